@@ -1,0 +1,65 @@
+//! The one error type that crosses the server-function boundary.
+//!
+//! Server functions return `Result<T, AppError>`, so the browser receives a
+//! typed error it can match on (not found, invalid input, ...) instead of a
+//! string. Internal failures (the database, I/O) are logged on the server and
+//! reach the client only as [`AppError::Internal`] with no details.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+/// What can go wrong in a request, as the user is told about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    /// The thing asked for does not exist (or no longer does).
+    #[error("{what} was not found")]
+    NotFound {
+        /// What was looked for, e.g. `graph 3f2a…`.
+        what: String,
+    },
+    /// The request itself was wrong; the message says what and where.
+    #[error("{0}")]
+    InvalidInput(String),
+    /// The server could not do it; details are in the server's log only.
+    #[error("something went wrong on the server; the details are in its log")]
+    Internal,
+    /// The server could not be reached or its reply could not be read.
+    #[error("could not reach the server: {0}")]
+    Transport(String),
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        match value {
+            ServerFnErrorErr::Args(message) | ServerFnErrorErr::MissingArg(message) => {
+                AppError::InvalidInput(message)
+            }
+            ServerFnErrorErr::ServerError(_) | ServerFnErrorErr::MiddlewareError(_) => {
+                AppError::Internal
+            }
+            other => AppError::Transport(other.to_string()),
+        }
+    }
+}
+
+impl AppError {
+    /// The HTTP status a page or endpoint answers with for this error.
+    pub fn status_code(&self) -> u16 {
+        match self {
+            AppError::NotFound { .. } => 404,
+            AppError::InvalidInput(_) => 400,
+            AppError::Internal | AppError::Transport(_) => 500,
+        }
+    }
+}
+
+#[cfg(feature = "ssr")]
+impl From<sqlx::Error> for AppError {
+    fn from(error: sqlx::Error) -> Self {
+        tracing::error!(%error, "database error");
+        AppError::Internal
+    }
+}

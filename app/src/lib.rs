@@ -1,0 +1,20 @@
+//! Heddle's Leptos application: the routes, pages, components and server
+//! functions shared by the server (feature `ssr`) and the browser (feature
+//! `hydrate`).
+//!
+//! # Layout
+//! - [`shell`]: the HTML document and the router: which URL shows which page.
+//! - [`pages`]: one module per page (home, graph, not found).
+//! - [`components`]: pieces the pages share (header, error view, ...).
+//! - [`graphs`]: graphs as the app sees them, their rows and server functions.
+//! - [`error`]: the typed error every server function returns.
+//! - [`http_status`]: sets the response status during server rendering.
+
+pub mod components;
+pub mod error;
+pub mod graphs;
+pub mod http_status;
+pub mod pages;
+pub mod shell;
+
+pub use shell::{App, shell};

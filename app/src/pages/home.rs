@@ -1,0 +1,140 @@
+//! The home page: the user's graphs, and the button that makes a new one.
+
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::components::ErrorView;
+use crate::graphs::{CreateGraph, GraphSummary, display_timestamp, list_graphs};
+
+/// Lists the graphs, most recently changed first.
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let create = ServerAction::<CreateGraph>::new();
+    let graphs = Resource::new(|| (), |_| list_graphs());
+
+    view! {
+        <Title text="Graphs" />
+        <section class="page">
+            <div class="page-head">
+                <div>
+                    <h1>"Graphs"</h1>
+                    <p class="page-sub">"Agent graphs you build, run and share."</p>
+                </div>
+                <NewGraphButton create />
+            </div>
+            <CreateError create />
+            <ErrorBoundary fallback=|errors| view! { <ErrorView errors /> }>
+                <Transition fallback=ListSkeleton>
+                    {move || Suspend::new(async move {
+                        graphs
+                            .await
+                            .map(|list| {
+                                if list.is_empty() {
+                                    view! { <EmptyGraphs create /> }.into_any()
+                                } else {
+                                    view! { <GraphList graphs=list /> }.into_any()
+                                }
+                            })
+                    })}
+                </Transition>
+            </ErrorBoundary>
+        </section>
+    }
+}
+
+/// A form, so that it works before (and without) the wasm: the server then
+/// answers with a redirect to the new graph.
+#[component]
+fn NewGraphButton(create: ServerAction<CreateGraph>) -> impl IntoView {
+    let pending = create.pending();
+    view! {
+        <ActionForm action=create attr:class="inline-form">
+            <button class="button button-primary" type="submit" disabled=pending>
+                <span class="button-icon" aria-hidden="true">"+"</span>
+                {move || if pending.get() { "Creating…" } else { "New graph" }}
+            </button>
+        </ActionForm>
+    }
+}
+
+/// Says why the last "New graph" failed, if it did.
+#[component]
+fn CreateError(create: ServerAction<CreateGraph>) -> impl IntoView {
+    move || {
+        create.value().get().and_then(Result::err).map(|error| {
+            view! {
+                <p class="notice notice-error" role="alert">
+                    "Could not create the graph: " {error.to_string()}
+                </p>
+            }
+        })
+    }
+}
+
+#[component]
+fn GraphList(graphs: Vec<GraphSummary>) -> impl IntoView {
+    let count = graphs.len();
+    view! {
+        <p class="list-count">{format!("{count} graph{}", if count == 1 { "" } else { "s" })}</p>
+        <ul class="graph-list">
+            {graphs
+                .into_iter()
+                .map(|graph| view! { <GraphRow graph /> })
+                .collect_view()}
+        </ul>
+    }
+}
+
+#[component]
+fn GraphRow(graph: GraphSummary) -> impl IntoView {
+    let nodes = match graph.node_count {
+        0 => "Empty".to_string(),
+        1 => "1 node".to_string(),
+        n => format!("{n} nodes"),
+    };
+    view! {
+        <li>
+            <a class="graph-row" href=graph.id.href()>
+                <span class="graph-row-icon" aria-hidden="true"></span>
+                <span class="graph-row-name">{graph.name}</span>
+                <span class="graph-row-meta">{nodes}</span>
+                <span class="graph-row-meta">{format!("v{}", graph.version)}</span>
+                <span class="graph-row-meta graph-row-time">
+                    "Updated " {display_timestamp(&graph.updated_at)}
+                </span>
+            </a>
+        </li>
+    }
+}
+
+/// What a first-time user sees: what a graph is and how to make one.
+#[component]
+fn EmptyGraphs(create: ServerAction<CreateGraph>) -> impl IntoView {
+    view! {
+        <div class="empty-state empty-state-boxed">
+            <svg class="empty-illustration" viewBox="0 0 120 64" aria-hidden="true">
+                <rect x="4" y="8" width="32" height="20" rx="5" />
+                <rect x="84" y="8" width="32" height="20" rx="5" />
+                <rect x="44" y="38" width="32" height="20" rx="5" />
+                <path d="M36 18 H84 M20 28 C20 48 30 48 44 48 M100 28 C100 48 90 48 76 48" />
+            </svg>
+            <h2>"No graphs yet"</h2>
+            <p>
+                "A graph wires model calls, tools, conditions and people into an agent. "
+                "Create one to get started."
+            </p>
+            <NewGraphButton create />
+        </div>
+    }
+}
+
+/// Grey rows in the list's shape while it loads, so nothing jumps.
+#[component]
+fn ListSkeleton() -> impl IntoView {
+    view! {
+        <ul class="graph-list" aria-busy="true" aria-label="Loading graphs">
+            {(0..3).map(|_| view! { <li class="graph-row skeleton"></li> }).collect_view()}
+        </ul>
+    }
+}

@@ -1,0 +1,63 @@
+//! The HTML document around every page, and the router that picks the page.
+
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::{
+    SsrMode,
+    components::{Route, Router, Routes},
+    path,
+};
+
+use crate::components::Header;
+use crate::pages::{GraphPage, HomePage, NotFound};
+
+/// The whole HTML document, rendered on the server.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="dark light" />
+                <link rel="icon" type="image/svg+xml" href="/favicon.svg" />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The application: header, routes and the fallback page.
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+
+    // Browsers (and the end-to-end tests) can tell when the page has
+    // become interactive: effects only ever run in the browser.
+    Effect::new(move |_| {
+        if let Some(root) = document().document_element() {
+            let _ = root.set_attribute("data-hydrated", "true");
+        }
+    });
+
+    view! {
+        <Stylesheet id="heddle" href="/pkg/heddle.css" />
+        <Title formatter=|title: String| {
+            if title.is_empty() { "Heddle".to_string() } else { format!("{title} · Heddle") }
+        } />
+        <Router>
+            <Header />
+            <main class="main">
+                <Routes fallback=NotFound>
+                    <Route path=path!("/") view=HomePage />
+                    // Async: the page waits for its graph, so a missing one is a real 404.
+                    <Route path=path!("/graphs/:id") view=GraphPage ssr=SsrMode::Async />
+                </Routes>
+            </main>
+        </Router>
+    }
+}

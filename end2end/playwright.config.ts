@@ -1,0 +1,47 @@
+// Playwright drives the system's Chromium (Debian's /usr/bin/chromium):
+// browser downloads are not possible on our machines, so none is attempted.
+// The server under test is the real `heddle` binary, built by the test
+// command before this runs, on its own port with a fresh database.
+import { defineConfig } from "@playwright/test";
+
+const port = Number(process.env.HEDDLE_E2E_PORT ?? 3210);
+const chromium = process.env.HEDDLE_CHROMIUM ?? "/usr/bin/chromium";
+
+export default defineConfig({
+  testDir: "./tests",
+  outputDir: "../target/e2e/results",
+  fullyParallel: false,
+  workers: 1,
+  retries: 0,
+  timeout: 30_000,
+  expect: { timeout: 10_000 },
+  reporter: [["list"]],
+  use: {
+    baseURL: `http://127.0.0.1:${port}`,
+    trace: "retain-on-failure",
+    screenshot: "only-on-failure",
+    launchOptions: {
+      executablePath: chromium,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    },
+  },
+  webServer: {
+    command:
+      `rm -rf ../target/e2e/data && ../target/debug/heddle serve --port ${port} ` +
+      `--database-url sqlite://../target/e2e/data/heddle.db --site-root ../target/site`,
+    url: `http://127.0.0.1:${port}/api/health`,
+    reuseExistingServer: false,
+    timeout: 60_000,
+    stdout: "pipe",
+    stderr: "pipe",
+  },
+});

@@ -1,0 +1,28 @@
+// Shared test fixtures: every page fails its test on a browser error (a
+// panic in the wasm, a failed hydration, an uncaught exception), and
+// `hydrated` waits until the app has taken over the server's HTML.
+import { test as base, expect, Page } from "@playwright/test";
+
+export const test = base.extend<{ errors: string[] }>({
+  errors: async ({ page }, use) => {
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`));
+    page.on("console", (message) => {
+      if (message.type() !== "error") return;
+      // A page served with a 404 on purpose logs its own status; that is
+      // the page saying "not found", not a failure.
+      const ownStatus =
+        message.text().includes("status of 404") && message.location().url === page.url();
+      if (!ownStatus) errors.push(`console: ${message.text()}`);
+    });
+    await use(errors);
+    expect(errors, "the browser reported errors").toEqual([]);
+  },
+});
+
+export { expect };
+
+/** Waits until the wasm has hydrated the page. */
+export async function hydrated(page: Page) {
+  await expect(page.locator("html")).toHaveAttribute("data-hydrated", "true");
+}

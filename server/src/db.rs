@@ -1,0 +1,124 @@
+//! Opening the database: parse the URL, make the data directory, connect,
+//! and bring the schema up to date with the migrations embedded in the
+//! binary (from the repository's migrations/ folder).
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
+
+/// Where the database lives unless DATABASE_URL says otherwise.
+pub const DEFAULT_URL: &str = "sqlite://data/heddle.db";
+
+/// Why the database could not be opened. Each message is one line that
+/// names the URL or path at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DbError {
+    /// The URL is for a database Heddle does not support (yet).
+    #[error("DATABASE_URL `{url}` is not supported: use a sqlite: URL, e.g. {DEFAULT_URL}")]
+    Unsupported { url: String },
+    /// The URL could not be parsed.
+    #[error("DATABASE_URL `{url}` is not a valid SQLite URL: {source}")]
+    InvalidUrl {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The directory for the database file could not be created.
+    #[error("cannot create the data directory {}: {source}", path.display())]
+    DataDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// SQLite could not open or create the file.
+    #[error("cannot open the database {}: {source}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The schema could not be brought up to date.
+    #[error("cannot apply the database migrations: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+}
+
+/// Opens (creating if needed) the database at `url` and applies migrations.
+pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
+    if !url.starts_with("sqlite:") {
+        return Err(DbError::Unsupported { url: redact(url) });
+    }
+    let options = SqliteConnectOptions::from_str(url)
+        .map_err(|source| DbError::InvalidUrl {
+            url: redact(url),
+            source,
+        })?
+        .create_if_missing(true)
+        .journal_mode(SqliteJournalMode::Wal)
+        .foreign_keys(true)
+        .busy_timeout(Duration::from_secs(5));
+
+    let path = options.get_filename().to_path_buf();
+    if let Some(dir) = data_dir(&path) {
+        std::fs::create_dir_all(dir).map_err(|source| DbError::DataDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+
+    let pool = SqlitePoolOptions::new()
+        .max_connections(8)
+        .connect_with(options)
+        .await
+        .map_err(|source| DbError::Open {
+            path: path.clone(),
+            source,
+        })?;
+    sqlx::migrate!("../migrations").run(&pool).await?;
+    Ok(pool)
+}
+
+/// The directory a database file needs, if it is a file on disk.
+fn data_dir(path: &Path) -> Option<&Path> {
+    if path.as_os_str() == ":memory:" {
+        return None;
+    }
+    path.parent().filter(|dir| !dir.as_os_str().is_empty())
+}
+
+/// A URL fit for an error message: any password in it is hidden.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}://…@{}", &url[..scheme_end], &url[at + 1..])
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_never_reach_messages() {
+        assert_eq!(
+            redact("postgres://heddle:secret@db:5432/heddle"),
+            "postgres://…@db:5432/heddle"
+        );
+        assert_eq!(redact("sqlite://data/heddle.db"), "sqlite://data/heddle.db");
+    }
+
+    #[test]
+    fn memory_databases_need_no_directory() {
+        assert_eq!(data_dir(Path::new(":memory:")), None);
+        assert_eq!(data_dir(Path::new("heddle.db")), None);
+        assert_eq!(
+            data_dir(Path::new("data/heddle.db")),
+            Some(Path::new("data"))
+        );
+    }
+}

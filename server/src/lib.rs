@@ -1,0 +1,19 @@
+//! The Heddle server: serves the app (server-rendered Leptos pages, server
+//! functions, static assets), owns the SQLite database and, as it grows,
+//! runs graphs on the engine.
+//!
+//! # Layout
+//! - [`config`]: the command line and environment of the `heddle` binary.
+//! - [`db`]: opening the database and applying the embedded migrations.
+//! - [`state`]: what every request handler can reach.
+//! - [`routes`]: the HTTP router: pages, server functions, assets, health.
+//! - [`serve`]: binding, serving and shutting down gracefully.
+
+pub mod config;
+pub mod db;
+pub mod routes;
+pub mod serve;
+pub mod state;
+
+pub use routes::router;
+pub use state::AppState;

@@ -1,0 +1,44 @@
+//! The HTTP router: server-rendered pages, server functions, static assets
+//! from the built site, and a health check for scripts and probes.
+
+use axum::{Json, Router, routing::get};
+use heddle_app::{App, shell};
+use leptos::prelude::provide_context;
+use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
+use serde::Serialize;
+use tower_http::trace::TraceLayer;
+
+use crate::state::AppState;
+
+/// Builds the whole app over `state`. Tests call this with a temporary
+/// database and serve it on a free port.
+pub fn router(state: AppState) -> Router {
+    let routes = generate_route_list(App);
+    let pool = state.pool.clone();
+    let context = move || provide_context(pool.clone());
+    let options = state.leptos_options.clone();
+
+    Router::new()
+        .route("/api/health", get(health))
+        .leptos_routes_with_context(&state, routes, context.clone(), move || {
+            shell(options.clone())
+        })
+        .fallback(file_and_error_handler_with_context::<AppState, _>(
+            context, shell,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+#[derive(Serialize)]
+struct Health {
+    status: &'static str,
+    version: &'static str,
+}
+
+async fn health() -> Json<Health> {
+    Json(Health {
+        status: "ok",
+        version: env!("CARGO_PKG_VERSION"),
+    })
+}

@@ -1,0 +1,89 @@
+//! `heddle serve`: open the database, bind, serve until Ctrl-C or SIGTERM,
+//! then finish the requests in flight and close the database cleanly.
+
+use std::net::SocketAddr;
+
+use tokio::net::TcpListener;
+
+use crate::config::ServeArgs;
+use crate::db::{self, DbError};
+use crate::{AppState, router};
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The database could not be opened.
+    #[error(transparent)]
+    Database(#[from] DbError),
+    /// The address could not be bound (in use, or not ours).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The server failed while running.
+    #[error("the server stopped with an error: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs the server until a shutdown signal.
+pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    let pool = db::connect(&args.database_url).await?;
+    tracing::info!(database = %args.database_url, "database ready");
+
+    if !args.site_root.join("pkg").join("heddle.js").is_file() {
+        tracing::warn!(
+            site_root = %args.site_root.display(),
+            "the built site was not found: pages render but stay static; build it with `cargo xtask build`"
+        );
+    }
+
+    let addr = SocketAddr::new(args.host, args.port);
+    let listener = TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })?;
+    let local = listener.local_addr()?;
+    let state = AppState::new(pool.clone(), &args.site_root, local);
+
+    // Printed (not only logged) so scripts and tests can find the port.
+    println!("Heddle is listening on http://{local}");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown_signal())
+        .await?;
+
+    pool.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(error) = tokio::signal::ctrl_c().await {
+            tracing::error!(%error, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+    tracing::info!("shutting down: finishing requests in flight");
+}
