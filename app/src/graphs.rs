@@ -9,6 +9,8 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::AppError;
+#[cfg(feature = "ssr")]
+use crate::http_status::with_error_status;
 
 /// A graph's id: a UUID in its hyphenated text form.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -59,7 +61,7 @@ pub struct GraphDetail {
 /// Lists every graph, most recently changed first.
 #[server(endpoint = "list_graphs")]
 pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
-    ssr::list(&ssr::pool()?).await
+    with_error_status(ssr::list(&ssr::pool()?).await)
 }
 
 /// Creates an empty graph, returns its id and sends the browser to its page
@@ -67,7 +69,7 @@ pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
 /// the form was posted without JavaScript).
 #[server(endpoint = "create_graph")]
 pub async fn create_graph() -> Result<GraphId, AppError> {
-    let id = ssr::create(&ssr::pool()?).await?;
+    let id = with_error_status(ssr::create(&ssr::pool()?).await)?;
     leptos_axum::redirect(&id.href());
     Ok(id)
 }
@@ -75,7 +77,7 @@ pub async fn create_graph() -> Result<GraphId, AppError> {
 /// Loads one graph.
 #[server(endpoint = "get_graph")]
 pub async fn get_graph(id: String) -> Result<GraphDetail, AppError> {
-    ssr::get(&ssr::pool()?, &id).await
+    with_error_status(ssr::get(&ssr::pool()?, &id).await)
 }
 
 /// Shows an ISO-8601 UTC timestamp as `2026-11-21 06:40 UTC`: the same text
@@ -153,7 +155,7 @@ pub mod ssr {
             "SELECT id, name, version, updated_at,
                     json_array_length(graph_json, '$.nodes') AS node_count
              FROM graphs
-             ORDER BY updated_at DESC, id",
+             ORDER BY updated_at DESC, rowid DESC",
         )
         .fetch_all(pool)
         .await?;

@@ -35,8 +35,8 @@ test("a new graph is created, opened, and listed after a reload", async ({ page,
 test("an unknown graph and an unknown page say so", async ({ page }) => {
   const missing = await page.goto("/graphs/00000000-0000-4000-8000-000000000000");
   expect(missing?.status()).toBe(404);
-  await expect(page.getByRole("alert")).toContainText("was not found");
-  await expect(page.getByRole("link", { name: "your graphs" })).toBeVisible();
+  await expect(page.getByRole("heading", { name: "Graph not found" })).toBeVisible();
+  await expect(page).toHaveTitle("Graph not found · Heddle");
 
   const nowhere = await page.goto("/no/such/page");
   expect(nowhere?.status()).toBe(404);

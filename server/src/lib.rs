@@ -6,11 +6,13 @@
 //! - [`config`]: the command line and environment of the `heddle` binary.
 //! - [`db`]: opening the database and applying the embedded migrations.
 //! - [`state`]: what every request handler can reach.
+//! - [`error_status`]: gives server-function errors their proper HTTP status.
 //! - [`routes`]: the HTTP router: pages, server functions, assets, health.
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
 pub mod config;
 pub mod db;
+pub mod error_status;
 pub mod routes;
 pub mod serve;
 pub mod state;

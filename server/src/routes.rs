@@ -8,6 +8,7 @@ use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_ro
 use serde::Serialize;
 use tower_http::trace::TraceLayer;
 
+use crate::error_status::correct_error_status;
 use crate::state::AppState;
 
 /// Builds the whole app over `state`. Tests call this with a temporary
@@ -26,6 +27,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context, shell,
         ))
+        .layer(axum::middleware::map_response(correct_error_status))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

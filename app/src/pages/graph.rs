@@ -8,6 +8,7 @@ use leptos_meta::Title;
 use leptos_router::{hooks::use_params, params::Params};
 
 use crate::components::ErrorView;
+use crate::error::AppError;
 use crate::graphs::{GraphDetail, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
 
@@ -41,11 +42,17 @@ pub fn GraphPage() -> impl IntoView {
         }>
             <Suspense fallback=|| view! { <p class="loading">"Loading graph…"</p> }>
                 {move || Suspend::new(async move {
-                    let result = graph.await;
-                    if let Err(error) = &result {
-                        set_http_status(error.status_code());
+                    match graph.await {
+                        Ok(detail) => Ok(view! { <GraphView detail /> }.into_any()),
+                        Err(AppError::NotFound { .. }) => {
+                            set_http_status(404);
+                            Ok(view! { <GraphNotFound /> }.into_any())
+                        }
+                        Err(error) => {
+                            set_http_status(error.status_code());
+                            Err(error)
+                        }
                     }
-                    result.map(|detail| view! { <GraphView detail /> })
                 })}
             </Suspense>
         </ErrorBoundary>
@@ -113,6 +120,24 @@ fn GraphView(detail: GraphDetail) -> impl IntoView {
                 </aside>
             </div>
         </div>
+    }
+}
+
+/// A link to a graph that does not exist (any more).
+#[component]
+fn GraphNotFound() -> impl IntoView {
+    view! {
+        <Title text="Graph not found" />
+        <section class="page page-centered">
+            <div class="empty-state">
+                <p class="empty-code">"404"</p>
+                <h1>"Graph not found"</h1>
+                <p>"No graph has this address. It may have been deleted, or the link is incomplete."</p>
+                <a class="button button-primary" href="/">
+                    "Go to your graphs"
+                </a>
+            </div>
+        </section>
     }
 }
 

@@ -1,0 +1,45 @@
+# Shared set-up for scripts/run and scripts/test: install what is missing,
+# skip what is present. Sourced, not run.
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    say "need root to run: $*"; return 1
+  fi
+}
+
+apt_install() {
+  say "installing $* (Debian packages)"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_rust() {
+  command -v cargo >/dev/null || { say "cargo not found: install Rust with rustup first"; exit 1; }
+  if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+    say "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown
+  fi
+}
+
+ensure_chromium() {
+  if [ -n "${HEDDLE_CHROMIUM:-}" ] && [ -x "$HEDDLE_CHROMIUM" ]; then return; fi
+  [ -x /usr/bin/chromium ] || apt_install chromium
+  export HEDDLE_CHROMIUM=/usr/bin/chromium
+}
+
+ensure_node() {
+  command -v npm >/dev/null || apt_install nodejs npm
+}
+
+ensure_e2e_packages() {
+  ensure_node
+  local dir=end2end
+  # Reinstall only when the lockfile changed since the last install.
+  if [ ! -f "$dir/node_modules/.package-lock.json" ] \
+    || [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
+    say "installing end2end/ npm packages (no browser download)"
+    (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
+  fi
+}

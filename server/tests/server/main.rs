@@ -1,0 +1,12 @@
+//! The server's integration tests, in one binary: real SQLite files in
+//! temporary directories, the real router served on a free loopback port,
+//! and a real HTTP client; `startup` runs the real `heddle` binary.
+
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+mod support;
+
+mod database;
+mod graphs_api;
+mod pages;
+mod startup;

@@ -1,0 +1,91 @@
+//! Server-rendered pages: what a browser gets before any wasm runs.
+
+use crate::support::TestServer;
+
+#[tokio::test]
+async fn the_home_page_teaches_when_there_are_no_graphs() {
+    let server = TestServer::start().await;
+    let response = server.get("/").await;
+    assert_eq!(response.status(), 200);
+    let html = response.text().await.unwrap();
+    assert!(html.contains("<title>Graphs · Heddle</title>"), "{html}");
+    assert!(html.contains("No graphs yet"));
+    // The page loads the front end the build step writes.
+    assert!(html.contains("/pkg/heddle.js"));
+    assert!(html.contains("/pkg/heddle_bg.wasm"));
+}
+
+#[tokio::test]
+async fn the_home_page_lists_graphs_newest_first() {
+    let server = TestServer::start().await;
+    for _ in 0..2 {
+        assert_eq!(server.call("create_graph", &[]).await.status(), 200);
+    }
+    let html = server.get("/").await.text().await.unwrap();
+    assert!(html.contains("2 graphs"));
+    let first = html.find("Untitled graph 2").expect("second graph listed");
+    let second = html.find("Untitled graph 1").expect("first graph listed");
+    assert!(first < second, "the newest graph comes first");
+    assert!(!html.contains("No graphs yet"));
+}
+
+#[tokio::test]
+async fn a_graph_page_shows_the_graph() {
+    let server = TestServer::start().await;
+    let id: String = server.call("create_graph", &[]).await.json().await.unwrap();
+    let response = server.get(&format!("/graphs/{id}")).await;
+    assert_eq!(response.status(), 200);
+    let html = response.text().await.unwrap();
+    assert!(
+        html.contains("<title>Untitled graph 1 · Heddle</title>"),
+        "{html}"
+    );
+    assert!(html.contains("This graph is empty"));
+    assert!(html.contains(&id));
+}
+
+#[tokio::test]
+async fn unknown_graphs_are_404_pages() {
+    let server = TestServer::start().await;
+    for path in [
+        "/graphs/00000000-0000-4000-8000-000000000000",
+        "/graphs/not-a-uuid",
+        "/graphs/'%20OR%201=1",
+    ] {
+        let response = server.get(path).await;
+        assert_eq!(response.status(), 404, "{path}");
+        let html = response.text().await.unwrap();
+        assert!(html.contains("Graph not found"), "{path}: {html}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404_pages() {
+    let server = TestServer::start().await;
+    let response = server.get("/no/such/page").await;
+    assert_eq!(response.status(), 404);
+    let html = response.text().await.unwrap();
+    assert!(html.contains("Page not found"));
+    assert!(html.contains("<title>Page not found · Heddle</title>"));
+}
+
+#[tokio::test]
+async fn built_assets_are_served_from_the_site_root() {
+    let server = TestServer::start().await;
+    let pkg = server.dir.path().join("site/pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("heddle.css"), "body{}").unwrap();
+    let response = server.get("/pkg/heddle.css").await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.text().await.unwrap(), "body{}");
+    assert_eq!(server.get("/pkg/missing.js").await.status(), 404);
+}
+
+#[tokio::test]
+async fn the_health_check_answers() {
+    let server = TestServer::start().await;
+    let response = server.get("/api/health").await;
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["status"], "ok");
+}

@@ -1,0 +1,125 @@
+//! The real `heddle` binary: it serves, stops cleanly on SIGTERM, and turns
+//! bad configuration into one clear line and a failing exit code.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn heddle() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_heddle"));
+    command
+        .env_remove("DATABASE_URL")
+        .env_remove("HEDDLE_PORT")
+        .env_remove("HEDDLE_HOST");
+    command
+}
+
+#[test]
+fn serves_creates_its_database_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = heddle()
+        .args(["serve", "--port", "0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("Heddle is listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string();
+
+    // The default database is ./data/heddle.db, created on first start.
+    assert!(dir.path().join("data/heddle.db").is_file());
+
+    let body = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async move {
+            reqwest::get(format!("{url}/api/health"))
+                .await?
+                .text()
+                .await
+        })
+    })
+    .join()
+    .unwrap()
+    .unwrap();
+    assert!(body.contains("\"ok\""));
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let exit = loop {
+        if let Some(exit) = child.try_wait().unwrap() {
+            break exit;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "heddle did not stop on SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(exit.success(), "graceful shutdown exits 0, got {exit}");
+}
+
+fn fails_with_one_line(args: &[&str], envs: &[(&str, &str)], expected: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = heddle()
+        .args(args)
+        .envs(envs.iter().copied())
+        .env("RUST_LOG", "off")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(stderr.lines().count(), 1, "one line, got: {stderr}");
+    assert!(stderr.starts_with("heddle: "), "{stderr}");
+    assert!(stderr.contains(expected), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_bad_database_url_is_one_clear_line() {
+    fails_with_one_line(
+        &[],
+        &[("DATABASE_URL", "mysql://root:pw@localhost/x")],
+        "is not supported",
+    );
+    fails_with_one_line(
+        &["serve", "--database-url", "sqlite://x.db?mode=bogus"],
+        &[],
+        "is not a valid SQLite URL",
+    );
+}
+
+#[test]
+fn an_unwritable_data_directory_is_one_clear_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("blocker");
+    std::fs::write(&file, "").unwrap();
+    let url = format!("sqlite://{}/data/heddle.db", file.display());
+    fails_with_one_line(
+        &[],
+        &[("DATABASE_URL", &url)],
+        "cannot create the data directory",
+    );
+}
+
+#[test]
+fn a_port_in_use_is_one_clear_line() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    fails_with_one_line(
+        &[],
+        &[("HEDDLE_PORT", &port)],
+        "cannot listen on 127.0.0.1:",
+    );
+}
