@@ -3,9 +3,12 @@
 // The server under test is the real `heddle` binary, built by the test
 // command before this runs, on its own port with a fresh database.
 import { defineConfig } from "@playwright/test";
+import * as path from "path";
 
 const port = Number(process.env.HEDDLE_E2E_PORT ?? 3210);
 const chromium = process.env.HEDDLE_CHROMIUM ?? "/usr/bin/chromium";
+// CARGO_TARGET_DIR, when set, is relative to the workspace root.
+const heddle = path.resolve(__dirname, "..", process.env.CARGO_TARGET_DIR ?? "target", "debug/heddle");
 
 export default defineConfig({
   testDir: "./tests",
@@ -36,7 +39,7 @@ export default defineConfig({
   },
   webServer: {
     command:
-      `rm -rf ../target/e2e/data && ../target/debug/heddle serve --port ${port} ` +
+      `rm -rf ../target/e2e/data && ${heddle} serve --port ${port} ` +
       `--database-url sqlite://../target/e2e/data/heddle.db --site-root ../target/site`,
     url: `http://127.0.0.1:${port}/api/health`,
     reuseExistingServer: false,
