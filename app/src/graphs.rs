@@ -169,10 +169,7 @@ pub mod ssr {
             .await?;
         let name = format!("Untitled graph {}", count + 1);
         let document = heddle_engine::GraphDocument::new(&name);
-        let json = document.to_json().map_err(|error| {
-            tracing::error!(%error, "could not serialize a new graph");
-            AppError::Internal
-        })?;
+        let json = document.to_json();
         let id = uuid::Uuid::new_v4().to_string();
         sqlx::query("INSERT INTO graphs (id, name, graph_json) VALUES (?, ?, ?)")
             .bind(&id)

@@ -18,7 +18,9 @@
 //!   `+` also joins strings and lists.
 //! - Functions: `len(x)`, `contains(haystack, needle)`, `starts_with(s, p)`,
 //!   `ends_with(s, p)`, `lower(s)`, `upper(s)`, `first(list)`, `last(list)`,
-//!   `exists(x)` (not null), `number(x)`, `string(x)`.
+//!   `exists(x)` (not null), `number(x)`, `string(x)`, `sum(list)`.
+//! - In a node's expressions, `item` is the item a fan-out sent the node
+//!   (when it was started by one).
 //! - Truth: `false`, `null`, `0`, `""`, `[]` and `{}` are false; all else true.
 //!
 //! ```

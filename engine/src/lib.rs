@@ -1,12 +1,39 @@
-//! Heddle's graph engine: the graph document format, its validation and
-//! (as it grows) the executor that runs graphs.
+//! Heddle's graph engine: the graph document format, its validation, and
+//! the executor that runs graphs in super-steps.
 //!
-//! The crate has no web dependency and compiles to `wasm32-unknown-unknown`,
-//! so the browser editor and the server share one model of a graph.
+//! The crate has no web dependency. Without its default `runtime` feature
+//! it is the model, validation and compilation only, and compiles to
+//! `wasm32-unknown-unknown`, so the browser editor validates with the very
+//! code the server runs.
 //!
 //! # Layout
-//! - [`document`]: the versioned JSON document a graph is saved and exported as.
+//! - [`format`]: the versioned JSON document, its migrations and schema.
+//! - [`compile`]: document to runnable graph, checking everything at once.
+//! - [`validate`]: the problems validation reports, each located.
+//! - [`expr`]: the small, safe condition language.
+//! - [`state`]: channels, their types and reducers.
+//! - [`node`]: the `Node` trait and how kinds are built and registered.
+//! - [`kinds`]: the built-in node kinds, one file each.
+//! - [`run`] (feature `runtime`): the executor, its events, cancellation
+//!   and retries.
+//! - [`ids`]: typed ids.
 
-pub mod document;
+// Without the executor, the compiled graph's runtime parts are never read;
+// the default build (with it) still checks for dead code.
+#![cfg_attr(not(feature = "runtime"), allow(dead_code))]
 
-pub use document::{DocumentError, FORMAT_VERSION, GraphDocument};
+pub mod compile;
+pub mod expr;
+pub mod format;
+pub mod ids;
+pub mod kinds;
+pub mod node;
+#[cfg(feature = "runtime")]
+pub mod run;
+pub mod state;
+pub mod validate;
+
+pub use compile::{CompiledGraph, LoadError, compile, validate};
+pub use format::{FORMAT_VERSION, FormatError, GraphDocument};
+pub use ids::{EdgeId, NodeId, RunId};
+pub use node::Registry;

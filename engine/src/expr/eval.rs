@@ -22,7 +22,10 @@ type Result<T> = std::result::Result<T, String>;
 
 impl Expr {
     /// Evaluates the expression; `channel` looks up a state channel by name.
-    pub fn eval(&self, channel: &dyn Fn(&str) -> Option<Value>) -> std::result::Result<Value, EvalError> {
+    pub fn eval(
+        &self,
+        channel: &dyn Fn(&str) -> Option<Value>,
+    ) -> std::result::Result<Value, EvalError> {
         eval(&self.node, channel).map_err(|message| EvalError {
             expression: self.source().to_string(),
             message,
@@ -30,7 +33,10 @@ impl Expr {
     }
 
     /// Evaluates the expression and takes its truth (see the module docs).
-    pub fn is_true(&self, channel: &dyn Fn(&str) -> Option<Value>) -> std::result::Result<bool, EvalError> {
+    pub fn is_true(
+        &self,
+        channel: &dyn Fn(&str) -> Option<Value>,
+    ) -> std::result::Result<bool, EvalError> {
         self.eval(channel).map(|value| truthy(&value))
     }
 }
@@ -50,7 +56,12 @@ pub fn truthy(value: &Value) -> bool {
 fn eval(node: &Node, channel: &dyn Fn(&str) -> Option<Value>) -> Result<Value> {
     Ok(match node {
         Node::Literal(value) => value.clone(),
-        Node::List(items) => Value::Array(items.iter().map(|item| eval(item, channel)).collect::<Result<_>>()?),
+        Node::List(items) => Value::Array(
+            items
+                .iter()
+                .map(|item| eval(item, channel))
+                .collect::<Result<_>>()?,
+        ),
         Node::Channel(name) => channel(name).unwrap_or(Value::Null),
         Node::Field(inner, field) => match eval(inner, channel)? {
             Value::Object(mut map) => map.remove(field).unwrap_or(Value::Null),
@@ -58,20 +69,35 @@ fn eval(node: &Node, channel: &dyn Fn(&str) -> Option<Value>) -> Result<Value> {
         },
         Node::Index(inner, index) => index_into(eval(inner, channel)?, &eval(index, channel)?)?,
         Node::Call(function, args) => {
-            let args = args.iter().map(|arg| eval(arg, channel)).collect::<Result<Vec<_>>>()?;
+            let args = args
+                .iter()
+                .map(|arg| eval(arg, channel))
+                .collect::<Result<Vec<_>>>()?;
             call(*function, args)?
         }
         Node::Unary(UnaryOp::Not, inner) => Value::Bool(!truthy(&eval(inner, channel)?)),
-        Node::Unary(UnaryOp::Neg, inner) => arithmetic(BinaryOp::Sub, &Value::from(0), &eval(inner, channel)?)?,
+        Node::Unary(UnaryOp::Neg, inner) => {
+            arithmetic(BinaryOp::Sub, &Value::from(0), &eval(inner, channel)?)?
+        }
         Node::Binary(BinaryOp::And, left, right) => {
             let left = eval(left, channel)?;
-            if truthy(&left) { eval(right, channel)? } else { left }
+            if truthy(&left) {
+                eval(right, channel)?
+            } else {
+                left
+            }
         }
         Node::Binary(BinaryOp::Or, left, right) => {
             let left = eval(left, channel)?;
-            if truthy(&left) { left } else { eval(right, channel)? }
+            if truthy(&left) {
+                left
+            } else {
+                eval(right, channel)?
+            }
         }
-        Node::Binary(op, left, right) => binary(*op, &eval(left, channel)?, &eval(right, channel)?)?,
+        Node::Binary(op, left, right) => {
+            binary(*op, &eval(left, channel)?, &eval(right, channel)?)?
+        }
     })
 }
 
@@ -91,7 +117,11 @@ fn index_into(value: Value, index: &Value) -> Result<Value> {
         }
         (Value::Object(mut map), Value::String(key)) => Ok(map.remove(key).unwrap_or(Value::Null)),
         (Value::Null, _) => Ok(Value::Null),
-        (value, index) => Err(format!("cannot index {} with {}", kind(&value), kind(index))),
+        (value, index) => Err(format!(
+            "cannot index {} with {}",
+            kind(&value),
+            kind(index)
+        )),
     }
 }
 
@@ -105,7 +135,12 @@ fn call(function: Function, args: Vec<Value>) -> Result<Value> {
             Value::Array(a) => Value::from(a.len()),
             Value::Object(o) => Value::from(o.len()),
             Value::Null => Value::from(0),
-            other => return Err(format!("len() needs a string, list or object, not {}", kind(&other))),
+            other => {
+                return Err(format!(
+                    "len() needs a string, list or object, not {}",
+                    kind(&other)
+                ));
+            }
         },
         Function::Contains => {
             let haystack = arg(&mut args);
@@ -116,20 +151,58 @@ fn call(function: Function, args: Vec<Value>) -> Result<Value> {
             let (Value::String(s), Value::String(p)) = (arg(&mut args), arg(&mut args)) else {
                 return Err("starts_with() and ends_with() need two strings".into());
             };
-            Value::Bool(if function == Function::StartsWith { s.starts_with(&p) } else { s.ends_with(&p) })
+            Value::Bool(if function == Function::StartsWith {
+                s.starts_with(&p)
+            } else {
+                s.ends_with(&p)
+            })
         }
         Function::Lower | Function::Upper => match arg(&mut args) {
-            Value::String(s) => Value::String(if function == Function::Lower { s.to_lowercase() } else { s.to_uppercase() }),
+            Value::String(s) => Value::String(if function == Function::Lower {
+                s.to_lowercase()
+            } else {
+                s.to_uppercase()
+            }),
             Value::Null => Value::Null,
-            other => return Err(format!("lower() and upper() need a string, not {}", kind(&other))),
+            other => {
+                return Err(format!(
+                    "lower() and upper() need a string, not {}",
+                    kind(&other)
+                ));
+            }
         },
         Function::First | Function::Last => match arg(&mut args) {
             Value::Array(mut items) => {
-                let item = if function == Function::First { items.drain(..).next() } else { items.pop() };
+                let item = if function == Function::First {
+                    items.drain(..).next()
+                } else {
+                    items.pop()
+                };
                 item.unwrap_or(Value::Null)
             }
             Value::Null => Value::Null,
-            other => return Err(format!("first() and last() need a list, not {}", kind(&other))),
+            other => {
+                return Err(format!(
+                    "first() and last() need a list, not {}",
+                    kind(&other)
+                ));
+            }
+        },
+        Function::Sum => match arg(&mut args) {
+            Value::Array(items) => {
+                let mut total = Value::from(0);
+                for item in &items {
+                    total = arithmetic(BinaryOp::Add, &total, item)?;
+                }
+                total
+            }
+            Value::Null => Value::from(0),
+            other => {
+                return Err(format!(
+                    "sum() needs a list of numbers, not {}",
+                    kind(&other)
+                ));
+            }
         },
         Function::Exists => Value::Bool(!arg(&mut args).is_null()),
         Function::Number => match arg(&mut args) {
@@ -139,7 +212,13 @@ fn call(function: Function, args: Vec<Value>) -> Result<Value> {
                 .parse::<i64>()
                 .map(Value::from)
                 .ok()
-                .or_else(|| s.trim().parse::<f64>().ok().and_then(serde_json::Number::from_f64).map(Value::Number))
+                .or_else(|| {
+                    s.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .and_then(serde_json::Number::from_f64)
+                        .map(Value::Number)
+                })
                 .unwrap_or(Value::Null),
             Value::Bool(b) => Value::from(i64::from(b)),
             _ => Value::Null,
@@ -178,7 +257,9 @@ fn binary(op: BinaryOp, left: &Value, right: &Value) -> Result<Value> {
         BinaryOp::In => Value::Bool(contains(right, left)?),
         BinaryOp::Add => match (left, right) {
             (Value::String(a), Value::String(b)) => Value::String(format!("{a}{b}")),
-            (Value::Array(a), Value::Array(b)) => Value::Array(a.iter().chain(b).cloned().collect()),
+            (Value::Array(a), Value::Array(b)) => {
+                Value::Array(a.iter().chain(b).cloned().collect())
+            }
             _ => arithmetic(op, left, right)?,
         },
         _ => arithmetic(op, left, right)?,
@@ -199,8 +280,12 @@ fn compare(left: &Value, right: &Value) -> Result<Ordering> {
             if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
                 return Ok(a.cmp(&b));
             }
-            let (a, b) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
-            a.partial_cmp(&b).ok_or_else(|| "numbers cannot be compared".to_string())
+            let (a, b) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
+            a.partial_cmp(&b)
+                .ok_or_else(|| "numbers cannot be compared".to_string())
         }
         (Value::String(a), Value::String(b)) => Ok(a.cmp(b)),
         (Value::Bool(a), Value::Bool(b)) => Ok(a.cmp(b)),
@@ -210,7 +295,12 @@ fn compare(left: &Value, right: &Value) -> Result<Ordering> {
 
 fn arithmetic(op: BinaryOp, left: &Value, right: &Value) -> Result<Value> {
     let (Value::Number(a), Value::Number(b)) = (left, right) else {
-        return Err(format!("cannot apply {} to {} and {}", symbol(op), kind(left), kind(right)));
+        return Err(format!(
+            "cannot apply {} to {} and {}",
+            symbol(op),
+            kind(left),
+            kind(right)
+        ));
     };
     if let (Some(a), Some(b)) = (a.as_i64(), b.as_i64()) {
         let exact = match op {
@@ -227,7 +317,10 @@ fn arithmetic(op: BinaryOp, left: &Value, right: &Value) -> Result<Value> {
             return Ok(Value::from(n));
         }
     }
-    let (a, b) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
+    let (a, b) = (
+        a.as_f64().unwrap_or(f64::NAN),
+        b.as_f64().unwrap_or(f64::NAN),
+    );
     let n = match op {
         BinaryOp::Add => a + b,
         BinaryOp::Sub => a - b,

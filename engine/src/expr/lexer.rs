@@ -96,7 +96,9 @@ pub(crate) fn tokenize(source: &str) -> Result<Vec<(Token, usize)>, ParseError> 
             }
             c if c == b'_' || c.is_ascii_alphabetic() => {
                 let mut end = i;
-                while end < bytes.len() && (bytes[end] == b'_' || bytes[end].is_ascii_alphanumeric()) {
+                while end < bytes.len()
+                    && (bytes[end] == b'_' || bytes[end].is_ascii_alphanumeric())
+                {
                     end += 1;
                 }
                 let word = &source[i..end];
@@ -110,10 +112,18 @@ pub(crate) fn tokenize(source: &str) -> Result<Vec<(Token, usize)>, ParseError> 
                 i = end;
                 continue;
             }
-            b'=' => return Err(ParseError::new(i, "`=` is not an operator here; compare with `==`")),
+            b'=' => {
+                return Err(ParseError::new(
+                    i,
+                    "`=` is not an operator here; compare with `==`",
+                ));
+            }
             _ => {
                 let shown = source[i..].chars().next().unwrap_or('?');
-                return Err(ParseError::new(i, format!("unexpected character `{shown}`")));
+                return Err(ParseError::new(
+                    i,
+                    format!("unexpected character `{shown}`"),
+                ));
             }
         };
         tokens.push((token, start));

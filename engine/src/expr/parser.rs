@@ -84,6 +84,7 @@ pub(crate) enum Function {
     Exists,
     Number,
     String,
+    Sum,
 }
 
 impl Function {
@@ -100,6 +101,7 @@ impl Function {
             "exists" => Function::Exists,
             "number" => Function::Number,
             "string" => Function::String,
+            "sum" => Function::Sum,
             _ => return None,
         })
     }
@@ -185,11 +187,15 @@ struct Parser {
 
 impl Parser {
     fn peek(&self) -> &Token {
-        self.tokens.get(self.position).map_or(&Token::End, |(token, _)| token)
+        self.tokens
+            .get(self.position)
+            .map_or(&Token::End, |(token, _)| token)
     }
 
     fn offset(&self) -> usize {
-        self.tokens.get(self.position).map_or(0, |(_, offset)| *offset)
+        self.tokens
+            .get(self.position)
+            .map_or(0, |(_, offset)| *offset)
     }
 
     fn advance(&mut self) -> Token {
@@ -213,9 +219,14 @@ impl Parser {
         }
     }
 
-    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, ParseError>) -> Result<T, ParseError> {
+    fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
         if self.depth >= MAX_DEPTH {
-            return Err(self.error(format!("expression is nested more than {MAX_DEPTH} levels deep")));
+            return Err(self.error(format!(
+                "expression is nested more than {MAX_DEPTH} levels deep"
+            )));
         }
         self.depth += 1;
         let result = f(self);
@@ -228,7 +239,9 @@ impl Parser {
     fn count_operation(&mut self) -> Result<(), ParseError> {
         self.operations += 1;
         if self.operations > MAX_OPERATIONS {
-            return Err(self.error(format!("expression has more than {MAX_OPERATIONS} operations")));
+            return Err(self.error(format!(
+                "expression has more than {MAX_OPERATIONS} operations"
+            )));
         }
         Ok(())
     }
@@ -373,8 +386,9 @@ impl Parser {
                 "false" => Ok(Node::Literal(Value::Bool(false))),
                 "null" => Ok(Node::Literal(Value::Null)),
                 _ if *self.peek() == Token::LParen => {
-                    let function = Function::from_name(&name)
-                        .ok_or_else(|| ParseError::new(offset, format!("unknown function `{name}`")))?;
+                    let function = Function::from_name(&name).ok_or_else(|| {
+                        ParseError::new(offset, format!("unknown function `{name}`"))
+                    })?;
                     self.advance();
                     let args = self.list(Token::RParen, "`)`")?;
                     if args.len() != function.arity() {
@@ -393,7 +407,10 @@ impl Parser {
                 _ => Ok(Node::Channel(name)),
             },
             Token::End => Err(ParseError::new(offset, "expression ends too early")),
-            other => Err(ParseError::new(offset, format!("unexpected {}", describe(&other)))),
+            other => Err(ParseError::new(
+                offset,
+                format!("unexpected {}", describe(&other)),
+            )),
         }
     }
 

@@ -1,0 +1,617 @@
+//! From a document to a runnable graph: resolve names into indexes once,
+//! build every node's runtime from its config, and check the whole graph,
+//! collecting every problem with its location.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::expr::Expr;
+use crate::format::{FormatError, GraphDocument, NodeSpec, RetryPolicy};
+use crate::ids::{EdgeId, NodeId};
+use crate::kinds::BuiltinKind;
+use crate::node::{BuildContext, Built, Node, Registry};
+use crate::state::{StateLayout, fits, is_of_type};
+use crate::validate::{EdgeEnd, ProblemKind, Report, Severity};
+
+/// A node's position in a compiled graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeIdx(pub(crate) u32);
+
+impl NodeIdx {
+    pub(crate) fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A graph ready to run: validated, with every name resolved. Cheap to
+/// share between runs (`Arc` it); runs never change it.
+pub struct CompiledGraph {
+    pub(crate) name: String,
+    pub(crate) layout: Arc<StateLayout>,
+    pub(crate) nodes: Vec<CompiledNode>,
+    pub(crate) index: HashMap<NodeId, NodeIdx>,
+    pub(crate) entry: NodeIdx,
+    pub(crate) max_steps: u32,
+    warnings: Report,
+}
+
+pub(crate) struct CompiledNode {
+    pub(crate) id: NodeId,
+    pub(crate) runtime: Arc<dyn Node>,
+    pub(crate) out: Vec<CompiledEdge>,
+    /// For a join: the distinct nodes with an edge into it.
+    pub(crate) join_sources: Option<Vec<NodeIdx>>,
+    pub(crate) retry: Option<RetryPolicy>,
+    pub(crate) timeout: Option<Duration>,
+}
+
+pub(crate) struct CompiledEdge {
+    pub(crate) id: EdgeId,
+    pub(crate) to: NodeIdx,
+    pub(crate) route: Option<String>,
+    pub(crate) condition: Option<Expr>,
+}
+
+/// Why a graph could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The text is not a graph document (or a newer one).
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The document has problems; all of them are listed.
+    #[error("the graph has problems:\n{0}")]
+    Invalid(Report),
+}
+
+impl CompiledGraph {
+    /// Parses, validates and compiles a graph document in one go.
+    pub fn from_json(text: &str, registry: &Registry) -> Result<CompiledGraph, LoadError> {
+        let document = GraphDocument::from_json(text)?;
+        compile(&document, registry).map_err(LoadError::Invalid)
+    }
+
+    /// The graph's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The problems that did not stop compilation.
+    pub fn warnings(&self) -> &Report {
+        &self.warnings
+    }
+
+    /// The index of a node.
+    pub fn node(&self, id: &NodeId) -> Option<NodeIdx> {
+        self.index.get(id).copied()
+    }
+
+    /// How many nodes the graph has.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+}
+
+/// Checks a document and reports every problem, errors and warnings.
+pub fn validate(document: &GraphDocument, registry: &Registry) -> Report {
+    match compile(document, registry) {
+        Ok(graph) => graph.warnings,
+        Err(report) => report,
+    }
+}
+
+/// Compiles a document, or returns every problem found (errors and
+/// warnings) when any is an error.
+pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<CompiledGraph, Report> {
+    let mut report = Report::default();
+    check_channels(document, &mut report);
+    let ids = check_node_ids(document, &mut report);
+    let node_ids: Vec<NodeId> = document.nodes.iter().map(|node| node.id.clone()).collect();
+
+    let mut built: Vec<Option<Built>> = Vec::with_capacity(document.nodes.len());
+    for (i, spec) in document.nodes.iter().enumerate() {
+        built.push(build_node(
+            i,
+            spec,
+            document,
+            &node_ids,
+            registry,
+            &mut report,
+        ));
+        check_settings(i, spec, &mut report);
+    }
+
+    let edges = check_edges(document, &ids, &built, &mut report);
+    let entry = find_entry(document, &ids, &mut report);
+    if let Some(entry) = entry {
+        check_reachability(document, entry, &edges, &built, &mut report);
+    }
+
+    let runtimes: Option<Vec<Built>> = built.into_iter().collect();
+    let (Some(entry), Some(runtimes), false) = (entry, runtimes, report.has_errors()) else {
+        return Err(report);
+    };
+
+    let mut nodes: Vec<CompiledNode> = document
+        .nodes
+        .iter()
+        .zip(runtimes)
+        .map(|(spec, built)| CompiledNode {
+            id: spec.id.clone(),
+            runtime: built.node,
+            out: Vec::new(),
+            join_sources: built.join.then(Vec::new),
+            retry: spec.retry.clone(),
+            timeout: spec.timeout_ms.map(Duration::from_millis),
+        })
+        .collect();
+    for edge in edges {
+        let to = edge.to;
+        let from = edge.from;
+        if let Some(sources) = &mut nodes[to.get()].join_sources
+            && !sources.contains(&from)
+        {
+            sources.push(from);
+        }
+        nodes[from.get()].out.push(CompiledEdge {
+            id: edge.id,
+            to,
+            route: edge.route,
+            condition: edge.condition,
+        });
+    }
+
+    Ok(CompiledGraph {
+        name: document.name.clone(),
+        layout: Arc::new(StateLayout::new(&document.state)),
+        nodes,
+        index: ids,
+        entry,
+        max_steps: document.limits.max_steps,
+        warnings: report,
+    })
+}
+
+fn check_channels(document: &GraphDocument, report: &mut Report) {
+    for (name, channel) in &document.state.channels {
+        let path = format!("state.channels.{name}");
+        if !fits(channel.reducer, channel.ty) {
+            report.push(
+                Severity::Error,
+                format!("{path}.reducer"),
+                ProblemKind::ReducerMismatch {
+                    channel: name.clone(),
+                    reducer: channel.reducer,
+                    ty: channel.ty,
+                },
+            );
+        }
+        if let Some(default) = &channel.default
+            && !is_of_type(default, channel.ty)
+        {
+            report.push(
+                Severity::Error,
+                format!("{path}.default"),
+                ProblemKind::BadDefault {
+                    channel: name.clone(),
+                    ty: channel.ty,
+                },
+            );
+        }
+    }
+}
+
+fn check_node_ids(document: &GraphDocument, report: &mut Report) -> HashMap<NodeId, NodeIdx> {
+    let mut ids = HashMap::new();
+    for (i, node) in document.nodes.iter().enumerate() {
+        let path = format!("nodes[{i}].id");
+        if node.id.as_str().is_empty() {
+            report.push(Severity::Error, path, ProblemKind::EmptyId);
+        } else if ids.insert(node.id.clone(), NodeIdx(i as u32)).is_some() {
+            report
+                .push(
+                    Severity::Error,
+                    path,
+                    ProblemKind::DuplicateId {
+                        id: node.id.to_string(),
+                    },
+                )
+                .at_node(&node.id);
+        }
+    }
+    ids
+}
+
+fn build_node(
+    i: usize,
+    spec: &NodeSpec,
+    document: &GraphDocument,
+    node_ids: &[NodeId],
+    registry: &Registry,
+    report: &mut Report,
+) -> Option<Built> {
+    let cx = BuildContext {
+        node: &spec.id,
+        state: &document.state,
+        nodes: node_ids,
+    };
+    let builtin = BuiltinKind::from_name(&spec.kind);
+    let custom = registry.custom(&spec.kind);
+    let current = match (builtin, custom) {
+        (Some(kind), _) => kind.version(),
+        (None, Some(kind)) => kind.version(),
+        (None, None) => {
+            report
+                .push(
+                    Severity::Error,
+                    format!("nodes[{i}].kind"),
+                    ProblemKind::UnknownKind {
+                        kind: spec.kind.clone(),
+                    },
+                )
+                .at_node(&spec.id);
+            return None;
+        }
+    };
+    if spec.version > current {
+        report
+            .push(
+                Severity::Error,
+                format!("nodes[{i}].version"),
+                ProblemKind::NewerKindVersion {
+                    kind: spec.kind.clone(),
+                    found: spec.version,
+                    supported: current,
+                },
+            )
+            .at_node(&spec.id);
+        return None;
+    }
+    let mut config = spec.config.clone();
+    for from in spec.version..current {
+        let migrated = match (builtin, custom) {
+            (Some(kind), _) => kind.migrate(from, config),
+            (None, Some(kind)) => kind.migrate(from, config),
+            (None, None) => return None,
+        };
+        match migrated {
+            Ok(next) => config = next,
+            Err(message) => {
+                report
+                    .push(
+                        Severity::Error,
+                        format!("nodes[{i}].config"),
+                        ProblemKind::MigrationFailed {
+                            kind: spec.kind.clone(),
+                            from,
+                            message,
+                        },
+                    )
+                    .at_node(&spec.id);
+                return None;
+            }
+        }
+    }
+    let result = match (builtin, custom) {
+        (Some(kind), _) => kind.build(&config, &cx),
+        (None, Some(kind)) => kind.build(&config, &cx),
+        (None, None) => return None,
+    };
+    match result {
+        Ok(built) => Some(built),
+        Err(issues) => {
+            for issue in issues {
+                let path = if issue.path.is_empty() {
+                    format!("nodes[{i}].config")
+                } else if issue.path.starts_with('[') {
+                    format!("nodes[{i}].config{}", issue.path)
+                } else {
+                    format!("nodes[{i}].config.{}", issue.path)
+                };
+                report
+                    .push(
+                        Severity::Error,
+                        path,
+                        ProblemKind::BadConfig {
+                            message: issue.message,
+                        },
+                    )
+                    .at_node(&spec.id);
+            }
+            None
+        }
+    }
+}
+
+fn check_settings(i: usize, spec: &NodeSpec, report: &mut Report) {
+    let mut bad = |path: String, message: &str| {
+        report
+            .push(
+                Severity::Error,
+                path,
+                ProblemKind::BadSetting {
+                    message: message.to_string(),
+                },
+            )
+            .at_node(&spec.id);
+    };
+    if spec.timeout_ms == Some(0) {
+        bad(
+            format!("nodes[{i}].timeout_ms"),
+            "a timeout must be at least 1 ms",
+        );
+    }
+    if let Some(retry) = &spec.retry {
+        if retry.max_attempts == 0 {
+            bad(
+                format!("nodes[{i}].retry.max_attempts"),
+                "max_attempts counts the first attempt: at least 1",
+            );
+        }
+        if !(retry.backoff_factor.is_finite() && retry.backoff_factor >= 1.0) {
+            bad(
+                format!("nodes[{i}].retry.backoff_factor"),
+                "backoff_factor must be a number of at least 1",
+            );
+        }
+        if retry.max_interval_ms < retry.initial_interval_ms {
+            bad(
+                format!("nodes[{i}].retry.max_interval_ms"),
+                "max_interval_ms is below initial_interval_ms",
+            );
+        }
+    }
+}
+
+struct ResolvedEdge {
+    id: EdgeId,
+    from: NodeIdx,
+    to: NodeIdx,
+    route: Option<String>,
+    condition: Option<Expr>,
+}
+
+fn check_edges(
+    document: &GraphDocument,
+    ids: &HashMap<NodeId, NodeIdx>,
+    built: &[Option<Built>],
+    report: &mut Report,
+) -> Vec<ResolvedEdge> {
+    let mut seen = HashSet::new();
+    let mut edges = Vec::new();
+    let mut routes_used: HashSet<(NodeIdx, &str)> = HashSet::new();
+    for (j, edge) in document.edges.iter().enumerate() {
+        let path = format!("edges[{j}]");
+        if edge.id.as_str().is_empty() {
+            report.push(Severity::Error, format!("{path}.id"), ProblemKind::EmptyId);
+        } else if !seen.insert(edge.id.clone()) {
+            report
+                .push(
+                    Severity::Error,
+                    format!("{path}.id"),
+                    ProblemKind::DuplicateId {
+                        id: edge.id.to_string(),
+                    },
+                )
+                .at_edge(&edge.id);
+        }
+        let mut end = |node: &NodeId, which: EdgeEnd, field: &str| {
+            let found = ids.get(node).copied();
+            if found.is_none() {
+                report
+                    .push(
+                        Severity::Error,
+                        format!("{path}.{field}"),
+                        ProblemKind::MissingNode {
+                            edge: edge.id.clone(),
+                            end: which,
+                            node: node.clone(),
+                        },
+                    )
+                    .at_edge(&edge.id);
+            }
+            found
+        };
+        let from = end(&edge.from, EdgeEnd::From, "from");
+        let to = end(&edge.to, EdgeEnd::To, "to");
+
+        let condition = edge
+            .condition
+            .as_deref()
+            .and_then(|source| match Expr::parse(source) {
+                Ok(expr) => {
+                    for channel in expr.channels() {
+                        if !document.state.channels.contains_key(channel) {
+                            report
+                                .push(
+                                    Severity::Warning,
+                                    format!("{path}.condition"),
+                                    ProblemKind::UnknownChannelInCondition {
+                                        channel: channel.to_string(),
+                                    },
+                                )
+                                .at_edge(&edge.id);
+                        }
+                    }
+                    Some(expr)
+                }
+                Err(error) => {
+                    report
+                        .push(
+                            Severity::Error,
+                            format!("{path}.condition"),
+                            ProblemKind::BadCondition {
+                                message: error.message,
+                                offset: error.offset,
+                            },
+                        )
+                        .at_edge(&edge.id);
+                    None
+                }
+            });
+
+        if let (Some(route), Some(from)) = (&edge.route, from)
+            && let Some(Some(source)) = built.get(from.get())
+        {
+            if source.routes.contains(route) {
+                routes_used.insert((from, route.as_str()));
+            } else {
+                report
+                    .push(
+                        Severity::Error,
+                        format!("{path}.route"),
+                        ProblemKind::UnknownRoute {
+                            node: edge.from.clone(),
+                            route: route.clone(),
+                            routes: source.routes.clone(),
+                        },
+                    )
+                    .at_edge(&edge.id);
+            }
+        }
+
+        if let (Some(from), Some(to)) = (from, to) {
+            edges.push(ResolvedEdge {
+                id: edge.id.clone(),
+                from,
+                to,
+                route: edge.route.clone(),
+                condition,
+            });
+        }
+    }
+
+    for (i, node) in built.iter().enumerate() {
+        let Some(node) = node else { continue };
+        for route in &node.routes {
+            if !routes_used.contains(&(NodeIdx(i as u32), route.as_str())) {
+                let id = &document.nodes[i].id;
+                report
+                    .push(
+                        Severity::Error,
+                        format!("nodes[{i}].config"),
+                        ProblemKind::RouteWithoutEdge {
+                            node: id.clone(),
+                            route: route.clone(),
+                        },
+                    )
+                    .at_node(id);
+            }
+        }
+    }
+    edges
+}
+
+fn find_entry(
+    document: &GraphDocument,
+    ids: &HashMap<NodeId, NodeIdx>,
+    report: &mut Report,
+) -> Option<NodeIdx> {
+    match &document.entry {
+        Some(entry) => {
+            let found = ids.get(entry).copied();
+            if found.is_none() {
+                report.push(
+                    Severity::Error,
+                    "entry",
+                    ProblemKind::MissingEntry {
+                        node: entry.clone(),
+                    },
+                );
+            }
+            found
+        }
+        None => {
+            let mut starts = document
+                .nodes
+                .iter()
+                .filter(|node| node.kind == BuiltinKind::Start.name());
+            match (starts.next(), starts.next()) {
+                (Some(start), None) => ids.get(&start.id).copied(),
+                _ => {
+                    report.push(Severity::Error, "entry", ProblemKind::NoEntry);
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn check_reachability(
+    document: &GraphDocument,
+    entry: NodeIdx,
+    edges: &[ResolvedEdge],
+    built: &[Option<Built>],
+    report: &mut Report,
+) {
+    let count = document.nodes.len();
+    let mut forward: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut backward: Vec<Vec<usize>> = vec![Vec::new(); count];
+    let mut link = |from: usize, to: usize| {
+        forward[from].push(to);
+        backward[to].push(from);
+    };
+    for edge in edges {
+        link(edge.from.get(), edge.to.get());
+    }
+    for (i, node) in built.iter().enumerate() {
+        for target in node.iter().flat_map(|built| &built.sends_to) {
+            if let Some(j) = document.nodes.iter().position(|node| &node.id == target) {
+                link(i, j);
+            }
+        }
+    }
+
+    let reached = walk(&forward, [entry.get()]);
+    // A branch ends at an `end` node or at a node with nowhere to go.
+    let ends = (0..count).filter(|&i| {
+        forward[i].is_empty() || built[i].as_ref().is_some_and(|built| built.terminal)
+    });
+    let can_end = walk(&backward, ends);
+
+    for (i, node) in document.nodes.iter().enumerate() {
+        if !reached[i] {
+            report
+                .push(
+                    Severity::Warning,
+                    format!("nodes[{i}]"),
+                    ProblemKind::Unreachable {
+                        node: node.id.clone(),
+                    },
+                )
+                .at_node(&node.id);
+        } else if !can_end[i] {
+            report
+                .push(
+                    Severity::Warning,
+                    format!("nodes[{i}]"),
+                    ProblemKind::CannotReachEnd {
+                        node: node.id.clone(),
+                    },
+                )
+                .at_node(&node.id);
+        }
+    }
+}
+
+/// Breadth-first reach over `links` from `starts`.
+fn walk(links: &[Vec<usize>], starts: impl IntoIterator<Item = usize>) -> Vec<bool> {
+    let mut seen = vec![false; links.len()];
+    let mut queue: VecDeque<usize> = VecDeque::new();
+    for start in starts {
+        if !seen[start] {
+            seen[start] = true;
+            queue.push_back(start);
+        }
+    }
+    while let Some(at) = queue.pop_front() {
+        for &next in &links[at] {
+            if !seen[next] {
+                seen[next] = true;
+                queue.push_back(next);
+            }
+        }
+    }
+    seen
+}

@@ -1,0 +1,274 @@
+//! The document's types. Field order here is the order keys are written in;
+//! optional fields are omitted when empty so exports stay small and diff
+//! cleanly.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::FORMAT_VERSION;
+use crate::ids::{EdgeId, NodeId};
+
+/// A graph as saved in the database and exported to a file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GraphDocument {
+    /// The format version the document is written in.
+    pub format_version: u32,
+    /// The graph's display name.
+    pub name: String,
+    /// What the graph does, for people.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+    /// The run state: named channels, each with a type and a reducer.
+    #[serde(default)]
+    pub state: StateSchema,
+    /// The nodes, in the order the editor lists them.
+    #[serde(default)]
+    pub nodes: Vec<NodeSpec>,
+    /// The edges between nodes.
+    #[serde(default)]
+    pub edges: Vec<EdgeSpec>,
+    /// The node a run starts at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<NodeId>,
+    /// Limits on a run.
+    #[serde(default)]
+    pub limits: Limits,
+}
+
+impl GraphDocument {
+    /// An empty graph with the given name.
+    pub fn new(name: &str) -> Self {
+        GraphDocument {
+            format_version: FORMAT_VERSION,
+            name: name.to_string(),
+            description: String::new(),
+            state: StateSchema::default(),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            entry: None,
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// The channels of a run's state.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StateSchema {
+    /// Channels by name.
+    #[serde(default)]
+    pub channels: BTreeMap<String, Channel>,
+}
+
+/// One named value of the state, and how concurrent updates to it combine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Channel {
+    /// What the channel holds.
+    #[serde(rename = "type")]
+    pub ty: ChannelType,
+    /// How an update combines with the current value.
+    #[serde(default)]
+    pub reducer: Reducer,
+    /// The value before any update; when absent, the type's empty value
+    /// (`[]`, `{}`, `0`, `""`, `false`, or `null` for `any`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    /// What the channel is for, for people.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
+}
+
+/// The type of a channel's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelType {
+    /// Any JSON value.
+    Any,
+    /// Text.
+    String,
+    /// A number (integer or not).
+    Number,
+    /// A whole number.
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// A JSON list.
+    List,
+    /// A JSON object.
+    Object,
+    /// A chat transcript: a list of messages (`{id, role, content, ...}`).
+    Messages,
+}
+
+/// How updates to a channel combine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Reducer {
+    /// The update replaces the value (the last update of a step wins, in
+    /// task order).
+    #[default]
+    Replace,
+    /// The update is appended (a list update is appended item by item).
+    Append,
+    /// The update's keys are merged into the object (shallow).
+    Merge,
+    /// Messages are appended; one with the id of an existing message
+    /// replaces it.
+    AddMessages,
+    /// The update is added to the number.
+    Sum,
+}
+
+/// A node as the document stores it: its kind names the config's type.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSpec {
+    /// Unique within the graph.
+    pub id: NodeId,
+    /// The node kind, e.g. `set`, `condition`, `llm`.
+    pub kind: String,
+    /// The version of the kind's config this node was written with.
+    #[serde(default = "one")]
+    pub version: u32,
+    /// The name shown on the canvas.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub label: String,
+    /// The kind's settings.
+    #[serde(default = "empty_object", skip_serializing_if = "is_empty_object")]
+    pub config: Value,
+    /// Where the editor draws the node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub position: Option<Position>,
+    /// The node's size in the editor, when the user resized it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
+    /// Retry a failing execution.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<RetryPolicy>,
+    /// Fail an execution (attempt) that takes longer than this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn empty_object() -> Value {
+    Value::Object(serde_json::Map::new())
+}
+
+fn is_empty_object(value: &Value) -> bool {
+    value.as_object().is_some_and(serde_json::Map::is_empty)
+}
+
+/// A point on the canvas.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Position {
+    pub x: f64,
+    pub y: f64,
+}
+
+/// A size on the canvas.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Size {
+    pub width: f64,
+    pub height: f64,
+}
+
+/// An edge: after `from` runs, `to` runs, if the condition holds or the
+/// route was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeSpec {
+    /// Unique within the graph.
+    pub id: EdgeId,
+    pub from: NodeId,
+    pub to: NodeId,
+    /// Taken only when this expression over the state is true (see the
+    /// condition language in docs/graph-format.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
+    /// Taken only when `from` chooses this route.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub route: Option<String>,
+}
+
+/// Limits on one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// The most super-steps a run may take before it fails.
+    #[serde(default = "default_max_steps")]
+    pub max_steps: u32,
+}
+
+fn default_max_steps() -> u32 {
+    100
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_steps: default_max_steps(),
+        }
+    }
+}
+
+/// When and how often a failing node is tried again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (1 means no retry).
+    pub max_attempts: u32,
+    /// The wait before the first retry.
+    #[serde(default = "default_initial_ms")]
+    pub initial_interval_ms: u64,
+    /// Each wait is this many times the previous one.
+    #[serde(default = "default_factor")]
+    pub backoff_factor: f64,
+    /// No wait is longer than this.
+    #[serde(default = "default_max_interval_ms")]
+    pub max_interval_ms: u64,
+    /// Randomize each wait between half and all of it, so retries of many
+    /// runs do not arrive together.
+    #[serde(default = "default_true")]
+    pub jitter: bool,
+    /// Which failures are retried.
+    #[serde(default)]
+    pub retry_on: RetryOn,
+}
+
+fn default_initial_ms() -> u64 {
+    500
+}
+
+fn default_factor() -> f64 {
+    2.0
+}
+
+fn default_max_interval_ms() -> u64 {
+    30_000
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// Which failures a retry policy retries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RetryOn {
+    /// Failures the node marks as transient (timeouts, rate limits, 5xx).
+    #[default]
+    Transient,
+    /// Every failure.
+    All,
+}

@@ -1,0 +1,127 @@
+//! The built-in node kinds, one file each, listed in one closed enum so the
+//! compiler makes every `match` handle a new kind.
+//!
+//! The model, tool, agent, router, memory, human, script and subgraph kinds
+//! come later and build on the same [`crate::node::Node`] trait.
+
+mod condition;
+mod end;
+mod fan_out;
+mod join;
+mod set;
+mod start;
+mod template;
+
+pub use condition::{Branch, ConditionConfig};
+pub use end::EndConfig;
+pub use fan_out::FanOutConfig;
+pub use join::JoinConfig;
+pub use set::{Assignment, SetConfig};
+pub use start::StartConfig;
+
+use serde_json::Value;
+
+use crate::node::{BuildContext, Built, ConfigIssue, NodeInput};
+
+/// The kinds every graph can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinKind {
+    /// Where a run begins; declares the input channels.
+    Start,
+    /// Where a branch ends.
+    End,
+    /// Writes values, expressions or templates into channels.
+    Set,
+    /// Chooses a route by the first condition that holds.
+    Condition,
+    /// Waits for every node with an edge into it, then continues.
+    Join,
+    /// Starts one instance of a node per item of a list, all in parallel.
+    FanOut,
+}
+
+impl BuiltinKind {
+    /// Every built-in kind.
+    pub const ALL: [BuiltinKind; 6] = [
+        BuiltinKind::Start,
+        BuiltinKind::End,
+        BuiltinKind::Set,
+        BuiltinKind::Condition,
+        BuiltinKind::Join,
+        BuiltinKind::FanOut,
+    ];
+
+    /// The kind's `kind` string.
+    pub fn name(self) -> &'static str {
+        match self {
+            BuiltinKind::Start => "start",
+            BuiltinKind::End => "end",
+            BuiltinKind::Set => "set",
+            BuiltinKind::Condition => "condition",
+            BuiltinKind::Join => "join",
+            BuiltinKind::FanOut => "fan_out",
+        }
+    }
+
+    /// The kind named `name`, if it is built in.
+    pub fn from_name(name: &str) -> Option<Self> {
+        BuiltinKind::ALL
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
+
+    /// The current version of the kind's config.
+    pub fn version(self) -> u32 {
+        match self {
+            BuiltinKind::Start
+            | BuiltinKind::End
+            | BuiltinKind::Set
+            | BuiltinKind::Condition
+            | BuiltinKind::Join
+            | BuiltinKind::FanOut => 1,
+        }
+    }
+
+    /// Upgrades a config from version `from` by one version. No built-in
+    /// kind has had a second version yet.
+    pub fn migrate(self, from: u32, _config: Value) -> Result<Value, String> {
+        Err(format!(
+            "no migration from version {from} of kind `{}`",
+            self.name()
+        ))
+    }
+
+    /// Checks the config and builds the runtime.
+    pub fn build(self, config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
+        match self {
+            BuiltinKind::Start => start::build(config, cx),
+            BuiltinKind::End => end::build(config),
+            BuiltinKind::Set => set::build(config, cx),
+            BuiltinKind::Condition => condition::build(config),
+            BuiltinKind::Join => join::build(config),
+            BuiltinKind::FanOut => fan_out::build(config, cx),
+        }
+    }
+
+    /// The JSON Schema of the kind's config, for the editor's inspector.
+    pub fn config_schema(self) -> Value {
+        let schema = match self {
+            BuiltinKind::Start => schemars::schema_for!(StartConfig),
+            BuiltinKind::End => schemars::schema_for!(EndConfig),
+            BuiltinKind::Set => schemars::schema_for!(SetConfig),
+            BuiltinKind::Condition => schemars::schema_for!(ConditionConfig),
+            BuiltinKind::Join => schemars::schema_for!(JoinConfig),
+            BuiltinKind::FanOut => schemars::schema_for!(FanOutConfig),
+        };
+        serde_json::to_value(schema).unwrap_or(Value::Null)
+    }
+}
+
+/// Names an expression inside a node sees: the state's channels, and
+/// `item`, the fanned-out item, when the node was started by a fan-out.
+pub(crate) fn scope<'a>(input: &'a NodeInput<'a>) -> impl Fn(&str) -> Option<Value> + 'a {
+    move |name: &str| match (name, input.arg) {
+        ("item", Some(item)) => Some(item.clone()),
+        _ => input.state.get(name).cloned(),
+    }
+}

@@ -1,0 +1,192 @@
+//! Node kinds: how a node's config becomes its runtime. The built-in kinds
+//! are a closed enum ([`crate::kinds::BuiltinKind`]); a library user adds
+//! their own by implementing [`NodeKind`] and registering it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::Node;
+use crate::format::StateSchema;
+use crate::ids::NodeId;
+
+/// A problem in a node's config, located inside the config.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigIssue {
+    /// Path inside the config, e.g. `routes[1].when`; empty for the whole.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ConfigIssue {
+    /// An issue at `path` in the config.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ConfigIssue {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// What a kind is given to build a node.
+pub struct BuildContext<'a> {
+    /// The node being built.
+    pub node: &'a NodeId,
+    /// The graph's channels.
+    pub state: &'a StateSchema,
+    /// Every node id of the graph.
+    pub nodes: &'a [NodeId],
+}
+
+impl BuildContext<'_> {
+    /// Whether the graph has a node with this id.
+    pub fn has_node(&self, id: &NodeId) -> bool {
+        self.nodes.contains(id)
+    }
+
+    /// An issue if `channel` is not one of the graph's channels.
+    pub fn check_channel(&self, path: impl Into<String>, channel: &str) -> Option<ConfigIssue> {
+        (!self.state.channels.contains_key(channel)).then(|| {
+            ConfigIssue::new(
+                path,
+                format!("`{channel}` is not a channel of this graph's state"),
+            )
+        })
+    }
+}
+
+/// A node's runtime and what the graph needs to know about it.
+pub struct Built {
+    /// The runtime.
+    pub node: Arc<dyn Node>,
+    /// The routes the node can choose; each needs an out-edge with that
+    /// route label.
+    pub routes: Vec<String>,
+    /// Whether the node waits for every node with an edge into it before
+    /// running (a fan-in barrier).
+    pub join: bool,
+    /// Whether a branch ends at this node (the `end` kind).
+    pub terminal: bool,
+    /// Nodes this node can start besides its out-edges (a fan-out's
+    /// target), so reachability checks see them.
+    pub sends_to: Vec<NodeId>,
+}
+
+impl Built {
+    /// A plain node: no routes, no barrier, not an end.
+    pub fn plain(node: impl Node) -> Self {
+        Built {
+            node: Arc::new(node),
+            routes: Vec::new(),
+            join: false,
+            terminal: false,
+            sends_to: Vec::new(),
+        }
+    }
+}
+
+/// A kind of node a library user adds.
+///
+/// ```
+/// use heddle_engine::node::{BuildContext, Built, ConfigIssue, Node, NodeFuture, NodeInput, NodeKind, NodeOutput, Registry};
+/// use serde_json::{Value, json};
+///
+/// struct Clock;
+/// impl Node for Clock {
+///     fn run<'a>(&'a self, _: NodeInput<'a>) -> NodeFuture<'a> {
+///         Box::pin(async { Ok(NodeOutput::update("now", json!("tea time"))) })
+///     }
+/// }
+///
+/// struct ClockKind;
+/// impl NodeKind for ClockKind {
+///     fn name(&self) -> &str { "clock" }
+///     fn build(&self, _config: &Value, _cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
+///         Ok(Built::plain(Clock))
+///     }
+/// }
+///
+/// let mut registry = Registry::new();
+/// registry.register(ClockKind).unwrap();
+/// ```
+pub trait NodeKind: Send + Sync + 'static {
+    /// The `kind` string of nodes of this kind.
+    fn name(&self) -> &str;
+
+    /// The current version of this kind's config.
+    fn version(&self) -> u32 {
+        1
+    }
+
+    /// Upgrades a config written for `from` (older than [`NodeKind::version`])
+    /// by one version.
+    fn migrate(&self, from: u32, config: Value) -> Result<Value, String> {
+        let _ = config;
+        Err(format!(
+            "no migration from version {from} of kind `{}`",
+            self.name()
+        ))
+    }
+
+    /// The JSON Schema of the config, for editors.
+    fn config_schema(&self) -> Option<schemars::Schema> {
+        None
+    }
+
+    /// Checks the config and builds the runtime.
+    fn build(&self, config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>>;
+}
+
+/// The kinds a graph may use: the built-in ones and any registered.
+#[derive(Clone, Default)]
+pub struct Registry {
+    custom: BTreeMap<String, Arc<dyn NodeKind>>,
+}
+
+/// Why a kind could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a node kind named `{0}` already exists")]
+pub struct DuplicateKind(pub String);
+
+impl Registry {
+    /// The built-in kinds only.
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// Adds a kind; its name must not be taken by a built-in or another kind.
+    pub fn register(&mut self, kind: impl NodeKind) -> Result<(), DuplicateKind> {
+        let name = kind.name().to_string();
+        if crate::kinds::BuiltinKind::from_name(&name).is_some() || self.custom.contains_key(&name)
+        {
+            return Err(DuplicateKind(name));
+        }
+        self.custom.insert(name, Arc::new(kind));
+        Ok(())
+    }
+
+    pub(crate) fn custom(&self, name: &str) -> Option<&Arc<dyn NodeKind>> {
+        self.custom.get(name)
+    }
+
+    /// Every kind's name, built-in ones first.
+    pub fn kind_names(&self) -> Vec<String> {
+        crate::kinds::BuiltinKind::ALL
+            .iter()
+            .map(|kind| kind.name().to_string())
+            .chain(self.custom.keys().cloned())
+            .collect()
+    }
+}
+
+/// Reads a config into its type, locating the first problem inside it.
+pub fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, Vec<ConfigIssue>> {
+    serde_path_to_error::deserialize(config).map_err(|error| {
+        let path = error.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        vec![ConfigIssue::new(path, error.into_inner().to_string())]
+    })
+}

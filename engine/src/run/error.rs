@@ -1,0 +1,69 @@
+//! Why a run did not finish.
+
+use crate::ids::{EdgeId, NodeId};
+use crate::node::NodeError;
+use crate::state::ReduceError;
+
+/// How a run ended when it did not finish.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The run's input does not fit the graph's state.
+    #[error("bad input: {message}")]
+    BadInput { message: String },
+    /// A node failed (after its retries).
+    #[error("node `{node}` failed at step {step}: {error}")]
+    NodeFailed {
+        node: NodeId,
+        step: u32,
+        error: NodeError,
+    },
+    /// A node returned an update its channel refuses.
+    #[error("node `{node}` wrote a bad update at step {step}: {message}")]
+    BadUpdate {
+        node: NodeId,
+        step: u32,
+        message: String,
+    },
+    /// A node chose a route or target that does not exist.
+    #[error("node `{node}` at step {step}: {message}")]
+    BadRouting {
+        node: NodeId,
+        step: u32,
+        message: String,
+    },
+    /// An edge's condition could not be evaluated.
+    #[error("the condition of edge `{edge}` failed at step {step}: {message}")]
+    ConditionFailed {
+        edge: EdgeId,
+        step: u32,
+        message: String,
+    },
+    /// The run took more super-steps than the graph's limit: it loops.
+    #[error(
+        "the run passed its limit of {limit} steps; it loops through {}",
+        names(loop_nodes)
+    )]
+    StepLimit { limit: u32, loop_nodes: Vec<NodeId> },
+    /// The run was cancelled.
+    #[error("the run was cancelled at step {step}")]
+    Cancelled { step: u32 },
+}
+
+fn names(nodes: &[NodeId]) -> String {
+    nodes
+        .iter()
+        .map(|node| format!("`{node}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl RunError {
+    pub(crate) fn bad_update(node: &NodeId, step: u32, error: ReduceError) -> Self {
+        RunError::BadUpdate {
+            node: node.clone(),
+            step,
+            message: error.to_string(),
+        }
+    }
+}

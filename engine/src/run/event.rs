@@ -1,0 +1,122 @@
+//! The events a run emits: one stream per run, strictly ordered by `seq`,
+//! from which everything a user sees of a run is drawn (the live canvas,
+//! the trace, replay).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{EdgeId, NodeId, RunId};
+
+/// One thing that happened in a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// The run.
+    pub run_id: RunId,
+    /// Strictly increasing within the run, from 0, without gaps.
+    pub seq: u64,
+    /// When, in microseconds since the Unix epoch.
+    pub at_us: u64,
+    /// What happened.
+    #[serde(flatten)]
+    pub payload: EventPayload,
+}
+
+/// A task of a step: a node, and which fanned-out instance of it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskRef {
+    pub node: NodeId,
+    /// Set for instances started by a fan-out: the item's position.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<u32>,
+}
+
+/// Why an edge was taken.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum EdgeReason {
+    /// An edge with no condition and no route.
+    Static,
+    /// The edge's condition held.
+    Condition,
+    /// The source node chose the edge's route.
+    Route { route: String },
+    /// The source node named the target directly.
+    Goto,
+    /// The source node fanned an item out to the target.
+    Send,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum EventPayload {
+    /// The run began with this input.
+    RunStarted { graph: String, input: Value },
+    /// The run finished; `output` is the final state.
+    RunFinished { output: Value, steps: u32 },
+    /// The run failed.
+    RunFailed {
+        error: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        node: Option<NodeId>,
+    },
+    /// The run was cancelled.
+    RunCancelled { step: u32 },
+    /// A super-step began with these tasks, all running concurrently.
+    StepStarted { step: u32, tasks: Vec<TaskRef> },
+    /// A super-step's updates were merged; `delta` holds the new value of
+    /// every channel that changed.
+    StepFinished { step: u32, delta: Value },
+    /// A node began an attempt.
+    NodeStarted {
+        step: u32,
+        node: NodeId,
+        task: u32,
+        attempt: u32,
+    },
+    /// A node finished.
+    NodeSucceeded {
+        step: u32,
+        node: NodeId,
+        task: u32,
+        duration_us: u64,
+        update: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        route: Option<String>,
+    },
+    /// A node failed for good.
+    NodeFailed {
+        step: u32,
+        node: NodeId,
+        task: u32,
+        attempt: u32,
+        error: String,
+    },
+    /// A node failed and will be tried again after `delay_ms`.
+    NodeRetrying {
+        step: u32,
+        node: NodeId,
+        task: u32,
+        attempt: u32,
+        delay_ms: u64,
+        error: String,
+    },
+    /// An edge was taken: `to` runs in the next step (for a join, once
+    /// every source has arrived).
+    EdgeTaken {
+        step: u32,
+        from: NodeId,
+        to: NodeId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        edge: Option<EdgeId>,
+        #[serde(flatten)]
+        why: EdgeReason,
+    },
+    /// Something a node reported: token chunks, tool calls, logs.
+    Custom {
+        node: NodeId,
+        name: String,
+        data: Value,
+    },
+}
