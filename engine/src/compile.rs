@@ -208,7 +208,8 @@ fn check_node_ids(document: &GraphDocument, report: &mut Report) -> HashMap<Node
         let path = format!("nodes[{i}].id");
         if node.id.as_str().is_empty() {
             report.push(Severity::Error, path, ProblemKind::EmptyId);
-        } else if ids.insert(node.id.clone(), NodeIdx(i as u32)).is_some() {
+        } else if ids.contains_key(&node.id) {
+            // The first node with an id keeps it; later ones are reported.
             report
                 .push(
                     Severity::Error,
@@ -218,6 +219,8 @@ fn check_node_ids(document: &GraphDocument, report: &mut Report) -> HashMap<Node
                     },
                 )
                 .at_node(&node.id);
+        } else {
+            ids.insert(node.id.clone(), NodeIdx(i as u32));
         }
     }
     ids

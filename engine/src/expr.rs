@@ -46,3 +46,117 @@ pub const MAX_SOURCE_LEN: usize = 4096;
 pub const MAX_DEPTH: usize = 48;
 /// Most operators, fields, indexes and calls in one expression.
 pub const MAX_OPERATIONS: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use super::Expr;
+    use serde_json::{Value, json};
+
+    fn eval(source: &str) -> Result<Value, String> {
+        let state = json!({
+            "n": 7, "f": 2.5, "s": "Hello", "list": [1, 2, 3],
+            "messages": [{"role": "user", "content": "hi"}, {"role": "tool", "content": "42"}],
+            "obj": {"a": {"b": true}}
+        });
+        let expr = Expr::parse(source).map_err(|e| e.to_string())?;
+        expr.eval(&|name| state.get(name).cloned())
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn precedence_and_arithmetic() {
+        assert_eq!(eval("1 + 2 * 3").unwrap(), json!(7));
+        assert_eq!(eval("(1 + 2) * 3").unwrap(), json!(9));
+        assert_eq!(eval("7 / 2").unwrap(), json!(3.5));
+        assert_eq!(eval("6 / 2").unwrap(), json!(3));
+        assert_eq!(eval("-n + 1").unwrap(), json!(-6));
+        assert_eq!(eval("n % 4").unwrap(), json!(3));
+        assert_eq!(eval("f * 2").unwrap(), json!(5.0));
+        assert_eq!(eval("'a' + \"b\"").unwrap(), json!("ab"));
+    }
+
+    #[test]
+    fn logic_short_circuits_and_compares() {
+        assert_eq!(eval("n > 5 && s == 'Hello'").unwrap(), json!(true));
+        assert_eq!(eval("n > 5 and not (s == 'Hello')").unwrap(), json!(false));
+        assert_eq!(
+            eval("false || missing.deep.field == null").unwrap(),
+            json!(true)
+        );
+        // The right side is not evaluated, so its error never happens.
+        assert_eq!(eval("false && 1 / 0").unwrap(), json!(false));
+        assert_eq!(eval("1 == 1.0").unwrap(), json!(true));
+        assert_eq!(eval("'abc' < 'abd'").unwrap(), json!(true));
+        assert_eq!(eval("2 in list").unwrap(), json!(true));
+        assert_eq!(eval("'ell' in s").unwrap(), json!(true));
+    }
+
+    #[test]
+    fn paths_functions_and_negative_indexes() {
+        assert_eq!(eval("messages[-1].role").unwrap(), json!("tool"));
+        assert_eq!(eval("last(messages).content").unwrap(), json!("42"));
+        assert_eq!(eval("obj.a.b").unwrap(), json!(true));
+        assert_eq!(eval("obj['a']['b']").unwrap(), json!(true));
+        assert_eq!(eval("list[10]").unwrap(), Value::Null);
+        assert_eq!(eval("len(list) + len(s)").unwrap(), json!(8));
+        assert_eq!(eval("sum(list)").unwrap(), json!(6));
+        assert_eq!(eval("lower(s)").unwrap(), json!("hello"));
+        assert_eq!(eval("number('12') + 1").unwrap(), json!(13));
+        assert_eq!(
+            eval("contains(s, 'He') && starts_with(s, 'H') && ends_with(s, 'o')").unwrap(),
+            json!(true)
+        );
+        assert_eq!(eval("exists(obj) && !exists(nope)").unwrap(), json!(true));
+        assert_eq!(eval("[1, n][1]").unwrap(), json!(7));
+    }
+
+    #[test]
+    fn errors_say_what_and_where() {
+        assert_eq!(
+            eval("n +").unwrap_err(),
+            "expression ends too early (at offset 3)"
+        );
+        assert_eq!(
+            eval("n = 1").unwrap_err(),
+            "`=` is not an operator here; compare with `==` (at offset 2)"
+        );
+        assert_eq!(
+            eval("frob(n)").unwrap_err(),
+            "unknown function `frob` (at offset 0)"
+        );
+        assert_eq!(
+            eval("len(n, n)").unwrap_err(),
+            "`len` takes 1 argument, not 2 (at offset 0)"
+        );
+        assert_eq!(
+            eval("'open").unwrap_err(),
+            "string is not closed (at offset 0)"
+        );
+        assert_eq!(
+            eval("n n").unwrap_err(),
+            "unexpected text after the expression (at offset 2)"
+        );
+        assert_eq!(eval("").unwrap_err(), "expression is empty (at offset 0)");
+        assert!(eval("n / 0").unwrap_err().contains("division by zero"));
+        assert!(
+            eval("s < 3")
+                .unwrap_err()
+                .contains("cannot compare a string with a number")
+        );
+        assert!(
+            eval("list.x + 1")
+                .unwrap_err()
+                .contains("cannot apply `+` to null and a number")
+        );
+        assert!(
+            eval("9223372036854775807 + 1").is_ok(),
+            "overflow falls back to floating point"
+        );
+    }
+
+    #[test]
+    fn channels_read_are_listed_once() {
+        let expr = Expr::parse("a > 1 && len(b) == a || c.d").unwrap();
+        assert_eq!(expr.channels(), ["a", "b", "c"]);
+    }
+}

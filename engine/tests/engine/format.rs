@@ -1,0 +1,127 @@
+//! The document format: round trips, stable output, versions, schema.
+
+use heddle_engine::{FORMAT_VERSION, FormatError, GraphDocument};
+use serde_json::json;
+
+use crate::support::document;
+
+fn sample() -> GraphDocument {
+    document(json!({
+        "name": "Support triage",
+        "description": "Routes a ticket.",
+        "state": {"channels": {
+            "ticket": {"type": "string", "description": "The ticket text"},
+            "count": {"type": "integer", "reducer": "sum", "default": 0}
+        }},
+        "nodes": [
+            {"id": "start", "kind": "start", "position": {"x": 0.0, "y": 0.0}},
+            {"id": "bump", "kind": "set", "label": "Count", "config": {"values": {"count": {"expr": "1"}}},
+             "retry": {"max_attempts": 3}, "timeout_ms": 1000}
+        ],
+        "edges": [{"id": "e1", "from": "start", "to": "bump", "condition": "len(ticket) > 0"}],
+        "entry": "start",
+        "limits": {"max_steps": 20}
+    }))
+}
+
+#[test]
+fn a_document_round_trips_exactly() {
+    let original = sample();
+    let text = original.to_json();
+    let again = GraphDocument::from_json(&text).unwrap();
+    assert_eq!(again, original);
+    assert_eq!(again.to_json(), text, "two exports are byte-identical");
+}
+
+#[test]
+fn keys_are_written_in_sorted_order_whatever_the_input_order() {
+    let text = sample().to_json();
+    let reordered: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // Re-read from a value whose keys were inserted in another order.
+    let mut object = serde_json::Map::new();
+    for (key, value) in reordered.as_object().unwrap().iter().rev() {
+        object.insert(key.clone(), value.clone());
+    }
+    let again = GraphDocument::from_value(serde_json::Value::Object(object)).unwrap();
+    assert_eq!(again.to_json(), text);
+    let keys: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("  \""))
+        .map(|line| line.trim().split('"').nth(1).unwrap())
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort_unstable();
+    assert_eq!(keys, sorted);
+}
+
+#[test]
+fn empty_optional_fields_are_left_out() {
+    let text = GraphDocument::new("empty").to_json();
+    assert!(!text.contains("description"));
+    assert!(!text.contains("entry"));
+    assert!(text.contains("\"max_steps\": 100"));
+}
+
+#[test]
+fn older_documents_are_migrated_and_newer_refused() {
+    let old = r#"{"format_version": 1, "name": "from issue 2", "description": "", "nodes": [], "edges": []}"#;
+    let document = GraphDocument::from_json(old).unwrap();
+    assert_eq!(document.format_version, FORMAT_VERSION);
+    assert_eq!(document.name, "from issue 2");
+
+    let newer = format!(
+        r#"{{"format_version": {}, "name": "x"}}"#,
+        FORMAT_VERSION + 1
+    );
+    let error = GraphDocument::from_json(&newer).unwrap_err();
+    assert!(matches!(error, FormatError::NewerVersion { .. }));
+    assert!(
+        error
+            .to_string()
+            .contains("newer than this Heddle understands")
+    );
+}
+
+#[test]
+fn shape_errors_name_the_path() {
+    let text = r#"{"format_version": 2, "name": "x", "nodes": [{"id": "a", "kind": "set"}, {"kind": "set"}]}"#;
+    let error = GraphDocument::from_json(text).unwrap_err();
+    match error {
+        FormatError::Shape { path, message } => {
+            assert_eq!(path, "nodes[1]");
+            assert!(message.contains("missing field `id`"), "{message}");
+        }
+        other => panic!("expected a shape error, got {other:?}"),
+    }
+    let error =
+        GraphDocument::from_json(r#"{"format_version": 2, "name": "x", "nodez": []}"#).unwrap_err();
+    assert!(
+        error.to_string().contains("unknown field `nodez`"),
+        "{error}"
+    );
+}
+
+#[test]
+fn the_shipped_json_schema_is_up_to_date() {
+    let schema = serde_json::to_string_pretty(&GraphDocument::json_schema()).unwrap() + "\n";
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/graph.schema.json");
+    if std::env::var_os("HEDDLE_UPDATE_SCHEMA").is_some() {
+        std::fs::write(path, &schema).unwrap();
+    }
+    let shipped = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        shipped == schema,
+        "docs/graph.schema.json is stale: rerun with HEDDLE_UPDATE_SCHEMA=1 cargo test -p heddle-engine"
+    );
+    let value: serde_json::Value = serde_json::from_str(&schema).unwrap();
+    assert_eq!(value["title"], "GraphDocument");
+    assert!(value["$defs"]["NodeSpec"].is_object());
+}
+
+#[test]
+fn every_builtin_kind_has_a_config_schema() {
+    for kind in heddle_engine::kinds::BuiltinKind::ALL {
+        let schema = kind.config_schema();
+        assert_eq!(schema["type"], "object", "{}", kind.name());
+    }
+}

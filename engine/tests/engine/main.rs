@@ -1,0 +1,16 @@
+//! The engine's integration tests, in one binary, through the public API a
+//! library user has: documents in, compiled graphs, runs, events out.
+
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+mod support;
+
+mod cancel;
+mod events;
+mod format;
+mod fuzz;
+mod loop_limit;
+mod parallel;
+mod retry;
+mod routing;
+mod validation;
