@@ -131,7 +131,9 @@ async fn the_example_in_the_format_docs_runs() {
     let docs = include_str!("../../../docs/graph-format.md");
     let start = docs.find("```json\n").unwrap() + "```json\n".len();
     let end = start + docs[start..].find("```").unwrap();
-    let graph = heddle_engine::CompiledGraph::from_json(&docs[start..end], &heddle_engine::Registry::new()).unwrap();
+    let graph =
+        heddle_engine::CompiledGraph::from_json(&docs[start..end], &heddle_engine::Registry::new())
+            .unwrap();
     assert!(graph.warnings().problems.is_empty(), "{}", graph.warnings());
     let (result, _) = crate::support::run(&std::sync::Arc::new(graph), json!({})).await;
     assert_eq!(result.unwrap().state["count"], 3);
