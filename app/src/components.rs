@@ -2,6 +2,8 @@
 
 mod error_view;
 mod header;
+mod not_found_view;
 
 pub use error_view::ErrorView;
 pub use header::Header;
+pub use not_found_view::NotFoundView;

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::{hooks::use_params, params::Params};
 
-use crate::components::ErrorView;
+use crate::components::{ErrorView, NotFoundView};
 use crate::error::AppError;
 use crate::graphs::{GraphDetail, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
@@ -127,17 +127,10 @@ fn GraphView(detail: GraphDetail) -> impl IntoView {
 #[component]
 fn GraphNotFound() -> impl IntoView {
     view! {
-        <Title text="Graph not found" />
-        <section class="page page-centered">
-            <div class="empty-state">
-                <p class="empty-code">"404"</p>
-                <h1>"Graph not found"</h1>
-                <p>"No graph has this address. It may have been deleted, or the link is incomplete."</p>
-                <a class="button button-primary" href="/">
-                    "Go to your graphs"
-                </a>
-            </div>
-        </section>
+        <NotFoundView
+            title="Graph not found"
+            explanation="No graph has this address. It may have been deleted, or the link is incomplete."
+        />
     }
 }
 

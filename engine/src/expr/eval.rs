@@ -7,6 +7,7 @@ use std::cmp::Ordering;
 use serde_json::Value;
 
 use super::parser::{BinaryOp, Expr, Function, Node, UnaryOp};
+use crate::state::kind_of as kind;
 
 /// Why an expression could not be evaluated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -344,16 +345,5 @@ fn symbol(op: BinaryOp) -> &'static str {
         BinaryOp::Div => "`/`",
         BinaryOp::Rem => "`%`",
         _ => "this operator",
-    }
-}
-
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
     }
 }
