@@ -79,7 +79,7 @@ fn run_watched(
     let options = RunOptions {
         keep_log: false,
         event_capacity: 4096,
-        sink: None,
+        ..RunOptions::default()
     };
     let run = Run::new(Arc::clone(graph), RunId::from("bench"), input, options);
     let mut subscription = run.subscribe();

@@ -34,6 +34,7 @@ pub struct CompiledGraph {
     pub(crate) entry: NodeIdx,
     pub(crate) max_steps: u32,
     warnings: Report,
+    document: GraphDocument,
 }
 
 pub(crate) struct CompiledNode {
@@ -44,6 +45,8 @@ pub(crate) struct CompiledNode {
     pub(crate) join_sources: Option<Vec<NodeIdx>>,
     pub(crate) retry: Option<RetryPolicy>,
     pub(crate) timeout: Option<Duration>,
+    pub(crate) interrupt_before: bool,
+    pub(crate) interrupt_after: bool,
 }
 
 pub(crate) struct CompiledEdge {
@@ -75,6 +78,11 @@ impl CompiledGraph {
     /// The graph's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The document the graph was compiled from.
+    pub fn document(&self) -> &GraphDocument {
+        &self.document
     }
 
     /// The problems that did not stop compilation.
@@ -144,6 +152,8 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
             join_sources: built.join.then(Vec::new),
             retry: spec.retry.clone(),
             timeout: spec.timeout_ms.map(Duration::from_millis),
+            interrupt_before: spec.interrupt_before,
+            interrupt_after: spec.interrupt_after,
         })
         .collect();
     for edge in edges {
@@ -170,6 +180,7 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         entry,
         max_steps: document.limits.max_steps,
         warnings: report,
+        document: document.clone(),
     })
 }
 

@@ -108,6 +108,11 @@ mod tests {
         );
         assert_eq!(eval("exists(obj) && !exists(nope)").unwrap(), json!(true));
         assert_eq!(eval("[1, n][1]").unwrap(), json!(7));
+        assert_eq!(
+            eval("{role: 'tool', 'the n': n}").unwrap(),
+            json!({"role": "tool", "the n": 7})
+        );
+        assert_eq!(eval("{}").unwrap(), json!({}));
     }
 
     #[test]

@@ -12,8 +12,8 @@ mod document;
 mod migrate;
 
 pub use document::{
-    Channel, ChannelType, EdgeSpec, GraphDocument, Limits, NodeSpec, Position, Reducer, RetryOn,
-    RetryPolicy, Size, StateSchema,
+    Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Limits, NodeSpec, Position,
+    Reducer, RetryOn, RetryPolicy, Size, StateSchema,
 };
 pub use migrate::{FORMAT_VERSION, migrate};
 

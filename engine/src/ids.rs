@@ -80,3 +80,11 @@ name_id!(
     /// A run's id, chosen by whoever starts the run (the server uses UUIDs).
     RunId
 );
+name_id!(
+    /// A thread: a conversation, whose runs share thread-scoped channels.
+    ThreadId
+);
+name_id!(
+    /// A checkpoint, unique within its thread.
+    CheckpointId
+);

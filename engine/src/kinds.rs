@@ -4,6 +4,7 @@
 //! The model, tool, agent, router, memory, human, script and subgraph kinds
 //! come later and build on the same [`crate::node::Node`] trait.
 
+mod ask;
 mod condition;
 mod end;
 mod fan_out;
@@ -12,6 +13,7 @@ mod set;
 mod start;
 mod template;
 
+pub use ask::AskConfig;
 pub use condition::{Branch, ConditionConfig};
 pub use end::EndConfig;
 pub use fan_out::FanOutConfig;
@@ -38,17 +40,20 @@ pub enum BuiltinKind {
     Join,
     /// Starts one instance of a node per item of a list, all in parallel.
     FanOut,
+    /// Pauses the run for a person's answer.
+    Ask,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 6] = [
+    pub const ALL: [BuiltinKind; 7] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
         BuiltinKind::Condition,
         BuiltinKind::Join,
         BuiltinKind::FanOut,
+        BuiltinKind::Ask,
     ];
 
     /// The kind's `kind` string.
@@ -60,6 +65,7 @@ impl BuiltinKind {
             BuiltinKind::Condition => "condition",
             BuiltinKind::Join => "join",
             BuiltinKind::FanOut => "fan_out",
+            BuiltinKind::Ask => "ask",
         }
     }
 
@@ -78,7 +84,8 @@ impl BuiltinKind {
             | BuiltinKind::Set
             | BuiltinKind::Condition
             | BuiltinKind::Join
-            | BuiltinKind::FanOut => 1,
+            | BuiltinKind::FanOut
+            | BuiltinKind::Ask => 1,
         }
     }
 
@@ -100,6 +107,7 @@ impl BuiltinKind {
             BuiltinKind::Condition => condition::build(config),
             BuiltinKind::Join => join::build(config),
             BuiltinKind::FanOut => fan_out::build(config, cx),
+            BuiltinKind::Ask => ask::build(config, cx),
         }
     }
 
@@ -112,6 +120,7 @@ impl BuiltinKind {
             BuiltinKind::Condition => schemars::schema_for!(ConditionConfig),
             BuiltinKind::Join => schemars::schema_for!(JoinConfig),
             BuiltinKind::FanOut => schemars::schema_for!(FanOutConfig),
+            BuiltinKind::Ask => schemars::schema_for!(AskConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

@@ -35,5 +35,5 @@ pub mod validate;
 
 pub use compile::{CompiledGraph, LoadError, compile, validate};
 pub use format::{FORMAT_VERSION, FormatError, GraphDocument};
-pub use ids::{EdgeId, NodeId, RunId};
+pub use ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
 pub use node::Registry;

@@ -25,14 +25,27 @@
 //! ```
 
 mod cancel;
+mod checkpoint;
+mod durable;
 mod emitter;
 mod error;
 mod event;
 mod executor;
+mod persist;
 mod retry;
+#[cfg(feature = "sqlite")]
+pub mod sqlite;
+mod store;
 
 pub use cancel::CancelHandle;
+pub use checkpoint::{
+    Checkpoint, CheckpointSummary, CompletedTask, Interrupt, InterruptWhen, PendingTask, RunStatus,
+    ThreadSummary,
+};
+pub use durable::{Durable, DurableError};
 pub use emitter::{EventLog, EventSink, Lagged, Subscription};
 pub use error::RunError;
 pub use event::{EdgeReason, Event, EventPayload, TaskRef};
 pub use executor::{Run, RunOptions, RunOutput};
+pub use persist::Durability;
+pub use store::{CheckpointStore, MemoryStore, RunRecord, StoreError, StoreFuture};

@@ -63,6 +63,13 @@ fn eval(node: &Node, channel: &dyn Fn(&str) -> Option<Value>) -> Result<Value> {
                 .map(|item| eval(item, channel))
                 .collect::<Result<_>>()?,
         ),
+        Node::Object(fields) => {
+            let mut map = serde_json::Map::new();
+            for (key, value) in fields {
+                map.insert(key.clone(), eval(value, channel)?);
+            }
+            Value::Object(map)
+        }
         Node::Channel(name) => channel(name).unwrap_or(Value::Null),
         Node::Field(inner, field) => match eval(inner, channel)? {
             Value::Object(mut map) => map.remove(field).unwrap_or(Value::Null),

@@ -38,6 +38,7 @@ pub struct Expr {
 pub(crate) enum Node {
     Literal(Value),
     List(Vec<Node>),
+    Object(Vec<(String, Node)>),
     Channel(String),
     Field(Box<Node>, String),
     Index(Box<Node>, Box<Node>),
@@ -159,6 +160,7 @@ impl Expr {
                 }
                 Node::Literal(_) => {}
                 Node::List(items) | Node::Call(_, items) => items.iter().for_each(|n| walk(n, out)),
+                Node::Object(fields) => fields.iter().for_each(|(_, n)| walk(n, out)),
                 Node::Field(inner, _) | Node::Unary(_, inner) => walk(inner, out),
                 Node::Index(a, b) | Node::Binary(_, a, b) => {
                     walk(a, out);
@@ -381,6 +383,7 @@ impl Parser {
                 let items = self.list(Token::RBracket, "`]`")?;
                 Ok(Node::List(items))
             }
+            Token::LBrace => self.object(),
             Token::Ident(name) => match name.as_str() {
                 "true" => Ok(Node::Literal(Value::Bool(true))),
                 "false" => Ok(Node::Literal(Value::Bool(false))),
@@ -411,6 +414,28 @@ impl Parser {
                 offset,
                 format!("unexpected {}", describe(&other)),
             )),
+        }
+    }
+
+    /// `{key: value, 'other key': value}`; the `{` is consumed.
+    fn object(&mut self) -> Result<Node, ParseError> {
+        let mut fields = Vec::new();
+        if *self.peek() == Token::RBrace {
+            self.advance();
+            return Ok(Node::Object(fields));
+        }
+        loop {
+            let key = match self.advance() {
+                Token::Ident(key) | Token::Str(key) => key,
+                _ => return Err(self.error("expected a field name")),
+            };
+            self.expect(Token::Colon, "`:` after the field name")?;
+            fields.push((key, self.expression()?));
+            match self.advance() {
+                Token::Comma => {}
+                Token::RBrace => return Ok(Node::Object(fields)),
+                _ => return Err(self.error("expected `,` or `}`")),
+            }
         }
     }
 
@@ -450,6 +475,8 @@ fn describe(token: &Token) -> String {
     match token {
         Token::RParen => "`)`".into(),
         Token::RBracket => "`]`".into(),
+        Token::RBrace => "`}`".into(),
+        Token::Colon => "`:`".into(),
         Token::Comma => "`,`".into(),
         Token::Dot => "`.`".into(),
         Token::And => "`&&`".into(),

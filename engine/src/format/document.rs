@@ -81,6 +81,25 @@ pub struct Channel {
     /// What the channel is for, for people.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// Whether the value lives for one run or carries over to the next run
+    /// on the same thread (a conversation's messages, a memory).
+    #[serde(default, skip_serializing_if = "is_run_scope")]
+    pub scope: ChannelScope,
+}
+
+/// How long a channel's value lives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ChannelScope {
+    /// Each run starts from the channel's default.
+    #[default]
+    Run,
+    /// A run starts from the value the thread's previous run ended with.
+    Thread,
+}
+
+fn is_run_scope(scope: &ChannelScope) -> bool {
+    *scope == ChannelScope::Run
 }
 
 /// The type of a channel's value.
@@ -153,6 +172,16 @@ pub struct NodeSpec {
     /// Fail an execution (attempt) that takes longer than this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Pause the run before this node runs (a breakpoint).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupt_before: bool,
+    /// Pause the run after this node's step.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub interrupt_after: bool,
+}
+
+fn is_false(value: &bool) -> bool {
+    !*value
 }
 
 fn one() -> u32 {

@@ -48,6 +48,7 @@ pub struct NodeContext<'a> {
     pub attempt: u32,
     pub(crate) emit: &'a dyn Emit,
     pub(crate) cancel: &'a CancelFlag,
+    pub(crate) resume: Option<&'a Value>,
 }
 
 impl<'a> NodeContext<'a> {
@@ -67,7 +68,21 @@ impl<'a> NodeContext<'a> {
             attempt,
             emit,
             cancel,
+            resume: None,
         }
+    }
+
+    /// The same context, carrying the value an interrupted run was
+    /// resumed with.
+    pub fn with_resume(mut self, value: Option<&'a Value>) -> Self {
+        self.resume = value;
+        self
+    }
+
+    /// The value the run was resumed with, when this execution re-runs a
+    /// node that interrupted; `None` on a first execution.
+    pub fn resume_value(&self) -> Option<&Value> {
+        self.resume
     }
 
     /// Emits a custom event (e.g. `token`, `tool_call`, `log`).

@@ -5,24 +5,28 @@ use serde_json::Value;
 use crate::ids::NodeId;
 
 /// A node's result: the state update, and optionally where to go next.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NodeOutput {
     /// `(channel, value)` pairs, applied through each channel's reducer at
     /// the end of the step, in this order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub update: Vec<(String, Value)>,
     /// The route this node chose: only its out-edges labelled with this
     /// route are taken (plus unlabelled ones whose condition holds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub route: Option<String>,
     /// Go straight to these nodes, ignoring out-edges (like LangGraph's
     /// `Command(goto=...)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub goto: Vec<NodeId>,
     /// Start one instance of a node per item, all in the next step, each
     /// given its item (like LangGraph's `Send`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sends: Vec<SendTo>,
 }
 
 /// One fanned-out activation: run `node` with `arg`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SendTo {
     pub node: NodeId,
     pub arg: Value,
@@ -64,6 +68,15 @@ pub enum NodeError {
         /// Whether trying again may succeed.
         transient: bool,
     },
+    /// The node pauses the run to ask for something ("approve this tool
+    /// call?"). The run ends interrupted with this payload; resuming it with
+    /// a value runs the node again, and the node finds the value in
+    /// [`crate::node::NodeContext::resume_value`].
+    #[error("interrupted: {payload}")]
+    Interrupt {
+        /// What the node asks, for the person or program that resumes.
+        payload: Value,
+    },
 }
 
 impl NodeError {
@@ -83,10 +96,16 @@ impl NodeError {
         }
     }
 
+    /// Pauses the run with `payload` (see [`NodeError::Interrupt`]).
+    pub fn interrupt(payload: Value) -> Self {
+        NodeError::Interrupt { payload }
+    }
+
     /// Whether trying again may succeed.
     pub fn is_transient(&self) -> bool {
         match self {
             NodeError::Failed { transient, .. } => *transient,
+            NodeError::Interrupt { .. } => false,
         }
     }
 }

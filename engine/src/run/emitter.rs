@@ -103,6 +103,8 @@ pub(crate) struct Emitter {
     tx: broadcast::Sender<Arc<Event>>,
     log: Option<Arc<EventLog>>,
     sink: Option<Arc<dyn EventSink>>,
+    /// Events not yet handed to the checkpoint store (durable runs only).
+    journal: Option<Mutex<Vec<Arc<Event>>>>,
 }
 
 impl Emitter {
@@ -118,7 +120,37 @@ impl Emitter {
             tx: broadcast::Sender::new(capacity.max(1)),
             log,
             sink,
+            journal: None,
         }
+    }
+
+    /// Numbers events from `seq` on and journals them for the store.
+    pub(crate) fn durable(mut self, seq: u64) -> Self {
+        self.next_seq = Mutex::new(seq);
+        self.journal = Some(Mutex::new(Vec::new()));
+        self
+    }
+
+    /// The `seq` the next event gets.
+    pub(crate) fn next_seq(&self) -> u64 {
+        *self
+            .next_seq
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The journaled events, emptying the journal.
+    pub(crate) fn take_journal(&self) -> Vec<Arc<Event>> {
+        self.journal
+            .as_ref()
+            .map(|journal| {
+                std::mem::take(
+                    &mut *journal
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner),
+                )
+            })
+            .unwrap_or_default()
     }
 
     pub(crate) fn subscribe(&self) -> Subscription {
@@ -144,6 +176,12 @@ impl Emitter {
             payload,
         });
         *next_seq += 1;
+        if let Some(journal) = &self.journal {
+            journal
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(Arc::clone(&event));
+        }
         if let Some(sink) = &self.sink {
             sink.event(&event);
         }
@@ -170,7 +208,7 @@ impl Emit for Emitter {
     }
 }
 
-fn now_us() -> u64 {
+pub(crate) fn now_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| {

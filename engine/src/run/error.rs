@@ -4,6 +4,8 @@ use crate::ids::{EdgeId, NodeId};
 use crate::node::NodeError;
 use crate::state::ReduceError;
 
+use super::store::StoreError;
+
 /// How a run ended when it did not finish.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -48,6 +50,9 @@ pub enum RunError {
     /// The run was cancelled.
     #[error("the run was cancelled at step {step}")]
     Cancelled { step: u32 },
+    /// The checkpoint store failed; the run stopped at its last checkpoint.
+    #[error("{0}")]
+    Store(#[from] StoreError),
 }
 
 fn names(nodes: &[NodeId]) -> String {

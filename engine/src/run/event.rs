@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ids::{EdgeId, NodeId, RunId};
+use super::checkpoint::Interrupt;
+use crate::ids::{CheckpointId, EdgeId, NodeId, RunId};
 
 /// One thing that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,6 +64,19 @@ pub enum EventPayload {
     },
     /// The run was cancelled.
     RunCancelled { step: u32 },
+    /// The run paused: a node asked for something, or hit a breakpoint.
+    RunInterrupted {
+        step: u32,
+        interrupts: Vec<Interrupt>,
+    },
+    /// The run went on from a checkpoint: resumed with a value, recovered
+    /// after a crash, or re-run from an earlier point.
+    RunResumed {
+        step: u32,
+        checkpoint: CheckpointId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<Value>,
+    },
     /// A super-step began with these tasks, all running concurrently.
     StepStarted { step: u32, tasks: Vec<TaskRef> },
     /// A super-step's updates were merged; `delta` holds the new value of

@@ -9,8 +9,12 @@
 //! node decide the next step's tasks; a node activated several times in one
 //! step runs once, and a `join` waits until every node with an edge into it
 //! has arrived. The run ends when a step activates nothing.
+//!
+//! A durable run (see [`super::Durable`]) also saves a checkpoint after each
+//! step, and can pause: a node that interrupts, or a breakpoint, ends the
+//! run `Interrupted` with a checkpoint to resume from.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,16 +23,20 @@ use futures_util::stream::FuturesUnordered;
 use serde_json::{Map, Value};
 
 use super::cancel::CancelHandle;
-use super::emitter::{Emitter, EventLog, EventSink, Subscription};
+use super::checkpoint::{
+    Checkpoint, CompletedTask, Interrupt, InterruptWhen, PendingTask, RunStatus,
+};
+use super::emitter::{Emitter, EventLog, EventSink, Subscription, now_us};
 use super::error::RunError;
 use super::event::{EdgeReason, EventPayload, TaskRef};
+use super::persist::Persistence;
 use super::retry::{delay, should_retry};
 use crate::compile::{CompiledGraph, NodeIdx};
-use crate::ids::{EdgeId, RunId};
+use crate::ids::{CheckpointId, EdgeId, NodeId, RunId};
 use crate::node::{NodeContext, NodeError, NodeInput, NodeOutput};
 use crate::state::{ChannelIdx, State, reduce};
 
-/// How a run reports itself.
+/// How a run reports itself, and where it pauses.
 #[derive(Clone)]
 pub struct RunOptions {
     /// How many events a live subscriber may fall behind before it is told
@@ -37,8 +45,12 @@ pub struct RunOptions {
     /// Keep every event in memory ([`Run::log`]), so lagging subscribers
     /// can catch up. Off, memory stays flat however long the run.
     pub keep_log: bool,
-    /// Also hand every event to this sink (e.g. a database writer).
+    /// Also hand every event to this sink.
     pub sink: Option<Arc<dyn EventSink>>,
+    /// Pause before these nodes run, besides those the graph marks.
+    pub interrupt_before: Vec<NodeId>,
+    /// Pause after these nodes' steps, besides those the graph marks.
+    pub interrupt_after: Vec<NodeId>,
 }
 
 impl Default for RunOptions {
@@ -47,17 +59,46 @@ impl Default for RunOptions {
             event_capacity: 1024,
             keep_log: true,
             sink: None,
+            interrupt_before: Vec::new(),
+            interrupt_after: Vec::new(),
         }
     }
 }
 
-/// What a finished run produced.
+/// What a run produced when it stopped without error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunOutput {
-    /// The final state, as a JSON object.
+    /// The state, as a JSON object: final, or as it stood at the pause.
     pub state: Value,
-    /// How many super-steps the run took.
+    /// How many super-steps the run has taken.
     pub steps: u32,
+    /// Why the run paused; empty when it finished.
+    pub interrupts: Vec<Interrupt>,
+}
+
+impl RunOutput {
+    /// Whether the run paused rather than finished.
+    pub fn is_interrupted(&self) -> bool {
+        !self.interrupts.is_empty()
+    }
+}
+
+/// Where a run begins.
+pub(crate) enum Start {
+    /// A new run: channel defaults, then `carried` (thread-scoped values
+    /// from the thread's previous run), then the input.
+    Fresh {
+        input: Value,
+        carried: Map<String, Value>,
+    },
+    /// From a checkpoint; `resume` is the value for the interrupted tasks.
+    From {
+        checkpoint: Box<Checkpoint>,
+        resume: Option<Value>,
+        /// Whether this continues the same run (resume, recovery) or
+        /// starts a branch (re-run, fork): a branch re-runs the whole step.
+        same_run: bool,
+    },
 }
 
 /// One run of a compiled graph. Subscribe to its events and take its
@@ -65,12 +106,20 @@ pub struct RunOutput {
 pub struct Run {
     graph: Arc<CompiledGraph>,
     run_id: RunId,
-    input: Value,
+    start: Start,
     emitter: Emitter,
     cancel: CancelHandle,
     log: Option<Arc<EventLog>>,
+    breakpoints: Breakpoints,
+    persistence: Option<Persistence>,
 }
 
+struct Breakpoints {
+    before: Vec<bool>,
+    after: Vec<bool>,
+}
+
+#[derive(Clone)]
 struct Task {
     node: NodeIdx,
     arg: Option<Value>,
@@ -86,21 +135,69 @@ impl Run {
         input: Value,
         options: RunOptions,
     ) -> Self {
+        Run::prepare(
+            graph,
+            run_id,
+            Start::Fresh {
+                input,
+                carried: Map::new(),
+            },
+            options,
+            None,
+        )
+    }
+
+    pub(crate) fn prepare(
+        graph: Arc<CompiledGraph>,
+        run_id: RunId,
+        start: Start,
+        options: RunOptions,
+        persistence: Option<Persistence>,
+    ) -> Self {
         let log = options.keep_log.then(|| Arc::new(EventLog::new()));
-        let emitter = Emitter::new(
+        let mut emitter = Emitter::new(
             run_id.clone(),
             options.event_capacity,
             log.clone(),
             options.sink,
         );
+        if persistence.is_some() {
+            let seq = match &start {
+                Start::From {
+                    checkpoint,
+                    same_run: true,
+                    ..
+                } => checkpoint.next_seq,
+                _ => 0,
+            };
+            emitter = emitter.durable(seq);
+        }
+        let mark = |ids: &[NodeId], from_graph: fn(&crate::compile::CompiledNode) -> bool| {
+            graph
+                .nodes
+                .iter()
+                .map(|node| from_graph(node) || ids.contains(&node.id))
+                .collect()
+        };
+        let breakpoints = Breakpoints {
+            before: mark(&options.interrupt_before, |node| node.interrupt_before),
+            after: mark(&options.interrupt_after, |node| node.interrupt_after),
+        };
         Run {
             graph,
             run_id,
-            input,
+            start,
             emitter,
             cancel: CancelHandle::new(),
             log,
+            breakpoints,
+            persistence,
         }
+    }
+
+    /// The run's id.
+    pub fn id(&self) -> &RunId {
+        &self.run_id
     }
 
     /// A live view of the run's events from now on.
@@ -118,29 +215,204 @@ impl Run {
         self.log.clone()
     }
 
-    /// Runs the graph to its end. A node with a timeout or a retry policy
-    /// needs a tokio runtime with its time driver enabled.
+    /// Runs the graph until it finishes, fails, is cancelled, or pauses.
+    /// A node with a timeout or a retry policy needs a tokio runtime with
+    /// its time driver enabled.
     pub async fn execute(self) -> Result<RunOutput, RunError> {
         let Run {
             graph,
             run_id,
-            input,
+            start,
             emitter,
             cancel,
             log: _,
+            breakpoints,
+            mut persistence,
         } = self;
-        emitter.emit(EventPayload::RunStarted {
-            graph: graph.name.clone(),
-            input: input.clone(),
-        });
         let executor = Executor {
             graph: &graph,
             run_id: &run_id,
             emitter: &emitter,
             cancel: &cancel,
+            breakpoints: &breakpoints,
         };
-        let result = executor.run(input).await;
-        emitter.emit(match &result {
+        let mut progress = match executor.begin(start) {
+            Ok(progress) => progress,
+            Err(error) => {
+                executor.emit_end(&Err(error.clone()));
+                return Err(error);
+            }
+        };
+        let result = executor.run(&mut progress, persistence.as_mut()).await;
+        executor.emit_end(&result);
+        if let Some(persistence) = persistence.as_mut()
+            && !matches!(result, Err(RunError::Store(_)))
+        {
+            let status = match &result {
+                Ok(output) if output.is_interrupted() => RunStatus::Interrupted,
+                Ok(_) => RunStatus::Finished,
+                Err(RunError::Cancelled { .. }) => RunStatus::Cancelled,
+                Err(_) => RunStatus::Failed,
+            };
+            let (interrupts, completed) = progress.paused.take().unwrap_or_default();
+            let error = result.as_ref().err().map(ToString::to_string);
+            let checkpoint =
+                executor.checkpoint(&progress, persistence, status, interrupts, completed, error);
+            persistence
+                .save_final(checkpoint, emitter.take_journal())
+                .await?;
+        }
+        result
+    }
+}
+
+/// Where a run stands between steps.
+pub(crate) struct Progress {
+    state: State,
+    tasks: Vec<Task>,
+    arrivals: HashMap<NodeIdx, Vec<NodeIdx>>,
+    step: u32,
+    recent: VecDeque<Vec<NodeIdx>>,
+    resume: Option<Resumption>,
+    /// Why and where the run paused, for its checkpoint.
+    paused: Option<(Vec<Interrupt>, Vec<CompletedTask>)>,
+}
+
+/// What a resumed step already knows.
+struct Resumption {
+    value: Option<Value>,
+    /// Outputs of the step's tasks that finished before the pause.
+    completed: Vec<Option<NodeOutput>>,
+    /// Skip the before-breakpoints of this step (they already paused it).
+    skip_before: bool,
+}
+
+pub(crate) struct Executor<'a> {
+    graph: &'a CompiledGraph,
+    run_id: &'a RunId,
+    emitter: &'a Emitter,
+    cancel: &'a CancelHandle,
+    breakpoints: &'a Breakpoints,
+}
+
+impl Executor<'_> {
+    fn begin(&self, start: Start) -> Result<Progress, RunError> {
+        let mut state = State::new(Arc::clone(&self.graph.layout));
+        match start {
+            Start::Fresh { input, carried } => {
+                self.emitter.emit(EventPayload::RunStarted {
+                    graph: self.graph.name.clone(),
+                    input: input.clone(),
+                });
+                for (channel, value) in carried {
+                    if let Some(idx) = self.graph.layout.index(&channel) {
+                        *state.at_mut(idx) = value;
+                    }
+                }
+                self.apply_input(&mut state, input)?;
+                Ok(Progress {
+                    state,
+                    tasks: vec![Task {
+                        node: self.graph.entry,
+                        arg: None,
+                        instance: None,
+                    }],
+                    arrivals: HashMap::new(),
+                    step: 0,
+                    recent: VecDeque::new(),
+                    resume: None,
+                    paused: None,
+                })
+            }
+            Start::From {
+                checkpoint,
+                resume,
+                same_run,
+            } => {
+                self.emitter.emit(EventPayload::RunResumed {
+                    step: checkpoint.step,
+                    checkpoint: checkpoint.id.clone(),
+                    value: resume.clone(),
+                });
+                self.restore(&mut state, &checkpoint.state)?;
+                let tasks = checkpoint
+                    .next
+                    .iter()
+                    .map(|task| self.task(task))
+                    .collect::<Result<Vec<_>, _>>()?;
+                let mut arrivals = HashMap::new();
+                for (join, sources) in &checkpoint.arrivals {
+                    let join = self.index(join)?;
+                    let sources = sources
+                        .iter()
+                        .map(|s| self.index(s))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    arrivals.insert(join, sources);
+                }
+                let interrupted = checkpoint.status == RunStatus::Interrupted;
+                let resume = (same_run && interrupted).then(|| {
+                    let mut completed = vec![None; tasks.len()];
+                    for done in &checkpoint.completed {
+                        if let Some(slot) = completed.get_mut(done.task as usize) {
+                            *slot = Some(done.output.clone());
+                        }
+                    }
+                    Resumption {
+                        value: resume,
+                        completed,
+                        skip_before: checkpoint
+                            .interrupts
+                            .iter()
+                            .any(|i| i.when == InterruptWhen::Before),
+                    }
+                });
+                Ok(Progress {
+                    state,
+                    tasks,
+                    arrivals,
+                    step: checkpoint.step,
+                    recent: VecDeque::new(),
+                    resume,
+                    paused: None,
+                })
+            }
+        }
+    }
+
+    fn index(&self, node: &NodeId) -> Result<NodeIdx, RunError> {
+        self.graph.node(node).ok_or_else(|| RunError::BadInput {
+            message: format!("the checkpoint names node `{node}`, which this graph does not have"),
+        })
+    }
+
+    fn task(&self, task: &PendingTask) -> Result<Task, RunError> {
+        Ok(Task {
+            node: self.index(&task.node)?,
+            arg: task.arg.clone(),
+            instance: task.instance,
+        })
+    }
+
+    fn restore(&self, state: &mut State, saved: &Value) -> Result<(), RunError> {
+        let Value::Object(fields) = saved else {
+            return Err(RunError::BadInput {
+                message: "the checkpoint's state is not an object".into(),
+            });
+        };
+        for (channel, value) in fields {
+            if let Some(idx) = self.graph.layout.index(channel) {
+                *state.at_mut(idx) = value.clone();
+            }
+        }
+        Ok(())
+    }
+
+    fn emit_end(&self, result: &Result<RunOutput, RunError>) {
+        self.emitter.emit(match result {
+            Ok(output) if output.is_interrupted() => EventPayload::RunInterrupted {
+                step: output.steps,
+                interrupts: output.interrupts.clone(),
+            },
             Ok(output) => EventPayload::RunFinished {
                 output: output.state.clone(),
                 steps: output.steps,
@@ -156,42 +428,55 @@ impl Run {
                 },
             },
         });
-        result
     }
-}
 
-struct Executor<'a> {
-    graph: &'a CompiledGraph,
-    run_id: &'a RunId,
-    emitter: &'a Emitter,
-    cancel: &'a CancelHandle,
-}
-
-impl Executor<'_> {
-    async fn run(&self, input: Value) -> Result<RunOutput, RunError> {
-        let mut state = State::new(Arc::clone(&self.graph.layout));
-        self.apply_input(&mut state, input)?;
-
-        let mut tasks = vec![Task {
-            node: self.graph.entry,
-            arg: None,
-            instance: None,
-        }];
-        let mut arrivals: HashMap<NodeIdx, Vec<NodeIdx>> = HashMap::new();
+    async fn run(
+        &self,
+        progress: &mut Progress,
+        mut persistence: Option<&mut Persistence>,
+    ) -> Result<RunOutput, RunError> {
+        if let Some(persistence) = persistence.as_deref_mut()
+            && progress.resume.is_none()
+        {
+            // The first checkpoint: the run is known, and recoverable from
+            // its very beginning.
+            let checkpoint = self.checkpoint(
+                progress,
+                persistence,
+                RunStatus::Running,
+                Vec::new(),
+                Vec::new(),
+                None,
+            );
+            persistence
+                .save_step(checkpoint, self.emitter.take_journal())
+                .await?;
+        }
         let window = self.graph.nodes.len().clamp(1, 64);
-        let mut recent: VecDeque<Vec<NodeIdx>> = VecDeque::with_capacity(window);
-        let mut step = 0;
-
-        while !tasks.is_empty() {
+        while !progress.tasks.is_empty() {
+            let step = progress.step;
             if step >= self.graph.max_steps {
-                return Err(self.step_limit(&recent, &tasks));
+                return Err(self.step_limit(&progress.recent, &progress.tasks));
             }
             if self.cancel.is_cancelled() {
                 return Err(RunError::Cancelled { step });
             }
+            let skip_before = progress.resume.as_ref().is_some_and(|r| r.skip_before);
+            if !skip_before {
+                let before: Vec<Interrupt> = self.breakpoint_hits(
+                    &progress.tasks,
+                    &self.breakpoints.before,
+                    InterruptWhen::Before,
+                );
+                if !before.is_empty() {
+                    return Ok(self.pause(progress, before, Vec::new()));
+                }
+            }
+
             self.emitter.emit(EventPayload::StepStarted {
                 step,
-                tasks: tasks
+                tasks: progress
+                    .tasks
                     .iter()
                     .map(|task| TaskRef {
                         node: self.graph.nodes[task.node.get()].id.clone(),
@@ -199,23 +484,162 @@ impl Executor<'_> {
                     })
                     .collect(),
             });
+            let resume = progress.resume.take();
+            let outcomes = self
+                .run_step(step, &progress.tasks, &progress.state, resume)
+                .await?;
 
-            let mut outputs = self.run_step(step, &tasks, &state).await?;
-            let delta = self.merge(step, &tasks, &mut outputs, &mut state)?;
+            let mut interrupts = Vec::new();
+            let mut outputs = Vec::with_capacity(outcomes.len());
+            let mut completed = Vec::new();
+            for (i, outcome) in outcomes.into_iter().enumerate() {
+                match outcome {
+                    TaskOutcome::Done(output) => {
+                        completed.push(CompletedTask {
+                            task: i as u32,
+                            output: output.clone(),
+                        });
+                        outputs.push(output);
+                    }
+                    TaskOutcome::Interrupted(payload) => interrupts.push(Interrupt {
+                        node: self.graph.nodes[progress.tasks[i].node.get()].id.clone(),
+                        task: i as u32,
+                        when: InterruptWhen::During,
+                        payload,
+                    }),
+                }
+            }
+            if !interrupts.is_empty() {
+                return Ok(self.pause(progress, interrupts, completed));
+            }
+
+            let delta = self.merge(step, &progress.tasks, &mut outputs, &mut progress.state)?;
             self.emitter
                 .emit(EventPayload::StepFinished { step, delta });
-
-            if recent.len() == window {
-                recent.pop_front();
+            if progress.recent.len() == window {
+                progress.recent.pop_front();
             }
-            recent.push_back(tasks.iter().map(|task| task.node).collect());
-            tasks = self.next_tasks(step, &tasks, outputs, &state, &mut arrivals)?;
-            step += 1;
+            progress
+                .recent
+                .push_back(progress.tasks.iter().map(|task| task.node).collect());
+            let after = self.breakpoint_hits(
+                &progress.tasks,
+                &self.breakpoints.after,
+                InterruptWhen::After,
+            );
+            progress.tasks = self.next_tasks(
+                step,
+                &progress.tasks,
+                outputs,
+                &progress.state,
+                &mut progress.arrivals,
+            )?;
+            progress.step += 1;
+
+            if !after.is_empty() && !progress.tasks.is_empty() {
+                return Ok(self.pause(progress, after, Vec::new()));
+            }
+            if let Some(persistence) = persistence.as_deref_mut()
+                && !progress.tasks.is_empty()
+            {
+                let checkpoint = self.checkpoint(
+                    progress,
+                    persistence,
+                    RunStatus::Running,
+                    Vec::new(),
+                    Vec::new(),
+                    None,
+                );
+                persistence
+                    .save_step(checkpoint, self.emitter.take_journal())
+                    .await?;
+            }
         }
         Ok(RunOutput {
-            state: state.to_json(),
-            steps: step,
+            state: progress.state.to_json(),
+            steps: progress.step,
+            interrupts: Vec::new(),
         })
+    }
+
+    /// Ends the run paused; `execute` saves where to resume from.
+    fn pause(
+        &self,
+        progress: &mut Progress,
+        interrupts: Vec<Interrupt>,
+        completed: Vec<CompletedTask>,
+    ) -> RunOutput {
+        let output = RunOutput {
+            state: progress.state.to_json(),
+            steps: progress.step,
+            interrupts: interrupts.clone(),
+        };
+        progress.paused = Some((interrupts, completed));
+        output
+    }
+
+    fn breakpoint_hits(
+        &self,
+        tasks: &[Task],
+        marks: &[bool],
+        when: InterruptWhen,
+    ) -> Vec<Interrupt> {
+        let mut hits: Vec<Interrupt> = Vec::new();
+        for (i, task) in tasks.iter().enumerate() {
+            let node = &self.graph.nodes[task.node.get()].id;
+            if marks[task.node.get()] && !hits.iter().any(|hit| &hit.node == node) {
+                hits.push(Interrupt {
+                    node: node.clone(),
+                    task: i as u32,
+                    when,
+                    payload: Value::Null,
+                });
+            }
+        }
+        hits
+    }
+
+    pub(crate) fn checkpoint(
+        &self,
+        progress: &Progress,
+        persistence: &mut Persistence,
+        status: RunStatus,
+        interrupts: Vec<Interrupt>,
+        completed: Vec<CompletedTask>,
+        error: Option<String>,
+    ) -> Checkpoint {
+        let next_seq = self.emitter.next_seq();
+        let id = CheckpointId::from(format!("{}/{next_seq}", self.run_id));
+        let parent = persistence.advance(id.clone());
+        let name = |idx: &NodeIdx| self.graph.nodes[idx.get()].id.clone();
+        Checkpoint {
+            id,
+            thread_id: persistence.thread().clone(),
+            run_id: self.run_id.clone(),
+            parent,
+            step: progress.step,
+            state: progress.state.to_json(),
+            next: progress
+                .tasks
+                .iter()
+                .map(|task| PendingTask {
+                    node: name(&task.node),
+                    arg: task.arg.clone(),
+                    instance: task.instance,
+                })
+                .collect(),
+            arrivals: progress
+                .arrivals
+                .iter()
+                .map(|(join, sources)| (name(join), sources.iter().map(name).collect()))
+                .collect::<BTreeMap<_, _>>(),
+            status,
+            interrupts,
+            completed,
+            next_seq,
+            error,
+            created_at_us: now_us(),
+        }
     }
 
     fn apply_input(&self, state: &mut State, input: Value) -> Result<(), RunError> {
@@ -242,7 +666,7 @@ impl Executor<'_> {
                 layout.reducers[idx.0 as usize],
                 state.at_mut(idx),
                 value,
-                &|k| format!("input-{n}-{k}"),
+                &|k| format!("input-{}-{n}-{k}", self.run_id),
             )
             .map_err(|error| RunError::BadInput {
                 message: error.to_string(),
@@ -256,29 +680,38 @@ impl Executor<'_> {
         step: u32,
         tasks: &[Task],
         state: &State,
-    ) -> Result<Vec<NodeOutput>, RunError> {
+        resume: Option<Resumption>,
+    ) -> Result<Vec<TaskOutcome>, RunError> {
+        let (value, mut completed) = match resume {
+            Some(resume) => (resume.value, resume.completed),
+            None => (None, Vec::new()),
+        };
+        let value = value.as_ref();
         let work = async {
-            if let [task] = tasks {
+            if let ([task], None) = (tasks, completed.first()) {
                 return self
-                    .run_task(step, 0, task, state)
+                    .run_task(step, 0, task, state, value)
                     .await
-                    .map(|output| vec![output]);
+                    .map(|outcome| vec![outcome]);
             }
-            let mut pending: FuturesUnordered<_> =
-                tasks
-                    .iter()
-                    .enumerate()
-                    .map(|(i, task)| async move {
-                        (i, self.run_task(step, i as u32, task, state).await)
-                    })
-                    .collect();
-            let mut outputs: Vec<Option<NodeOutput>> = Vec::with_capacity(tasks.len());
-            outputs.resize_with(tasks.len(), || None);
+            let mut outcomes: Vec<Option<TaskOutcome>> = Vec::with_capacity(tasks.len());
+            outcomes.resize_with(tasks.len(), || None);
+            let mut pending = FuturesUnordered::new();
+            for (i, task) in tasks.iter().enumerate() {
+                // A task that finished before the pause is not run again.
+                if let Some(output) = completed.get_mut(i).and_then(Option::take) {
+                    outcomes[i] = Some(TaskOutcome::Done(output));
+                    continue;
+                }
+                pending.push(async move {
+                    (i, self.run_task(step, i as u32, task, state, value).await)
+                });
+            }
             while let Some((i, result)) = pending.next().await {
                 // A failure ends the step: dropping `pending` cancels the rest.
-                outputs[i] = Some(result?);
+                outcomes[i] = Some(result?);
             }
-            Ok(outputs.into_iter().flatten().collect())
+            Ok(outcomes.into_iter().flatten().collect())
         };
         tokio::select! {
             biased;
@@ -293,7 +726,8 @@ impl Executor<'_> {
         index: u32,
         task: &Task,
         state: &State,
-    ) -> Result<NodeOutput, RunError> {
+        resume: Option<&Value>,
+    ) -> Result<TaskOutcome, RunError> {
         let node = &self.graph.nodes[task.node.get()];
         let mut attempt = 1;
         loop {
@@ -311,6 +745,7 @@ impl Executor<'_> {
                 attempt,
                 emit: self.emitter,
                 cancel: self.cancel.flag(),
+                resume,
             };
             let future = node.runtime.run(NodeInput {
                 state,
@@ -339,7 +774,10 @@ impl Executor<'_> {
                         update: update_json(&output.update),
                         route: output.route.clone(),
                     });
-                    return Ok(output);
+                    return Ok(TaskOutcome::Done(output));
+                }
+                Err(NodeError::Interrupt { payload }) => {
+                    return Ok(TaskOutcome::Interrupted(payload));
                 }
                 Err(error) => {
                     if let Some(policy) = &node.retry
@@ -403,7 +841,7 @@ impl Executor<'_> {
                     layout.reducers[slot],
                     state.at_mut(idx),
                     value,
-                    &|k| format!("msg-{step}-{i}-{n}-{k}"),
+                    &|k| format!("msg-{}-{step}-{i}-{n}-{k}", self.run_id),
                 )
                 .map_err(|error| RunError::bad_update(node, step, error))?;
                 if !changed.contains(&idx) {
@@ -564,6 +1002,12 @@ impl Executor<'_> {
                 .collect(),
         }
     }
+}
+
+/// How one task of a step ended.
+enum TaskOutcome {
+    Done(NodeOutput),
+    Interrupted(Value),
 }
 
 fn update_json(update: &[(String, Value)]) -> Value {

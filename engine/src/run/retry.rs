@@ -11,7 +11,8 @@ use crate::node::NodeError;
 
 /// Whether `error` on attempt `attempt` (from 1) should be retried.
 pub(crate) fn should_retry(policy: &RetryPolicy, attempt: u32, error: &NodeError) -> bool {
-    attempt < policy.max_attempts
+    !matches!(error, NodeError::Interrupt { .. })
+        && attempt < policy.max_attempts
         && match policy.retry_on {
             RetryOn::All => true,
             RetryOn::Transient => error.is_transient(),

@@ -6,6 +6,7 @@
 mod support;
 
 mod cancel;
+mod durable;
 mod events;
 mod format;
 mod fuzz;

@@ -1,0 +1,375 @@
+//! Durable runs on threads: start, pause and resume, re-run or fork from
+//! any checkpoint, recover after a crash.
+//!
+//! A thread is a conversation: its runs share the channels the graph marks
+//! `"scope": "thread"` (messages, memories), each run starting from the
+//! values the previous one ended with. Two runs of one thread never run at
+//! once: starting a second while one runs is refused with
+//! [`DurableError::ThreadBusy`], and a thread whose last run is paused
+//! must be resumed (or its pause cancelled) before a new run starts.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value};
+
+use super::checkpoint::{Checkpoint, RunStatus};
+use super::emitter::now_us;
+use super::event::{Event, EventPayload};
+use super::executor::{Run, RunOptions, Start};
+use super::persist::{Durability, Persistence};
+use super::store::{CheckpointStore, RunRecord, StoreError};
+use crate::compile::{CompiledGraph, LoadError};
+use crate::format::ChannelScope;
+use crate::ids::{CheckpointId, RunId, ThreadId};
+use crate::node::Registry;
+use crate::state::is_of_type;
+
+/// Why a durable run could not start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DurableError {
+    /// A run of this thread is running (here, or it died and awaits
+    /// recovery).
+    #[error("thread `{thread}` has a run in progress; wait for it to end")]
+    ThreadBusy { thread: ThreadId },
+    /// The thread's last run is paused.
+    #[error("thread `{thread}` is waiting to be resumed; resume it or cancel the pause first")]
+    Paused { thread: ThreadId },
+    /// Resume was asked of a thread that is not paused.
+    #[error("thread `{thread}` is not interrupted ({}); there is nothing to resume", describe(*status))]
+    NotInterrupted {
+        thread: ThreadId,
+        status: Option<RunStatus>,
+    },
+    /// No such checkpoint in the thread.
+    #[error("thread `{thread}` has no checkpoint `{checkpoint}`")]
+    NoCheckpoint {
+        thread: ThreadId,
+        checkpoint: String,
+    },
+    /// An edit of a fork does not fit the graph's state.
+    #[error("cannot set `{channel}`: {message}")]
+    BadEdit { channel: String, message: String },
+    /// The graph stored with a run no longer loads.
+    #[error("the stored graph of run `{run}` does not load: {error}")]
+    Graph { run: RunId, error: Box<LoadError> },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+fn describe(status: Option<RunStatus>) -> String {
+    match status {
+        Some(status) => format!("its last run is {}", status.as_str()),
+        None => "it has no runs".to_string(),
+    }
+}
+
+/// Starts and resumes durable runs over a checkpoint store.
+#[derive(Clone)]
+pub struct Durable {
+    store: Arc<dyn CheckpointStore>,
+    registry: Registry,
+    durability: Durability,
+    options: RunOptions,
+    busy: Arc<Mutex<HashSet<ThreadId>>>,
+}
+
+/// Marks a thread busy until dropped.
+struct ThreadGuard {
+    busy: Arc<Mutex<HashSet<ThreadId>>>,
+    thread: ThreadId,
+}
+
+impl Drop for ThreadGuard {
+    fn drop(&mut self) {
+        self.busy
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.thread);
+    }
+}
+
+impl Durable {
+    /// Durable runs over `store`, saving every step (`Durability::Sync`).
+    pub fn new(store: Arc<dyn CheckpointStore>) -> Self {
+        Durable {
+            store,
+            registry: Registry::new(),
+            durability: Durability::Sync,
+            options: RunOptions::default(),
+            busy: Arc::default(),
+        }
+    }
+
+    /// The kinds stored graphs may use (for resume and recovery).
+    pub fn with_registry(mut self, registry: Registry) -> Self {
+        self.registry = registry;
+        self
+    }
+
+    /// When checkpoints are written.
+    pub fn with_durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
+        self
+    }
+
+    /// The options every run gets (events, breakpoints).
+    pub fn with_options(mut self, options: RunOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Arc<dyn CheckpointStore> {
+        &self.store
+    }
+
+    fn claim(&self, thread: &ThreadId) -> Result<ThreadGuard, DurableError> {
+        let mut busy = self.busy.lock().unwrap_or_else(PoisonError::into_inner);
+        if !busy.insert(thread.clone()) {
+            return Err(DurableError::ThreadBusy {
+                thread: thread.clone(),
+            });
+        }
+        Ok(ThreadGuard {
+            busy: Arc::clone(&self.busy),
+            thread: thread.clone(),
+        })
+    }
+
+    fn persistence(
+        &self,
+        thread: &ThreadId,
+        parent: Option<CheckpointId>,
+        guard: ThreadGuard,
+    ) -> Persistence {
+        Persistence::new(
+            Arc::clone(&self.store),
+            self.durability,
+            thread.clone(),
+            parent,
+            Some(Box::new(guard)),
+        )
+    }
+
+    async fn graph_of(&self, run: &RunId) -> Result<Arc<CompiledGraph>, DurableError> {
+        let record = self
+            .store
+            .run(run)
+            .await?
+            .ok_or_else(|| StoreError(format!("no record of run `{run}`")))?;
+        CompiledGraph::from_json(&record.graph, &self.registry)
+            .map(Arc::new)
+            .map_err(|error| DurableError::Graph {
+                run: run.clone(),
+                error: Box::new(error),
+            })
+    }
+
+    /// Starts a new run of `graph` on `thread` with `input`. Thread-scoped
+    /// channels start from where the thread's previous run left them.
+    pub async fn start(
+        &self,
+        graph: Arc<CompiledGraph>,
+        thread: ThreadId,
+        run_id: RunId,
+        input: Value,
+    ) -> Result<Run, DurableError> {
+        let guard = self.claim(&thread)?;
+        let latest = self.store.latest(&thread).await?;
+        let mut carried = Map::new();
+        if let Some(latest) = &latest {
+            match latest.status {
+                RunStatus::Running => return Err(DurableError::ThreadBusy { thread }),
+                RunStatus::Interrupted => return Err(DurableError::Paused { thread }),
+                _ => {}
+            }
+            for (name, channel) in &graph.document().state.channels {
+                if channel.scope == ChannelScope::Thread
+                    && let Some(value) = latest.state.get(name)
+                    && is_of_type(value, channel.ty)
+                {
+                    carried.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        self.store
+            .create_run(&RunRecord {
+                run_id: run_id.clone(),
+                thread_id: thread.clone(),
+                graph: graph.document().to_json(),
+                status: RunStatus::Running,
+            })
+            .await?;
+        let persistence = self.persistence(&thread, latest.map(|c| c.id), guard);
+        Ok(Run::prepare(
+            graph,
+            run_id,
+            Start::Fresh { input, carried },
+            self.options.clone(),
+            Some(persistence),
+        ))
+    }
+
+    /// Resumes the thread's paused run: the interrupted nodes run again and
+    /// find `value` in their context; the step's other tasks are not run
+    /// again. The run keeps its id and its event numbering.
+    pub async fn resume(&self, thread: &ThreadId, value: Value) -> Result<Run, DurableError> {
+        let guard = self.claim(thread)?;
+        let latest = self.store.latest(thread).await?;
+        let checkpoint = match latest {
+            Some(checkpoint) if checkpoint.status == RunStatus::Interrupted => checkpoint,
+            other => {
+                return Err(DurableError::NotInterrupted {
+                    thread: thread.clone(),
+                    status: other.map(|c| c.status),
+                });
+            }
+        };
+        let graph = self.graph_of(&checkpoint.run_id).await?;
+        let run_id = checkpoint.run_id.clone();
+        let persistence = self.persistence(thread, Some(checkpoint.id.clone()), guard);
+        Ok(Run::prepare(
+            graph,
+            run_id,
+            Start::From {
+                checkpoint: Box::new(checkpoint),
+                resume: Some(value),
+                same_run: true,
+            },
+            self.options.clone(),
+            Some(persistence),
+        ))
+    }
+
+    /// Starts a new run from one of the thread's checkpoints (time travel):
+    /// with no `edits` it re-runs from there; with edits, channel values are
+    /// replaced first, forking a new branch. Earlier history is not touched.
+    pub async fn run_from(
+        &self,
+        thread: &ThreadId,
+        checkpoint: &str,
+        edits: Map<String, Value>,
+        run_id: RunId,
+    ) -> Result<Run, DurableError> {
+        let guard = self.claim(thread)?;
+        if let Some(latest) = self.store.latest(thread).await?
+            && latest.status == RunStatus::Running
+        {
+            return Err(DurableError::ThreadBusy {
+                thread: thread.clone(),
+            });
+        }
+        let mut source = self
+            .store
+            .checkpoint(thread, checkpoint)
+            .await?
+            .ok_or_else(|| DurableError::NoCheckpoint {
+                thread: thread.clone(),
+                checkpoint: checkpoint.to_string(),
+            })?;
+        let graph = self.graph_of(&source.run_id).await?;
+        let channels = &graph.document().state.channels;
+        for (name, value) in edits {
+            let channel = channels.get(&name).ok_or_else(|| DurableError::BadEdit {
+                channel: name.clone(),
+                message: "it is not a channel of this graph's state".into(),
+            })?;
+            if !is_of_type(&value, channel.ty) {
+                return Err(DurableError::BadEdit {
+                    channel: name,
+                    message: format!("the value is not of the channel's type `{:?}`", channel.ty),
+                });
+            }
+            if let Value::Object(state) = &mut source.state {
+                state.insert(name, value);
+            }
+        }
+        self.store
+            .create_run(&RunRecord {
+                run_id: run_id.clone(),
+                thread_id: thread.clone(),
+                graph: graph.document().to_json(),
+                status: RunStatus::Running,
+            })
+            .await?;
+        let persistence = self.persistence(thread, Some(source.id.clone()), guard);
+        Ok(Run::prepare(
+            graph,
+            run_id,
+            Start::From {
+                checkpoint: Box::new(source),
+                resume: None,
+                same_run: false,
+            },
+            self.options.clone(),
+            Some(persistence),
+        ))
+    }
+
+    /// The runs a crash left running, ready to go on from their last
+    /// checkpoints. Steps that had committed are not run again, and each
+    /// run's events go on from where its stored log ends.
+    pub async fn recover(&self) -> Result<Vec<Run>, DurableError> {
+        let mut runs = Vec::new();
+        for record in self.store.unfinished().await? {
+            let Some(checkpoint) = self.store.latest(&record.thread_id).await? else {
+                continue;
+            };
+            if checkpoint.run_id != record.run_id {
+                continue;
+            }
+            let guard = self.claim(&record.thread_id)?;
+            let graph = self.graph_of(&record.run_id).await?;
+            let persistence =
+                self.persistence(&record.thread_id, Some(checkpoint.id.clone()), guard);
+            runs.push(Run::prepare(
+                graph,
+                record.run_id.clone(),
+                Start::From {
+                    checkpoint: Box::new(checkpoint),
+                    resume: None,
+                    same_run: true,
+                },
+                self.options.clone(),
+                Some(persistence),
+            ));
+        }
+        Ok(runs)
+    }
+
+    /// Ends a thread's pause without resuming it: its run becomes
+    /// cancelled, and the thread can start new runs.
+    pub async fn cancel_pause(&self, thread: &ThreadId) -> Result<(), DurableError> {
+        let _guard = self.claim(thread)?;
+        let checkpoint = match self.store.latest(thread).await? {
+            Some(checkpoint) if checkpoint.status == RunStatus::Interrupted => checkpoint,
+            other => {
+                return Err(DurableError::NotInterrupted {
+                    thread: thread.clone(),
+                    status: other.map(|c| c.status),
+                });
+            }
+        };
+        let event = Arc::new(Event {
+            run_id: checkpoint.run_id.clone(),
+            seq: checkpoint.next_seq,
+            at_us: now_us(),
+            payload: EventPayload::RunCancelled {
+                step: checkpoint.step,
+            },
+        });
+        let cancelled = Checkpoint {
+            id: CheckpointId::from(format!("{}/{}", checkpoint.run_id, checkpoint.next_seq + 1)),
+            parent: Some(checkpoint.id.clone()),
+            status: RunStatus::Cancelled,
+            next_seq: checkpoint.next_seq + 1,
+            created_at_us: now_us(),
+            ..checkpoint
+        };
+        self.store.save(&cancelled, &[event]).await?;
+        Ok(())
+    }
+}

@@ -1,0 +1,306 @@
+//! A [`CheckpointStore`] on SQLite (feature `sqlite`).
+//!
+//! A checkpoint and the events since the previous one are written in one
+//! transaction. In WAL mode with `SyncMode::Normal` a commit survives a
+//! killed process but not a power cut; `SyncMode::Full` fsyncs every commit
+//! and survives both (see docs/performance.md for what each costs).
+
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::SqlitePool;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
+
+use super::checkpoint::{Checkpoint, CheckpointSummary, RunStatus, ThreadSummary};
+use super::emitter::now_us;
+use super::event::Event;
+use super::store::{CheckpointStore, RunRecord, StoreError, StoreFuture};
+use crate::ids::{RunId, ThreadId};
+
+/// How hard each commit is pushed to disk.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Survives a killed process, not a power cut (`synchronous=NORMAL`).
+    #[default]
+    Normal,
+    /// Survives a power cut: every commit is fsynced (`synchronous=FULL`).
+    Full,
+}
+
+/// Checkpoints and events in a SQLite database.
+#[derive(Clone, Debug)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+fn error(context: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
+    move |error| StoreError(format!("{context}: {error}"))
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file at `path`.
+    pub async fn open(path: impl AsRef<Path>, sync: SyncMode) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+        }
+        let options = SqliteConnectOptions::from_str("sqlite:")
+            .map_err(error("options"))?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(match sync {
+                SyncMode::Normal => SqliteSynchronous::Normal,
+                SyncMode::Full => SqliteSynchronous::Full,
+            })
+            .foreign_keys(true)
+            .busy_timeout(Duration::from_secs(5));
+        let pool = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options)
+            .await
+            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+        Self::from_pool(pool).await
+    }
+
+    /// Uses an open pool (an application's own database), adding the
+    /// store's tables if they are missing.
+    pub async fn from_pool(pool: SqlitePool) -> Result<Self, StoreError> {
+        let mut migrator = sqlx::migrate!("./migrations");
+        migrator.set_ignore_missing(true);
+        migrator
+            .run(&pool)
+            .await
+            .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))?;
+        Ok(SqliteStore { pool })
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &SqlitePool {
+        &self.pool
+    }
+
+    /// The store, shared.
+    pub fn shared(self) -> Arc<dyn CheckpointStore> {
+        Arc::new(self)
+    }
+}
+
+fn status_of(text: &str) -> RunStatus {
+    match text {
+        "interrupted" => RunStatus::Interrupted,
+        "finished" => RunStatus::Finished,
+        "failed" => RunStatus::Failed,
+        "cancelled" => RunStatus::Cancelled,
+        _ => RunStatus::Running,
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
+    serde_json::from_str(body)
+        .map_err(|e| StoreError(format!("a stored record does not read back: {e}")))
+}
+
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    run_id: String,
+    thread_id: String,
+    graph: String,
+    status: String,
+}
+
+impl From<RunRow> for RunRecord {
+    fn from(row: RunRow) -> Self {
+        RunRecord {
+            run_id: RunId::from(row.run_id),
+            thread_id: ThreadId::from(row.thread_id),
+            graph: row.graph,
+            status: status_of(&row.status),
+        }
+    }
+}
+
+impl CheckpointStore for SqliteStore {
+    fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let now = now_us() as i64;
+            sqlx::query(
+                "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
+                 VALUES (?, ?, ?, ?, ?, ?)",
+            )
+            .bind(run.run_id.as_str())
+            .bind(run.thread_id.as_str())
+            .bind(&run.graph)
+            .bind(run.status.as_str())
+            .bind(now)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err(error("cannot record the run"))?;
+            Ok(())
+        })
+    }
+
+    fn save<'a>(
+        &'a self,
+        checkpoint: &'a Checkpoint,
+        events: &'a [Arc<Event>],
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let body = serde_json::to_string(checkpoint).map_err(|e| StoreError(e.to_string()))?;
+            let events_json =
+                serde_json::to_string(events).map_err(|e| StoreError(e.to_string()))?;
+            let mut tx = self.pool.begin().await.map_err(error("cannot begin"))?;
+            if !events.is_empty() {
+                sqlx::query(
+                    "INSERT INTO heddle_events (run_id, seq, body)
+                     SELECT ?, json_extract(value, '$.seq'), value FROM json_each(?)",
+                )
+                .bind(checkpoint.run_id.as_str())
+                .bind(&events_json)
+                .execute(&mut *tx)
+                .await
+                .map_err(error("cannot save the events"))?;
+            }
+            sqlx::query(
+                "INSERT INTO heddle_checkpoints
+                   (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body)
+                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            )
+            .bind(checkpoint.thread_id.as_str())
+            .bind(checkpoint.id.as_str())
+            .bind(checkpoint.run_id.as_str())
+            .bind(checkpoint.parent.as_ref().map(|p| p.as_str()))
+            .bind(i64::from(checkpoint.step))
+            .bind(checkpoint.status.as_str())
+            .bind(checkpoint.created_at_us as i64)
+            .bind(&body)
+            .execute(&mut *tx)
+            .await
+            .map_err(error("cannot save the checkpoint"))?;
+            sqlx::query("UPDATE heddle_runs SET status = ?, updated_at_us = ? WHERE run_id = ?")
+                .bind(checkpoint.status.as_str())
+                .bind(checkpoint.created_at_us as i64)
+                .bind(checkpoint.run_id.as_str())
+                .execute(&mut *tx)
+                .await
+                .map_err(error("cannot update the run"))?;
+            tx.commit().await.map_err(error("cannot commit"))?;
+            Ok(())
+        })
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        id: &'a str,
+    ) -> StoreFuture<'a, Option<Checkpoint>> {
+        Box::pin(async move {
+            let body: Option<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
+            )
+            .bind(thread.as_str())
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(error("cannot read the checkpoint"))?;
+            body.as_deref().map(parse).transpose()
+        })
+    }
+
+    fn latest<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Option<Checkpoint>> {
+        Box::pin(async move {
+            let body: Option<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = ? ORDER BY position DESC LIMIT 1",
+            )
+            .bind(thread.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(error("cannot read the thread"))?;
+            body.as_deref().map(parse).transpose()
+        })
+    }
+
+    fn history<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Vec<CheckpointSummary>> {
+        Box::pin(async move {
+            let bodies: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = ? ORDER BY position",
+            )
+            .bind(thread.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot read the history"))?;
+            bodies
+                .iter()
+                .map(|body| parse::<Checkpoint>(body).map(|c| CheckpointSummary::from(&c)))
+                .collect()
+        })
+    }
+
+    fn threads<'a>(&'a self) -> StoreFuture<'a, Vec<ThreadSummary>> {
+        Box::pin(async move {
+            let rows: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
+                 FROM heddle_checkpoints c
+                 WHERE c.position = (SELECT MAX(position) FROM heddle_checkpoints WHERE thread_id = c.thread_id)
+                 ORDER BY c.position DESC",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot list the threads"))?;
+            rows.iter()
+                .map(|(body, runs)| {
+                    let checkpoint: Checkpoint = parse(body)?;
+                    Ok(ThreadSummary {
+                        thread_id: checkpoint.thread_id.clone(),
+                        latest: CheckpointSummary::from(&checkpoint),
+                        runs: u64::try_from(*runs).unwrap_or(0),
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<RunRecord>> {
+        Box::pin(async move {
+            let row: Option<RunRow> = sqlx::query_as(
+                "SELECT run_id, thread_id, graph, status FROM heddle_runs WHERE run_id = ?",
+            )
+            .bind(run.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(error("cannot read the run"))?;
+            Ok(row.map(RunRecord::from))
+        })
+    }
+
+    fn unfinished<'a>(&'a self) -> StoreFuture<'a, Vec<RunRecord>> {
+        Box::pin(async move {
+            let rows: Vec<RunRow> = sqlx::query_as(
+                "SELECT run_id, thread_id, graph, status FROM heddle_runs
+                 WHERE status = 'running' ORDER BY created_at_us, run_id",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot list unfinished runs"))?;
+            Ok(rows.into_iter().map(RunRecord::from).collect())
+        })
+    }
+
+    fn events<'a>(&'a self, run: &'a RunId, from_seq: u64) -> StoreFuture<'a, Vec<Event>> {
+        Box::pin(async move {
+            let bodies: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_events WHERE run_id = ? AND seq >= ? ORDER BY seq",
+            )
+            .bind(run.as_str())
+            .bind(i64::try_from(from_seq).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot read the events"))?;
+            bodies.iter().map(|body| parse(body)).collect()
+        })
+    }
+}
