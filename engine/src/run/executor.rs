@@ -117,6 +117,7 @@ pub struct Run {
 struct Breakpoints {
     before: Vec<bool>,
     after: Vec<bool>,
+    any: bool,
 }
 
 #[derive(Clone)]
@@ -179,10 +180,10 @@ impl Run {
                 .map(|node| from_graph(node) || ids.contains(&node.id))
                 .collect()
         };
-        let breakpoints = Breakpoints {
-            before: mark(&options.interrupt_before, |node| node.interrupt_before),
-            after: mark(&options.interrupt_after, |node| node.interrupt_after),
-        };
+        let before: Vec<bool> = mark(&options.interrupt_before, |node| node.interrupt_before);
+        let after: Vec<bool> = mark(&options.interrupt_after, |node| node.interrupt_after);
+        let any = before.iter().chain(&after).any(|marked| *marked);
+        let breakpoints = Breakpoints { before, after, any };
         Run {
             graph,
             run_id,
@@ -489,29 +490,35 @@ impl Executor<'_> {
                 .run_step(step, &progress.tasks, &progress.state, resume)
                 .await?;
 
-            let mut interrupts = Vec::new();
-            let mut outputs = Vec::with_capacity(outcomes.len());
-            let mut completed = Vec::new();
-            for (i, outcome) in outcomes.into_iter().enumerate() {
-                match outcome {
-                    TaskOutcome::Done(output) => {
-                        completed.push(CompletedTask {
+            if outcomes
+                .iter()
+                .any(|outcome| matches!(outcome, TaskOutcome::Interrupted(_)))
+            {
+                let mut interrupts = Vec::new();
+                let mut completed = Vec::new();
+                for (i, outcome) in outcomes.into_iter().enumerate() {
+                    match outcome {
+                        TaskOutcome::Done(output) => completed.push(CompletedTask {
                             task: i as u32,
-                            output: output.clone(),
-                        });
-                        outputs.push(output);
+                            output,
+                        }),
+                        TaskOutcome::Interrupted(payload) => interrupts.push(Interrupt {
+                            node: self.graph.nodes[progress.tasks[i].node.get()].id.clone(),
+                            task: i as u32,
+                            when: InterruptWhen::During,
+                            payload,
+                        }),
                     }
-                    TaskOutcome::Interrupted(payload) => interrupts.push(Interrupt {
-                        node: self.graph.nodes[progress.tasks[i].node.get()].id.clone(),
-                        task: i as u32,
-                        when: InterruptWhen::During,
-                        payload,
-                    }),
                 }
-            }
-            if !interrupts.is_empty() {
                 return Ok(self.pause(progress, interrupts, completed));
             }
+            let mut outputs: Vec<NodeOutput> = outcomes
+                .into_iter()
+                .filter_map(|outcome| match outcome {
+                    TaskOutcome::Done(output) => Some(output),
+                    TaskOutcome::Interrupted(_) => None,
+                })
+                .collect();
 
             let delta = self.merge(step, &progress.tasks, &mut outputs, &mut progress.state)?;
             self.emitter
