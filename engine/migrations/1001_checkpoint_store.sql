@@ -29,10 +29,37 @@ CREATE TABLE heddle_checkpoints (
 );
 CREATE INDEX heddle_checkpoints_by_thread ON heddle_checkpoints (thread_id, position);
 
--- Each run's events, numbered from 0 without gaps.
+-- Each run's events, numbered from 0 without gaps, stored as the batches
+-- they were saved in (the events between two checkpoints): one row per
+-- save keeps a step's write small. `body` is a JSON array of events
+-- `first_seq` to `last_seq`.
 CREATE TABLE heddle_events (
-    run_id TEXT    NOT NULL REFERENCES heddle_runs (run_id) ON DELETE CASCADE,
-    seq    INTEGER NOT NULL,
-    body   TEXT    NOT NULL,
-    PRIMARY KEY (run_id, seq)
+    run_id    TEXT    NOT NULL REFERENCES heddle_runs (run_id) ON DELETE CASCADE,
+    first_seq INTEGER NOT NULL,
+    last_seq  INTEGER NOT NULL,
+    body      TEXT    NOT NULL,
+    PRIMARY KEY (run_id, first_seq)
 ) WITHOUT ROWID;
+
+-- Saving a checkpoint with its events is one INSERT into this view: the
+-- trigger writes the events, the checkpoint and the run's status in the
+-- statement's own transaction, so a save costs one round trip to SQLite.
+CREATE VIEW heddle_saves AS
+SELECT NULL AS thread_id, NULL AS checkpoint_id, NULL AS run_id, NULL AS parent_id, NULL AS step,
+       NULL AS status, NULL AS created_at_us, NULL AS body,
+       NULL AS events, NULL AS first_seq, NULL AS last_seq
+WHERE 0;
+
+CREATE TRIGGER heddle_save INSTEAD OF INSERT ON heddle_saves
+BEGIN
+    INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
+    SELECT NEW.run_id, NEW.first_seq, NEW.last_seq, NEW.events WHERE NEW.events IS NOT NULL;
+    INSERT INTO heddle_checkpoints
+        (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body)
+    VALUES
+        (NEW.thread_id, NEW.checkpoint_id, NEW.run_id, NEW.parent_id, NEW.step, NEW.status,
+         NEW.created_at_us, NEW.body);
+    -- Most saves leave the status as it was: skip the write then.
+    UPDATE heddle_runs SET status = NEW.status, updated_at_us = NEW.created_at_us
+    WHERE run_id = NEW.run_id AND status <> NEW.status;
+END;

@@ -592,6 +592,9 @@ impl Executor<'_> {
         when: InterruptWhen,
     ) -> Vec<Interrupt> {
         let mut hits: Vec<Interrupt> = Vec::new();
+        if !self.breakpoints.any {
+            return hits;
+        }
         for (i, task) in tasks.iter().enumerate() {
             let node = &self.graph.nodes[task.node.get()].id;
             if marks[task.node.get()] && !hits.iter().any(|hit| &hit.node == node) {

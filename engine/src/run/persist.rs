@@ -135,8 +135,11 @@ impl Persistence {
 fn spawn_writer(store: Arc<dyn CheckpointStore>) -> Writer {
     let (tx, mut rx) = mpsc::channel::<(Checkpoint, Vec<Arc<Event>>)>(64);
     let task = tokio::spawn(async move {
-        while let Some((checkpoint, events)) = rx.recv().await {
-            store.save(&checkpoint, &events).await?;
+        // Whatever queued while the last write ran goes in the next one.
+        let mut batch = Vec::new();
+        while rx.recv_many(&mut batch, 256).await > 0 {
+            store.save_batch(&batch).await?;
+            batch.clear();
         }
         Ok(())
     });

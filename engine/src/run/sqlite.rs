@@ -4,6 +4,13 @@
 //! transaction. In WAL mode with `SyncMode::Normal` a commit survives a
 //! killed process but not a power cut; `SyncMode::Full` fsyncs every commit
 //! and survives both (see docs/performance.md for what each costs).
+//!
+//! Three choices keep a step's save near the cost of one small commit:
+//! saves go through one held connection (taking one from the pool costs
+//! about 50 µs), a save is one statement (an `INSTEAD OF` trigger on the
+//! `heddle_saves` view writes the events, the checkpoint and the run's
+//! status), and the WAL is checkpointed into the database every 10,000
+//! pages rather than 1,000, since each WAL checkpoint syncs the file.
 
 use std::path::Path;
 use std::str::FromStr;
@@ -33,6 +40,10 @@ pub enum SyncMode {
 #[derive(Clone, Debug)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    /// Saves go through one connection of their own: SQLite has one writer
+    /// at a time anyway, and taking a connection from the pool for every
+    /// step would cost more than the write.
+    writer: Arc<tokio::sync::Mutex<sqlx::SqliteConnection>>,
 }
 
 fn error(context: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
@@ -57,7 +68,8 @@ impl SqliteStore {
                 SyncMode::Full => SqliteSynchronous::Full,
             })
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5));
+            .busy_timeout(Duration::from_secs(5))
+            .pragma("wal_autocheckpoint", "10000");
         let pool = SqlitePoolOptions::new()
             .max_connections(4)
             .connect_with(options)
@@ -75,7 +87,15 @@ impl SqliteStore {
             .run(&pool)
             .await
             .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))?;
-        Ok(SqliteStore { pool })
+        let writer = pool
+            .acquire()
+            .await
+            .map_err(error("cannot open a writer connection"))?
+            .detach();
+        Ok(SqliteStore {
+            pool,
+            writer: Arc::new(tokio::sync::Mutex::new(writer)),
+        })
     }
 
     /// The pool.
@@ -123,6 +143,45 @@ impl From<RunRow> for RunRecord {
     }
 }
 
+/// One statement: the `heddle_saves` trigger writes the events, the
+/// checkpoint and the run's status atomically.
+async fn save_one(
+    connection: &mut sqlx::SqliteConnection,
+    checkpoint: &Checkpoint,
+    events: &[Arc<Event>],
+) -> Result<(), StoreError> {
+    let body = serde_json::to_string(checkpoint).map_err(|e| StoreError(e.to_string()))?;
+    let (first, last) = match (events.first(), events.last()) {
+        (Some(first), Some(last)) => (Some(first.seq as i64), Some(last.seq as i64)),
+        _ => (None, None),
+    };
+    let events = first
+        .map(|_| serde_json::to_string(events))
+        .transpose()
+        .map_err(|e| StoreError(e.to_string()))?;
+    sqlx::query(
+        "INSERT INTO heddle_saves
+           (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body,
+            events, first_seq, last_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(checkpoint.thread_id.as_str())
+    .bind(checkpoint.id.as_str())
+    .bind(checkpoint.run_id.as_str())
+    .bind(checkpoint.parent.as_ref().map(|p| p.as_str()))
+    .bind(i64::from(checkpoint.step))
+    .bind(checkpoint.status.as_str())
+    .bind(checkpoint.created_at_us as i64)
+    .bind(&body)
+    .bind(&events)
+    .bind(first)
+    .bind(last)
+    .execute(connection)
+    .await
+    .map_err(error("cannot save the checkpoint"))?;
+    Ok(())
+}
+
 impl CheckpointStore for SqliteStore {
     fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
         Box::pin(async move {
@@ -150,46 +209,21 @@ impl CheckpointStore for SqliteStore {
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let body = serde_json::to_string(checkpoint).map_err(|e| StoreError(e.to_string()))?;
-            let events_json =
-                serde_json::to_string(events).map_err(|e| StoreError(e.to_string()))?;
-            let mut tx = self.pool.begin().await.map_err(error("cannot begin"))?;
-            if !events.is_empty() {
-                sqlx::query(
-                    "INSERT INTO heddle_events (run_id, seq, body)
-                     SELECT ?, json_extract(value, '$.seq'), value FROM json_each(?)",
-                )
-                .bind(checkpoint.run_id.as_str())
-                .bind(&events_json)
-                .execute(&mut *tx)
+            let mut writer = self.writer.lock().await;
+            save_one(&mut writer, checkpoint, events).await
+        })
+    }
+
+    fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut writer = self.writer.lock().await;
+            let mut tx = sqlx::Connection::begin(&mut *writer)
                 .await
-                .map_err(error("cannot save the events"))?;
+                .map_err(error("cannot begin"))?;
+            for (checkpoint, events) in batch {
+                save_one(&mut tx, checkpoint, events).await?;
             }
-            sqlx::query(
-                "INSERT INTO heddle_checkpoints
-                   (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body)
-                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            )
-            .bind(checkpoint.thread_id.as_str())
-            .bind(checkpoint.id.as_str())
-            .bind(checkpoint.run_id.as_str())
-            .bind(checkpoint.parent.as_ref().map(|p| p.as_str()))
-            .bind(i64::from(checkpoint.step))
-            .bind(checkpoint.status.as_str())
-            .bind(checkpoint.created_at_us as i64)
-            .bind(&body)
-            .execute(&mut *tx)
-            .await
-            .map_err(error("cannot save the checkpoint"))?;
-            sqlx::query("UPDATE heddle_runs SET status = ?, updated_at_us = ? WHERE run_id = ?")
-                .bind(checkpoint.status.as_str())
-                .bind(checkpoint.created_at_us as i64)
-                .bind(checkpoint.run_id.as_str())
-                .execute(&mut *tx)
-                .await
-                .map_err(error("cannot update the run"))?;
-            tx.commit().await.map_err(error("cannot commit"))?;
-            Ok(())
+            tx.commit().await.map_err(error("cannot commit"))
         })
     }
 
@@ -292,15 +326,20 @@ impl CheckpointStore for SqliteStore {
 
     fn events<'a>(&'a self, run: &'a RunId, from_seq: u64) -> StoreFuture<'a, Vec<Event>> {
         Box::pin(async move {
-            let bodies: Vec<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_events WHERE run_id = ? AND seq >= ? ORDER BY seq",
+            let batches: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_events WHERE run_id = ? AND last_seq >= ? ORDER BY first_seq",
             )
             .bind(run.as_str())
             .bind(i64::try_from(from_seq).unwrap_or(i64::MAX))
             .fetch_all(&self.pool)
             .await
             .map_err(error("cannot read the events"))?;
-            bodies.iter().map(|body| parse(body)).collect()
+            let mut events = Vec::new();
+            for batch in &batches {
+                let batch: Vec<Event> = parse(batch)?;
+                events.extend(batch.into_iter().filter(|event| event.seq >= from_seq));
+            }
+            Ok(events)
         })
     }
 }

@@ -47,6 +47,17 @@ pub trait CheckpointStore: Send + Sync + 'static {
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()>;
 
+    /// Saves several checkpoints (each with its events) in order, as one
+    /// write where the store can.
+    fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            for (checkpoint, events) in batch {
+                self.save(checkpoint, events).await?;
+            }
+            Ok(())
+        })
+    }
+
     /// A checkpoint by id.
     fn checkpoint<'a>(
         &'a self,
