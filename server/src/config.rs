@@ -34,6 +34,99 @@ impl Cli {
 pub enum Command {
     /// Serve the web app (the default).
     Serve(ServeArgs),
+    /// Run a graph headless, printing its events as JSON lines.
+    Run(RunArgs),
+    /// Resume a thread's paused run with a value.
+    Resume(ResumeArgs),
+    /// Check a graph file and print every problem.
+    Validate(ValidateArgs),
+    /// List the threads in the database.
+    Threads(DbArgs),
+    /// List a thread's checkpoints.
+    History(HistoryArgs),
+    /// Finish the runs a crash left running.
+    Recover(RecoverArgs),
+}
+
+/// Where runs and checkpoints are kept.
+#[derive(Debug, Clone, Args)]
+pub struct DbArgs {
+    /// The SQLite database file (shared with `heddle serve`).
+    #[arg(long, env = "HEDDLE_DB", default_value = "data/heddle.db")]
+    pub db: PathBuf,
+}
+
+/// How a run's progress is printed.
+#[derive(Debug, Clone, Args)]
+pub struct OutputArgs {
+    /// A readable trace instead of JSON lines.
+    #[arg(long)]
+    pub pretty: bool,
+    /// When checkpoints are written: every step, in the background, or only
+    /// at the start, pauses and end.
+    #[arg(long, value_enum, default_value = "sync")]
+    pub durability: DurabilityArg,
+}
+
+/// `--durability`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub enum DurabilityArg {
+    Sync,
+    Async,
+    Exit,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    /// The graph JSON file (as the editor exports it).
+    pub graph: PathBuf,
+    /// The run's input: a JSON object of channel values.
+    #[arg(long, default_value = "{}")]
+    pub input: String,
+    /// The thread (conversation) to run on; a new one when absent.
+    #[arg(long)]
+    pub thread: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ResumeArgs {
+    /// The paused thread.
+    #[arg(long)]
+    pub thread: String,
+    /// The answer, as JSON (`'"Ada"'`, `true`, `{"approved": true}`).
+    #[arg(long)]
+    pub value: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ValidateArgs {
+    /// The graph JSON file.
+    pub graph: PathBuf,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct HistoryArgs {
+    /// The thread.
+    #[arg(long)]
+    pub thread: String,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RecoverArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -61,7 +154,9 @@ mod tests {
 
     #[test]
     fn no_subcommand_means_serve_with_defaults() {
-        let Command::Serve(args) = Cli::parse_from(["heddle"]).command();
+        let Command::Serve(args) = Cli::parse_from(["heddle"]).command() else {
+            panic!("not serve")
+        };
         assert_eq!(args.port, 3000);
         assert_eq!(args.host.to_string(), "127.0.0.1");
     }
@@ -69,15 +164,33 @@ mod tests {
     #[test]
     fn flags_change_host_and_port() {
         let cli = Cli::parse_from(["heddle", "serve", "--host", "0.0.0.0", "--port", "8080"]);
-        let Command::Serve(args) = cli.command();
+        let Command::Serve(args) = cli.command() else {
+            panic!("not serve")
+        };
         assert_eq!(args.port, 8080);
         assert_eq!(args.host.to_string(), "0.0.0.0");
     }
 
     #[test]
     fn serve_flags_work_without_the_subcommand() {
-        let Command::Serve(args) = Cli::parse_from(["heddle", "--port", "8081"]).command();
+        let Command::Serve(args) = Cli::parse_from(["heddle", "--port", "8081"]).command() else {
+            panic!("not serve")
+        };
         assert_eq!(args.port, 8081);
+    }
+
+    #[test]
+    fn run_takes_a_file_and_options() {
+        let cli = Cli::parse_from([
+            "heddle", "run", "g.json", "--input", "{}", "--thread", "t1", "--pretty",
+        ]);
+        let Command::Run(args) = cli.command() else {
+            panic!("not a run")
+        };
+        assert_eq!(args.graph.to_str(), Some("g.json"));
+        assert_eq!(args.thread.as_deref(), Some("t1"));
+        assert!(args.output.pretty);
+        assert_eq!(args.db.db.to_str(), Some("data/heddle.db"));
     }
 
     #[test]

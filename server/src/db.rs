@@ -77,7 +77,11 @@ pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
             path: path.clone(),
             source,
         })?;
-    sqlx::migrate!("../migrations").run(&pool).await?;
+    // The engine's checkpoint store keeps its own migrations (versions from
+    // 1001) in the same database: each migrator ignores the other's.
+    let mut migrator = sqlx::migrate!("../migrations");
+    migrator.set_ignore_missing(true);
+    migrator.run(&pool).await?;
     Ok(pool)
 }
 

@@ -3,6 +3,7 @@
 //! runs graphs on the engine.
 //!
 //! # Layout
+//! - [`cli`]: the headless commands (run, resume, validate, ...).
 //! - [`config`]: the command line and environment of the `heddle` binary.
 //! - [`db`]: opening the database and applying the embedded migrations.
 //! - [`state`]: what every request handler can reach.
@@ -10,6 +11,7 @@
 //! - [`routes`]: the HTTP router: pages, server functions, assets, health.
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
+pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error_status;

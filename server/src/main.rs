@@ -1,35 +1,74 @@
 //! The `heddle` binary: parse the command line, set up logging, run.
-//! Errors end here as one readable line and exit code 1.
+//! Errors end here as one readable line and a non-zero exit code (see
+//! `cli` for the codes).
+
+use std::process::ExitCode;
 
 use clap::Parser;
+use heddle_engine::Registry;
+use heddle_server::cli::{self, CliError, Outcome};
 use heddle_server::config::{Cli, Command};
 use tracing_subscriber::EnvFilter;
 
-fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+fn main() -> ExitCode {
+    let command = Cli::parse().command();
+    // The server logs its requests; headless commands keep stderr for
+    // warnings so their output stays readable.
+    let default_filter = match command {
+        Command::Serve(_) => "info,sqlx=warn,tower_http=info",
+        _ => "warn",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,tower_http=info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
         )
         .with_writer(std::io::stderr)
         .init();
 
-    match run(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
         Err(error) => {
-            eprintln!("heddle: {error:#}");
-            std::process::ExitCode::FAILURE
+            eprintln!("heddle: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
         }
-    }
+    };
+    runtime.block_on(run(command))
 }
 
-fn run(cli: Cli) -> anyhow::Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
-    match cli.command() {
-        Command::Serve(args) => runtime.block_on(heddle_server::serve::serve(args))?,
+async fn run(command: Command) -> ExitCode {
+    let registry = Registry::new();
+    let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
+    let result: Result<Outcome, CliError> = match command {
+        Command::Serve(args) => {
+            return match heddle_server::serve::serve(args).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("heddle: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
+        Command::Run(args) => cli::run(&args, &registry, stdout()).await,
+        Command::Resume(args) => cli::resume(&args, &registry, stdout()).await,
+        Command::Recover(args) => cli::recover(&args, &registry, stdout()).await,
+        Command::Validate(args) => cli::validate(&args.graph, &registry, &mut std::io::stdout()),
+        Command::Threads(args) => match heddle_server::cli::open_store(&args.db).await {
+            Ok(store) => cli::threads(&store, &mut std::io::stdout()).await,
+            Err(error) => Err(error),
+        },
+        Command::History(args) => match heddle_server::cli::open_store(&args.db.db).await {
+            Ok(store) => cli::history(&store, &args.thread, &mut std::io::stdout()).await,
+            Err(error) => Err(error),
+        },
+    };
+    match result {
+        Ok(outcome) => ExitCode::from(outcome.code()),
+        Err(error) => {
+            eprintln!("heddle: {error}");
+            ExitCode::from(error.code())
+        }
     }
-    Ok(())
 }

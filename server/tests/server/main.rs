@@ -6,6 +6,7 @@
 
 mod support;
 
+mod cli;
 mod database;
 mod graphs_api;
 mod pages;

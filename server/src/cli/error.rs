@@ -1,0 +1,46 @@
+//! What stops a headless command before or outside a run. Each is one line
+//! that names the file, the thread or the problem.
+
+use std::path::PathBuf;
+
+use heddle_engine::run::{DurableError, StoreError};
+use heddle_engine::validate::Report;
+
+/// Why a command could not do its work.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CliError {
+    /// The graph file could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// The graph file is not a graph document.
+    #[error("{}: {source}", path.display())]
+    Format {
+        path: PathBuf,
+        #[source]
+        source: heddle_engine::FormatError,
+    },
+    /// The graph has errors; each is listed.
+    #[error("{} has problems:\n{report}", path.display())]
+    Invalid { path: PathBuf, report: Report },
+    /// A JSON argument does not parse.
+    #[error("--{flag} is not valid JSON: {source}")]
+    Json {
+        flag: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The checkpoint store refused or failed.
+    #[error(transparent)]
+    Durable(#[from] DurableError),
+    /// The database could not be used.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Writing the output failed (a closed pipe).
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}

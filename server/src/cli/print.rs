@@ -1,0 +1,230 @@
+//! Printing a run as it goes: one JSON object per line (the events as the
+//! engine emits them, then a `result` line), or a readable trace.
+//!
+//! Events reach the printer through the run's event sink and an unbounded
+//! queue, so none is dropped however slow the terminal; the printer runs on
+//! its own task and hands the writer back when the run is over.
+
+use std::io::Write;
+use std::sync::Arc;
+
+use heddle_engine::run::Event;
+use heddle_engine::run::{EventPayload, EventSink, InterruptWhen, RunError, RunOutput};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// The printing side of a run.
+pub(crate) struct Printer {
+    task: JoinHandle<(Box<dyn Write + Send>, std::io::Result<()>)>,
+    pretty: bool,
+}
+
+struct Queue(mpsc::UnboundedSender<Arc<Event>>);
+
+impl EventSink for Queue {
+    fn event(&self, event: &Arc<Event>) {
+        // The printer outlives every run it prints; a send fails only if
+        // it died on a write error, which `finish` reports.
+        let _ = self.0.send(Arc::clone(event));
+    }
+}
+
+impl Printer {
+    /// Starts printing to `out`; returns the sink to give the run.
+    pub(crate) fn start(
+        mut out: Box<dyn Write + Send>,
+        pretty: bool,
+    ) -> (Printer, Arc<dyn EventSink>) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<Arc<Event>>();
+        let task = tokio::spawn(async move {
+            let mut result = Ok(());
+            while let Some(event) = rx.recv().await {
+                if result.is_ok() {
+                    result = if pretty {
+                        trace_line(&mut out, &event)
+                    } else {
+                        json_line(&mut out, &event)
+                    };
+                }
+            }
+            (out, result)
+        });
+        (Printer { task, pretty }, Arc::new(Queue(tx)))
+    }
+
+    /// Waits until every event is printed (every sink must be dropped),
+    /// then prints each run's result.
+    pub(crate) async fn finish(self, results: &[Finished]) -> std::io::Result<()> {
+        let (mut out, printed) = self
+            .task
+            .await
+            .map_err(|error| std::io::Error::other(format!("the printer stopped: {error}")))?;
+        printed?;
+        for (thread, run, result) in results {
+            print_result(&mut out, self.pretty, thread, run, result)?;
+        }
+        out.flush()
+    }
+}
+
+fn print_result(
+    out: &mut dyn Write,
+    pretty: bool,
+    thread: &str,
+    run: &str,
+    result: &Result<RunOutput, RunError>,
+) -> std::io::Result<()> {
+    if pretty {
+        summary(out, thread, run, result)?;
+    } else {
+        let line = match result {
+            Ok(output) => json!({
+                "type": "result",
+                "thread_id": thread,
+                "run_id": run,
+                "status": if output.is_interrupted() { "interrupted" } else { "finished" },
+                "steps": output.steps,
+                "state": output.state,
+                "interrupts": output.interrupts,
+            }),
+            Err(error) => json!({
+                "type": "result",
+                "thread_id": thread,
+                "run_id": run,
+                "status": if matches!(error, RunError::Cancelled { .. }) { "cancelled" } else { "failed" },
+                "error": error.to_string(),
+            }),
+        };
+        writeln!(out, "{line}")?;
+    }
+    Ok(())
+}
+
+/// A run's thread, id and result.
+pub(crate) type Finished = (String, String, Result<RunOutput, RunError>);
+
+fn json_line(out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, event).map_err(std::io::Error::other)?;
+    writeln!(out)
+}
+
+fn trace_line(out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
+    match &event.payload {
+        EventPayload::RunStarted { graph, .. } => {
+            writeln!(out, "▶ run {} of \"{graph}\"", event.run_id)
+        }
+        EventPayload::RunResumed {
+            step,
+            checkpoint,
+            value,
+        } => match value {
+            Some(value) => writeln!(
+                out,
+                "↻ run {} resumed at step {step} with {value}",
+                event.run_id
+            ),
+            None => writeln!(
+                out,
+                "↻ run {} goes on at step {step} from checkpoint {checkpoint}",
+                event.run_id
+            ),
+        },
+        EventPayload::StepStarted { step, tasks } => {
+            let nodes: Vec<String> = tasks
+                .iter()
+                .map(|task| match task.instance {
+                    Some(i) => format!("{}[{i}]", task.node),
+                    None => task.node.to_string(),
+                })
+                .collect();
+            writeln!(out, "step {step}: {}", nodes.join(", "))
+        }
+        EventPayload::NodeSucceeded {
+            node,
+            duration_us,
+            route,
+            ..
+        } => {
+            let route = route
+                .as_deref()
+                .map(|r| format!(", route {r}"))
+                .unwrap_or_default();
+            writeln!(
+                out,
+                "  ✓ {node} ({:.1} ms{route})",
+                *duration_us as f64 / 1000.0
+            )
+        }
+        EventPayload::NodeFailed { node, error, .. } => writeln!(out, "  ✗ {node}: {error}"),
+        EventPayload::NodeRetrying {
+            node,
+            attempt,
+            delay_ms,
+            error,
+            ..
+        } => writeln!(
+            out,
+            "  ↻ {node} attempt {attempt} failed ({error}); retrying in {delay_ms} ms"
+        ),
+        EventPayload::Custom { node, name, data } => writeln!(out, "  · {node} {name}: {data}"),
+        EventPayload::RunInterrupted { step, interrupts } => {
+            for interrupt in interrupts {
+                let node = &interrupt.node;
+                match interrupt.when {
+                    InterruptWhen::Before => {
+                        writeln!(out, "⏸ paused at step {step}: breakpoint before {node}")?
+                    }
+                    InterruptWhen::After => {
+                        writeln!(out, "⏸ paused at step {step}: breakpoint after {node}")?
+                    }
+                    InterruptWhen::During => {
+                        match interrupt.payload.get("prompt").and_then(Value::as_str) {
+                            Some(prompt) => {
+                                writeln!(out, "⏸ paused at step {step}: {node} asks \"{prompt}\"")?
+                            }
+                            None => writeln!(
+                                out,
+                                "⏸ paused at step {step}: {node} asks {}",
+                                interrupt.payload
+                            )?,
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        EventPayload::RunFinished { steps, .. } => writeln!(out, "■ finished after {steps} steps"),
+        EventPayload::RunFailed { error, .. } => writeln!(out, "✗ failed: {error}"),
+        EventPayload::RunCancelled { step } => writeln!(out, "■ cancelled at step {step}"),
+        _ => Ok(()),
+    }
+}
+
+fn summary(
+    out: &mut dyn Write,
+    thread: &str,
+    run: &str,
+    result: &Result<RunOutput, RunError>,
+) -> std::io::Result<()> {
+    match result {
+        Ok(output) if output.is_interrupted() => {
+            writeln!(out, "thread {thread}, run {run}: waiting for an answer")?;
+            writeln!(
+                out,
+                "resume with: heddle resume --thread {thread} --value '<JSON>'"
+            )?;
+            pretty_state(out, &output.state)
+        }
+        Ok(output) => {
+            writeln!(out, "thread {thread}, run {run}: final state")?;
+            pretty_state(out, &output.state)
+        }
+        Err(error) => writeln!(out, "thread {thread}, run {run}: {error}"),
+    }
+}
+
+fn pretty_state(out: &mut dyn Write, state: &Value) -> std::io::Result<()> {
+    serde_json::to_writer_pretty(&mut *out, state).map_err(std::io::Error::other)?;
+    writeln!(out)
+}
