@@ -19,12 +19,19 @@ use heddle_engine::{CompiledGraph, Registry, RunId, ThreadId};
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let graph_path = args.next().unwrap_or_else(|| "engine/examples/graphs/approval.json".into());
-    let input: serde_json::Value = serde_json::from_str(&args.next().unwrap_or_else(|| "{}".into()))?;
-    let answer: Option<serde_json::Value> = args.next().map(|a| serde_json::from_str(&a)).transpose()?;
+    let graph_path = args
+        .next()
+        .unwrap_or_else(|| "engine/examples/graphs/approval.json".into());
+    let input: serde_json::Value =
+        serde_json::from_str(&args.next().unwrap_or_else(|| "{}".into()))?;
+    let answer: Option<serde_json::Value> =
+        args.next().map(|a| serde_json::from_str(&a)).transpose()?;
 
     // 1. Load the exported graph: parse, migrate, validate, compile.
-    let graph = Arc::new(CompiledGraph::from_json(&std::fs::read_to_string(&graph_path)?, &Registry::new())?);
+    let graph = Arc::new(CompiledGraph::from_json(
+        &std::fs::read_to_string(&graph_path)?,
+        &Registry::new(),
+    )?);
 
     // 2. A durable runner over a SQLite file (the one `heddle serve` uses).
     let store = SqliteStore::open("data/heddle.db", SyncMode::Normal).await?;
@@ -32,10 +39,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let thread = ThreadId::from("example");
 
     // 3. Start a run, unless the thread is already waiting for an answer.
-    let waiting = durable.store().latest(&thread).await?.is_some_and(|c| c.status == RunStatus::Interrupted);
+    let waiting = durable
+        .store()
+        .latest(&thread)
+        .await?
+        .is_some_and(|c| c.status == RunStatus::Interrupted);
     if !waiting {
         let run_id = RunId::from(format!("example-{}", std::process::id()));
-        let output = durable.start(graph, thread.clone(), run_id, input).await?.execute().await?;
+        let output = durable
+            .start(graph, thread.clone(), run_id, input)
+            .await?
+            .execute()
+            .await?;
         if !output.is_interrupted() {
             println!("finished without asking: {}", output.state);
             return Ok(());
