@@ -10,7 +10,7 @@ use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
 use serde::{Deserialize, Serialize};
 
 /// What can go wrong in a request, as the user is told about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
 pub enum AppError {
     /// The thing asked for does not exist (or no longer does).
     #[error("{what} was not found")]
@@ -21,6 +21,28 @@ pub enum AppError {
     /// The request itself was wrong; the message says what and where.
     #[error("{0}")]
     InvalidInput(String),
+    /// A save was based on a version that is no longer the newest: someone
+    /// else saved in between. Nothing was overwritten.
+    #[error(
+        "the graph was changed by someone else (you edited version {base_version}, it is now at \
+         version {current_version}); nothing was overwritten"
+    )]
+    Conflict {
+        /// The version the save was based on.
+        base_version: i64,
+        /// The newest stored version.
+        current_version: i64,
+    },
+    /// The graph has problems that stop what was asked (a run, an import).
+    #[error("{message}")]
+    InvalidGraph {
+        message: String,
+        /// Every problem, located.
+        problems: Vec<heddle_engine::validate::Problem>,
+    },
+    /// Something is larger than Heddle accepts; the message names the limit.
+    #[error("{0}")]
+    TooLarge(String),
     /// The server could not do it; details are in the server's log only.
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
@@ -51,8 +73,31 @@ impl AppError {
         match self {
             AppError::NotFound { .. } => 404,
             AppError::InvalidInput(_) => 400,
+            AppError::Conflict { .. } => 409,
+            AppError::TooLarge(_) => 413,
+            AppError::InvalidGraph { .. } => 422,
             AppError::Internal | AppError::Transport(_) => 500,
         }
+    }
+}
+
+impl AppError {
+    /// A short, stable name for the error, for scripts (`not_found`, ...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::NotFound { .. } => "not_found",
+            AppError::InvalidInput(_) => "invalid_input",
+            AppError::Conflict { .. } => "conflict",
+            AppError::InvalidGraph { .. } => "invalid_graph",
+            AppError::TooLarge(_) => "too_large",
+            AppError::Internal => "internal",
+            AppError::Transport(_) => "transport",
+        }
+    }
+
+    /// "Not found" for `what`.
+    pub fn not_found(what: impl Into<String>) -> Self {
+        AppError::NotFound { what: what.into() }
     }
 }
 

@@ -18,6 +18,16 @@ use crate::http_status::with_error_status;
 pub struct GraphId(String);
 
 impl GraphId {
+    /// The id, if `text` is a well-formed one (so it can name a graph).
+    pub fn parse(text: &str) -> Option<GraphId> {
+        let valid = text.len() == 36
+            && text.char_indices().all(|(i, c)| match i {
+                8 | 13 | 18 | 23 => c == '-',
+                _ => c.is_ascii_hexdigit(),
+            });
+        valid.then(|| GraphId(text.to_ascii_lowercase()))
+    }
+
     /// The id as it appears in URLs and in the database.
     pub fn as_str(&self) -> &str {
         &self.0
@@ -46,6 +56,15 @@ pub struct GraphSummary {
     pub updated_at: String,
 }
 
+/// One saved version of a graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VersionSummary {
+    pub version: i64,
+    pub name: String,
+    pub node_count: i64,
+    pub created_at: String,
+}
+
 /// Everything the graph page shows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GraphDetail {
@@ -69,7 +88,7 @@ pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
 /// the form was posted without JavaScript).
 #[server(endpoint = "create_graph")]
 pub async fn create_graph() -> Result<GraphId, AppError> {
-    let id = with_error_status(ssr::create(&ssr::pool()?).await)?;
+    let id = with_error_status(ssr::create(&ssr::pool()?, None).await)?.id;
     leptos_axum::redirect(&id.href());
     Ok(id)
 }
@@ -90,116 +109,7 @@ pub fn display_timestamp(iso: &str) -> String {
 }
 
 #[cfg(feature = "ssr")]
-pub mod ssr {
-    //! The database side: rows and queries.
-
-    use sqlx::SqlitePool;
-
-    use super::{GraphDetail, GraphId, GraphSummary};
-    use crate::error::AppError;
-
-    /// The pool the server provides to every request's context.
-    pub fn pool() -> Result<SqlitePool, AppError> {
-        leptos::prelude::use_context::<SqlitePool>().ok_or_else(|| {
-            tracing::error!("no database pool in the request context");
-            AppError::Internal
-        })
-    }
-
-    #[derive(sqlx::FromRow)]
-    struct SummaryRow {
-        id: String,
-        name: String,
-        version: i64,
-        node_count: Option<i64>,
-        updated_at: String,
-    }
-
-    impl From<SummaryRow> for GraphSummary {
-        fn from(row: SummaryRow) -> Self {
-            GraphSummary {
-                id: GraphId(row.id),
-                name: row.name,
-                version: row.version,
-                node_count: row.node_count.unwrap_or(0),
-                updated_at: row.updated_at,
-            }
-        }
-    }
-
-    #[derive(sqlx::FromRow)]
-    struct DetailRow {
-        id: String,
-        name: String,
-        version: i64,
-        created_at: String,
-        updated_at: String,
-        graph_json: String,
-    }
-
-    impl From<DetailRow> for GraphDetail {
-        fn from(row: DetailRow) -> Self {
-            GraphDetail {
-                id: GraphId(row.id),
-                name: row.name,
-                version: row.version,
-                created_at: row.created_at,
-                updated_at: row.updated_at,
-                document: row.graph_json,
-            }
-        }
-    }
-
-    pub async fn list(pool: &SqlitePool) -> Result<Vec<GraphSummary>, AppError> {
-        let rows: Vec<SummaryRow> = sqlx::query_as(
-            "SELECT id, name, version, updated_at,
-                    json_array_length(graph_json, '$.nodes') AS node_count
-             FROM graphs
-             ORDER BY updated_at DESC, rowid DESC",
-        )
-        .fetch_all(pool)
-        .await?;
-        Ok(rows.into_iter().map(GraphSummary::from).collect())
-    }
-
-    pub async fn create(pool: &SqlitePool) -> Result<GraphId, AppError> {
-        let mut tx = pool.begin().await?;
-        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graphs")
-            .fetch_one(&mut *tx)
-            .await?;
-        let name = format!("Untitled graph {}", count + 1);
-        let document = heddle_engine::GraphDocument::new(&name);
-        let json = document.to_json();
-        let id = uuid::Uuid::new_v4().to_string();
-        sqlx::query("INSERT INTO graphs (id, name, graph_json) VALUES (?, ?, ?)")
-            .bind(&id)
-            .bind(&name)
-            .bind(&json)
-            .execute(&mut *tx)
-            .await?;
-        tx.commit().await?;
-        tracing::info!(graph = %id, %name, "graph created");
-        Ok(GraphId(id))
-    }
-
-    pub async fn get(pool: &SqlitePool, id: &str) -> Result<GraphDetail, AppError> {
-        let not_found = || AppError::NotFound {
-            what: format!("graph {id}"),
-        };
-        // A malformed id can name no graph: answer as for any unknown one.
-        let Ok(id) = uuid::Uuid::parse_str(id) else {
-            return Err(not_found());
-        };
-        let row: Option<DetailRow> = sqlx::query_as(
-            "SELECT id, name, version, created_at, updated_at, graph_json
-             FROM graphs WHERE id = ?",
-        )
-        .bind(id.hyphenated().to_string())
-        .fetch_optional(pool)
-        .await?;
-        row.map(GraphDetail::from).ok_or_else(not_found)
-    }
-}
+pub mod ssr;
 
 #[cfg(test)]
 mod tests {
@@ -211,6 +121,26 @@ mod tests {
             display_timestamp("2026-11-21T06:40:12.345Z"),
             "2026-11-21 06:40 UTC"
         );
+    }
+
+    #[test]
+    fn graph_ids_must_be_uuids() {
+        use super::GraphId;
+        assert!(GraphId::parse("3F2A0000-0000-4000-8000-000000000000").is_some());
+        assert_eq!(
+            GraphId::parse("3F2A0000-0000-4000-8000-000000000000")
+                .unwrap()
+                .as_str(),
+            "3f2a0000-0000-4000-8000-000000000000"
+        );
+        for bad in [
+            "",
+            "x",
+            "3f2a0000-0000-4000-8000-00000000000z",
+            "3f2a0000000004000800000000000000000",
+        ] {
+            assert!(GraphId::parse(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]

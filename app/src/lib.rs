@@ -9,11 +9,13 @@
 //! - [`graphs`]: graphs as the app sees them, their rows and server functions.
 //! - [`error`]: the typed error every server function returns.
 //! - [`http_status`]: sets the response status during server rendering.
+//! - [`limits`]: how big a graph and a run's input may be.
 
 pub mod components;
 pub mod error;
 pub mod graphs;
 pub mod http_status;
+pub mod limits;
 pub mod pages;
 pub mod shell;
 

@@ -146,6 +146,10 @@ pub struct ServeArgs {
     /// Directory holding the built site (pkg/ with the wasm, JS and CSS).
     #[arg(long, env = "HEDDLE_SITE_ROOT", default_value = "target/site")]
     pub site_root: PathBuf,
+
+    /// How many runs execute at once; more wait in a queue.
+    #[arg(long, env = "HEDDLE_MAX_RUNS", default_value_t = 8)]
+    pub max_runs: usize,
 }
 
 #[cfg(test)]

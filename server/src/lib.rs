@@ -3,6 +3,9 @@
 //! runs graphs on the engine.
 //!
 //! # Layout
+//! - [`api`]: the HTTP JSON API for scripts.
+//! - [`runs`]: runs as background tasks, their live events, recovery.
+//! - [`ws`]: the websocket that streams run events.
 //! - [`cli`]: the headless commands (run, resume, validate, ...).
 //! - [`config`]: the command line and environment of the `heddle` binary.
 //! - [`db`]: opening the database and applying the embedded migrations.
@@ -11,13 +14,16 @@
 //! - [`routes`]: the HTTP router: pages, server functions, assets, health.
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
+pub mod api;
 pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error_status;
 pub mod routes;
+pub mod runs;
 pub mod serve;
 pub mod state;
+pub mod ws;
 
 pub use routes::router;
 pub use state::AppState;

@@ -21,6 +21,7 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .route("/api/health", get(health))
+        .merge(crate::api::routes())
         .leptos_routes_with_context(&state, routes, context.clone(), move || {
             shell(options.clone())
         })

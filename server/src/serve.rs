@@ -7,6 +7,7 @@ use tokio::net::TcpListener;
 
 use crate::config::ServeArgs;
 use crate::db::{self, DbError};
+use crate::runs::Runs;
 use crate::{AppState, router};
 
 /// Why the server could not start or stopped with an error.
@@ -23,6 +24,9 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// The run manager could not start.
+    #[error("cannot start the run manager: {0}")]
+    Runs(heddle_engine::run::StoreError),
     /// The server failed while running.
     #[error("the server stopped with an error: {0}")]
     Io(#[from] std::io::Error),
@@ -32,6 +36,9 @@ pub enum ServeError {
 pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let pool = db::connect(&args.database_url).await?;
     tracing::info!(database = %args.database_url, "database ready");
+    let runs = Runs::new(pool.clone(), args.max_runs)
+        .await
+        .map_err(ServeError::Runs)?;
 
     if !args.site_root.join("pkg").join("heddle.js").is_file() {
         tracing::warn!(
@@ -45,14 +52,24 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
-    let state = AppState::new(pool.clone(), &args.site_root, local);
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let state = AppState::new(pool.clone(), runs.clone(), shutdown, &args.site_root, local);
+    if let Err(error) = runs.recover().await {
+        tracing::error!(%error, "could not recover the runs of the last start");
+    }
 
     // Printed (not only logged) so scripts and tests can find the port.
     println!("Heddle is listening on http://{local}");
     axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // Websockets close; requests in flight finish.
+            let _ = stop.send(true);
+        })
         .await?;
 
+    // Runs stop at their last checkpoint; the next start finishes them.
+    runs.shutdown();
     pool.close().await;
     tracing::info!("stopped");
     Ok(())

@@ -3,12 +3,18 @@
 use axum::extract::FromRef;
 use leptos::config::LeptosOptions;
 use sqlx::SqlitePool;
+use tokio::sync::watch;
+
+use crate::runs::Runs;
 
 /// The server's shared state.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub pool: SqlitePool,
+    pub runs: Runs,
+    /// Becomes `true` when the server shuts down: websockets close.
+    pub shutdown: watch::Receiver<bool>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -21,6 +27,8 @@ impl AppState {
     /// The state for a site built into `site_root` (see `cargo xtask build`).
     pub fn new(
         pool: SqlitePool,
+        runs: Runs,
+        shutdown: watch::Receiver<bool>,
         site_root: &std::path::Path,
         site_addr: std::net::SocketAddr,
     ) -> Self {
@@ -33,6 +41,8 @@ impl AppState {
         AppState {
             leptos_options,
             pool,
+            runs,
+            shutdown,
         }
     }
 }

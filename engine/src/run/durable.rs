@@ -315,29 +315,36 @@ impl Durable {
     pub async fn recover(&self) -> Result<Vec<Run>, DurableError> {
         let mut runs = Vec::new();
         for record in self.store.unfinished().await? {
-            let Some(checkpoint) = self.store.latest(&record.thread_id).await? else {
-                continue;
-            };
-            if checkpoint.run_id != record.run_id {
-                continue;
+            if let Some(run) = self.recover_run(&record).await? {
+                runs.push(run);
             }
-            let guard = self.claim(&record.thread_id)?;
-            let graph = self.graph_of(&record.run_id).await?;
-            let persistence =
-                self.persistence(&record.thread_id, Some(checkpoint.id.clone()), guard);
-            runs.push(Run::prepare(
-                graph,
-                record.run_id.clone(),
-                Start::From {
-                    checkpoint: Box::new(checkpoint),
-                    resume: None,
-                    same_run: true,
-                },
-                self.options.clone(),
-                Some(persistence),
-            ));
         }
         Ok(runs)
+    }
+
+    /// One run a crash left running (see [`Durable::recover`]); `None` if
+    /// its thread has moved on since.
+    pub async fn recover_run(&self, record: &RunRecord) -> Result<Option<Run>, DurableError> {
+        let Some(checkpoint) = self.store.latest(&record.thread_id).await? else {
+            return Ok(None);
+        };
+        if checkpoint.run_id != record.run_id || checkpoint.status != RunStatus::Running {
+            return Ok(None);
+        }
+        let guard = self.claim(&record.thread_id)?;
+        let graph = self.graph_of(&record.run_id).await?;
+        let persistence = self.persistence(&record.thread_id, Some(checkpoint.id.clone()), guard);
+        Ok(Some(Run::prepare(
+            graph,
+            record.run_id.clone(),
+            Start::From {
+                checkpoint: Box::new(checkpoint),
+                resume: None,
+                same_run: true,
+            },
+            self.options.clone(),
+            Some(persistence),
+        )))
     }
 
     /// Ends a thread's pause without resuming it: its run becomes

@@ -44,7 +44,8 @@ impl EventLog {
     /// The events from `seq` on.
     pub fn since(&self, seq: u64) -> Vec<Arc<Event>> {
         let events = self.lock();
-        let start = usize::try_from(seq).unwrap_or(usize::MAX).min(events.len());
+        // A resumed run's log starts where its numbering went on, not at 0.
+        let start = events.partition_point(|event| event.seq < seq);
         events[start..].to_vec()
     }
 

@@ -6,6 +6,8 @@
 
 mod support;
 
+mod api_graphs;
+mod api_runs;
 mod cli;
 mod database;
 mod graphs_api;

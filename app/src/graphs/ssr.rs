@@ -1,0 +1,276 @@
+//! The database side of graphs: rows and queries, shared by the app's
+//! server functions and the server's HTTP API.
+//!
+//! A save names the version it was based on; a save based on anything but
+//! the newest version is refused as a conflict, so nobody's work is
+//! overwritten. Every save also keeps the new version in `graph_versions`.
+
+use heddle_engine::GraphDocument;
+use sqlx::SqlitePool;
+
+use super::{GraphDetail, GraphId, GraphSummary, VersionSummary};
+use crate::error::AppError;
+use crate::limits::check_document;
+
+/// The pool the server provides to every request's context.
+pub fn pool() -> Result<SqlitePool, AppError> {
+    leptos::prelude::use_context::<SqlitePool>().ok_or_else(|| {
+        tracing::error!("no database pool in the request context");
+        AppError::Internal
+    })
+}
+
+#[derive(sqlx::FromRow)]
+struct SummaryRow {
+    id: String,
+    name: String,
+    version: i64,
+    node_count: Option<i64>,
+    updated_at: String,
+}
+
+impl From<SummaryRow> for GraphSummary {
+    fn from(row: SummaryRow) -> Self {
+        GraphSummary {
+            id: GraphId(row.id),
+            name: row.name,
+            version: row.version,
+            node_count: row.node_count.unwrap_or(0),
+            updated_at: row.updated_at,
+        }
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct DetailRow {
+    id: String,
+    name: String,
+    version: i64,
+    created_at: String,
+    updated_at: String,
+    graph_json: String,
+}
+
+impl From<DetailRow> for GraphDetail {
+    fn from(row: DetailRow) -> Self {
+        GraphDetail {
+            id: GraphId(row.id),
+            name: row.name,
+            version: row.version,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            document: row.graph_json,
+        }
+    }
+}
+
+/// Where a save left the graph.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Saved {
+    pub id: GraphId,
+    pub version: i64,
+    pub updated_at: String,
+}
+
+/// A graph id from a URL, or "not found" (a malformed id names nothing).
+pub fn graph_id(text: &str) -> Result<GraphId, AppError> {
+    GraphId::parse(text).ok_or_else(|| AppError::not_found(format!("graph {text}")))
+}
+
+fn not_found(id: &GraphId) -> AppError {
+    AppError::not_found(format!("graph {id}"))
+}
+
+pub async fn list(pool: &SqlitePool) -> Result<Vec<GraphSummary>, AppError> {
+    let rows: Vec<SummaryRow> = sqlx::query_as(
+        "SELECT id, name, version, updated_at,
+                json_array_length(graph_json, '$.nodes') AS node_count
+         FROM graphs
+         ORDER BY updated_at DESC, rowid DESC",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(GraphSummary::from).collect())
+}
+
+/// Creates a graph from `document`, or an empty one named "Untitled
+/// graph N" when there is none.
+pub async fn create(pool: &SqlitePool, document: Option<GraphDocument>) -> Result<Saved, AppError> {
+    let mut tx = pool.begin().await?;
+    let document = match document {
+        Some(document) => document,
+        None => {
+            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graphs")
+                .fetch_one(&mut *tx)
+                .await?;
+            GraphDocument::new(&format!("Untitled graph {}", count + 1))
+        }
+    };
+    check_document(&document)?;
+    let json = document.to_json();
+    let name = display_name(&document);
+    let id = uuid::Uuid::new_v4().to_string();
+    let updated_at: String = sqlx::query_scalar(
+        "INSERT INTO graphs (id, name, graph_json) VALUES (?, ?, ?) RETURNING updated_at",
+    )
+    .bind(&id)
+    .bind(&name)
+    .bind(&json)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at) VALUES (?, 1, ?, ?, ?)")
+        .bind(&id)
+        .bind(&name)
+        .bind(&json)
+        .bind(&updated_at)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    tracing::info!(graph = %id, %name, "graph created");
+    Ok(Saved {
+        id: GraphId(id),
+        version: 1,
+        updated_at,
+    })
+}
+
+/// The name a document is listed under (never empty).
+fn display_name(document: &GraphDocument) -> String {
+    let name = document.name.trim();
+    if name.is_empty() {
+        "Untitled graph".to_string()
+    } else {
+        name.chars().take(200).collect()
+    }
+}
+
+pub async fn get(pool: &SqlitePool, id: &str) -> Result<GraphDetail, AppError> {
+    let id = graph_id(id)?;
+    let row: Option<DetailRow> = sqlx::query_as(
+        "SELECT id, name, version, created_at, updated_at, graph_json
+         FROM graphs WHERE id = ?",
+    )
+    .bind(id.as_str())
+    .fetch_optional(pool)
+    .await?;
+    row.map(GraphDetail::from).ok_or_else(|| not_found(&id))
+}
+
+/// Saves `document` as the next version, if `base_version` is the newest.
+pub async fn save(
+    pool: &SqlitePool,
+    id: &str,
+    base_version: i64,
+    document: &GraphDocument,
+) -> Result<Saved, AppError> {
+    let id = graph_id(id)?;
+    check_document(document)?;
+    let mut tx = pool.begin().await?;
+    let current: Option<i64> = sqlx::query_scalar("SELECT version FROM graphs WHERE id = ?")
+        .bind(id.as_str())
+        .fetch_optional(&mut *tx)
+        .await?;
+    let current = current.ok_or_else(|| not_found(&id))?;
+    if current != base_version {
+        return Err(AppError::Conflict {
+            base_version,
+            current_version: current,
+        });
+    }
+    let version = current + 1;
+    let json = document.to_json();
+    let name = display_name(document);
+    let updated_at: String = sqlx::query_scalar(
+        "UPDATE graphs SET graph_json = ?, name = ?, version = ?,
+                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+         WHERE id = ? AND version = ?
+         RETURNING updated_at",
+    )
+    .bind(&json)
+    .bind(&name)
+    .bind(version)
+    .bind(id.as_str())
+    .bind(current)
+    .fetch_one(&mut *tx)
+    .await?;
+    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at) VALUES (?, ?, ?, ?, ?)")
+        .bind(id.as_str())
+        .bind(version)
+        .bind(&name)
+        .bind(&json)
+        .bind(&updated_at)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Saved {
+        id,
+        version,
+        updated_at,
+    })
+}
+
+pub async fn versions(pool: &SqlitePool, id: &str) -> Result<Vec<VersionSummary>, AppError> {
+    let detail = get(pool, id).await?;
+    let rows: Vec<(i64, String, Option<i64>, String)> = sqlx::query_as(
+        "SELECT version, name, json_array_length(graph_json, '$.nodes'), created_at
+         FROM graph_versions WHERE graph_id = ? ORDER BY version DESC",
+    )
+    .bind(detail.id.as_str())
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(version, name, nodes, created_at)| VersionSummary {
+            version,
+            name,
+            node_count: nodes.unwrap_or(0),
+            created_at,
+        })
+        .collect())
+}
+
+/// One stored version's document.
+pub async fn version(pool: &SqlitePool, id: &str, version: i64) -> Result<String, AppError> {
+    let id = graph_id(id)?;
+    let json: Option<String> = sqlx::query_scalar(
+        "SELECT graph_json FROM graph_versions WHERE graph_id = ? AND version = ?",
+    )
+    .bind(id.as_str())
+    .bind(version)
+    .fetch_optional(pool)
+    .await?;
+    json.ok_or_else(|| AppError::not_found(format!("version {version} of graph {id}")))
+}
+
+/// Saves an earlier version as the newest one (history is kept whole).
+pub async fn restore(pool: &SqlitePool, id: &str, version_number: i64) -> Result<Saved, AppError> {
+    let json = version(pool, id, version_number).await?;
+    let document = GraphDocument::from_json(&json).map_err(|error| {
+        tracing::error!(graph = id, version = version_number, %error, "a stored version does not read back");
+        AppError::Internal
+    })?;
+    let current = get(pool, id).await?.version;
+    save(pool, id, current, &document).await
+}
+
+/// Deletes a graph with its versions, threads, runs, checkpoints and
+/// events, all in one transaction.
+pub async fn delete(pool: &SqlitePool, id: &str) -> Result<(), AppError> {
+    let id = graph_id(id)?;
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT id FROM runs WHERE graph_id = ?)")
+        .bind(id.as_str())
+        .execute(&mut *tx)
+        .await?;
+    let deleted = sqlx::query("DELETE FROM graphs WHERE id = ?")
+        .bind(id.as_str())
+        .execute(&mut *tx)
+        .await?
+        .rows_affected();
+    if deleted == 0 {
+        return Err(not_found(&id));
+    }
+    tx.commit().await?;
+    tracing::info!(graph = %id, "graph deleted");
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! The HTTP JSON API for scripts, under `/api/v1` (documented in
+//! docs/api.md): graphs (create, list, get, save, delete, versions,
+//! import, export), runs (start, cancel, resume, list, events) and threads,
+//! plus the websocket that streams run events (`/api/v1/ws`).
+
+mod error;
+mod graphs;
+mod runs;
+
+pub use error::{ApiError, ApiJson};
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+
+use crate::state::AppState;
+
+/// The largest request body accepted (a graph import is the largest).
+pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The API's routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/api/v1/graphs", get(graphs::list).post(graphs::create))
+        .route("/api/v1/graphs/import", post(graphs::import))
+        .route(
+            "/api/v1/graphs/{id}",
+            get(graphs::get).put(graphs::save).delete(graphs::delete),
+        )
+        .route("/api/v1/graphs/{id}/export", get(graphs::export))
+        .route("/api/v1/graphs/{id}/versions", get(graphs::versions))
+        .route(
+            "/api/v1/graphs/{id}/versions/{version}",
+            get(graphs::version),
+        )
+        .route(
+            "/api/v1/graphs/{id}/versions/{version}/restore",
+            post(graphs::restore),
+        )
+        .route(
+            "/api/v1/graphs/{id}/runs",
+            get(runs::list).post(runs::start),
+        )
+        .route("/api/v1/graphs/{id}/threads", get(runs::threads))
+        .route("/api/v1/runs/{id}", get(runs::get))
+        .route("/api/v1/runs/{id}/events", get(runs::events))
+        .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/api/v1/threads/{id}/resume", post(runs::resume))
+        .route("/api/v1/ws", get(crate::ws::upgrade))
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+}

@@ -1,0 +1,13 @@
+//! Runs on the server: started as background tasks (at most a configured
+//! number at once, the rest queued), watched live through a hub per
+//! running execution, and recovered after a restart.
+//!
+//! Closing the browser does not stop a run. Shutting the server down drops
+//! the running tasks between or inside steps; their last checkpoints are in
+//! the database, and the next start finishes them.
+
+mod hub;
+mod manager;
+
+pub use hub::{Replay, RunHub};
+pub use manager::{Notice, RunInfo, Runs, StartRun, ThreadInfo};

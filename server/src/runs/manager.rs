@@ -1,0 +1,670 @@
+//! Starting, resuming, cancelling and recovering runs, and keeping the
+//! `runs` and `threads` tables in step with them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use heddle_app::error::AppError;
+use heddle_app::graphs::ssr as graphs;
+use heddle_app::limits::MAX_INPUT_BYTES;
+use heddle_engine::run::sqlite::SqliteStore;
+use heddle_engine::run::{
+    CancelHandle, CheckpointStore, Durable, DurableError, Event, Run, RunError, RunOptions,
+    RunOutput,
+};
+use heddle_engine::{CompiledGraph, GraphDocument, Registry, RunId, ThreadId};
+use serde::Serialize;
+use serde_json::Value;
+use sqlx::SqlitePool;
+use tokio::sync::{Semaphore, broadcast};
+use tokio::task::AbortHandle;
+
+use super::hub::RunHub;
+
+/// Runs on this server.
+#[derive(Clone)]
+pub struct Runs {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: SqlitePool,
+    store: Arc<SqliteStore>,
+    durable: Durable,
+    permits: Arc<Semaphore>,
+    active: Mutex<HashMap<String, Active>>,
+    notices: broadcast::Sender<Notice>,
+}
+
+/// A run being executed (or waiting for its turn).
+struct Active {
+    graph_id: String,
+    thread_id: String,
+    hub: Arc<RunHub>,
+    cancel: Option<CancelHandle>,
+    cancel_requested: bool,
+    task: Option<AbortHandle>,
+}
+
+/// A change a graph's watchers hear about.
+#[derive(Debug, Clone, Serialize)]
+pub struct Notice {
+    pub graph_id: String,
+    pub run_id: String,
+    pub thread_id: String,
+    pub status: &'static str,
+}
+
+/// A request to start a run.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRun {
+    /// The run's input: channel values.
+    #[serde(default)]
+    pub input: Value,
+    /// The thread to run on; a new one when absent.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+}
+
+/// A run as the API shows it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct RunInfo {
+    pub id: String,
+    pub graph_id: String,
+    pub graph_version: i64,
+    pub thread_id: String,
+    pub status: String,
+    #[sqlx(json)]
+    pub input: Value,
+    #[sqlx(json(nullable))]
+    pub output: Option<Value>,
+    pub error: Option<String>,
+    pub created_at: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+}
+
+/// A thread as the API shows it.
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
+pub struct ThreadInfo {
+    pub id: String,
+    pub graph_id: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub runs: i64,
+    pub last_status: Option<String>,
+}
+
+/// `SELECT <the run columns> FROM runs <rest>`, as one literal.
+macro_rules! select_runs {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
+            "created_at, started_at, finished_at FROM runs ",
+            $rest
+        )
+    };
+}
+
+fn internal(context: &str) -> impl Fn(DurableError) -> AppError + '_ {
+    move |error| {
+        tracing::error!(%error, "{context}");
+        AppError::Internal
+    }
+}
+
+impl Runs {
+    /// The run manager over the server's database, running at most
+    /// `max_concurrent` runs at once.
+    pub async fn new(
+        pool: SqlitePool,
+        max_concurrent: usize,
+    ) -> Result<Self, heddle_engine::run::StoreError> {
+        let store = Arc::new(SqliteStore::from_pool(pool.clone()).await?);
+        let durable = Durable::new(Arc::clone(&store) as Arc<dyn CheckpointStore>)
+            .with_registry(Registry::new());
+        Ok(Runs {
+            inner: Arc::new(Inner {
+                pool,
+                store,
+                durable,
+                permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
+                active: Mutex::new(HashMap::new()),
+                notices: broadcast::Sender::new(256),
+            }),
+        })
+    }
+
+    fn active(&self) -> MutexGuard<'_, HashMap<String, Active>> {
+        self.inner
+            .active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The checkpoint store (stored events, threads).
+    pub fn store(&self) -> &SqliteStore {
+        &self.inner.store
+    }
+
+    /// The hub of a run being executed, if it is.
+    pub fn hub(&self, run_id: &str) -> Option<Arc<RunHub>> {
+        self.active()
+            .get(run_id)
+            .map(|active| Arc::clone(&active.hub))
+    }
+
+    /// Notices of runs starting, pausing and ending, for graph watchers.
+    pub fn notices(&self) -> broadcast::Receiver<Notice> {
+        self.inner.notices.subscribe()
+    }
+
+    /// Starts a run of a graph's newest version; it waits for a free slot
+    /// in the background.
+    pub async fn start(&self, graph_id: &str, request: StartRun) -> Result<RunInfo, AppError> {
+        let detail = graphs::get(&self.inner.pool, graph_id).await?;
+        let input = match request.input {
+            Value::Null => Value::Object(serde_json::Map::new()),
+            Value::Object(fields) => Value::Object(fields),
+            _ => {
+                return Err(AppError::InvalidInput(
+                    "`input` must be a JSON object of channel values".into(),
+                ));
+            }
+        };
+        let input_size = input.to_string().len();
+        if input_size > MAX_INPUT_BYTES {
+            return Err(AppError::TooLarge(format!(
+                "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
+            )));
+        }
+        let graph = compile(&detail.document)?;
+        let graph_id = detail.id.to_string();
+        let thread_id = match request.thread_id {
+            Some(thread) => {
+                self.claim_thread(&thread, &graph_id).await?;
+                thread
+            }
+            None => {
+                let thread = format!("thread-{}", uuid::Uuid::new_v4());
+                self.claim_thread(&thread, &graph_id).await?;
+                thread
+            }
+        };
+        let run_id = format!("run-{}", uuid::Uuid::new_v4());
+        sqlx::query(
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status) VALUES (?, ?, ?, ?, ?, 'queued')",
+        )
+        .bind(&run_id)
+        .bind(&graph_id)
+        .bind(detail.version)
+        .bind(&thread_id)
+        .bind(input.to_string())
+        .execute(&self.inner.pool)
+        .await?;
+        let thread = ThreadId::from(thread_id.as_str());
+        let id = RunId::from(run_id.as_str());
+        self.launch(&run_id, &graph_id, &thread_id, move |durable| async move {
+            durable.start(Arc::new(graph), thread, id, input).await
+        })?;
+        self.get(&run_id).await
+    }
+
+    /// Makes sure the thread exists, belongs to this graph, and is free.
+    async fn claim_thread(&self, thread: &str, graph_id: &str) -> Result<(), AppError> {
+        if thread.is_empty() || thread.len() > 200 {
+            return Err(AppError::InvalidInput(
+                "`thread_id` must be 1 to 200 characters".into(),
+            ));
+        }
+        let owner: Option<String> = sqlx::query_scalar("SELECT graph_id FROM threads WHERE id = ?")
+            .bind(thread)
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        match owner {
+            Some(owner) if owner != graph_id => {
+                return Err(AppError::InvalidInput(format!(
+                    "thread `{thread}` belongs to another graph"
+                )));
+            }
+            Some(_) => {}
+            None => {
+                sqlx::query("INSERT OR IGNORE INTO threads (id, graph_id) VALUES (?, ?)")
+                    .bind(thread)
+                    .bind(graph_id)
+                    .execute(&self.inner.pool)
+                    .await?;
+            }
+        }
+        if self
+            .active()
+            .values()
+            .any(|active| active.thread_id == thread)
+        {
+            return Err(AppError::InvalidInput(format!(
+                "thread `{thread}` has a run in progress; wait for it to end or cancel it"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Resumes a thread's paused run with `value`.
+    pub async fn resume(&self, thread_id: &str, value: Value) -> Result<RunInfo, AppError> {
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT id, graph_id FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        )
+        .bind(thread_id)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        let (run_id, graph_id) =
+            row.ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
+        if self
+            .active()
+            .values()
+            .any(|active| active.thread_id == thread_id)
+        {
+            return Err(AppError::InvalidInput(format!(
+                "thread `{thread_id}` has a run in progress"
+            )));
+        }
+        // Refuse here, synchronously, what the engine would refuse.
+        let latest = self
+            .inner
+            .store
+            .latest(&ThreadId::from(thread_id))
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "cannot read a thread");
+                AppError::Internal
+            })?;
+        if latest.as_ref().map(|c| c.status) != Some(heddle_engine::run::RunStatus::Interrupted) {
+            return Err(AppError::InvalidInput(format!(
+                "thread `{thread_id}` is not waiting to be resumed"
+            )));
+        }
+        sqlx::query("UPDATE runs SET status = 'queued', output = NULL WHERE id = ?")
+            .bind(&run_id)
+            .execute(&self.inner.pool)
+            .await?;
+        let thread = ThreadId::from(thread_id);
+        self.launch(&run_id, &graph_id, thread_id, move |durable| async move {
+            durable.resume(&thread, value).await
+        })?;
+        self.get(&run_id).await
+    }
+
+    /// Registers a run and starts its task; `prepare` makes the engine run
+    /// once a slot is free.
+    fn launch<F, Fut>(
+        &self,
+        run_id: &str,
+        graph_id: &str,
+        thread_id: &str,
+        prepare: F,
+    ) -> Result<(), AppError>
+    where
+        F: FnOnce(Durable) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Run, DurableError>> + Send,
+    {
+        let hub = Arc::new(RunHub::new());
+        {
+            let mut active = self.active();
+            if active.contains_key(run_id) {
+                return Err(AppError::InvalidInput(format!(
+                    "run `{run_id}` is already running"
+                )));
+            }
+            active.insert(
+                run_id.to_string(),
+                Active {
+                    graph_id: graph_id.to_string(),
+                    thread_id: thread_id.to_string(),
+                    hub: Arc::clone(&hub),
+                    cancel: None,
+                    cancel_requested: false,
+                    task: None,
+                },
+            );
+        }
+        let runs = self.clone();
+        let run_id = run_id.to_string();
+        let task = tokio::spawn({
+            let run_id = run_id.clone();
+            async move { runs.execute(run_id, hub, prepare).await }
+        });
+        if let Some(active) = self.active().get_mut(&run_id) {
+            active.task = Some(task.abort_handle());
+        }
+        Ok(())
+    }
+
+    async fn execute<F, Fut>(&self, run_id: String, hub: Arc<RunHub>, prepare: F)
+    where
+        F: FnOnce(Durable) -> Fut,
+        Fut: Future<Output = Result<Run, DurableError>>,
+    {
+        let permit = Arc::clone(&self.inner.permits).acquire_owned().await;
+        let cancelled_while_queued = self
+            .active()
+            .get(&run_id)
+            .is_some_and(|active| active.cancel_requested);
+        let prepared = if cancelled_while_queued || permit.is_err() {
+            None
+        } else {
+            let durable = self.inner.durable.clone().with_options(RunOptions {
+                keep_log: false,
+                sink: Some(Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>),
+                ..RunOptions::default()
+            });
+            Some(prepare(durable).await)
+        };
+        let result = match prepared {
+            None => {
+                self.record_end(
+                    &run_id,
+                    "cancelled",
+                    None,
+                    Some("cancelled before it started".into()),
+                )
+                .await;
+                None
+            }
+            Some(Err(error)) => {
+                tracing::warn!(run = %run_id, %error, "a run could not start");
+                self.record_end(&run_id, "failed", None, Some(error.to_string()))
+                    .await;
+                None
+            }
+            Some(Ok(run)) => {
+                if let Some(active) = self.active().get_mut(&run_id) {
+                    let cancel = run.cancel_handle();
+                    if active.cancel_requested {
+                        cancel.cancel();
+                    }
+                    active.cancel = Some(cancel);
+                }
+                self.record_start(&run_id).await;
+                Some(run.execute().await)
+            }
+        };
+        if let Some(result) = result {
+            let (status, output, error) = outcome(&result);
+            self.record_end(&run_id, status, output, error).await;
+        }
+        hub.close();
+        self.active().remove(&run_id);
+        drop(permit);
+    }
+
+    async fn record_start(&self, run_id: &str) {
+        let result = sqlx::query(
+            "UPDATE runs SET status = 'running',
+                    started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+             WHERE id = ?",
+        )
+        .bind(run_id)
+        .execute(&self.inner.pool)
+        .await;
+        if let Err(error) = result {
+            tracing::error!(run = run_id, %error, "cannot record a run's start");
+        }
+        self.notify(run_id, "running");
+    }
+
+    async fn record_end(
+        &self,
+        run_id: &str,
+        status: &'static str,
+        output: Option<Value>,
+        error: Option<String>,
+    ) {
+        let finished = status != "interrupted";
+        let result = sqlx::query(
+            "UPDATE runs SET status = ?, output = ?, error = ?,
+                    finished_at = CASE WHEN ? THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
+             WHERE id = ?",
+        )
+        .bind(status)
+        .bind(output.map(|output| output.to_string()))
+        .bind(error)
+        .bind(finished)
+        .bind(run_id)
+        .execute(&self.inner.pool)
+        .await;
+        if let Err(error) = result {
+            tracing::error!(run = run_id, %error, "cannot record a run's end");
+        }
+        let _ = sqlx::query(
+            "UPDATE threads SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
+             WHERE id = (SELECT thread_id FROM runs WHERE id = ?)",
+        )
+        .bind(run_id)
+        .execute(&self.inner.pool)
+        .await;
+        self.notify(run_id, status);
+    }
+
+    fn notify(&self, run_id: &str, status: &'static str) {
+        let notice = self.active().get(run_id).map(|active| Notice {
+            graph_id: active.graph_id.clone(),
+            run_id: run_id.to_string(),
+            thread_id: active.thread_id.clone(),
+            status,
+        });
+        if let Some(notice) = notice {
+            let _ = self.inner.notices.send(notice);
+        }
+    }
+
+    /// Cancels a run: a running one stops at once, a queued one never
+    /// starts, a paused one is closed.
+    pub async fn cancel(&self, run_id: &str) -> Result<RunInfo, AppError> {
+        let info = self.get(run_id).await?;
+        let handled = {
+            let mut active = self.active();
+            match active.get_mut(run_id) {
+                Some(run) => {
+                    run.cancel_requested = true;
+                    if let Some(cancel) = &run.cancel {
+                        cancel.cancel();
+                    }
+                    true
+                }
+                None => false,
+            }
+        };
+        if !handled {
+            if info.status != "interrupted" {
+                return Err(AppError::InvalidInput(format!(
+                    "run `{run_id}` is {}; there is nothing to cancel",
+                    info.status
+                )));
+            }
+            self.inner
+                .durable
+                .cancel_pause(&ThreadId::from(info.thread_id.as_str()))
+                .await
+                .map_err(internal("cannot cancel a paused run"))?;
+            self.record_end(
+                run_id,
+                "cancelled",
+                None,
+                Some("cancelled while paused".into()),
+            )
+            .await;
+        }
+        self.get(run_id).await
+    }
+
+    /// One run.
+    pub async fn get(&self, run_id: &str) -> Result<RunInfo, AppError> {
+        let run: Option<RunInfo> = sqlx::query_as(select_runs!("WHERE id = ?"))
+            .bind(run_id)
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        run.ok_or_else(|| AppError::not_found(format!("run {run_id}")))
+    }
+
+    /// A graph's runs, newest first (at most `limit`).
+    pub async fn list(&self, graph_id: &str, limit: i64) -> Result<Vec<RunInfo>, AppError> {
+        let graph = graphs::graph_id(graph_id)?;
+        graphs::get(&self.inner.pool, graph.as_str()).await?;
+        let runs = sqlx::query_as(select_runs!(
+            "WHERE graph_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        ))
+        .bind(graph.as_str())
+        .bind(limit.clamp(1, 1000))
+        .fetch_all(&self.inner.pool)
+        .await?;
+        Ok(runs)
+    }
+
+    /// A graph's threads, most recently active first.
+    pub async fn threads(&self, graph_id: &str) -> Result<Vec<ThreadInfo>, AppError> {
+        let graph = graphs::graph_id(graph_id)?;
+        graphs::get(&self.inner.pool, graph.as_str()).await?;
+        let threads = sqlx::query_as(
+            "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
+                    (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
+                    (SELECT status FROM runs r WHERE r.thread_id = t.id
+                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status
+             FROM threads t WHERE t.graph_id = ? ORDER BY t.updated_at DESC",
+        )
+        .bind(graph.as_str())
+        .fetch_all(&self.inner.pool)
+        .await?;
+        Ok(threads)
+    }
+
+    /// A run's events from `from_seq` on: the stored ones, then those of
+    /// its running execution that are not stored yet.
+    pub async fn events(&self, run_id: &str, from_seq: u64) -> Result<Vec<Arc<Event>>, AppError> {
+        self.get(run_id).await?;
+        let hub = self.hub(run_id);
+        let in_memory = hub.map(|hub| hub.watch(from_seq));
+        let first_live = in_memory
+            .as_ref()
+            .and_then(|replay| replay.first_seq)
+            .unwrap_or(u64::MAX);
+        let mut events: Vec<Arc<Event>> = Vec::new();
+        if from_seq < first_live {
+            let stored = self
+                .inner
+                .store
+                .events(&RunId::from(run_id), from_seq)
+                .await
+                .map_err(|error| {
+                    tracing::error!(%error, "cannot read events");
+                    AppError::Internal
+                })?;
+            events.extend(
+                stored
+                    .into_iter()
+                    .filter(|event| event.seq < first_live)
+                    .map(Arc::new),
+            );
+        }
+        if let Some(replay) = in_memory {
+            let next = events.last().map_or(from_seq, |event| event.seq + 1);
+            events.extend(replay.backlog.into_iter().filter(|event| event.seq >= next));
+        }
+        Ok(events)
+    }
+
+    /// Finishes the runs a previous process left running or queued.
+    pub async fn recover(&self) -> Result<usize, AppError> {
+        let mut count = 0;
+        let unfinished = self.inner.store.unfinished().await.map_err(|error| {
+            tracing::error!(%error, "cannot list unfinished runs");
+            AppError::Internal
+        })?;
+        for record in unfinished {
+            let run_id = record.run_id.to_string();
+            let Ok(info) = self.get(&run_id).await else {
+                continue;
+            };
+            let record = record.clone();
+            self.launch(
+                &run_id,
+                &info.graph_id,
+                &info.thread_id,
+                move |durable| async move {
+                    durable.recover_run(&record).await?.ok_or_else(|| {
+                        DurableError::Store(heddle_engine::run::StoreError(
+                            "the thread has moved on".into(),
+                        ))
+                    })
+                },
+            )?;
+            count += 1;
+        }
+        // Runs that were still queued never reached the engine: queue them again.
+        let queued: Vec<RunInfo> = sqlx::query_as(select_runs!(
+            "WHERE status = 'queued' ORDER BY created_at, rowid"
+        ))
+        .fetch_all(&self.inner.pool)
+        .await?;
+        for run in queued {
+            let detail = graphs::get(&self.inner.pool, &run.graph_id).await?;
+            let graph = compile(&detail.document)?;
+            let (thread, id, input) = (
+                ThreadId::from(run.thread_id.as_str()),
+                RunId::from(run.id.as_str()),
+                run.input.clone(),
+            );
+            self.launch(&run.id, &run.graph_id, &run.thread_id, move |durable| async move {
+                durable.start(Arc::new(graph), thread, id, input).await
+            })?;
+            count += 1;
+        }
+        if count > 0 {
+            tracing::info!(runs = count, "recovered runs from the last start");
+        }
+        Ok(count)
+    }
+
+    /// Stops every run task at once (on shutdown). Their last checkpoints
+    /// are stored; [`Runs::recover`] finishes them on the next start.
+    pub fn shutdown(&self) {
+        for active in self.active().values() {
+            if let Some(task) = &active.task {
+                task.abort();
+            }
+            active.hub.close();
+        }
+    }
+
+    /// How many runs are executing or queued.
+    pub fn active_count(&self) -> usize {
+        self.active().len()
+    }
+}
+
+/// Compiles a stored document, or says what stops it from running.
+fn compile(document: &str) -> Result<CompiledGraph, AppError> {
+    let document = GraphDocument::from_json(document).map_err(|error| AppError::InvalidGraph {
+        message: error.to_string(),
+        problems: Vec::new(),
+    })?;
+    heddle_engine::compile(&document, &Registry::new()).map_err(|report| AppError::InvalidGraph {
+        message: format!(
+            "the graph has {} problem(s) that stop it from running",
+            report.errors().count()
+        ),
+        problems: report.problems,
+    })
+}
+
+fn outcome(result: &Result<RunOutput, RunError>) -> (&'static str, Option<Value>, Option<String>) {
+    match result {
+        Ok(output) if output.is_interrupted() => (
+            "interrupted",
+            Some(serde_json::json!({"state": output.state, "interrupts": output.interrupts})),
+            None,
+        ),
+        Ok(output) => ("finished", Some(output.state.clone()), None),
+        Err(error @ RunError::Cancelled { .. }) => ("cancelled", None, Some(error.to_string())),
+        Err(error) => ("failed", None, Some(error.to_string())),
+    }
+}

@@ -1,0 +1,307 @@
+//! Runs over the API: start, watch the result, pause and resume, cancel,
+//! threads, and the refusals.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::TestServer;
+
+pub fn counting_loop(target: u64) -> Value {
+    json!({
+        "format_version": 2, "name": "loop",
+        "state": {"channels": {"count": {"type": "integer", "reducer": "sum"}, "target": {"type": "integer"}}},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["target"]}},
+            {"id": "tick", "kind": "set", "config": {"values": {"count": {"value": 1}}}}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "tick"},
+            {"id": "again", "from": "tick", "to": "tick", "condition": "count < target"}
+        ],
+        "limits": {"max_steps": 1000000},
+        "description": format!("counts to {target} by default"),
+    })
+}
+
+fn approval() -> Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../engine/examples/graphs/approval.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[tokio::test]
+async fn a_run_goes_from_queued_to_finished_with_its_events_stored() {
+    let server = TestServer::start().await;
+    let id = server.create_graph(counting_loop(0)).await;
+    let (status, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{id}/runs"),
+            Some(json!({"input": {"target": 50}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run_id = run["id"].as_str().unwrap().to_string();
+    assert_eq!(run["graph_version"], 1);
+    let run = server.wait_for_run(&run_id).await;
+    assert_eq!(run["status"], "finished", "{run}");
+    assert_eq!(run["output"]["count"], 50);
+    assert!(run["started_at"].is_string() && run["finished_at"].is_string());
+
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run_id}/events"), None)
+        .await;
+    let events = events.as_array().unwrap();
+    for (i, event) in events.iter().enumerate() {
+        assert_eq!(event["seq"], i as u64);
+    }
+    assert_eq!(events.last().unwrap()["type"], "run_finished");
+    let (_, tail) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/runs/{run_id}/events?from_seq=10"),
+            None,
+        )
+        .await;
+    assert_eq!(tail.as_array().unwrap().len(), events.len() - 10);
+
+    let (_, runs) = server
+        .api(Method::GET, &format!("/api/v1/graphs/{id}/runs"), None)
+        .await;
+    assert_eq!(runs[0]["id"], run_id.as_str());
+    let (_, threads) = server
+        .api(Method::GET, &format!("/api/v1/graphs/{id}/threads"), None)
+        .await;
+    assert_eq!(threads[0]["runs"], 1);
+    assert_eq!(threads[0]["last_status"], "finished");
+}
+
+#[tokio::test]
+async fn a_paused_run_is_resumed_over_the_api() {
+    let server = TestServer::start().await;
+    let id = server.create_graph(approval()).await;
+    let (_, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{id}/runs"),
+            Some(json!({"input": {"request": "order 9"}, "thread_id": "support-1"})),
+        )
+        .await;
+    let run_id = run["id"].as_str().unwrap().to_string();
+    let run = server.wait_for_run(&run_id).await;
+    assert_eq!(run["status"], "interrupted");
+    assert_eq!(
+        run["output"]["interrupts"][0]["payload"]["prompt"],
+        "Approve this refund: order 9? Answer true or false."
+    );
+
+    let (status, resumed) = server
+        .api(
+            Method::POST,
+            "/api/v1/threads/support-1/resume",
+            Some(json!({"value": true})),
+        )
+        .await;
+    assert_eq!(status, 202, "{resumed}");
+    assert_eq!(resumed["id"], run_id.as_str());
+    let run = server.wait_for_run(&run_id).await;
+    assert_eq!(run["status"], "finished");
+    assert_eq!(run["output"]["decision"], "Refund approved: order 9");
+
+    let (status, body) = server
+        .api(
+            Method::POST,
+            "/api/v1/threads/support-1/resume",
+            Some(json!({"value": true})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not waiting"),
+        "{body}"
+    );
+    let (status, _) = server
+        .api(
+            Method::POST,
+            "/api/v1/threads/nobody/resume",
+            Some(json!({"value": 1})),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // The events of both executions form one gapless log.
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run_id}/events"), None)
+        .await;
+    for (i, event) in events.as_array().unwrap().iter().enumerate() {
+        assert_eq!(event["seq"], i as u64);
+    }
+}
+
+#[tokio::test]
+async fn runs_are_cancelled_running_queued_or_paused() {
+    let server = TestServer::start_with(1).await;
+    let id = server.create_graph(counting_loop(0)).await;
+    let start = |target: u64| {
+        let server = &server;
+        let id = id.clone();
+        async move {
+            let (_, run) = server
+                .api(
+                    Method::POST,
+                    &format!("/api/v1/graphs/{id}/runs"),
+                    Some(json!({"input": {"target": target}})),
+                )
+                .await;
+            run["id"].as_str().unwrap().to_string()
+        }
+    };
+    let long = start(1_000_000).await;
+    let queued = start(5).await;
+    // Only one slot: the second waits.
+    let (_, waiting) = server
+        .api(Method::GET, &format!("/api/v1/runs/{queued}"), None)
+        .await;
+    assert_eq!(waiting["status"], "queued");
+
+    let (status, _) = server
+        .api(Method::POST, &format!("/api/v1/runs/{queued}/cancel"), None)
+        .await;
+    assert_eq!(status, 200);
+    let (status, _) = server
+        .api(Method::POST, &format!("/api/v1/runs/{long}/cancel"), None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(server.wait_for_run(&long).await["status"], "cancelled");
+    let queued_run = server.wait_for_run(&queued).await;
+    assert_eq!(queued_run["status"], "cancelled");
+    assert!(queued_run["started_at"].is_null(), "it never started");
+
+    let (status, body) = server
+        .api(Method::POST, &format!("/api/v1/runs/{long}/cancel"), None)
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("nothing to cancel")
+    );
+
+    let approval_id = server.create_graph(approval()).await;
+    let (_, paused) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{approval_id}/runs"),
+            Some(json!({"input": {"request": "x"}, "thread_id": "p"})),
+        )
+        .await;
+    let paused = paused["id"].as_str().unwrap().to_string();
+    assert_eq!(server.wait_for_run(&paused).await["status"], "interrupted");
+    let (status, run) = server
+        .api(Method::POST, &format!("/api/v1/runs/{paused}/cancel"), None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(run["status"], "cancelled");
+}
+
+#[tokio::test]
+async fn runs_that_cannot_start_are_refused_with_reasons() {
+    let server = TestServer::start().await;
+    let mut broken = counting_loop(0);
+    broken["edges"][0]["to"] = json!("ghost");
+    let broken_id = server.create_graph(broken).await;
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{broken_id}/runs"),
+            Some(json!({"input": {}})),
+        )
+        .await;
+    assert_eq!(status, 422);
+    assert_eq!(body["error"]["problems"][0]["path"], "edges[0].to");
+
+    let id = server.create_graph(counting_loop(0)).await;
+    let runs = format!("/api/v1/graphs/{id}/runs");
+    let (status, _) = server
+        .api(Method::POST, &runs, Some(json!({"input": [1]})))
+        .await;
+    assert_eq!(status, 400);
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &runs,
+            Some(json!({"input": {"blob": "x".repeat(300 * 1024)}})),
+        )
+        .await;
+    assert_eq!(status, 413);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("limit is 262144")
+    );
+    let (status, _) = server
+        .api(
+            Method::POST,
+            "/api/v1/graphs/00000000-0000-4000-8000-000000000000/runs",
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, 404);
+
+    // Input that does not fit the graph fails the run, with the reason.
+    let (_, run) = server
+        .api(
+            Method::POST,
+            &runs,
+            Some(json!({"input": {"target": "many"}})),
+        )
+        .await;
+    let run = server.wait_for_run(run["id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "failed");
+    assert!(
+        run["error"]
+            .as_str()
+            .unwrap()
+            .contains("expected a whole number"),
+        "{run}"
+    );
+
+    // One run at a time per thread.
+    let (_, first) = server
+        .api(
+            Method::POST,
+            &runs,
+            Some(json!({"input": {"target": 1_000_000}, "thread_id": "busy"})),
+        )
+        .await;
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &runs,
+            Some(json!({"input": {"target": 1}, "thread_id": "busy"})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("has a run in progress"),
+        "{body}"
+    );
+    server
+        .api(
+            Method::POST,
+            &format!("/api/v1/runs/{}/cancel", first["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+}
