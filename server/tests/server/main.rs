@@ -11,5 +11,6 @@ mod api_runs;
 mod cli;
 mod database;
 mod graphs_api;
+mod live;
 mod pages;
 mod startup;

@@ -1,0 +1,272 @@
+//! Watching runs over the websocket: replay then live with no gap and no
+//! duplicate, several viewers, reconnection, graph notices, shutdown; and
+//! runs surviving a server restart.
+
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::api_runs::counting_loop;
+use crate::support::TestServer;
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn connect(server: &TestServer) -> Socket {
+    let (socket, _) = tokio_tungstenite::connect_async(server.ws_url())
+        .await
+        .expect("websocket");
+    socket
+}
+
+async fn send(socket: &mut Socket, value: Value) {
+    socket
+        .send(Message::text(value.to_string()))
+        .await
+        .expect("send");
+}
+
+/// The next JSON message (skipping pings).
+async fn next(socket: &mut Socket) -> Value {
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(20), socket.next())
+            .await
+            .expect("a message in time")
+            .expect("the socket is open")
+            .expect("a frame");
+        if let Message::Text(text) = message {
+            return serde_json::from_str(&text).expect("JSON");
+        }
+    }
+}
+
+/// Reads a subscription to its end: the events' seqs, and whether the
+/// replay/live seam was announced.
+async fn follow_to_end(socket: &mut Socket) -> (Vec<u64>, bool, Value) {
+    let mut seqs = Vec::new();
+    let mut caught_up = false;
+    loop {
+        let message = next(socket).await;
+        match message["type"].as_str() {
+            Some("event") => seqs.push(message["event"]["seq"].as_u64().unwrap()),
+            Some("caught_up") => caught_up = true,
+            Some("run_idle") => return (seqs, caught_up, message),
+            _ => panic!("unexpected {message}"),
+        }
+    }
+}
+
+async fn start(server: &TestServer, graph: &str, target: u64) -> String {
+    let (status, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"target": target}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    run["id"].as_str().unwrap().to_string()
+}
+
+fn gapless(seqs: &[u64]) {
+    for (i, seq) in seqs.iter().enumerate() {
+        assert_eq!(*seq, i as u64, "no gap, no duplicate");
+    }
+}
+
+#[tokio::test]
+async fn two_viewers_see_the_whole_run_live() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(0)).await;
+    let mut alice = connect(&server).await;
+    let mut bob = connect(&server).await;
+    let run = start(&server, &graph, 400).await;
+    send(
+        &mut alice,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+    )
+    .await;
+    send(&mut bob, json!({"type": "subscribe", "run_id": run})).await;
+    let (a, a_caught_up, a_idle) = follow_to_end(&mut alice).await;
+    let (b, _, _) = follow_to_end(&mut bob).await;
+    gapless(&a);
+    assert_eq!(a, b, "both viewers saw the same events");
+    assert!(a_caught_up);
+    assert_eq!(a_idle["status"], "finished");
+    let (_, stored) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run}/events"), None)
+        .await;
+    assert_eq!(a.len(), stored.as_array().unwrap().len());
+}
+
+#[tokio::test]
+async fn a_viewer_that_reconnects_gets_exactly_what_it_missed() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(0)).await;
+    let run = start(&server, &graph, 2000).await;
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+    )
+    .await;
+    let mut seqs = Vec::new();
+    while seqs.len() < 300 {
+        let message = next(&mut socket).await;
+        if message["type"] == "event" {
+            seqs.push(message["event"]["seq"].as_u64().unwrap());
+        }
+    }
+    // The network drops; the client comes back and asks for the rest.
+    drop(socket);
+    let last = *seqs.last().unwrap();
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": last + 1}),
+    )
+    .await;
+    let (rest, _, idle) = follow_to_end(&mut socket).await;
+    seqs.extend(rest);
+    gapless(&seqs);
+    assert_eq!(idle["status"], "finished");
+    let (_, stored) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run}/events"), None)
+        .await;
+    assert_eq!(seqs.len(), stored.as_array().unwrap().len());
+}
+
+#[tokio::test]
+async fn a_finished_run_is_replayed_from_the_store() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(0)).await;
+    let run = start(&server, &graph, 10).await;
+    server.wait_for_run(&run).await;
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 5}),
+    )
+    .await;
+    let (seqs, caught_up, idle) = follow_to_end(&mut socket).await;
+    assert_eq!(seqs.first(), Some(&5));
+    assert!(caught_up);
+    assert_eq!(idle["status"], "finished");
+    assert_eq!(idle["next_seq"], seqs.last().unwrap() + 1);
+
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": "run-nope"}),
+    )
+    .await;
+    assert_eq!(next(&mut socket).await["type"], "error");
+    send(&mut socket, json!({"type": "dance"})).await;
+    let error = next(&mut socket).await;
+    assert!(
+        error["message"].as_str().unwrap().contains("not a message"),
+        "{error}"
+    );
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await["type"], "pong");
+}
+
+#[tokio::test]
+async fn graph_watchers_hear_runs_start_and_end() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(0)).await;
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "watch_graph", "graph_id": graph}),
+    )
+    .await;
+    // Give the watch a moment to be registered before the run starts.
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await["type"], "pong");
+    let run = start(&server, &graph, 20).await;
+    let mut statuses = Vec::new();
+    while statuses.last().map(String::as_str) != Some("finished") {
+        let notice = next(&mut socket).await;
+        assert_eq!(notice["type"], "notice");
+        assert_eq!(notice["run_id"], run.as_str());
+        statuses.push(notice["status"].as_str().unwrap().to_string());
+    }
+    assert_eq!(statuses, ["running", "finished"]);
+}
+
+#[tokio::test]
+async fn sockets_close_cleanly_when_the_server_shuts_down() {
+    let server = TestServer::start().await;
+    let mut socket = connect(&server).await;
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await["type"], "pong");
+    server.stop.send(true).unwrap();
+    let frame = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match socket.next().await {
+                Some(Ok(Message::Close(frame))) => return frame,
+                Some(Ok(_)) => continue,
+                other => panic!("expected a close frame, got {other:?}"),
+            }
+        }
+    })
+    .await
+    .expect("closed in time");
+    assert_eq!(u16::from(frame.unwrap().code), 1001);
+}
+
+#[tokio::test]
+async fn a_restarted_server_finishes_the_runs_it_was_running() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(0)).await;
+    let target = 5000;
+    let run = start(&server, &graph, target).await;
+    // Let it get going, then stop the run tasks as a shutdown does.
+    loop {
+        let (_, events) = server
+            .api(Method::GET, &format!("/api/v1/runs/{run}/events"), None)
+            .await;
+        if events.as_array().unwrap().len() > 500 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    server.runs.shutdown();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (_, stopped) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+        .await;
+    assert_eq!(
+        stopped["status"], "running",
+        "stopped mid-run, not finished"
+    );
+
+    // A new process on the same database.
+    let url = format!(
+        "sqlite://{}",
+        server.dir.path().join("data/heddle.db").display()
+    );
+    let pool = heddle_server::db::connect(&url).await.unwrap();
+    let runs = heddle_server::runs::Runs::new(pool, 4).await.unwrap();
+    assert_eq!(runs.recover().await.unwrap(), 1);
+    let info = loop {
+        let info = runs.get(&run).await.unwrap();
+        if info.status != "running" && info.status != "queued" {
+            break info;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(info.status, "finished");
+    assert_eq!(info.output.unwrap()["count"], target);
+    let events = runs.events(&run, 0).await.unwrap();
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    gapless(&seqs);
+    let ticks = events
+        .iter()
+        .filter(|e| matches!(&e.payload, heddle_engine::run::EventPayload::NodeSucceeded { node, .. } if node.as_str() == "tick"))
+        .count();
+    assert_eq!(ticks as u64, target, "no committed step ran twice");
+}
