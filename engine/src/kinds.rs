@@ -12,6 +12,7 @@ mod join;
 mod set;
 mod start;
 mod template;
+mod wait;
 
 pub use ask::AskConfig;
 pub use condition::{Branch, ConditionConfig};
@@ -20,6 +21,7 @@ pub use fan_out::FanOutConfig;
 pub use join::JoinConfig;
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
+pub use wait::WaitConfig;
 
 use serde_json::Value;
 
@@ -42,11 +44,13 @@ pub enum BuiltinKind {
     FanOut,
     /// Pauses the run for a person's answer.
     Ask,
+    /// Waits a while before the branch goes on.
+    Wait,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 7] = [
+    pub const ALL: [BuiltinKind; 8] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
@@ -54,6 +58,7 @@ impl BuiltinKind {
         BuiltinKind::Join,
         BuiltinKind::FanOut,
         BuiltinKind::Ask,
+        BuiltinKind::Wait,
     ];
 
     /// The kind's `kind` string.
@@ -66,6 +71,7 @@ impl BuiltinKind {
             BuiltinKind::Join => "join",
             BuiltinKind::FanOut => "fan_out",
             BuiltinKind::Ask => "ask",
+            BuiltinKind::Wait => "wait",
         }
     }
 
@@ -85,7 +91,8 @@ impl BuiltinKind {
             | BuiltinKind::Condition
             | BuiltinKind::Join
             | BuiltinKind::FanOut
-            | BuiltinKind::Ask => 1,
+            | BuiltinKind::Ask
+            | BuiltinKind::Wait => 1,
         }
     }
 
@@ -108,6 +115,7 @@ impl BuiltinKind {
             BuiltinKind::Join => join::build(config),
             BuiltinKind::FanOut => fan_out::build(config, cx),
             BuiltinKind::Ask => ask::build(config, cx),
+            BuiltinKind::Wait => wait::build(config),
         }
     }
 
@@ -121,6 +129,7 @@ impl BuiltinKind {
             BuiltinKind::Join => schemars::schema_for!(JoinConfig),
             BuiltinKind::FanOut => schemars::schema_for!(FanOutConfig),
             BuiltinKind::Ask => schemars::schema_for!(AskConfig),
+            BuiltinKind::Wait => schemars::schema_for!(WaitConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

@@ -9,5 +9,5 @@
 mod hub;
 mod manager;
 
-pub use hub::{Replay, RunHub};
+pub use hub::{Frame, Replay, RunHub};
 pub use manager::{Notice, RunInfo, Runs, StartRun, ThreadInfo};

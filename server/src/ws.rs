@@ -77,8 +77,16 @@ async fn connection(socket: WebSocket, state: AppState) {
             tokio::select! {
                 message = outbox.recv() => match message {
                     Some(message) => {
-                        let closing = matches!(message, Message::Close(_));
-                        if sink.send(message).await.is_err() || closing {
+                        // Write whatever is queued, then flush once: one
+                        // syscall for a burst of events, not one each.
+                        let mut closing = matches!(message, Message::Close(_));
+                        let mut failed = sink.feed(message).await.is_err();
+                        while !closing && !failed {
+                            let Ok(more) = outbox.try_recv() else { break };
+                            closing = matches!(more, Message::Close(_));
+                            failed = sink.feed(more).await.is_err();
+                        }
+                        if failed || sink.flush().await.is_err() || closing {
                             break;
                         }
                     }
@@ -177,7 +185,8 @@ fn event_message(event: &Event) -> Message {
 /// ones, the running execution's backlog, then live.
 async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Message>) {
     let mut next = from_seq;
-    if runs.get(&run_id).await.is_err() {
+    // Check the run exists (a running one needs no query).
+    if runs.hub(&run_id).is_none() && runs.get(&run_id).await.is_err() {
         let message = format!("run {run_id} was not found");
         let _ = out
             .send(text_message(&json!({"type": "error", "message": message})))
@@ -219,11 +228,11 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
     }
     if let (Some(hub), Some(mut replay)) = (hub, replay) {
         let from = next;
-        for event in replay.backlog.iter().filter(|event| event.seq >= from) {
-            if out.send(event_message(event)).await.is_err() {
+        for frame in replay.backlog.iter().filter(|frame| frame.seq() >= from) {
+            if out.send(Message::Text(frame.text.clone())).await.is_err() {
                 return;
             }
-            next = event.seq + 1;
+            next = frame.seq() + 1;
         }
         let _ = out
             .send(text_message(
@@ -232,20 +241,20 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
             .await;
         loop {
             match replay.live.recv().await {
-                Ok(event) if event.seq >= next => {
-                    if out.send(event_message(&event)).await.is_err() {
+                Ok(frame) if frame.seq() >= next => {
+                    if out.send(Message::Text(frame.text.clone())).await.is_err() {
                         return;
                     }
-                    next = event.seq + 1;
+                    next = frame.seq() + 1;
                 }
                 Ok(_) => {}
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     // Fell behind: read what was missed from the log.
-                    for event in hub.since(next) {
-                        if out.send(event_message(&event)).await.is_err() {
+                    for frame in hub.since(next) {
+                        if out.send(Message::Text(frame.text.clone())).await.is_err() {
                             return;
                         }
-                        next = event.seq + 1;
+                        next = frame.seq() + 1;
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => break,

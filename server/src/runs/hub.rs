@@ -6,8 +6,32 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use axum::extract::ws::Utf8Bytes;
 use heddle_engine::run::{Event, EventSink};
 use tokio::sync::broadcast;
+
+/// An event, and the websocket message that carries it, serialized once
+/// however many watch.
+#[derive(Clone)]
+pub struct Frame {
+    pub event: Arc<Event>,
+    pub text: Utf8Bytes,
+}
+
+impl Frame {
+    fn new(event: &Arc<Event>) -> Self {
+        let text = serde_json::to_string(&serde_json::json!({"type": "event", "event": &**event}))
+            .unwrap_or_default();
+        Frame {
+            event: Arc::clone(event),
+            text: Utf8Bytes::from(text),
+        }
+    }
+
+    pub fn seq(&self) -> u64 {
+        self.event.seq
+    }
+}
 
 /// How many events a watcher may fall behind before it catches up from the
 /// backlog instead.
@@ -21,15 +45,15 @@ pub struct RunHub {
 
 #[derive(Default)]
 struct Inner {
-    events: Vec<Arc<Event>>,
+    events: Vec<Frame>,
     /// `None` once the execution is over: live streams then end.
-    live: Option<broadcast::Sender<Arc<Event>>>,
+    live: Option<broadcast::Sender<Frame>>,
 }
 
 /// What a watcher gets: the backlog from its sequence number, then live.
 pub struct Replay {
-    pub backlog: Vec<Arc<Event>>,
-    pub live: broadcast::Receiver<Arc<Event>>,
+    pub backlog: Vec<Frame>,
+    pub live: broadcast::Receiver<Frame>,
     /// The first `seq` this execution emitted (earlier ones are stored).
     pub first_seq: Option<u64>,
 }
@@ -58,18 +82,18 @@ impl RunHub {
             // Over: a stream that ends after the backlog.
             None => broadcast::channel(1).1,
         };
-        let start = inner.events.partition_point(|event| event.seq < from_seq);
+        let start = inner.events.partition_point(|frame| frame.seq() < from_seq);
         Replay {
             backlog: inner.events[start..].to_vec(),
             live,
-            first_seq: inner.events.first().map(|event| event.seq),
+            first_seq: inner.events.first().map(Frame::seq),
         }
     }
 
     /// The events from `from_seq` on (a lagging watcher's catch-up).
-    pub fn since(&self, from_seq: u64) -> Vec<Arc<Event>> {
+    pub fn since(&self, from_seq: u64) -> Vec<Frame> {
         let inner = self.lock();
-        let start = inner.events.partition_point(|event| event.seq < from_seq);
+        let start = inner.events.partition_point(|frame| frame.seq() < from_seq);
         inner.events[start..].to_vec()
     }
 
@@ -81,11 +105,13 @@ impl RunHub {
 
 impl EventSink for RunHub {
     fn event(&self, event: &Arc<Event>) {
+        // Serialized before taking the lock: the run's task pays once.
+        let frame = Frame::new(event);
         let mut inner = self.lock();
-        inner.events.push(Arc::clone(event));
         if let Some(live) = &inner.live {
             // No watcher is not an error.
-            let _ = live.send(Arc::clone(event));
+            let _ = live.send(frame.clone());
         }
+        inner.events.push(frame);
     }
 }

@@ -567,7 +567,13 @@ impl Runs {
         }
         if let Some(replay) = in_memory {
             let next = events.last().map_or(from_seq, |event| event.seq + 1);
-            events.extend(replay.backlog.into_iter().filter(|event| event.seq >= next));
+            events.extend(
+                replay
+                    .backlog
+                    .into_iter()
+                    .filter(|frame| frame.seq() >= next)
+                    .map(|frame| frame.event),
+            );
         }
         Ok(events)
     }
