@@ -45,6 +45,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/runs/{id}", get(runs::get))
         .route("/api/v1/runs/{id}/events", get(runs::events))
         .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/api/v1/threads/{id}", get(runs::thread))
         .route("/api/v1/threads/{id}/resume", post(runs::resume))
         .route("/api/v1/ws", get(crate::ws::upgrade))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

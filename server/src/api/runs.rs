@@ -77,6 +77,11 @@ pub async fn cancel(
     Ok(Json(state.runs.cancel(&id).await?))
 }
 
+/// `GET /api/v1/threads/{id}`: the thread, its newest state and its messages.
+pub async fn thread(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
+    Ok(Json(state.runs.thread(&id).await?))
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Resume {

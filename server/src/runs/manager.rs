@@ -537,6 +537,49 @@ impl Runs {
         Ok(threads)
     }
 
+    /// A thread: its record, its newest state, and the messages in it (the
+    /// values of its `messages`-typed channels).
+    pub async fn thread(&self, thread_id: &str) -> Result<Value, AppError> {
+        let info: Option<ThreadInfo> = sqlx::query_as(
+            "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
+                    (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
+                    (SELECT status FROM runs r WHERE r.thread_id = t.id
+                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status
+             FROM threads t WHERE t.id = ?",
+        )
+        .bind(thread_id)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        let info = info.ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
+        let latest = self
+            .inner
+            .store
+            .latest(&ThreadId::from(thread_id))
+            .await
+            .map_err(|error| {
+                tracing::error!(%error, "cannot read a thread");
+                AppError::Internal
+            })?;
+        let state = latest
+            .map(|checkpoint| checkpoint.state)
+            .unwrap_or(Value::Null);
+        let messages: Vec<Value> = state
+            .as_object()
+            .into_iter()
+            .flat_map(|channels| channels.values())
+            .filter_map(Value::as_array)
+            .filter(|items| {
+                !items.is_empty()
+                    && items
+                        .iter()
+                        .all(|m| m.get("role").is_some_and(Value::is_string))
+            })
+            .flatten()
+            .cloned()
+            .collect();
+        Ok(serde_json::json!({"thread": info, "state": state, "messages": messages}))
+    }
+
     /// A run's events from `from_seq` on: the stored ones, then those of
     /// its running execution that are not stored yet.
     pub async fn events(&self, run_id: &str, from_seq: u64) -> Result<Vec<Arc<Event>>, AppError> {

@@ -135,6 +135,13 @@ async fn a_paused_run_is_resumed_over_the_api() {
         .await;
     assert_eq!(status, 404);
 
+    let (status, thread) = server
+        .api(Method::GET, "/api/v1/threads/support-1", None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(thread["state"]["decision"], "Refund approved: order 9");
+    assert_eq!(thread["thread"]["runs"], 1);
+
     // The events of both executions form one gapless log.
     let (_, events) = server
         .api(Method::GET, &format!("/api/v1/runs/{run_id}/events"), None)
@@ -304,4 +311,46 @@ async fn runs_that_cannot_start_are_refused_with_reasons() {
             None,
         )
         .await;
+}
+
+#[tokio::test]
+async fn a_chat_thread_carries_its_messages_from_run_to_run() {
+    let server = TestServer::start().await;
+    let id = server
+        .create_graph(json!({
+            "format_version": 2, "name": "echo chat",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages", "scope": "thread"}}},
+            "nodes": [
+                {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+                {"id": "echo", "kind": "set", "config": {"values": {
+                    "messages": {"expr": "{role: 'assistant', content: 'echo: ' + last(messages).content}"}
+                }}}
+            ],
+            "edges": [{"id": "e", "from": "start", "to": "echo"}]
+        }))
+        .await;
+    for text in ["hello", "again"] {
+        let (_, run) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/graphs/{id}/runs"),
+                Some(json!({"thread_id": "chat-1", "input": {"messages": [{"role": "user", "content": text}]}})),
+            )
+            .await;
+        assert_eq!(
+            server.wait_for_run(run["id"].as_str().unwrap()).await["status"],
+            "finished"
+        );
+    }
+    let (_, thread) = server
+        .api(Method::GET, "/api/v1/threads/chat-1", None)
+        .await;
+    let contents: Vec<&str> = thread["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(contents, ["hello", "echo: hello", "again", "echo: again"]);
+    assert_eq!(thread["thread"]["runs"], 2);
 }
