@@ -14,6 +14,8 @@
 //! - [`state`]: channels, their types and reducers.
 //! - [`node`]: the `Node` trait and how kinds are built and registered.
 //! - [`kinds`]: the built-in node kinds, one file each.
+//! - [`model`]: chat models: the trait, the offline model, an OpenAI-compatible client.
+//! - [`tools`]: tools models call, and the built-in ones.
 //! - [`run`] (feature `runtime`): the executor, its events, cancellation
 //!   and retries.
 //! - [`ids`]: typed ids.
@@ -27,10 +29,12 @@ pub mod expr;
 pub mod format;
 pub mod ids;
 pub mod kinds;
+pub mod model;
 pub mod node;
 #[cfg(feature = "runtime")]
 pub mod run;
 pub mod state;
+pub mod tools;
 pub mod validate;
 
 pub use compile::{CompiledGraph, LoadError, compile, validate};
