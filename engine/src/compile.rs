@@ -249,6 +249,7 @@ fn build_node(
         node: &spec.id,
         state: &document.state,
         nodes: node_ids,
+        registry,
     };
     let builtin = BuiltinKind::from_name(&spec.kind);
     let custom = registry.custom(&spec.kind);

@@ -9,9 +9,12 @@ mod condition;
 mod end;
 mod fan_out;
 mod join;
+mod llm;
+mod router;
 mod set;
 mod start;
 mod template;
+mod tools;
 mod wait;
 
 pub use ask::AskConfig;
@@ -19,8 +22,11 @@ pub use condition::{Branch, ConditionConfig};
 pub use end::EndConfig;
 pub use fan_out::FanOutConfig;
 pub use join::JoinConfig;
+pub use llm::LlmConfig;
+pub use router::{RouteChoice, RouterConfig};
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
+pub use tools::ToolsConfig;
 pub use wait::WaitConfig;
 
 use serde_json::Value;
@@ -46,11 +52,17 @@ pub enum BuiltinKind {
     Ask,
     /// Waits a while before the branch goes on.
     Wait,
+    /// One call to a chat model.
+    Llm,
+    /// Runs the tool calls the model asked for.
+    Tools,
+    /// The model picks a route.
+    Router,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 8] = [
+    pub const ALL: [BuiltinKind; 11] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
@@ -59,6 +71,9 @@ impl BuiltinKind {
         BuiltinKind::FanOut,
         BuiltinKind::Ask,
         BuiltinKind::Wait,
+        BuiltinKind::Llm,
+        BuiltinKind::Tools,
+        BuiltinKind::Router,
     ];
 
     /// The kind's `kind` string.
@@ -72,6 +87,9 @@ impl BuiltinKind {
             BuiltinKind::FanOut => "fan_out",
             BuiltinKind::Ask => "ask",
             BuiltinKind::Wait => "wait",
+            BuiltinKind::Llm => "llm",
+            BuiltinKind::Tools => "tools",
+            BuiltinKind::Router => "router",
         }
     }
 
@@ -92,7 +110,10 @@ impl BuiltinKind {
             | BuiltinKind::Join
             | BuiltinKind::FanOut
             | BuiltinKind::Ask
-            | BuiltinKind::Wait => 1,
+            | BuiltinKind::Wait
+            | BuiltinKind::Llm
+            | BuiltinKind::Tools
+            | BuiltinKind::Router => 1,
         }
     }
 
@@ -116,6 +137,9 @@ impl BuiltinKind {
             BuiltinKind::FanOut => fan_out::build(config, cx),
             BuiltinKind::Ask => ask::build(config, cx),
             BuiltinKind::Wait => wait::build(config),
+            BuiltinKind::Llm => llm::build(config, cx),
+            BuiltinKind::Tools => tools::build(config, cx),
+            BuiltinKind::Router => router::build(config, cx),
         }
     }
 
@@ -130,6 +154,9 @@ impl BuiltinKind {
             BuiltinKind::FanOut => schemars::schema_for!(FanOutConfig),
             BuiltinKind::Ask => schemars::schema_for!(AskConfig),
             BuiltinKind::Wait => schemars::schema_for!(WaitConfig),
+            BuiltinKind::Llm => schemars::schema_for!(LlmConfig),
+            BuiltinKind::Tools => schemars::schema_for!(ToolsConfig),
+            BuiltinKind::Router => schemars::schema_for!(RouterConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

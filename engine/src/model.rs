@@ -98,7 +98,10 @@ impl ModelError {
     pub fn is_transient(&self) -> bool {
         matches!(
             self,
-            ModelError::Timeout(_) | ModelError::RateLimited(_) | ModelError::Server(_) | ModelError::Transport(_)
+            ModelError::Timeout(_)
+                | ModelError::RateLimited(_)
+                | ModelError::Server(_)
+                | ModelError::Transport(_)
         )
     }
 }
@@ -113,7 +116,11 @@ pub trait ChatModel: Send + Sync + 'static {
     fn name(&self) -> &str;
 
     /// Asks the model.
-    fn chat<'a>(&'a self, request: ChatRequest, deltas: &'a (dyn Fn(Delta) + Send + Sync)) -> ModelFuture<'a>;
+    fn chat<'a>(
+        &'a self,
+        request: ChatRequest,
+        deltas: &'a (dyn Fn(Delta) + Send + Sync),
+    ) -> ModelFuture<'a>;
 }
 
 /// Shared model handle.

@@ -66,7 +66,12 @@ impl ChatMessage {
     pub fn list_from(value: &Value) -> Vec<ChatMessage> {
         value
             .as_array()
-            .map(|items| items.iter().filter_map(|item| serde_json::from_value(item.clone()).ok()).collect())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| serde_json::from_value(item.clone()).ok())
+                    .collect()
+            })
             .unwrap_or_default()
     }
 

@@ -16,7 +16,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{ChatMessage, ChatModel, ChatReply, ChatRequest, Delta, ModelFuture, Role, ToolCall, ToolSpec, Usage};
+use super::{
+    ChatMessage, ChatModel, ChatReply, ChatRequest, Delta, ModelFuture, Role, ToolCall, ToolSpec,
+    Usage,
+};
 
 /// The offline model.
 #[derive(Debug, Clone)]
@@ -52,7 +55,11 @@ impl ChatModel for OfflineModel {
         "offline"
     }
 
-    fn chat<'a>(&'a self, request: ChatRequest, deltas: &'a (dyn Fn(Delta) + Send + Sync)) -> ModelFuture<'a> {
+    fn chat<'a>(
+        &'a self,
+        request: ChatRequest,
+        deltas: &'a (dyn Fn(Delta) + Send + Sync),
+    ) -> ModelFuture<'a> {
         Box::pin(async move {
             let reply = answer(&request);
             if reply.tool_calls.is_empty() {
@@ -115,7 +122,11 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
     }
 
     // Tool results since the model last asked for tools: answer from them.
-    if request.messages.last().is_some_and(|m| m.role == Role::Tool) {
+    if request
+        .messages
+        .last()
+        .is_some_and(|m| m.role == Role::Tool)
+    {
         let results: Vec<String> = request
             .messages
             .iter()
@@ -124,12 +135,22 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
             .collect::<Vec<_>>()
             .into_iter()
             .rev()
-            .map(|m| format!("{} says {}", m.name.as_deref().unwrap_or("the tool"), m.content.trim()))
+            .map(|m| {
+                format!(
+                    "{} says {}",
+                    m.name.as_deref().unwrap_or("the tool"),
+                    m.content.trim()
+                )
+            })
             .collect();
         return (format!("{SIGNATURE} {}.", results.join("; ")), Vec::new());
     }
 
-    if request.messages.last().is_some_and(|m| m.role == Role::User) {
+    if request
+        .messages
+        .last()
+        .is_some_and(|m| m.role == Role::User)
+    {
         let calls = tool_calls(&request.tools, user);
         if !calls.is_empty() {
             return (String::new(), calls);
@@ -137,18 +158,29 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
     }
 
     if request.json {
-        return (json!({"offline_model": true, "you_said": user}).to_string(), Vec::new());
+        return (
+            json!({"offline_model": true, "you_said": user}).to_string(),
+            Vec::new(),
+        );
     }
     (converse(&request.messages, user), Vec::new())
 }
 
-/// The route sharing the most words with the user's message; the first
-/// on a tie or when nothing matches.
+/// The route sharing the most words with the user's message (the first on
+/// a tie); when none shares a word, a reply naming no route, so the router
+/// takes its `otherwise` route.
 fn choose(choices: &[super::Choice], user: &str) -> String {
     let user_words = significant_words(user);
     let score = |choice: &super::Choice| {
-        let text = format!("{} {}", choice.name.replace(['_', '-'], " "), choice.description);
-        significant_words(&text).iter().filter(|w| user_words.contains(w)).count()
+        let text = format!(
+            "{} {}",
+            choice.name.replace(['_', '-'], " "),
+            choice.description
+        );
+        significant_words(&text)
+            .iter()
+            .filter(|w| user_words.contains(w))
+            .count()
     };
     let mut best = &choices[0];
     let mut best_score = score(best);
@@ -159,6 +191,9 @@ fn choose(choices: &[super::Choice], user: &str) -> String {
             best_score = s;
         }
     }
+    if best_score == 0 {
+        return format!("{SIGNATURE} no route matches");
+    }
     best.name.clone()
 }
 
@@ -168,7 +203,10 @@ fn significant_words(text: &str) -> Vec<String> {
         .map(|w| {
             let w = w.to_lowercase();
             // A crude stem, so "refunds" meets "refund".
-            w.strip_suffix('s').filter(|s| s.len() > 2).map(str::to_string).unwrap_or(w)
+            w.strip_suffix('s')
+                .filter(|s| s.len() > 2)
+                .map(str::to_string)
+                .unwrap_or(w)
         })
         .collect()
 }
@@ -192,7 +230,10 @@ fn tool_calls(tools: &[ToolSpec], user: &str) -> Vec<ToolCall> {
                 call(&tool.name, json!({"expression": expression}));
             }
         } else if name.contains("time") || name.contains("clock") || name.contains("date") {
-            if ["time", "date", "clock", "today", "day is it"].iter().any(|w| lower.contains(w)) {
+            if ["time", "date", "clock", "today", "day is it"]
+                .iter()
+                .any(|w| lower.contains(w))
+            {
                 call(&tool.name, json!({}));
             }
         } else if lower.contains(&name.replace(['_', '-'], " ")) || lower.contains(&name) {
@@ -215,7 +256,9 @@ fn arithmetic(text: &str) -> Option<String> {
             best = run;
         }
     }
-    let trimmed = best.trim_end_matches(['+', '-', '*', '/', '%', ' ', '.']).trim();
+    let trimmed = best
+        .trim_end_matches(['+', '-', '*', '/', '%', ' ', '.'])
+        .trim();
     (!trimmed.is_empty()).then(|| trimmed.to_string())
 }
 
@@ -228,7 +271,9 @@ fn converse(messages: &[ChatMessage], user: &str) -> String {
         .filter_map(|m| name_in(&m.content))
         .last();
     if let Some(name) = name_in(user) {
-        return format!("{SIGNATURE} Nice to meet you, {name}. I will remember your name in this conversation.");
+        return format!(
+            "{SIGNATURE} Nice to meet you, {name}. I will remember your name in this conversation."
+        );
     }
     if lower.contains("my name") {
         return match told_name {
@@ -237,7 +282,11 @@ fn converse(messages: &[ChatMessage], user: &str) -> String {
         };
     }
     let turns = messages.iter().filter(|m| m.role == Role::User).count();
-    let earlier = if turns > 1 { format!(" This is turn {turns} of our conversation.") } else { String::new() };
+    let earlier = if turns > 1 {
+        format!(" This is turn {turns} of our conversation.")
+    } else {
+        String::new()
+    };
     format!(
         "{SIGNATURE} You said: \"{}\".{earlier} I am Heddle's built-in offline model: I can call tools, \
          choose routes and remember this conversation, but I do not understand free text. Set a model \
@@ -303,12 +352,24 @@ mod tests {
     #[test]
     fn routes_are_chosen_by_matching_words() {
         let choices = vec![
-            Choice { name: "billing".into(), description: "payments, invoices and refunds".into() },
-            Choice { name: "tech".into(), description: "bugs, errors and crashes".into() },
+            Choice {
+                name: "billing".into(),
+                description: "payments, invoices and refunds".into(),
+            },
+            Choice {
+                name: "tech".into(),
+                description: "bugs, errors and crashes".into(),
+            },
         ];
-        assert_eq!(choose(&choices, "I want my refunds for the invoice"), "billing");
+        assert_eq!(
+            choose(&choices, "I want my refunds for the invoice"),
+            "billing"
+        );
         assert_eq!(choose(&choices, "the app crashes with an error"), "tech");
-        assert_eq!(choose(&choices, "hello"), "billing");
+        assert_eq!(
+            choose(&choices, "hello"),
+            "(offline model) no route matches"
+        );
     }
 
     #[test]
@@ -318,13 +379,19 @@ mod tests {
             ChatMessage::new(Role::Assistant, "..."),
             user("What is my name?"),
         ];
-        let request = ChatRequest { messages, ..ChatRequest::default() };
+        let request = ChatRequest {
+            messages,
+            ..ChatRequest::default()
+        };
         assert_eq!(decide(&request).0, "(offline model) Your name is Ada.");
     }
 
     #[test]
     fn every_plain_reply_says_what_it_is() {
-        let request = ChatRequest { messages: vec![user("Tell me a story")], ..ChatRequest::default() };
+        let request = ChatRequest {
+            messages: vec![user("Tell me a story")],
+            ..ChatRequest::default()
+        };
         assert!(decide(&request).0.starts_with("(offline model)"));
     }
 }

@@ -11,6 +11,8 @@ use serde_json::Value;
 use super::Node;
 use crate::format::StateSchema;
 use crate::ids::NodeId;
+use crate::model::{ChatModel, OfflineModel, SharedModel};
+use crate::tools::{Tool, Toolbox};
 
 /// A problem in a node's config, located inside the config.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,9 +41,44 @@ pub struct BuildContext<'a> {
     pub state: &'a StateSchema,
     /// Every node id of the graph.
     pub nodes: &'a [NodeId],
+    /// The kinds, models and tools available.
+    pub registry: &'a Registry,
 }
 
 impl BuildContext<'_> {
+    /// The model a node names, or an issue at `path` saying which exist.
+    pub fn model(&self, path: &str, name: Option<&str>) -> Result<SharedModel, ConfigIssue> {
+        self.registry.model(name).ok_or_else(|| {
+            ConfigIssue::new(
+                path,
+                format!(
+                    "no model `{}` is configured (known: {})",
+                    name.unwrap_or_default(),
+                    self.registry.model_names().join(", ")
+                ),
+            )
+        })
+    }
+
+    /// A channel that must exist and hold messages.
+    pub fn check_messages_channel(
+        &self,
+        path: impl Into<String>,
+        channel: &str,
+    ) -> Option<ConfigIssue> {
+        let path = path.into();
+        match self.state.channels.get(channel) {
+            None => Some(ConfigIssue::new(
+                path,
+                format!("`{channel}` is not a channel of this graph's state"),
+            )),
+            Some(spec) if spec.ty != crate::format::ChannelType::Messages => Some(
+                ConfigIssue::new(path, format!("`{channel}` is not a `messages` channel")),
+            ),
+            Some(_) => None,
+        }
+    }
+
     /// Whether the graph has a node with this id.
     pub fn has_node(&self, id: &NodeId) -> bool {
         self.nodes.contains(id)
@@ -140,10 +177,25 @@ pub trait NodeKind: Send + Sync + 'static {
     fn build(&self, config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>>;
 }
 
-/// The kinds a graph may use: the built-in ones and any registered.
-#[derive(Clone, Default)]
+/// The kinds a graph may use (the built-in ones and any registered), and
+/// the models and tools its nodes may call.
+#[derive(Clone)]
 pub struct Registry {
     custom: BTreeMap<String, Arc<dyn NodeKind>>,
+    default_model: SharedModel,
+    models: BTreeMap<String, SharedModel>,
+    tools: Toolbox,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry {
+            custom: BTreeMap::new(),
+            default_model: Arc::new(OfflineModel::new()),
+            models: BTreeMap::new(),
+            tools: Toolbox::builtin(),
+        }
+    }
 }
 
 /// Why a kind could not be registered.
@@ -152,9 +204,52 @@ pub struct Registry {
 pub struct DuplicateKind(pub String);
 
 impl Registry {
-    /// The built-in kinds only.
+    /// The built-in kinds and tools, with the offline model as the default
+    /// model.
     pub fn new() -> Self {
         Registry::default()
+    }
+
+    /// The model nodes use when they name none.
+    pub fn with_default_model(mut self, model: impl ChatModel) -> Self {
+        self.default_model = Arc::new(model);
+        self
+    }
+
+    /// A model nodes can name (`"model": "name"`).
+    pub fn with_model(mut self, name: impl Into<String>, model: impl ChatModel) -> Self {
+        self.models.insert(name.into(), Arc::new(model));
+        self
+    }
+
+    /// Adds a tool nodes can bind.
+    pub fn with_tool(mut self, tool: impl Tool) -> Self {
+        self.tools.add(tool);
+        self
+    }
+
+    /// The model named `name` (`None`: the default; `"offline"`: the
+    /// offline model unless one is registered under that name).
+    pub fn model(&self, name: Option<&str>) -> Option<SharedModel> {
+        match name {
+            None | Some("") | Some("default") => Some(Arc::clone(&self.default_model)),
+            Some(name) => self.models.get(name).cloned().or_else(|| {
+                (name == "offline").then(|| Arc::new(OfflineModel::new()) as SharedModel)
+            }),
+        }
+    }
+
+    /// The names of the models nodes can name.
+    pub fn model_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = vec!["default".into(), "offline".into()];
+        names.extend(self.models.keys().cloned());
+        names.dedup();
+        names
+    }
+
+    /// The tools nodes can bind.
+    pub fn tools(&self) -> &Toolbox {
+        &self.tools
     }
 
     /// Adds a kind; its name must not be taken by a built-in or another kind.

@@ -17,9 +17,13 @@ fn evaluate(arguments: &Value) -> Result<Value, ToolError> {
         .ok_or_else(|| ToolError("expected {\"expression\": \"...\"}".into()))?;
     let expr = Expr::parse(expression).map_err(|error| ToolError(error.to_string()))?;
     if let Some(name) = expr.channels().first() {
-        return Err(ToolError(format!("`{name}` is not a number; the calculator takes numbers and + - * / % ( )")));
+        return Err(ToolError(format!(
+            "`{name}` is not a number; the calculator takes numbers and + - * / % ( )"
+        )));
     }
-    let value = expr.eval(&|_| None).map_err(|error| ToolError(error.message))?;
+    let value = expr
+        .eval(&|_| None)
+        .map_err(|error| ToolError(error.message))?;
     if !value.is_number() {
         return Err(ToolError("the expression is not arithmetic".into()));
     }
@@ -30,7 +34,8 @@ impl Tool for Calculator {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "calculator".into(),
-            description: "Evaluates an arithmetic expression exactly, e.g. `12 * (3 + 4) / 2`.".into(),
+            description: "Evaluates an arithmetic expression exactly, e.g. `12 * (3 + 4) / 2`."
+                .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {"expression": {"type": "string", "description": "The arithmetic to evaluate"}},
@@ -50,10 +55,26 @@ mod tests {
 
     #[test]
     fn it_computes_and_refuses_what_is_not_arithmetic() {
-        assert_eq!(evaluate(&json!({"expression": "12 * (3 + 4)"})).unwrap(), json!(84));
-        assert_eq!(evaluate(&json!({"expression": "7 / 2"})).unwrap(), json!(3.5));
-        assert!(evaluate(&json!({"expression": "1 / 0"})).unwrap_err().0.contains("division by zero"));
-        assert!(evaluate(&json!({"expression": "secret * 2"})).unwrap_err().0.contains("not a number"));
+        assert_eq!(
+            evaluate(&json!({"expression": "12 * (3 + 4)"})).unwrap(),
+            json!(84)
+        );
+        assert_eq!(
+            evaluate(&json!({"expression": "7 / 2"})).unwrap(),
+            json!(3.5)
+        );
+        assert!(
+            evaluate(&json!({"expression": "1 / 0"}))
+                .unwrap_err()
+                .0
+                .contains("division by zero")
+        );
+        assert!(
+            evaluate(&json!({"expression": "secret * 2"}))
+                .unwrap_err()
+                .0
+                .contains("not a number")
+        );
         assert!(evaluate(&json!({"expr": "1"})).is_err());
     }
 }

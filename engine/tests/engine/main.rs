@@ -8,6 +8,7 @@ mod support;
 mod cancel;
 mod durable;
 mod events;
+mod examples;
 mod format;
 mod fuzz;
 mod loop_limit;

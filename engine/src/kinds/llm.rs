@@ -1,0 +1,198 @@
+//! `llm`: one call to a chat model. The request is the system prompt, the
+//! conversation in the messages channel, and optionally a user prompt
+//! rendered from the state; the reply (text and any tool calls) is
+//! appended to the conversation. The reply streams as `token` events;
+//! token usage is reported as a `usage` event.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::scope;
+use super::template::Template;
+use crate::model::{ChatMessage, ChatRequest, Delta, ModelError, Role, SharedModel, ToolSpec};
+use crate::node::{
+    BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
+    parse_config,
+};
+
+/// Settings of an `llm` node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LlmConfig {
+    /// Which model: a configured endpoint's name, `offline`, or none for
+    /// the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The system prompt, a template (`{{ ... }}` holes).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub system: String,
+    /// A user message to add, a template; without it the conversation so
+    /// far is the prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// The conversation: a `messages` channel.
+    #[serde(default = "messages_channel")]
+    pub messages: String,
+    /// Tools the model may call, by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<String>,
+    /// Also write the reply's text to this channel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    /// Ask for a JSON object as the reply.
+    #[serde(default)]
+    pub json: bool,
+}
+
+pub(super) fn messages_channel() -> String {
+    "messages".into()
+}
+
+pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
+    let config: LlmConfig = parse_config(config)?;
+    let mut issues: Vec<ConfigIssue> = cx
+        .check_messages_channel("messages", &config.messages)
+        .into_iter()
+        .collect();
+    if let Some(output) = &config.output {
+        issues.extend(cx.check_channel("output", output));
+    }
+    let model = cx
+        .model("model", config.model.as_deref())
+        .map_err(|issue| issues.push(issue))
+        .ok();
+    let mut tools = Vec::new();
+    for (i, name) in config.tools.iter().enumerate() {
+        match cx.registry.tools().get(name) {
+            Some(tool) => tools.push(tool.spec()),
+            None => issues.push(ConfigIssue::new(
+                format!("tools[{i}]"),
+                format!(
+                    "no tool `{name}` (known: {})",
+                    cx.registry.tools().names().join(", ")
+                ),
+            )),
+        }
+    }
+    let system = Template::parse(&config.system)
+        .map_err(|error| issues.push(ConfigIssue::new("system", error.to_string())))
+        .ok();
+    let prompt = match &config.prompt {
+        Some(prompt) => Template::parse(prompt)
+            .map_err(|error| issues.push(ConfigIssue::new("prompt", error.to_string())))
+            .ok()
+            .map(Some),
+        None => Some(None),
+    };
+    match (model, system, prompt) {
+        (Some(model), Some(system), Some(prompt)) if issues.is_empty() => Ok(Built::plain(Llm {
+            model,
+            system,
+            prompt,
+            tools,
+            config,
+        })),
+        _ => Err(issues),
+    }
+}
+
+struct Llm {
+    model: SharedModel,
+    system: Template,
+    prompt: Option<Template>,
+    tools: Vec<ToolSpec>,
+    config: LlmConfig,
+}
+
+/// A model failure as a node failure: transient ones are worth a retry.
+pub(super) fn model_error(error: ModelError) -> NodeError {
+    if error.is_transient() {
+        NodeError::transient(error.to_string())
+    } else {
+        NodeError::permanent(error.to_string())
+    }
+}
+
+impl Llm {
+    async fn call(&self, input: NodeInput<'_>) -> Result<NodeOutput, NodeError> {
+        let (mut messages, user) = {
+            let scope = scope(&input);
+            let render = |template: &Template| {
+                template
+                    .render(&scope)
+                    .map_err(|e| NodeError::permanent(e.to_string()))
+            };
+            let mut messages = Vec::new();
+            let system = render(&self.system)?;
+            if !system.is_empty() {
+                messages.push(ChatMessage::new(Role::System, system));
+            }
+            messages.extend(ChatMessage::list_from(
+                input
+                    .state
+                    .get(&self.config.messages)
+                    .unwrap_or(&Value::Null),
+            ));
+            let user = match &self.prompt {
+                Some(prompt) => Some(ChatMessage::new(Role::User, render(prompt)?)),
+                None => None,
+            };
+            (messages, user)
+        };
+        if let Some(user) = &user {
+            messages.push(user.clone());
+        }
+        let request = ChatRequest {
+            model: None,
+            messages,
+            tools: self.tools.clone(),
+            temperature: self.config.temperature,
+            max_tokens: self.config.max_tokens,
+            json: self.config.json,
+            choices: Vec::new(),
+        };
+        let ctx = input.ctx;
+        let deltas = |delta: Delta| match delta {
+            Delta::Text(text) => ctx.emit("token", json!({"text": text})),
+            Delta::ToolCall {
+                index,
+                id,
+                name,
+                arguments,
+            } => ctx.emit(
+                "tool_call_delta",
+                json!({"index": index, "id": id, "name": name, "arguments": arguments}),
+            ),
+        };
+        let reply = self
+            .model
+            .chat(request, &deltas)
+            .await
+            .map_err(model_error)?;
+        ctx.emit(
+            "usage",
+            json!({"model": reply.model, "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens}),
+        );
+        let mut assistant = ChatMessage::new(Role::Assistant, reply.content.clone());
+        assistant.tool_calls = reply.tool_calls;
+        let mut new_messages: Vec<Value> = user.iter().map(ChatMessage::to_value).collect();
+        new_messages.push(assistant.to_value());
+        let mut output =
+            NodeOutput::update(self.config.messages.clone(), Value::Array(new_messages));
+        if let Some(channel) = &self.config.output {
+            output = output.with(channel.clone(), Value::String(reply.content));
+        }
+        Ok(output)
+    }
+}
+
+impl Node for Llm {
+    fn run<'a>(&'a self, input: NodeInput<'a>) -> NodeFuture<'a> {
+        Box::pin(self.call(input))
+    }
+}

@@ -1,0 +1,180 @@
+//! The example graphs in engine/examples/graphs run end to end on the
+//! offline model, as a user gets them.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use heddle_engine::model::OfflineModel;
+use heddle_engine::run::{Durable, EventPayload, MemoryStore, Run, RunOptions};
+use heddle_engine::{CompiledGraph, Registry, RunId, ThreadId};
+use serde_json::{Value, json};
+
+fn registry() -> Registry {
+    Registry::new().with_default_model(OfflineModel::new().with_pace(Duration::ZERO))
+}
+
+fn example(name: &str) -> Arc<CompiledGraph> {
+    let path = format!("{}/examples/graphs/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let graph =
+        CompiledGraph::from_json(&text, &registry()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    assert!(
+        graph.warnings().problems.is_empty(),
+        "{name}: {}",
+        graph.warnings()
+    );
+    Arc::new(graph)
+}
+
+fn say(text: &str) -> Value {
+    json!({"messages": [{"role": "user", "content": text}]})
+}
+
+fn last_content(state: &Value) -> String {
+    state["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test]
+async fn the_react_agent_calls_the_calculator_and_answers_from_it() {
+    let run = Run::new(
+        example("react_agent.json"),
+        RunId::from("r"),
+        say("What is 12 * (3 + 4)?"),
+        RunOptions::default(),
+    );
+    let log = run.log().unwrap();
+    let output = run.execute().await.unwrap();
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) calculator says 84."
+    );
+    let roles: Vec<&str> = output.state["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    let events = log.since(0);
+    let tokens: String = events
+        .iter()
+        .filter_map(|e| match &e.payload {
+            EventPayload::Custom { name, data, .. } if name == "token" => {
+                data["text"].as_str().map(str::to_string)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        tokens, "(offline model) calculator says 84.",
+        "the answer streamed token by token"
+    );
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(&e.payload, EventPayload::Custom { name, .. } if name == "usage"))
+    );
+}
+
+#[tokio::test]
+async fn the_react_agent_answers_directly_when_no_tool_fits() {
+    let run = Run::new(
+        example("react_agent.json"),
+        RunId::from("r"),
+        say("Tell me a joke"),
+        RunOptions::default(),
+    );
+    let output = run.execute().await.unwrap();
+    assert!(
+        last_content(&output.state).starts_with("(offline model) You said: \"Tell me a joke\"")
+    );
+    assert_eq!(output.state["messages"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn the_router_sends_each_question_to_its_specialist() {
+    for (question, specialist) in [
+        ("I was charged twice, I want a refund", "billing"),
+        ("The app crashes with an error on start", "technical"),
+        ("Hello there", "general"),
+    ] {
+        let run = Run::new(
+            example("router.json"),
+            RunId::from("r"),
+            say(question),
+            RunOptions::default(),
+        );
+        let log = run.log().unwrap();
+        run.execute().await.unwrap();
+        let ran: Vec<String> = log
+            .since(0)
+            .iter()
+            .filter_map(|e| match &e.payload {
+                EventPayload::NodeSucceeded { node, .. } => Some(node.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ran, ["start", "triage", specialist, "end"], "{question}");
+    }
+}
+
+#[tokio::test]
+async fn the_chat_remembers_earlier_turns_of_its_thread() {
+    let durable = Durable::new(Arc::new(MemoryStore::new())).with_registry(registry());
+    let thread = ThreadId::from("chat");
+    let graph = example("chat_memory.json");
+    durable
+        .start(
+            Arc::clone(&graph),
+            thread.clone(),
+            RunId::from("t1"),
+            say("Hi, my name is Ada"),
+        )
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    let output = durable
+        .start(graph, thread, RunId::from("t2"), say("What is my name?"))
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) Your name is Ada."
+    );
+    assert_eq!(output.state["messages"].as_array().unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn the_approval_gate_pauses_for_a_person() {
+    let durable = Durable::new(Arc::new(MemoryStore::new())).with_registry(registry());
+    let thread = ThreadId::from("approve");
+    let output = durable
+        .start(
+            example("approval.json"),
+            thread.clone(),
+            RunId::from("a"),
+            json!({"request": "order 1"}),
+        )
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert!(output.is_interrupted());
+    let output = durable
+        .resume(&thread, json!(false))
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(output.state["decision"], "Refund declined: order 1");
+}
