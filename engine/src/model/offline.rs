@@ -267,9 +267,9 @@ fn converse(messages: &[ChatMessage], user: &str) -> String {
     let lower = user.to_lowercase();
     let told_name = messages
         .iter()
+        .rev()
         .filter(|m| m.role == Role::User)
-        .filter_map(|m| name_in(&m.content))
-        .last();
+        .find_map(|m| name_in(&m.content));
     if let Some(name) = name_in(user) {
         return format!(
             "{SIGNATURE} Nice to meet you, {name}. I will remember your name in this conversation."
