@@ -1,9 +1,13 @@
 //! Chat models: the [`ChatModel`] trait the LLM node kinds call, the
 //! message and tool types they exchange, and the deterministic offline
-//! model that makes every graph runnable with no key and no network.
+//! model that makes every graph runnable with no key and no network; and
+//! (feature `openai`) [`openai::OpenAiModel`] for any OpenAI-compatible
+//! endpoint.
 
 mod message;
 mod offline;
+#[cfg(feature = "openai")]
+pub mod openai;
 
 pub use message::{ChatMessage, Role, ToolCall, Usage};
 pub use offline::OfflineModel;

@@ -12,6 +12,8 @@ mod examples;
 mod format;
 mod fuzz;
 mod loop_limit;
+#[cfg(feature = "openai")]
+mod openai;
 mod parallel;
 mod retry;
 mod routing;

@@ -1,0 +1,322 @@
+//! The OpenAI-compatible client over real HTTP: async-openai talking to a
+//! fake chat-completions server started in the test (plain replies, SSE
+//! streams with text and tool-call deltas, 429 and 500 errors, a reply
+//! too slow for the timeout).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use heddle_engine::model::openai::{OpenAiConfig, OpenAiModel};
+use heddle_engine::model::{
+    ChatMessage, ChatModel, ChatRequest, Delta, ModelError, Role, ToolSpec,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+#[derive(Clone)]
+enum Reply {
+    Json(u16, Value),
+    Sse(Vec<Value>),
+    Slow(Duration),
+}
+
+struct Fake {
+    base_url: String,
+    requests: Arc<Mutex<Vec<Value>>>,
+}
+
+/// A server answering its n-th request with `replies[n]` (the last one
+/// again once they run out).
+async fn serve(replies: Vec<Reply>) -> Fake {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let requests = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&requests);
+    tokio::spawn(async move {
+        let mut n = 0;
+        loop {
+            let Ok((mut socket, _)) = listener.accept().await else {
+                return;
+            };
+            let reply = replies[n.min(replies.len() - 1)].clone();
+            n += 1;
+            let seen = Arc::clone(&seen);
+            tokio::spawn(async move {
+                let mut buffer = Vec::new();
+                let mut chunk = [0u8; 4096];
+                let body_start = loop {
+                    let read = socket.read(&mut chunk).await.unwrap_or(0);
+                    if read == 0 {
+                        return;
+                    }
+                    buffer.extend_from_slice(&chunk[..read]);
+                    if let Some(at) = buffer.windows(4).position(|w| w == b"\r\n\r\n") {
+                        break at + 4;
+                    }
+                };
+                let head = String::from_utf8_lossy(&buffer[..body_start]).to_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|line| line.strip_prefix("content-length:"))
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(0);
+                while buffer.len() < body_start + length {
+                    let read = socket.read(&mut chunk).await.unwrap_or(0);
+                    if read == 0 {
+                        break;
+                    }
+                    buffer.extend_from_slice(&chunk[..read]);
+                }
+                let body: Value =
+                    serde_json::from_slice(&buffer[body_start..]).unwrap_or(Value::Null);
+                seen.lock().unwrap().push(body);
+                let response = match reply {
+                    Reply::Json(status, value) => {
+                        let body = value.to_string();
+                        format!(
+                            "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                    Reply::Sse(chunks) => {
+                        let mut body = String::new();
+                        for chunk in chunks {
+                            body.push_str(&format!("data: {chunk}\n\n"));
+                        }
+                        body.push_str("data: [DONE]\n\n");
+                        format!(
+                            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        )
+                    }
+                    Reply::Slow(delay) => {
+                        tokio::time::sleep(delay).await;
+                        return;
+                    }
+                };
+                let _ = socket.write_all(response.as_bytes()).await;
+                let _ = socket.shutdown().await;
+            });
+        }
+    });
+    Fake { base_url, requests }
+}
+
+fn model(fake: &Fake, stream: bool) -> OpenAiModel {
+    let mut config = OpenAiConfig::new(fake.base_url.clone(), "test-model");
+    config.api_key = Some("sk-test".into());
+    config.stream = stream;
+    config.timeout = Duration::from_secs(5);
+    config.initial_backoff = Duration::from_millis(10);
+    config.max_retries = 2;
+    OpenAiModel::new(config)
+}
+
+fn request() -> ChatRequest {
+    ChatRequest {
+        messages: vec![
+            ChatMessage::new(Role::System, "be brief"),
+            ChatMessage::new(Role::User, "hi"),
+        ],
+        tools: vec![ToolSpec {
+            name: "calculator".into(),
+            description: "math".into(),
+            parameters: json!({"type": "object"}),
+        }],
+        temperature: Some(0.2),
+        ..ChatRequest::default()
+    }
+}
+
+fn completion(content: &str) -> Value {
+    json!({
+        "id": "c1", "object": "chat.completion", "created": 1, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
+    })
+}
+
+fn chunk(delta: Value) -> Value {
+    json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "test-model",
+           "choices": [{"index": 0, "delta": delta, "finish_reason": null}]})
+}
+
+#[tokio::test]
+async fn a_plain_reply_and_the_request_it_answers() {
+    let fake = serve(vec![Reply::Json(200, completion("Hello!"))]).await;
+    let reply = model(&fake, false).chat(request(), &|_| {}).await.unwrap();
+    assert_eq!(reply.content, "Hello!");
+    assert_eq!(
+        (reply.usage.prompt_tokens, reply.usage.completion_tokens),
+        (7, 2)
+    );
+    let sent = fake.requests.lock().unwrap()[0].clone();
+    assert_eq!(sent["model"], "test-model");
+    assert_eq!(
+        sent["messages"][1],
+        json!({"role": "user", "content": "hi"})
+    );
+    assert_eq!(sent["tools"][0]["function"]["name"], "calculator");
+    assert_eq!(sent["stream"], false);
+}
+
+#[tokio::test]
+async fn a_streamed_reply_arrives_token_by_token() {
+    let fake = serve(vec![Reply::Sse(vec![
+        chunk(json!({"role": "assistant", "content": "Hel"})),
+        chunk(json!({"content": "lo"})),
+        json!({"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "test-model", "choices": [],
+               "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}}),
+    ])])
+    .await;
+    let seen = Mutex::new(Vec::new());
+    let reply = model(&fake, true)
+        .chat(request(), &|delta| {
+            if let Delta::Text(text) = delta {
+                seen.lock().unwrap().push(text);
+            }
+        })
+        .await
+        .unwrap();
+    assert_eq!(reply.content, "Hello");
+    assert_eq!(*seen.lock().unwrap(), ["Hel", "lo"]);
+    assert_eq!(reply.usage.completion_tokens, 2);
+    assert_eq!(
+        fake.requests.lock().unwrap()[0]["stream_options"]["include_usage"],
+        true
+    );
+}
+
+#[tokio::test]
+async fn streamed_tool_call_deltas_are_assembled() {
+    let fake = serve(vec![Reply::Sse(vec![
+        chunk(json!({"tool_calls": [{"index": 0, "id": "call_9", "type": "function", "function": {"name": "calculator", "arguments": ""}}]})),
+        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"expression\":"}}]})),
+        chunk(json!({"tool_calls": [{"index": 0, "function": {"arguments": " \"2+2\"}"}}]})),
+    ])])
+    .await;
+    let reply = model(&fake, true).chat(request(), &|_| {}).await.unwrap();
+    assert_eq!(reply.tool_calls.len(), 1);
+    assert_eq!(reply.tool_calls[0].id, "call_9");
+    assert_eq!(reply.tool_calls[0].name, "calculator");
+    assert_eq!(reply.tool_calls[0].arguments, "{\"expression\": \"2+2\"}");
+}
+
+fn api_error(message: &str) -> Value {
+    json!({"error": {"message": message, "type": "error", "param": null, "code": null}})
+}
+
+#[tokio::test]
+async fn rate_limits_are_retried_with_backoff() {
+    let fake = serve(vec![
+        Reply::Json(429, api_error("slow down")),
+        Reply::Json(200, completion("ok")),
+    ])
+    .await;
+    let reply = model(&fake, false).chat(request(), &|_| {}).await.unwrap();
+    assert_eq!(reply.content, "ok");
+    assert_eq!(fake.requests.lock().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_then_reported() {
+    let fake = serve(vec![Reply::Json(500, api_error("boom"))]).await;
+    let error = model(&fake, false)
+        .chat(request(), &|_| {})
+        .await
+        .unwrap_err();
+    assert!(matches!(error, ModelError::Server(_)), "{error:?}");
+    assert_eq!(
+        fake.requests.lock().unwrap().len(),
+        4,
+        "the first attempt and async-openai's three retries"
+    );
+
+    let fake_stream = serve(vec![Reply::Json(503, api_error("down"))]).await;
+    let error = model(&fake_stream, true)
+        .chat(request(), &|_| {})
+        .await
+        .unwrap_err();
+    assert!(error.is_transient(), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_refused_request_is_not_retried() {
+    let fake = serve(vec![Reply::Json(401, api_error("bad key"))]).await;
+    let error = model(&fake, false)
+        .chat(request(), &|_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(error, ModelError::Refused("bad key".into()));
+    assert_eq!(fake.requests.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_slow_reply_times_out_and_is_tried_again() {
+    let fake = serve(vec![
+        Reply::Slow(Duration::from_secs(30)),
+        Reply::Json(200, completion("late but fine")),
+    ])
+    .await;
+    let mut config = OpenAiConfig::new(fake.base_url.clone(), "test-model");
+    config.timeout = Duration::from_millis(200);
+    config.initial_backoff = Duration::from_millis(10);
+    config.stream = false;
+    let reply = OpenAiModel::new(config)
+        .chat(request(), &|_| {})
+        .await
+        .unwrap();
+    assert_eq!(reply.content, "late but fine");
+}
+
+#[tokio::test]
+async fn a_slow_reply_times_out() {
+    let fake = serve(vec![Reply::Slow(Duration::from_secs(30))]).await;
+    let mut config = OpenAiConfig::new(fake.base_url.clone(), "test-model");
+    config.timeout = Duration::from_millis(200);
+    config.max_retries = 0;
+    config.stream = false;
+    let error = OpenAiModel::new(config)
+        .chat(request(), &|_| {})
+        .await
+        .unwrap_err();
+    assert_eq!(error, ModelError::Timeout(200));
+}
+
+#[tokio::test]
+async fn an_llm_node_streams_an_endpoints_reply_into_the_run() {
+    let fake = serve(vec![Reply::Sse(vec![
+        chunk(json!({"content": "Hi "})),
+        chunk(json!({"content": "there"})),
+    ])])
+    .await;
+    let registry = heddle_engine::Registry::new().with_model("remote", model(&fake, true));
+    let graph = heddle_engine::CompiledGraph::from_json(
+        &json!({
+            "format_version": 2, "name": "remote chat",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "chat", "kind": "llm", "config": {"model": "remote", "system": "be kind"}}],
+            "edges": [{"id": "e", "from": "start", "to": "chat"}]
+        })
+        .to_string(),
+        &registry,
+    )
+    .unwrap();
+    let run = heddle_engine::run::Run::new(
+        Arc::new(graph),
+        heddle_engine::RunId::from("remote"),
+        json!({"messages": [{"role": "user", "content": "hello"}]}),
+        heddle_engine::run::RunOptions::default(),
+    );
+    let log = run.log().unwrap();
+    let output = run.execute().await.unwrap();
+    assert_eq!(output.state["messages"][1]["content"], "Hi there");
+    let tokens = log
+        .since(0)
+        .iter()
+        .filter(|e| matches!(&e.payload, heddle_engine::run::EventPayload::Custom { name, .. } if name == "token"))
+        .count();
+    assert_eq!(tokens, 2);
+}
