@@ -8,6 +8,7 @@
 //! - [`ws`]: the websocket that streams run events.
 //! - [`cli`]: the headless commands (run, resume, validate, ...).
 //! - [`config`]: the command line and environment of the `heddle` binary.
+//! - [`models`]: which chat models graphs get (offline, or an endpoint).
 //! - [`db`]: opening the database and applying the embedded migrations.
 //! - [`state`]: what every request handler can reach.
 //! - [`error_status`]: gives server-function errors their proper HTTP status.
@@ -19,6 +20,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod error_status;
+pub mod models;
 pub mod routes;
 pub mod runs;
 pub mod serve;

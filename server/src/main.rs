@@ -5,7 +5,6 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use heddle_engine::Registry;
 use heddle_server::cli::{self, CliError, Outcome};
 use heddle_server::config::{Cli, Command};
 use tracing_subscriber::EnvFilter;
@@ -39,7 +38,7 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command) -> ExitCode {
-    let registry = Registry::new();
+    let (registry, _) = heddle_server::models::registry();
     let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
     let result: Result<Outcome, CliError> = match command {
         Command::Serve(args) => {

@@ -39,14 +39,18 @@ impl Printer {
         let (tx, mut rx) = mpsc::unbounded_channel::<Arc<Event>>();
         let task = tokio::spawn(async move {
             let mut result = Ok(());
+            let mut streaming = false;
             while let Some(event) = rx.recv().await {
                 if result.is_ok() {
                     result = if pretty {
-                        trace_line(&mut out, &event)
+                        trace_line(&mut out, &event, &mut streaming)
                     } else {
                         json_line(&mut out, &event)
                     };
                 }
+            }
+            if streaming && result.is_ok() {
+                result = writeln!(out);
             }
             (out, result)
         });
@@ -109,7 +113,27 @@ fn json_line(out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
     writeln!(out)
 }
 
-fn trace_line(out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
+/// One event of the readable trace. Streamed tokens are written as they
+/// come, on one line; `streaming` says whether such a line is open.
+fn trace_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std::io::Result<()> {
+    if let EventPayload::Custom { node, name, data } = &event.payload {
+        match name.as_str() {
+            "token" => {
+                if !*streaming {
+                    write!(out, "  » {node}: ")?;
+                    *streaming = true;
+                }
+                write!(out, "{}", data["text"].as_str().unwrap_or_default())?;
+                return out.flush();
+            }
+            "tool_call_delta" | "usage" => return Ok(()),
+            _ => {}
+        }
+    }
+    if *streaming {
+        writeln!(out)?;
+        *streaming = false;
+    }
     match &event.payload {
         EventPayload::RunStarted { graph, .. } => {
             writeln!(out, "▶ run {} of \"{graph}\"", event.run_id)

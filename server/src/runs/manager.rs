@@ -29,6 +29,7 @@ pub struct Runs {
 
 struct Inner {
     pool: SqlitePool,
+    registry: Registry,
     store: Arc<SqliteStore>,
     durable: Durable,
     permits: Arc<Semaphore>,
@@ -121,12 +122,22 @@ impl Runs {
         pool: SqlitePool,
         max_concurrent: usize,
     ) -> Result<Self, heddle_engine::run::StoreError> {
+        Self::with_registry(pool, max_concurrent, Registry::new()).await
+    }
+
+    /// The same, with the kinds, models and tools graphs may use.
+    pub async fn with_registry(
+        pool: SqlitePool,
+        max_concurrent: usize,
+        registry: Registry,
+    ) -> Result<Self, heddle_engine::run::StoreError> {
         let store = Arc::new(SqliteStore::from_pool(pool.clone()).await?);
         let durable = Durable::new(Arc::clone(&store) as Arc<dyn CheckpointStore>)
-            .with_registry(Registry::new());
+            .with_registry(registry.clone());
         Ok(Runs {
             inner: Arc::new(Inner {
                 pool,
+                registry,
                 store,
                 durable,
                 permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
@@ -179,7 +190,7 @@ impl Runs {
                 "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
             )));
         }
-        let graph = compile(&detail.document)?;
+        let graph = compile(&detail.document, &self.inner.registry)?;
         let graph_id = detail.id.to_string();
         let thread_id = match request.thread_id {
             Some(thread) => {
@@ -656,7 +667,7 @@ impl Runs {
         .await?;
         for run in queued {
             let detail = graphs::get(&self.inner.pool, &run.graph_id).await?;
-            let graph = compile(&detail.document)?;
+            let graph = compile(&detail.document, &self.inner.registry)?;
             let (thread, id, input) = (
                 ThreadId::from(run.thread_id.as_str()),
                 RunId::from(run.id.as_str()),
@@ -691,12 +702,12 @@ impl Runs {
 }
 
 /// Compiles a stored document, or says what stops it from running.
-fn compile(document: &str) -> Result<CompiledGraph, AppError> {
+fn compile(document: &str, registry: &Registry) -> Result<CompiledGraph, AppError> {
     let document = GraphDocument::from_json(document).map_err(|error| AppError::InvalidGraph {
         message: error.to_string(),
         problems: Vec::new(),
     })?;
-    heddle_engine::compile(&document, &Registry::new()).map_err(|report| AppError::InvalidGraph {
+    heddle_engine::compile(&document, registry).map_err(|report| AppError::InvalidGraph {
         message: format!(
             "the graph has {} problem(s) that stop it from running",
             report.errors().count()

@@ -1,0 +1,120 @@
+//! Which models graphs get on this server and in the `heddle` commands.
+//!
+//! With no endpoint configured, the default is the built-in offline model,
+//! so every graph runs with no key and no network. An OpenAI-compatible
+//! endpoint becomes the default when configured by environment variables:
+//!
+//! - `HEDDLE_MODEL_BASE_URL`: the API base (`https://api.openai.com/v1`,
+//!   `http://localhost:11434/v1` for Ollama, ...);
+//! - `HEDDLE_MODEL`: the model name (default `gpt-4o-mini`);
+//! - `HEDDLE_MODEL_API_KEY`, or `OPENAI_API_KEY`: the key, kept on the
+//!   server (never sent to browsers, never logged, never in an export).
+//!
+//! Setting only `OPENAI_API_KEY` uses OpenAI's API. A node can still ask
+//! for the offline model by name (`"model": "offline"`).
+
+use std::time::Duration;
+
+use heddle_engine::Registry;
+use heddle_engine::model::OfflineModel;
+use heddle_engine::model::openai::{OpenAiConfig, OpenAiModel};
+
+/// What the default model is, for the log (never the key).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DefaultModel {
+    Offline,
+    Endpoint {
+        base_url: String,
+        model: String,
+        has_key: bool,
+    },
+}
+
+impl std::fmt::Display for DefaultModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DefaultModel::Offline => {
+                f.write_str("the built-in offline model (set HEDDLE_MODEL_BASE_URL for a real one)")
+            }
+            DefaultModel::Endpoint {
+                base_url,
+                model,
+                has_key,
+            } => {
+                write!(
+                    f,
+                    "{model} at {base_url}{}",
+                    if *has_key { "" } else { " (no API key)" }
+                )
+            }
+        }
+    }
+}
+
+/// The registry of kinds, models and tools, from the environment.
+pub fn registry() -> (Registry, DefaultModel) {
+    from_vars(|name| std::env::var(name).ok().filter(|v| !v.trim().is_empty()))
+}
+
+/// The same, from any source of variables (tests).
+pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultModel) {
+    let key = var("HEDDLE_MODEL_API_KEY").or_else(|| var("OPENAI_API_KEY"));
+    let base_url = var("HEDDLE_MODEL_BASE_URL").or_else(|| {
+        key.as_ref()
+            .map(|_| "https://api.openai.com/v1".to_string())
+    });
+    let Some(base_url) = base_url else {
+        return (Registry::new(), DefaultModel::Offline);
+    };
+    let model = var("HEDDLE_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+    let mut config = OpenAiConfig::new(base_url.clone(), model.clone());
+    config.api_key = key.clone();
+    config.timeout = Duration::from_secs(120);
+    let registry = Registry::new()
+        .with_default_model(OpenAiModel::new(config))
+        .with_model("offline", OfflineModel::new());
+    (
+        registry,
+        DefaultModel::Endpoint {
+            base_url,
+            model,
+            has_key: key.is_some(),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn no_configuration_means_the_offline_model() {
+        assert_eq!(from_vars(vars(&[])).1, DefaultModel::Offline);
+    }
+
+    #[test]
+    fn an_endpoint_is_configured_and_its_key_never_shown() {
+        let (_, model) = from_vars(vars(&[
+            ("HEDDLE_MODEL_BASE_URL", "http://localhost:11434/v1"),
+            ("HEDDLE_MODEL", "llama3.2"),
+            ("HEDDLE_MODEL_API_KEY", "sk-secret"),
+        ]));
+        let shown = model.to_string();
+        assert_eq!(shown, "llama3.2 at http://localhost:11434/v1");
+        assert!(!shown.contains("sk-secret"));
+        let (_, openai) = from_vars(vars(&[("OPENAI_API_KEY", "sk-x")]));
+        assert_eq!(
+            openai.to_string(),
+            "gpt-4o-mini at https://api.openai.com/v1"
+        );
+    }
+}
