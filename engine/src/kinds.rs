@@ -4,12 +4,14 @@
 //! The model, tool, agent, router, memory, human, script and subgraph kinds
 //! come later and build on the same [`crate::node::Node`] trait.
 
+mod agent;
 mod ask;
 mod condition;
 mod end;
 mod fan_out;
 mod join;
 mod llm;
+mod memory;
 mod router;
 mod set;
 mod start;
@@ -17,12 +19,14 @@ mod template;
 mod tools;
 mod wait;
 
+pub use agent::AgentConfig;
 pub use ask::AskConfig;
 pub use condition::{Branch, ConditionConfig};
 pub use end::EndConfig;
 pub use fan_out::FanOutConfig;
 pub use join::JoinConfig;
 pub use llm::LlmConfig;
+pub use memory::MemoryConfig;
 pub use router::{RouteChoice, RouterConfig};
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
@@ -58,11 +62,15 @@ pub enum BuiltinKind {
     Tools,
     /// The model picks a route.
     Router,
+    /// The ReAct loop: model, tools, model, ... in one node.
+    Agent,
+    /// Trims (and optionally summarizes) a conversation.
+    Memory,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 11] = [
+    pub const ALL: [BuiltinKind; 13] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
@@ -74,6 +82,8 @@ impl BuiltinKind {
         BuiltinKind::Llm,
         BuiltinKind::Tools,
         BuiltinKind::Router,
+        BuiltinKind::Agent,
+        BuiltinKind::Memory,
     ];
 
     /// The kind's `kind` string.
@@ -90,6 +100,8 @@ impl BuiltinKind {
             BuiltinKind::Llm => "llm",
             BuiltinKind::Tools => "tools",
             BuiltinKind::Router => "router",
+            BuiltinKind::Agent => "agent",
+            BuiltinKind::Memory => "memory",
         }
     }
 
@@ -113,7 +125,9 @@ impl BuiltinKind {
             | BuiltinKind::Wait
             | BuiltinKind::Llm
             | BuiltinKind::Tools
-            | BuiltinKind::Router => 1,
+            | BuiltinKind::Router
+            | BuiltinKind::Agent
+            | BuiltinKind::Memory => 1,
         }
     }
 
@@ -140,6 +154,8 @@ impl BuiltinKind {
             BuiltinKind::Llm => llm::build(config, cx),
             BuiltinKind::Tools => tools::build(config, cx),
             BuiltinKind::Router => router::build(config, cx),
+            BuiltinKind::Agent => agent::build(config, cx),
+            BuiltinKind::Memory => memory::build(config, cx),
         }
     }
 
@@ -157,6 +173,8 @@ impl BuiltinKind {
             BuiltinKind::Llm => schemars::schema_for!(LlmConfig),
             BuiltinKind::Tools => schemars::schema_for!(ToolsConfig),
             BuiltinKind::Router => schemars::schema_for!(RouterConfig),
+            BuiltinKind::Agent => schemars::schema_for!(AgentConfig),
+            BuiltinKind::Memory => schemars::schema_for!(MemoryConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

@@ -66,19 +66,10 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .model("model", config.model.as_deref())
         .map_err(|issue| issues.push(issue))
         .ok();
-    let mut tools = Vec::new();
-    for (i, name) in config.tools.iter().enumerate() {
-        match cx.registry.tools().get(name) {
-            Some(tool) => tools.push(tool.spec()),
-            None => issues.push(ConfigIssue::new(
-                format!("tools[{i}]"),
-                format!(
-                    "no tool `{name}` (known: {})",
-                    cx.registry.tools().names().join(", ")
-                ),
-            )),
-        }
-    }
+    let tools: Vec<ToolSpec> = super::tools::bind(&config.tools, cx, "tools")
+        .map_err(|more| issues.extend(more))
+        .map(|bound| bound.iter().map(|(_, tool)| tool.spec()).collect())
+        .unwrap_or_default();
     let system = Template::parse(&config.system)
         .map_err(|error| issues.push(ConfigIssue::new("system", error.to_string())))
         .ok();

@@ -4,6 +4,7 @@
 //! run. Long results are cut short in the conversation (the model's
 //! context stays small); the full results can be kept in another channel.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -63,55 +64,111 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     } else {
         config.tools.clone()
     };
-    let mut tools = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        match cx.registry.tools().get(name) {
-            Some(tool) => tools.push((name.clone(), std::sync::Arc::clone(tool))),
-            None => issues.push(ConfigIssue::new(
-                format!("tools[{i}]"),
-                format!("no tool `{name}`"),
-            )),
-        }
+    let tools = bind(&names, cx, "tools")
+        .map_err(|more| issues.extend(more))
+        .ok();
+    match tools {
+        Some(tools) if issues.is_empty() => Ok(Built::plain(ToolsNode { tools, config })),
+        _ => Err(issues),
     }
-    if !issues.is_empty() {
-        return Err(issues);
-    }
-    Ok(Built::plain(ToolsNode { tools, config }))
 }
 
 struct ToolsNode {
-    tools: Vec<(String, std::sync::Arc<dyn Tool>)>,
+    tools: BoundTools,
     config: ToolsConfig,
 }
 
-impl ToolsNode {
-    async fn call_one(&self, call: &ToolCall) -> Result<Value, ToolError> {
-        let tool = self
-            .tools
-            .iter()
-            .find(|(name, _)| name == &call.name)
-            .map(|(_, tool)| tool)
-            .ok_or_else(|| ToolError(format!("there is no tool `{}` here", call.name)))?;
-        let arguments: Value = serde_json::from_str(&call.arguments)
-            .map_err(|error| ToolError(format!("the arguments are not JSON: {error}")))?;
-        let limit = Duration::from_millis(self.config.timeout_ms);
-        #[cfg(feature = "runtime")]
-        {
-            match tokio::time::timeout(limit, tool.call(arguments)).await {
-                Ok(result) => result,
-                Err(_) => Err(ToolError(format!(
-                    "timed out after {} ms",
-                    limit.as_millis()
-                ))),
-            }
-        }
-        #[cfg(not(feature = "runtime"))]
-        {
-            let _ = limit;
-            tool.call(arguments).await
+/// Tools bound to a node, by name.
+pub(super) type BoundTools = Vec<(String, Arc<dyn Tool>)>;
+
+/// The tools a node names, or an issue for each unknown one.
+pub(super) fn bind(
+    names: &[String],
+    cx: &BuildContext,
+    path: &str,
+) -> Result<BoundTools, Vec<ConfigIssue>> {
+    let mut tools = Vec::new();
+    let mut issues = Vec::new();
+    for (i, name) in names.iter().enumerate() {
+        match cx.registry.tools().get(name) {
+            Some(tool) => tools.push((name.clone(), Arc::clone(tool))),
+            None => issues.push(ConfigIssue::new(
+                format!("{path}[{i}]"),
+                format!(
+                    "no tool `{name}` (known: {})",
+                    cx.registry.tools().names().join(", ")
+                ),
+            )),
         }
     }
+    if issues.is_empty() {
+        Ok(tools)
+    } else {
+        Err(issues)
+    }
+}
 
+async fn call_one(
+    tools: &BoundTools,
+    call: &ToolCall,
+    timeout: Duration,
+) -> Result<Value, ToolError> {
+    let tool = tools
+        .iter()
+        .find(|(name, _)| name == &call.name)
+        .map(|(_, tool)| tool)
+        .ok_or_else(|| ToolError(format!("there is no tool `{}` here", call.name)))?;
+    let arguments: Value = serde_json::from_str(&call.arguments)
+        .map_err(|error| ToolError(format!("the arguments are not JSON: {error}")))?;
+    #[cfg(feature = "runtime")]
+    {
+        match tokio::time::timeout(timeout, tool.call(arguments)).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolError(format!(
+                "timed out after {} ms",
+                timeout.as_millis()
+            ))),
+        }
+    }
+    #[cfg(not(feature = "runtime"))]
+    {
+        let _ = timeout;
+        tool.call(arguments).await
+    }
+}
+
+/// Runs `calls` at once; each becomes a tool message (an error one if it
+/// failed), its text cut at `max_chars`. Also returns each full result.
+pub(super) async fn execute(
+    tools: &BoundTools,
+    calls: &[ToolCall],
+    timeout: Duration,
+    max_chars: usize,
+    ctx: &crate::node::NodeContext<'_>,
+) -> (Vec<ChatMessage>, Map<String, Value>) {
+    let results = join_all(calls.iter().map(|call| call_one(tools, call, timeout))).await;
+    let mut replies = Vec::new();
+    let mut full = Map::new();
+    for (call, result) in calls.iter().zip(results) {
+        let text = match &result {
+            Ok(Value::String(text)) => text.clone(),
+            Ok(value) => value.to_string(),
+            Err(error) => format!("error: {error}"),
+        };
+        ctx.emit(
+            "tool_result",
+            json!({"id": call.id, "name": call.name, "ok": result.is_ok(), "chars": text.chars().count()}),
+        );
+        let mut message = ChatMessage::new(Role::Tool, truncate(&text, max_chars));
+        message.tool_call_id = Some(call.id.clone());
+        message.name = Some(call.name.clone());
+        replies.push(message);
+        full.insert(call.id.clone(), Value::String(text));
+    }
+    (replies, full)
+}
+
+impl ToolsNode {
     async fn run_calls(&self, input: NodeInput<'_>) -> Result<NodeOutput, crate::node::NodeError> {
         let messages = ChatMessage::list_from(
             input
@@ -125,26 +182,16 @@ impl ToolsNode {
         else {
             return Ok(NodeOutput::default());
         };
-        let results = join_all(last.tool_calls.iter().map(|call| self.call_one(call))).await;
-        let mut replies = Vec::new();
-        let mut full = Map::new();
-        for (call, result) in last.tool_calls.iter().zip(results) {
-            let text = match &result {
-                Ok(Value::String(text)) => text.clone(),
-                Ok(value) => value.to_string(),
-                Err(error) => format!("error: {error}"),
-            };
-            input.ctx.emit(
-                "tool_result",
-                json!({"id": call.id, "name": call.name, "ok": result.is_ok(), "chars": text.chars().count()}),
-            );
-            let mut message =
-                ChatMessage::new(Role::Tool, truncate(&text, self.config.max_result_chars));
-            message.tool_call_id = Some(call.id.clone());
-            message.name = Some(call.name.clone());
-            replies.push(message.to_value());
-            full.insert(call.id.clone(), Value::String(text));
-        }
+        let timeout = Duration::from_millis(self.config.timeout_ms);
+        let (replies, full) = execute(
+            &self.tools,
+            &last.tool_calls,
+            timeout,
+            self.config.max_result_chars,
+            input.ctx,
+        )
+        .await;
+        let replies = replies.iter().map(ChatMessage::to_value).collect();
         let mut output = NodeOutput::update(self.config.messages.clone(), Value::Array(replies));
         if let Some(channel) = &self.config.full_results {
             output = output.with(channel.clone(), Value::Object(full));

@@ -121,6 +121,13 @@ pub fn reduce(
                         kind(&message)
                     )));
                 };
+                // `{"id": ..., "remove": true}` removes that message.
+                if fields.get("remove") == Some(&Value::Bool(true)) {
+                    if let Some(id) = fields.get("id").and_then(Value::as_str) {
+                        list.retain(|old| old.get("id").and_then(Value::as_str) != Some(id));
+                    }
+                    continue;
+                }
                 if !fields.get("role").is_some_and(Value::is_string) {
                     return Err(fail("a message needs a string `role`".into()));
                 }

@@ -178,3 +178,66 @@ async fn the_approval_gate_pauses_for_a_person() {
         .unwrap();
     assert_eq!(output.state["decision"], "Refund declined: order 1");
 }
+
+#[tokio::test]
+async fn the_one_node_agent_loops_through_its_tools() {
+    let run = Run::new(
+        example("agent.json"),
+        RunId::from("a"),
+        say("Compute 2 + 3 * 4 please"),
+        RunOptions::default(),
+    );
+    let log = run.log().unwrap();
+    let output = run.execute().await.unwrap();
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) calculator says 14."
+    );
+    let roles: Vec<&str> = output.state["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    let steps = log
+        .since(0)
+        .iter()
+        .filter(|e| matches!(e.payload, EventPayload::StepStarted { .. }))
+        .count();
+    assert_eq!(steps, 3, "start, agent, end: the loop ran inside one node");
+}
+
+#[tokio::test]
+async fn memory_keeps_a_long_chat_short_and_summarizes_what_it_drops() {
+    let durable = Durable::new(Arc::new(MemoryStore::new())).with_registry(registry());
+    let thread = ThreadId::from("long-chat");
+    let graph = example("chat_memory.json");
+    let mut output = None;
+    for (i, text) in ["my name is Ada", "one", "two", "three", "what is my name?"]
+        .into_iter()
+        .enumerate()
+    {
+        let run = durable
+            .start(
+                Arc::clone(&graph),
+                thread.clone(),
+                RunId::from(format!("m{i}")),
+                say(text),
+            )
+            .await
+            .unwrap();
+        output = Some(run.execute().await.unwrap());
+    }
+    let state = output.unwrap().state;
+    let messages = state["messages"].as_array().unwrap();
+    let others = messages.iter().filter(|m| m["role"] != "system").count();
+    assert!(others <= 7, "at most six kept plus the reply, got {others}");
+    assert!(messages.iter().any(|m| {
+        m["role"] == "system"
+            && m["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("Summary of earlier messages")
+    }));
+}
