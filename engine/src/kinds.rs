@@ -15,6 +15,7 @@ mod memory;
 mod router;
 mod set;
 mod start;
+mod subgraph;
 mod template;
 mod tools;
 mod wait;
@@ -30,6 +31,7 @@ pub use memory::MemoryConfig;
 pub use router::{RouteChoice, RouterConfig};
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
+pub use subgraph::SubgraphConfig;
 pub use tools::ToolsConfig;
 pub use wait::WaitConfig;
 
@@ -66,11 +68,13 @@ pub enum BuiltinKind {
     Agent,
     /// Trims (and optionally summarizes) a conversation.
     Memory,
+    /// Runs another graph as one node.
+    Subgraph,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 13] = [
+    pub const ALL: [BuiltinKind; 14] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
@@ -84,6 +88,7 @@ impl BuiltinKind {
         BuiltinKind::Router,
         BuiltinKind::Agent,
         BuiltinKind::Memory,
+        BuiltinKind::Subgraph,
     ];
 
     /// The kind's `kind` string.
@@ -102,6 +107,7 @@ impl BuiltinKind {
             BuiltinKind::Router => "router",
             BuiltinKind::Agent => "agent",
             BuiltinKind::Memory => "memory",
+            BuiltinKind::Subgraph => "subgraph",
         }
     }
 
@@ -127,7 +133,8 @@ impl BuiltinKind {
             | BuiltinKind::Tools
             | BuiltinKind::Router
             | BuiltinKind::Agent
-            | BuiltinKind::Memory => 1,
+            | BuiltinKind::Memory
+            | BuiltinKind::Subgraph => 1,
         }
     }
 
@@ -156,6 +163,7 @@ impl BuiltinKind {
             BuiltinKind::Router => router::build(config, cx),
             BuiltinKind::Agent => agent::build(config, cx),
             BuiltinKind::Memory => memory::build(config, cx),
+            BuiltinKind::Subgraph => subgraph::build(config, cx),
         }
     }
 
@@ -175,6 +183,7 @@ impl BuiltinKind {
             BuiltinKind::Router => schemars::schema_for!(RouterConfig),
             BuiltinKind::Agent => schemars::schema_for!(AgentConfig),
             BuiltinKind::Memory => schemars::schema_for!(MemoryConfig),
+            BuiltinKind::Subgraph => schemars::schema_for!(SubgraphConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

@@ -241,3 +241,42 @@ async fn memory_keeps_a_long_chat_short_and_summarizes_what_it_drops() {
                 .starts_with("Summary of earlier messages")
     }));
 }
+
+#[tokio::test]
+async fn research_fans_out_one_call_per_topic_then_summarizes() {
+    let input = json!({"topics": ["rust", "sqlite", "wasm"]});
+    let run = Run::new(
+        example("research.json"),
+        RunId::from("r"),
+        input,
+        RunOptions::default(),
+    );
+    let log = run.log().unwrap();
+    let output = run.execute().await.unwrap();
+    let notes = output.state["notes"].as_array().unwrap();
+    let prompts: Vec<&str> = notes
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        prompts,
+        ["Research: rust", "Research: sqlite", "Research: wasm"],
+        "in topic order, whatever finished first"
+    );
+    assert!(
+        output.state["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Findings: 3 topics researched.")
+    );
+    let parallel = log
+        .since(0)
+        .iter()
+        .find_map(|e| match &e.payload {
+            EventPayload::StepStarted { step: 2, tasks } => Some(tasks.len()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(parallel, 3);
+}

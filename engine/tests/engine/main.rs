@@ -17,4 +17,5 @@ mod openai;
 mod parallel;
 mod retry;
 mod routing;
+mod subgraph;
 mod validation;

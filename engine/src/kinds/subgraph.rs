@@ -1,0 +1,232 @@
+//! `subgraph`: runs another graph as one node. The child graph is embedded
+//! in the config (`graph`), or read from a file when the graph is compiled
+//! (`path`, for the command line and library users); the app embeds saved
+//! graphs. `inputs` fill the child's channels from expressions over this
+//! graph's state; `outputs` copy the child's final channels back. The
+//! child's node results and tokens are reported as `subgraph` events.
+//!
+//! Not yet: a child that pauses for input fails the node (resuming inside a
+//! subgraph needs the child's checkpoint in the parent's), and offering a
+//! subgraph to a model as a tool.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::scope;
+use crate::compile::CompiledGraph;
+use crate::expr::Expr;
+use crate::format::GraphDocument;
+use crate::node::{
+    BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
+    parse_config,
+};
+
+/// How deep subgraphs may nest (a graph that includes itself stops here).
+const MAX_DEPTH: usize = 8;
+
+thread_local! {
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Settings of a `subgraph` node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubgraphConfig {
+    /// The child graph, embedded (a graph document).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<Value>,
+    /// Or the path of a graph file, read when this graph is compiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The child's channels, each set from an expression over this
+    /// graph's state.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub inputs: BTreeMap<String, String>,
+    /// This graph's channels, each set from a channel of the child's final
+    /// state.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outputs: BTreeMap<String, String>,
+}
+
+pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
+    let config: SubgraphConfig = parse_config(config)?;
+    let document = match (&config.graph, &config.path) {
+        (Some(graph), None) => GraphDocument::from_value(graph.clone())
+            .map_err(|error| vec![ConfigIssue::new("graph", error.to_string())])?,
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(path).map_err(|error| {
+                vec![ConfigIssue::new(
+                    "path",
+                    format!("cannot read {path}: {error}"),
+                )]
+            })?;
+            GraphDocument::from_json(&text)
+                .map_err(|error| vec![ConfigIssue::new("path", format!("{path}: {error}"))])?
+        }
+        _ => {
+            return Err(vec![ConfigIssue::new(
+                "",
+                "set exactly one of `graph` and `path`",
+            )]);
+        }
+    };
+    let depth = DEPTH.with(|d| d.get());
+    if depth >= MAX_DEPTH {
+        return Err(vec![ConfigIssue::new(
+            "",
+            format!("subgraphs nest more than {MAX_DEPTH} deep (does a graph include itself?)"),
+        )]);
+    }
+    DEPTH.with(|d| d.set(depth + 1));
+    let child = crate::compile::compile(&document, cx.registry);
+    DEPTH.with(|d| d.set(depth));
+    let child = child.map_err(|report| {
+        let first: Vec<String> = report.errors().take(3).map(ToString::to_string).collect();
+        vec![ConfigIssue::new(
+            if config.graph.is_some() {
+                "graph"
+            } else {
+                "path"
+            },
+            format!("the subgraph has problems: {}", first.join("; ")),
+        )]
+    })?;
+
+    let mut issues = Vec::new();
+    let mut inputs = Vec::new();
+    for (channel, source) in &config.inputs {
+        if !document.state.channels.contains_key(channel) {
+            issues.push(ConfigIssue::new(
+                format!("inputs.{channel}"),
+                format!("the subgraph has no channel `{channel}`"),
+            ));
+        }
+        match Expr::parse(source) {
+            Ok(expr) => inputs.push((channel.clone(), expr)),
+            Err(error) => issues.push(ConfigIssue::new(
+                format!("inputs.{channel}"),
+                error.to_string(),
+            )),
+        }
+    }
+    for (parent, child_channel) in &config.outputs {
+        issues.extend(cx.check_channel(format!("outputs.{parent}"), parent));
+        if !document.state.channels.contains_key(child_channel) {
+            issues.push(ConfigIssue::new(
+                format!("outputs.{parent}"),
+                format!("the subgraph has no channel `{child_channel}`"),
+            ));
+        }
+    }
+    if !issues.is_empty() {
+        return Err(issues);
+    }
+    Ok(Built::plain(Subgraph {
+        child: Arc::new(child),
+        inputs,
+        outputs: config.outputs,
+    }))
+}
+
+struct Subgraph {
+    child: Arc<CompiledGraph>,
+    inputs: Vec<(String, Expr)>,
+    outputs: BTreeMap<String, String>,
+}
+
+impl Subgraph {
+    async fn run_child(&self, input: NodeInput<'_>) -> Result<NodeOutput, NodeError> {
+        let mut child_input = serde_json::Map::new();
+        {
+            let scope = scope(&input);
+            for (channel, expr) in &self.inputs {
+                let value = expr
+                    .eval(&scope)
+                    .map_err(|e| NodeError::permanent(e.to_string()))?;
+                child_input.insert(channel.clone(), value);
+            }
+        }
+        let state = self.execute(input.ctx, Value::Object(child_input)).await?;
+        let mut output = NodeOutput::default();
+        for (parent, child_channel) in &self.outputs {
+            output.update.push((
+                parent.clone(),
+                state.get(child_channel).cloned().unwrap_or(Value::Null),
+            ));
+        }
+        Ok(output)
+    }
+
+    #[cfg(feature = "runtime")]
+    async fn execute(
+        &self,
+        ctx: &crate::node::NodeContext<'_>,
+        input: Value,
+    ) -> Result<Value, NodeError> {
+        use crate::run::{EventPayload, Run, RunOptions};
+        use serde_json::json;
+
+        let run_id = crate::ids::RunId::from(format!("{}/{}/{}", ctx.run_id, ctx.node, ctx.step));
+        let run = Run::new(
+            Arc::clone(&self.child),
+            run_id,
+            input,
+            RunOptions {
+                keep_log: false,
+                ..RunOptions::default()
+            },
+        );
+        let mut events = run.subscribe();
+        let forward = async {
+            while let Ok(Some(event)) = events.recv().await {
+                let report = match &event.payload {
+                    EventPayload::NodeSucceeded {
+                        node, duration_us, ..
+                    } => {
+                        json!({"node": node, "status": "succeeded", "duration_us": duration_us})
+                    }
+                    EventPayload::NodeFailed { node, error, .. } => {
+                        json!({"node": node, "status": "failed", "error": error})
+                    }
+                    EventPayload::Custom { node, name, data } if name == "token" => {
+                        json!({"node": node, "token": data["text"]})
+                    }
+                    _ => continue,
+                };
+                ctx.emit("subgraph", report);
+            }
+        };
+        let (result, ()) = tokio::join!(run.execute(), forward);
+        match result {
+            Ok(output) if output.is_interrupted() => Err(NodeError::permanent(
+                "the subgraph paused for input, which subgraphs do not support yet",
+            )),
+            Ok(output) => Ok(output.state),
+            Err(error) => Err(NodeError::permanent(format!(
+                "the subgraph failed: {error}"
+            ))),
+        }
+    }
+
+    #[cfg(not(feature = "runtime"))]
+    async fn execute(
+        &self,
+        _: &crate::node::NodeContext<'_>,
+        _: Value,
+    ) -> Result<Value, NodeError> {
+        Err(NodeError::permanent(
+            "running a subgraph needs the engine's `runtime` feature",
+        ))
+    }
+}
+
+impl Node for Subgraph {
+    fn run<'a>(&'a self, input: NodeInput<'a>) -> NodeFuture<'a> {
+        Box::pin(self.run_child(input))
+    }
+}
