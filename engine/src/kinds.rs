@@ -9,6 +9,7 @@ mod ask;
 mod condition;
 mod end;
 mod fan_out;
+mod human;
 mod join;
 mod llm;
 mod memory;
@@ -25,6 +26,7 @@ pub use ask::AskConfig;
 pub use condition::{Branch, ConditionConfig};
 pub use end::EndConfig;
 pub use fan_out::FanOutConfig;
+pub use human::HumanConfig;
 pub use join::JoinConfig;
 pub use llm::LlmConfig;
 pub use memory::MemoryConfig;
@@ -70,11 +72,13 @@ pub enum BuiltinKind {
     Memory,
     /// Runs another graph as one node.
     Subgraph,
+    /// A person approves (or edits, or rejects) tool calls.
+    Human,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 14] = [
+    pub const ALL: [BuiltinKind; 15] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
@@ -89,6 +93,7 @@ impl BuiltinKind {
         BuiltinKind::Agent,
         BuiltinKind::Memory,
         BuiltinKind::Subgraph,
+        BuiltinKind::Human,
     ];
 
     /// The kind's `kind` string.
@@ -108,6 +113,7 @@ impl BuiltinKind {
             BuiltinKind::Agent => "agent",
             BuiltinKind::Memory => "memory",
             BuiltinKind::Subgraph => "subgraph",
+            BuiltinKind::Human => "human",
         }
     }
 
@@ -134,7 +140,8 @@ impl BuiltinKind {
             | BuiltinKind::Router
             | BuiltinKind::Agent
             | BuiltinKind::Memory
-            | BuiltinKind::Subgraph => 1,
+            | BuiltinKind::Subgraph
+            | BuiltinKind::Human => 1,
         }
     }
 
@@ -164,6 +171,7 @@ impl BuiltinKind {
             BuiltinKind::Agent => agent::build(config, cx),
             BuiltinKind::Memory => memory::build(config, cx),
             BuiltinKind::Subgraph => subgraph::build(config, cx),
+            BuiltinKind::Human => human::build(config, cx),
         }
     }
 
@@ -184,6 +192,7 @@ impl BuiltinKind {
             BuiltinKind::Agent => schemars::schema_for!(AgentConfig),
             BuiltinKind::Memory => schemars::schema_for!(MemoryConfig),
             BuiltinKind::Subgraph => schemars::schema_for!(SubgraphConfig),
+            BuiltinKind::Human => schemars::schema_for!(HumanConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

@@ -280,3 +280,74 @@ async fn research_fans_out_one_call_per_topic_then_summarizes() {
         .unwrap();
     assert_eq!(parallel, 3);
 }
+
+async fn paused_tool_run(thread: &ThreadId, durable: &Durable) -> Value {
+    let output = durable
+        .start(
+            example("tool_approval.json"),
+            thread.clone(),
+            RunId::from(format!("{thread}-run")),
+            say("What is 6 * 7?"),
+        )
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert!(output.is_interrupted());
+    output.interrupts[0].payload.clone()
+}
+
+#[tokio::test]
+async fn a_person_approves_edits_or_rejects_tool_calls() {
+    let durable = Durable::new(Arc::new(MemoryStore::new())).with_registry(registry());
+
+    let approved = ThreadId::from("approved");
+    let payload = paused_tool_run(&approved, &durable).await;
+    assert_eq!(payload["kind"], "approval");
+    assert_eq!(payload["tool_calls"][0]["name"], "calculator");
+    let output = durable
+        .resume(&approved, json!(true))
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) calculator says 42."
+    );
+
+    let edited = ThreadId::from("edited");
+    let payload = paused_tool_run(&edited, &durable).await;
+    let mut calls = payload["tool_calls"].clone();
+    calls[0]["arguments"] = json!("{\"expression\": \"6 * 8\"}");
+    let output = durable
+        .resume(&edited, json!({"approved": true, "tool_calls": calls}))
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) calculator says 48."
+    );
+
+    let rejected = ThreadId::from("rejected");
+    paused_tool_run(&rejected, &durable).await;
+    let output = durable
+        .resume(
+            &rejected,
+            json!({"approved": false, "reason": "no maths today"}),
+        )
+        .await
+        .unwrap()
+        .execute()
+        .await
+        .unwrap();
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) calculator says rejected: no maths today."
+    );
+}
