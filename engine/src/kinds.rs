@@ -14,6 +14,7 @@ mod join;
 mod llm;
 mod memory;
 mod router;
+mod script;
 mod set;
 mod start;
 mod subgraph;
@@ -31,6 +32,7 @@ pub use join::JoinConfig;
 pub use llm::LlmConfig;
 pub use memory::MemoryConfig;
 pub use router::{RouteChoice, RouterConfig};
+pub use script::ScriptConfig;
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
 pub use subgraph::SubgraphConfig;
@@ -74,11 +76,13 @@ pub enum BuiltinKind {
     Subgraph,
     /// A person approves (or edits, or rejects) tool calls.
     Human,
+    /// A sandboxed Rhai script transforms the state.
+    Script,
 }
 
 impl BuiltinKind {
     /// Every built-in kind.
-    pub const ALL: [BuiltinKind; 15] = [
+    pub const ALL: [BuiltinKind; 16] = [
         BuiltinKind::Start,
         BuiltinKind::End,
         BuiltinKind::Set,
@@ -94,6 +98,7 @@ impl BuiltinKind {
         BuiltinKind::Memory,
         BuiltinKind::Subgraph,
         BuiltinKind::Human,
+        BuiltinKind::Script,
     ];
 
     /// The kind's `kind` string.
@@ -114,6 +119,7 @@ impl BuiltinKind {
             BuiltinKind::Memory => "memory",
             BuiltinKind::Subgraph => "subgraph",
             BuiltinKind::Human => "human",
+            BuiltinKind::Script => "script",
         }
     }
 
@@ -141,7 +147,8 @@ impl BuiltinKind {
             | BuiltinKind::Agent
             | BuiltinKind::Memory
             | BuiltinKind::Subgraph
-            | BuiltinKind::Human => 1,
+            | BuiltinKind::Human
+            | BuiltinKind::Script => 1,
         }
     }
 
@@ -172,6 +179,7 @@ impl BuiltinKind {
             BuiltinKind::Memory => memory::build(config, cx),
             BuiltinKind::Subgraph => subgraph::build(config, cx),
             BuiltinKind::Human => human::build(config, cx),
+            BuiltinKind::Script => script::build(config),
         }
     }
 
@@ -193,6 +201,7 @@ impl BuiltinKind {
             BuiltinKind::Memory => schemars::schema_for!(MemoryConfig),
             BuiltinKind::Subgraph => schemars::schema_for!(SubgraphConfig),
             BuiltinKind::Human => schemars::schema_for!(HumanConfig),
+            BuiltinKind::Script => schemars::schema_for!(ScriptConfig),
         };
         serde_json::to_value(schema).unwrap_or(Value::Null)
     }

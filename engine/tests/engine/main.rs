@@ -17,5 +17,6 @@ mod openai;
 mod parallel;
 mod retry;
 mod routing;
+mod script;
 mod subgraph;
 mod validation;
