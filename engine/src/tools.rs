@@ -3,9 +3,13 @@
 
 mod calculator;
 mod clock;
+#[cfg(feature = "http")]
+mod http;
 
 pub use calculator::Calculator;
 pub use clock::Clock;
+#[cfg(feature = "http")]
+pub use http::{HttpRequest, is_internal};
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -46,11 +50,14 @@ impl Toolbox {
         Toolbox::default()
     }
 
-    /// The built-in tools: `calculator` and `current_time`.
+    /// The built-in tools: `calculator`, `current_time`, and with the
+    /// `http` feature `http_request` (internal addresses refused).
     pub fn builtin() -> Self {
         let mut toolbox = Toolbox::default();
         toolbox.add(Calculator);
         toolbox.add(Clock);
+        #[cfg(feature = "http")]
+        toolbox.add(HttpRequest::default());
         toolbox
     }
 

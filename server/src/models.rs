@@ -12,12 +12,16 @@
 //!
 //! Setting only `OPENAI_API_KEY` uses OpenAI's API. A node can still ask
 //! for the offline model by name (`"model": "offline"`).
+//!
+//! The `http_request` tool refuses addresses inside the network;
+//! `HEDDLE_HTTP_ALLOW` lists hosts it may reach anyway (comma-separated).
 
 use std::time::Duration;
 
 use heddle_engine::Registry;
 use heddle_engine::model::OfflineModel;
 use heddle_engine::model::openai::{OpenAiConfig, OpenAiModel};
+use heddle_engine::tools::HttpRequest;
 
 /// What the default model is, for the log (never the key).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +76,8 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
     config.timeout = Duration::from_secs(120);
     let registry = Registry::new()
         .with_default_model(OpenAiModel::new(config))
-        .with_model("offline", OfflineModel::new());
+        .with_model("offline", OfflineModel::new())
+        .with_tool(http);
     (
         registry,
         DefaultModel::Endpoint {

@@ -9,8 +9,12 @@ mod cancel;
 mod durable;
 mod events;
 mod examples;
+#[cfg(feature = "http")]
+mod fake_http;
 mod format;
 mod fuzz;
+#[cfg(feature = "http")]
+mod http_tool;
 mod loop_limit;
 #[cfg(feature = "openai")]
 mod openai;
