@@ -62,13 +62,26 @@ pub fn registry() -> (Registry, DefaultModel) {
 
 /// The same, from any source of variables (tests).
 pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultModel) {
+    let allow: Vec<String> = var("HEDDLE_HTTP_ALLOW")
+        .map(|hosts| {
+            hosts
+                .split(',')
+                .map(|host| host.trim().to_string())
+                .filter(|host| !host.is_empty())
+                .collect()
+        })
+        .unwrap_or_default();
+    let http = HttpRequest {
+        allow,
+        ..HttpRequest::default()
+    };
     let key = var("HEDDLE_MODEL_API_KEY").or_else(|| var("OPENAI_API_KEY"));
     let base_url = var("HEDDLE_MODEL_BASE_URL").or_else(|| {
         key.as_ref()
             .map(|_| "https://api.openai.com/v1".to_string())
     });
     let Some(base_url) = base_url else {
-        return (Registry::new(), DefaultModel::Offline);
+        return (Registry::new().with_tool(http), DefaultModel::Offline);
     };
     let model = var("HEDDLE_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
     let mut config = OpenAiConfig::new(base_url.clone(), model.clone());
