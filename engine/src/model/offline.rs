@@ -85,11 +85,13 @@ impl ChatModel for OfflineModel {
 }
 
 async fn pause(pace: Duration) {
-    if pace.is_zero() {
-        return;
-    }
     #[cfg(feature = "runtime")]
-    tokio::time::sleep(pace).await;
+    if !pace.is_zero() {
+        tokio::time::sleep(pace).await;
+    }
+    // Without the executor nothing runs a model; nothing to wait for.
+    #[cfg(not(feature = "runtime"))]
+    let _ = pace;
 }
 
 /// The whole decision: deterministic in the request.
