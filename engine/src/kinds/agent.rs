@@ -4,7 +4,13 @@
 //! up to `max_tool_rounds`. The model sees the system prompt and the last
 //! `context_window` messages. With a `validator`, a final reply that does
 //! not satisfy it is sent back once per round with what was wrong.
+//!
+//! Sub-agents are other graphs (each with a `messages` channel) offered to
+//! the model as tools: a call runs the graph with the task as the user's
+//! message and returns its last reply (a supervisor delegating to
+//! specialists).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -13,14 +19,18 @@ use serde_json::{Value, json};
 
 use super::llm::{messages_channel, model_error};
 use super::scope;
+use super::subgraph::load_child;
 use super::template::Template;
 use super::tools::{BoundTools, bind, execute};
+use crate::compile::CompiledGraph;
 use crate::expr::Expr;
+use crate::model::ToolSpec;
 use crate::model::{ChatMessage, ChatRequest, Delta, Role, SharedModel};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
 };
+use crate::tools::{Tool, ToolError, ToolFuture};
 
 /// Settings of an `agent` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -55,6 +65,86 @@ pub struct AgentConfig {
     /// Tool results longer than this are cut short in the conversation.
     #[serde(default = "default_max_chars")]
     pub max_result_chars: usize,
+    /// Graphs the agent can delegate to, as tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sub_agents: Vec<SubAgent>,
+}
+
+/// A graph an agent delegates to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SubAgent {
+    /// The tool's name, as the model sees it.
+    pub name: String,
+    /// What it is good at, for the model.
+    #[serde(default)]
+    pub description: String,
+    /// The graph, embedded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph: Option<Value>,
+    /// Or a graph file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// A sub-agent as a tool: `{"task": "..."}` in, its last reply out.
+struct SubAgentTool {
+    spec: ToolSpec,
+    graph: Arc<CompiledGraph>,
+}
+
+impl Tool for SubAgentTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+        Box::pin(async move {
+            let task = arguments["task"]
+                .as_str()
+                .or_else(|| arguments["input"].as_str())
+                .ok_or_else(|| ToolError("expected {\"task\": \"...\"}".into()))?
+                .to_string();
+            delegate(&self.graph, &self.spec.name, task).await
+        })
+    }
+}
+
+#[cfg(feature = "runtime")]
+async fn delegate(
+    graph: &Arc<CompiledGraph>,
+    name: &str,
+    task: String,
+) -> Result<Value, ToolError> {
+    use crate::run::{Run, RunOptions};
+    let input = json!({"messages": [{"role": "user", "content": task}]});
+    let run = Run::new(
+        Arc::clone(graph),
+        crate::ids::RunId::from(format!("sub-agent:{name}")),
+        input,
+        RunOptions {
+            keep_log: false,
+            ..RunOptions::default()
+        },
+    );
+    let output = run
+        .execute()
+        .await
+        .map_err(|error| ToolError(format!("{name} failed: {error}")))?;
+    let reply = ChatMessage::list_from(&output.state["messages"])
+        .into_iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.content.is_empty())
+        .map(|m| m.content)
+        .unwrap_or_default();
+    Ok(Value::String(reply))
+}
+
+#[cfg(not(feature = "runtime"))]
+async fn delegate(_: &Arc<CompiledGraph>, _: &str, _: String) -> Result<Value, ToolError> {
+    Err(ToolError(
+        "running a sub-agent needs the engine's `runtime` feature".into(),
+    ))
 }
 
 fn default_rounds() -> u32 {
@@ -79,9 +169,44 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .model("model", config.model.as_deref())
         .map_err(|issue| issues.push(issue))
         .ok();
-    let tools = bind(&config.tools, cx, "tools")
+    let mut tools = bind(&config.tools, cx, "tools")
         .map_err(|more| issues.extend(more))
         .ok();
+    for (i, sub) in config.sub_agents.iter().enumerate() {
+        let at = format!("sub_agents[{i}]");
+        match load_child(sub.graph.as_ref(), sub.path.as_deref(), cx, &at) {
+            Ok((document, graph)) => {
+                let has_messages = document
+                    .state
+                    .channels
+                    .get("messages")
+                    .is_some_and(|channel| channel.ty == crate::format::ChannelType::Messages);
+                if !has_messages {
+                    issues.push(ConfigIssue::new(
+                        at,
+                        "a sub-agent's graph needs a `messages` channel of type `messages`",
+                    ));
+                    continue;
+                }
+                let spec = ToolSpec {
+                    name: sub.name.clone(),
+                    description: sub.description.clone(),
+                    parameters: json!({
+                        "type": "object",
+                        "properties": {"task": {"type": "string"}},
+                        "required": ["task"]
+                    }),
+                };
+                if let Some(tools) = &mut tools {
+                    tools.push((
+                        sub.name.clone(),
+                        Arc::new(SubAgentTool { spec, graph }) as Arc<dyn Tool>,
+                    ));
+                }
+            }
+            Err(more) => issues.extend(more),
+        }
+    }
     let system = Template::parse(&config.system)
         .map_err(|error| issues.push(ConfigIssue::new("system", error.to_string())))
         .ok();

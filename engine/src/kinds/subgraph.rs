@@ -53,24 +53,37 @@ pub struct SubgraphConfig {
     pub outputs: BTreeMap<String, String>,
 }
 
-pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
-    let config: SubgraphConfig = parse_config(config)?;
-    let document = match (&config.graph, &config.path) {
+/// Reads and compiles a child graph, embedded (`graph`) or from a file
+/// (`path`); issues are located at `graph` or `path` under `at`.
+pub(super) fn load_child(
+    graph: Option<&Value>,
+    path: Option<&str>,
+    cx: &BuildContext,
+    at: &str,
+) -> Result<(GraphDocument, Arc<CompiledGraph>), Vec<ConfigIssue>> {
+    let join = |field: &str| {
+        if at.is_empty() {
+            field.to_string()
+        } else {
+            format!("{at}.{field}")
+        }
+    };
+    let document = match (graph, path) {
         (Some(graph), None) => GraphDocument::from_value(graph.clone())
-            .map_err(|error| vec![ConfigIssue::new("graph", error.to_string())])?,
+            .map_err(|error| vec![ConfigIssue::new(join("graph"), error.to_string())])?,
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path).map_err(|error| {
                 vec![ConfigIssue::new(
-                    "path",
+                    join("path"),
                     format!("cannot read {path}: {error}"),
                 )]
             })?;
             GraphDocument::from_json(&text)
-                .map_err(|error| vec![ConfigIssue::new("path", format!("{path}: {error}"))])?
+                .map_err(|error| vec![ConfigIssue::new(join("path"), format!("{path}: {error}"))])?
         }
         _ => {
             return Err(vec![ConfigIssue::new(
-                "",
+                at,
                 "set exactly one of `graph` and `path`",
             )]);
         }
@@ -78,7 +91,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     let depth = DEPTH.with(|d| d.get());
     if depth >= MAX_DEPTH {
         return Err(vec![ConfigIssue::new(
-            "",
+            at,
             format!("subgraphs nest more than {MAX_DEPTH} deep (does a graph include itself?)"),
         )]);
     }
@@ -88,15 +101,16 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     let child = child.map_err(|report| {
         let first: Vec<String> = report.errors().take(3).map(ToString::to_string).collect();
         vec![ConfigIssue::new(
-            if config.graph.is_some() {
-                "graph"
-            } else {
-                "path"
-            },
+            join(if graph.is_some() { "graph" } else { "path" }),
             format!("the subgraph has problems: {}", first.join("; ")),
         )]
     })?;
+    Ok((document, Arc::new(child)))
+}
 
+pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
+    let config: SubgraphConfig = parse_config(config)?;
+    let (document, child) = load_child(config.graph.as_ref(), config.path.as_deref(), cx, "")?;
     let mut issues = Vec::new();
     let mut inputs = Vec::new();
     for (channel, source) in &config.inputs {
@@ -127,7 +141,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         return Err(issues);
     }
     Ok(Built::plain(Subgraph {
-        child: Arc::new(child),
+        child,
         inputs,
         outputs: config.outputs,
     }))

@@ -227,19 +227,35 @@ fn tool_calls(tools: &[ToolSpec], user: &str) -> Vec<ToolCall> {
     };
     for tool in tools {
         let name = tool.name.to_lowercase();
-        if name.contains("calc") || name.contains("math") {
+        let properties: Vec<&str> = tool.parameters["properties"]
+            .as_object()
+            .map(|props| props.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        let mentioned = lower.contains(&name.replace(['_', '-'], " ")) || lower.contains(&name);
+        if properties.contains(&"expression") {
+            // A calculator: called when the message holds arithmetic.
             if let Some(expression) = arithmetic(user) {
                 call(&tool.name, json!({"expression": expression}));
             }
-        } else if name.contains("time") || name.contains("clock") || name.contains("date") {
+        } else if properties.is_empty()
+            && (name.contains("time") || name.contains("clock") || name.contains("date"))
+        {
             if ["time", "date", "clock", "today", "day is it"]
                 .iter()
                 .any(|w| lower.contains(w))
             {
                 call(&tool.name, json!({}));
             }
-        } else if lower.contains(&name.replace(['_', '-'], " ")) || lower.contains(&name) {
-            call(&tool.name, json!({"input": user}));
+        } else if mentioned {
+            // Any other tool named in the message gets the message as its
+            // first argument.
+            let argument = tool.parameters["required"][0]
+                .as_str()
+                .or(properties.first().copied());
+            match argument {
+                Some(argument) => call(&tool.name, json!({ argument: user })),
+                None => call(&tool.name, json!({})),
+            }
         }
     }
     calls
@@ -318,10 +334,15 @@ mod tests {
     }
 
     fn tool(name: &str) -> ToolSpec {
+        let parameters = if name == "calculator" {
+            json!({"type": "object", "properties": {"expression": {"type": "string"}}})
+        } else {
+            json!({"type": "object", "properties": {}})
+        };
         ToolSpec {
             name: name.into(),
             description: String::new(),
-            parameters: json!({"type": "object"}),
+            parameters,
         }
     }
 

@@ -351,3 +351,23 @@ async fn a_person_approves_edits_or_rejects_tool_calls() {
         "(offline model) calculator says rejected: no maths today."
     );
 }
+
+#[tokio::test]
+async fn the_supervisor_delegates_to_its_sub_agents() {
+    let question = "Ask the mathematician: what is 7 * 6?";
+    let run = Run::new(
+        example("supervisor.json"),
+        RunId::from("s"),
+        say(question),
+        RunOptions::default(),
+    );
+    let output = run.execute().await.unwrap();
+    let messages = output.state["messages"].as_array().unwrap();
+    let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(tool["name"], "mathematician");
+    assert_eq!(tool["content"], "(offline model) calculator says 42.");
+    assert_eq!(
+        last_content(&output.state),
+        "(offline model) mathematician says (offline model) calculator says 42.."
+    );
+}
