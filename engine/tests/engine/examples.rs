@@ -371,3 +371,29 @@ async fn the_supervisor_delegates_to_its_sub_agents() {
         "(offline model) mathematician says (offline model) calculator says 42.."
     );
 }
+
+#[tokio::test]
+async fn generate_validate_fix_loops_until_valid_or_out_of_attempts() {
+    let run = Run::new(
+        example("generate_validate_fix.json"),
+        RunId::from("g"),
+        say("Give me an answer"),
+        RunOptions::default(),
+    );
+    let output = run.execute().await.unwrap();
+    // The offline model never writes an `answer` field: three attempts, then it stops.
+    assert_eq!(output.state["attempts"], 3);
+    assert_eq!(output.state["valid"], false);
+    let feedback = output.state["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("Your reply was not valid")
+        })
+        .count();
+    assert_eq!(feedback, 2);
+}

@@ -354,3 +354,55 @@ async fn a_chat_thread_carries_its_messages_from_run_to_run() {
     assert_eq!(contents, ["hello", "echo: hello", "again", "echo: again"]);
     assert_eq!(thread["thread"]["runs"], 2);
 }
+
+/// The example graphs give the same result through the server as with
+/// `heddle run` and the engine library.
+#[tokio::test]
+async fn the_example_graphs_run_through_the_api() {
+    let server = TestServer::start().await;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../engine/examples/graphs");
+    let cases = [
+        (
+            "react_agent.json",
+            "What is 6 * 7?",
+            "(offline model) calculator says 42.",
+        ),
+        (
+            "agent.json",
+            "Compute 2 + 3 * 4",
+            "(offline model) calculator says 14.",
+        ),
+        (
+            "supervisor.json",
+            "Ask the mathematician: 7 * 6?",
+            "(offline model) mathematician says (offline model) calculator says 42..",
+        ),
+    ];
+    for (file, question, answer) in cases {
+        let document: Value =
+            serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{file}")).unwrap())
+                .unwrap();
+        let (status, imported) = server
+            .api(Method::POST, "/api/v1/graphs/import", Some(document))
+            .await;
+        assert_eq!(status, 201, "{file}: {imported}");
+        assert_eq!(imported["problems"], json!([]), "{file}");
+        let id = imported["id"].as_str().unwrap();
+        let (_, run) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/graphs/{id}/runs"),
+                Some(json!({"input": {"messages": [{"role": "user", "content": question}]}})),
+            )
+            .await;
+        let run = server.wait_for_run(run["id"].as_str().unwrap()).await;
+        assert_eq!(run["status"], "finished", "{file}: {run}");
+        let last = run["output"]["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["content"], answer, "{file}");
+    }
+}
