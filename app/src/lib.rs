@@ -7,12 +7,14 @@
 //! - [`pages`]: one module per page (home, graph, not found).
 //! - [`components`]: pieces the pages share (header, error view, ...).
 //! - [`graphs`]: graphs as the app sees them, their rows and server functions.
+//! - [`examples`]: the examples gallery.
 //! - [`error`]: the typed error every server function returns.
 //! - [`http_status`]: sets the response status during server rendering.
 //! - [`limits`]: how big a graph and a run's input may be.
 
 pub mod components;
 pub mod error;
+pub mod examples;
 pub mod graphs;
 pub mod http_status;
 pub mod limits;

@@ -44,3 +44,18 @@ test("an unknown graph and an unknown page say so", async ({ page }) => {
   await page.getByRole("link", { name: "Go to your graphs" }).click();
   await expect(page.getByRole("heading", { name: "Graphs", level: 1 })).toBeVisible();
 });
+
+test("an example from the gallery becomes a graph of one's own", async ({ page, errors }) => {
+  await page.goto("/");
+  await hydrated(page);
+  const card = page.getByRole("button", { name: /ReAct agent with calculator and clock/ });
+  await expect(card).toBeVisible();
+  await card.click();
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await expect(page.locator(".graph-title")).toHaveText("ReAct agent with calculator and clock");
+  // The canvas shows the graph: four nodes, four edges.
+  await expect(page.getByRole("img", { name: "4 nodes and 4 edges" })).toBeVisible();
+  await expect(page.locator(".preview-node")).toHaveCount(4);
+  await expect(page.getByText("This graph is empty")).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

@@ -26,5 +26,12 @@ for (const scheme of ["light", "dark"] as const) {
     await page.waitForURL(/\/graphs\//);
     await hydrated(page);
     await shot("graph");
+
+    await page.goto("/");
+    await hydrated(page);
+    await page.getByRole("button", { name: /Approve before a tool runs/ }).click();
+    await page.waitForURL(/\/graphs\//);
+    await hydrated(page);
+    await shot("graph-example");
   });
 }

@@ -1,6 +1,9 @@
 //! The browser entry point: the wasm module's `hydrate` export, called by the
 //! script the server puts in every page, takes over the server-rendered HTML.
 
+// Leptos views are deeply nested types; the default limit is too low.
+#![recursion_limit = "256"]
+
 use wasm_bindgen::prelude::wasm_bindgen;
 
 /// Hydrates the page: attaches the app's reactivity to the server's HTML.

@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::{hooks::use_params, params::Params};
 
-use crate::components::{ErrorView, NotFoundView};
+use crate::components::{ErrorView, GraphPreview, NotFoundView};
 use crate::error::AppError;
 use crate::graphs::{GraphDetail, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
@@ -89,6 +89,7 @@ fn GraphView(detail: GraphDetail) -> impl IntoView {
             </div>
             <div class="graph-body">
                 <div class="canvas" aria-label="Canvas">
+                    <GraphPreview document=document.clone() />
                     {(node_count == 0)
                         .then(|| {
                             view! {

@@ -5,13 +5,16 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::components::ErrorView;
+use crate::examples::{ExampleSummary, UseExample, list_examples};
 use crate::graphs::{CreateGraph, GraphSummary, display_timestamp, list_graphs};
 
 /// Lists the graphs, most recently changed first.
 #[component]
 pub fn HomePage() -> impl IntoView {
     let create = ServerAction::<CreateGraph>::new();
+    let use_example = ServerAction::<UseExample>::new();
     let graphs = Resource::new(|| (), |_| list_graphs());
+    let examples = Resource::new(|| (), |_| list_examples());
 
     view! {
         <Title text="Graphs" />
@@ -39,6 +42,56 @@ pub fn HomePage() -> impl IntoView {
                     })}
                 </Transition>
             </ErrorBoundary>
+            <Gallery examples use_example />
+        </section>
+    }
+}
+
+/// Examples to start from: each card is a form, so it works before the
+/// wasm has loaded too.
+#[component]
+fn Gallery(
+    examples: Resource<Result<Vec<ExampleSummary>, crate::error::AppError>>,
+    use_example: ServerAction<UseExample>,
+) -> impl IntoView {
+    let pending = use_example.pending();
+    view! {
+        <section class="gallery" aria-labelledby="gallery-title">
+            <h2 id="gallery-title">"Start from an example"</h2>
+            <p class="page-sub">
+                "Each runs as it is on the built-in offline model: no key, no network."
+            </p>
+            <Transition fallback=|| view! { <div class="gallery-grid" aria-busy="true"></div> }>
+                {move || Suspend::new(async move {
+                    examples
+                        .await
+                        .map(|list| {
+                            view! {
+                                <ul class="gallery-grid">
+                                    {list
+                                        .into_iter()
+                                        .map(|example| {
+                                            view! {
+                                                <li>
+                                                    <ActionForm action=use_example attr:class="example-card-form">
+                                                        <input type="hidden" name="slug" value=example.slug.clone() />
+                                                        <button class="example-card" type="submit" disabled=pending>
+                                                            <span class="example-name">{example.name}</span>
+                                                            <span class="example-description">{example.description}</span>
+                                                            <span class="example-meta">
+                                                                {format!("{} nodes", example.node_count)}
+                                                            </span>
+                                                        </button>
+                                                    </ActionForm>
+                                                </li>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </ul>
+                            }
+                        })
+                })}
+            </Transition>
         </section>
     }
 }

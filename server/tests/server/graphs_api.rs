@@ -77,3 +77,42 @@ async fn a_call_without_its_argument_is_invalid_input() {
     let error: serde_json::Value = response.json().await.unwrap();
     assert!(error.get("InvalidInput").is_some(), "{error}");
 }
+
+#[tokio::test]
+async fn examples_are_listed_and_copied_into_new_graphs() {
+    let server = TestServer::start().await;
+    let examples: Vec<serde_json::Value> = server
+        .call("list_examples", &[])
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert!(examples.len() >= 8);
+    assert!(
+        examples
+            .iter()
+            .all(|e| !e["name"].as_str().unwrap().is_empty()
+                && e["node_count"].as_u64().unwrap() > 0)
+    );
+    let response = server.call("use_example", &[("slug", "router")]).await;
+    assert_eq!(response.status(), 200);
+    let id: String = response.json().await.unwrap();
+    let html = server
+        .get(&format!("/graphs/{id}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("Support router"));
+    assert!(
+        html.contains("6 nodes and 7 edges"),
+        "the page draws the graph"
+    );
+    assert_eq!(
+        server
+            .call("use_example", &[("slug", "nope")])
+            .await
+            .status(),
+        404
+    );
+}

@@ -1,0 +1,146 @@
+//! A read-only picture of a graph: its nodes where the editor placed them,
+//! and its edges as curves (dashed when conditional or routed), drawn as
+//! SVG on the server. The interactive canvas replaces it in the editor.
+
+use heddle_engine::GraphDocument;
+use leptos::prelude::*;
+
+const NODE_WIDTH: f64 = 168.0;
+const NODE_HEIGHT: f64 = 52.0;
+const MARGIN: f64 = 32.0;
+
+/// The preview of a stored document (nothing if it does not read).
+#[component]
+pub fn GraphPreview(document: String) -> impl IntoView {
+    let Ok(document) = GraphDocument::from_json(&document) else {
+        return None;
+    };
+    if document.nodes.is_empty() {
+        return None;
+    }
+    // Nodes without a position are laid out in a row.
+    let positions: Vec<(f64, f64)> = document
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            node.position
+                .map_or((i as f64 * 220.0, 0.0), |p| (p.x, p.y))
+        })
+        .collect();
+    let min_x = positions.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let min_y = positions.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let max_x = positions
+        .iter()
+        .map(|p| p.0)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let max_y = positions
+        .iter()
+        .map(|p| p.1)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let at = |i: usize| {
+        (
+            positions[i].0 - min_x + MARGIN,
+            positions[i].1 - min_y + MARGIN,
+        )
+    };
+    let width = max_x - min_x + NODE_WIDTH + 2.0 * MARGIN;
+    // Room below for loops drawn under the nodes.
+    let height = max_y - min_y + 2.0 * NODE_HEIGHT + 3.0 * MARGIN;
+    let index = |id: &heddle_engine::NodeId| document.nodes.iter().position(|node| &node.id == id);
+
+    let edges = document
+        .edges
+        .iter()
+        .filter_map(|edge| {
+            let (from, to) = (index(&edge.from)?, index(&edge.to)?);
+            let (fx, fy) = at(from);
+            let (tx, ty) = at(to);
+            let (x1, y1) = (fx + NODE_WIDTH, fy + NODE_HEIGHT / 2.0);
+            let (x2, y2) = (tx, ty + NODE_HEIGHT / 2.0);
+            // Back edges (loops) bend below the nodes, so they read as loops.
+            let (path, lx, ly) = if x2 <= x1 {
+                let drop = y1.max(y2) + NODE_HEIGHT;
+                let path = format!(
+                    "M{x1},{y1} C{},{y1} {},{drop} {},{drop} S{},{y2} {x2},{y2}",
+                    x1 + 40.0,
+                    x1 + 40.0,
+                    (x1 + x2) / 2.0,
+                    x2 - 40.0
+                );
+                (path, (x1 + x2) / 2.0, drop + 14.0)
+            } else {
+                let mid = (x1 + x2) / 2.0;
+                (
+                    format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"),
+                    mid,
+                    (y1 + y2) / 2.0 - 6.0,
+                )
+            };
+            let conditional = edge.condition.is_some() || edge.route.is_some();
+            let full = edge
+                .route
+                .clone()
+                .or_else(|| edge.condition.clone())
+                .unwrap_or_default();
+            // Long conditions are shortened on the picture; the full text
+            // is the label's tooltip.
+            let label = if full.chars().count() > 22 {
+                format!("{}…", full.chars().take(21).collect::<String>())
+            } else {
+                full.clone()
+            };
+            Some(view! {
+                <g class="preview-edge" class:conditional=conditional>
+                    <path d=path marker-end="url(#arrow)" />
+                    <text x=lx y=ly text-anchor="middle">
+                        <title>{full}</title>
+                        {label}
+                    </text>
+                </g>
+            })
+        })
+        .collect_view();
+
+    let nodes = document
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let (x, y) = at(i);
+            let label = if node.label.is_empty() {
+                node.id.to_string()
+            } else {
+                node.label.clone()
+            };
+            let class = format!("preview-node kind-{}", node.kind);
+            view! {
+                <g class=class>
+                    <rect x=x y=y width=NODE_WIDTH height=NODE_HEIGHT rx="10" />
+                    <rect class="preview-kind-bar" x=x y=y width="6" height=NODE_HEIGHT rx="3" />
+                    <text class="preview-label" x=x + 16.0 y=y + 22.0>{label}</text>
+                    <text class="preview-kind" x=x + 16.0 y=y + 40.0>{node.kind.clone()}</text>
+                </g>
+            }
+        })
+        .collect_view();
+
+    Some(view! {
+        <svg
+            class="graph-preview"
+            viewBox=format!("0 0 {width} {height}")
+            width=width
+            height=height
+            role="img"
+            aria-label=format!("{} nodes and {} edges", document.nodes.len(), document.edges.len())
+        >
+            <defs>
+                <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                    <path d="M0,0 L10,5 L0,10 z" />
+                </marker>
+            </defs>
+            {edges}
+            {nodes}
+        </svg>
+    })
+}
