@@ -274,12 +274,7 @@ impl Agent {
             .system
             .render(&scope(&input))
             .map_err(|e| NodeError::permanent(e.to_string()))?;
-        let mut conversation = ChatMessage::list_from(
-            input
-                .state
-                .get(&self.config.messages)
-                .unwrap_or(&Value::Null),
-        );
+        let mut conversation = ChatMessage::list_in(input.state, &self.config.messages);
         let mut added: Vec<ChatMessage> = Vec::new();
         let ctx = input.ctx;
         let deltas = |delta: Delta| {

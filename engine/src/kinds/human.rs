@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::llm::messages_channel;
 use super::scope;
 use super::template::Template;
-use crate::model::{ChatMessage, Role, ToolCall};
+use crate::model::{ChatMessage, ToolCall};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
@@ -74,16 +74,8 @@ struct Answer {
 
 impl Human {
     fn decide(&self, input: &NodeInput) -> Result<NodeOutput, NodeError> {
-        let messages = ChatMessage::list_from(
-            input
-                .state
-                .get(&self.config.messages)
-                .unwrap_or(&Value::Null),
-        );
-        let Some(last) = messages
-            .last()
-            .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
-        else {
+        let messages = ChatMessage::list_in(input.state, &self.config.messages);
+        let Some(last) = ChatMessage::pending_tool_calls(&messages) else {
             // Nothing to approve: go on.
             return Ok(NodeOutput::default().route(APPROVED));
         };
@@ -119,9 +111,7 @@ impl Human {
                 .tool_calls
                 .iter()
                 .map(|call| {
-                    let mut message = ChatMessage::new(Role::Tool, format!("rejected: {reason}"));
-                    message.tool_call_id = Some(call.id.clone());
-                    message.name = Some(call.name.clone());
+                    let message = ChatMessage::tool_reply(call, format!("rejected: {reason}"));
                     message.to_value()
                 })
                 .collect();

@@ -123,12 +123,7 @@ impl Llm {
             if !system.is_empty() {
                 messages.push(ChatMessage::new(Role::System, system));
             }
-            messages.extend(ChatMessage::list_from(
-                input
-                    .state
-                    .get(&self.config.messages)
-                    .unwrap_or(&Value::Null),
-            ));
+            messages.extend(ChatMessage::list_in(input.state, &self.config.messages));
             let user = match &self.prompt {
                 Some(prompt) => Some(ChatMessage::new(Role::User, render(prompt)?)),
                 None => None,

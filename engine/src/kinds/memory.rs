@@ -101,12 +101,7 @@ impl Memory {
     }
 
     async fn trim(&self, input: NodeInput<'_>) -> Result<NodeOutput, NodeError> {
-        let messages = ChatMessage::list_from(
-            input
-                .state
-                .get(&self.config.messages)
-                .unwrap_or(&Value::Null),
-        );
+        let messages = ChatMessage::list_in(input.state, &self.config.messages);
         let dropped = self.to_drop(&messages);
         if dropped.is_empty() {
             return Ok(NodeOutput::default());

@@ -109,17 +109,12 @@ impl Router {
             Some(template) => template
                 .render(&scope(&input))
                 .map_err(|e| NodeError::permanent(e.to_string()))?,
-            None => ChatMessage::list_from(
-                input
-                    .state
-                    .get(&self.config.messages)
-                    .unwrap_or(&Value::Null),
-            )
-            .into_iter()
-            .rev()
-            .find(|m| m.role == Role::User)
-            .map(|m| m.content)
-            .unwrap_or_default(),
+            None => ChatMessage::list_in(input.state, &self.config.messages)
+                .into_iter()
+                .rev()
+                .find(|m| m.role == Role::User)
+                .map(|m| m.content)
+                .unwrap_or_default(),
         };
         let choices: Vec<Choice> = self
             .config

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::llm::messages_channel;
-use crate::model::{ChatMessage, Role, ToolCall};
+use crate::model::{ChatMessage, ToolCall};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeFuture, NodeInput, NodeOutput, parse_config,
 };
@@ -159,9 +159,7 @@ pub(super) async fn execute(
             "tool_result",
             json!({"id": call.id, "name": call.name, "ok": result.is_ok(), "chars": text.chars().count()}),
         );
-        let mut message = ChatMessage::new(Role::Tool, truncate(&text, max_chars));
-        message.tool_call_id = Some(call.id.clone());
-        message.name = Some(call.name.clone());
+        let message = ChatMessage::tool_reply(call, truncate(&text, max_chars));
         replies.push(message);
         full.insert(call.id.clone(), Value::String(text));
     }
@@ -170,16 +168,8 @@ pub(super) async fn execute(
 
 impl ToolsNode {
     async fn run_calls(&self, input: NodeInput<'_>) -> Result<NodeOutput, crate::node::NodeError> {
-        let messages = ChatMessage::list_from(
-            input
-                .state
-                .get(&self.config.messages)
-                .unwrap_or(&Value::Null),
-        );
-        let Some(last) = messages
-            .last()
-            .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
-        else {
+        let messages = ChatMessage::list_in(input.state, &self.config.messages);
+        let Some(last) = ChatMessage::pending_tool_calls(&messages) else {
             return Ok(NodeOutput::default());
         };
         let timeout = Duration::from_millis(self.config.timeout_ms);

@@ -75,6 +75,31 @@ impl ChatMessage {
             .unwrap_or_default()
     }
 
+    /// The messages of a state's channel.
+    pub fn list_in(state: &crate::state::State, channel: &str) -> Vec<ChatMessage> {
+        state
+            .get(channel)
+            .map(ChatMessage::list_from)
+            .unwrap_or_default()
+    }
+
+    /// The conversation's last message, if it is an assistant's with tool
+    /// calls still to answer.
+    pub fn pending_tool_calls(messages: &[ChatMessage]) -> Option<&ChatMessage> {
+        messages
+            .last()
+            .filter(|m| m.role == Role::Assistant && !m.tool_calls.is_empty())
+    }
+
+    /// A tool's reply to `call`.
+    pub fn tool_reply(call: &ToolCall, content: impl Into<String>) -> Self {
+        ChatMessage {
+            tool_call_id: Some(call.id.clone()),
+            name: Some(call.name.clone()),
+            ..ChatMessage::new(Role::Tool, content)
+        }
+    }
+
     /// The message as a channel value.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
