@@ -5,6 +5,8 @@ mod calculator;
 mod clock;
 #[cfg(feature = "http")]
 mod http;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 
 pub use calculator::Calculator;
 pub use clock::Clock;

@@ -39,6 +39,12 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> ExitCode {
     let (registry, _) = heddle_server::models::registry();
+    let registry = match &command {
+        Command::Run(_) | Command::Resume(_) | Command::Recover(_) | Command::Validate(_) => {
+            heddle_server::models::with_mcp_tools(registry).await
+        }
+        _ => registry,
+    };
     let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
     let result: Result<Outcome, CliError> = match command {
         Command::Serve(args) => {

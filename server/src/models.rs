@@ -15,6 +15,13 @@
 //!
 //! The `http_request` tool refuses addresses inside the network;
 //! `HEDDLE_HTTP_ALLOW` lists hosts it may reach anyway (comma-separated).
+//!
+//! `HEDDLE_MCP_SERVERS` names a JSON file of MCP servers whose tools graphs
+//! may use: `{"servers": {"files": {"command": ["mcp-files", "--root", "."]},
+//! "search": {"url": "http://127.0.0.1:9000/mcp"}}}`. Their tools are named
+//! `<server>__<tool>`. Only this file decides what runs: a graph names
+//! tools, never commands. A server that does not start is logged and
+//! skipped.
 
 use std::time::Duration;
 
@@ -135,4 +142,44 @@ mod tests {
             "gpt-4o-mini at https://api.openai.com/v1"
         );
     }
+}
+
+/// Adds the tools of the MCP servers `HEDDLE_MCP_SERVERS` lists.
+pub async fn with_mcp_tools(mut registry: Registry) -> Registry {
+    let Some(path) = std::env::var("HEDDLE_MCP_SERVERS")
+        .ok()
+        .filter(|p| !p.is_empty())
+    else {
+        return registry;
+    };
+    #[derive(serde::Deserialize)]
+    struct Config {
+        servers: std::collections::BTreeMap<String, heddle_engine::tools::mcp::McpServer>,
+    }
+    let config: Config = match std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| e.to_string()))
+    {
+        Ok(config) => config,
+        Err(error) => {
+            tracing::warn!(%path, %error, "cannot read the MCP server list; no MCP tools");
+            return registry;
+        }
+    };
+    for (name, server) in &config.servers {
+        let connect = heddle_engine::tools::mcp::connect(name, server);
+        match tokio::time::timeout(Duration::from_secs(20), connect).await {
+            Ok(Ok(tools)) => {
+                tracing::info!(server = %name, tools = tools.len(), "MCP server connected");
+                for tool in tools {
+                    registry = registry.with_tool(tool);
+                }
+            }
+            Ok(Err(error)) => tracing::warn!(server = %name, %error, "MCP server skipped"),
+            Err(_) => {
+                tracing::warn!(server = %name, "MCP server did not answer within 20 s; skipped")
+            }
+        }
+    }
+    registry
 }

@@ -9,6 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 #[derive(Clone)]
+#[cfg_attr(not(feature = "openai"), allow(dead_code))]
 pub enum Reply {
     Json(u16, Value),
     Sse(Vec<Value>),

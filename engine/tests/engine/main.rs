@@ -16,6 +16,8 @@ mod fuzz;
 #[cfg(feature = "http")]
 mod http_tool;
 mod loop_limit;
+#[cfg(feature = "mcp")]
+mod mcp;
 #[cfg(feature = "openai")]
 mod openai;
 mod parallel;
