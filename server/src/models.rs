@@ -108,42 +108,6 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
     )
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.to_string())
-        }
-    }
-
-    #[test]
-    fn no_configuration_means_the_offline_model() {
-        assert_eq!(from_vars(vars(&[])).1, DefaultModel::Offline);
-    }
-
-    #[test]
-    fn an_endpoint_is_configured_and_its_key_never_shown() {
-        let (_, model) = from_vars(vars(&[
-            ("HEDDLE_MODEL_BASE_URL", "http://localhost:11434/v1"),
-            ("HEDDLE_MODEL", "llama3.2"),
-            ("HEDDLE_MODEL_API_KEY", "sk-secret"),
-        ]));
-        let shown = model.to_string();
-        assert_eq!(shown, "llama3.2 at http://localhost:11434/v1");
-        assert!(!shown.contains("sk-secret"));
-        let (_, openai) = from_vars(vars(&[("OPENAI_API_KEY", "sk-x")]));
-        assert_eq!(
-            openai.to_string(),
-            "gpt-4o-mini at https://api.openai.com/v1"
-        );
-    }
-}
-
 /// Adds the tools of the MCP servers `HEDDLE_MCP_SERVERS` lists.
 pub async fn with_mcp_tools(mut registry: Registry) -> Registry {
     let Some(path) = std::env::var("HEDDLE_MCP_SERVERS")
@@ -182,4 +146,40 @@ pub async fn with_mcp_tools(mut registry: Registry) -> Registry {
         }
     }
     registry
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn no_configuration_means_the_offline_model() {
+        assert_eq!(from_vars(vars(&[])).1, DefaultModel::Offline);
+    }
+
+    #[test]
+    fn an_endpoint_is_configured_and_its_key_never_shown() {
+        let (_, model) = from_vars(vars(&[
+            ("HEDDLE_MODEL_BASE_URL", "http://localhost:11434/v1"),
+            ("HEDDLE_MODEL", "llama3.2"),
+            ("HEDDLE_MODEL_API_KEY", "sk-secret"),
+        ]));
+        let shown = model.to_string();
+        assert_eq!(shown, "llama3.2 at http://localhost:11434/v1");
+        assert!(!shown.contains("sk-secret"));
+        let (_, openai) = from_vars(vars(&[("OPENAI_API_KEY", "sk-x")]));
+        assert_eq!(
+            openai.to_string(),
+            "gpt-4o-mini at https://api.openai.com/v1"
+        );
+    }
 }
