@@ -43,6 +43,10 @@ pub struct SubgraphConfig {
     /// Or the path of a graph file, read when this graph is compiled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Or a graph saved in the app, by id; the server embeds its newest
+    /// version (into `graph`) before the run compiles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_id: Option<String>,
     /// The child's channels, each set from an expression over this
     /// graph's state.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -110,6 +114,14 @@ pub(super) fn load_child(
 
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
     let config: SubgraphConfig = parse_config(config)?;
+    if let (Some(id), None) = (&config.graph_id, &config.graph) {
+        return Err(vec![ConfigIssue::new(
+            "graph_id",
+            format!(
+                "saved graph `{id}` is resolved by the Heddle server; here, embed the graph or give a `path`"
+            ),
+        )]);
+    }
     let (document, child) = load_child(config.graph.as_ref(), config.path.as_deref(), cx, "")?;
     let mut issues = Vec::new();
     let mut inputs = Vec::new();

@@ -190,7 +190,7 @@ impl Runs {
                 "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
             )));
         }
-        let graph = compile(&detail.document, &self.inner.registry)?;
+        let graph = self.compile_with_subgraphs(&detail.document).await?;
         let graph_id = detail.id.to_string();
         let thread_id = match request.thread_id {
             Some(thread) => {
@@ -220,6 +220,59 @@ impl Runs {
             durable.start(Arc::new(graph), thread, id, input).await
         })?;
         self.get(&run_id).await
+    }
+
+    /// Compiles a stored graph after embedding the saved graphs its
+    /// `subgraph` nodes name by `graph_id` (their newest versions, nested
+    /// ones too, at most 8 deep).
+    async fn compile_with_subgraphs(&self, document: &str) -> Result<CompiledGraph, AppError> {
+        let mut document: Value =
+            serde_json::from_str(document).map_err(|error| AppError::InvalidGraph {
+                message: error.to_string(),
+                problems: Vec::new(),
+            })?;
+        self.embed_subgraphs(&mut document, 0).await?;
+        let document =
+            GraphDocument::from_value(document).map_err(|error| AppError::InvalidGraph {
+                message: error.to_string(),
+                problems: Vec::new(),
+            })?;
+        compile_document(document, &self.inner.registry)
+    }
+
+    fn embed_subgraphs<'a>(
+        &'a self,
+        document: &'a mut Value,
+        depth: usize,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + 'a>> {
+        Box::pin(async move {
+            let Some(nodes) = document.get_mut("nodes").and_then(Value::as_array_mut) else {
+                return Ok(());
+            };
+            for node in nodes {
+                if node["kind"] != "subgraph" || !node["config"]["graph"].is_null() {
+                    continue;
+                }
+                let Some(id) = node["config"]["graph_id"].as_str().map(str::to_string) else {
+                    continue;
+                };
+                if depth >= 8 {
+                    return Err(AppError::InvalidInput(format!(
+                        "saved subgraphs nest more than 8 deep at `{id}`"
+                    )));
+                }
+                let saved = graphs::get(&self.inner.pool, &id).await.map_err(|_| {
+                    AppError::InvalidInput(format!(
+                        "subgraph node `{}` names graph `{id}`, which does not exist",
+                        node["id"]
+                    ))
+                })?;
+                let mut child: Value = serde_json::from_str(&saved.document).unwrap_or(Value::Null);
+                self.embed_subgraphs(&mut child, depth + 1).await?;
+                node["config"]["graph"] = child;
+            }
+            Ok(())
+        })
     }
 
     /// Makes sure the thread exists, belongs to this graph, and is free.
@@ -667,7 +720,7 @@ impl Runs {
         .await?;
         for run in queued {
             let detail = graphs::get(&self.inner.pool, &run.graph_id).await?;
-            let graph = compile(&detail.document, &self.inner.registry)?;
+            let graph = self.compile_with_subgraphs(&detail.document).await?;
             let (thread, id, input) = (
                 ThreadId::from(run.thread_id.as_str()),
                 RunId::from(run.id.as_str()),
@@ -701,12 +754,11 @@ impl Runs {
     }
 }
 
-/// Compiles a stored document, or says what stops it from running.
-fn compile(document: &str, registry: &Registry) -> Result<CompiledGraph, AppError> {
-    let document = GraphDocument::from_json(document).map_err(|error| AppError::InvalidGraph {
-        message: error.to_string(),
-        problems: Vec::new(),
-    })?;
+/// Compiles a document, or says what stops it from running.
+fn compile_document(
+    document: GraphDocument,
+    registry: &Registry,
+) -> Result<CompiledGraph, AppError> {
     heddle_engine::compile(&document, registry).map_err(|report| AppError::InvalidGraph {
         message: format!(
             "the graph has {} problem(s) that stop it from running",

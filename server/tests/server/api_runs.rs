@@ -406,3 +406,62 @@ async fn the_example_graphs_run_through_the_api() {
         assert_eq!(last["content"], answer, "{file}");
     }
 }
+
+#[tokio::test]
+async fn a_subgraph_node_runs_a_saved_graph_by_id() {
+    let server = TestServer::start().await;
+    let greeter = server
+        .create_graph(json!({
+            "format_version": 2, "name": "greeter",
+            "state": {"channels": {"who": {"type": "string"}, "greeting": {"type": "string"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "greet", "kind": "set", "config": {"values": {"greeting": {"template": "Hello, {{who}}!"}}}}],
+            "edges": [{"id": "e", "from": "start", "to": "greet"}]
+        }))
+        .await;
+    let parent = server
+        .create_graph(json!({
+            "format_version": 2, "name": "parent",
+            "state": {"channels": {"name": {"type": "string"}, "result": {"type": "string"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "child", "kind": "subgraph",
+                       "config": {"graph_id": greeter, "inputs": {"who": "name"}, "outputs": {"result": "greeting"}}}],
+            "edges": [{"id": "e", "from": "start", "to": "child"}]
+        }))
+        .await;
+    let (status, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{parent}/runs"),
+            Some(json!({"input": {"name": "Ada"}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run = server.wait_for_run(run["id"].as_str().unwrap()).await;
+    assert_eq!(run["output"]["result"], "Hello, Ada!");
+
+    let orphan = server
+        .create_graph(json!({
+            "format_version": 2, "name": "orphan",
+            "state": {"channels": {}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "child", "kind": "subgraph", "config": {"graph_id": "00000000-0000-4000-8000-000000000000"}}],
+            "edges": [{"id": "e", "from": "start", "to": "child"}]
+        }))
+        .await;
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{orphan}/runs"),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("does not exist"),
+        "{body}"
+    );
+}
