@@ -12,13 +12,18 @@
 //! (the replay is done; what follows is live), `{"type": "run_idle",
 //! "run_id", "status", "next_seq"}` (the run is not executing now: finished,
 //! paused, or stopped), `{"type": "notice", ...}` for watched graphs,
-//! `{"type": "error", "message"}` and `{"type": "pong"}`.
+//! `{"type": "error", "message"}` and `{"type": "pong"}`. A node's streamed
+//! tokens arrive batched: `{"type": "tokens", "run_id", "node", "text",
+//! "first_seq", "last_seq"}` stands for the token events `first_seq` to
+//! `last_seq` (see `batch`).
 //!
 //! A slow client never slows a run: its subscription falls behind the live
 //! stream and catches up from the run's log. The server pings every 20 s
 //! and closes a connection silent for 60 s, and closes every socket
 //! cleanly on shutdown. A client that reconnects subscribes again from the
 //! last `seq` it saw plus one.
+
+mod batch;
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -28,12 +33,13 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::response::Response;
 use futures_util::{SinkExt, StreamExt};
 use heddle_engine::RunId;
-use heddle_engine::run::{CheckpointStore, Event};
+use heddle_engine::run::CheckpointStore;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 
+use self::batch::{Batcher, Gone};
 use crate::runs::Runs;
 use crate::state::AppState;
 
@@ -177,14 +183,9 @@ fn text_message(value: &serde_json::Value) -> Message {
     Message::Text(Utf8Bytes::from(value.to_string()))
 }
 
-fn event_message(event: &Event) -> Message {
-    text_message(&json!({"type": "event", "event": event}))
-}
-
 /// Streams one run's events to the client from `from_seq`: the stored
-/// ones, the running execution's backlog, then live.
+/// ones, the running execution's backlog, then live (tokens batched).
 async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Message>) {
-    let mut next = from_seq;
     // Check the run exists (a running one needs no query).
     if runs.hub(&run_id).is_none() && runs.get(&run_id).await.is_err() {
         let message = format!("run {run_id} was not found");
@@ -193,90 +194,85 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
             .await;
         return;
     }
-    // Subscribe to the live stream before reading the store, so nothing
-    // emitted in between is missed.
-    let hub = runs.hub(&run_id);
-    let replay = hub.as_ref().map(|hub| hub.watch(next));
-    let first_live = replay
-        .as_ref()
-        .and_then(|r| r.first_seq)
-        .unwrap_or(u64::MAX);
-    if next < first_live {
-        match runs
-            .store()
-            .events(&RunId::from(run_id.as_str()), next)
-            .await
-        {
-            Ok(stored) => {
-                for event in stored.iter().take_while(|event| event.seq < first_live) {
-                    if out.send(event_message(event)).await.is_err() {
-                        return;
-                    }
-                    next = event.seq + 1;
-                }
-            }
-            Err(error) => {
-                tracing::error!(run = %run_id, %error, "cannot read stored events");
-                let _ = out
-                    .send(text_message(
-                        &json!({"type": "error", "message": "cannot read the run's events"}),
-                    ))
-                    .await;
-                return;
-            }
-        }
-    }
-    if let (Some(hub), Some(mut replay)) = (hub, replay) {
-        let from = next;
-        for frame in replay.backlog.iter().filter(|frame| frame.seq() >= from) {
-            if out.send(Message::Text(frame.text.clone())).await.is_err() {
-                return;
-            }
-            next = frame.seq() + 1;
-        }
-        let _ = out
-            .send(text_message(
-                &json!({"type": "caught_up", "run_id": run_id, "next_seq": next}),
-            ))
-            .await;
-        loop {
-            match replay.live.recv().await {
-                Ok(frame) if frame.seq() >= next => {
-                    if out.send(Message::Text(frame.text.clone())).await.is_err() {
-                        return;
-                    }
-                    next = frame.seq() + 1;
-                }
-                Ok(_) => {}
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    // Fell behind: read what was missed from the log.
-                    for frame in hub.since(next) {
-                        if out.send(Message::Text(frame.text.clone())).await.is_err() {
-                            return;
-                        }
-                        next = frame.seq() + 1;
-                    }
-                }
-                Err(broadcast::error::RecvError::Closed) => break,
-            }
-        }
-    } else {
-        let _ = out
-            .send(text_message(
-                &json!({"type": "caught_up", "run_id": run_id, "next_seq": next}),
-            ))
-            .await;
+    let mut batcher = Batcher::new(out, run_id.clone(), from_seq);
+    if stream(&runs, &run_id, &mut batcher).await.is_err() {
+        return;
     }
     let status = runs
         .get(&run_id)
         .await
         .map(|run| run.status)
         .unwrap_or_default();
-    let _ = out
-        .send(text_message(
-            &json!({"type": "run_idle", "run_id": run_id, "status": status, "next_seq": next}),
-        ))
+    let next = batcher.next;
+    let _ = batcher
+        .control(json!({"type": "run_idle", "run_id": run_id, "status": status, "next_seq": next}))
         .await;
+}
+
+async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), Gone> {
+    // Subscribe to the live stream before reading the store, so nothing
+    // emitted in between is missed.
+    let hub = runs.hub(run_id);
+    let replay = hub.as_ref().map(|hub| hub.watch(batcher.next));
+    let first_live = replay
+        .as_ref()
+        .and_then(|r| r.first_seq)
+        .unwrap_or(u64::MAX);
+    if batcher.next < first_live {
+        match runs
+            .store()
+            .events(&RunId::from(run_id), batcher.next)
+            .await
+        {
+            Ok(stored) => {
+                for event in stored.iter().take_while(|event| event.seq < first_live) {
+                    batcher.event(event, None).await?;
+                }
+            }
+            Err(error) => {
+                tracing::error!(run = %run_id, %error, "cannot read stored events");
+                return batcher
+                    .control(json!({"type": "error", "message": "cannot read the run's events"}))
+                    .await;
+            }
+        }
+    }
+    let (Some(hub), Some(mut replay)) = (hub, replay) else {
+        let next = batcher.next;
+        return batcher
+            .control(json!({"type": "caught_up", "run_id": run_id, "next_seq": next}))
+            .await;
+    };
+    for frame in &replay.backlog {
+        batcher.event(&frame.event, Some(&frame.text)).await?;
+    }
+    let next = batcher.next;
+    batcher
+        .control(json!({"type": "caught_up", "run_id": run_id, "next_seq": next}))
+        .await?;
+    loop {
+        let received = match batcher.deadline() {
+            Some(deadline) => tokio::select! {
+                received = replay.live.recv() => received,
+                () = tokio::time::sleep_until(deadline) => {
+                    batcher.flush().await?;
+                    continue;
+                }
+            },
+            None => replay.live.recv().await,
+        };
+        match received {
+            Ok(frame) => batcher.event(&frame.event, Some(&frame.text)).await?,
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                // Fell behind: read what was missed from the log.
+                for frame in hub.since(batcher.next) {
+                    batcher.event(&frame.event, Some(&frame.text)).await?;
+                }
+            }
+            Err(broadcast::error::RecvError::Closed) => break,
+        }
+    }
+    batcher.flush().await
 }
 
 async fn watch_graph(

@@ -270,3 +270,65 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
         .count();
     assert_eq!(ticks as u64, target, "no committed step ran twice");
 }
+
+#[tokio::test]
+async fn streamed_tokens_arrive_batched_and_account_for_every_seq() {
+    let server = TestServer::start().await;
+    let graph = server
+        .create_graph(json!({
+            "format_version": 2, "name": "chat",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "chat", "kind": "llm", "config": {"system": "be brief"}}],
+            "edges": [{"id": "e", "from": "start", "to": "chat"}]
+        }))
+        .await;
+    let mut socket = connect(&server).await;
+    let (_, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"messages": [{"role": "user", "content": "Tell me about looms and heddles please"}]}})),
+        )
+        .await;
+    let run = run["id"].as_str().unwrap().to_string();
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+    )
+    .await;
+    let mut covered: Vec<u64> = Vec::new();
+    let mut streamed = String::new();
+    let mut batches = 0;
+    loop {
+        let message = next(&mut socket).await;
+        match message["type"].as_str() {
+            Some("event") => covered.push(message["event"]["seq"].as_u64().unwrap()),
+            Some("tokens") => {
+                batches += 1;
+                assert_eq!(message["node"], "chat");
+                streamed.push_str(message["text"].as_str().unwrap());
+                let (first, last) = (
+                    message["first_seq"].as_u64().unwrap(),
+                    message["last_seq"].as_u64().unwrap(),
+                );
+                covered.extend(first..=last);
+            }
+            Some("caught_up") => {}
+            Some("run_idle") => break,
+            other => panic!("unexpected {other:?}: {message}"),
+        }
+    }
+    gapless(&covered);
+    let finished = server.wait_for_run(&run).await;
+    let reply = finished["output"]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(streamed, reply, "the batches carry the whole reply");
+    let token_events = reply.split_inclusive(' ').count();
+    assert!(
+        batches < token_events,
+        "{batches} batches for {token_events} tokens"
+    );
+}

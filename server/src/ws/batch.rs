@@ -1,0 +1,124 @@
+//! Token batching: a streaming model emits an event per token; a node's
+//! consecutive tokens within 50 ms go to the client as one `tokens`
+//! message (`node`, `text`, `first_seq`, `last_seq`), so the socket stays
+//! light. Every other event passes through as it is, after any pending
+//! tokens, so order is kept; nothing but tokens is ever coalesced.
+
+use std::time::Duration;
+
+use axum::extract::ws::{Message, Utf8Bytes};
+use heddle_engine::run::{Event, EventPayload};
+use serde_json::json;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// How long tokens may wait to be sent together.
+pub(super) const WINDOW: Duration = Duration::from_millis(50);
+
+struct Pending {
+    node: String,
+    text: String,
+    first_seq: u64,
+    last_seq: u64,
+    since: Instant,
+}
+
+/// The client went away.
+pub(super) struct Gone;
+
+/// One subscription's outgoing events.
+pub(super) struct Batcher {
+    out: mpsc::Sender<Message>,
+    run_id: String,
+    pending: Option<Pending>,
+    /// The `seq` after the last event handled.
+    pub(super) next: u64,
+}
+
+impl Batcher {
+    pub(super) fn new(out: mpsc::Sender<Message>, run_id: String, next: u64) -> Self {
+        Batcher {
+            out,
+            run_id,
+            pending: None,
+            next,
+        }
+    }
+
+    /// When the pending tokens must go out.
+    pub(super) fn deadline(&self) -> Option<Instant> {
+        self.pending.as_ref().map(|pending| pending.since + WINDOW)
+    }
+
+    /// Handles one event; `text` is its message when already serialized.
+    pub(super) async fn event(
+        &mut self,
+        event: &Event,
+        text: Option<&Utf8Bytes>,
+    ) -> Result<(), Gone> {
+        if event.seq < self.next {
+            return Ok(());
+        }
+        self.next = event.seq + 1;
+        if let EventPayload::Custom { node, name, data } = &event.payload
+            && name == "token"
+        {
+            let token = data["text"].as_str().unwrap_or_default();
+            match &mut self.pending {
+                Some(pending) if pending.node == node.as_str() => {
+                    pending.text.push_str(token);
+                    pending.last_seq = event.seq;
+                }
+                _ => {
+                    self.flush().await?;
+                    self.pending = Some(Pending {
+                        node: node.to_string(),
+                        text: token.to_string(),
+                        first_seq: event.seq,
+                        last_seq: event.seq,
+                        since: Instant::now(),
+                    });
+                }
+            }
+            if self
+                .deadline()
+                .is_some_and(|deadline| Instant::now() >= deadline)
+            {
+                self.flush().await?;
+            }
+            return Ok(());
+        }
+        self.flush().await?;
+        let message = match text {
+            Some(text) => Message::Text(text.clone()),
+            None => Message::Text(Utf8Bytes::from(
+                json!({"type": "event", "event": event}).to_string(),
+            )),
+        };
+        self.out.send(message).await.map_err(|_| Gone)
+    }
+
+    /// Sends the pending tokens, if any.
+    pub(super) async fn flush(&mut self) -> Result<(), Gone> {
+        let Some(pending) = self.pending.take() else {
+            return Ok(());
+        };
+        let message = json!({
+            "type": "tokens", "run_id": self.run_id, "node": pending.node, "text": pending.text,
+            "first_seq": pending.first_seq, "last_seq": pending.last_seq,
+        });
+        self.out
+            .send(Message::Text(Utf8Bytes::from(message.to_string())))
+            .await
+            .map_err(|_| Gone)
+    }
+
+    /// Sends a control message (after any pending tokens).
+    pub(super) async fn control(&mut self, value: serde_json::Value) -> Result<(), Gone> {
+        self.flush().await?;
+        self.out
+            .send(Message::Text(Utf8Bytes::from(value.to_string())))
+            .await
+            .map_err(|_| Gone)
+    }
+}
