@@ -44,6 +44,9 @@ pub enum DbError {
     /// The schema could not be brought up to date.
     #[error("cannot apply the database migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The run store's tables could not be created.
+    #[error("{0}")]
+    Store(heddle_engine::run::StoreError),
 }
 
 /// Opens (creating if needed) the database at `url` and applies migrations.
@@ -82,6 +85,11 @@ pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
     let mut migrator = sqlx::migrate!("../migrations");
     migrator.set_ignore_missing(true);
     migrator.run(&pool).await?;
+    // Runs, checkpoints and events live in the engine's tables in the same
+    // file; deleting a graph removes its rows there too.
+    heddle_engine::run::sqlite::migrate(&pool)
+        .await
+        .map_err(DbError::Store)?;
     Ok(pool)
 }
 

@@ -81,12 +81,7 @@ impl SqliteStore {
     /// Uses an open pool (an application's own database), adding the
     /// store's tables if they are missing.
     pub async fn from_pool(pool: SqlitePool) -> Result<Self, StoreError> {
-        let mut migrator = sqlx::migrate!("./migrations");
-        migrator.set_ignore_missing(true);
-        migrator
-            .run(&pool)
-            .await
-            .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))?;
+        migrate(&pool).await?;
         let writer = pool
             .acquire()
             .await
@@ -107,6 +102,17 @@ impl SqliteStore {
     pub fn shared(self) -> Arc<dyn CheckpointStore> {
         Arc::new(self)
     }
+}
+
+/// Adds the store's tables to a database if they are missing (its own
+/// migrations, versions from 1001, beside the application's).
+pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
+    let mut migrator = sqlx::migrate!("./migrations");
+    migrator.set_ignore_missing(true);
+    migrator
+        .run(pool)
+        .await
+        .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))
 }
 
 fn status_of(text: &str) -> RunStatus {

@@ -30,13 +30,6 @@ async fn the_database_and_its_directory_are_created_and_migrated() {
     // Opening it again applies nothing twice; the engine's checkpoint
     // tables share the file, with migrations of their own.
     let pool = db::connect(&url).await.unwrap();
-    heddle_engine::run::sqlite::SqliteStore::from_pool(pool.clone())
-        .await
-        .unwrap();
-    let pool = db::connect(&url).await.unwrap();
-    heddle_engine::run::sqlite::SqliteStore::from_pool(pool.clone())
-        .await
-        .unwrap();
     let applied: Vec<i64> =
         sqlx::query_scalar("SELECT version FROM _sqlx_migrations ORDER BY version")
             .fetch_all(&pool)
