@@ -1,7 +1,7 @@
 //! The headless commands of `heddle`: run, resume, validate, threads,
 //! history, recover. They use the same engine as the server, and the same
-//! database file by default, so a thread started here can be resumed here
-//! or, later, watched in the app.
+//! database file by default, so runs, threads and checkpoints share one store
+//! (the app lists the runs the server started).
 //!
 //! Exit codes: 0 the run finished (or the command succeeded), 1 the run
 //! failed or was cancelled, 2 the input was bad (a missing file, bad JSON,
