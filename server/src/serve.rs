@@ -36,7 +36,10 @@ pub enum ServeError {
 pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let pool = db::connect(&args.database_url).await?;
     tracing::info!(database = %args.database_url, "database ready");
-    let runs = Runs::new(pool.clone(), args.max_runs)
+    let (registry, model) = crate::models::registry();
+    tracing::info!(%model, "default model");
+    let registry = crate::models::with_mcp_tools(registry).await;
+    let runs = Runs::with_registry(pool.clone(), args.max_runs, registry)
         .await
         .map_err(ServeError::Runs)?;
 
