@@ -4,7 +4,9 @@
 //!
 //! Requests are written as the chat-completions JSON the endpoints share
 //! (async-openai's "bring your own types" calls), so one client fits them
-//! all. Replies stream (token and tool-call deltas) when `stream` is on.
+//! all. Replies stream (token and tool-call deltas) when `stream` is on;
+//! an endpoint that answers a stream request without events is asked
+//! again without streaming.
 //! Rate limits (429) and server errors (5xx) are retried by async-openai's
 //! own policy (three retries, exponential backoff from 100 ms, honouring
 //! `Retry-After`); each attempt also has a timeout, and timeouts and
@@ -99,10 +101,21 @@ impl ChatModel for OpenAiModel {
                     deltas(delta);
                 };
                 let call = async {
-                    if self.config.stream {
-                        self.streamed(body.clone(), &forward).await
-                    } else {
-                        self.whole(body.clone()).await
+                    if !self.config.stream {
+                        return self.whole(body.clone()).await;
+                    }
+                    match self.streamed(body.clone(), &forward).await? {
+                        Some(reply) => Ok(reply),
+                        // The endpoint answered a stream request with no
+                        // events (some ignore `stream`): ask again plainly.
+                        None => {
+                            let mut plain = body.clone();
+                            plain["stream"] = Value::Bool(false);
+                            if let Some(fields) = plain.as_object_mut() {
+                                fields.remove("stream_options");
+                            }
+                            self.whole(plain).await
+                        }
                     }
                 };
                 let result = match tokio::time::timeout(self.config.timeout, call).await {
@@ -170,11 +183,12 @@ impl OpenAiModel {
         })
     }
 
+    /// A streamed call; `None` when the stream carried no events at all.
     async fn streamed(
         &self,
         body: Value,
         deltas: &(dyn Fn(Delta) + Send + Sync),
-    ) -> Result<ChatReply, ModelError> {
+    ) -> Result<Option<ChatReply>, ModelError> {
         let mut stream = self
             .client
             .chat()
@@ -185,8 +199,10 @@ impl OpenAiModel {
             model: self.config.model.clone(),
             ..ChatReply::default()
         };
+        let mut chunks = 0;
         while let Some(chunk) = stream.next().await {
             let chunk = chunk.map_err(model_error)?;
+            chunks += 1;
             if let Some(model) = chunk["model"].as_str() {
                 reply.model = model.to_string();
             }
@@ -229,7 +245,7 @@ impl OpenAiModel {
                 });
             }
         }
-        Ok(reply)
+        Ok((chunks > 0).then_some(reply))
     }
 }
 

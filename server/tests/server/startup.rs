@@ -123,3 +123,92 @@ fn a_port_in_use_is_one_clear_line() {
         "cannot listen on 127.0.0.1:",
     );
 }
+
+/// A fake OpenAI-compatible endpoint: every chat completion says "pong".
+async fn fake_endpoint() -> String {
+    use axum::routing::post;
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(|| async {
+            axum::Json(serde_json::json!({
+                "id": "c", "object": "chat.completion", "created": 1, "model": "fake-model",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "pong"}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+            }))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
+}
+
+#[tokio::test]
+async fn serve_uses_the_model_endpoint_the_environment_names() {
+    let endpoint = fake_endpoint().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = heddle()
+        .args(["serve", "--port", "0"])
+        .env("HEDDLE_MODEL_BASE_URL", &endpoint)
+        .env("HEDDLE_MODEL", "fake-model")
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim()
+        .trim_start_matches("Heddle is listening on ")
+        .to_string();
+    let client = reqwest::Client::new();
+    let graph: serde_json::Value = client
+        .post(format!("{base}/api/v1/graphs"))
+        .json(&serde_json::json!({"document": {
+            "format_version": 2, "name": "ping",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [{"id": "start", "kind": "start"}, {"id": "ask", "kind": "llm"}],
+            "edges": [{"id": "e", "from": "start", "to": "ask"}]
+        }}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run: serde_json::Value = client
+        .post(format!(
+            "{base}/api/v1/graphs/{}/runs",
+            graph["id"].as_str().unwrap()
+        ))
+        .json(&serde_json::json!({"input": {"messages": [{"role": "user", "content": "ping"}]}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run_url = format!("{base}/api/v1/runs/{}", run["id"].as_str().unwrap());
+    let mut finished = serde_json::Value::Null;
+    for _ in 0..200 {
+        finished = client
+            .get(&run_url)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        if finished["status"] == "finished" || finished["status"] == "failed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(finished["status"], "finished", "{finished}");
+    assert_eq!(finished["output"]["messages"][1]["content"], "pong");
+}
