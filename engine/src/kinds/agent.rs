@@ -207,9 +207,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
             Err(more) => issues.extend(more),
         }
     }
-    let system = Template::parse(&config.system)
-        .map_err(|error| issues.push(ConfigIssue::new("system", error.to_string())))
-        .ok();
+    let system = Template::parse_field("system", &config.system, &mut issues);
     let validator = match &config.validator {
         Some(source) => Expr::parse(source)
             .map_err(|error| issues.push(ConfigIssue::new("validator", error.to_string())))

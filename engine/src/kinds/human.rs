@@ -46,9 +46,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .check_messages_channel("messages", &config.messages)
         .into_iter()
         .collect();
-    let prompt = Template::parse(&config.prompt)
-        .map_err(|error| issues.push(ConfigIssue::new("prompt", error.to_string())))
-        .ok();
+    let prompt = Template::parse_field("prompt", &config.prompt, &mut issues);
     match prompt {
         Some(prompt) if issues.is_empty() => Ok(Built {
             routes: vec![APPROVED.into(), REJECTED.into()],

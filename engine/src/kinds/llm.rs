@@ -70,14 +70,9 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .map_err(|more| issues.extend(more))
         .map(|bound| bound.iter().map(|(_, tool)| tool.spec()).collect())
         .unwrap_or_default();
-    let system = Template::parse(&config.system)
-        .map_err(|error| issues.push(ConfigIssue::new("system", error.to_string())))
-        .ok();
+    let system = Template::parse_field("system", &config.system, &mut issues);
     let prompt = match &config.prompt {
-        Some(prompt) => Template::parse(prompt)
-            .map_err(|error| issues.push(ConfigIssue::new("prompt", error.to_string())))
-            .ok()
-            .map(Some),
+        Some(prompt) => Template::parse_field("prompt", prompt, &mut issues).map(Some),
         None => Some(None),
     };
     match (model, system, prompt) {

@@ -78,10 +78,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .map_err(|issue| issues.push(issue))
         .ok();
     let input = match &config.input {
-        Some(text) => Template::parse(text)
-            .map_err(|error| issues.push(ConfigIssue::new("input", error.to_string())))
-            .ok()
-            .map(Some),
+        Some(text) => Template::parse_field("input", text, &mut issues).map(Some),
         None => Some(None),
     };
     match (model, input) {

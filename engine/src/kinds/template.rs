@@ -5,6 +5,7 @@
 use serde_json::Value;
 
 use crate::expr::{EvalError, Expr, ParseError};
+use crate::node::ConfigIssue;
 
 /// A parsed template.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,6 +44,18 @@ impl Template {
             parts.push(Part::Text(rest.to_string()));
         }
         Ok(Template { parts })
+    }
+
+    /// Parses the template in config field `field`; a parse error becomes an
+    /// issue at that field and `None`, so a node can report every issue.
+    pub(crate) fn parse_field(
+        field: &str,
+        source: &str,
+        issues: &mut Vec<ConfigIssue>,
+    ) -> Option<Template> {
+        Template::parse(source)
+            .map_err(|error| issues.push(ConfigIssue::new(field, error.to_string())))
+            .ok()
     }
 
     pub(crate) fn render(

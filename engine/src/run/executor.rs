@@ -441,17 +441,7 @@ impl Executor<'_> {
         {
             // The first checkpoint: the run is known, and recoverable from
             // its very beginning.
-            let checkpoint = self.checkpoint(
-                progress,
-                persistence,
-                RunStatus::Running,
-                Vec::new(),
-                Vec::new(),
-                None,
-            );
-            persistence
-                .save_step(checkpoint, self.emitter.take_journal())
-                .await?;
+            self.save_running(progress, persistence).await?;
         }
         let window = self.graph.nodes.len().clamp(1, 64);
         while !progress.tasks.is_empty() {
@@ -549,17 +539,7 @@ impl Executor<'_> {
             if let Some(persistence) = persistence.as_deref_mut()
                 && !progress.tasks.is_empty()
             {
-                let checkpoint = self.checkpoint(
-                    progress,
-                    persistence,
-                    RunStatus::Running,
-                    Vec::new(),
-                    Vec::new(),
-                    None,
-                );
-                persistence
-                    .save_step(checkpoint, self.emitter.take_journal())
-                    .await?;
+                self.save_running(progress, persistence).await?;
             }
         }
         Ok(RunOutput {
@@ -607,6 +587,27 @@ impl Executor<'_> {
             }
         }
         hits
+    }
+
+    /// Saves the checkpoint of a run that goes on, with the events
+    /// journalled since the last save.
+    async fn save_running(
+        &self,
+        progress: &Progress,
+        persistence: &mut Persistence,
+    ) -> Result<(), RunError> {
+        let checkpoint = self.checkpoint(
+            progress,
+            persistence,
+            RunStatus::Running,
+            Vec::new(),
+            Vec::new(),
+            None,
+        );
+        persistence
+            .save_step(checkpoint, self.emitter.take_journal())
+            .await?;
+        Ok(())
     }
 
     pub(crate) fn checkpoint(
