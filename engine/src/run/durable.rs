@@ -195,6 +195,23 @@ impl Durable {
                 }
             }
         }
+        let parent = latest.map(|c| c.id);
+        let start = Start::Fresh { input, carried };
+        self.begin(graph, run_id, &thread, parent, guard, start)
+            .await
+    }
+
+    /// Records a new run of `graph` on `thread` and prepares it, its first
+    /// checkpoint a child of `parent`.
+    async fn begin(
+        &self,
+        graph: Arc<CompiledGraph>,
+        run_id: RunId,
+        thread: &ThreadId,
+        parent: Option<CheckpointId>,
+        guard: ThreadGuard,
+        start: Start,
+    ) -> Result<Run, DurableError> {
         self.store
             .create_run(&RunRecord {
                 run_id: run_id.clone(),
@@ -203,11 +220,11 @@ impl Durable {
                 status: RunStatus::Running,
             })
             .await?;
-        let persistence = self.persistence(&thread, latest.map(|c| c.id), guard);
+        let persistence = self.persistence(thread, parent, guard);
         Ok(Run::prepare(
             graph,
             run_id,
-            Start::Fresh { input, carried },
+            start,
             self.options.clone(),
             Some(persistence),
         ))
@@ -287,26 +304,14 @@ impl Durable {
                 state.insert(name, value);
             }
         }
-        self.store
-            .create_run(&RunRecord {
-                run_id: run_id.clone(),
-                thread_id: thread.clone(),
-                graph: graph.document().to_json(),
-                status: RunStatus::Running,
-            })
-            .await?;
-        let persistence = self.persistence(thread, Some(source.id.clone()), guard);
-        Ok(Run::prepare(
-            graph,
-            run_id,
-            Start::From {
-                checkpoint: Box::new(source),
-                resume: None,
-                same_run: false,
-            },
-            self.options.clone(),
-            Some(persistence),
-        ))
+        let parent = Some(source.id.clone());
+        let start = Start::From {
+            checkpoint: Box::new(source),
+            resume: None,
+            same_run: false,
+        };
+        self.begin(graph, run_id, thread, parent, guard, start)
+            .await
     }
 
     /// The runs a crash left running, ready to go on from their last

@@ -108,7 +108,8 @@ macro_rules! select_runs {
     };
 }
 
-fn internal(context: &str) -> impl Fn(DurableError) -> AppError + '_ {
+/// Logs a storage failure with its context and hides it from the client.
+fn internal<E: std::fmt::Display>(context: &str) -> impl Fn(E) -> AppError + '_ {
     move |error| {
         tracing::error!(%error, "{context}");
         AppError::Internal
@@ -338,10 +339,7 @@ impl Runs {
             .store
             .latest(&ThreadId::from(thread_id))
             .await
-            .map_err(|error| {
-                tracing::error!(%error, "cannot read a thread");
-                AppError::Internal
-            })?;
+            .map_err(internal("cannot read a thread"))?;
         if latest.as_ref().map(|c| c.status) != Some(heddle_engine::run::RunStatus::Interrupted) {
             return Err(AppError::InvalidInput(format!(
                 "thread `{thread_id}` is not waiting to be resumed"
@@ -620,10 +618,7 @@ impl Runs {
             .store
             .latest(&ThreadId::from(thread_id))
             .await
-            .map_err(|error| {
-                tracing::error!(%error, "cannot read a thread");
-                AppError::Internal
-            })?;
+            .map_err(internal("cannot read a thread"))?;
         let state = latest
             .map(|checkpoint| checkpoint.state)
             .unwrap_or(Value::Null);
@@ -661,10 +656,7 @@ impl Runs {
                 .store
                 .events(&RunId::from(run_id), from_seq)
                 .await
-                .map_err(|error| {
-                    tracing::error!(%error, "cannot read events");
-                    AppError::Internal
-                })?;
+                .map_err(internal("cannot read events"))?;
             events.extend(
                 stored
                     .into_iter()
@@ -688,10 +680,12 @@ impl Runs {
     /// Finishes the runs a previous process left running or queued.
     pub async fn recover(&self) -> Result<usize, AppError> {
         let mut count = 0;
-        let unfinished = self.inner.store.unfinished().await.map_err(|error| {
-            tracing::error!(%error, "cannot list unfinished runs");
-            AppError::Internal
-        })?;
+        let unfinished = self
+            .inner
+            .store
+            .unfinished()
+            .await
+            .map_err(internal("cannot list unfinished runs"))?;
         for record in unfinished {
             let run_id = record.run_id.to_string();
             let Ok(info) = self.get(&run_id).await else {
