@@ -30,6 +30,16 @@ fn say(text: &str) -> Value {
     json!({"messages": [{"role": "user", "content": text}]})
 }
 
+/// The role of each message in the `messages` channel, in order.
+fn roles(state: &Value) -> Vec<&str> {
+    state["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect()
+}
+
 fn last_content(state: &Value) -> String {
     state["messages"].as_array().unwrap().last().unwrap()["content"]
         .as_str()
@@ -51,13 +61,10 @@ async fn the_react_agent_calls_the_calculator_and_answers_from_it() {
         last_content(&output.state),
         "(offline model) calculator says 84."
     );
-    let roles: Vec<&str> = output.state["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(
+        roles(&output.state),
+        ["user", "assistant", "tool", "assistant"]
+    );
     let events = log.since(0);
     let tokens: String = events
         .iter()
@@ -193,13 +200,10 @@ async fn the_one_node_agent_loops_through_its_tools() {
         last_content(&output.state),
         "(offline model) calculator says 14."
     );
-    let roles: Vec<&str> = output.state["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["role"].as_str().unwrap())
-        .collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
+    assert_eq!(
+        roles(&output.state),
+        ["user", "assistant", "tool", "assistant"]
+    );
     let steps = log
         .since(0)
         .iter()

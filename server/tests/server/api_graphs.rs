@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::TestServer;
+use crate::support::{TestServer, error_message};
 
 fn document(name: &str) -> Value {
     json!({
@@ -139,25 +139,13 @@ async fn bad_requests_say_what_and_where() {
         .api(Method::PUT, &path, Some(json!({"base_version": 1, "document": {"format_version": 2, "name": "x", "nodes": [{"kind": "set"}]}})))
         .await;
     assert_eq!(status, 422);
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("nodes[0]"),
-        "{body}"
-    );
+    assert!(error_message(&body).contains("nodes[0]"), "{body}");
 
     let (status, body) = server
         .api(Method::PUT, &path, Some(json!({"document": document("x")})))
         .await;
     assert_eq!(status, 400);
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("base_version"),
-        "{body}"
-    );
+    assert!(error_message(&body).contains("base_version"), "{body}");
 
     let response = server
         .client
@@ -192,10 +180,7 @@ async fn bad_requests_say_what_and_where() {
         )
         .await;
     assert_eq!(status, 422);
-    assert!(
-        body["error"]["message"].as_str().unwrap().contains("newer"),
-        "{body}"
-    );
+    assert!(error_message(&body).contains("newer"), "{body}");
 }
 
 #[tokio::test]
@@ -216,10 +201,7 @@ async fn limits_are_enforced_with_clear_errors() {
         .await;
     assert_eq!(status, 413);
     assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("2001 nodes; the limit is 2000"),
+        error_message(&body).contains("2001 nodes; the limit is 2000"),
         "{body}"
     );
 

@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::TestServer;
+use crate::support::{TestServer, error_message};
 
 pub fn counting_loop(target: u64) -> Value {
     json!({
@@ -119,13 +119,7 @@ async fn a_paused_run_is_resumed_over_the_api() {
         )
         .await;
     assert_eq!(status, 400);
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not waiting"),
-        "{body}"
-    );
+    assert!(error_message(&body).contains("not waiting"), "{body}");
     let (status, _) = server
         .api(
             Method::POST,
@@ -194,12 +188,7 @@ async fn runs_are_cancelled_running_queued_or_paused() {
         .api(Method::POST, &format!("/api/v1/runs/{long}/cancel"), None)
         .await;
     assert_eq!(status, 400);
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("nothing to cancel")
-    );
+    assert!(error_message(&body).contains("nothing to cancel"));
 
     let approval_id = server.create_graph(approval()).await;
     let (_, paused) = server
@@ -248,12 +237,7 @@ async fn runs_that_cannot_start_are_refused_with_reasons() {
         )
         .await;
     assert_eq!(status, 413);
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("limit is 262144")
-    );
+    assert!(error_message(&body).contains("limit is 262144"));
     let (status, _) = server
         .api(
             Method::POST,
@@ -298,10 +282,7 @@ async fn runs_that_cannot_start_are_refused_with_reasons() {
         .await;
     assert_eq!(status, 400);
     assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("has a run in progress"),
+        error_message(&body).contains("has a run in progress"),
         "{body}"
     );
     server
@@ -457,11 +438,5 @@ async fn a_subgraph_node_runs_a_saved_graph_by_id() {
         )
         .await;
     assert_eq!(status, 400);
-    assert!(
-        body["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("does not exist"),
-        "{body}"
-    );
+    assert!(error_message(&body).contains("does not exist"), "{body}");
 }

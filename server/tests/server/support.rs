@@ -133,3 +133,9 @@ impl Drop for TestServer {
         self.task.abort();
     }
 }
+
+/// The message of an API error body (`{"error": {"message": ...}}`), or ""
+/// when the body is not one.
+pub fn error_message(body: &Value) -> &str {
+    body["error"]["message"].as_str().unwrap_or_default()
+}
