@@ -43,6 +43,26 @@ pub enum AppError {
     /// Something is larger than Heddle accepts; the message names the limit.
     #[error("{0}")]
     TooLarge(String),
+    /// A graph names credentials the user has not saved (an import asks
+    /// for them to be bound to the user's own secrets).
+    #[error(
+        "the graph names credentials you have not saved: {}; save secrets with these names, or \
+         bind each name to one of yours",
+        names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    )]
+    MissingCredentials { names: Vec<String> },
+    /// Nobody is logged in, and this needs an account.
+    #[error("{0}")]
+    Unauthorized(String),
+    /// The logged-in user may not do this; the message says what is missing.
+    #[error("{0}")]
+    Forbidden(String),
+    /// Too many attempts; the message says when to try again.
+    #[error("{0}")]
+    TooManyRequests(String),
+    /// The thing existed but no longer works (an expired share link).
+    #[error("{0}")]
+    Gone(String),
     /// The server could not do it; details are in the server's log only.
     #[error("something went wrong on the server; the details are in its log")]
     Internal,
@@ -76,6 +96,11 @@ impl AppError {
             AppError::Conflict { .. } => 409,
             AppError::TooLarge(_) => 413,
             AppError::InvalidGraph { .. } => 422,
+            AppError::MissingCredentials { .. } => 422,
+            AppError::Unauthorized(_) => 401,
+            AppError::Forbidden(_) => 403,
+            AppError::TooManyRequests(_) => 429,
+            AppError::Gone(_) => 410,
             AppError::Internal | AppError::Transport(_) => 500,
         }
     }
@@ -90,9 +115,19 @@ impl AppError {
             AppError::Conflict { .. } => "conflict",
             AppError::InvalidGraph { .. } => "invalid_graph",
             AppError::TooLarge(_) => "too_large",
+            AppError::MissingCredentials { .. } => "missing_credentials",
+            AppError::Unauthorized(_) => "unauthorized",
+            AppError::Forbidden(_) => "forbidden",
+            AppError::TooManyRequests(_) => "too_many_requests",
+            AppError::Gone(_) => "gone",
             AppError::Internal => "internal",
             AppError::Transport(_) => "transport",
         }
+    }
+
+    /// "Log in first", for a request that needs an account.
+    pub fn login_required() -> Self {
+        AppError::Unauthorized("log in to do this".into())
     }
 
     /// "Not found" for `what`.

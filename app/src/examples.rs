@@ -28,9 +28,10 @@ pub async fn list_examples() -> Result<Vec<ExampleSummary>, AppError> {
 /// Creates a graph from an example and opens it.
 #[server(endpoint = "use_example")]
 pub async fn use_example(slug: String) -> Result<GraphId, AppError> {
+    let user = with_error_status(crate::accounts::ssr::require_user())?;
     let document = with_error_status(ssr::document(&slug))?;
     let id = with_error_status(
-        crate::graphs::ssr::create(&crate::graphs::ssr::pool()?, Some(document)).await,
+        crate::graphs::ssr::create(&crate::graphs::ssr::pool()?, &user, Some(document)).await,
     )?
     .id;
     leptos_axum::redirect(&id.href());

@@ -8,6 +8,7 @@
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::access::Role;
 use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::http_status::with_error_status;
@@ -54,6 +55,10 @@ pub struct GraphSummary {
     pub node_count: i64,
     /// ISO-8601 UTC, e.g. `2026-11-21T06:40:12.345Z`.
     pub updated_at: String,
+    /// The owner's username.
+    pub owner: String,
+    /// The caller's role on it.
+    pub role: Role,
 }
 
 /// One saved version of a graph.
@@ -77,10 +82,19 @@ pub struct GraphDetail {
     pub document: String,
 }
 
-/// Lists every graph, most recently changed first.
+/// A graph opened by someone: the graph, and what they may do with it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpenedGraph {
+    pub graph: GraphDetail,
+    pub role: Role,
+}
+
+/// Lists the caller's graphs and those shared with them, most recently
+/// changed first.
 #[server(endpoint = "list_graphs")]
 pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
-    with_error_status(ssr::list(&ssr::pool()?).await)
+    let user = with_error_status(crate::accounts::ssr::require_user())?;
+    with_error_status(ssr::list(&ssr::pool()?, &user).await)
 }
 
 /// Creates an empty graph, returns its id and sends the browser to its page
@@ -88,15 +102,35 @@ pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
 /// the form was posted without JavaScript).
 #[server(endpoint = "create_graph")]
 pub async fn create_graph() -> Result<GraphId, AppError> {
-    let id = with_error_status(ssr::create(&ssr::pool()?, None).await)?.id;
+    let user = with_error_status(crate::accounts::ssr::require_user())?;
+    let id = with_error_status(ssr::create(&ssr::pool()?, &user, None).await)?.id;
     leptos_axum::redirect(&id.href());
     Ok(id)
 }
 
-/// Loads one graph.
+/// Loads one graph the caller may see, with their role on it.
 #[server(endpoint = "get_graph")]
-pub async fn get_graph(id: String) -> Result<GraphDetail, AppError> {
-    with_error_status(ssr::get(&ssr::pool()?, &id).await)
+pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&pool, caller.as_ref(), &id, Role::Viewer).await,
+    )?;
+    Ok(OpenedGraph {
+        graph: with_error_status(ssr::get(&pool, allowed.graph.as_str()).await)?,
+        role: allowed.role,
+    })
+}
+
+/// Copies a graph the caller may see into a new graph of their own, and
+/// opens it.
+#[server(endpoint = "copy_graph")]
+pub async fn copy_graph(id: String) -> Result<GraphId, AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let copy = with_error_status(ssr::copy(&pool, caller.as_ref(), &id).await)?;
+    leptos_axum::redirect(&copy.id.href());
+    Ok(copy.id)
 }
 
 /// Shows an ISO-8601 UTC timestamp as `2026-11-21 06:40 UTC`: the same text

@@ -8,10 +8,16 @@
 //! - [`components`]: pieces the pages share (header, error view, ...).
 //! - [`graphs`]: graphs as the app sees them, their rows and server functions.
 //! - [`examples`]: the examples gallery.
+//! - [`accounts`]: log-in, sign-up, sessions and who is calling.
+//! - [`access`]: roles on graphs and the checks every request makes.
+//! - [`sharing`]: members and share links.
+//! - [`secrets`]: per-user credentials that graphs name.
 //! - [`error`]: the typed error every server function returns.
 //! - [`http_status`]: sets the response status during server rendering.
 //! - [`limits`]: how big a graph and a run's input may be.
 
+pub mod access;
+pub mod accounts;
 pub mod components;
 pub mod error;
 pub mod examples;
@@ -19,6 +25,8 @@ pub mod graphs;
 pub mod http_status;
 pub mod limits;
 pub mod pages;
+pub mod secrets;
+pub mod sharing;
 pub mod shell;
 
 pub use shell::{App, shell};

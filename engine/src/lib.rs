@@ -9,6 +9,7 @@
 //! # Layout
 //! - [`format`]: the versioned JSON document, its migrations and schema.
 //! - [`compile`]: document to runnable graph, checking everything at once.
+//! - [`credentials`]: secrets graphs name, bound by whoever runs them.
 //! - [`validate`]: the problems validation reports, each located.
 //! - [`expr`]: the small, safe condition language.
 //! - [`state`]: channels, their types and reducers.
@@ -25,6 +26,7 @@
 #![cfg_attr(not(feature = "runtime"), allow(dead_code))]
 
 pub mod compile;
+pub mod credentials;
 pub mod expr;
 pub mod format;
 pub mod ids;

@@ -1,17 +1,22 @@
 //! The HTTP JSON API for scripts, under `/api/v1` (documented in
 //! docs/api.md): graphs (create, list, get, save, delete, versions,
 //! import, export), runs (start, cancel, resume, list, events) and threads,
-//! plus the websocket that streams run events (`/api/v1/ws`).
+//! plus the websocket that streams run events (`/api/v1/ws`), accounts,
+//! sharing and secrets. Every endpoint checks who is calling: 401 for
+//! nobody, 404 for a graph they cannot see, 403 for a role too low.
 
+mod accounts;
 mod error;
 mod graphs;
 mod runs;
+mod secrets;
+mod sharing;
 
 pub use error::{ApiError, ApiJson};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post, put};
 
 use crate::state::AppState;
 
@@ -47,6 +52,28 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
         .route("/api/v1/threads/{id}", get(runs::thread))
         .route("/api/v1/threads/{id}/resume", post(runs::resume))
+        .route("/api/v1/graphs/{id}/copy", post(graphs::copy))
+        .route("/api/v1/graphs/{id}/sharing", get(sharing::get))
+        .route("/api/v1/graphs/{id}/links", post(sharing::create_link))
+        .route(
+            "/api/v1/graphs/{id}/links/{link}",
+            delete(sharing::revoke_link),
+        )
+        .route(
+            "/api/v1/graphs/{id}/members/{username}",
+            put(sharing::set_member),
+        )
+        .route("/api/v1/share/{token}", post(sharing::accept))
+        .route("/api/v1/auth/signup", post(accounts::sign_up))
+        .route("/api/v1/auth/login", post(accounts::log_in))
+        .route("/api/v1/auth/logout", post(accounts::log_out))
+        .route("/api/v1/auth/me", get(accounts::me))
+        .route("/api/v1/auth/password", post(accounts::change_password))
+        .route("/api/v1/secrets", get(secrets::list))
+        .route(
+            "/api/v1/secrets/{name}",
+            put(secrets::put).delete(secrets::delete),
+        )
         .route("/api/v1/ws", get(crate::ws::upgrade))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }

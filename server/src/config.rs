@@ -150,6 +150,28 @@ pub struct ServeArgs {
     /// How many runs execute at once; more wait in a queue.
     #[arg(long, env = "HEDDLE_MAX_RUNS", default_value_t = 8)]
     pub max_runs: usize,
+
+    /// How many runs one user may have queued or running at once.
+    #[arg(long, env = "HEDDLE_MAX_RUNS_PER_USER", default_value_t = 4)]
+    pub max_runs_per_user: usize,
+
+    /// Who may create an account: anyone (`open`), or (`closed`) only the
+    /// first visitor and people holding a share link.
+    #[arg(long, value_enum, env = "HEDDLE_SIGNUP", default_value = "open")]
+    pub signup: SignupArg,
+
+    /// The URL browsers use to reach Heddle when it is behind a proxy
+    /// (`https://heddle.example.com`): https makes cookies Secure, and
+    /// requests from it count as same-origin.
+    #[arg(long, env = "HEDDLE_PUBLIC_URL")]
+    pub public_url: Option<String>,
+}
+
+/// `--signup`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SignupArg {
+    Open,
+    Closed,
 }
 
 #[cfg(test)]
@@ -163,6 +185,8 @@ mod tests {
         };
         assert_eq!(args.port, 3000);
         assert_eq!(args.host.to_string(), "127.0.0.1");
+        assert_eq!(args.signup, SignupArg::Open);
+        assert_eq!(args.public_url, None);
     }
 
     #[test]

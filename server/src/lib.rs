@@ -4,6 +4,8 @@
 //!
 //! # Layout
 //! - [`api`]: the HTTP JSON API for scripts.
+//! - [`auth`]: sessions, who is calling, the CSRF and log-in guards.
+//! - [`sessions`]: the SQLite session store.
 //! - [`runs`]: runs as background tasks, their live events, recovery.
 //! - [`ws`]: the websocket that streams run events.
 //! - [`cli`]: the headless commands (run, resume, validate, ...).
@@ -16,6 +18,7 @@
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
 pub mod api;
+pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod db;
@@ -24,6 +27,7 @@ pub mod models;
 pub mod routes;
 pub mod runs;
 pub mod serve;
+pub mod sessions;
 pub mod state;
 pub mod ws;
 

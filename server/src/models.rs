@@ -23,10 +23,13 @@
 //! tools, never commands. A server that does not start is logged and
 //! skipped.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use heddle_engine::Registry;
+use heddle_engine::credentials::{KeyedModels, Secret};
 use heddle_engine::model::OfflineModel;
+use heddle_engine::model::SharedModel;
 use heddle_engine::model::openai::{OpenAiConfig, OpenAiModel};
 use heddle_engine::tools::HttpRequest;
 
@@ -87,17 +90,27 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
         key.as_ref()
             .map(|_| "https://api.openai.com/v1".to_string())
     });
-    let Some(base_url) = base_url else {
-        return (Registry::new().with_tool(http), DefaultModel::Offline);
-    };
     let model = var("HEDDLE_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+    // Nodes naming a credential use the configured endpoint (OpenAI's
+    // without one) with the runner's own key.
+    let keyed = EndpointModels {
+        base_url: base_url
+            .clone()
+            .unwrap_or_else(|| "https://api.openai.com/v1".into()),
+        default_model: model.clone(),
+    };
+    let Some(base_url) = base_url else {
+        let registry = Registry::new().with_tool(http).with_keyed_models(keyed);
+        return (registry, DefaultModel::Offline);
+    };
     let mut config = OpenAiConfig::new(base_url.clone(), model.clone());
     config.api_key = key.clone();
     config.timeout = Duration::from_secs(120);
     let registry = Registry::new()
         .with_default_model(OpenAiModel::new(config))
         .with_model("offline", OfflineModel::new())
-        .with_tool(http);
+        .with_tool(http)
+        .with_keyed_models(keyed);
     (
         registry,
         DefaultModel::Endpoint {
@@ -106,6 +119,27 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
             has_key: key.is_some(),
         },
     )
+}
+
+/// Models for nodes that name a credential: the server's OpenAI-compatible
+/// endpoint, authenticated with the runner's secret.
+struct EndpointModels {
+    base_url: String,
+    default_model: String,
+}
+
+impl KeyedModels for EndpointModels {
+    fn model(&self, name: Option<&str>, key: &Secret) -> Result<SharedModel, String> {
+        let model = match name {
+            Some("offline") => return Ok(Arc::new(OfflineModel::new())),
+            None | Some("" | "default") => self.default_model.clone(),
+            Some(name) => name.to_string(),
+        };
+        let mut config = OpenAiConfig::new(self.base_url.clone(), model);
+        config.api_key = Some(key.expose().to_string());
+        config.timeout = Duration::from_secs(120);
+        Ok(Arc::new(OpenAiModel::new(config)))
+    }
 }
 
 /// Adds the tools of the MCP servers `HEDDLE_MCP_SERVERS` lists.

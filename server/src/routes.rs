@@ -1,13 +1,14 @@
 //! The HTTP router: server-rendered pages, server functions, static assets
 //! from the built site, and a health check for scripts and probes.
 
-use axum::{Json, Router, routing::get};
+use axum::{Json, Router, middleware, routing::get};
 use heddle_app::{App, shell};
 use leptos::prelude::provide_context;
 use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
 use serde::Serialize;
 use tower_http::trace::TraceLayer;
 
+use crate::auth;
 use crate::error_status::correct_error_status;
 use crate::state::AppState;
 
@@ -16,19 +17,38 @@ use crate::state::AppState;
 pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let pool = state.pool.clone();
-    let context = move || provide_context(pool.clone());
+    let auth = state.auth.clone();
+    let context = move || {
+        provide_context(pool.clone());
+        provide_context(auth.clone());
+    };
     let options = state.leptos_options.clone();
+
+    // Pages need an account (the log-in pages excepted); server functions
+    // and the API check access themselves and answer 401/403/404.
+    let pages = Router::new()
+        .leptos_routes_with_context(&state, routes, context.clone(), move || {
+            shell(options.clone())
+        })
+        .route_layer(middleware::from_fn(auth::login_wall));
 
     Router::new()
         .route("/api/health", get(health))
         .merge(crate::api::routes())
-        .leptos_routes_with_context(&state, routes, context.clone(), move || {
-            shell(options.clone())
-        })
+        .merge(pages)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context, shell,
         ))
-        .layer(axum::middleware::map_response(correct_error_status))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::identify,
+        ))
+        .layer(auth::session_layer(&state))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            auth::same_origin,
+        ))
+        .layer(middleware::map_response(correct_error_status))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

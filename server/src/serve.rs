@@ -5,9 +5,13 @@ use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 
-use crate::config::ServeArgs;
+use heddle_app::accounts::ssr::SignupPolicy;
+
+use crate::config::{ServeArgs, SignupArg};
 use crate::db::{self, DbError};
 use crate::runs::Runs;
+use crate::sessions::SqliteSessions;
+use crate::state::Settings;
 use crate::{AppState, router};
 
 /// Why the server could not start or stopped with an error.
@@ -56,7 +60,15 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let state = AppState::new(pool.clone(), runs.clone(), shutdown, &args.site_root, local);
+    let mut settings = Settings::default().with_public_url(args.public_url.as_deref());
+    settings.signup = match args.signup {
+        SignupArg::Open => SignupPolicy::Open,
+        SignupArg::Closed => SignupPolicy::Closed,
+    };
+    settings.max_runs_per_user = args.max_runs_per_user;
+    let state = AppState::new(pool.clone(), runs.clone(), shutdown, &args.site_root, local)
+        .with_settings(settings);
+    let sweeper = SqliteSessions::new(pool.clone()).sweep_expired();
     if let Err(error) = runs.recover().await {
         tracing::error!(%error, "could not recover the runs of the last start");
     }
@@ -73,6 +85,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
 
     // Runs stop at their last checkpoint; the next start finishes them.
     runs.shutdown();
+    sweeper.abort();
     pool.close().await;
     tracing::info!("stopped");
     Ok(())

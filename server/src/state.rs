@@ -1,6 +1,9 @@
 //! What every request handler can reach.
 
+use std::sync::Arc;
+
 use axum::extract::FromRef;
+use heddle_app::accounts::ssr::{Auth, SignupPolicy};
 use leptos::config::LeptosOptions;
 use sqlx::SqlitePool;
 use tokio::sync::watch;
@@ -15,6 +18,57 @@ pub struct AppState {
     pub runs: Runs,
     /// Becomes `true` when the server shuts down: websockets close.
     pub shutdown: watch::Receiver<bool>,
+    /// Sign-up policy, the log-in limiter, access-change announcements.
+    pub auth: Auth,
+    pub settings: Arc<Settings>,
+}
+
+/// How the server treats accounts and the web.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub signup: SignupPolicy,
+    /// The scheme, host and port browsers use to reach the server, when it
+    /// is behind a proxy (`https://heddle.example.com`): cookies are
+    /// Secure when it is https, and requests from it are same-origin.
+    public_origin: Option<String>,
+    /// How many runs one user may have queued or running at once.
+    pub max_runs_per_user: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            signup: SignupPolicy::Open,
+            public_origin: None,
+            max_runs_per_user: 4,
+        }
+    }
+}
+
+impl Settings {
+    /// Settings with a public URL (only its origin is kept).
+    pub fn with_public_url(mut self, url: Option<&str>) -> Self {
+        self.public_origin = url.map(|url| {
+            let url = url.trim().trim_end_matches('/');
+            let scheme_end = url.find("://").map_or(0, |i| i + 3);
+            match url[scheme_end..].find('/') {
+                Some(path) => url[..scheme_end + path].to_string(),
+                None => url.to_string(),
+            }
+        });
+        self
+    }
+
+    pub fn public_origin(&self) -> Option<&str> {
+        self.public_origin.as_deref()
+    }
+
+    /// Cookies carry `Secure` when browsers reach the server over https.
+    pub fn secure_cookies(&self) -> bool {
+        self.public_origin
+            .as_deref()
+            .is_some_and(|origin| origin.starts_with("https://"))
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -43,6 +97,32 @@ impl AppState {
             pool,
             runs,
             shutdown,
+            auth: Auth::new(SignupPolicy::Open),
+            settings: Arc::new(Settings::default()),
         }
+    }
+
+    /// The same state with other settings.
+    pub fn with_settings(mut self, settings: Settings) -> Self {
+        self.auth = Auth::new(settings.signup);
+        self.runs.set_max_per_user(settings.max_runs_per_user);
+        self.settings = Arc::new(settings);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Settings;
+
+    #[test]
+    fn the_public_url_gives_the_origin_and_cookie_security() {
+        let settings = Settings::default().with_public_url(Some("https://heddle.example/app/"));
+        assert_eq!(settings.public_origin(), Some("https://heddle.example"));
+        assert!(settings.secure_cookies());
+        let plain = Settings::default().with_public_url(Some("http://10.0.0.2:3000"));
+        assert_eq!(plain.public_origin(), Some("http://10.0.0.2:3000"));
+        assert!(!plain.secure_cookies());
+        assert!(!Settings::default().secure_cookies());
     }
 }

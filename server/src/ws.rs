@@ -17,6 +17,14 @@
 //! "first_seq", "last_seq"}` stands for the token events `first_seq` to
 //! `last_seq` (see `batch`).
 //!
+//! Access: only a logged-in user may open the socket (401), and only from
+//! this site (403); each subscription needs the viewer role on its graph.
+//! When access changes (a link revoked, a member removed, a log-out, a
+//! password change), and every 30 s for expiring links, the socket checks
+//! again: a subscription that lost access ends with `{"type":
+//! "access_revoked", ...}`, and a socket whose session ended closes with
+//! code 1008.
+//!
 //! A slow client never slows a run: its subscription falls behind the live
 //! stream and catches up from the run's log. The server pings every 20 s
 //! and closes a connection silent for 60 s, and closes every socket
@@ -26,21 +34,33 @@
 mod batch;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
-use axum::response::Response;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{AccessChange, graph_of_run, require};
+use heddle_app::accounts::User;
+use heddle_app::accounts::ssr::session_user;
+use heddle_app::error::AppError;
 use heddle_engine::RunId;
 use heddle_engine::run::CheckpointStore;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
+use tower_sessions::Session;
+use tower_sessions::session::Id;
 
 use self::batch::{Batcher, Gone};
+use crate::api::ApiError;
+use crate::auth::{Who, check_origin};
 use crate::runs::Runs;
+use crate::sessions::SqliteSessions;
 use crate::state::AppState;
 
 const PING_EVERY: Duration = Duration::from_secs(20);
@@ -65,12 +85,66 @@ enum ClientMessage {
     Ping,
 }
 
-pub async fn upgrade(State(state): State<AppState>, ws: WebSocketUpgrade) -> Response {
+pub async fn upgrade(
+    State(state): State<AppState>,
+    who: Who,
+    session: Session,
+    headers: HeaderMap,
+    ws: WebSocketUpgrade,
+) -> Response {
+    if let Err(reason) = check_origin(&headers, state.settings.public_origin()) {
+        return ApiError(AppError::Forbidden(format!(
+            "cross-site websocket refused: {reason}"
+        )))
+        .into_response();
+    }
+    let user = match who.user() {
+        Ok(user) => user.clone(),
+        Err(error) => return error.into_response(),
+    };
+    let viewer = Viewer {
+        user,
+        session: session.id(),
+    };
     ws.max_message_size(MAX_CLIENT_MESSAGE)
-        .on_upgrade(move |socket| connection(socket, state))
+        .max_frame_size(MAX_CLIENT_MESSAGE)
+        .on_upgrade(move |socket| connection(socket, state, viewer))
 }
 
-async fn connection(socket: WebSocket, state: AppState) {
+/// Who holds the socket: the user, and the session they opened it with.
+struct Viewer {
+    user: User,
+    session: Option<Id>,
+}
+
+impl Viewer {
+    /// Whether the socket's session is still logged in as its user.
+    async fn session_valid(&self, state: &AppState) -> bool {
+        let Some(id) = self.session else {
+            return false;
+        };
+        let store = Arc::new(SqliteSessions::new(state.pool.clone()));
+        let session = Session::new(Some(id), store, None);
+        matches!(
+            session_user(&state.pool, &session).await,
+            Ok(Some(user)) if user.id == self.user.id
+        )
+    }
+
+    /// Whether the user may (still) see `graph_id`; `false` on a storage
+    /// error too (access is not granted on doubt).
+    async fn can_view(&self, state: &AppState, graph_id: &str) -> bool {
+        require(&state.pool, Some(&self.user), graph_id, Role::Viewer)
+            .await
+            .is_ok()
+    }
+}
+
+/// How often open sockets check access again on their own (share links
+/// expire without anyone announcing it).
+const RECHECK_EVERY: Duration = Duration::from_secs(30);
+
+async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
     let (mut sink, mut stream) = socket.split();
     let (out, mut outbox) = mpsc::channel::<Message>(1024);
     let mut shutdown = state.shutdown.clone();
@@ -108,8 +182,12 @@ async fn connection(socket: WebSocket, state: AppState) {
         let _ = sink.close().await;
     });
 
-    let mut subscriptions: HashMap<String, JoinHandle<()>> = HashMap::new();
-    let mut watcher: Option<JoinHandle<()>> = None;
+    // run id -> (its graph, the task streaming it)
+    let mut subscriptions: HashMap<String, (String, JoinHandle<()>)> = HashMap::new();
+    let mut watcher: Option<(String, JoinHandle<()>)> = None;
+    let mut access = state.auth.events().subscribe();
+    let mut recheck = tokio::time::interval(RECHECK_EVERY);
+    recheck.tick().await;
     loop {
         let message = tokio::select! {
             _ = shutdown.changed() => {
@@ -120,6 +198,24 @@ async fn connection(socket: WebSocket, state: AppState) {
                     })))
                     .await;
                 break;
+            }
+            change = access.recv() => {
+                let graph = match change {
+                    Ok(AccessChange::Graph(graph)) => Some(graph),
+                    // Sessions changed, or we missed some news: check all.
+                    Ok(AccessChange::Sessions) | Err(broadcast::error::RecvError::Lagged(_)) => None,
+                    Err(broadcast::error::RecvError::Closed) => continue,
+                };
+                if !recheck_access(&state, &viewer, graph.as_deref(), &mut subscriptions, &mut watcher, &out).await {
+                    break;
+                }
+                continue;
+            }
+            _ = recheck.tick() => {
+                if !recheck_access(&state, &viewer, None, &mut subscriptions, &mut watcher, &out).await {
+                    break;
+                }
+                continue;
             }
             message = tokio::time::timeout(SILENCE_LIMIT, stream.next()) => message,
         };
@@ -135,31 +231,51 @@ async fn connection(socket: WebSocket, state: AppState) {
         };
         match serde_json::from_str::<ClientMessage>(&text) {
             Ok(ClientMessage::Subscribe { run_id, from_seq }) => {
-                if let Some(previous) = subscriptions.remove(&run_id) {
+                if let Some((_, previous)) = subscriptions.remove(&run_id) {
                     previous.abort();
                 }
+                // A run that does not exist and one the viewer may not see
+                // get the same answer.
+                let graph = match graph_of_run(&state.pool, &run_id).await {
+                    Ok(graph) if viewer.can_view(&state, &graph).await => graph,
+                    _ => {
+                        let message = format!("run {run_id} was not found");
+                        let _ = out
+                            .send(text_message(&json!({"type": "error", "message": message})))
+                            .await;
+                        continue;
+                    }
+                };
                 let task = tokio::spawn(follow(
                     state.runs.clone(),
                     run_id.clone(),
                     from_seq,
                     out.clone(),
                 ));
-                subscriptions.insert(run_id, task);
+                subscriptions.insert(run_id, (graph, task));
             }
             Ok(ClientMessage::Unsubscribe { run_id }) => {
-                if let Some(task) = subscriptions.remove(&run_id) {
+                if let Some((_, task)) = subscriptions.remove(&run_id) {
                     task.abort();
                 }
             }
             Ok(ClientMessage::WatchGraph { graph_id }) => {
-                if let Some(task) = watcher.take() {
+                if let Some((_, task)) = watcher.take() {
                     task.abort();
                 }
-                watcher = Some(tokio::spawn(watch_graph(
+                if !viewer.can_view(&state, &graph_id).await {
+                    let message = format!("graph {graph_id} was not found");
+                    let _ = out
+                        .send(text_message(&json!({"type": "error", "message": message})))
+                        .await;
+                    continue;
+                }
+                let task = tokio::spawn(watch_graph(
                     state.runs.notices(),
-                    graph_id,
+                    graph_id.clone(),
                     out.clone(),
-                )));
+                ));
+                watcher = Some((graph_id, task));
             }
             Ok(ClientMessage::Ping) => {
                 let _ = out.send(text_message(&json!({"type": "pong"}))).await;
@@ -172,11 +288,72 @@ async fn connection(socket: WebSocket, state: AppState) {
             }
         }
     }
-    for task in subscriptions.into_values().chain(watcher) {
+    for (_, task) in subscriptions.into_values().chain(watcher) {
         task.abort();
     }
     drop(out);
     let _ = writer.await;
+}
+
+/// Checks the socket's access again (for `graph` only, or everything):
+/// subscriptions that lost it end with an `access_revoked` message.
+/// Returns `false` when the session itself ended: the socket must close.
+async fn recheck_access(
+    state: &AppState,
+    viewer: &Viewer,
+    graph: Option<&str>,
+    subscriptions: &mut HashMap<String, (String, JoinHandle<()>)>,
+    watcher: &mut Option<(String, JoinHandle<()>)>,
+    out: &mpsc::Sender<Message>,
+) -> bool {
+    if graph.is_none() && !viewer.session_valid(state).await {
+        for (_, task) in subscriptions
+            .drain()
+            .map(|(_, entry)| entry)
+            .chain(watcher.take())
+        {
+            task.abort();
+        }
+        let _ = out
+            .send(Message::Close(Some(CloseFrame {
+                code: close_code::POLICY,
+                reason: Utf8Bytes::from_static("the session ended; log in again"),
+            })))
+            .await;
+        return false;
+    }
+    let concerned = |of: &str| graph.is_none_or(|graph| graph == of);
+    let mut lost = Vec::new();
+    for (run_id, (of, _)) in subscriptions.iter() {
+        if concerned(of) && !viewer.can_view(state, of).await {
+            lost.push(run_id.clone());
+        }
+    }
+    for run_id in lost {
+        if let Some((graph_id, task)) = subscriptions.remove(&run_id) {
+            task.abort();
+            let _ = out
+                .send(text_message(&json!({
+                    "type": "access_revoked", "run_id": run_id, "graph_id": graph_id,
+                    "message": "your access to this graph ended",
+                })))
+                .await;
+        }
+    }
+    let watched_lost = match watcher.as_ref() {
+        Some((of, _)) => concerned(of) && !viewer.can_view(state, of).await,
+        None => false,
+    };
+    if watched_lost && let Some((graph_id, task)) = watcher.take() {
+        task.abort();
+        let _ = out
+            .send(text_message(&json!({
+                "type": "access_revoked", "graph_id": graph_id,
+                "message": "your access to this graph ended",
+            })))
+            .await;
+    }
+    true
 }
 
 fn text_message(value: &serde_json::Value) -> Message {

@@ -9,6 +9,8 @@ use heddle_engine::GraphDocument;
 use sqlx::SqlitePool;
 
 use super::{GraphDetail, GraphId, GraphSummary, VersionSummary};
+use crate::access::Role;
+use crate::accounts::User;
 use crate::error::AppError;
 use crate::limits::check_document;
 
@@ -27,6 +29,8 @@ struct SummaryRow {
     version: i64,
     node_count: Option<i64>,
     updated_at: String,
+    owner: String,
+    rank: i64,
 }
 
 impl From<SummaryRow> for GraphSummary {
@@ -37,6 +41,12 @@ impl From<SummaryRow> for GraphSummary {
             version: row.version,
             node_count: row.node_count.unwrap_or(0),
             updated_at: row.updated_at,
+            owner: row.owner,
+            role: match row.rank {
+                3 => Role::Owner,
+                2 => Role::Editor,
+                _ => Role::Viewer,
+            },
         }
     }
 }
@@ -81,26 +91,62 @@ fn not_found(id: &GraphId) -> AppError {
     AppError::not_found(format!("graph {id}"))
 }
 
-pub async fn list(pool: &SqlitePool) -> Result<Vec<GraphSummary>, AppError> {
+/// The graphs `user` owns or was given a role on (directly, or through a
+/// share link that still works), most recently changed first.
+pub async fn list(pool: &SqlitePool, user: &User) -> Result<Vec<GraphSummary>, AppError> {
     let rows: Vec<SummaryRow> = sqlx::query_as(
-        "SELECT id, name, version, updated_at,
-                json_array_length(graph_json, '$.nodes') AS node_count
-         FROM graphs
-         ORDER BY updated_at DESC, rowid DESC",
+        "WITH grants (graph_id, rank) AS (
+             SELECT id, 3 FROM graphs WHERE owner_id = ?1
+             UNION ALL
+             SELECT graph_id, CASE role WHEN 'editor' THEN 2 ELSE 1 END
+               FROM graph_members WHERE user_id = ?1
+             UNION ALL
+             SELECT l.graph_id, CASE l.role WHEN 'editor' THEN 2 ELSE 1 END
+               FROM link_grants lg JOIN share_links l ON l.id = lg.link_id
+              WHERE lg.user_id = ?1 AND l.revoked_at IS NULL
+                AND (l.expires_at IS NULL
+                     OR l.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+         ),
+         best AS (SELECT graph_id, MAX(rank) AS rank FROM grants GROUP BY graph_id)
+         SELECT g.id, g.name, g.version, g.updated_at,
+                json_array_length(g.graph_json, '$.nodes') AS node_count,
+                COALESCE(u.username, '') AS owner, b.rank
+         FROM best b JOIN graphs g ON g.id = b.graph_id
+         LEFT JOIN users u ON u.id = g.owner_id
+         ORDER BY g.updated_at DESC, g.rowid DESC",
     )
+    .bind(user.id.as_str())
     .fetch_all(pool)
     .await?;
     Ok(rows.into_iter().map(GraphSummary::from).collect())
 }
 
+/// Copies a graph `user` may see into a new graph they own, named
+/// "Copy of ...".
+pub async fn copy(pool: &SqlitePool, user: Option<&User>, id: &str) -> Result<Saved, AppError> {
+    let allowed = crate::access::ssr::require(pool, user, id, Role::Viewer).await?;
+    let detail = get(pool, allowed.graph.as_str()).await?;
+    let mut document = GraphDocument::from_json(&detail.document).map_err(|error| {
+        tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
+        AppError::Internal
+    })?;
+    document.name = format!("Copy of {}", display_name(&document));
+    create(pool, &allowed.user, Some(document)).await
+}
+
 /// Creates a graph from `document`, or an empty one named "Untitled
 /// graph N" when there is none.
-pub async fn create(pool: &SqlitePool, document: Option<GraphDocument>) -> Result<Saved, AppError> {
+pub async fn create(
+    pool: &SqlitePool,
+    owner: &User,
+    document: Option<GraphDocument>,
+) -> Result<Saved, AppError> {
     let mut tx = pool.begin().await?;
     let document = match document {
         Some(document) => document,
         None => {
-            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graphs")
+            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graphs WHERE owner_id = ?")
+                .bind(owner.id.as_str())
                 .fetch_one(&mut *tx)
                 .await?;
             GraphDocument::new(&format!("Untitled graph {}", count + 1))
@@ -111,18 +157,20 @@ pub async fn create(pool: &SqlitePool, document: Option<GraphDocument>) -> Resul
     let name = display_name(&document);
     let id = uuid::Uuid::new_v4().to_string();
     let updated_at: String = sqlx::query_scalar(
-        "INSERT INTO graphs (id, name, graph_json) VALUES (?, ?, ?) RETURNING updated_at",
+        "INSERT INTO graphs (id, name, graph_json, owner_id) VALUES (?, ?, ?, ?) RETURNING updated_at",
     )
     .bind(&id)
     .bind(&name)
     .bind(&json)
+    .bind(owner.id.as_str())
     .fetch_one(&mut *tx)
     .await?;
-    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at) VALUES (?, 1, ?, ?, ?)")
+    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id) VALUES (?, 1, ?, ?, ?, ?)")
         .bind(&id)
         .bind(&name)
         .bind(&json)
         .bind(&updated_at)
+        .bind(owner.id.as_str())
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -159,6 +207,7 @@ pub async fn get(pool: &SqlitePool, id: &str) -> Result<GraphDetail, AppError> {
 /// Saves `document` as the next version, if `base_version` is the newest.
 pub async fn save(
     pool: &SqlitePool,
+    author: &User,
     id: &str,
     base_version: i64,
     document: &GraphDocument,
@@ -193,12 +242,13 @@ pub async fn save(
     .bind(current)
     .fetch_one(&mut *tx)
     .await?;
-    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at) VALUES (?, ?, ?, ?, ?)")
+    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id) VALUES (?, ?, ?, ?, ?, ?)")
         .bind(id.as_str())
         .bind(version)
         .bind(&name)
         .bind(&json)
         .bind(&updated_at)
+        .bind(author.id.as_str())
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
@@ -243,14 +293,19 @@ pub async fn version(pool: &SqlitePool, id: &str, version: i64) -> Result<String
 }
 
 /// Saves an earlier version as the newest one (history is kept whole).
-pub async fn restore(pool: &SqlitePool, id: &str, version_number: i64) -> Result<Saved, AppError> {
+pub async fn restore(
+    pool: &SqlitePool,
+    author: &User,
+    id: &str,
+    version_number: i64,
+) -> Result<Saved, AppError> {
     let json = version(pool, id, version_number).await?;
     let document = GraphDocument::from_json(&json).map_err(|error| {
         tracing::error!(graph = id, version = version_number, %error, "a stored version does not read back");
         AppError::Internal
     })?;
     let current = get(pool, id).await?.version;
-    save(pool, id, current, &document).await
+    save(pool, author, id, current, &document).await
 }
 
 /// Deletes a graph with its versions, threads, runs, checkpoints and

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::{hooks::use_params, params::Params};
 
+use crate::access::Role;
 use crate::components::{ErrorView, GraphPreview, NotFoundView};
 use crate::error::AppError;
 use crate::graphs::{GraphDetail, display_timestamp, get_graph};
@@ -43,7 +44,9 @@ pub fn GraphPage() -> impl IntoView {
             <Suspense fallback=|| view! { <p class="loading">"Loading graph…"</p> }>
                 {move || Suspend::new(async move {
                     match graph.await {
-                        Ok(detail) => Ok(view! { <GraphView detail /> }.into_any()),
+                        Ok(opened) => {
+                            Ok(view! { <GraphView detail=opened.graph role=opened.role /> }.into_any())
+                        }
                         Err(AppError::NotFound { .. }) => {
                             set_http_status(404);
                             Ok(view! { <GraphNotFound /> }.into_any())
@@ -60,7 +63,7 @@ pub fn GraphPage() -> impl IntoView {
 }
 
 #[component]
-fn GraphView(detail: GraphDetail) -> impl IntoView {
+fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let GraphDetail {
         id,
         name,
@@ -82,6 +85,7 @@ fn GraphView(detail: GraphDetail) -> impl IntoView {
                 <span class="badge" title="Every save makes a new version">
                     {format!("v{version}")}
                 </span>
+                <span class="badge role-badge" title=role.describe()>{role.as_str()}</span>
                 <span class="save-status">
                     <span class="dot dot-ok" aria-hidden="true"></span>
                     "Saved"

@@ -39,6 +39,10 @@ pub struct AgentConfig {
     /// Which model (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The secret the model authenticates with, by name; bound by whoever
+    /// runs the graph (never its value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
     /// The system prompt, a template.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
@@ -166,7 +170,11 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .into_iter()
         .collect();
     let model = cx
-        .model("model", config.model.as_deref())
+        .model(
+            "model",
+            config.model.as_deref(),
+            config.credential.as_deref(),
+        )
         .map_err(|issue| issues.push(issue))
         .ok();
     let mut tools = bind(&config.tools, cx, "tools")

@@ -24,6 +24,10 @@ pub struct LlmConfig {
     /// the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The secret the model authenticates with, by name; bound by whoever
+    /// runs the graph (never its value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
     /// The system prompt, a template (`{{ ... }}` holes).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub system: String,
@@ -63,7 +67,11 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         issues.extend(cx.check_channel("output", output));
     }
     let model = cx
-        .model("model", config.model.as_deref())
+        .model(
+            "model",
+            config.model.as_deref(),
+            config.credential.as_deref(),
+        )
         .map_err(|issue| issues.push(issue))
         .ok();
     let tools: Vec<ToolSpec> = super::tools::bind(&config.tools, cx, "tools")

@@ -37,6 +37,10 @@ pub struct MemoryConfig {
     /// Which model summarizes (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The secret the model authenticates with, by name; bound by whoever
+    /// runs the graph (never its value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
 }
 
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
@@ -58,7 +62,11 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         ));
     }
     let model = cx
-        .model("model", config.model.as_deref())
+        .model(
+            "model",
+            config.model.as_deref(),
+            config.credential.as_deref(),
+        )
         .map_err(|issue| issues.push(issue))
         .ok();
     match model {

@@ -28,6 +28,10 @@ pub struct RouterConfig {
     /// Which model (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The secret the model authenticates with, by name; bound by whoever
+    /// runs the graph (never its value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
     /// What to classify, a template; the conversation's last user message
     /// when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -74,7 +78,11 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         names.push(otherwise.clone());
     }
     let model = cx
-        .model("model", config.model.as_deref())
+        .model(
+            "model",
+            config.model.as_deref(),
+            config.credential.as_deref(),
+        )
         .map_err(|issue| issues.push(issue))
         .ok();
     let input = match &config.input {

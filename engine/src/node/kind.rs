@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::Node;
+use crate::credentials::{Credentials, KeyedModels};
 use crate::format::StateSchema;
 use crate::ids::NodeId;
 use crate::model::{ChatModel, OfflineModel, SharedModel};
@@ -47,7 +48,37 @@ pub struct BuildContext<'a> {
 
 impl BuildContext<'_> {
     /// The model a node names, or an issue at `path` saying which exist.
-    pub fn model(&self, path: &str, name: Option<&str>) -> Result<SharedModel, ConfigIssue> {
+    /// With a `credential`, the model authenticates with that secret; when
+    /// the registry has no credentials (validation only), any name passes.
+    pub fn model(
+        &self,
+        path: &str,
+        name: Option<&str>,
+        credential: Option<&str>,
+    ) -> Result<SharedModel, ConfigIssue> {
+        if let (Some(credential), Some(credentials)) = (credential, &self.registry.credentials) {
+            let secret = credentials.get(credential).ok_or_else(|| {
+                let known: Vec<&str> = credentials.names().collect();
+                ConfigIssue::new(
+                    "credential",
+                    format!(
+                        "no secret named `{credential}` is bound (yours: {}); save one under \
+                         that name, or bind the graph's name to one of yours",
+                        if known.is_empty() {
+                            "none".into()
+                        } else {
+                            known.join(", ")
+                        }
+                    ),
+                )
+            })?;
+            let factory = self.registry.keyed_models.as_ref().ok_or_else(|| {
+                ConfigIssue::new("credential", "this runner has no models that take a key")
+            })?;
+            return factory
+                .model(name, secret)
+                .map_err(|message| ConfigIssue::new(path, message));
+        }
         self.registry.model(name).ok_or_else(|| {
             ConfigIssue::new(
                 path,
@@ -185,6 +216,9 @@ pub struct Registry {
     default_model: SharedModel,
     models: BTreeMap<String, SharedModel>,
     tools: Toolbox,
+    /// The secrets nodes may name; `None`: not known here (validation).
+    credentials: Option<Credentials>,
+    keyed_models: Option<Arc<dyn KeyedModels>>,
 }
 
 impl Default for Registry {
@@ -194,6 +228,8 @@ impl Default for Registry {
             default_model: Arc::new(OfflineModel::new()),
             models: BTreeMap::new(),
             tools: Toolbox::builtin(),
+            credentials: None,
+            keyed_models: None,
         }
     }
 }
@@ -219,6 +255,19 @@ impl Registry {
     /// A model nodes can name (`"model": "name"`).
     pub fn with_model(mut self, name: impl Into<String>, model: impl ChatModel) -> Self {
         self.models.insert(name.into(), Arc::new(model));
+        self
+    }
+
+    /// The secrets this registry's graphs may name (`"credential"`): a
+    /// node naming one that is missing is a build error.
+    pub fn with_credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// How a model is made from a node's model name and a secret.
+    pub fn with_keyed_models(mut self, factory: impl KeyedModels) -> Self {
+        self.keyed_models = Some(Arc::new(factory));
         self
     }
 

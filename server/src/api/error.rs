@@ -39,6 +39,7 @@ impl IntoResponse for ApiError {
         });
         match &error {
             AppError::InvalidGraph { problems, .. } => body["problems"] = json!(problems),
+            AppError::MissingCredentials { names } => body["missing_credentials"] = json!(names),
             AppError::Conflict {
                 base_version,
                 current_version,

@@ -1,18 +1,25 @@
-//! Graph endpoints.
+//! Graph endpoints. Each checks the caller's role on the graph first
+//! (see `heddle_app::access`).
+
+use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{AccessChange, require};
 use heddle_app::error::AppError;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::graphs::{GraphDetail, GraphSummary, VersionSummary};
 use heddle_app::limits::check_document;
+use heddle_app::secrets::ssr as secrets;
 use heddle_engine::{GraphDocument, Registry};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{ApiError, ApiJson};
+use crate::auth::Who;
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ApiError>;
@@ -32,8 +39,9 @@ fn report(document: &GraphDocument) -> Value {
     json!(heddle_engine::validate(document, &Registry::new()).problems)
 }
 
-pub async fn list(State(state): State<AppState>) -> Result<Json<Vec<GraphSummary>>> {
-    Ok(Json(graphs::list(&state.pool).await?))
+/// `GET /api/v1/graphs`: the caller's graphs and those shared with them.
+pub async fn list(State(state): State<AppState>, who: Who) -> Result<Json<Vec<GraphSummary>>> {
+    Ok(Json(graphs::list(&state.pool, who.user()?).await?))
 }
 
 #[derive(Deserialize)]
@@ -49,8 +57,10 @@ pub struct Create {
 /// `{"document": {...}}`.
 pub async fn create(
     State(state): State<AppState>,
+    who: Who,
     ApiJson(body): ApiJson<Create>,
 ) -> Result<Response> {
+    let user = who.user()?;
     let document = match (body.document, body.name) {
         (Some(value), name) => {
             let mut document = document(value)?;
@@ -62,11 +72,16 @@ pub async fn create(
         (None, Some(name)) => Some(GraphDocument::new(&name)),
         (None, None) => None,
     };
-    let saved = graphs::create(&state.pool, document).await?;
+    let saved = graphs::create(&state.pool, user, document).await?;
     Ok((StatusCode::CREATED, Json(saved)).into_response())
 }
 
-pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
+pub async fn get(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
     let GraphDetail {
         id,
         name,
@@ -74,10 +89,10 @@ pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Resul
         created_at,
         updated_at,
         document,
-    } = graphs::get(&state.pool, &id).await?;
+    } = graphs::get(&state.pool, allowed.graph.as_str()).await?;
     let document: Value = serde_json::from_str(&document).unwrap_or(Value::Null);
     Ok(Json(json!({
-        "id": id, "name": name, "version": version,
+        "id": id, "name": name, "version": version, "role": allowed.role,
         "created_at": created_at, "updated_at": updated_at,
         "document": document,
     })))
@@ -96,19 +111,34 @@ pub struct Save {
 /// progress); they come back in `problems`.
 pub async fn save(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Save>,
 ) -> Result<Json<Value>> {
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
     let document = document(body.document)?;
-    let saved = graphs::save(&state.pool, &id, body.base_version, &document).await?;
+    let saved = graphs::save(
+        &state.pool,
+        &allowed.user,
+        allowed.graph.as_str(),
+        body.base_version,
+        &document,
+    )
+    .await?;
     Ok(Json(json!({
         "id": saved.id, "version": saved.version, "updated_at": saved.updated_at,
         "problems": report(&document),
     })))
 }
 
-pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Result<StatusCode> {
-    let graph = graphs::graph_id(&id)?;
+pub async fn delete(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<StatusCode> {
+    let graph = require(&state.pool, who.0.as_ref(), &id, Role::Owner)
+        .await?
+        .graph;
     // Stop its runs first, so nothing writes to rows being deleted.
     for run in state.runs.list(graph.as_str(), 1000).await? {
         if matches!(run.status.as_str(), "queued" | "running") {
@@ -116,29 +146,42 @@ pub async fn delete(State(state): State<AppState>, Path(id): Path<String>) -> Re
         }
     }
     graphs::delete(&state.pool, graph.as_str()).await?;
+    state
+        .auth
+        .events()
+        .announce(AccessChange::Graph(graph.to_string()));
     Ok(StatusCode::NO_CONTENT)
 }
 
 pub async fn versions(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<VersionSummary>>> {
-    Ok(Json(graphs::versions(&state.pool, &id).await?))
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    Ok(Json(
+        graphs::versions(&state.pool, allowed.graph.as_str()).await?,
+    ))
 }
 
 pub async fn version(
     State(state): State<AppState>,
+    who: Who,
     Path((id, version)): Path<(String, i64)>,
 ) -> Result<Json<Value>> {
-    let json = graphs::version(&state.pool, &id, version).await?;
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    let json = graphs::version(&state.pool, allowed.graph.as_str(), version).await?;
     Ok(Json(serde_json::from_str(&json).unwrap_or(Value::Null)))
 }
 
 pub async fn restore(
     State(state): State<AppState>,
+    who: Who,
     Path((id, version)): Path<(String, i64)>,
 ) -> Result<Json<Value>> {
-    let saved = graphs::restore(&state.pool, &id, version).await?;
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
+    let saved =
+        graphs::restore(&state.pool, &allowed.user, allowed.graph.as_str(), version).await?;
     Ok(Json(
         json!({"id": saved.id, "version": saved.version, "restored_from": version}),
     ))
@@ -146,8 +189,13 @@ pub async fn restore(
 
 /// `GET /api/v1/graphs/{id}/export`: the document in the canonical
 /// format, as a file download.
-pub async fn export(State(state): State<AppState>, Path(id): Path<String>) -> Result<Response> {
-    let detail = graphs::get(&state.pool, &id).await?;
+pub async fn export(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    let detail = graphs::get(&state.pool, allowed.graph.as_str()).await?;
     let document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         ApiError(AppError::Internal)
@@ -192,17 +240,42 @@ pub struct ImportQuery {
 }
 
 /// `POST /api/v1/graphs/import[?dry_run=true]` with a graph document as
-/// the body. A document that is not one (bad JSON, a newer format) is a
-/// 422; one with validation problems is imported and the problems listed,
-/// so it can be fixed in the editor. A dry run changes nothing and says
+/// the body, or `{"document": {...}, "bindings": {"their-name": "my-secret"}}`.
+/// A document that is not one (bad JSON, a newer format) is a 422; one with
+/// validation problems is imported and the problems listed, so it can be
+/// fixed in the editor. Credentials it names must be the importer's own
+/// secrets, or be bound to them: otherwise it is a 422 listing the missing
+/// names (a dry run lists them too). A dry run changes nothing and says
 /// what would be created.
 pub async fn import(
     State(state): State<AppState>,
+    who: Who,
     Query(query): Query<ImportQuery>,
     ApiJson(body): ApiJson<Value>,
 ) -> Result<Response> {
-    let document = document(body)?;
+    let user = who.user()?;
+    let (body, bindings) = match body {
+        Value::Object(mut fields)
+            if fields.contains_key("document") && !fields.contains_key("nodes") =>
+        {
+            let bindings: BTreeMap<String, String> = match fields.remove("bindings") {
+                Some(value) => serde_json::from_value(value).map_err(|error| {
+                    ApiError::invalid(format!("`bindings` must map names to names: {error}"))
+                })?,
+                None => BTreeMap::new(),
+            };
+            (fields.remove("document").unwrap_or(Value::Null), bindings)
+        }
+        body => (body, BTreeMap::new()),
+    };
+    let mut document = document(body)?;
     check_document(&document)?;
+    heddle_engine::credentials::rebind(&mut document, &bindings);
+    let mine = secrets::names(&state.pool, user.id.as_str()).await?;
+    let missing: Vec<String> = heddle_engine::credentials::referenced(&document)
+        .into_iter()
+        .filter(|name| !mine.contains(name))
+        .collect();
     let problems = report(&document);
     if query.dry_run {
         return Ok(Json(json!({
@@ -214,13 +287,28 @@ pub async fn import(
                 "channels": document.state.channels.len(),
             },
             "problems": problems,
+            "missing_credentials": missing,
         }))
         .into_response());
     }
-    let saved = graphs::create(&state.pool, Some(document)).await?;
+    if !missing.is_empty() {
+        return Err(ApiError(AppError::MissingCredentials { names: missing }));
+    }
+    let saved = graphs::create(&state.pool, user, Some(document)).await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"id": saved.id, "version": saved.version, "problems": problems})),
     )
         .into_response())
+}
+
+/// `POST /api/v1/graphs/{id}/copy`: a copy of a graph the caller may see,
+/// owned by them.
+pub async fn copy(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let saved = graphs::copy(&state.pool, who.0.as_ref(), &id).await?;
+    Ok((StatusCode::CREATED, Json(saved)).into_response())
 }

@@ -1,4 +1,5 @@
-//! Run and thread endpoints.
+//! Run and thread endpoints. Runs and threads take the access of their
+//! graph: viewers read them, editors start, cancel and resume them.
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -6,7 +7,12 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use serde_json::Value;
 
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{graph_of_run, graph_of_thread, require};
+use heddle_app::error::AppError;
+
 use super::{ApiError, ApiJson};
+use crate::auth::Who;
 use crate::runs::{RunInfo, StartRun, ThreadInfo};
 use crate::state::AppState;
 
@@ -16,13 +22,51 @@ type Result<T> = std::result::Result<T, ApiError>;
 /// 202, the run queued; watch it on the websocket.
 pub async fn start(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
     ApiJson(request): ApiJson<StartRun>,
 ) -> Result<(StatusCode, Json<RunInfo>)> {
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(state.runs.start(&id, request).await?),
+        Json(
+            state
+                .runs
+                .start(allowed.graph.as_str(), &allowed.user, request)
+                .await?,
+        ),
     ))
+}
+
+/// Checks the caller's role on the graph of run `run_id`. A run the
+/// caller cannot see is "not found", like one that does not exist.
+async fn on_run(state: &AppState, who: &Who, run_id: &str, needed: Role) -> Result<()> {
+    who.user()?;
+    let graph = graph_of_run(&state.pool, run_id).await?;
+    hide_graph(
+        require(&state.pool, who.0.as_ref(), &graph, needed).await,
+        "run",
+        run_id,
+    )
+}
+
+/// The same for a thread.
+async fn on_thread(state: &AppState, who: &Who, thread_id: &str, needed: Role) -> Result<()> {
+    who.user()?;
+    let graph = graph_of_thread(&state.pool, thread_id).await?;
+    hide_graph(
+        require(&state.pool, who.0.as_ref(), &graph, needed).await,
+        "thread",
+        thread_id,
+    )
+}
+
+fn hide_graph<T>(result: std::result::Result<T, AppError>, what: &str, id: &str) -> Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(AppError::NotFound { .. }) => Err(AppError::not_found(format!("{what} {id}")).into()),
+        Err(error) => Err(error.into()),
+    }
 }
 
 #[derive(Deserialize)]
@@ -37,20 +81,29 @@ fn default_limit() -> i64 {
 
 pub async fn list(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<RunInfo>>> {
+    require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.list(&id, query.limit).await?))
 }
 
 pub async fn threads(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<ThreadInfo>>> {
+    require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.threads(&id).await?))
 }
 
-pub async fn get(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<RunInfo>> {
+pub async fn get(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<Json<RunInfo>> {
+    on_run(&state, &who, &id, Role::Viewer).await?;
     Ok(Json(state.runs.get(&id).await?))
 }
 
@@ -63,22 +116,31 @@ pub struct EventsQuery {
 /// `GET /api/v1/runs/{id}/events?from_seq=N`: every event from `N` on.
 pub async fn events(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
     Query(query): Query<EventsQuery>,
 ) -> Result<Json<Value>> {
+    on_run(&state, &who, &id, Role::Viewer).await?;
     let events = state.runs.events(&id, query.from_seq).await?;
     Ok(Json(serde_json::to_value(&events).unwrap_or(Value::Null)))
 }
 
 pub async fn cancel(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<RunInfo>> {
+    on_run(&state, &who, &id, Role::Editor).await?;
     Ok(Json(state.runs.cancel(&id).await?))
 }
 
 /// `GET /api/v1/threads/{id}`: the thread, its newest state and its messages.
-pub async fn thread(State(state): State<AppState>, Path(id): Path<String>) -> Result<Json<Value>> {
+pub async fn thread(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<Json<Value>> {
+    on_thread(&state, &who, &id, Role::Viewer).await?;
     Ok(Json(state.runs.thread(&id).await?))
 }
 
@@ -91,9 +153,11 @@ pub struct Resume {
 /// `POST /api/v1/threads/{id}/resume` with `{"value": ...}`.
 pub async fn resume(
     State(state): State<AppState>,
+    who: Who,
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Resume>,
 ) -> Result<(StatusCode, Json<RunInfo>)> {
+    on_thread(&state, &who, &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(state.runs.resume(&id, body.value).await?),

@@ -2,11 +2,14 @@
 //! `runs` and `threads` tables in step with them.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use heddle_app::accounts::User;
 use heddle_app::error::AppError;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::limits::MAX_INPUT_BYTES;
+use heddle_app::secrets::ssr as secrets;
 use heddle_engine::run::sqlite::SqliteStore;
 use heddle_engine::run::{
     CancelHandle, CheckpointStore, Durable, DurableError, Event, Run, RunError, RunOptions,
@@ -35,6 +38,8 @@ struct Inner {
     permits: Arc<Semaphore>,
     active: Mutex<HashMap<String, Active>>,
     notices: broadcast::Sender<Notice>,
+    /// How many runs one user may have queued or running.
+    max_per_user: AtomicUsize,
 }
 
 /// A run being executed (or waiting for its turn).
@@ -84,6 +89,8 @@ pub struct RunInfo {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// Who started it (`None` for runs from before accounts).
+    pub started_by: Option<String>,
 }
 
 /// A thread as the API shows it.
@@ -102,7 +109,8 @@ macro_rules! select_runs {
     ($rest:literal) => {
         concat!(
             "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
-            "created_at, started_at, finished_at FROM runs ",
+            "created_at, started_at, finished_at, ",
+            "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by FROM runs ",
             $rest
         )
     };
@@ -144,6 +152,7 @@ impl Runs {
                 permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
                 active: Mutex::new(HashMap::new()),
                 notices: broadcast::Sender::new(256),
+                max_per_user: AtomicUsize::new(4),
             }),
         })
     }
@@ -153,6 +162,45 @@ impl Runs {
             .active
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets how many runs one user may have queued or running at once.
+    pub fn set_max_per_user(&self, limit: usize) {
+        self.inner
+            .max_per_user
+            .store(limit.max(1), Ordering::Relaxed);
+    }
+
+    /// The registry a run of `user_id` compiles with: the server's, with
+    /// that user's secrets as the credentials its nodes may name.
+    async fn registry_for(&self, user_id: Option<&str>) -> Result<Registry, AppError> {
+        let secrets = match user_id {
+            Some(user) => secrets::values(&self.inner.pool, user).await?,
+            None => Default::default(),
+        };
+        Ok(self
+            .inner
+            .registry
+            .clone()
+            .with_credentials(secrets.into_iter().collect()))
+    }
+
+    /// Refuses a new run when `user` already has their share going.
+    async fn check_user_limit(&self, user: &User) -> Result<(), AppError> {
+        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
+        let active: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE user_id = ? AND status IN ('queued', 'running')",
+        )
+        .bind(user.id.as_str())
+        .fetch_one(&self.inner.pool)
+        .await?;
+        if active >= limit as i64 {
+            return Err(AppError::TooManyRequests(format!(
+                "you have {active} runs queued or running; the limit is {limit} per user. \
+                 Wait for one to end, or cancel one"
+            )));
+        }
+        Ok(())
     }
 
     /// The checkpoint store (stored events, threads).
@@ -174,7 +222,13 @@ impl Runs {
 
     /// Starts a run of a graph's newest version; it waits for a free slot
     /// in the background.
-    pub async fn start(&self, graph_id: &str, request: StartRun) -> Result<RunInfo, AppError> {
+    pub async fn start(
+        &self,
+        graph_id: &str,
+        user: &User,
+        request: StartRun,
+    ) -> Result<RunInfo, AppError> {
+        self.check_user_limit(user).await?;
         let detail = graphs::get(&self.inner.pool, graph_id).await?;
         let input = match request.input {
             Value::Null => Value::Object(serde_json::Map::new()),
@@ -191,7 +245,10 @@ impl Runs {
                 "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
             )));
         }
-        let graph = self.compile_with_subgraphs(&detail.document).await?;
+        let registry = self.registry_for(Some(user.id.as_str())).await?;
+        let graph = self
+            .compile_with_subgraphs(&detail.document, &registry)
+            .await?;
         let graph_id = detail.id.to_string();
         let thread_id = match request.thread_id {
             Some(thread) => {
@@ -206,27 +263,37 @@ impl Runs {
         };
         let run_id = format!("run-{}", uuid::Uuid::new_v4());
         sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status) VALUES (?, ?, ?, ?, ?, 'queued')",
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
+             VALUES (?, ?, ?, ?, ?, 'queued', ?)",
         )
         .bind(&run_id)
         .bind(&graph_id)
         .bind(detail.version)
         .bind(&thread_id)
         .bind(input.to_string())
+        .bind(user.id.as_str())
         .execute(&self.inner.pool)
         .await?;
         let thread = ThreadId::from(thread_id.as_str());
         let id = RunId::from(run_id.as_str());
-        self.launch(&run_id, &graph_id, &thread_id, move |durable| async move {
-            durable.start(Arc::new(graph), thread, id, input).await
-        })?;
+        self.launch(
+            &run_id,
+            &graph_id,
+            &thread_id,
+            registry,
+            move |durable| async move { durable.start(Arc::new(graph), thread, id, input).await },
+        )?;
         self.get(&run_id).await
     }
 
     /// Compiles a stored graph after embedding the saved graphs its
     /// `subgraph` nodes name by `graph_id` (their newest versions, nested
     /// ones too, at most 8 deep).
-    async fn compile_with_subgraphs(&self, document: &str) -> Result<CompiledGraph, AppError> {
+    async fn compile_with_subgraphs(
+        &self,
+        document: &str,
+        registry: &Registry,
+    ) -> Result<CompiledGraph, AppError> {
         let mut document: Value =
             serde_json::from_str(document).map_err(|error| AppError::InvalidGraph {
                 message: error.to_string(),
@@ -238,7 +305,7 @@ impl Runs {
                 message: error.to_string(),
                 problems: Vec::new(),
             })?;
-        compile_document(document, &self.inner.registry)
+        compile_document(document, registry)
     }
 
     fn embed_subgraphs<'a>(
@@ -316,14 +383,16 @@ impl Runs {
 
     /// Resumes a thread's paused run with `value`.
     pub async fn resume(&self, thread_id: &str, value: Value) -> Result<RunInfo, AppError> {
-        let row: Option<(String, String)> = sqlx::query_as(
-            "SELECT id, graph_id FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        let row: Option<(String, String, Option<String>)> = sqlx::query_as(
+            "SELECT id, graph_id, user_id FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
         )
         .bind(thread_id)
         .fetch_optional(&self.inner.pool)
         .await?;
-        let (run_id, graph_id) =
+        let (run_id, graph_id, user_id) =
             row.ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
+        // The run keeps the credentials of whoever started it.
+        let registry = self.registry_for(user_id.as_deref()).await?;
         if self
             .active()
             .values()
@@ -350,9 +419,13 @@ impl Runs {
             .execute(&self.inner.pool)
             .await?;
         let thread = ThreadId::from(thread_id);
-        self.launch(&run_id, &graph_id, thread_id, move |durable| async move {
-            durable.resume(&thread, value).await
-        })?;
+        self.launch(
+            &run_id,
+            &graph_id,
+            thread_id,
+            registry,
+            move |durable| async move { durable.resume(&thread, value).await },
+        )?;
         self.get(&run_id).await
     }
 
@@ -363,6 +436,7 @@ impl Runs {
         run_id: &str,
         graph_id: &str,
         thread_id: &str,
+        registry: Registry,
         prepare: F,
     ) -> Result<(), AppError>
     where
@@ -393,7 +467,7 @@ impl Runs {
         let run_id = run_id.to_string();
         let task = tokio::spawn({
             let run_id = run_id.clone();
-            async move { runs.execute(run_id, hub, prepare).await }
+            async move { runs.execute(run_id, hub, registry, prepare).await }
         });
         if let Some(active) = self.active().get_mut(&run_id) {
             active.task = Some(task.abort_handle());
@@ -401,8 +475,13 @@ impl Runs {
         Ok(())
     }
 
-    async fn execute<F, Fut>(&self, run_id: String, hub: Arc<RunHub>, prepare: F)
-    where
+    async fn execute<F, Fut>(
+        &self,
+        run_id: String,
+        hub: Arc<RunHub>,
+        registry: Registry,
+        prepare: F,
+    ) where
         F: FnOnce(Durable) -> Fut,
         Fut: Future<Output = Result<Run, DurableError>>,
     {
@@ -414,11 +493,16 @@ impl Runs {
         let prepared = if cancelled_while_queued || permit.is_err() {
             None
         } else {
-            let durable = self.inner.durable.clone().with_options(RunOptions {
-                keep_log: false,
-                sink: Some(Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>),
-                ..RunOptions::default()
-            });
+            let durable = self
+                .inner
+                .durable
+                .clone()
+                .with_registry(registry)
+                .with_options(RunOptions {
+                    keep_log: false,
+                    sink: Some(Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>),
+                    ..RunOptions::default()
+                });
             Some(prepare(durable).await)
         };
         let result = match prepared {
@@ -692,10 +776,14 @@ impl Runs {
                 continue;
             };
             let record = record.clone();
+            let registry = self
+                .registry_for(run_user(&self.inner.pool, &run_id).await?.as_deref())
+                .await?;
             self.launch(
                 &run_id,
                 &info.graph_id,
                 &info.thread_id,
+                registry,
                 move |durable| async move {
                     durable.recover_run(&record).await?.ok_or_else(|| {
                         DurableError::Store(heddle_engine::run::StoreError(
@@ -714,13 +802,18 @@ impl Runs {
         .await?;
         for run in queued {
             let detail = graphs::get(&self.inner.pool, &run.graph_id).await?;
-            let graph = self.compile_with_subgraphs(&detail.document).await?;
+            let registry = self
+                .registry_for(run_user(&self.inner.pool, &run.id).await?.as_deref())
+                .await?;
+            let graph = self
+                .compile_with_subgraphs(&detail.document, &registry)
+                .await?;
             let (thread, id, input) = (
                 ThreadId::from(run.thread_id.as_str()),
                 RunId::from(run.id.as_str()),
                 run.input.clone(),
             );
-            self.launch(&run.id, &run.graph_id, &run.thread_id, move |durable| async move {
+            self.launch(&run.id, &run.graph_id, &run.thread_id, registry, move |durable| async move {
                 durable.start(Arc::new(graph), thread, id, input).await
             })?;
             count += 1;
@@ -746,6 +839,17 @@ impl Runs {
     pub fn active_count(&self) -> usize {
         self.active().len()
     }
+}
+
+/// The id of the user who started a run, if known.
+async fn run_user(pool: &SqlitePool, run_id: &str) -> Result<Option<String>, AppError> {
+    Ok(
+        sqlx::query_scalar::<_, Option<String>>("SELECT user_id FROM runs WHERE id = ?")
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await?
+            .flatten(),
+    )
 }
 
 /// Compiles a document, or says what stops it from running.

@@ -22,7 +22,8 @@ async fn the_database_and_its_directory_are_created_and_migrated() {
             "graph_json",
             "version",
             "created_at",
-            "updated_at"
+            "updated_at",
+            "owner_id"
         ]
     );
     pool.close().await;

@@ -14,7 +14,9 @@ async fn create_graph_stores_a_valid_document_and_redirects_the_app() {
 
     let response = server.call("get_graph", &[("id", &id)]).await;
     assert_eq!(response.status(), 200);
-    let graph: serde_json::Value = response.json().await.unwrap();
+    let opened: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(opened["role"], "owner");
+    let graph = &opened["graph"];
     assert_eq!(graph["name"], "Untitled graph 1");
     assert_eq!(graph["version"], 1);
     let document = heddle_engine::GraphDocument::from_json(graph["document"].as_str().unwrap())

@@ -16,7 +16,7 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn connect(server: &TestServer) -> Socket {
-    let (socket, _) = tokio_tungstenite::connect_async(server.ws_url())
+    let (socket, _) = tokio_tungstenite::connect_async(server.owner.ws_request())
         .await
         .expect("websocket");
     socket

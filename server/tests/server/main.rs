@@ -6,6 +6,7 @@
 
 mod support;
 
+mod access;
 mod api_graphs;
 mod api_runs;
 mod cli;

@@ -164,7 +164,17 @@ async fn serve_uses_the_model_endpoint_the_environment_names() {
         .trim()
         .trim_start_matches("Heddle is listening on ")
         .to_string();
-    let client = reqwest::Client::new();
+    let client = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap();
+    let signup = client
+        .post(format!("{base}/api/v1/auth/signup"))
+        .json(&serde_json::json!({"username": "owner", "password": "correct horse battery"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signup.status(), 201);
     let graph: serde_json::Value = client
         .post(format!("{base}/api/v1/graphs"))
         .json(&serde_json::json!({"document": {

@@ -1,54 +1,44 @@
 //! A running server for a test: the real router over a fresh database in a
-//! temporary directory, listening on a free port on 127.0.0.1.
+//! temporary directory, listening on a free port on 127.0.0.1, with an
+//! owner account logged in (`server.api(...)` calls as the owner) and
+//! more users on demand (`server.user("ada")`).
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+
+use reqwest::cookie::{CookieStore, Jar};
 
 use heddle_server::runs::Runs;
+use heddle_server::state::Settings;
 use heddle_server::{AppState, db, router};
 use serde_json::Value;
 use tempfile::TempDir;
 
-pub struct TestServer {
+/// The password every test account has.
+pub const PASSWORD: &str = "correct horse battery";
+
+/// One user's cookie jar and HTTP client: a browser, as the server sees it.
+#[derive(Clone)]
+pub struct Browser {
     pub addr: SocketAddr,
     pub client: reqwest::Client,
-    pub dir: TempDir,
-    pub runs: Runs,
-    pub stop: tokio::sync::watch::Sender<bool>,
-    task: tokio::task::JoinHandle<()>,
+    pub jar: Arc<Jar>,
 }
 
-impl TestServer {
-    pub async fn start() -> TestServer {
-        Self::start_with(8).await
-    }
-
-    /// A server running at most `max_runs` runs at once.
-    pub async fn start_with(max_runs: usize) -> TestServer {
-        let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("data/heddle.db").display());
-        let pool = db::connect(&url).await.expect("database");
-        let runs = Runs::new(pool.clone(), max_runs).await.expect("runs");
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("local addr");
-        let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let state = AppState::new(pool, runs.clone(), shutdown, &dir.path().join("site"), addr);
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router(state)).await.expect("serve");
-        });
+impl Browser {
+    /// A browser with no session yet.
+    pub fn new(addr: SocketAddr) -> Browser {
+        let jar = Arc::new(Jar::default());
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
+            .cookie_provider(Arc::clone(&jar))
             .build()
             .expect("client");
-        TestServer {
-            addr,
-            client,
-            dir,
-            runs,
-            stop,
-            task,
-        }
+        Browser { addr, client, jar }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
     }
 
     /// A JSON request to the API; returns the status and the JSON body.
@@ -71,6 +61,145 @@ impl TestServer {
             serde_json::from_str(&text).unwrap_or(Value::String(text))
         };
         (status, value)
+    }
+
+    /// Signs up `username` (with [`PASSWORD`]) in this browser.
+    pub async fn sign_up(&self, username: &str) {
+        let (status, body) = self
+            .api(
+                reqwest::Method::POST,
+                "/api/v1/auth/signup",
+                Some(serde_json::json!({"username": username, "password": PASSWORD})),
+            )
+            .await;
+        assert_eq!(status, 201, "sign up {username}: {body}");
+    }
+
+    /// The `Cookie` header this browser sends.
+    pub fn cookie(&self) -> String {
+        let url = self.url("/").parse().expect("url");
+        self.jar
+            .cookies(&url)
+            .and_then(|value| value.to_str().ok().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    /// A websocket upgrade request carrying this browser's cookie.
+    pub fn ws_request(&self) -> tokio_tungstenite::tungstenite::handshake::client::Request {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        let mut request = format!("ws://{}/api/v1/ws", self.addr)
+            .into_client_request()
+            .expect("ws request");
+        if let Ok(cookie) = self.cookie().parse() {
+            request.headers_mut().insert("cookie", cookie);
+        }
+        request
+    }
+
+    /// Calls a server function the way the hydrated app does.
+    pub async fn call(&self, function: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/api/{function}")))
+            .header("accept", "application/json")
+            .form(form)
+            .send()
+            .await
+            .expect("POST")
+    }
+}
+
+pub struct TestServer {
+    pub addr: SocketAddr,
+    /// The owner's client (logged in).
+    pub client: reqwest::Client,
+    pub owner: Browser,
+    pub dir: TempDir,
+    pub runs: Runs,
+    pub stop: tokio::sync::watch::Sender<bool>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        Self::start_with(8).await
+    }
+
+    /// A server running at most `max_runs` runs at once.
+    pub async fn start_with(max_runs: usize) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("data/heddle.db").display());
+        let pool = db::connect(&url).await.expect("database");
+        let runs = Runs::new(pool.clone(), max_runs).await.expect("runs");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        // Tests start many runs as one user; the per-user limit has its own test.
+        let mut settings = Settings::default();
+        settings.max_runs_per_user = 10_000;
+        Self::start_on(dir, pool, runs, listener, addr, settings).await
+    }
+
+    /// A server with these settings (and no raised run limit).
+    pub async fn start_with_settings(settings: Settings) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let url = format!("sqlite://{}", dir.path().join("data/heddle.db").display());
+        let pool = db::connect(&url).await.expect("database");
+        let runs = Runs::new(pool.clone(), 8).await.expect("runs");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        Self::start_on(dir, pool, runs, listener, addr, settings).await
+    }
+
+    async fn start_on(
+        dir: TempDir,
+        pool: sqlx::SqlitePool,
+        runs: Runs,
+        listener: tokio::net::TcpListener,
+        addr: SocketAddr,
+        settings: Settings,
+    ) -> TestServer {
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let state = AppState::new(pool, runs.clone(), shutdown, &dir.path().join("site"), addr)
+            .with_settings(settings);
+        let task = tokio::spawn(async move {
+            axum::serve(listener, router(state)).await.expect("serve");
+        });
+        let owner = Browser::new(addr);
+        owner.sign_up("owner").await;
+        TestServer {
+            addr,
+            client: owner.client.clone(),
+            owner,
+            dir,
+            runs,
+            stop,
+            task,
+        }
+    }
+
+    /// A JSON request to the API as the owner.
+    pub async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        self.owner.api(method, path, body).await
+    }
+
+    /// A new user, signed up and logged in, in a browser of their own.
+    pub async fn user(&self, username: &str) -> Browser {
+        let browser = Browser::new(self.addr);
+        browser.sign_up(username).await;
+        browser
+    }
+
+    /// A browser with nobody logged in.
+    pub fn anonymous(&self) -> Browser {
+        Browser::new(self.addr)
     }
 
     /// Creates a graph from a document; returns its id.
@@ -104,10 +233,6 @@ impl TestServer {
         panic!("run {run_id} did not end");
     }
 
-    pub fn ws_url(&self) -> String {
-        format!("ws://{}/api/v1/ws", self.addr)
-    }
-
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
     }
@@ -116,15 +241,9 @@ impl TestServer {
         self.client.get(self.url(path)).send().await.expect("GET")
     }
 
-    /// Calls a server function the way the hydrated app does.
+    /// Calls a server function as the owner.
     pub async fn call(&self, function: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.client
-            .post(self.url(&format!("/api/{function}")))
-            .header("accept", "application/json")
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        self.owner.call(function, form).await
     }
 }
 

@@ -1,0 +1,144 @@
+//! Access checks against the database, shared by server functions, the
+//! HTTP API and the websocket, and the signal that tells open websockets
+//! to check again when access changes.
+
+use sqlx::SqlitePool;
+use tokio::sync::broadcast;
+
+use super::Role;
+use crate::accounts::User;
+use crate::error::AppError;
+use crate::graphs::GraphId;
+use crate::graphs::ssr::graph_id;
+
+/// The user's role on a graph; `None` when the graph does not exist or
+/// the user has no access to it (the two look the same to them).
+pub async fn role(
+    pool: &SqlitePool,
+    user: &User,
+    graph: &GraphId,
+) -> Result<Option<Role>, AppError> {
+    let row: Option<(Option<String>, Option<String>, Option<i64>)> = sqlx::query_as(
+        "SELECT
+            CASE WHEN g.owner_id = ?1 THEN 'owner' END,
+            (SELECT m.role FROM graph_members m WHERE m.graph_id = g.id AND m.user_id = ?1),
+            (SELECT MAX(CASE l.role WHEN 'editor' THEN 2 ELSE 1 END)
+               FROM link_grants lg JOIN share_links l ON l.id = lg.link_id
+              WHERE l.graph_id = g.id AND lg.user_id = ?1 AND l.revoked_at IS NULL
+                AND (l.expires_at IS NULL
+                     OR l.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))
+         FROM graphs g WHERE g.id = ?2",
+    )
+    .bind(user.id.as_str())
+    .bind(graph.as_str())
+    .fetch_optional(pool)
+    .await?;
+    let Some((owner, member, link)) = row else {
+        return Ok(None);
+    };
+    let link = match link {
+        Some(2) => Some(Role::Editor),
+        Some(_) => Some(Role::Viewer),
+        None => None,
+    };
+    Ok([
+        owner.as_deref().and_then(Role::parse),
+        member.as_deref().and_then(Role::parse),
+        link,
+    ]
+    .into_iter()
+    .flatten()
+    .max())
+}
+
+/// What an allowed request learned: who, which graph, with what role.
+#[derive(Debug, Clone)]
+pub struct Allowed {
+    pub user: User,
+    pub graph: GraphId,
+    pub role: Role,
+}
+
+/// Checks that `user` holds at least `needed` on graph `id`: anonymous
+/// callers get 401, users who cannot see the graph 404 (its existence is
+/// not revealed), users with a lower role 403 saying which role it takes.
+pub async fn require(
+    pool: &SqlitePool,
+    user: Option<&User>,
+    id: &str,
+    needed: Role,
+) -> Result<Allowed, AppError> {
+    let user = user.ok_or_else(AppError::login_required)?;
+    let graph = graph_id(id)?;
+    let role = role(pool, user, &graph)
+        .await?
+        .ok_or_else(|| AppError::not_found(format!("graph {graph}")))?;
+    if role < needed {
+        return Err(AppError::Forbidden(format!(
+            "you are {} of this graph; this needs the {needed} role",
+            article(role)
+        )));
+    }
+    Ok(Allowed {
+        user: user.clone(),
+        graph,
+        role,
+    })
+}
+
+fn article(role: Role) -> String {
+    match role {
+        Role::Owner => "the owner".into(),
+        Role::Editor => "an editor".into(),
+        Role::Viewer => "a viewer".into(),
+    }
+}
+
+/// The graph a run belongs to (404 when there is no such run).
+pub async fn graph_of_run(pool: &SqlitePool, run_id: &str) -> Result<String, AppError> {
+    sqlx::query_scalar("SELECT graph_id FROM runs WHERE id = ?")
+        .bind(run_id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
+}
+
+/// The graph a thread belongs to (404 when there is no such thread).
+pub async fn graph_of_thread(pool: &SqlitePool, thread_id: &str) -> Result<String, AppError> {
+    sqlx::query_scalar("SELECT graph_id FROM threads WHERE id = ?")
+        .bind(thread_id)
+        .fetch_optional(pool)
+        .await?
+        .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))
+}
+
+/// A change of who may see what: open websockets check their
+/// subscriptions again when they hear one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AccessChange {
+    /// Roles on this graph changed (a link revoked, a member removed).
+    Graph(String),
+    /// A session ended or a password changed: check who is logged in.
+    Sessions,
+}
+
+/// Where access changes are announced.
+#[derive(Clone)]
+pub struct AccessEvents(broadcast::Sender<AccessChange>);
+
+impl Default for AccessEvents {
+    fn default() -> Self {
+        AccessEvents(broadcast::Sender::new(256))
+    }
+}
+
+impl AccessEvents {
+    pub fn announce(&self, change: AccessChange) {
+        // Nobody listening is fine: no socket is open.
+        let _ = self.0.send(change);
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<AccessChange> {
+        self.0.subscribe()
+    }
+}

@@ -1,0 +1,350 @@
+//! Share links and members in SQLite.
+
+use sqlx::SqlitePool;
+
+use super::{Accepted, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role};
+use crate::access::Role;
+use crate::access::ssr::{AccessChange, AccessEvents, require};
+use crate::accounts::User;
+use crate::accounts::ssr::{auth, find_user, require_user};
+use crate::error::AppError;
+use crate::graphs::ssr::pool;
+
+#[derive(sqlx::FromRow)]
+struct LinkRow {
+    id: String,
+    token: String,
+    role: String,
+    run_id: Option<String>,
+    step: Option<i64>,
+    created_at: String,
+    expires_at: Option<String>,
+    revoked: bool,
+    expired: bool,
+    uses: i64,
+}
+
+impl From<LinkRow> for ShareLink {
+    fn from(row: LinkRow) -> Self {
+        ShareLink {
+            id: row.id,
+            role: Role::parse(&row.role).unwrap_or(Role::Viewer),
+            path: format!("/share/{}", row.token),
+            run_id: row.run_id,
+            step: row.step,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked: row.revoked,
+            expired: row.expired,
+            uses: row.uses,
+        }
+    }
+}
+
+/// The columns of [`LinkRow`], selected from `share_links l`.
+macro_rules! link_select {
+    ($filter:literal) => {
+        concat!(
+            "SELECT l.id, l.token, l.role, l.run_id, l.step, l.created_at, l.expires_at,
+                    l.revoked_at IS NOT NULL AS revoked,
+                    COALESCE(l.expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 0) AS expired,
+                    (SELECT COUNT(*) FROM link_grants g WHERE g.link_id = l.id) AS uses
+             FROM share_links l WHERE ",
+            $filter
+        )
+    };
+}
+
+/// A graph's links (newest first) and members.
+pub async fn sharing(
+    pool: &SqlitePool,
+    user: Option<&User>,
+    graph_id: &str,
+) -> Result<Sharing, AppError> {
+    let allowed = require(pool, user, graph_id, Role::Owner).await?;
+    let links: Vec<LinkRow> = sqlx::query_as(link_select!(
+        "l.graph_id = ? ORDER BY l.created_at DESC, l.rowid DESC"
+    ))
+    .bind(allowed.graph.as_str())
+    .fetch_all(pool)
+    .await?;
+    let members: Vec<(String, String)> = sqlx::query_as(
+        "SELECT u.username, m.role FROM graph_members m JOIN users u ON u.id = m.user_id
+         WHERE m.graph_id = ? ORDER BY u.username",
+    )
+    .bind(allowed.graph.as_str())
+    .fetch_all(pool)
+    .await?;
+    Ok(Sharing {
+        links: links.into_iter().map(ShareLink::from).collect(),
+        members: members
+            .into_iter()
+            .map(|(username, role)| Member {
+                username,
+                role: Role::parse(&role).unwrap_or(Role::Viewer),
+            })
+            .collect(),
+    })
+}
+
+/// 256 random bits as hex: a link's token.
+fn new_token() -> Result<String, AppError> {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|error| {
+        tracing::error!(%error, "no randomness for a share link");
+        AppError::Internal
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Makes a link to the graph (or to one of its runs, at a step).
+pub async fn create_link(
+    pool: &SqlitePool,
+    user: Option<&User>,
+    graph_id: &str,
+    role: &str,
+    expires_in_hours: Option<u32>,
+    run_id: Option<String>,
+    step: Option<i64>,
+) -> Result<ShareLink, AppError> {
+    let allowed = require(pool, user, graph_id, Role::Owner).await?;
+    let role = grantable_role(role)?;
+    if let Some(hours) = expires_in_hours
+        && !(1..=MAX_EXPIRY_HOURS).contains(&hours)
+    {
+        return Err(AppError::InvalidInput(format!(
+            "`expires_in_hours` must be 1 to {MAX_EXPIRY_HOURS}"
+        )));
+    }
+    if let Some(run) = &run_id {
+        let owner: Option<String> = sqlx::query_scalar("SELECT graph_id FROM runs WHERE id = ?")
+            .bind(run)
+            .fetch_optional(pool)
+            .await?;
+        if owner.as_deref() != Some(allowed.graph.as_str()) {
+            return Err(AppError::InvalidInput(format!(
+                "run `{run}` is not a run of this graph"
+            )));
+        }
+    }
+    if step.is_some_and(|step| step < 0) || (step.is_some() && run_id.is_none()) {
+        return Err(AppError::InvalidInput(
+            "`step` must be 0 or more, and needs a `run_id`".into(),
+        ));
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    sqlx::query(
+        "INSERT INTO share_links (id, token, graph_id, role, run_id, step, created_by, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?,
+                 CASE WHEN ? IS NULL THEN NULL
+                      ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ? || ' hours') END)",
+    )
+    .bind(&id)
+    .bind(new_token()?)
+    .bind(allowed.graph.as_str())
+    .bind(role.as_str())
+    .bind(&run_id)
+    .bind(step)
+    .bind(allowed.user.id.as_str())
+    .bind(expires_in_hours)
+    .bind(expires_in_hours)
+    .execute(pool)
+    .await?;
+    tracing::info!(graph = %allowed.graph, link = %id, %role, "share link created");
+    let row: LinkRow = sqlx::query_as(link_select!("l.id = ?"))
+        .bind(&id)
+        .fetch_one(pool)
+        .await?;
+    Ok(row.into())
+}
+
+/// Revokes a link: it stops working and its grants end, now.
+pub async fn revoke_link(
+    pool: &SqlitePool,
+    events: &AccessEvents,
+    user: Option<&User>,
+    graph_id: &str,
+    link_id: &str,
+) -> Result<(), AppError> {
+    let allowed = require(pool, user, graph_id, Role::Owner).await?;
+    let changed = sqlx::query(
+        "UPDATE share_links SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+         WHERE id = ? AND graph_id = ?",
+    )
+    .bind(link_id)
+    .bind(allowed.graph.as_str())
+    .execute(pool)
+    .await?
+    .rows_affected();
+    if changed == 0 {
+        return Err(AppError::not_found(format!("share link {link_id}")));
+    }
+    tracing::info!(graph = %allowed.graph, link = %link_id, "share link revoked");
+    events.announce(AccessChange::Graph(allowed.graph.to_string()));
+    Ok(())
+}
+
+/// Grants, changes or (`none`) removes a member's role.
+pub async fn set_member(
+    pool: &SqlitePool,
+    events: &AccessEvents,
+    user: Option<&User>,
+    graph_id: &str,
+    username: &str,
+    role: &str,
+) -> Result<(), AppError> {
+    let allowed = require(pool, user, graph_id, Role::Owner).await?;
+    let member = find_user(pool, username)
+        .await?
+        .ok_or_else(|| AppError::InvalidInput(format!("nobody is called `{}`", username.trim())))?;
+    if member.id == allowed.user.id {
+        return Err(AppError::InvalidInput(
+            "you own this graph; the owner's role cannot change".into(),
+        ));
+    }
+    if role == "none" {
+        sqlx::query("DELETE FROM graph_members WHERE graph_id = ? AND user_id = ?")
+            .bind(allowed.graph.as_str())
+            .bind(member.id.as_str())
+            .execute(pool)
+            .await?;
+    } else {
+        let role = grantable_role(role)?;
+        sqlx::query(
+            "INSERT INTO graph_members (graph_id, user_id, role) VALUES (?, ?, ?)
+             ON CONFLICT (graph_id, user_id) DO UPDATE SET role = excluded.role",
+        )
+        .bind(allowed.graph.as_str())
+        .bind(member.id.as_str())
+        .bind(role.as_str())
+        .execute(pool)
+        .await?;
+    }
+    events.announce(AccessChange::Graph(allowed.graph.to_string()));
+    Ok(())
+}
+
+/// Whether `token` names a link that works now (not revoked, not expired).
+pub async fn link_is_usable(pool: &SqlitePool, token: &str) -> Result<bool, AppError> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "SELECT 1 FROM share_links WHERE token = ? AND revoked_at IS NULL
+         AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+    )
+    .bind(token)
+    .fetch_optional(pool)
+    .await?;
+    Ok(found.is_some())
+}
+
+/// Opens a link as `user`: records the grant and says where to go. A
+/// revoked or expired link says so plainly (410).
+pub async fn accept(
+    pool: &SqlitePool,
+    user: Option<&User>,
+    token: &str,
+) -> Result<Accepted, AppError> {
+    let user = user.ok_or_else(AppError::login_required)?;
+    let row: Option<(
+        String,
+        String,
+        String,
+        Option<String>,
+        Option<i64>,
+        Option<String>,
+        bool,
+        bool,
+    )> = sqlx::query_as(
+        "SELECT id, graph_id, role, run_id, step, expires_at,
+                    revoked_at IS NOT NULL,
+                    COALESCE(expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 0)
+             FROM share_links WHERE token = ?",
+    )
+    .bind(token)
+    .fetch_optional(pool)
+    .await?;
+    let Some((link_id, graph_id, role, run_id, step, expires_at, revoked, expired)) = row else {
+        return Err(AppError::not_found("share link"));
+    };
+    if revoked {
+        return Err(AppError::Gone(
+            "this share link was revoked by the graph's owner; ask them for a new one".into(),
+        ));
+    }
+    if expired {
+        return Err(AppError::Gone(format!(
+            "this share link expired on {}; ask the graph's owner for a new one",
+            crate::graphs::display_timestamp(expires_at.as_deref().unwrap_or_default())
+        )));
+    }
+    sqlx::query("INSERT OR IGNORE INTO link_grants (link_id, user_id) VALUES (?, ?)")
+        .bind(&link_id)
+        .bind(user.id.as_str())
+        .execute(pool)
+        .await?;
+    let graph = crate::graphs::ssr::graph_id(&graph_id)?;
+    let role = crate::access::ssr::role(pool, user, &graph)
+        .await?
+        .unwrap_or_else(|| Role::parse(&role).unwrap_or(Role::Viewer));
+    let target = match (run_id, step) {
+        (Some(run), Some(step)) => format!("{}?run={run}&step={step}", graph.href()),
+        (Some(run), None) => format!("{}?run={run}", graph.href()),
+        _ => graph.href(),
+    };
+    tracing::info!(graph = %graph, link = %link_id, user = %user.id.as_str(), "share link opened");
+    Ok(Accepted {
+        graph_id,
+        role,
+        target,
+    })
+}
+
+pub(super) async fn sharing_here(graph_id: &str) -> Result<Sharing, AppError> {
+    sharing(&pool()?, Some(&require_user()?), graph_id).await
+}
+
+pub(super) async fn create_link_here(
+    graph_id: &str,
+    role: &str,
+    expires_in_hours: Option<u32>,
+    run_id: Option<String>,
+    step: Option<i64>,
+) -> Result<ShareLink, AppError> {
+    let user = require_user()?;
+    create_link(
+        &pool()?,
+        Some(&user),
+        graph_id,
+        role,
+        expires_in_hours,
+        run_id,
+        step,
+    )
+    .await
+}
+
+pub(super) async fn revoke_link_here(graph_id: &str, link_id: &str) -> Result<(), AppError> {
+    let user = require_user()?;
+    revoke_link(&pool()?, auth()?.events(), Some(&user), graph_id, link_id).await
+}
+
+pub(super) async fn set_member_here(
+    graph_id: &str,
+    username: &str,
+    role: &str,
+) -> Result<(), AppError> {
+    let user = require_user()?;
+    set_member(
+        &pool()?,
+        auth()?.events(),
+        Some(&user),
+        graph_id,
+        username,
+        role,
+    )
+    .await
+}
+
+pub(super) async fn accept_here(token: &str) -> Result<Accepted, AppError> {
+    let user = require_user()?;
+    accept(&pool()?, Some(&user), token).await
+}

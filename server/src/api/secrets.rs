@@ -1,0 +1,46 @@
+//! The caller's secrets: names and dates out, values in (never out).
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use heddle_app::secrets::SecretSummary;
+use heddle_app::secrets::ssr as secrets;
+use serde::Deserialize;
+
+use super::{ApiError, ApiJson};
+use crate::auth::Who;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, ApiError>;
+
+/// `GET /api/v1/secrets`.
+pub async fn list(State(state): State<AppState>, who: Who) -> Result<Json<Vec<SecretSummary>>> {
+    Ok(Json(secrets::list(&state.pool, who.user()?).await?))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecretValue {
+    value: String,
+}
+
+/// `PUT /api/v1/secrets/{name}` with `{"value": "..."}`: 204.
+pub async fn put(
+    State(state): State<AppState>,
+    who: Who,
+    Path(name): Path<String>,
+    ApiJson(body): ApiJson<SecretValue>,
+) -> Result<StatusCode> {
+    secrets::put(&state.pool, who.user()?, &name, &body.value).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `DELETE /api/v1/secrets/{name}`: 204.
+pub async fn delete(
+    State(state): State<AppState>,
+    who: Who,
+    Path(name): Path<String>,
+) -> Result<StatusCode> {
+    secrets::delete(&state.pool, who.user()?, &name).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

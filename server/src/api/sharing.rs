@@ -1,0 +1,104 @@
+//! Sharing endpoints: the owner's links and members, and opening a link.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use heddle_app::sharing::ssr as sharing;
+use heddle_app::sharing::{Accepted, ShareLink, Sharing};
+use serde::Deserialize;
+
+use super::{ApiError, ApiJson};
+use crate::auth::Who;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, ApiError>;
+
+/// `GET /api/v1/graphs/{id}/sharing`: links and members (owner only).
+pub async fn get(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+) -> Result<Json<Sharing>> {
+    Ok(Json(
+        sharing::sharing(&state.pool, who.0.as_ref(), &id).await?,
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewLink {
+    role: String,
+    #[serde(default)]
+    expires_in_hours: Option<u32>,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    step: Option<i64>,
+}
+
+/// `POST /api/v1/graphs/{id}/links`: 201 with the link (owner only).
+pub async fn create_link(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+    ApiJson(body): ApiJson<NewLink>,
+) -> Result<(StatusCode, Json<ShareLink>)> {
+    let link = sharing::create_link(
+        &state.pool,
+        who.0.as_ref(),
+        &id,
+        &body.role,
+        body.expires_in_hours,
+        body.run_id,
+        body.step,
+    )
+    .await?;
+    Ok((StatusCode::CREATED, Json(link)))
+}
+
+/// `DELETE /api/v1/graphs/{id}/links/{link}`: revokes it (owner only).
+pub async fn revoke_link(
+    State(state): State<AppState>,
+    who: Who,
+    Path((id, link)): Path<(String, String)>,
+) -> Result<StatusCode> {
+    sharing::revoke_link(&state.pool, state.auth.events(), who.0.as_ref(), &id, &link).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemberRole {
+    /// `viewer`, `editor`, or `none` to remove.
+    role: String,
+}
+
+/// `PUT /api/v1/graphs/{id}/members/{username}` (owner only).
+pub async fn set_member(
+    State(state): State<AppState>,
+    who: Who,
+    Path((id, username)): Path<(String, String)>,
+    ApiJson(body): ApiJson<MemberRole>,
+) -> Result<StatusCode> {
+    sharing::set_member(
+        &state.pool,
+        state.auth.events(),
+        who.0.as_ref(),
+        &id,
+        &username,
+        &body.role,
+    )
+    .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/v1/share/{token}`: opens a link as the caller.
+pub async fn accept(
+    State(state): State<AppState>,
+    who: Who,
+    Path(token): Path<String>,
+) -> Result<Json<Accepted>> {
+    Ok(Json(
+        sharing::accept(&state.pool, who.0.as_ref(), &token).await?,
+    ))
+}

@@ -1,0 +1,217 @@
+//! The guards every request passes on its way in:
+//!
+//! - [`same_origin`]: a request that changes state (POST, PUT, DELETE, ...)
+//!   from another site is refused. Browsers say where a request comes from
+//!   (`Sec-Fetch-Site`, `Origin`); a request with neither is not from a
+//!   browser (a script) and cannot carry a victim's cookie by accident.
+//!   Together with `SameSite=Lax` cookies this is the CSRF protection.
+//! - the session layer (tower-sessions over [`crate::sessions`]), then
+//!   [`identify`]: reads the session once and puts a [`Caller`] in the
+//!   request's extensions for handlers and server functions.
+//! - [`login_wall`], on pages only: an anonymous visitor is sent to the
+//!   log-in page, and comes back after.
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use heddle_app::accounts::User;
+use heddle_app::accounts::ssr::{Caller, session_user};
+use heddle_app::error::AppError;
+use serde_json::json;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::cookie::time::Duration;
+use tower_sessions::{Expiry, Session, SessionManagerLayer};
+
+use crate::api::ApiError;
+use crate::sessions::SqliteSessions;
+use crate::state::AppState;
+
+/// How long a session lasts without being used.
+pub const SESSION_IDLE_DAYS: i64 = 14;
+
+/// The session layer: an HttpOnly, SameSite=Lax cookie (Secure when the
+/// server's public URL is https) naming a session stored in SQLite.
+pub fn session_layer(state: &AppState) -> SessionManagerLayer<SqliteSessions> {
+    SessionManagerLayer::new(SqliteSessions::new(state.pool.clone()))
+        .with_name("heddle_session")
+        .with_http_only(true)
+        .with_same_site(SameSite::Lax)
+        .with_secure(state.settings.secure_cookies())
+        .with_expiry(Expiry::OnInactivity(Duration::days(SESSION_IDLE_DAYS)))
+}
+
+/// Puts the request's [`Caller`] in its extensions.
+pub async fn identify(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let user = match request.extensions().get::<Session>() {
+        Some(session) => match session_user(&state.pool, session).await {
+            Ok(user) => user,
+            Err(error) => return ApiError(error).into_response(),
+        },
+        None => None,
+    };
+    request.extensions_mut().insert(Caller(user));
+    next.run(request).await
+}
+
+/// Refuses cross-site requests that change state.
+pub async fn same_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let safe = matches!(
+        *request.method(),
+        Method::GET | Method::HEAD | Method::OPTIONS
+    );
+    if safe {
+        return next.run(request).await;
+    }
+    if let Err(reason) = check_origin(request.headers(), state.settings.public_origin()) {
+        return cross_site(reason);
+    }
+    next.run(request).await
+}
+
+/// The reason a request is cross-site, or `Ok` when it is not (or is not
+/// from a browser). Websocket upgrades are checked with this too.
+pub fn check_origin(headers: &HeaderMap, public_origin: Option<&str>) -> Result<(), String> {
+    if let Some(site) = headers.get("sec-fetch-site") {
+        return match site.to_str() {
+            Ok("same-origin" | "none") => Ok(()),
+            Ok(other) => Err(format!("the request came from another site ({other})")),
+            Err(_) => Err("the request's Sec-Fetch-Site is unreadable".into()),
+        };
+    }
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = origin.to_str().unwrap_or("null");
+    let host = headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok())
+        .unwrap_or_default();
+    let same_host = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"))
+        .is_some_and(|rest| !host.is_empty() && rest == host);
+    if same_host || public_origin == Some(origin) {
+        Ok(())
+    } else {
+        Err(format!("the request came from {origin}"))
+    }
+}
+
+fn cross_site(reason: String) -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        axum::Json(json!({"error": {
+            "code": "cross_site",
+            "message": format!("cross-site request refused: {reason}"),
+        }})),
+    )
+        .into_response()
+}
+
+/// Pages anyone may open without an account.
+const PUBLIC_PAGES: &[&str] = &["/login", "/signup"];
+
+/// Sends anonymous visitors of a page to `/login?next=<the page>`.
+pub async fn login_wall(request: Request, next: Next) -> Response {
+    let anonymous = request
+        .extensions()
+        .get::<Caller>()
+        .is_none_or(|caller| caller.0.is_none());
+    let path = request.uri().path();
+    // Server functions share this router; they answer 401 themselves.
+    let page =
+        matches!(*request.method(), Method::GET | Method::HEAD) && !path.starts_with("/api/");
+    if !anonymous || !page || PUBLIC_PAGES.contains(&path) {
+        return next.run(request).await;
+    }
+    let target = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |target| target.as_str());
+    Redirect::to(&format!("/login?next={}", percent_encode(target))).into_response()
+}
+
+/// Encodes everything but unreserved characters and `/`.
+fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The caller of an API handler: `Who(Some(user))` when logged in.
+pub struct Who(pub Option<User>);
+
+impl Who {
+    /// The user, or 401.
+    pub fn user(&self) -> Result<&User, ApiError> {
+        self.0
+            .as_ref()
+            .ok_or_else(|| ApiError(AppError::login_required()))
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Who {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(Who(parts
+            .extensions
+            .get::<Caller>()
+            .and_then(|caller| caller.0.clone())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::{HeaderMap, HeaderValue};
+
+    use super::{check_origin, percent_encode};
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, HeaderValue::from_static(value));
+        }
+        map
+    }
+
+    #[test]
+    fn same_origin_requests_pass_and_cross_site_ones_do_not() {
+        assert!(check_origin(&headers(&[]), None).is_ok(), "not a browser");
+        assert!(check_origin(&headers(&[("sec-fetch-site", "same-origin")]), None).is_ok());
+        assert!(check_origin(&headers(&[("sec-fetch-site", "cross-site")]), None).is_err());
+        assert!(check_origin(&headers(&[("sec-fetch-site", "same-site")]), None).is_err());
+        let local = [
+            ("host", "127.0.0.1:3000"),
+            ("origin", "http://127.0.0.1:3000"),
+        ];
+        assert!(check_origin(&headers(&local), None).is_ok());
+        let evil = [
+            ("host", "127.0.0.1:3000"),
+            ("origin", "https://evil.example"),
+        ];
+        assert!(check_origin(&headers(&evil), None).is_err());
+        assert!(check_origin(&headers(&[("host", "a"), ("origin", "null")]), None).is_err());
+        let proxied = [
+            ("host", "10.0.0.2:3000"),
+            ("origin", "https://heddle.example"),
+        ];
+        assert!(check_origin(&headers(&proxied), Some("https://heddle.example")).is_ok());
+    }
+
+    #[test]
+    fn next_paths_are_encoded() {
+        assert_eq!(
+            percent_encode("/graphs/a?run=r&step=2"),
+            "/graphs/a%3Frun%3Dr%26step%3D2"
+        );
+    }
+}
