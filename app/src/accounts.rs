@@ -122,6 +122,20 @@ pub fn safe_next(next: Option<&str>) -> String {
     }
 }
 
+/// Percent-encodes `text` for a URL's query (everything but unreserved
+/// characters and `/`).
+pub fn encode_component(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
 #[cfg(feature = "ssr")]
 pub mod ssr;
 

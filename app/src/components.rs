@@ -1,11 +1,15 @@
 //! Pieces of UI the pages share, one file per component.
 
 mod error_view;
+mod form_error;
 mod graph_preview;
 mod header;
 mod not_found_view;
+mod share_panel;
 
 pub use error_view::ErrorView;
+pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;
 pub use header::Header;
 pub use not_found_view::NotFoundView;
+pub use share_panel::SharePanel;

@@ -122,6 +122,18 @@ pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
     })
 }
 
+/// The graph's run in progress (queued or running), if any: the page
+/// joins it live.
+#[server(endpoint = "active_run")]
+pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
+    )?;
+    with_error_status(ssr::active_run(&pool, &allowed.graph).await)
+}
+
 /// Copies a graph the caller may see into a new graph of their own, and
 /// opens it.
 #[server(endpoint = "copy_graph")]

@@ -12,9 +12,11 @@
 //! - [`access`]: roles on graphs and the checks every request makes.
 //! - [`sharing`]: members and share links.
 //! - [`secrets`]: per-user credentials that graphs name.
+//! - [`session`]: the app-wide "who is logged in" resource.
 //! - [`error`]: the typed error every server function returns.
 //! - [`http_status`]: sets the response status during server rendering.
 //! - [`limits`]: how big a graph and a run's input may be.
+//! - [`live`]: a watched run's state, fed by the websocket.
 
 pub mod access;
 pub mod accounts;
@@ -24,8 +26,10 @@ pub mod examples;
 pub mod graphs;
 pub mod http_status;
 pub mod limits;
+pub mod live;
 pub mod pages;
 pub mod secrets;
+pub mod session;
 pub mod sharing;
 pub mod shell;
 

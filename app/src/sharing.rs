@@ -16,6 +16,7 @@ use crate::http_status::with_error_status;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ShareLink {
     pub id: String,
+    pub graph_id: String,
     pub role: Role,
     /// The link's path on this server: `/share/<token>`.
     pub path: String,
@@ -66,10 +67,20 @@ pub async fn get_sharing(graph_id: String) -> Result<Sharing, AppError> {
 pub async fn create_share_link(
     graph_id: String,
     role: String,
-    #[server(default)] expires_in_hours: Option<u32>,
+    // Text, so the form's "never" (an empty value) reads as none.
+    #[server(default)] expires_in_hours: Option<String>,
     #[server(default)] run_id: Option<String>,
     #[server(default)] step: Option<i64>,
 ) -> Result<ShareLink, AppError> {
+    let expires_in_hours = match expires_in_hours.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(hours) => Some(hours.parse::<u32>().map_err(|_| {
+            AppError::InvalidInput(format!(
+                "`expires_in_hours` must be a number of hours, not `{hours}`"
+            ))
+        })?),
+    };
+    let run_id = run_id.filter(|run| !run.is_empty());
     with_error_status(ssr::create_link_here(&graph_id, &role, expires_in_hours, run_id, step).await)
 }
 

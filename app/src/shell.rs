@@ -9,7 +9,7 @@ use leptos_router::{
 };
 
 use crate::components::Header;
-use crate::pages::{GraphPage, HomePage, NotFound};
+use crate::pages::{GraphPage, HomePage, LoginPage, NotFound, SettingsPage, SharePage, SignupPage};
 
 /// The whole HTML document, rendered on the server.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -35,6 +35,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    crate::session::provide_session_user();
 
     // Browsers (and the end-to-end tests) can tell when the page has
     // become interactive: effects only ever run in the browser.
@@ -56,6 +57,11 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/") view=HomePage />
                     // Async: the page waits for its graph, so a missing one is a real 404.
                     <Route path=path!("/graphs/:id") view=GraphPage ssr=SsrMode::Async />
+                    <Route path=path!("/login") view=LoginPage />
+                    <Route path=path!("/signup") view=SignupPage />
+                    <Route path=path!("/settings") view=SettingsPage />
+                    // Async: an unusable link answers with its real status.
+                    <Route path=path!("/share/:token") view=SharePage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

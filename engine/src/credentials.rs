@@ -153,7 +153,7 @@ mod tests {
     fn document() -> GraphDocument {
         GraphDocument::from_value(json!({
             "format_version": 2, "name": "g",
-            "state": {"messages": {"type": "messages", "reducer": "append"}},
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
             "nodes": [
                 {"id": "a", "kind": "llm", "config": {"credential": "openai", "system": "s"}},
                 {"id": "b", "kind": "subgraph", "config": {"graph": {"nodes": [

@@ -16,8 +16,8 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use heddle_app::accounts::User;
 use heddle_app::accounts::ssr::{Caller, session_user};
+use heddle_app::accounts::{User, encode_component};
 use heddle_app::error::AppError;
 use serde_json::json;
 use tower_sessions::cookie::SameSite;
@@ -130,20 +130,7 @@ pub async fn login_wall(request: Request, next: Next) -> Response {
         .uri()
         .path_and_query()
         .map_or("/", |target| target.as_str());
-    Redirect::to(&format!("/login?next={}", percent_encode(target))).into_response()
-}
-
-/// Encodes everything but unreserved characters and `/`.
-fn percent_encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    Redirect::to(&format!("/login?next={}", encode_component(target))).into_response()
 }
 
 /// The caller of an API handler: `Who(Some(user))` when logged in.
@@ -173,7 +160,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Who {
 mod tests {
     use axum::http::{HeaderMap, HeaderValue};
 
-    use super::{check_origin, percent_encode};
+    use super::check_origin;
+    use heddle_app::accounts::encode_component;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();
@@ -210,7 +198,7 @@ mod tests {
     #[test]
     fn next_paths_are_encoded() {
         assert_eq!(
-            percent_encode("/graphs/a?run=r&step=2"),
+            encode_component("/graphs/a?run=r&step=2"),
             "/graphs/a%3Frun%3Dr%26step%3D2"
         );
     }

@@ -234,7 +234,7 @@ pub async fn create_user(
     check_password(password)?;
     let hash = hash_password(password).await?;
     let id = uuid::Uuid::new_v4().to_string();
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let taken: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE username = ?")
         .bind(username)
         .fetch_optional(&mut *tx)

@@ -5,13 +5,20 @@
 use heddle_engine::GraphDocument;
 use leptos::prelude::*;
 
+use crate::live::RunView;
+
 const NODE_WIDTH: f64 = 168.0;
 const NODE_HEIGHT: f64 = 52.0;
 const MARGIN: f64 = 32.0;
 
 /// The preview of a stored document (nothing if it does not read).
 #[component]
-pub fn GraphPreview(document: String) -> impl IntoView {
+pub fn GraphPreview(
+    document: String,
+    /// A run being watched: nodes show its states.
+    #[prop(optional)]
+    live: Option<RwSignal<RunView>>,
+) -> impl IntoView {
     let Ok(document) = GraphDocument::from_json(&document) else {
         return None;
     };
@@ -114,12 +121,26 @@ pub fn GraphPreview(document: String) -> impl IntoView {
                 node.label.clone()
             };
             let class = format!("preview-node kind-{}", node.kind);
+            let id = node.id.to_string();
+            let state = {
+                let id = id.clone();
+                move || live.map_or("idle", |live| live.with(|view| view.state_of(&id)))
+            };
+            let count = {
+                let id = id.clone();
+                move || {
+                    live.and_then(|live| live.with(|view| view.runs.get(&id).copied()))
+                        .filter(|runs| *runs > 1)
+                        .map(|runs| format!("×{runs}"))
+                }
+            };
             view! {
-                <g class=class>
+                <g class=class data-node=id data-state=state>
                     <rect x=x y=y width=NODE_WIDTH height=NODE_HEIGHT rx="10" />
                     <rect class="preview-kind-bar" x=x y=y width="6" height=NODE_HEIGHT rx="3" />
                     <text class="preview-label" x=x + 16.0 y=y + 22.0>{label}</text>
                     <text class="preview-kind" x=x + 16.0 y=y + 40.0>{node.kind.clone()}</text>
+                    <text class="preview-count" x=x + NODE_WIDTH - 10.0 y=y + 22.0 text-anchor="end">{count}</text>
                 </g>
             }
         })

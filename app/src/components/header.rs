@@ -1,7 +1,12 @@
-//! The bar across the top of every page: the brand and the main navigation.
+//! The bar across the top of every page: the brand, the main navigation,
+//! and who is logged in (with settings and log-out).
 
+use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_router::components::A;
+
+use crate::accounts::LogOut;
+use crate::session::{refresh_session_user, use_session_user};
 
 /// The top bar.
 #[component]
@@ -22,6 +27,41 @@ pub fn Header() -> impl IntoView {
                     "Graphs"
                 </A>
             </nav>
+            <UserMenu />
         </header>
+    }
+}
+
+/// The logged-in user's name, settings and log-out; nothing when nobody is
+/// logged in (the log-in page is showing).
+#[component]
+fn UserMenu() -> impl IntoView {
+    let log_out = ServerAction::<LogOut>::new();
+    Effect::new(move |_| {
+        if matches!(log_out.value().get(), Some(Ok(()))) {
+            refresh_session_user();
+        }
+    });
+    let user = use_session_user();
+    view! {
+        <Transition fallback=|| ()>
+            {move || Suspend::new(async move {
+                let user = match user {
+                    Some(resource) => resource.0.await.ok().flatten(),
+                    None => None,
+                };
+                user.map(|user| {
+                    view! {
+                        <div class="usermenu">
+                            <span class="usermenu-name" data-testid="username">{user.username}</span>
+                            <A href="/settings" attr:class="usermenu-link">"Settings"</A>
+                            <ActionForm action=log_out attr:class="inline-form">
+                                <button class="button button-small" type="submit">"Log out"</button>
+                            </ActionForm>
+                        </div>
+                    }
+                })
+            })}
+        </Transition>
     }
 }

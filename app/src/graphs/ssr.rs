@@ -4,6 +4,9 @@
 //! A save names the version it was based on; a save based on anything but
 //! the newest version is refused as a conflict, so nobody's work is
 //! overwritten. Every save also keeps the new version in `graph_versions`.
+//!
+//! Transactions that read then write begin IMMEDIATE: a deferred one would
+//! fail at once, not wait, when a run commits a checkpoint in between.
 
 use heddle_engine::GraphDocument;
 use sqlx::SqlitePool;
@@ -141,7 +144,7 @@ pub async fn create(
     owner: &User,
     document: Option<GraphDocument>,
 ) -> Result<Saved, AppError> {
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let document = match document {
         Some(document) => document,
         None => {
@@ -214,7 +217,7 @@ pub async fn save(
 ) -> Result<Saved, AppError> {
     let id = graph_id(id)?;
     check_document(document)?;
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let current: Option<i64> = sqlx::query_scalar("SELECT version FROM graphs WHERE id = ?")
         .bind(id.as_str())
         .fetch_optional(&mut *tx)
@@ -312,7 +315,7 @@ pub async fn restore(
 /// events, all in one transaction.
 pub async fn delete(pool: &SqlitePool, id: &str) -> Result<(), AppError> {
     let id = graph_id(id)?;
-    let mut tx = pool.begin().await?;
+    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT id FROM runs WHERE graph_id = ?)")
         .bind(id.as_str())
         .execute(&mut *tx)
@@ -328,4 +331,15 @@ pub async fn delete(pool: &SqlitePool, id: &str) -> Result<(), AppError> {
     tx.commit().await?;
     tracing::info!(graph = %id, "graph deleted");
     Ok(())
+}
+
+/// The newest run of a graph that is queued or running.
+pub async fn active_run(pool: &SqlitePool, graph: &GraphId) -> Result<Option<String>, AppError> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM runs WHERE graph_id = ? AND status IN ('queued', 'running')
+         ORDER BY created_at DESC, rowid DESC LIMIT 1",
+    )
+    .bind(graph.as_str())
+    .fetch_optional(pool)
+    .await?)
 }

@@ -8,10 +8,13 @@ use leptos_meta::Title;
 use leptos_router::{hooks::use_params, params::Params};
 
 use crate::access::Role;
-use crate::components::{ErrorView, GraphPreview, NotFoundView};
+use leptos::form::ActionForm;
+
+use crate::components::{ErrorView, GraphPreview, NotFoundView, SharePanel};
 use crate::error::AppError;
-use crate::graphs::{GraphDetail, display_timestamp, get_graph};
+use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
+use crate::live::{Link, RunView};
 
 #[derive(Params, Clone, Debug, PartialEq)]
 struct GraphParams {
@@ -73,6 +76,14 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
         document,
     } = detail;
     let node_count = node_count(&document);
+    let id = id.to_string();
+    let run = RwSignal::new(RunView::default());
+    let link = RwSignal::new(Link::Connecting);
+    watch_runs(id.clone(), run, link);
+    let copy = ServerAction::<CopyGraph>::new();
+    let share_id = id.clone();
+    let run_id = id.clone();
+    let copy_id = id.clone();
     view! {
         <Title text=name.clone() />
         <div class="graph-page">
@@ -85,15 +96,26 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 <span class="badge" title="Every save makes a new version">
                     {format!("v{version}")}
                 </span>
-                <span class="badge role-badge" title=role.describe()>{role.as_str()}</span>
-                <span class="save-status">
-                    <span class="dot dot-ok" aria-hidden="true"></span>
-                    "Saved"
+                <span class="badge role-badge" title=role.describe() data-testid="role">
+                    {role.as_str()}
                 </span>
+                <RunStatus run />
+                <span class="graph-bar-spacer"></span>
+                {role.can_edit().then(move || view! { <RunButton graph_id=run_id /> })}
+                <ActionForm action=copy attr:class="inline-form">
+                    <input type="hidden" name="id" value=copy_id />
+                    <button class="button" type="submit" disabled=copy.pending()>"Make a copy"</button>
+                </ActionForm>
             </div>
+            {move || (link.get() == Link::Revoked).then(|| view! {
+                <p class="notice notice-error graph-notice" role="alert" data-testid="access-ended">
+                    "Your access to this graph ended: the owner revoked the link or your role. "
+                    "Nothing here updates any more."
+                </p>
+            })}
             <div class="graph-body">
                 <div class="canvas" aria-label="Canvas">
-                    <GraphPreview document=document.clone() />
+                    <GraphPreview document=document.clone() live=run />
                     {(node_count == 0)
                         .then(|| {
                             view! {
@@ -105,6 +127,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                         })}
                 </div>
                 <aside class="inspector" aria-label="Graph details">
+                    {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
                     <h2 class="inspector-title">"Graph"</h2>
                     <dl class="facts">
                         <dt>"Nodes"</dt>
@@ -116,7 +139,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                         <dt>"Updated"</dt>
                         <dd>{display_timestamp(&updated_at)}</dd>
                         <dt>"Id"</dt>
-                        <dd class="mono">{id.to_string()}</dd>
+                        <dd class="mono">{id}</dd>
                     </dl>
                     <details class="document">
                         <summary>"Document (JSON)"</summary>
@@ -125,6 +148,64 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 </aside>
             </div>
         </div>
+    }
+}
+
+/// Follows the graph's runs live over the websocket, in the browser.
+fn watch_runs(graph_id: String, run: RwSignal<RunView>, link: RwSignal<Link>) {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |started: Option<()>| {
+        if started.is_some() {
+            return;
+        }
+        let graph_id = graph_id.clone();
+        leptos::task::spawn_local(async move {
+            let first = active_run(graph_id.clone()).await.ok().flatten();
+            crate::live::socket::watch(graph_id, first, run, link);
+        });
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (graph_id, run, link, active_run);
+}
+
+/// The watched run's status, for everyone on the page.
+#[component]
+fn RunStatus(run: RwSignal<RunView>) -> impl IntoView {
+    move || {
+        run.with(|view| {
+            view.status.clone().map(|status| {
+                let text = format!("Run {status}");
+                view! {
+                    <span class=format!("run-pill run-{status}") data-testid="run-status" data-status=status>
+                        {text}
+                    </span>
+                }
+            })
+        })
+    }
+}
+
+/// Starts a run with an empty input (the input form comes with the run
+/// panel); the page then follows it like any watcher.
+#[component]
+fn RunButton(graph_id: String) -> impl IntoView {
+    let error = RwSignal::new(None::<String>);
+    let start = move |_| {
+        #[cfg(feature = "hydrate")]
+        {
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                error.set(crate::live::socket::start_run(&graph_id).await.err());
+            });
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = &graph_id;
+    };
+    view! {
+        <button class="button button-primary" type="button" on:click=start data-testid="run">
+            "Run"
+        </button>
+        {move || error.get().map(|message| view! { <span class="inline-error" role="alert">{message}</span> })}
     }
 }
 

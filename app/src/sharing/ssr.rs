@@ -13,6 +13,7 @@ use crate::graphs::ssr::pool;
 #[derive(sqlx::FromRow)]
 struct LinkRow {
     id: String,
+    graph_id: String,
     token: String,
     role: String,
     run_id: Option<String>,
@@ -28,6 +29,7 @@ impl From<LinkRow> for ShareLink {
     fn from(row: LinkRow) -> Self {
         ShareLink {
             id: row.id,
+            graph_id: row.graph_id,
             role: Role::parse(&row.role).unwrap_or(Role::Viewer),
             path: format!("/share/{}", row.token),
             run_id: row.run_id,
@@ -45,7 +47,7 @@ impl From<LinkRow> for ShareLink {
 macro_rules! link_select {
     ($filter:literal) => {
         concat!(
-            "SELECT l.id, l.token, l.role, l.run_id, l.step, l.created_at, l.expires_at,
+            "SELECT l.id, l.graph_id, l.token, l.role, l.run_id, l.step, l.created_at, l.expires_at,
                     l.revoked_at IS NOT NULL AS revoked,
                     COALESCE(l.expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 0) AS expired,
                     (SELECT COUNT(*) FROM link_grants g WHERE g.link_id = l.id) AS uses
@@ -244,25 +246,22 @@ pub async fn accept(
     token: &str,
 ) -> Result<Accepted, AppError> {
     let user = user.ok_or_else(AppError::login_required)?;
-    let row: Option<(
-        String,
-        String,
-        String,
-        Option<String>,
-        Option<i64>,
-        Option<String>,
-        bool,
-        bool,
-    )> = sqlx::query_as(
-        "SELECT id, graph_id, role, run_id, step, expires_at,
-                    revoked_at IS NOT NULL,
-                    COALESCE(expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 0)
-             FROM share_links WHERE token = ?",
-    )
-    .bind(token)
-    .fetch_optional(pool)
-    .await?;
-    let Some((link_id, graph_id, role, run_id, step, expires_at, revoked, expired)) = row else {
+    let row: Option<LinkRow> = sqlx::query_as(link_select!("l.token = ?"))
+        .bind(token)
+        .fetch_optional(pool)
+        .await?;
+    let Some(LinkRow {
+        id: link_id,
+        graph_id,
+        role,
+        run_id,
+        step,
+        expires_at,
+        revoked,
+        expired,
+        ..
+    }) = row
+    else {
         return Err(AppError::not_found("share link"));
     };
     if revoked {

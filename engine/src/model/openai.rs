@@ -26,8 +26,8 @@ use super::{
     Usage,
 };
 
-/// Where and how to reach an endpoint.
-#[derive(Debug, Clone)]
+/// Where and how to reach an endpoint. Its `Debug` hides the key.
+#[derive(Clone)]
 pub struct OpenAiConfig {
     /// The API base, e.g. `https://api.openai.com/v1` or
     /// `http://localhost:11434/v1` for Ollama.
@@ -44,6 +44,20 @@ pub struct OpenAiConfig {
     pub initial_backoff: Duration,
     /// Stream replies.
     pub stream: bool,
+}
+
+impl std::fmt::Debug for OpenAiConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiConfig")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "…"))
+            .field("model", &self.model)
+            .field("timeout", &self.timeout)
+            .field("max_retries", &self.max_retries)
+            .field("initial_backoff", &self.initial_backoff)
+            .field("stream", &self.stream)
+            .finish()
+    }
 }
 
 impl OpenAiConfig {

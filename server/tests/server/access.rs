@@ -439,6 +439,9 @@ async fn every_endpoint_answers_each_caller_as_their_role_allows() {
     );
 }
 
+/// A server function, its form, what it needs, and its status when allowed.
+type FunctionCell<'a> = (&'a str, Vec<(&'a str, &'a str)>, Need, u16);
+
 /// Server functions, as the app calls them (form-encoded POSTs).
 #[tokio::test]
 async fn every_server_function_answers_each_caller_as_their_role_allows() {
@@ -453,7 +456,7 @@ async fn every_server_function_answers_each_caller_as_their_role_allows() {
         )
         .await;
     let revocable = other_link["id"].as_str().unwrap().to_string();
-    let cells: Vec<(&str, Vec<(&str, &str)>, Need, u16)> = vec![
+    let cells: Vec<FunctionCell> = vec![
         ("current_user", vec![], Need::Public, 200),
         ("auth_status", vec![], Need::Public, 200),
         ("list_examples", vec![], Need::Public, 200),

@@ -14,4 +14,6 @@ mod database;
 mod graphs_api;
 mod live;
 mod pages;
+mod secrets;
+mod sessions;
 mod startup;

@@ -140,12 +140,25 @@ impl TestServer {
         Self::start_on(dir, pool, runs, listener, addr, settings).await
     }
 
+    /// A server whose graphs get these models and tools.
+    pub async fn start_with_registry(registry: heddle_engine::Registry) -> TestServer {
+        let mut settings = Settings::default();
+        settings.max_runs_per_user = 10_000;
+        Self::start_full(settings, registry).await
+    }
+
     /// A server with these settings (and no raised run limit).
     pub async fn start_with_settings(settings: Settings) -> TestServer {
+        Self::start_full(settings, heddle_engine::Registry::new()).await
+    }
+
+    async fn start_full(settings: Settings, registry: heddle_engine::Registry) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
         let url = format!("sqlite://{}", dir.path().join("data/heddle.db").display());
         let pool = db::connect(&url).await.expect("database");
-        let runs = Runs::new(pool.clone(), 8).await.expect("runs");
+        let runs = Runs::with_registry(pool.clone(), 8, registry)
+            .await
+            .expect("runs");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -235,6 +248,15 @@ impl TestServer {
 
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
+    }
+
+    /// Another connection to the server's database (to age a link, say).
+    pub async fn pool(&self) -> sqlx::SqlitePool {
+        let url = format!(
+            "sqlite://{}",
+            self.dir.path().join("data/heddle.db").display()
+        );
+        db::connect(&url).await.expect("database")
     }
 
     pub async fn get(&self, path: &str) -> reqwest::Response {

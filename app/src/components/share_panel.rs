@@ -1,0 +1,160 @@
+//! The owner's share panel on a graph's page: share links (role, expiry,
+//! copy, revoke) and teammates granted a role by name.
+
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+
+use crate::access::Role;
+use crate::components::{ErrorView, FormError, action_error};
+use crate::graphs::display_timestamp;
+use crate::sharing::{
+    CreateShareLink, RevokeShareLink, SetMemberRole, ShareLink, Sharing, get_sharing,
+};
+
+/// The panel; only rendered for the graph's owner.
+#[component]
+pub fn SharePanel(graph_id: String) -> impl IntoView {
+    let create = ServerAction::<CreateShareLink>::new();
+    let revoke = ServerAction::<RevokeShareLink>::new();
+    let member = ServerAction::<SetMemberRole>::new();
+    let sharing = Resource::new(
+        {
+            let graph_id = graph_id.clone();
+            move || {
+                (
+                    graph_id.clone(),
+                    create.version().get() + revoke.version().get() + member.version().get(),
+                )
+            }
+        },
+        |(graph_id, _)| get_sharing(graph_id),
+    );
+    let member_graph = graph_id.clone();
+    view! {
+        <section class="share-panel" aria-labelledby="share-title">
+            <h2 class="inspector-title" id="share-title">"Share"</h2>
+            <ActionForm action=create attr:class="share-form">
+                <input type="hidden" name="graph_id" value=graph_id.clone() />
+                <label class="field">
+                    <span class="field-label">"Anyone with the link can"</span>
+                    <select name="role" data-testid="link-role">
+                        <option value="viewer" selected>"view"</option>
+                        <option value="editor">"edit"</option>
+                    </select>
+                </label>
+                <label class="field">
+                    <span class="field-label">"Expires"</span>
+                    <select name="expires_in_hours">
+                        <option value="" selected>"never"</option>
+                        <option value="24">"in a day"</option>
+                        <option value="168">"in a week"</option>
+                        <option value="720">"in 30 days"</option>
+                    </select>
+                </label>
+                <button class="button button-primary" type="submit" disabled=create.pending()>
+                    "Create link"
+                </button>
+            </ActionForm>
+            <FormError error=action_error(create.value()) />
+            <FormError error=action_error(revoke.value()) />
+            <Transition fallback=|| view! { <p class="loading">"Loading links…"</p> }>
+                <ErrorBoundary fallback=|errors| view! { <ErrorView errors /> }>
+                    {move || Suspend::new(async move {
+                        sharing.await.map(|sharing| view! { <Links sharing revoke /> })
+                    })}
+                </ErrorBoundary>
+            </Transition>
+            <h3 class="share-subtitle">"Teammates"</h3>
+            <ActionForm action=member attr:class="share-form">
+                <input type="hidden" name="graph_id" value=member_graph />
+                <label class="field field-grow">
+                    <span class="field-label">"Username"</span>
+                    <input name="username" required maxlength="64" />
+                </label>
+                <label class="field">
+                    <span class="field-label">"Role"</span>
+                    <select name="role">
+                        <option value="viewer" selected>"viewer"</option>
+                        <option value="editor">"editor"</option>
+                        <option value="none">"no access"</option>
+                    </select>
+                </label>
+                <button class="button" type="submit" disabled=member.pending()>"Set"</button>
+            </ActionForm>
+            <FormError error=action_error(member.value()) />
+        </section>
+    }
+}
+
+#[component]
+fn Links(sharing: Sharing, revoke: ServerAction<RevokeShareLink>) -> impl IntoView {
+    let members = sharing.members;
+    let live: Vec<ShareLink> = sharing
+        .links
+        .into_iter()
+        .filter(|link| !link.revoked && !link.expired)
+        .collect();
+    view! {
+        {if live.is_empty() {
+            view! { <p class="empty-note">"No active links. Create one to share this graph."</p> }.into_any()
+        } else {
+            view! {
+                <ul class="link-list">
+                    {live.into_iter().map(|link| view! { <LinkRow link revoke /> }).collect_view()}
+                </ul>
+            }
+            .into_any()
+        }}
+        {(!members.is_empty()).then(|| view! {
+            <ul class="member-list">
+                {members
+                    .into_iter()
+                    .map(|member| view! {
+                        <li><span>{member.username}</span><span class="badge">{member.role.as_str()}</span></li>
+                    })
+                    .collect_view()}
+            </ul>
+        })}
+    }
+}
+
+#[component]
+fn LinkRow(link: ShareLink, revoke: ServerAction<RevokeShareLink>) -> impl IntoView {
+    let url = move || {
+        #[cfg(feature = "hydrate")]
+        {
+            let origin = window().location().origin().unwrap_or_default();
+            format!("{origin}{}", link.path)
+        }
+        #[cfg(not(feature = "hydrate"))]
+        {
+            link.path.clone()
+        }
+    };
+    let expiry = link
+        .expires_at
+        .as_deref()
+        .map_or("never expires".to_string(), |at| {
+            format!("expires {}", display_timestamp(at))
+        });
+    let role = match link.role {
+        Role::Editor => "can edit",
+        _ => "can view",
+    };
+    let uses = match link.uses {
+        0 => "not opened yet".to_string(),
+        1 => "opened by 1 person".to_string(),
+        n => format!("opened by {n} people"),
+    };
+    view! {
+        <li class="link-row">
+            <input class="mono link-url" readonly value=url aria-label="Share link" data-testid="share-url" />
+            <span class="link-meta">{format!("{role} · {expiry} · {uses}")}</span>
+            <ActionForm action=revoke attr:class="inline-form">
+                <input type="hidden" name="graph_id" value=link.graph_id.clone() />
+                <input type="hidden" name="link_id" value=link.id.clone() />
+                <button class="button button-small button-danger" type="submit">"Revoke"</button>
+            </ActionForm>
+        </li>
+    }
+}

@@ -1,0 +1,125 @@
+//! `/settings`: the logged-in user's password and secrets. A secret's
+//! value is typed once and never shown again: the list holds names only.
+
+use leptos::form::ActionForm;
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+use crate::accounts::{ChangePassword, MIN_PASSWORD_CHARS};
+use crate::components::ErrorView;
+use crate::components::{FormError, action_error};
+use crate::graphs::display_timestamp;
+use crate::secrets::{DeleteSecret, SaveSecret, SecretSummary, list_secrets};
+
+/// `/settings`.
+#[component]
+pub fn SettingsPage() -> impl IntoView {
+    view! {
+        <Title text="Settings" />
+        <section class="page page-narrow">
+            <div class="page-head">
+                <div>
+                    <h1>"Settings"</h1>
+                    <p class="page-sub">"Your password, and the credentials your graphs use."</p>
+                </div>
+            </div>
+            <Secrets />
+            <Password />
+        </section>
+    }
+}
+
+#[component]
+fn Secrets() -> impl IntoView {
+    let save = ServerAction::<SaveSecret>::new();
+    let delete = ServerAction::<DeleteSecret>::new();
+    let secrets = Resource::new(
+        move || (save.version().get(), delete.version().get()),
+        |_| list_secrets(),
+    );
+    view! {
+        <section class="panel" aria-labelledby="secrets-title">
+            <h2 id="secrets-title">"Secrets"</h2>
+            <p class="page-sub">
+                "API keys and tokens, kept on the server. A graph names a secret (an llm node's "
+                <code>"credential"</code>
+                "), never its value: exports never hold one, and nobody you share a graph with "
+                "can read yours. Runs you start use your secrets."
+            </p>
+            <ErrorBoundary fallback=|errors| view! { <ErrorView errors /> }>
+                <Transition fallback=|| view! { <ul class="secret-list" aria-busy="true"></ul> }>
+                    {move || Suspend::new(async move {
+                        secrets.await.map(|list| view! { <SecretList list delete /> })
+                    })}
+                </Transition>
+            </ErrorBoundary>
+            <ActionForm action=save attr:class="secret-form">
+                <label class="field">
+                    <span class="field-label">"Name"</span>
+                    <input name="name" required maxlength="64" pattern="[A-Za-z0-9._-]+" placeholder="openai" />
+                </label>
+                <label class="field field-grow">
+                    <span class="field-label">"Value"</span>
+                    <input name="value" type="password" required autocomplete="off" placeholder="sk-…" />
+                </label>
+                <button class="button button-primary" type="submit" disabled=save.pending()>"Save secret"</button>
+            </ActionForm>
+            <FormError error=action_error(save.value()) />
+            <FormError error=action_error(delete.value()) />
+        </section>
+    }
+}
+
+#[component]
+fn SecretList(list: Vec<SecretSummary>, delete: ServerAction<DeleteSecret>) -> impl IntoView {
+    if list.is_empty() {
+        return view! { <p class="empty-note">"No secrets yet. Graphs run on the server's model until you add one."</p> }
+            .into_any();
+    }
+    view! {
+        <ul class="secret-list">
+            {list
+                .into_iter()
+                .map(|secret| {
+                    view! {
+                        <li class="secret-row">
+                            <span class="mono secret-name">{secret.name.clone()}</span>
+                            <span class="secret-value" aria-label="hidden value">"••••••••"</span>
+                            <span class="graph-row-meta">"Updated " {display_timestamp(&secret.updated_at)}</span>
+                            <ActionForm action=delete attr:class="inline-form">
+                                <input type="hidden" name="name" value=secret.name />
+                                <button class="button button-small" type="submit">"Delete"</button>
+                            </ActionForm>
+                        </li>
+                    }
+                })
+                .collect_view()}
+        </ul>
+    }
+    .into_any()
+}
+
+#[component]
+fn Password() -> impl IntoView {
+    let action = ServerAction::<ChangePassword>::new();
+    let done = move || matches!(action.value().get(), Some(Ok(())));
+    view! {
+        <section class="panel" aria-labelledby="password-title">
+            <h2 id="password-title">"Password"</h2>
+            <p class="page-sub">"Changing it logs you out everywhere else."</p>
+            <ActionForm action attr:class="auth-form">
+                <label class="field">
+                    <span class="field-label">"Current password"</span>
+                    <input name="current" type="password" autocomplete="current-password" required />
+                </label>
+                <label class="field">
+                    <span class="field-label">"New password"</span>
+                    <input name="new" type="password" autocomplete="new-password" required minlength=MIN_PASSWORD_CHARS />
+                </label>
+                <FormError error=action_error(action.value()) />
+                {move || done().then(|| view! { <p class="notice" role="status">"Password changed."</p> })}
+                <button class="button" type="submit" disabled=action.pending()>"Change password"</button>
+            </ActionForm>
+        </section>
+    }
+}
