@@ -10,6 +10,9 @@ const chromium = process.env.HEDDLE_CHROMIUM ?? "/usr/bin/chromium";
 // CARGO_TARGET_DIR, when set, is relative to the workspace root.
 const heddle = path.resolve(__dirname, "..", process.env.CARGO_TARGET_DIR ?? "target", "debug/heddle");
 
+/** The owner's cookies, written by the setup project. */
+export const OWNER_STATE = path.resolve(__dirname, "../target/e2e/owner.json");
+
 export default defineConfig({
   testDir: "./tests",
   outputDir: "../target/e2e/results",
@@ -19,6 +22,17 @@ export default defineConfig({
   timeout: 30_000,
   expect: { timeout: 10_000 },
   reporter: [["list"]],
+  // `setup` walks the first-run path (the first visitor creates the owner
+  // account) and keeps the owner's session for every other test.
+  projects: [
+    { name: "setup", testMatch: /first-run\.setup\.ts/ },
+    {
+      name: "app",
+      dependencies: ["setup"],
+      testIgnore: /\.setup\.ts/,
+      use: { storageState: OWNER_STATE },
+    },
+  ],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
     trace: "retain-on-failure",

@@ -75,7 +75,8 @@ pub fn watch(
                                 .send(send(json!({"type": "unsubscribe", "run_id": old})))
                                 .await;
                         }
-                        if view.try_set(RunView::of(&run)).is_none() {
+                        // `try_set` hands the value back when the page is gone.
+                        if view.try_set(RunView::of(&run)).is_some() {
                             return;
                         }
                         let _ = sink

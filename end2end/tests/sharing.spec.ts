@@ -1,0 +1,134 @@
+// Sharing, as two people live it: the owner shares a viewer link; the
+// teammate opens it (making an account on the way), sees the graph and a
+// run animate live, and cannot change it; the owner revokes the link and
+// the teammate loses access at once.
+import { test, expect, hydrated } from "./fixtures";
+import { Browser, Page } from "@playwright/test";
+
+const SLOW_GRAPH = {
+  format_version: 2,
+  name: "Slow and steady",
+  state: { channels: { count: { type: "integer", reducer: "sum" } } },
+  nodes: [
+    { id: "start", kind: "start", position: { x: 0, y: 0 } },
+    { id: "pause", kind: "wait", config: { ms: 1500 }, position: { x: 220, y: 0 } },
+    { id: "tick", kind: "set", config: { values: { count: { value: 1 } } }, position: { x: 440, y: 0 } },
+  ],
+  edges: [
+    { id: "e1", from: "start", to: "pause" },
+    { id: "e2", from: "pause", to: "tick" },
+  ],
+};
+
+async function teammatePage(browser: Browser): Promise<Page> {
+  // A browser of their own: no cookies of the owner's.
+  const context = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+  return context.newPage();
+}
+
+const node = (page: Page, id: string) => page.locator(`.preview-node[data-node="${id}"]`);
+
+test("a viewer link shows the graph and its live runs, read-only, until revoked", async ({
+  page: owner,
+  browser,
+  errors,
+}) => {
+  await owner.setViewportSize({ width: 1280, height: 800 });
+  const created = await owner.request.post("/api/v1/graphs", { data: { document: SLOW_GRAPH } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+
+  // The owner makes a viewer link.
+  await owner.goto(`/graphs/${id}`);
+  await hydrated(owner);
+  await expect(owner.getByTestId("role")).toHaveText("owner");
+  await owner.getByTestId("link-role").selectOption("viewer");
+  await owner.getByRole("button", { name: "Create link" }).click();
+  const urlBox = owner.getByTestId("share-url");
+  await expect(urlBox).toHaveValue(/\/share\/[0-9a-f]{64}$/);
+  const shareUrl = await urlBox.inputValue();
+  await owner.screenshot({ path: "../target/e2e/screens/share-owner-light.png" });
+
+  // The teammate opens it, is asked to log in, makes an account instead,
+  // and lands on the graph as a viewer.
+  const teammate = await teammatePage(browser);
+  await teammate.setViewportSize({ width: 1280, height: 800 });
+  const teammateErrors: string[] = [];
+  teammate.on("pageerror", (error) => teammateErrors.push(error.message));
+  await teammate.goto(shareUrl);
+  await expect(teammate).toHaveURL(/\/login\?next=/);
+  await hydrated(teammate);
+  await teammate.getByRole("link", { name: "Create an account" }).click();
+  await expect(teammate).toHaveURL(/\/signup\?next=/);
+  await teammate.getByLabel("Username").fill("tess");
+  await teammate.getByLabel("Password").fill("tess's long password");
+  await teammate.getByRole("button", { name: "Create account" }).click();
+  await expect(teammate).toHaveURL(new RegExp(`/graphs/${id}$`));
+  await expect(teammate.locator(".graph-title")).toHaveText("Slow and steady");
+  await expect(teammate.getByTestId("role")).toHaveText("viewer");
+  await expect(teammate.getByTestId("username")).toHaveText("tess");
+  // Viewers get no run button and no share panel.
+  await expect(teammate.getByTestId("run")).toHaveCount(0);
+  await expect(teammate.getByRole("heading", { name: "Share" })).toHaveCount(0);
+  await expect(node(teammate, "pause")).toHaveAttribute("data-state", "idle");
+
+  // The owner runs the graph; the teammate watches it animate.
+  await owner.getByTestId("run").click();
+  await expect(node(teammate, "pause")).toHaveAttribute("data-state", "running");
+  await expect(teammate.getByTestId("run-status")).toHaveText("Run running");
+  await teammate.screenshot({ path: "../target/e2e/screens/share-viewer-running-light.png" });
+  await expect(node(teammate, "pause")).toHaveAttribute("data-state", "succeeded");
+  await expect(node(teammate, "tick")).toHaveAttribute("data-state", "succeeded");
+  await expect(teammate.getByTestId("run-status")).toHaveText("Run finished");
+  await expect(owner.getByTestId("run-status")).toHaveText("Run finished");
+
+  // The teammate cannot change it, even by calling the API from the page.
+  const refused = await teammate.evaluate(async (graph) => {
+    const response = await fetch(`/api/v1/graphs/${graph}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ base_version: 1, document: { format_version: 2, name: "mine now" } }),
+    });
+    return { status: response.status, body: await response.json() };
+  }, id);
+  expect(refused.status).toBe(403);
+  expect(refused.body.error.message).toBe("you are a viewer of this graph; this needs the editor role");
+
+  // The owner revokes the link; the teammate's open page hears it.
+  await owner.getByRole("button", { name: "Revoke" }).click();
+  await expect(owner.getByText("No active links.")).toBeVisible();
+  await expect(teammate.getByTestId("access-ended")).toBeVisible();
+  await teammate.screenshot({ path: "../target/e2e/screens/share-revoked-light.png" });
+  const reloaded = await teammate.reload();
+  expect(reloaded?.status()).toBe(404);
+  await expect(teammate.getByRole("heading", { name: "Graph not found" })).toBeVisible();
+  // And the link itself says it was revoked.
+  const again = await teammate.goto(shareUrl);
+  expect(again?.status()).toBe(410);
+  await expect(teammate.getByRole("heading", { name: "This share link no longer works" })).toBeVisible();
+  await expect(teammate.getByText(/revoked by the graph's owner/)).toBeVisible();
+
+  expect(teammateErrors).toEqual([]);
+  expect(errors).toEqual([]);
+});
+
+test("logging out ends the session and the pages ask to log in", async ({ browser }) => {
+  // A separate account, so the owner's saved session stays valid.
+  const page = await teammatePage(browser);
+  await page.goto("/signup");
+  await hydrated(page);
+  await page.getByLabel("Username").fill("leo");
+  await page.getByLabel("Password").fill("leo's long password");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page.getByTestId("username")).toHaveText("leo");
+  await page.getByRole("button", { name: "Log out" }).click();
+  await expect(page).toHaveURL(/\/login$/);
+  await expect(page.getByTestId("username")).toHaveCount(0);
+  await page.goto("/");
+  await expect(page).toHaveURL(/\/login\?next=\/$/);
+  await expect(page.getByRole("heading", { name: "Log in to Heddle" })).toBeVisible();
+  await page.getByLabel("Username").fill("leo");
+  await page.getByLabel("Password").fill("not the password");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page.getByRole("alert")).toHaveText("wrong username or password");
+});
