@@ -4,7 +4,7 @@
 import { test, hydrated } from "./fixtures";
 
 for (const scheme of ["light", "dark"] as const) {
-  test(`screens render cleanly (${scheme})`, async ({ page, errors }) => {
+  test(`screens render cleanly (${scheme})`, async ({ page, browser, errors }) => {
     await page.emulateMedia({ colorScheme: scheme });
     await page.setViewportSize({ width: 1280, height: 800 });
     const shot = (name: string) =>
@@ -33,5 +33,21 @@ for (const scheme of ["light", "dark"] as const) {
     await page.waitForURL(/\/graphs\//);
     await hydrated(page);
     await shot("graph-example");
+
+    await page.request.put("/api/v1/secrets/openai", { data: { value: "sk-not-shown" } });
+    await page.goto("/settings");
+    await hydrated(page);
+    await page.getByText("openai").waitFor();
+    await shot("settings");
+
+    // Logged out: the log-in page.
+    const visitor = await browser.newContext({ storageState: { cookies: [], origins: [] } });
+    const login = await visitor.newPage();
+    await login.emulateMedia({ colorScheme: scheme });
+    await login.setViewportSize({ width: 1280, height: 800 });
+    await login.goto("/graphs/x");
+    await hydrated(login);
+    await login.screenshot({ path: `../target/e2e/screens/login-${scheme}.png` });
+    await visitor.close();
   });
 }

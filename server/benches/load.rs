@@ -36,7 +36,15 @@ impl Drop for Server {
 fn start_server() -> Server {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
     let mut child = Command::new(env!("CARGO_BIN_EXE_heddle"))
-        .args(["serve", "--port", "0", "--max-runs", "256"])
+        .args([
+            "serve",
+            "--port",
+            "0",
+            "--max-runs",
+            "256",
+            "--max-runs-per-user",
+            "100000",
+        ])
         .env(
             "DATABASE_URL",
             format!("sqlite://{}", dir.path().join("load.db").display()),
@@ -123,11 +131,25 @@ fn emitted_at(text: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-async fn viewers(server: &Server, client: &reqwest::Client, graph: &str, count: usize) {
+async fn viewers(
+    server: &Server,
+    client: &reqwest::Client,
+    cookie: &str,
+    graph: &str,
+    count: usize,
+) {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let ws_url = format!("{}/api/v1/ws", server.base.replace("http://", "ws://"));
     let mut sockets = Vec::with_capacity(count);
     for _ in 0..count {
-        let (socket, _) = tokio_tungstenite::connect_async(&ws_url)
+        let mut request = ws_url
+            .as_str()
+            .into_client_request()
+            .unwrap_or_else(|e| panic!("websocket request: {e}"));
+        if let Ok(value) = cookie.parse() {
+            request.headers_mut().insert("cookie", value);
+        }
+        let (socket, _) = tokio_tungstenite::connect_async(request)
             .await
             .unwrap_or_else(|e| panic!("websocket: {e}"));
         sockets.push(socket);
@@ -281,7 +303,26 @@ fn main() {
         .unwrap_or_else(|e| panic!("runtime: {e}"));
     let server = start_server();
     runtime.block_on(async {
-        let client = reqwest::Client::new();
+        // One account does everything: sign up, keep its session cookie.
+        let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());
+        let client = reqwest::Client::builder()
+            .cookie_provider(std::sync::Arc::clone(&jar))
+            .build()
+            .unwrap_or_else(|e| panic!("client: {e}"));
+        client
+            .post(format!("{}/api/v1/auth/signup", server.base))
+            .json(&json!({"username": "bench", "password": "bench password"}))
+            .send()
+            .await
+            .and_then(|r| r.error_for_status())
+            .unwrap_or_else(|e| panic!("sign up: {e}"));
+        let cookie = {
+            use reqwest::cookie::CookieStore;
+            let url = server.base.parse().unwrap_or_else(|e| panic!("url: {e}"));
+            jar.cookies(&url)
+                .and_then(|value| value.to_str().ok().map(str::to_string))
+                .unwrap_or_default()
+        };
         let create = |document: Value| {
             let client = client.clone();
             let url = format!("{}/api/v1/graphs", server.base);
@@ -303,7 +344,7 @@ fn main() {
         let fast = create(ring(None)).await;
         println!("| load | latency | throughput | memory |");
         println!("| --- | --- | --- | --- |");
-        viewers(&server, &client, &paced, viewer_count).await;
+        viewers(&server, &client, &cookie, &paced, viewer_count).await;
         concurrent_runs(&server, &client, &fast, run_count).await;
     });
 }
