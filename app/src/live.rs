@@ -51,6 +51,8 @@ pub struct RunView {
     pub last_edge: Option<(String, String)>,
     /// Events applied (for the counter and the tests).
     pub events: u64,
+    /// A replay stopped at this step: later events are not applied.
+    pub until_step: Option<u32>,
 }
 
 impl RunView {
@@ -63,12 +65,36 @@ impl RunView {
         }
     }
 
+    /// A view of `run_id` as it stood at the end of `step`.
+    pub fn at_step(run_id: &str, step: u32) -> RunView {
+        RunView {
+            run_id: Some(run_id.to_string()),
+            status: Some("replay".into()),
+            until_step: Some(step),
+            ..RunView::default()
+        }
+    }
+
     /// Applies one engine event (as the websocket sends it).
     pub fn apply(&mut self, event: &Value) {
+        if let Some(until) = self.until_step {
+            let later = event["step"]
+                .as_u64()
+                .is_some_and(|step| step > u64::from(until));
+            let ending = matches!(
+                event["type"].as_str(),
+                Some("run_finished" | "run_failed" | "run_cancelled" | "run_interrupted")
+            );
+            if later || ending {
+                return;
+            }
+        }
         self.events += 1;
         let node = || event["node"].as_str().unwrap_or_default().to_string();
         match event["type"].as_str().unwrap_or_default() {
-            "run_started" | "run_resumed" => self.status = Some("running".into()),
+            "run_started" | "run_resumed" if self.until_step.is_none() => {
+                self.status = Some("running".into());
+            }
             "node_started" => {
                 let node = node();
                 *self.runs.entry(node.clone()).or_default() += 1;
@@ -134,6 +160,21 @@ mod tests {
         assert_eq!(view.last_edge, Some(("a".into(), "b".into())));
         assert_eq!(view.status.as_deref(), Some("failed"));
         assert_eq!(view.events, 8);
+    }
+
+    #[test]
+    fn a_replay_stops_at_its_step() {
+        let mut view = RunView::at_step("run-1", 1);
+        view.apply(&json!({"type": "run_started"}));
+        view.apply(&json!({"type": "node_started", "node": "a", "step": 0}));
+        view.apply(&json!({"type": "node_succeeded", "node": "a", "step": 0}));
+        view.apply(&json!({"type": "node_started", "node": "b", "step": 1}));
+        view.apply(&json!({"type": "node_started", "node": "c", "step": 2}));
+        view.apply(&json!({"type": "run_finished"}));
+        assert_eq!(view.state_of("a"), "succeeded");
+        assert_eq!(view.state_of("b"), "running");
+        assert_eq!(view.state_of("c"), "idle");
+        assert_eq!(view.status.as_deref(), Some("replay"));
     }
 
     #[test]

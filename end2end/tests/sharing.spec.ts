@@ -132,3 +132,35 @@ test("logging out ends the session and the pages ask to log in", async ({ browse
   await page.getByRole("button", { name: "Log in" }).click();
   await expect(page.getByRole("alert")).toHaveText("wrong username or password");
 });
+
+test("a link to a moment of a run opens that run's replay there", async ({ page: owner, browser }) => {
+  const created = await owner.request.post("/api/v1/graphs", {
+    data: { document: { ...SLOW_GRAPH, name: "Replayed" } },
+  });
+  const { id } = await created.json();
+  const started = await owner.request.post(`/api/v1/graphs/${id}/runs`, { data: { input: {} } });
+  const run = (await started.json()).id as string;
+  await expect
+    .poll(async () => (await (await owner.request.get(`/api/v1/runs/${run}`)).json()).status)
+    .toBe("finished");
+  const link = await owner.request.post(`/api/v1/graphs/${id}/links`, {
+    data: { role: "viewer", run_id: run, step: 1 },
+  });
+  const { path } = await link.json();
+
+  const teammate = await teammatePage(browser);
+  await teammate.goto("/signup");
+  await hydrated(teammate);
+  await teammate.getByLabel("Username").fill("rita");
+  await teammate.getByLabel("Password").fill("rita's long password");
+  await teammate.getByRole("button", { name: "Create account" }).click();
+  await expect(teammate.getByTestId("username")).toHaveText("rita");
+  await teammate.goto(path);
+  await expect(teammate).toHaveURL(new RegExp(`/graphs/${id}\\?run=${run}&step=1$`));
+  await hydrated(teammate);
+  await expect(teammate.getByTestId("run-status")).toHaveText("Replay at step 1");
+  // After step 1: the wait has run, the node after it has not.
+  await expect(node(teammate, "start")).toHaveAttribute("data-state", "succeeded");
+  await expect(node(teammate, "pause")).toHaveAttribute("data-state", "succeeded");
+  await expect(node(teammate, "tick")).toHaveAttribute("data-state", "idle");
+});

@@ -1,5 +1,5 @@
-//! The bar across the top of every page: the brand, the main navigation,
-//! and who is logged in (with settings and log-out).
+//! The bar across the top of every page: the brand and, for a logged-in
+//! user, the main navigation, their name, settings and log-out.
 
 use leptos::form::ActionForm;
 use leptos::prelude::*;
@@ -22,11 +22,6 @@ pub fn Header() -> impl IntoView {
                 </svg>
                 <span>"Heddle"</span>
             </A>
-            <nav class="topnav" aria-label="Main">
-                <A href="/" exact=true>
-                    "Graphs"
-                </A>
-            </nav>
             <UserMenu />
         </header>
     }
@@ -52,6 +47,11 @@ fn UserMenu() -> impl IntoView {
                 };
                 user.map(|user| {
                     view! {
+                        <nav class="topnav" aria-label="Main">
+                            <A href="/" exact=true>
+                                "Graphs"
+                            </A>
+                        </nav>
                         <div class="usermenu">
                             <span class="usermenu-name" data-testid="username">{user.username}</span>
                             <A href="/settings" attr:class="usermenu-link">"Settings"</A>

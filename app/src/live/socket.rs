@@ -12,14 +12,18 @@ use serde_json::{Value, json};
 
 use super::{Link, RunView};
 
-/// Watches `graph_id`: follows `first_run` (a run already going when the
-/// page opened) and every run started later, into `view`.
-pub fn watch(
-    graph_id: String,
-    first_run: Option<String>,
-    view: RwSignal<RunView>,
-    link: RwSignal<Link>,
-) {
+/// What the page follows.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Follow {
+    /// The graph's runs as they happen: `first`, a run already going when
+    /// the page opened, then every run started later.
+    Live { first: Option<String> },
+    /// One run, replayed from its log up to a step (a shared link).
+    Replay { run: String, step: u32 },
+}
+
+/// Watches `graph_id` as `follow` says, into `view`.
+pub fn watch(graph_id: String, follow: Follow, view: RwSignal<RunView>, link: RwSignal<Link>) {
     let url = match socket_url() {
         Some(url) => url,
         None => return,
@@ -39,8 +43,14 @@ pub fn watch(
             let _ = link.try_set(Link::Closed);
             return;
         }
-        if let Some(run) = &first_run {
-            let _ = view.try_set(RunView::of(run));
+        let (first, live) = match &follow {
+            Follow::Live { first } => (first.clone().map(|run| (RunView::of(&run), run)), true),
+            Follow::Replay { run, step } => {
+                (Some((RunView::at_step(run, *step), run.clone())), false)
+            }
+        };
+        if let Some((start, run)) = first {
+            let _ = view.try_set(start);
             let _ = sink
                 .send(send(
                     json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
@@ -62,7 +72,7 @@ pub fn watch(
                         return; // the page is gone
                     }
                 }
-                "notice" => {
+                "notice" if live => {
                     let run = message["run_id"].as_str().unwrap_or_default().to_string();
                     let current = view
                         .try_with_untracked(|view| view.run_id.clone())

@@ -5,7 +5,8 @@
 
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::{hooks::use_params, params::Params};
+use leptos_router::hooks::{use_params, use_query_map};
+use leptos_router::params::Params;
 
 use crate::access::Role;
 use leptos::form::ActionForm;
@@ -151,21 +152,37 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     }
 }
 
-/// Follows the graph's runs live over the websocket, in the browser.
+/// Follows the graph's runs live over the websocket, in the browser; with
+/// `?run=<id>&step=<n>` in the address (a shared link to a moment of a
+/// run), shows that run as it stood after step `n` instead.
 fn watch_runs(graph_id: String, run: RwSignal<RunView>, link: RwSignal<Link>) {
+    let query = use_query_map();
+    let pinned = query.with_untracked(|query| {
+        let run = query.get("run").filter(|run| !run.is_empty())?;
+        let step = query.get("step").and_then(|step| step.parse::<u32>().ok());
+        Some((run, step))
+    });
     #[cfg(feature = "hydrate")]
     Effect::new(move |started: Option<()>| {
+        use crate::live::socket::{Follow, watch};
         if started.is_some() {
             return;
         }
         let graph_id = graph_id.clone();
+        let pinned = pinned.clone();
         leptos::task::spawn_local(async move {
-            let first = active_run(graph_id.clone()).await.ok().flatten();
-            crate::live::socket::watch(graph_id, first, run, link);
+            let follow = match pinned {
+                Some((run, Some(step))) => Follow::Replay { run, step },
+                Some((run, None)) => Follow::Live { first: Some(run) },
+                None => Follow::Live {
+                    first: active_run(graph_id.clone()).await.ok().flatten(),
+                },
+            };
+            watch(graph_id, follow, run, link);
         });
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = (graph_id, run, link, active_run);
+    let _ = (graph_id, run, link, active_run, pinned);
 }
 
 /// The watched run's status, for everyone on the page.
@@ -174,7 +191,10 @@ fn RunStatus(run: RwSignal<RunView>) -> impl IntoView {
     move || {
         run.with(|view| {
             view.status.clone().map(|status| {
-                let text = format!("Run {status}");
+                let text = match view.until_step {
+                    Some(step) => format!("Replay at step {step}"),
+                    None => format!("Run {status}"),
+                };
                 view! {
                     <span class=format!("run-pill run-{status}") data-testid="run-status" data-status=status>
                         {text}

@@ -4,6 +4,7 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
+use crate::access::Role;
 use crate::components::ErrorView;
 use crate::examples::{ExampleSummary, UseExample, list_examples};
 use crate::graphs::{CreateGraph, GraphSummary, display_timestamp, list_graphs};
@@ -151,6 +152,11 @@ fn GraphRow(graph: GraphSummary) -> impl IntoView {
             <a class="graph-row" href=graph.id.href()>
                 <span class="graph-row-icon" aria-hidden="true"></span>
                 <span class="graph-row-name">{graph.name}</span>
+                {(graph.role != Role::Owner).then(|| view! {
+                    <span class="badge" title=graph.role.describe()>
+                        {format!("shared by {} · {}", graph.owner, graph.role)}
+                    </span>
+                })}
                 <span class="graph-row-meta">{nodes}</span>
                 <span class="graph-row-meta">{format!("v{}", graph.version)}</span>
                 <span class="graph-row-meta graph-row-time">

@@ -37,6 +37,15 @@ fn Secrets() -> impl IntoView {
         move || (save.version().get(), delete.version().get()),
         |_| list_secrets(),
     );
+    // A saved value leaves the form at once: it is never shown again.
+    let form = NodeRef::<leptos::html::Form>::new();
+    Effect::new(move |_| {
+        if matches!(save.value().get(), Some(Ok(())))
+            && let Some(form) = form.get()
+        {
+            form.reset();
+        }
+    });
     view! {
         <section class="panel" aria-labelledby="secrets-title">
             <h2 id="secrets-title">"Secrets"</h2>
@@ -53,7 +62,7 @@ fn Secrets() -> impl IntoView {
                     })}
                 </Transition>
             </ErrorBoundary>
-            <ActionForm action=save attr:class="secret-form">
+            <ActionForm action=save node_ref=form attr:class="secret-form">
                 <label class="field">
                     <span class="field-label">"Name"</span>
                     <input name="name" required maxlength="64" pattern="[A-Za-z0-9._-]+" placeholder="openai" />
