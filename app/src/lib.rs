@@ -5,6 +5,7 @@
 //! # Layout
 //! - [`shell`]: the HTML document and the router: which URL shows which page.
 //! - [`pages`]: one module per page (home, graph, not found).
+//! - [`editor`]: the visual graph editor.
 //! - [`components`]: pieces the pages share (header, error view, ...).
 //! - [`graphs`]: graphs as the app sees them, their rows and server functions.
 //! - [`examples`]: the examples gallery.
@@ -18,9 +19,12 @@
 //! - [`limits`]: how big a graph and a run's input may be.
 //! - [`live`]: a watched run's state, fed by the websocket.
 
+#![recursion_limit = "256"]
+
 pub mod access;
 pub mod accounts;
 pub mod components;
+pub mod editor;
 pub mod error;
 pub mod examples;
 pub mod graphs;

@@ -54,8 +54,8 @@ test("an example from the gallery becomes a graph of one's own", async ({ page, 
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
   await expect(page.locator(".graph-title")).toHaveText("ReAct agent with calculator and clock");
   // The canvas shows the graph: four nodes, four edges.
-  await expect(page.getByRole("img", { name: "4 nodes and 4 edges" })).toBeVisible();
-  await expect(page.locator(".preview-node")).toHaveCount(4);
+  await expect(page.locator(".canvas-node")).toHaveCount(4);
+  await expect(page.locator(".editor-edge")).toHaveCount(4);
   await expect(page.getByText("This graph is empty")).toHaveCount(0);
   expect(errors).toEqual([]);
 });

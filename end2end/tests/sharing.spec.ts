@@ -26,7 +26,7 @@ async function teammatePage(browser: Browser): Promise<Page> {
   return context.newPage();
 }
 
-const node = (page: Page, id: string) => page.locator(`.preview-node[data-node="${id}"]`);
+const node = (page: Page, id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
 
 test("a viewer link shows the graph and its live runs, read-only, until revoked", async ({
   page: owner,

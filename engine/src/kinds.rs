@@ -123,6 +123,46 @@ impl BuiltinKind {
         }
     }
 
+    /// What the kind does, in one line (the editor's palette and docs).
+    pub fn summary(self) -> &'static str {
+        match self {
+            BuiltinKind::Start => "Where a run begins; declares the input channels.",
+            BuiltinKind::End => "Where a branch ends.",
+            BuiltinKind::Set => "Writes values, expressions or templates into channels.",
+            BuiltinKind::Condition => "Chooses a route by the first condition that holds.",
+            BuiltinKind::Join => "Waits for every node with an edge into it, then continues.",
+            BuiltinKind::FanOut => "Starts one instance of a node per item of a list, in parallel.",
+            BuiltinKind::Ask => "Pauses the run for a person's answer.",
+            BuiltinKind::Wait => "Waits a while before the branch goes on.",
+            BuiltinKind::Llm => "One call to a chat model.",
+            BuiltinKind::Tools => "Runs the tool calls the model asked for.",
+            BuiltinKind::Router => "The model picks a route.",
+            BuiltinKind::Agent => "The ReAct loop: model, tools, model, ... in one node.",
+            BuiltinKind::Memory => "Trims (and optionally summarizes) a conversation.",
+            BuiltinKind::Subgraph => "Runs another graph as one node.",
+            BuiltinKind::Human => "A person approves, edits or rejects tool calls.",
+            BuiltinKind::Script => "A sandboxed Rhai script transforms the state.",
+        }
+    }
+
+    /// The palette group the kind is listed under.
+    pub fn group(self) -> &'static str {
+        match self {
+            BuiltinKind::Start
+            | BuiltinKind::End
+            | BuiltinKind::Condition
+            | BuiltinKind::Join
+            | BuiltinKind::FanOut
+            | BuiltinKind::Wait => "Flow",
+            BuiltinKind::Llm | BuiltinKind::Router | BuiltinKind::Agent | BuiltinKind::Memory => {
+                "Models"
+            }
+            BuiltinKind::Tools | BuiltinKind::Subgraph => "Tools",
+            BuiltinKind::Ask | BuiltinKind::Human => "People",
+            BuiltinKind::Set | BuiltinKind::Script => "State",
+        }
+    }
+
     /// The kind named `name`, if it is built in.
     pub fn from_name(name: &str) -> Option<Self> {
         BuiltinKind::ALL

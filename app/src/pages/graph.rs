@@ -1,7 +1,7 @@
 //! A graph's page: its name and version, the canvas, and its details.
 //!
-//! The visual editor grows here; for now the canvas shows the graph's nodes
-//! count and the side panel its stored document.
+//! The visual editor (read-only for viewers) with the run in progress
+//! shown live on it, the save status, sharing for the owner.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -11,7 +11,12 @@ use leptos_router::params::Params;
 use crate::access::Role;
 use leptos::form::ActionForm;
 
-use crate::components::{ErrorView, GraphPreview, NotFoundView, SharePanel};
+use heddle_engine::GraphDocument;
+
+use crate::components::{ErrorView, NotFoundView, SharePanel};
+use crate::editor::GraphEditor;
+use crate::editor::persist::{Persistence, SaveState};
+use crate::editor::state::Editor;
 use crate::error::AppError;
 use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
@@ -70,14 +75,26 @@ pub fn GraphPage() -> impl IntoView {
 fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let GraphDetail {
         id,
-        name,
+        name: _,
         version,
         created_at,
         updated_at,
         document,
     } = detail;
-    let node_count = node_count(&document);
     let id = id.to_string();
+    let Ok(document) = GraphDocument::from_json(&document) else {
+        return view! {
+            <section class="page">
+                <p class="notice notice-error" role="alert">
+                    "This graph's stored document does not read; export it to inspect it."
+                </p>
+            </section>
+        }
+        .into_any();
+    };
+    let editor = Editor::new(document, role.can_edit());
+    let persistence = Persistence::new(editor, id.clone(), version);
+    let title = move || editor.skeleton.with(|document| document.name.clone());
     let run = RwSignal::new(RunView::default());
     let link = RwSignal::new(Link::Connecting);
     watch_runs(id.clone(), run, link);
@@ -85,21 +102,34 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let share_id = id.clone();
     let run_id = id.clone();
     let copy_id = id.clone();
+    let editor_id = id.clone();
+    let status = persistence.status;
     view! {
-        <Title text=name.clone() />
+        <Title text=title />
         <div class="graph-page">
             <div class="graph-bar">
                 <nav class="breadcrumb" aria-label="Breadcrumb">
                     <a href="/">"Graphs"</a>
                     <span aria-hidden="true">"/"</span>
                 </nav>
-                <h1 class="graph-title">{name}</h1>
-                <span class="badge" title="Every save makes a new version">
-                    {format!("v{version}")}
+                <h1 class="graph-title">{title}</h1>
+                <span class="badge" title="Every save makes a new version" data-testid="version">
+                    {move || format!("v{}", persistence.version.get())}
                 </span>
                 <span class="badge role-badge" title=role.describe() data-testid="role">
                     {role.as_str()}
                 </span>
+                {role.can_edit().then(|| view! {
+                    <span class="save-status" data-testid="save-status" data-state=move || match status.get() {
+                        SaveState::Saved => "saved",
+                        SaveState::Unsaved | SaveState::Saving => "pending",
+                        SaveState::Conflict { .. } => "conflict",
+                        SaveState::Failed(_) => "failed",
+                    }>
+                        <span class="dot" aria-hidden="true"></span>
+                        {move || status.get().label()}
+                    </span>
+                })}
                 <RunStatus run />
                 <span class="graph-bar-spacer"></span>
                 {role.can_edit().then(move || view! { <RunButton graph_id=run_id /> })}
@@ -114,27 +144,11 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                     "Nothing here updates any more."
                 </p>
             })}
-            <div class="graph-body">
-                <div class="canvas" aria-label="Canvas">
-                    <GraphPreview document=document.clone() live=run />
-                    {(node_count == 0)
-                        .then(|| {
-                            view! {
-                                <div class="canvas-empty">
-                                    <h2>"This graph is empty"</h2>
-                                    <p>"It has no nodes yet. Nodes and the edges between them appear here."</p>
-                                </div>
-                            }
-                        })}
-                </div>
-                <aside class="inspector" aria-label="Graph details">
-                    {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
-                    <h2 class="inspector-title">"Graph"</h2>
+            <GraphEditor editor persistence graph_id=editor_id live=run>
+                {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
+                <details class="document">
+                    <summary>"Details"</summary>
                     <dl class="facts">
-                        <dt>"Nodes"</dt>
-                        <dd>{node_count}</dd>
-                        <dt>"Version"</dt>
-                        <dd>{version}</dd>
                         <dt>"Created"</dt>
                         <dd>{display_timestamp(&created_at)}</dd>
                         <dt>"Updated"</dt>
@@ -142,14 +156,11 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                         <dt>"Id"</dt>
                         <dd class="mono">{id}</dd>
                     </dl>
-                    <details class="document">
-                        <summary>"Document (JSON)"</summary>
-                        <pre class="mono">{document}</pre>
-                    </details>
-                </aside>
-            </div>
+                </details>
+            </GraphEditor>
         </div>
     }
+    .into_any()
 }
 
 /// Follows the graph's runs live over the websocket, in the browser; with
@@ -238,12 +249,4 @@ fn GraphNotFound() -> impl IntoView {
             explanation="No graph has this address. It may have been deleted, or the link is incomplete."
         />
     }
-}
-
-/// How many nodes a stored document holds (0 if it cannot be read).
-fn node_count(document: &str) -> usize {
-    serde_json::from_str::<serde_json::Value>(document)
-        .ok()
-        .and_then(|value| value.get("nodes")?.as_array().map(Vec::len))
-        .unwrap_or(0)
 }

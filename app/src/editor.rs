@@ -1,0 +1,157 @@
+//! The visual editor: a palette, the canvas, and an inspector with the
+//! problems list, around one [`Editor`] state. Editing is for owners and
+//! editors; viewers get the same canvas to pan, zoom, select and read.
+//!
+//! - [`model`]: the rules (ids, connections, copy/paste, undo history,
+//!   Mermaid), plain functions over the document.
+//! - [`layout`]: the layered auto-layout.
+//! - [`state`]: the reactive state: a signal per node position.
+//! - [`canvas`]: nodes, edges and the pointer gestures.
+//! - [`palette`], [`inspector`], [`problems`]: the panels.
+//! - [`keys`]: shortcuts, the clipboard and the help overlay.
+//! - [`persist`]: drafts in the browser, autosave, conflicts.
+
+pub mod canvas;
+pub mod inspector;
+pub mod keys;
+pub mod layout;
+pub mod model;
+pub mod palette;
+pub mod persist;
+pub mod problems;
+pub mod state;
+
+use leptos::prelude::*;
+
+use self::canvas::{Canvas, Gestures};
+use self::inspector::Inspector;
+use self::palette::Palette;
+use self::persist::{Persistence, SaveState};
+use self::problems::{ProblemList, problems};
+use self::state::Editor;
+use crate::live::RunView;
+
+/// The editor, with `aside` (the share panel, details) under the inspector.
+#[component]
+pub fn GraphEditor(
+    editor: Editor,
+    persistence: Persistence,
+    graph_id: String,
+    live: RwSignal<RunView>,
+    children: Children,
+) -> impl IntoView {
+    let gestures = Gestures::new();
+    let help = RwSignal::new(false);
+    let problems = problems(editor);
+    keys::install(editor, gestures, help);
+    persistence.start();
+    // A graph saved without positions is laid out when it opens.
+    let unplaced = editor
+        .document()
+        .nodes
+        .iter()
+        .all(|node| node.position.is_none())
+        && !editor.nodes.with_untracked(Vec::is_empty);
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |done: Option<()>| {
+        if done.is_none() {
+            if unplaced && editor.can_edit {
+                keys::auto_layout(editor);
+            }
+            // After the first layout, when the canvas has its size.
+            request_animation_frame(move || {
+                let (width, height) = gestures.size();
+                if width > 100.0 && height > 100.0 {
+                    editor.fit(width, height);
+                }
+            });
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = unplaced;
+
+    view! {
+        <div class="editor" class:read-only=!editor.can_edit>
+            {editor.can_edit.then(|| view! { <Palette editor gestures /> }.into_any())}
+            <div class="editor-stage">
+                <Toolbar editor gestures help graph_id />
+                <ConflictBanner persistence />
+                {view! { <Canvas editor gestures live problems /> }.into_any()}
+                <keys::HelpOverlay shown=help />
+            </div>
+            <aside class="inspector" aria-label="Inspector">
+                <Inspector editor />
+                <ProblemList editor problems />
+                {children()}
+            </aside>
+        </div>
+    }
+    .into_any()
+}
+
+#[component]
+fn Toolbar(
+    editor: Editor,
+    gestures: Gestures,
+    help: RwSignal<bool>,
+    graph_id: String,
+) -> impl IntoView {
+    let zoom = move |factor: f64| {
+        let (width, height) = gestures.size();
+        editor
+            .viewport
+            .update(|v| *v = v.zoom_at(factor, width / 2.0, height / 2.0));
+    };
+    let mermaid = RwSignal::new(None::<String>);
+    let percent = move || format!("{:.0}%", editor.viewport.get().zoom * 100.0);
+    view! {
+        <div class="editor-toolbar" role="toolbar" aria-label="Canvas tools">
+            {editor.can_edit.then(|| view! {
+                <button class="tool" type="button" title="Undo (Ctrl+Z)" aria-label="Undo" on:click=move |_| editor.undo()>"↶"</button>
+                <button class="tool" type="button" title="Redo (Ctrl+Y)" aria-label="Redo" on:click=move |_| editor.redo()>"↷"</button>
+                <span class="tool-gap"></span>
+            })}
+            <button class="tool" type="button" title="Zoom out" aria-label="Zoom out" on:click=move |_| zoom(1.0 / 1.2)>"−"</button>
+            <span class="tool-zoom" data-testid="zoom">{percent}</span>
+            <button class="tool" type="button" title="Zoom in" aria-label="Zoom in" on:click=move |_| zoom(1.2)>"+"</button>
+            <button class="tool" type="button" title="Fit to view (F)" on:click=move |_| { let (w, h) = gestures.size(); editor.fit(w, h); }>"Fit"</button>
+            {editor.can_edit.then(|| view! {
+                <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor)>"Layout"</button>
+            })}
+            <span class="tool-gap"></span>
+            <a class="tool" href=format!("/api/v1/graphs/{graph_id}/export") download title="Download the saved graph as JSON">"Export"</a>
+            <button class="tool" type="button" title="The graph as a Mermaid diagram" on:click=move |_| {
+                mermaid.update(|text| *text = match text { Some(_) => None, None => Some(model::mermaid(&editor.document())) });
+            }>"Mermaid"</button>
+            <button class="tool" type="button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|shown| *shown = !*shown)>"?"</button>
+        </div>
+        {move || mermaid.get().map(|text| view! {
+            <div class="mermaid-panel">
+                <div class="mermaid-head">
+                    <strong>"Mermaid"</strong>
+                    <button class="button button-small" type="button" on:click=move |_| mermaid.set(None)>"Close"</button>
+                </div>
+                <textarea class="mono" readonly rows="10" prop:value=text></textarea>
+            </div>
+        })}
+    }
+}
+
+#[component]
+fn ConflictBanner(persistence: Persistence) -> impl IntoView {
+    move || match persistence.status.get() {
+        SaveState::Conflict { theirs } => Some(view! {
+            <div class="conflict" role="alert" data-testid="conflict">
+                <p>
+                    <strong>"Someone else saved this graph (version " {theirs} ") while you were editing."</strong>
+                    " Your changes are kept here and in this browser; nothing was overwritten."
+                </p>
+                <div class="conflict-actions">
+                    <button class="button" type="button" on:click=move |_| persistence.reload_theirs()>"Reload theirs"</button>
+                    <button class="button button-primary" type="button" on:click=move |_| persistence.keep_mine_as_copy()>"Keep mine as a copy"</button>
+                </div>
+            </div>
+        }),
+        _ => None,
+    }
+}

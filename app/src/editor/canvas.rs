@@ -1,0 +1,628 @@
+//! The canvas: nodes as DOM elements over an SVG layer of edges, inside a
+//! "world" that pans and zooms with one CSS transform. Pointer gestures
+//! (pan, move, connect, rubber band, place from the palette) are one state
+//! machine fed by window-level pointer events, so a drag that leaves the
+//! canvas still ends cleanly.
+
+use std::collections::BTreeSet;
+
+use heddle_engine::format::Position;
+use heddle_engine::validate::Problem;
+use heddle_engine::{EdgeId, GraphDocument, NodeId};
+use leptos::ev;
+use leptos::html;
+use leptos::prelude::*;
+
+use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
+use super::state::{Editor, NodeView, Viewport};
+use crate::live::RunView;
+
+/// A gesture in progress.
+#[derive(Clone)]
+pub enum Drag {
+    None,
+    Pan {
+        from: (f64, f64),
+        origin: Viewport,
+    },
+    Move {
+        from: Position,
+        origins: Vec<(RwSignal<Position>, Position)>,
+        before: GraphDocument,
+    },
+    Connect {
+        from: NodeId,
+    },
+    Rubber {
+        from: Position,
+        add: bool,
+    },
+    /// A kind dragged from the palette.
+    Place {
+        kind: String,
+    },
+}
+
+/// An edge being drawn: where the pointer is, and why it cannot land
+/// where it is (if it cannot).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wire {
+    pub from: NodeId,
+    pub to: Position,
+    pub refusal: Option<String>,
+}
+
+/// What the canvas and the palette share while dragging.
+#[derive(Clone, Copy)]
+pub struct Gestures {
+    pub drag: StoredValue<Drag>,
+    pub wire: RwSignal<Option<Wire>>,
+    pub rubber: RwSignal<Option<(Position, Position)>>,
+    /// The palette kind being dragged, and the pointer (screen).
+    pub ghost: RwSignal<Option<(String, f64, f64)>>,
+    pub canvas: NodeRef<html::Div>,
+}
+
+impl Gestures {
+    pub fn new() -> Gestures {
+        Gestures {
+            drag: StoredValue::new(Drag::None),
+            wire: RwSignal::new(None),
+            rubber: RwSignal::new(None),
+            ghost: RwSignal::new(None),
+            canvas: NodeRef::new(),
+        }
+    }
+
+    /// The pointer relative to the canvas, and whether it is over it.
+    pub fn local(&self, client_x: f64, client_y: f64) -> Option<(f64, f64, bool)> {
+        let canvas = self.canvas.get_untracked()?;
+        let rect = canvas.get_bounding_client_rect();
+        let (x, y) = (client_x - rect.left(), client_y - rect.top());
+        let inside = x >= 0.0 && y >= 0.0 && x <= rect.width() && y <= rect.height();
+        Some((x, y, inside))
+    }
+
+    /// The canvas's size on screen.
+    pub fn size(&self) -> (f64, f64) {
+        self.canvas
+            .get_untracked()
+            .map_or((1200.0, 800.0), |canvas| {
+                let rect = canvas.get_bounding_client_rect();
+                (rect.width(), rect.height())
+            })
+    }
+}
+
+impl Default for Gestures {
+    fn default() -> Self {
+        Gestures::new()
+    }
+}
+
+/// The canvas.
+#[component]
+pub fn Canvas(
+    editor: Editor,
+    gestures: Gestures,
+    live: RwSignal<RunView>,
+    problems: Memo<Vec<Problem>>,
+) -> impl IntoView {
+    install_pointer_listeners(editor, gestures);
+    let positions = editor.positions();
+    let viewport = editor.viewport;
+    let world_style = move || {
+        let v = viewport.get();
+        format!(
+            "transform: translate({}px, {}px) scale({})",
+            v.x, v.y, v.zoom
+        )
+    };
+    let grid_style = move || {
+        let v = viewport.get();
+        let size = 20.0 * v.zoom;
+        format!(
+            "background-size: {size}px {size}px; background-position: {}px {}px",
+            v.x, v.y
+        )
+    };
+
+    let on_pointerdown = move |event: ev::PointerEvent| {
+        if event.button() != 0 {
+            return;
+        }
+        let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
+        else {
+            return;
+        };
+        let shift = event.shift_key();
+        if shift && editor.can_edit {
+            let from = viewport.get_untracked().to_world(x, y);
+            gestures.drag.set_value(Drag::Rubber { from, add: true });
+            gestures.rubber.set(Some((from, from)));
+        } else {
+            editor.selected.set(BTreeSet::new());
+            editor.selected_edge.set(None);
+            gestures.drag.set_value(Drag::Pan {
+                from: (x, y),
+                origin: viewport.get_untracked(),
+            });
+        }
+    };
+    let on_wheel = move |event: ev::WheelEvent| {
+        event.prevent_default();
+        let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
+        else {
+            return;
+        };
+        let (dx, dy) = (event.delta_x(), event.delta_y());
+        viewport.update(|v| {
+            *v = if event.ctrl_key() || event.meta_key() {
+                v.zoom_at((-dy * 0.002).exp(), x, y)
+            } else {
+                Viewport {
+                    x: v.x - dx,
+                    y: v.y - dy,
+                    zoom: v.zoom,
+                }
+            }
+        });
+    };
+    let on_dblclick = move |event: ev::MouseEvent| {
+        let _ = event;
+    };
+
+    view! {
+        <div
+            class="editor-canvas"
+            node_ref=gestures.canvas
+            style=grid_style
+            on:pointerdown=on_pointerdown
+            on:wheel=on_wheel
+            on:dblclick=on_dblclick
+            aria-label="Canvas"
+            tabindex="0"
+        >
+            <div class="editor-world" style=world_style>
+                <svg class="editor-edges" aria-hidden="true">
+                    <defs>
+                        <marker id="editor-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+                            <path d="M0,0 L10,5 L0,10 z" />
+                        </marker>
+                    </defs>
+                    <For
+                        each=move || editor.edges.get()
+                        key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
+                        let:edge
+                    >
+                        <EdgePath editor positions edge live />
+                    </For>
+                    <WirePreview gestures positions />
+                </svg>
+                <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
+                    <CanvasNode editor gestures node live problems />
+                </For>
+                <RubberBand gestures />
+            </div>
+            {move || editor.nodes.with(Vec::is_empty).then(|| view! {
+                <div class="canvas-empty">
+                    <h2>"This graph is empty"</h2>
+                    <p>
+                        {if editor.can_edit {
+                            "Drag a node from the palette on the left to start."
+                        } else {
+                            "It has no nodes yet."
+                        }}
+                    </p>
+                </div>
+            })}
+        </div>
+    }
+}
+
+/// Window-level pointer listeners: a gesture goes on when the pointer
+/// leaves the canvas, and ends wherever it is released.
+fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
+    let moving = window_event_listener(ev::pointermove, move |event: ev::PointerEvent| {
+        let drag = gestures.drag.get_value();
+        if matches!(drag, Drag::None) {
+            return;
+        }
+        let (cx, cy) = (event.client_x() as f64, event.client_y() as f64);
+        let Some((x, y, inside)) = gestures.local(cx, cy) else {
+            return;
+        };
+        let viewport = editor.viewport.get_untracked();
+        let world = viewport.to_world(x, y);
+        match drag {
+            Drag::None => {}
+            Drag::Pan { from, origin } => editor.viewport.set(Viewport {
+                x: origin.x + x - from.0,
+                y: origin.y + y - from.1,
+                zoom: origin.zoom,
+            }),
+            Drag::Move { from, origins, .. } => {
+                let (dx, dy) = (world.x - from.x, world.y - from.y);
+                for (position, origin) in &origins {
+                    position.set(Position {
+                        x: origin.x + dx,
+                        y: origin.y + dy,
+                    });
+                }
+            }
+            Drag::Connect { from } => {
+                let refusal = editor
+                    .node_at(world)
+                    .and_then(|to| model::can_connect(&editor.document(), &from, &to).err());
+                gestures.wire.set(Some(Wire {
+                    from,
+                    to: world,
+                    refusal,
+                }));
+            }
+            Drag::Rubber { from, .. } => gestures.rubber.set(Some((from, world))),
+            Drag::Place { kind } => gestures.ghost.set(inside.then_some((kind, cx, cy))),
+        }
+    });
+    let releasing = window_event_listener(ev::pointerup, move |event: ev::PointerEvent| {
+        let drag = gestures.drag.get_value();
+        gestures.drag.set_value(Drag::None);
+        let local = gestures.local(event.client_x() as f64, event.client_y() as f64);
+        let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
+        match drag {
+            Drag::None | Drag::Pan { .. } => {}
+            Drag::Move { before, .. } => editor.commit_from(before),
+            Drag::Connect { from } => {
+                gestures.wire.set(None);
+                if let Some(to) = world.and_then(|at| editor.node_at(at)) {
+                    editor.change(|document| {
+                        let _ = model::connect(document, &from, &to);
+                    });
+                }
+            }
+            Drag::Rubber { from, add } => {
+                gestures.rubber.set(None);
+                if let Some(to) = world {
+                    select_in_box(editor, from, to, add);
+                }
+            }
+            Drag::Place { kind } => {
+                gestures.ghost.set(None);
+                if let Some((x, y, true)) = local {
+                    let at = editor.viewport.get_untracked().to_world(x, y);
+                    let at = Position {
+                        x: (at.x - NODE_WIDTH / 2.0).round(),
+                        y: (at.y - NODE_HEIGHT / 2.0).round(),
+                    };
+                    place(editor, &kind, at);
+                }
+            }
+        }
+    });
+    on_cleanup(move || {
+        moving.remove();
+        releasing.remove();
+    });
+}
+
+/// Adds a node of `kind` at `at` and selects it.
+pub fn place(editor: Editor, kind: &str, at: Position) {
+    let mut placed = None;
+    editor.change(|document| {
+        let node = model::new_node(document, kind, at);
+        placed = Some(node.id.clone());
+        document.nodes.push(node);
+    });
+    if let Some(id) = placed {
+        editor.selected.set(BTreeSet::from([id]));
+        editor.selected_edge.set(None);
+    }
+}
+
+fn select_in_box(editor: Editor, a: Position, b: Position, add: bool) {
+    let (x1, x2) = (a.x.min(b.x), a.x.max(b.x));
+    let (y1, y2) = (a.y.min(b.y), a.y.max(b.y));
+    let inside: BTreeSet<NodeId> = editor.nodes.with_untracked(|nodes| {
+        nodes
+            .iter()
+            .filter(|node| {
+                let p = node.position.get_untracked();
+                p.x < x2 && p.x + NODE_WIDTH > x1 && p.y < y2 && p.y + NODE_HEIGHT > y1
+            })
+            .map(|node| node.id.get_value())
+            .collect()
+    });
+    editor.selected.update(|selected| {
+        if !add {
+            selected.clear();
+        }
+        selected.extend(inside);
+    });
+}
+
+#[component]
+fn CanvasNode(
+    editor: Editor,
+    gestures: Gestures,
+    node: NodeView,
+    live: RwSignal<RunView>,
+    problems: Memo<Vec<Problem>>,
+) -> impl IntoView {
+    let id = node.id.get_value();
+    let selected = {
+        let id = id.clone();
+        Memo::new(move |_| editor.selected.with(|selected| selected.contains(&id)))
+    };
+    let state = {
+        let id = id.clone();
+        move || live.with(|view| view.state_of(id.as_str()))
+    };
+    let runs = {
+        let id = id.clone();
+        move || {
+            live.with(|view| view.runs.get(id.as_str()).copied())
+                .filter(|runs| *runs > 1)
+                .map(|runs| format!("×{runs}"))
+        }
+    };
+    let own_problems = {
+        let id = id.clone();
+        Memo::new(move |_| {
+            problems.with(|all| {
+                all.iter()
+                    .filter(|problem| problem.node.as_ref() == Some(&id))
+                    .map(|problem| problem.message.clone())
+                    .collect::<Vec<_>>()
+            })
+        })
+    };
+    let transform = move || {
+        let p = node.position.get();
+        format!("translate({}px, {}px)", p.x, p.y)
+    };
+    let label = move || {
+        node.spec.with(|spec| {
+            if spec.label.is_empty() {
+                spec.id.to_string()
+            } else {
+                spec.label.clone()
+            }
+        })
+    };
+    let kind = move || node.spec.with(|spec| spec.kind.clone());
+    let class = move || format!("canvas-node kind-{}", kind());
+
+    let on_pointerdown = {
+        let id = id.clone();
+        move |event: ev::PointerEvent| {
+            if event.button() != 0 {
+                return;
+            }
+            event.stop_propagation();
+            let shift = event.shift_key();
+            editor.selected_edge.set(None);
+            editor.selected.update(|selected| {
+                if shift {
+                    if !selected.remove(&id) {
+                        selected.insert(id.clone());
+                    }
+                } else if !selected.contains(&id) {
+                    selected.clear();
+                    selected.insert(id.clone());
+                }
+            });
+            if !editor.can_edit || shift {
+                return;
+            }
+            let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
+            else {
+                return;
+            };
+            let from = editor.viewport.get_untracked().to_world(x, y);
+            let chosen = editor.selected.get_untracked();
+            let origins = editor.nodes.with_untracked(|nodes| {
+                nodes
+                    .iter()
+                    .filter(|node| chosen.contains(&node.id.get_value()))
+                    .map(|node| (node.position, node.position.get_untracked()))
+                    .collect()
+            });
+            gestures.drag.set_value(Drag::Move {
+                from,
+                origins,
+                before: editor.document(),
+            });
+        }
+    };
+    let on_port = {
+        let id = id.clone();
+        move |event: ev::PointerEvent| {
+            event.stop_propagation();
+            if event.button() != 0 || !editor.can_edit {
+                return;
+            }
+            gestures.drag.set_value(Drag::Connect { from: id.clone() });
+        }
+    };
+
+    view! {
+        <div
+            class=class
+            class:selected=move || selected.get()
+            class:has-problems=move || own_problems.with(|p| !p.is_empty())
+            data-node=id.to_string()
+            data-state=state
+            style:transform=transform
+            on:pointerdown=on_pointerdown
+        >
+            <span class="port port-in" aria-hidden="true"></span>
+            <span class="canvas-node-bar" aria-hidden="true"></span>
+            <span class="canvas-node-label">{label}</span>
+            <span class="canvas-node-kind">{kind}</span>
+            <span class="canvas-node-count">{runs}</span>
+            {move || {
+                own_problems.with(|problems| {
+                    (!problems.is_empty()).then(|| {
+                        let title = problems.join("\n");
+                        view! { <span class="canvas-node-problems" title=title>{problems.len()}</span> }
+                    })
+                })
+            }}
+            {(editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end")).then(|| view! {
+                <span class="port port-out" title="Drag to another node to connect" on:pointerdown=on_port></span>
+            })}
+        </div>
+    }
+}
+
+/// The curve of an edge from `(x1, y1)` to `(x2, y2)`; an edge that goes
+/// back (a loop) bends below its nodes so it reads as one. Also returns
+/// where its label goes.
+pub fn edge_curve(x1: f64, y1: f64, x2: f64, y2: f64) -> (String, f64, f64) {
+    if x2 <= x1 {
+        let drop = y1.max(y2) + NODE_HEIGHT;
+        let path = format!(
+            "M{x1},{y1} C{},{y1} {},{drop} {},{drop} S{},{y2} {x2},{y2}",
+            x1 + 60.0,
+            x1 + 60.0,
+            (x1 + x2) / 2.0,
+            x2 - 60.0
+        );
+        (path, (x1 + x2) / 2.0, drop + 14.0)
+    } else {
+        let mid = (x1 + x2) / 2.0;
+        (
+            format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"),
+            mid,
+            (y1 + y2) / 2.0 - 6.0,
+        )
+    }
+}
+
+#[component]
+fn EdgePath(
+    editor: Editor,
+    positions: Memo<std::collections::HashMap<NodeId, RwSignal<Position>>>,
+    edge: heddle_engine::format::EdgeSpec,
+    live: RwSignal<RunView>,
+) -> impl IntoView {
+    let (from, to) = (edge.from.clone(), edge.to.clone());
+    let curve = Memo::new(move |_| {
+        let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
+        let (a, b) = (a?.get(), b?.get());
+        Some(edge_curve(
+            a.x + NODE_WIDTH,
+            a.y + NODE_HEIGHT / 2.0,
+            b.x,
+            b.y + NODE_HEIGHT / 2.0,
+        ))
+    });
+    let path = move || {
+        curve.with(|curve| {
+            curve
+                .as_ref()
+                .map(|(d, _, _)| d.clone())
+                .unwrap_or_default()
+        })
+    };
+    let full = edge.route.clone().or_else(|| edge.condition.clone());
+    let label = full.clone().map(|full| {
+        if full.chars().count() > 24 {
+            format!("{}…", full.chars().take(23).collect::<String>())
+        } else {
+            full
+        }
+    });
+    let conditional = full.is_some();
+    let id: EdgeId = edge.id.clone();
+    let selected = {
+        let id = id.clone();
+        move || {
+            editor
+                .selected_edge
+                .with(|selected| selected.as_ref() == Some(&id))
+        }
+    };
+    let taken = {
+        let (from, to) = (edge.from.to_string(), edge.to.to_string());
+        move || {
+            live.with(|view| {
+                view.last_edge
+                    .as_ref()
+                    .is_some_and(|(a, b)| *a == from && *b == to)
+            })
+        }
+    };
+    let select = {
+        let id = id.clone();
+        move |event: ev::PointerEvent| {
+            event.stop_propagation();
+            editor.selected.set(BTreeSet::new());
+            editor.selected_edge.set(Some(id.clone()));
+        }
+    };
+    view! {
+        <g
+            class="editor-edge"
+            class:conditional=conditional
+            class:selected=selected
+            class:taken=taken
+            data-edge=id.to_string()
+        >
+            <path class="editor-edge-hit" d=path on:pointerdown=select />
+            <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />
+            {label.map(|label| {
+                let at = move || curve.with(|curve| curve.as_ref().map(|(_, x, y)| (*x, *y)).unwrap_or_default());
+                view! {
+                    <text x=move || at().0 y=move || at().1 text-anchor="middle">
+                        <title>{full.clone()}</title>
+                        {label}
+                    </text>
+                }
+            })}
+        </g>
+    }
+}
+
+/// The edge being drawn, red with the reason when it cannot land.
+#[component]
+fn WirePreview(
+    gestures: Gestures,
+    positions: Memo<std::collections::HashMap<NodeId, RwSignal<Position>>>,
+) -> impl IntoView {
+    move || {
+        let wire = gestures.wire.get()?;
+        let from = positions.with(|map| map.get(&wire.from).copied())?.get();
+        let (d, _, _) = edge_curve(
+            from.x + NODE_WIDTH,
+            from.y + NODE_HEIGHT / 2.0,
+            wire.to.x,
+            wire.to.y,
+        );
+        let refused = wire.refusal.is_some();
+        Some(view! {
+            <g class="editor-wire" class:refused=refused>
+                <path d=d />
+                {wire.refusal.map(|reason| view! {
+                    <text class="editor-wire-reason" x=wire.to.x + 12.0 y=wire.to.y - 10.0>{reason}</text>
+                })}
+            </g>
+        })
+    }
+}
+
+#[component]
+fn RubberBand(gestures: Gestures) -> impl IntoView {
+    move || {
+        gestures.rubber.get().map(|(a, b)| {
+            let style = format!(
+                "left: {}px; top: {}px; width: {}px; height: {}px",
+                a.x.min(b.x),
+                a.y.min(b.y),
+                (a.x - b.x).abs(),
+                (a.y - b.y).abs()
+            );
+            view! { <div class="editor-rubber" style=style></div> }
+        })
+    }
+}

@@ -1,0 +1,327 @@
+//! The inspector: a form for what is selected. A node gets its label, the
+//! fields its kind is known for (model, credential, prompts), its whole
+//! config as JSON (checked as you type, applied when it reads), timeout,
+//! retries and breakpoints; an edge its condition or route; nothing
+//! selected, the graph's name, description and state channels. Fields
+//! apply when they change (on blur or Enter), each change one undo step.
+
+use heddle_engine::GraphDocument;
+use heddle_engine::NodeId;
+use heddle_engine::format::{NodeSpec, StateSchema};
+use heddle_engine::kinds::BuiltinKind;
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::state::Editor;
+
+/// Text fields a kind's config is known to have: (key, label, multi-line).
+fn known_fields(kind: &str) -> &'static [(&'static str, &'static str, bool)] {
+    match kind {
+        "llm" => &[
+            ("model", "Model", false),
+            ("credential", "Credential (a secret's name)", false),
+            ("system", "System prompt", true),
+            ("prompt", "Prompt", true),
+        ],
+        "agent" => &[
+            ("model", "Model", false),
+            ("credential", "Credential (a secret's name)", false),
+            ("system", "System prompt", true),
+        ],
+        "router" => &[
+            ("model", "Model", false),
+            ("credential", "Credential (a secret's name)", false),
+            ("input", "Input (template)", true),
+        ],
+        "memory" => &[
+            ("model", "Model", false),
+            ("credential", "Credential (a secret's name)", false),
+        ],
+        "ask" => &[
+            ("question", "Question", true),
+            ("output", "Answer channel", false),
+        ],
+        "script" => &[("source", "Script (Rhai)", true)],
+        _ => &[],
+    }
+}
+
+/// Changes the node `id` with `edit`.
+fn edit_node(editor: Editor, id: &NodeId, edit: impl FnOnce(&mut NodeSpec)) {
+    editor.change(|document| {
+        if let Some(node) = document.nodes.iter_mut().find(|node| &node.id == id) {
+            edit(node);
+        }
+    });
+}
+
+#[component]
+pub fn Inspector(editor: Editor) -> impl IntoView {
+    let single = move || {
+        editor.selected.with(|selected| {
+            (selected.len() == 1)
+                .then(|| selected.iter().next().cloned())
+                .flatten()
+        })
+    };
+    move || {
+        if let Some(id) = single() {
+            let node = editor
+                .nodes
+                .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied());
+            return node
+                .map(|node| view! { <NodeForm editor spec=node.spec /> }.into_any())
+                .unwrap_or_else(|| ().into_any());
+        }
+        let count = editor.selected.with(|selected| selected.len());
+        if count > 1 {
+            return view! {
+                <section class="inspector-section">
+                    <h2 class="inspector-title">{format!("{count} nodes selected")}</h2>
+                    <p class="empty-note">"Drag to move them together; Delete removes them; Ctrl+D duplicates."</p>
+                </section>
+            }
+            .into_any();
+        }
+        if let Some(edge) = editor.selected_edge.get() {
+            return view! { <EdgeForm editor edge /> }.into_any();
+        }
+        view! { <GraphForm editor /> }.into_any()
+    }
+}
+
+#[component]
+fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
+    let id = spec.with_untracked(|spec| spec.id.clone());
+    let kind = spec.with_untracked(|spec| spec.kind.clone());
+    let summary = BuiltinKind::from_name(&kind).map_or("A kind this server adds.", |k| k.summary());
+    let read_only = !editor.can_edit;
+
+    let label_id = id.clone();
+    let set_label = move |event: leptos::ev::Event| {
+        let label = event_target_value(&event);
+        edit_node(editor, &label_id, |node| {
+            node.label = label.trim().to_string()
+        });
+    };
+
+    let fields = known_fields(&kind)
+        .iter()
+        .map(|&(key, title, multiline)| {
+            let value = move || {
+                spec.with(|spec| spec.config.get(key).and_then(Value::as_str).unwrap_or_default().to_string())
+            };
+            let id = id.clone();
+            let apply = move |event: leptos::ev::Event| {
+                let text = event_target_value(&event);
+                edit_node(editor, &id, |node| {
+                    if !node.config.is_object() {
+                        node.config = Value::Object(Default::default());
+                    }
+                    if let Some(config) = node.config.as_object_mut() {
+                        if text.is_empty() {
+                            config.remove(key);
+                        } else {
+                            config.insert(key.to_string(), Value::String(text));
+                        }
+                    }
+                });
+            };
+            let field_name = format!("config.{key}");
+            view! {
+                <label class="field">
+                    <span class="field-label">{title}</span>
+                    {if multiline {
+                        view! { <textarea name=field_name rows="4" prop:value=value on:change=apply readonly=read_only></textarea> }.into_any()
+                    } else {
+                        view! { <input name=field_name prop:value=value on:change=apply readonly=read_only /> }.into_any()
+                    }}
+                </label>
+            }
+        })
+        .collect_view();
+
+    // The whole config as JSON: applied only when it reads.
+    let config_error = RwSignal::new(None::<String>);
+    let config_text =
+        move || spec.with(|spec| serde_json::to_string_pretty(&spec.config).unwrap_or_default());
+    let config_id = id.clone();
+    let apply_config = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value @ Value::Object(_)) => {
+                config_error.set(None);
+                edit_node(editor, &config_id, |node| node.config = value);
+            }
+            Ok(_) => config_error.set(Some("the config must be a JSON object".into())),
+            Err(error) => config_error.set(Some(format!("not JSON: {error}"))),
+        }
+    };
+    let check_config = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        config_error.set(match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(_)) => None,
+            Ok(_) => Some("the config must be a JSON object".into()),
+            Err(error) => Some(format!("not JSON: {error}")),
+        });
+    };
+
+    let timeout_id = id.clone();
+    let set_timeout_ms = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        let value = text.trim().parse::<u64>().ok().filter(|ms| *ms > 0);
+        edit_node(editor, &timeout_id, |node| node.timeout_ms = value);
+    };
+    let retry_id = id.clone();
+    let set_retries = move |event: leptos::ev::Event| {
+        let attempts = event_target_value(&event)
+            .trim()
+            .parse::<u32>()
+            .unwrap_or(1);
+        edit_node(editor, &retry_id, |node| {
+            node.retry = (attempts > 1).then(|| {
+                let mut policy = node.retry.clone().unwrap_or_else(default_retry);
+                policy.max_attempts = attempts;
+                policy
+            });
+        });
+    };
+    let before_id = id.clone();
+    let after_id = id.clone();
+
+    view! {
+        <section class="inspector-section" aria-label="Node">
+            <h2 class="inspector-title">{kind.clone()}</h2>
+            <p class="inspector-doc">{summary}</p>
+            <label class="field">
+                <span class="field-label">"Label"</span>
+                <input name="label" prop:value=move || spec.with(|s| s.label.clone()) placeholder=id.to_string() on:change=set_label readonly=read_only />
+            </label>
+            <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
+            {fields}
+            <label class="field">
+                <span class="field-label">"Config (JSON)"</span>
+                <textarea class="mono" name="config" rows="6" prop:value=config_text on:input=check_config on:change=apply_config readonly=read_only></textarea>
+                {move || config_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
+            </label>
+            <div class="field-row">
+                <label class="field">
+                    <span class="field-label">"Timeout (ms)"</span>
+                    <input name="timeout_ms" type="number" min="0" prop:value=move || spec.with(|s| s.timeout_ms.map(|ms| ms.to_string()).unwrap_or_default()) on:change=set_timeout_ms readonly=read_only />
+                </label>
+                <label class="field">
+                    <span class="field-label">"Attempts"</span>
+                    <input name="attempts" type="number" min="1" max="20" prop:value=move || spec.with(|s| s.retry.as_ref().map_or(1, |r| r.max_attempts).to_string()) on:change=set_retries readonly=read_only />
+                </label>
+            </div>
+            <label class="check">
+                <input type="checkbox" prop:checked=move || spec.with(|s| s.interrupt_before) disabled=read_only
+                    on:change=move |event| { let on = event_target_checked(&event); edit_node(editor, &before_id, |node| node.interrupt_before = on); } />
+                "Pause before this node (breakpoint)"
+            </label>
+            <label class="check">
+                <input type="checkbox" prop:checked=move || spec.with(|s| s.interrupt_after) disabled=read_only
+                    on:change=move |event| { let on = event_target_checked(&event); edit_node(editor, &after_id, |node| node.interrupt_after = on); } />
+                "Pause after this node"
+            </label>
+        </section>
+    }
+}
+
+/// The engine's default retry policy (backoff, jitter), for two attempts.
+fn default_retry() -> heddle_engine::format::RetryPolicy {
+    serde_json::from_value(serde_json::json!({"max_attempts": 2}))
+        .expect("a literal retry policy reads")
+}
+
+#[component]
+fn EdgeForm(editor: Editor, edge: heddle_engine::EdgeId) -> impl IntoView {
+    let spec = move || {
+        editor
+            .edges
+            .with(|edges| edges.iter().find(|e| e.id == edge).cloned())
+    };
+    let Some(current) = spec() else {
+        return ().into_any();
+    };
+    let id = current.id.clone();
+    let read_only = !editor.can_edit;
+    let set = move |field: &'static str| {
+        let id = id.clone();
+        move |event: leptos::ev::Event| {
+            let text = event_target_value(&event).trim().to_string();
+            let value = (!text.is_empty()).then_some(text);
+            editor.change(|document| {
+                if let Some(edge) = document.edges.iter_mut().find(|e| e.id == id) {
+                    match field {
+                        "condition" => edge.condition = value,
+                        _ => edge.route = value,
+                    }
+                }
+            });
+        }
+    };
+    view! {
+        <section class="inspector-section" aria-label="Edge">
+            <h2 class="inspector-title">"Edge"</h2>
+            <p class="inspector-doc">{format!("{} → {}", current.from, current.to)}</p>
+            <label class="field">
+                <span class="field-label">"Condition"</span>
+                <input name="condition" class="mono" placeholder="count < 3" prop:value=current.condition.clone().unwrap_or_default() on:change=set("condition") readonly=read_only />
+                <span class="field-hint">"Taken only when this holds (see the condition language)."</span>
+            </label>
+            <label class="field">
+                <span class="field-label">"Route"</span>
+                <input name="route" placeholder="billing" prop:value=current.route.clone().unwrap_or_default() on:change=set("route") readonly=read_only />
+                <span class="field-hint">"Taken when a router or condition node picks this route."</span>
+            </label>
+        </section>
+    }
+    .into_any()
+}
+
+#[component]
+fn GraphForm(editor: Editor) -> impl IntoView {
+    let read_only = !editor.can_edit;
+    let skeleton = editor.skeleton;
+    let state_error = RwSignal::new(None::<String>);
+    let set_text = move |apply: fn(&mut GraphDocument, String)| {
+        move |event: leptos::ev::Event| {
+            let text = event_target_value(&event);
+            editor.change(|document| apply(document, text));
+        }
+    };
+    let apply_state = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        match serde_json::from_str::<StateSchema>(&text) {
+            Ok(state) => {
+                state_error.set(None);
+                editor.change(|document| document.state = state);
+            }
+            Err(error) => state_error.set(Some(format!("not a state schema: {error}"))),
+        }
+    };
+    view! {
+        <section class="inspector-section" aria-label="Graph settings">
+            <h2 class="inspector-title">"Graph"</h2>
+            <label class="field">
+                <span class="field-label">"Name"</span>
+                <input name="graph-name" prop:value=move || skeleton.with(|d| d.name.clone()) readonly=read_only
+                    on:change=set_text(|document, text| document.name = text.trim().to_string()) />
+            </label>
+            <label class="field">
+                <span class="field-label">"Description"</span>
+                <textarea name="graph-description" rows="3" prop:value=move || skeleton.with(|d| d.description.clone()) readonly=read_only
+                    on:change=set_text(|document, text| document.description = text.trim().to_string())></textarea>
+            </label>
+            <label class="field">
+                <span class="field-label">"State channels (JSON)"</span>
+                <textarea class="mono" name="graph-state" rows="8" readonly=read_only
+                    prop:value=move || skeleton.with(|d| serde_json::to_string_pretty(&d.state).unwrap_or_default())
+                    on:change=apply_state></textarea>
+                <span class="field-hint">"Each channel has a type and a reducer; the problems list says what is wrong."</span>
+                {move || state_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
+            </label>
+        </section>
+    }
+}

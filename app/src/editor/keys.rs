@@ -1,0 +1,204 @@
+//! Keyboard shortcuts and the clipboard. Copy puts the selection on the
+//! clipboard as graph JSON (so it pastes into another graph, another tab,
+//! or a text editor); paste takes such JSON, or a whole exported graph.
+
+use std::collections::BTreeSet;
+
+use leptos::ev;
+use leptos::prelude::*;
+
+use super::canvas::Gestures;
+use super::layout::layout;
+use super::model;
+use super::state::Editor;
+
+/// Every shortcut, for the help overlay: (keys, what).
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Drag a kind from the palette", "place a node"),
+    ("Drag from a node's right dot", "connect it to another node"),
+    ("Drag the background / wheel", "pan"),
+    ("Ctrl + wheel, or + and −", "zoom around the pointer"),
+    ("Shift + drag", "select with a box"),
+    ("Click, Shift + click", "select, add to the selection"),
+    ("Delete or Backspace", "delete the selection"),
+    ("Ctrl + Z", "undo"),
+    ("Ctrl + Y, Ctrl + Shift + Z", "redo"),
+    (
+        "Ctrl + C, Ctrl + V",
+        "copy, paste (also between graphs and tabs)",
+    ),
+    ("Ctrl + D", "duplicate the selection"),
+    ("Ctrl + A", "select everything"),
+    ("F", "fit the graph in view"),
+    ("L", "lay the graph out left to right"),
+    ("?", "show or hide this help"),
+    ("Escape", "clear the selection, close this help"),
+];
+
+/// Whether the event happens while typing in a field (shortcuts then
+/// belong to the field).
+fn typing(event: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|element| {
+            matches!(element.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
+                || element.has_attribute("contenteditable")
+        })
+}
+
+/// Deletes the selected nodes (with their edges) or the selected edge.
+pub fn delete_selection(editor: Editor) {
+    let nodes = editor.selected.get_untracked();
+    let edges: BTreeSet<_> = editor.selected_edge.get_untracked().into_iter().collect();
+    if nodes.is_empty() && edges.is_empty() {
+        return;
+    }
+    editor.change(|document| model::remove(document, &nodes, &edges));
+    editor.selected.set(BTreeSet::new());
+    editor.selected_edge.set(None);
+}
+
+/// Pastes a fragment, selecting what was pasted.
+fn paste_text(editor: Editor, text: &str) -> bool {
+    let Some(fragment) = model::read_fragment(text) else {
+        return false;
+    };
+    let mut added = Vec::new();
+    editor.change(|document| added = model::paste(document, &fragment, (40.0, 40.0)));
+    editor.selected.set(added.into_iter().collect());
+    true
+}
+
+/// Lays the whole graph out.
+pub fn auto_layout(editor: Editor) {
+    editor.change(|document| {
+        let positions = layout(document);
+        for node in &mut document.nodes {
+            node.position = positions.get(&node.id).copied();
+        }
+    });
+}
+
+pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
+    let keys = window_event_listener(ev::keydown, move |event: ev::KeyboardEvent| {
+        if typing(&event) {
+            return;
+        }
+        let command = event.ctrl_key() || event.meta_key();
+        let key = event.key();
+        let handled = match (command, key.as_str()) {
+            (true, "z" | "Z") if event.shift_key() => {
+                editor.redo();
+                true
+            }
+            (true, "z" | "Z") => {
+                editor.undo();
+                true
+            }
+            (true, "y" | "Y") => {
+                editor.redo();
+                true
+            }
+            (true, "d" | "D") => {
+                let fragment = model::copy(&editor.document(), &editor.selected.get_untracked());
+                if !fragment.nodes.is_empty() {
+                    let text = serde_json::to_string(&fragment).unwrap_or_default();
+                    paste_text(editor, &text);
+                }
+                true
+            }
+            (true, "a" | "A") => {
+                let all = editor
+                    .nodes
+                    .with_untracked(|nodes| nodes.iter().map(|n| n.id.get_value()).collect());
+                editor.selected.set(all);
+                true
+            }
+            (false, "Delete" | "Backspace") => {
+                delete_selection(editor);
+                true
+            }
+            (false, "f" | "F") => {
+                let (width, height) = gestures.size();
+                editor.fit(width, height);
+                true
+            }
+            (false, "l" | "L") => {
+                auto_layout(editor);
+                true
+            }
+            (false, "?") => {
+                help.update(|shown| *shown = !*shown);
+                true
+            }
+            (false, "Escape") => {
+                help.set(false);
+                editor.selected.set(BTreeSet::new());
+                editor.selected_edge.set(None);
+                true
+            }
+            _ => false,
+        };
+        if handled {
+            event.prevent_default();
+        }
+    });
+    let copying = window_event_listener(ev::copy, move |event: ev::ClipboardEvent| {
+        if typing(&event) {
+            return;
+        }
+        let fragment = model::copy(&editor.document(), &editor.selected.get_untracked());
+        if fragment.nodes.is_empty() {
+            return;
+        }
+        if let (Some(data), Ok(text)) = (
+            event.clipboard_data(),
+            serde_json::to_string_pretty(&fragment),
+        ) {
+            let _ = data.set_data("text/plain", &text);
+            event.prevent_default();
+        }
+    });
+    let pasting = window_event_listener(ev::paste, move |event: ev::ClipboardEvent| {
+        if typing(&event) || !editor.can_edit {
+            return;
+        }
+        let text = event
+            .clipboard_data()
+            .and_then(|data| data.get_data("text/plain").ok())
+            .unwrap_or_default();
+        if paste_text(editor, &text) {
+            event.prevent_default();
+        }
+    });
+    on_cleanup(move || {
+        keys.remove();
+        copying.remove();
+        pasting.remove();
+    });
+}
+
+/// The list of shortcuts, over the canvas.
+#[component]
+pub fn HelpOverlay(shown: RwSignal<bool>) -> impl IntoView {
+    move || {
+        shown.get().then(|| {
+            view! {
+                <div class="help-overlay" role="dialog" aria-label="Keyboard shortcuts" on:click=move |_| shown.set(false)>
+                    <div class="help-card" on:click=|event| event.stop_propagation()>
+                        <h2>"Keyboard and mouse"</h2>
+                        <dl class="help-list">
+                            {SHORTCUTS
+                                .iter()
+                                .map(|(keys, what)| view! { <dt>{*keys}</dt><dd>{*what}</dd> })
+                                .collect_view()}
+                        </dl>
+                        <button class="button" type="button" on:click=move |_| shown.set(false)>"Close"</button>
+                    </div>
+                </div>
+            }
+        })
+    }
+}

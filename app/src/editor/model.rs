@@ -1,0 +1,436 @@
+//! The editor's rules, as plain functions over a [`GraphDocument`]: new
+//! ids, which connections are allowed (and why not), removing, copying
+//! and pasting a selection, the undo history, and the Mermaid export.
+//! No signals here, so all of it is tested on the host.
+
+use std::collections::{BTreeSet, HashMap};
+
+use heddle_engine::format::{EdgeSpec, NodeSpec, Position};
+use heddle_engine::kinds::BuiltinKind;
+use heddle_engine::{EdgeId, GraphDocument, NodeId};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// A node's box on the canvas, in world units.
+pub const NODE_WIDTH: f64 = 180.0;
+pub const NODE_HEIGHT: f64 = 56.0;
+
+/// A fresh node id for `kind`: `llm`, then `llm_2`, `llm_3`, ...
+pub fn new_node_id(document: &GraphDocument, kind: &str) -> NodeId {
+    let taken: BTreeSet<&str> = document.nodes.iter().map(|n| n.id.as_str()).collect();
+    if !taken.contains(kind) {
+        return NodeId::from(kind);
+    }
+    (2..)
+        .map(|n| format!("{kind}_{n}"))
+        .find(|id| !taken.contains(id.as_str()))
+        .map(NodeId::from)
+        .unwrap_or_else(|| NodeId::from(kind))
+}
+
+/// A fresh edge id: `e1`, `e2`, ...
+pub fn new_edge_id(document: &GraphDocument) -> EdgeId {
+    let taken: BTreeSet<&str> = document.edges.iter().map(|e| e.id.as_str()).collect();
+    (1..)
+        .map(|n| format!("e{n}"))
+        .find(|id| !taken.contains(id.as_str()))
+        .map(EdgeId::from)
+        .unwrap_or_else(|| EdgeId::from("e"))
+}
+
+/// The config a new node of `kind` starts with: what it needs to make sense.
+pub fn starting_config(kind: &str) -> Value {
+    match BuiltinKind::from_name(kind) {
+        Some(BuiltinKind::Llm) => json!({"system": "You are a helpful assistant."}),
+        Some(BuiltinKind::Wait) => json!({"ms": 1000}),
+        Some(BuiltinKind::Ask) => {
+            json!({"question": "What should happen next?", "output": "answer"})
+        }
+        _ => json!({}),
+    }
+}
+
+/// A new node of `kind` at `at`.
+pub fn new_node(document: &GraphDocument, kind: &str, at: Position) -> NodeSpec {
+    let mut node: NodeSpec = serde_json::from_value(json!({
+        "id": new_node_id(document, kind).as_str(),
+        "kind": kind,
+        "config": starting_config(kind),
+    }))
+    .unwrap_or_else(|_| unreachable_node(kind));
+    node.position = Some(at);
+    node
+}
+
+fn unreachable_node(kind: &str) -> NodeSpec {
+    // Only reached if the document format changes shape; keep the editor alive.
+    serde_json::from_value(json!({"id": kind, "kind": kind})).unwrap_or_else(|_| {
+        serde_json::from_str(r#"{"id":"node","kind":"set"}"#).expect("a literal node reads")
+    })
+}
+
+/// Whether an edge from `from` to `to` may be drawn, or why not.
+pub fn can_connect(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Result<(), String> {
+    let kind = |id: &NodeId| {
+        document
+            .nodes
+            .iter()
+            .find(|node| &node.id == id)
+            .map(|node| node.kind.as_str())
+    };
+    let (Some(from_kind), Some(to_kind)) = (kind(from), kind(to)) else {
+        return Err("both ends must be nodes of this graph".into());
+    };
+    if from_kind == "end" {
+        return Err("an end node has no way out".into());
+    }
+    if to_kind == "start" {
+        return Err("nothing leads into a start node".into());
+    }
+    let duplicate = document.edges.iter().any(|edge| {
+        &edge.from == from && &edge.to == to && edge.condition.is_none() && edge.route.is_none()
+    });
+    if duplicate {
+        return Err(format!("{from} already leads to {to}"));
+    }
+    Ok(())
+}
+
+/// Adds an edge (after [`can_connect`]); returns its id.
+pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Result<EdgeId, String> {
+    can_connect(document, from, to)?;
+    let id = new_edge_id(document);
+    document.edges.push(EdgeSpec {
+        id: id.clone(),
+        from: from.clone(),
+        to: to.clone(),
+        condition: None,
+        route: None,
+    });
+    Ok(id)
+}
+
+/// Removes nodes (with every edge touching them) and edges.
+pub fn remove(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>, edges: &BTreeSet<EdgeId>) {
+    document.nodes.retain(|node| !nodes.contains(&node.id));
+    document.edges.retain(|edge| {
+        !edges.contains(&edge.id) && !nodes.contains(&edge.from) && !nodes.contains(&edge.to)
+    });
+    if document
+        .entry
+        .as_ref()
+        .is_some_and(|entry| nodes.contains(entry))
+    {
+        document.entry = None;
+    }
+}
+
+/// A piece of a graph on the clipboard: some nodes and the edges between
+/// them. It is JSON, so it pastes into another graph or browser tab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Fragment {
+    /// Marks clipboard text as ours.
+    pub heddle_fragment: u32,
+    pub nodes: Vec<NodeSpec>,
+    pub edges: Vec<EdgeSpec>,
+}
+
+/// The selected nodes and the edges among them.
+pub fn copy(document: &GraphDocument, selected: &BTreeSet<NodeId>) -> Fragment {
+    Fragment {
+        heddle_fragment: 1,
+        nodes: document
+            .nodes
+            .iter()
+            .filter(|node| selected.contains(&node.id))
+            .cloned()
+            .collect(),
+        edges: document
+            .edges
+            .iter()
+            .filter(|edge| selected.contains(&edge.from) && selected.contains(&edge.to))
+            .cloned()
+            .collect(),
+    }
+}
+
+/// Reads clipboard text: a fragment, or a whole graph document.
+pub fn read_fragment(text: &str) -> Option<Fragment> {
+    let value: Value = serde_json::from_str(text.trim()).ok()?;
+    if value.get("heddle_fragment").is_some() {
+        return serde_json::from_value(value).ok();
+    }
+    let document = GraphDocument::from_value(value).ok()?;
+    Some(Fragment {
+        heddle_fragment: 1,
+        nodes: document.nodes,
+        edges: document.edges,
+    })
+}
+
+/// Pastes `fragment` into `document`, moved by `offset`, with fresh ids
+/// where they clash. Returns the new nodes' ids.
+pub fn paste(document: &mut GraphDocument, fragment: &Fragment, offset: (f64, f64)) -> Vec<NodeId> {
+    let mut renamed: HashMap<NodeId, NodeId> = HashMap::new();
+    let mut added = Vec::new();
+    for node in &fragment.nodes {
+        let mut node = node.clone();
+        let base = node
+            .id
+            .as_str()
+            .trim_end_matches(|c: char| c.is_ascii_digit() || c == '_');
+        let base = if base.is_empty() {
+            node.kind.as_str()
+        } else {
+            base
+        };
+        let id = if document.nodes.iter().any(|n| n.id == node.id) {
+            new_node_id(document, base)
+        } else {
+            node.id.clone()
+        };
+        renamed.insert(node.id.clone(), id.clone());
+        node.id = id.clone();
+        let at = node.position.unwrap_or(Position { x: 0.0, y: 0.0 });
+        node.position = Some(Position {
+            x: at.x + offset.0,
+            y: at.y + offset.1,
+        });
+        document.nodes.push(node);
+        added.push(id);
+    }
+    for edge in &fragment.edges {
+        let (Some(from), Some(to)) = (renamed.get(&edge.from), renamed.get(&edge.to)) else {
+            continue;
+        };
+        let mut edge = edge.clone();
+        edge.id = new_edge_id(document);
+        edge.from = from.clone();
+        edge.to = to.clone();
+        document.edges.push(edge);
+    }
+    added
+}
+
+/// Undo and redo, as whole documents (an edit's "before" and "after").
+#[derive(Debug, Default, Clone)]
+pub struct History {
+    past: Vec<GraphDocument>,
+    future: Vec<GraphDocument>,
+}
+
+impl History {
+    /// How many steps back are kept.
+    pub const LIMIT: usize = 200;
+
+    /// Remembers `before` as the state an edit started from.
+    pub fn record(&mut self, before: GraphDocument) {
+        self.past.push(before);
+        if self.past.len() > Self::LIMIT {
+            self.past.remove(0);
+        }
+        self.future.clear();
+    }
+
+    /// The state before the last edit; `current` becomes redoable.
+    pub fn undo(&mut self, current: GraphDocument) -> Option<GraphDocument> {
+        let previous = self.past.pop()?;
+        self.future.push(current);
+        Some(previous)
+    }
+
+    /// The state the last undo left; `current` becomes undoable.
+    pub fn redo(&mut self, current: GraphDocument) -> Option<GraphDocument> {
+        let next = self.future.pop()?;
+        self.past.push(current);
+        Some(next)
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.past.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.future.is_empty()
+    }
+}
+
+/// The graph as a Mermaid flowchart (left to right; conditional and routed
+/// edges labelled).
+pub fn mermaid(document: &GraphDocument) -> String {
+    let safe = |id: &str| -> String {
+        id.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let quote = |text: &str| text.replace('"', "#quot;");
+    let mut out = String::from("flowchart LR\n");
+    for node in &document.nodes {
+        let label = if node.label.is_empty() {
+            node.id.as_str()
+        } else {
+            &node.label
+        };
+        out.push_str(&format!(
+            "    {}[\"{}<br/><small>{}</small>\"]\n",
+            safe(node.id.as_str()),
+            quote(label),
+            quote(&node.kind)
+        ));
+    }
+    for edge in &document.edges {
+        let label = edge.route.as_deref().or(edge.condition.as_deref());
+        match label {
+            Some(label) => out.push_str(&format!(
+                "    {} -->|\"{}\"| {}\n",
+                safe(edge.from.as_str()),
+                quote(label),
+                safe(edge.to.as_str())
+            )),
+            None => out.push_str(&format!(
+                "    {} --> {}\n",
+                safe(edge.from.as_str()),
+                safe(edge.to.as_str())
+            )),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use heddle_engine::format::Position;
+    use heddle_engine::{GraphDocument, NodeId};
+    use serde_json::json;
+
+    use super::*;
+
+    fn graph() -> GraphDocument {
+        GraphDocument::from_value(json!({
+            "format_version": 2, "name": "g",
+            "nodes": [
+                {"id": "start", "kind": "start", "position": {"x": 0, "y": 0}},
+                {"id": "llm", "kind": "llm", "position": {"x": 220, "y": 0}},
+                {"id": "end", "kind": "end", "position": {"x": 440, "y": 0}}
+            ],
+            "edges": [{"id": "e1", "from": "start", "to": "llm"}]
+        }))
+        .unwrap()
+    }
+
+    fn id(text: &str) -> NodeId {
+        NodeId::from(text)
+    }
+
+    #[test]
+    fn new_ids_do_not_clash() {
+        let document = graph();
+        assert_eq!(new_node_id(&document, "llm").as_str(), "llm_2");
+        assert_eq!(new_node_id(&document, "tools").as_str(), "tools");
+        assert_eq!(new_edge_id(&document).as_str(), "e2");
+        let node = new_node(&document, "wait", Position { x: 5.0, y: 6.0 });
+        assert_eq!(node.config, json!({"ms": 1000}));
+        assert_eq!(node.position, Some(Position { x: 5.0, y: 6.0 }));
+    }
+
+    #[test]
+    fn connections_are_refused_with_a_reason() {
+        let mut document = graph();
+        assert_eq!(
+            can_connect(&document, &id("end"), &id("llm")),
+            Err("an end node has no way out".into())
+        );
+        assert_eq!(
+            can_connect(&document, &id("llm"), &id("start")),
+            Err("nothing leads into a start node".into())
+        );
+        assert_eq!(
+            can_connect(&document, &id("start"), &id("llm")),
+            Err("start already leads to llm".into())
+        );
+        // Loops are graphs' bread and butter: a node may lead to itself.
+        assert!(can_connect(&document, &id("llm"), &id("llm")).is_ok());
+        let edge = connect(&mut document, &id("llm"), &id("end")).unwrap();
+        assert_eq!(edge.as_str(), "e2");
+        assert_eq!(document.edges.len(), 2);
+    }
+
+    #[test]
+    fn removing_a_node_takes_its_edges() {
+        let mut document = graph();
+        document.entry = Some(id("start"));
+        remove(
+            &mut document,
+            &BTreeSet::from([id("start")]),
+            &BTreeSet::new(),
+        );
+        assert_eq!(document.nodes.len(), 2);
+        assert!(document.edges.is_empty());
+        assert_eq!(document.entry, None);
+    }
+
+    #[test]
+    fn copy_and_paste_keep_inner_edges_and_rename_clashes() {
+        let mut document = graph();
+        let fragment = copy(&document, &BTreeSet::from([id("start"), id("llm")]));
+        assert_eq!(fragment.nodes.len(), 2);
+        assert_eq!(fragment.edges.len(), 1);
+        let text = serde_json::to_string(&fragment).unwrap();
+        let read = read_fragment(&text).unwrap();
+        let added = paste(&mut document, &read, (40.0, 40.0));
+        assert_eq!(added, [id("start_2"), id("llm_2")]);
+        let pasted = document.edges.last().unwrap();
+        assert_eq!(
+            (pasted.from.as_str(), pasted.to.as_str()),
+            ("start_2", "llm_2")
+        );
+        let moved = document.nodes.iter().find(|n| n.id == id("llm_2")).unwrap();
+        assert_eq!(moved.position, Some(Position { x: 260.0, y: 40.0 }));
+        // A whole exported graph pastes too; other text does not.
+        assert_eq!(read_fragment(&graph().to_json()).unwrap().nodes.len(), 3);
+        assert!(read_fragment("hello").is_none());
+    }
+
+    #[test]
+    fn history_undoes_and_redoes_in_order() {
+        let mut history = History::default();
+        let a = graph();
+        let mut b = a.clone();
+        b.name = "b".into();
+        let mut c = a.clone();
+        c.name = "c".into();
+        history.record(a.clone());
+        history.record(b.clone());
+        assert_eq!(history.undo(c.clone()).unwrap().name, "b");
+        assert_eq!(history.undo(b.clone()).unwrap().name, "g");
+        assert!(!history.can_undo());
+        assert_eq!(history.redo(a.clone()).unwrap().name, "b");
+        // A new edit forgets what could be redone.
+        history.record(b);
+        assert!(!history.can_redo());
+    }
+
+    #[test]
+    fn mermaid_lists_nodes_and_labelled_edges() {
+        let mut document = graph();
+        document.edges.push(heddle_engine::format::EdgeSpec {
+            id: "e9".into(),
+            from: id("llm"),
+            to: id("end"),
+            condition: Some("done == true".into()),
+            route: None,
+        });
+        let text = mermaid(&document);
+        assert!(text.starts_with("flowchart LR\n"));
+        assert!(text.contains("    start --> llm\n"));
+        assert!(text.contains("    llm -->|\"done == true\"| end\n"));
+    }
+}

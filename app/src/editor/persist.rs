@@ -1,0 +1,325 @@
+//! Keeping work safe. Every committed change is written at once to the
+//! browser's storage (a draft that survives a reload or a closed tab) and
+//! saved to the server 800 ms after the last one, naming the version it
+//! was based on. A save refused because a teammate saved first is a
+//! conflict: shown with a choice (reload theirs, or keep mine as a copy),
+//! never overwritten. Leaving with unsaved changes asks first.
+
+use heddle_engine::GraphDocument;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::state::Editor;
+
+/// Where the editor's work stands.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SaveState {
+    Saved,
+    /// Changed; the save is coming.
+    Unsaved,
+    Saving,
+    /// Someone saved version `theirs` first; nothing is saved until the
+    /// user chooses.
+    Conflict {
+        theirs: i64,
+    },
+    /// The last save failed; the draft is kept and the next change retries.
+    Failed(String),
+}
+
+impl SaveState {
+    pub fn label(&self) -> String {
+        match self {
+            SaveState::Saved => "Saved".into(),
+            SaveState::Unsaved => "Unsaved changes".into(),
+            SaveState::Saving => "Saving…".into(),
+            SaveState::Conflict { theirs } => format!("Conflict with version {theirs}"),
+            SaveState::Failed(message) => format!("Not saved: {message}"),
+        }
+    }
+}
+
+/// A draft in the browser's storage.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Draft {
+    pub base_version: i64,
+    pub document: GraphDocument,
+}
+
+/// The saving machinery of one open graph. (On the server it only holds
+/// the version: saving happens in the browser.)
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+pub struct Persistence {
+    pub status: RwSignal<SaveState>,
+    pub version: RwSignal<i64>,
+    graph_id: StoredValue<String>,
+    /// Moves on with every scheduled save; a timer whose number is stale
+    /// does nothing.
+    pending: StoredValue<u64>,
+    editor: Editor,
+}
+
+/// The storage key of a graph's draft.
+pub fn draft_key(graph_id: &str) -> String {
+    format!("heddle.draft.{graph_id}")
+}
+
+/// How long after the last change the save goes out.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+const DEBOUNCE_MS: u64 = 800;
+
+impl Persistence {
+    pub fn new(editor: Editor, graph_id: String, version: i64) -> Persistence {
+        Persistence {
+            status: RwSignal::new(SaveState::Saved),
+            version: RwSignal::new(version),
+            graph_id: StoredValue::new(graph_id),
+            pending: StoredValue::new(0),
+            editor,
+        }
+    }
+
+    /// Starts following the editor (in the browser): restores a draft left
+    /// by a reload or a closed tab, and saves changes as they come.
+    pub fn start(self) {
+        #[cfg(feature = "hydrate")]
+        {
+            let editor = self.editor;
+            // Effects run once the page is hydrated: only then may a draft
+            // change what the server rendered.
+            Effect::new(move |previous: Option<u64>| {
+                let revision = editor.revision.get();
+                match previous {
+                    None => {
+                        if self.restore_draft() {
+                            self.changed();
+                        }
+                        editor.revision.get_untracked()
+                    }
+                    Some(previous) => {
+                        if previous != revision {
+                            self.changed();
+                        }
+                        revision
+                    }
+                }
+            });
+            self.guard_unload();
+        }
+    }
+
+    #[cfg(feature = "hydrate")]
+    fn storage() -> Option<web_sys::Storage> {
+        window().local_storage().ok().flatten()
+    }
+
+    /// Brings back a draft a reload or a closed tab left; `true` when it
+    /// did (and it is to be saved).
+    #[cfg(feature = "hydrate")]
+    fn restore_draft(self) -> bool {
+        let key = draft_key(&self.graph_id.get_value());
+        let Some(draft) = Self::storage()
+            .and_then(|storage| storage.get_item(&key).ok().flatten())
+            .and_then(|text| serde_json::from_str::<Draft>(&text).ok())
+        else {
+            return false;
+        };
+        if draft.document == self.editor.document() {
+            if let Some(storage) = Self::storage() {
+                let _ = storage.remove_item(&key);
+            }
+            return false;
+        }
+        let version = self.version.get_untracked();
+        let base = draft.base_version;
+        self.editor
+            .change(move |document| *document = draft.document);
+        if base != version {
+            // The draft was made on an older version: do not save it over
+            // the newer one; let the user choose.
+            self.status.set(SaveState::Conflict { theirs: version });
+            return false;
+        }
+        true
+    }
+
+    #[cfg(feature = "hydrate")]
+    fn changed(self) {
+        let draft = Draft {
+            base_version: self.version.get_untracked(),
+            document: self.editor.document(),
+        };
+        if let (Some(storage), Ok(text)) = (Self::storage(), serde_json::to_string(&draft)) {
+            let _ = storage.set_item(&draft_key(&self.graph_id.get_value()), &text);
+        }
+        if matches!(self.status.get_untracked(), SaveState::Conflict { .. }) {
+            return;
+        }
+        self.status.set(SaveState::Unsaved);
+        self.pending.update_value(|n| *n += 1);
+        let ticket = self.pending.get_value();
+        set_timeout(
+            move || {
+                if self.pending.try_get_value() == Some(ticket) {
+                    leptos::task::spawn_local(self.save());
+                }
+            },
+            std::time::Duration::from_millis(DEBOUNCE_MS),
+        );
+    }
+
+    /// Saves now (the debounce calls this).
+    #[cfg(feature = "hydrate")]
+    async fn save(self) {
+        use serde_json::{Value, json};
+        if matches!(
+            self.status.get_untracked(),
+            SaveState::Conflict { .. } | SaveState::Saving
+        ) {
+            return;
+        }
+        let revision = self.editor.revision.get_untracked();
+        let document = self.editor.document();
+        self.status.set(SaveState::Saving);
+        let id = self.graph_id.get_value();
+        let request = gloo_net::http::Request::put(&format!("/api/v1/graphs/{id}"))
+            .json(&json!({"base_version": self.version.get_untracked(), "document": document}));
+        let response = match request {
+            Ok(request) => request.send().await,
+            Err(error) => {
+                self.status.set(SaveState::Failed(error.to_string()));
+                return;
+            }
+        };
+        let response = match response {
+            Ok(response) => response,
+            Err(_) => {
+                self.status
+                    .set(SaveState::Failed("the server cannot be reached".into()));
+                return;
+            }
+        };
+        let body: Value = response.json().await.unwrap_or(Value::Null);
+        match response.status() {
+            200 => {
+                if let Some(version) = body["version"].as_i64() {
+                    self.version.set(version);
+                }
+                if self.editor.revision.get_untracked() == revision {
+                    if let Some(storage) = Self::storage() {
+                        let _ = storage.remove_item(&draft_key(&id));
+                    }
+                    self.status.set(SaveState::Saved);
+                } else {
+                    // More changes came while saving: they go next.
+                    self.status.set(SaveState::Unsaved);
+                    self.changed();
+                }
+            }
+            409 => {
+                let theirs = body["error"]["current_version"]
+                    .as_i64()
+                    .unwrap_or_default();
+                self.status.set(SaveState::Conflict { theirs });
+            }
+            _ => {
+                let message = body["error"]["message"]
+                    .as_str()
+                    .unwrap_or("the server refused the save")
+                    .to_string();
+                self.status.set(SaveState::Failed(message));
+            }
+        }
+    }
+
+    /// Drops local changes for the newest saved version.
+    pub fn reload_theirs(self) {
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            use serde_json::Value;
+            let id = self.graph_id.get_value();
+            let Ok(response) = gloo_net::http::Request::get(&format!("/api/v1/graphs/{id}"))
+                .send()
+                .await
+            else {
+                self.status
+                    .set(SaveState::Failed("the server cannot be reached".into()));
+                return;
+            };
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            let Ok(document) = GraphDocument::from_value(body["document"].clone()) else {
+                self.status
+                    .set(SaveState::Failed("the saved graph does not read".into()));
+                return;
+            };
+            self.editor.replace(document);
+            if let Some(version) = body["version"].as_i64() {
+                self.version.set(version);
+            }
+            if let Some(storage) = Self::storage() {
+                let _ = storage.remove_item(&draft_key(&id));
+            }
+            self.status.set(SaveState::Saved);
+        });
+    }
+
+    /// Saves local changes as a new graph and opens it; the original stays
+    /// as the teammate saved it.
+    pub fn keep_mine_as_copy(self) {
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            use serde_json::{Value, json};
+            let mut document = self.editor.document();
+            document.name = format!("{} (my copy)", document.name);
+            let request = gloo_net::http::Request::post("/api/v1/graphs")
+                .json(&json!({"document": document}));
+            let Ok(request) = request else { return };
+            let Ok(response) = request.send().await else {
+                self.status
+                    .set(SaveState::Failed("the server cannot be reached".into()));
+                return;
+            };
+            let body: Value = response.json().await.unwrap_or(Value::Null);
+            let Some(new_id) = body["id"].as_str() else {
+                self.status
+                    .set(SaveState::Failed("the copy was not saved".into()));
+                return;
+            };
+            if let Some(storage) = Self::storage() {
+                let _ = storage.remove_item(&draft_key(&self.graph_id.get_value()));
+            }
+            self.status.set(SaveState::Saved);
+            let _ = window().location().set_href(&format!("/graphs/{new_id}"));
+        });
+    }
+
+    #[cfg(feature = "hydrate")]
+    fn guard_unload(self) {
+        let handle = window_event_listener(leptos::ev::beforeunload, move |event| {
+            if self
+                .status
+                .try_get_untracked()
+                .is_some_and(|status| status != SaveState::Saved)
+            {
+                event.prevent_default();
+                event.set_return_value("You have unsaved changes.");
+            }
+        });
+        on_cleanup(move || handle.remove());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{SaveState, draft_key};
+
+    #[test]
+    fn states_read_as_people_say_them() {
+        assert_eq!(
+            SaveState::Conflict { theirs: 7 }.label(),
+            "Conflict with version 7"
+        );
+        assert_eq!(draft_key("g-1"), "heddle.draft.g-1");
+    }
+}

@@ -1,0 +1,71 @@
+//! Live validation: the engine's own validator (compiled to wasm) runs on
+//! every committed change; problems show on their nodes and in this list,
+//! and clicking one selects its node.
+
+use std::collections::BTreeSet;
+
+use heddle_engine::Registry;
+use heddle_engine::validate::{Problem, Severity};
+use leptos::prelude::*;
+
+use super::state::Editor;
+
+/// The document's problems, recomputed when a change is committed (not
+/// while something is being dragged).
+pub fn problems(editor: Editor) -> Memo<Vec<Problem>> {
+    Memo::new(move |_| {
+        editor.revision.track();
+        let document = editor.document();
+        heddle_engine::validate(&document, &Registry::new()).problems
+    })
+}
+
+#[component]
+pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoView {
+    let errors =
+        move || problems.with(|all| all.iter().filter(|p| p.severity == Severity::Error).count());
+    view! {
+        <section class="problems" aria-label="Problems">
+            <h2 class="inspector-title">
+                "Problems "
+                <span class="badge" data-testid="problem-count">{move || problems.with(Vec::len)}</span>
+            </h2>
+            {move || {
+                if problems.with(Vec::is_empty) {
+                    return view! { <p class="empty-note problems-none">"None: the graph can run."</p> }.into_any();
+                }
+                let list = problems.get();
+                view! {
+                    <ul class="problem-list">
+                        {list
+                            .into_iter()
+                            .map(|problem| {
+                                let node = problem.node.clone();
+                                let select = move |_| {
+                                    if let Some(node) = node.clone() {
+                                        editor.selected.set(BTreeSet::from([node]));
+                                        editor.selected_edge.set(None);
+                                    }
+                                };
+                                let severity = match problem.severity {
+                                    Severity::Error => "error",
+                                    Severity::Warning => "warning",
+                                };
+                                view! {
+                                    <li>
+                                        <button type="button" class=format!("problem problem-{severity}") on:click=select>
+                                            <span class="problem-where mono">{problem.node.as_ref().map_or(problem.path.clone(), |n| n.to_string())}</span>
+                                            <span class="problem-message">{problem.message.clone()}</span>
+                                        </button>
+                                    </li>
+                                }
+                            })
+                            .collect_view()}
+                    </ul>
+                    {move || (errors() > 0).then(|| view! { <p class="field-hint">"Saving works with problems; running needs none."</p> })}
+                }
+                .into_any()
+            }}
+        </section>
+    }
+}

@@ -1,0 +1,316 @@
+//! The editor's reactive state. Each node has its own position and spec
+//! signals, so dragging one node re-renders that node and the edges that
+//! touch it, nothing else. Every change that is not a drag in progress
+//! goes through [`Editor::change`]: it records the document before it for
+//! undo and moves `revision` on (which autosave and validation follow).
+
+use std::collections::{BTreeSet, HashMap};
+
+use heddle_engine::format::{EdgeSpec, NodeSpec, Position};
+use heddle_engine::{EdgeId, GraphDocument, NodeId};
+use leptos::prelude::*;
+
+use super::model::History;
+
+/// One node on the canvas.
+#[derive(Clone, Copy)]
+pub struct NodeView {
+    pub id: StoredValue<NodeId>,
+    pub position: RwSignal<Position>,
+    /// The node without its position (that is `position`).
+    pub spec: RwSignal<NodeSpec>,
+}
+
+/// Pan and zoom: world point `p` is drawn at `p * zoom + (x, y)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Viewport {
+    pub x: f64,
+    pub y: f64,
+    pub zoom: f64,
+}
+
+impl Default for Viewport {
+    fn default() -> Self {
+        Viewport {
+            x: 40.0,
+            y: 40.0,
+            zoom: 1.0,
+        }
+    }
+}
+
+impl Viewport {
+    pub const MIN_ZOOM: f64 = 0.1;
+    pub const MAX_ZOOM: f64 = 3.0;
+
+    /// The world point under screen point `(sx, sy)` (relative to the canvas).
+    pub fn to_world(&self, sx: f64, sy: f64) -> Position {
+        Position {
+            x: (sx - self.x) / self.zoom,
+            y: (sy - self.y) / self.zoom,
+        }
+    }
+
+    /// Zooms by `factor` keeping the world point under `(sx, sy)` in place.
+    pub fn zoom_at(&self, factor: f64, sx: f64, sy: f64) -> Viewport {
+        let zoom = (self.zoom * factor).clamp(Self::MIN_ZOOM, Self::MAX_ZOOM);
+        let anchor = self.to_world(sx, sy);
+        Viewport {
+            x: sx - anchor.x * zoom,
+            y: sy - anchor.y * zoom,
+            zoom,
+        }
+    }
+}
+
+/// Everything the editor's parts share.
+#[derive(Clone, Copy)]
+pub struct Editor {
+    /// The document's other parts: name, state, entry, limits (its nodes
+    /// and edges live in `nodes` and `edges`).
+    pub skeleton: RwSignal<GraphDocument>,
+    pub nodes: RwSignal<Vec<NodeView>>,
+    pub edges: RwSignal<Vec<EdgeSpec>>,
+    pub selected: RwSignal<BTreeSet<NodeId>>,
+    pub selected_edge: RwSignal<Option<EdgeId>>,
+    pub viewport: RwSignal<Viewport>,
+    /// Moves on at every committed change.
+    pub revision: RwSignal<u64>,
+    history: StoredValue<History>,
+    /// The editor's reactive owner: node signals are made under it, never
+    /// under whatever effect happens to load a document (an effect that
+    /// runs again disposes what it made).
+    owner: StoredValue<Owner>,
+    pub can_edit: bool,
+}
+
+impl Editor {
+    pub fn new(document: GraphDocument, can_edit: bool) -> Editor {
+        let editor = Editor {
+            skeleton: RwSignal::new(GraphDocument::new("")),
+            nodes: RwSignal::new(Vec::new()),
+            edges: RwSignal::new(Vec::new()),
+            selected: RwSignal::new(BTreeSet::new()),
+            selected_edge: RwSignal::new(None),
+            viewport: RwSignal::new(Viewport::default()),
+            revision: RwSignal::new(0),
+            history: StoredValue::new(History::default()),
+            owner: StoredValue::new(Owner::current().unwrap_or_default()),
+            can_edit,
+        };
+        editor.load(document);
+        editor
+    }
+
+    /// The whole document as it stands (read without tracking).
+    pub fn document(&self) -> GraphDocument {
+        let mut document = self.skeleton.get_untracked();
+        document.nodes = self.nodes.with_untracked(|nodes| {
+            nodes
+                .iter()
+                .map(|node| {
+                    let mut spec = node.spec.get_untracked();
+                    spec.position = Some(node.position.get_untracked());
+                    spec
+                })
+                .collect()
+        });
+        document.edges = self.edges.get_untracked();
+        document
+    }
+
+    /// Shows `document`, keeping the signals of nodes that stay (so their
+    /// views stay too) and making new ones for new nodes.
+    pub fn load(&self, mut document: GraphDocument) {
+        let incoming_nodes = std::mem::take(&mut document.nodes);
+        let incoming_edges = std::mem::take(&mut document.edges);
+        let existing: HashMap<NodeId, NodeView> = self.nodes.with_untracked(|nodes| {
+            nodes
+                .iter()
+                .map(|node| (node.id.get_value(), *node))
+                .collect()
+        });
+        let mut views = Vec::with_capacity(incoming_nodes.len());
+        for (i, mut spec) in incoming_nodes.into_iter().enumerate() {
+            let position = spec.position.take().unwrap_or(Position {
+                x: (i % 6) as f64 * 220.0,
+                y: (i / 6) as f64 * 100.0,
+            });
+            match existing.get(&spec.id) {
+                Some(view) => {
+                    if view.position.get_untracked() != position {
+                        view.position.set(position);
+                    }
+                    if view.spec.with_untracked(|old| *old != spec) {
+                        view.spec.set(spec);
+                    }
+                    views.push(*view);
+                }
+                None => views.push(self.owner.with_value(|owner| {
+                    owner.with(|| NodeView {
+                        id: StoredValue::new(spec.id.clone()),
+                        position: RwSignal::new(position),
+                        spec: RwSignal::new(spec),
+                    })
+                })),
+            }
+        }
+        let same_order = self.nodes.with_untracked(|nodes| {
+            nodes.len() == views.len()
+                && nodes
+                    .iter()
+                    .zip(&views)
+                    .all(|(a, b)| a.id.get_value() == b.id.get_value())
+        });
+        if !same_order {
+            self.nodes.set(views);
+        }
+        if self.edges.with_untracked(|edges| *edges != incoming_edges) {
+            self.edges.set(incoming_edges);
+        }
+        if self.skeleton.with_untracked(|old| *old != document) {
+            self.skeleton.set(document);
+        }
+        // Selections of things that are gone are dropped.
+        let ids: BTreeSet<NodeId> = self
+            .nodes
+            .with_untracked(|nodes| nodes.iter().map(|node| node.id.get_value()).collect());
+        self.selected
+            .update(|selected| selected.retain(|id| ids.contains(id)));
+    }
+
+    /// Applies an edit to the document, remembering the state before it.
+    pub fn change(&self, edit: impl FnOnce(&mut GraphDocument)) {
+        if !self.can_edit {
+            return;
+        }
+        let before = self.document();
+        let mut after = before.clone();
+        edit(&mut after);
+        if after == before {
+            return;
+        }
+        self.history.update_value(|history| history.record(before));
+        self.load(after);
+        self.revision.update(|revision| *revision += 1);
+    }
+
+    /// Records a change made live (a drag): `before` is the document from
+    /// before it began.
+    pub fn commit_from(&self, before: GraphDocument) {
+        if self.document() == before {
+            return;
+        }
+        self.history.update_value(|history| history.record(before));
+        self.revision.update(|revision| *revision += 1);
+    }
+
+    pub fn undo(&self) {
+        let current = self.document();
+        if let Some(previous) = self
+            .history
+            .try_update_value(|history| history.undo(current))
+            .flatten()
+        {
+            self.load(previous);
+            self.revision.update(|revision| *revision += 1);
+        }
+    }
+
+    pub fn redo(&self) {
+        let current = self.document();
+        if let Some(next) = self
+            .history
+            .try_update_value(|history| history.redo(current))
+            .flatten()
+        {
+            self.load(next);
+            self.revision.update(|revision| *revision += 1);
+        }
+    }
+
+    /// Replaces the document without an undo step (a reload from the server).
+    pub fn replace(&self, document: GraphDocument) {
+        self.history.set_value(History::default());
+        self.load(document);
+    }
+
+    /// The position signal of every node, by id.
+    pub fn positions(&self) -> Memo<HashMap<NodeId, RwSignal<Position>>> {
+        let nodes = self.nodes;
+        Memo::new(move |_| {
+            nodes.with(|nodes| {
+                nodes
+                    .iter()
+                    .map(|node| (node.id.get_value(), node.position))
+                    .collect()
+            })
+        })
+    }
+
+    /// The node whose box holds world point `at`, topmost first.
+    pub fn node_at(&self, at: Position) -> Option<NodeId> {
+        use super::model::{NODE_HEIGHT, NODE_WIDTH};
+        self.nodes.with_untracked(|nodes| {
+            nodes.iter().rev().find_map(|node| {
+                let p = node.position.get_untracked();
+                let inside = at.x >= p.x
+                    && at.x <= p.x + NODE_WIDTH
+                    && at.y >= p.y
+                    && at.y <= p.y + NODE_HEIGHT;
+                inside.then(|| node.id.get_value())
+            })
+        })
+    }
+
+    /// Fits every node in a `width` × `height` canvas.
+    pub fn fit(&self, width: f64, height: f64) {
+        use super::model::{NODE_HEIGHT, NODE_WIDTH};
+        let bounds = self.nodes.with_untracked(|nodes| {
+            nodes
+                .iter()
+                .fold(None, |bounds: Option<(f64, f64, f64, f64)>, node| {
+                    let p = node.position.get_untracked();
+                    let (x1, y1, x2, y2) = bounds.unwrap_or((p.x, p.y, p.x, p.y));
+                    Some((
+                        x1.min(p.x),
+                        y1.min(p.y),
+                        x2.max(p.x + NODE_WIDTH),
+                        y2.max(p.y + NODE_HEIGHT),
+                    ))
+                })
+        });
+        let Some((x1, y1, x2, y2)) = bounds else {
+            self.viewport.set(Viewport::default());
+            return;
+        };
+        let margin = 48.0;
+        let zoom = ((width - 2.0 * margin) / (x2 - x1))
+            .min((height - 2.0 * margin) / (y2 - y1))
+            .clamp(Viewport::MIN_ZOOM, 1.25);
+        self.viewport.set(Viewport {
+            x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
+            y: (height - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
+            zoom,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Viewport;
+
+    #[test]
+    fn zooming_keeps_the_point_under_the_cursor() {
+        let view = Viewport {
+            x: 10.0,
+            y: 20.0,
+            zoom: 1.0,
+        };
+        let before = view.to_world(300.0, 200.0);
+        let zoomed = view.zoom_at(1.5, 300.0, 200.0);
+        let after = zoomed.to_world(300.0, 200.0);
+        assert!((before.x - after.x).abs() < 1e-9 && (before.y - after.y).abs() < 1e-9);
+        assert_eq!(view.zoom_at(100.0, 0.0, 0.0).zoom, Viewport::MAX_ZOOM);
+    }
+}

@@ -1,0 +1,173 @@
+// The editor, used with the mouse like a person: drag kinds from the
+// palette, connect them, write a prompt, undo and redo, reload and find it
+// all saved; copy and paste between graphs; a conflict with a teammate's
+// save is shown with a choice, never overwritten.
+import { test, expect, hydrated } from "./fixtures";
+import { Page } from "@playwright/test";
+
+async function newGraph(page: Page): Promise<string> {
+  const created = await page.request.post("/api/v1/graphs", { data: {} });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  return id;
+}
+
+/** Drags a palette kind to a point of the canvas (page coordinates). */
+async function place(page: Page, kind: string, x: number, y: number) {
+  const item = page.locator(`.palette-item[data-kind="${kind}"]`);
+  const box = (await item.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(x - 40, y, { steps: 4 });
+  await page.mouse.move(x, y, { steps: 4 });
+  await page.mouse.up();
+}
+
+/** Drags from a node's output dot onto another node. */
+async function connect(page: Page, from: string, to: string) {
+  const port = page.locator(`.canvas-node[data-node="${from}"] .port-out`);
+  const target = page.locator(`.canvas-node[data-node="${to}"]`);
+  const a = (await port.boundingBox())!;
+  const b = (await target.boundingBox())!;
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(b.x + b.width / 2, b.y + b.height / 2, { steps: 8 });
+  await page.mouse.up();
+}
+
+const saved = (page: Page) => expect(page.getByTestId("save-status")).toHaveText("Saved");
+
+test("build a graph with the mouse, undo and redo, and find it saved after a reload", async ({ page, errors }) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "start", canvas.x + 150, canvas.y + 250);
+  await place(page, "llm", canvas.x + 450, canvas.y + 250);
+  await expect(page.locator(".canvas-node")).toHaveCount(2);
+  await connect(page, "start", "llm");
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+
+  // An invalid connection is refused while dragging, with the reason.
+  const port = page.locator('.canvas-node[data-node="llm"] .port-out');
+  const startNode = page.locator('.canvas-node[data-node="start"]');
+  const a = (await port.boundingBox())!;
+  const b = (await startNode.boundingBox())!;
+  await page.mouse.move(a.x + 5, a.y + 5);
+  await page.mouse.down();
+  await page.mouse.move(b.x + 60, b.y + 20, { steps: 6 });
+  await expect(page.locator(".editor-wire-reason")).toHaveText("nothing leads into a start node");
+  await page.mouse.up();
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+
+  // The prompt, in the inspector.
+  await page.locator('.canvas-node[data-node="llm"]').click();
+  await expect(page.getByRole("heading", { name: "llm", exact: true })).toBeVisible();
+  const prompt = page.locator('textarea[name="config.prompt"]');
+  await prompt.fill("Say hello to {{ name }}.");
+  await prompt.press("Tab");
+  await saved(page);
+
+  // Undo takes the prompt back, redo brings it again.
+  await page.locator(".editor-canvas").click({ position: { x: 600, y: 600 } });
+  await page.keyboard.press("Control+z");
+  await page.locator('.canvas-node[data-node="llm"]').click();
+  await expect(page.locator('textarea[name="config.prompt"]')).toHaveValue("");
+  await page.locator(".editor-canvas").click({ position: { x: 600, y: 600 } });
+  await page.keyboard.press("Control+y");
+  await page.locator('.canvas-node[data-node="llm"]').click();
+  await expect(page.locator('textarea[name="config.prompt"]')).toHaveValue("Say hello to {{ name }}.");
+  await saved(page);
+  await page.screenshot({ path: "../target/e2e/screens/editor-light.png" });
+
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator(".canvas-node")).toHaveCount(2);
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  await page.locator('.canvas-node[data-node="llm"]').click();
+  await expect(page.locator('textarea[name="config.prompt"]')).toHaveValue("Say hello to {{ name }}.");
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.nodes.map((n: any) => n.kind)).toEqual(["start", "llm"]);
+  expect(stored.document.edges).toEqual([{ id: "e1", from: "start", to: "llm" }]);
+  expect(errors).toEqual([]);
+});
+
+test("a node's problems show on it and in the list; clicking one selects the node", async ({ page, errors }) => {
+  await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "llm", canvas.x + 300, canvas.y + 250);
+  // An llm needs a messages channel: the engine's validator says so, here.
+  await expect(page.locator('.canvas-node[data-node="llm"] .canvas-node-problems')).toBeVisible();
+  const count = Number(await page.getByTestId("problem-count").textContent());
+  expect(count).toBeGreaterThan(0);
+  await page.locator(".editor-canvas").click({ position: { x: 600, y: 600 } });
+  await page.locator(".problem").first().click();
+  await expect(page.locator('.canvas-node[data-node="llm"]')).toHaveClass(/selected/);
+});
+
+test("copy in one graph, paste in another", async ({ page, context, errors }) => {
+  await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "wait", canvas.x + 300, canvas.y + 250);
+  await page.locator('.canvas-node[data-node="wait"]').click();
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.keyboard.press("Control+c");
+  await saved(page);
+
+  const other = await context.newPage();
+  await newGraph(other);
+  await other.locator(".editor-canvas").click({ position: { x: 400, y: 400 } });
+  await other.keyboard.press("Control+v");
+  await expect(other.locator('.canvas-node[data-node="wait"]')).toHaveCount(1);
+  await expect(other.getByTestId("save-status")).toHaveText("Saved");
+});
+
+test("a teammate's save is a conflict with a choice, never overwritten", async ({ page, browser, errors }) => {
+  const id = await newGraph(page);
+  // A teammate (here: the owner in another browser) saves first.
+  const state = await page.context().storageState();
+  const second = await (await browser.newContext({ storageState: state })).newPage();
+  const current = await (await second.request.get(`/api/v1/graphs/${id}`)).json();
+  const theirs = { ...current.document, name: "Their name" };
+  const put = await second.request.put(`/api/v1/graphs/${id}`, {
+    data: { base_version: current.version, document: theirs },
+  });
+  expect(put.status()).toBe(200);
+
+  // Our edit, based on the old version, does not overwrite theirs.
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "set", canvas.x + 300, canvas.y + 250);
+  await expect(page.getByTestId("conflict")).toBeVisible();
+  await expect(page.getByTestId("save-status")).toHaveText(/Conflict with version 2/);
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.name).toBe("Their name");
+  expect(stored.document.nodes ?? []).toEqual([]);
+  await page.screenshot({ path: "../target/e2e/screens/editor-conflict-light.png" });
+
+  // Keep mine as a copy: a new graph with my node; theirs untouched.
+  await page.getByRole("button", { name: "Keep mine as a copy" }).click();
+  await expect(page).not.toHaveURL(new RegExp(id));
+  await hydrated(page);
+  await expect(page.locator('.canvas-node[data-node="set"]')).toHaveCount(1);
+  await expect(page.locator(".graph-title")).toHaveText(/\(my copy\)$/);
+});
+
+test("an unsaved edit survives a reload (kept in the browser)", async ({ page }) => {
+  const id = await newGraph(page);
+  // The server is unreachable for saves: the edit stays a draft.
+  await page.route(`**/api/v1/graphs/${id}`, (route) =>
+    route.request().method() === "PUT" ? route.abort() : route.continue(),
+  );
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "ask", canvas.x + 300, canvas.y + 250);
+  await expect(page.getByTestId("save-status")).toHaveText(/Not saved/);
+  await page.unroute(`**/api/v1/graphs/${id}`);
+  page.once("dialog", (dialog) => dialog.accept());
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator('.canvas-node[data-node="ask"]')).toHaveCount(1);
+  await saved(page);
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["ask"]);
+});
