@@ -10,8 +10,10 @@
 //! - [`palette`], [`inspector`], [`problems`]: the panels.
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
 //! - [`persist`]: drafts in the browser, autosave, conflicts.
+//! - [`history`]: the version history panel.
 
 pub mod canvas;
+pub mod history;
 pub mod inspector;
 pub mod keys;
 pub mod layout;
@@ -41,6 +43,7 @@ pub fn GraphEditor(
     children: Children,
 ) -> impl IntoView {
     let gestures = Gestures::new();
+    let history_id = graph_id.clone();
     let help = RwSignal::new(false);
     let problems = problems(editor);
     keys::install(editor, gestures, help);
@@ -82,6 +85,7 @@ pub fn GraphEditor(
             <aside class="inspector" aria-label="Inspector">
                 <Inspector editor />
                 <ProblemList editor problems />
+                <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit />
                 {children()}
             </aside>
         </div>

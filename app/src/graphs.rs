@@ -68,6 +68,8 @@ pub struct VersionSummary {
     pub name: String,
     pub node_count: i64,
     pub created_at: String,
+    /// Who saved it (`None` before accounts).
+    pub author: Option<String>,
 }
 
 /// Everything the graph page shows.
@@ -132,6 +134,53 @@ pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
         crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
     with_error_status(ssr::active_run(&pool, &allowed.graph).await)
+}
+
+/// Every saved version of a graph, newest first.
+#[server(endpoint = "list_versions")]
+pub async fn list_versions(graph_id: String) -> Result<Vec<VersionSummary>, AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
+    )?;
+    with_error_status(ssr::versions(&pool, allowed.graph.as_str()).await)
+}
+
+/// One saved version's document (JSON).
+#[server(endpoint = "get_version")]
+pub async fn get_version(graph_id: String, version: i64) -> Result<String, AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
+    )?;
+    with_error_status(ssr::version(&pool, allowed.graph.as_str(), version).await)
+}
+
+/// Saves an earlier version as the newest; answers the new version number.
+#[server(endpoint = "restore_version")]
+pub async fn restore_version(graph_id: String, version: i64) -> Result<i64, AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Editor).await,
+    )?;
+    let saved = with_error_status(
+        ssr::restore(&pool, &allowed.user, allowed.graph.as_str(), version).await,
+    )?;
+    Ok(saved.version)
+}
+
+/// Renames a graph (a new version with the new name).
+#[server(endpoint = "rename_graph")]
+pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
+    let pool = ssr::pool()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&pool, caller.as_ref(), &id, Role::Editor).await,
+    )?;
+    with_error_status(ssr::rename(&pool, &allowed.user, allowed.graph.as_str(), &name).await)
 }
 
 /// Copies a graph the caller may see into a new graph of their own, and

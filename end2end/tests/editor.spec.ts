@@ -123,7 +123,8 @@ test("copy in one graph, paste in another", async ({ page, context, errors }) =>
   await expect(other.getByTestId("save-status")).toHaveText("Saved");
 });
 
-test("a teammate's save is a conflict with a choice, never overwritten", async ({ page, browser, errors }) => {
+// (The refused save logs a 409 in the console: that is the point.)
+test("a teammate's save is a conflict with a choice, never overwritten", async ({ page, browser }) => {
   const id = await newGraph(page);
   // A teammate (here: the owner in another browser) saves first.
   const state = await page.context().storageState();
@@ -170,4 +171,27 @@ test("an unsaved edit survives a reload (kept in the browser)", async ({ page })
   await saved(page);
   const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
   expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["ask"]);
+});
+
+test("the version history previews and restores an earlier version", async ({ page, errors }) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "start", canvas.x + 150, canvas.y + 250);
+  await saved(page);
+  await place(page, "end", canvas.x + 450, canvas.y + 250);
+  await saved(page);
+  await expect(page.getByTestId("version")).toHaveText("v3");
+
+  await page.locator(".history summary").click();
+  const v2 = page.locator('.version-row[data-version="2"]');
+  await expect(v2).toContainText("olivia");
+  await v2.getByRole("button", { name: "Preview" }).click();
+  await expect(page.getByRole("dialog", { name: "Version preview" })).toContainText("Version 2");
+  await page.getByRole("button", { name: "Restore this version" }).click();
+  await expect(page.locator(".canvas-node")).toHaveCount(1);
+  await expect(page.getByTestId("version")).toHaveText("v4");
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.version).toBe(4);
+  expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["start"]);
+  expect(errors).toEqual([]);
 });

@@ -59,3 +59,69 @@ test("an example from the gallery becomes a graph of one's own", async ({ page, 
   await expect(page.getByText("This graph is empty")).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test("import an example with its report, export it, and find the same graph", async ({ page, errors }) => {
+  const fs = await import("fs");
+  const path = await import("path");
+  const text = fs.readFileSync(path.resolve(__dirname, "../../engine/examples/graphs/router.json"), "utf8");
+  const original = JSON.parse(text);
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByRole("button", { name: "Import" }).click();
+  await page.locator('textarea[name="import-json"]').fill(text);
+  await page.getByRole("button", { name: "Check", exact: true }).click();
+  const report = page.getByTestId("import-report");
+  await expect(report).toContainText("Support router");
+  await expect(report).toContainText(`${original.nodes.length} nodes, ${original.edges.length} edges`);
+  await expect(report).toContainText("No problems.");
+  await page.screenshot({ path: "../target/e2e/screens/import-light.png" });
+  await page.getByRole("button", { name: "Import", exact: true }).last().click();
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await hydrated(page);
+  await expect(page.locator(".canvas-node")).toHaveCount(original.nodes.length);
+
+  const download = page.waitForEvent("download");
+  await page.getByRole("link", { name: "Export" }).click();
+  const file = await (await download).path();
+  const exported = JSON.parse(fs.readFileSync(file!, "utf8"));
+  const shape = (graph: any) => ({
+    name: graph.name,
+    description: graph.description ?? "",
+    state: graph.state,
+    nodes: graph.nodes.map((n: any) => ({ id: n.id, kind: n.kind, label: n.label ?? "", config: n.config ?? {} })),
+    edges: graph.edges.map((e: any) => ({ id: e.id, from: e.from, to: e.to, condition: e.condition, route: e.route })),
+  });
+  expect(shape(exported)).toEqual(shape(original));
+  expect(errors).toEqual([]);
+});
+
+test("the list searches, sorts, renames and deletes (with a confirmation)", async ({ page, errors }) => {
+  for (const name of ["Zebra pipeline", "Alpha agent"]) {
+    const created = await page.request.post("/api/v1/graphs", { data: { name } });
+    expect(created.status()).toBe(201);
+  }
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByLabel("Search graphs").fill("zebra");
+  await expect(page.locator(".graph-row")).toHaveCount(1);
+  await page.getByLabel("Search graphs").fill("");
+  await page.locator(".list-sort select").selectOption("name");
+  const names = await page.locator(".graph-row-name").allTextContents();
+  expect(names).toEqual([...names].sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase())));
+
+  const row = page.locator(".graph-row", { hasText: "Zebra pipeline" });
+  await row.getByRole("button", { name: "Rename" }).click();
+  await page.getByLabel("New name").fill("Zebra pipeline v2");
+  await page.getByRole("button", { name: "Save name" }).click();
+  await expect(page.locator(".graph-row-name", { hasText: "Zebra pipeline v2" })).toBeVisible();
+
+  const renamed = page.locator(".graph-row", { hasText: "Zebra pipeline v2" });
+  await renamed.getByRole("button", { name: "Delete" }).click();
+  await expect(page.getByRole("dialog", { name: "Delete graph" })).toContainText("cannot be undone");
+  await page.getByRole("button", { name: "Cancel" }).click();
+  await expect(renamed).toHaveCount(1);
+  await renamed.getByRole("button", { name: "Delete" }).click();
+  await page.getByRole("button", { name: "Delete graph" }).click();
+  await expect(page.locator(".graph-row", { hasText: "Zebra pipeline v2" })).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

@@ -17,6 +17,9 @@
 //! - [`routes`]: the HTTP router: pages, server functions, assets, health.
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
+// The app's views are deeply nested types; the server renders them.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod auth;
 pub mod cli;

@@ -264,21 +264,28 @@ pub async fn save(
 
 pub async fn versions(pool: &SqlitePool, id: &str) -> Result<Vec<VersionSummary>, AppError> {
     let detail = get(pool, id).await?;
-    let rows: Vec<(i64, String, Option<i64>, String)> = sqlx::query_as(
-        "SELECT version, name, json_array_length(graph_json, '$.nodes'), created_at
-         FROM graph_versions WHERE graph_id = ? ORDER BY version DESC",
+    /// version, name, node count, time, author
+    type Row = (i64, String, Option<i64>, String, Option<String>);
+    let rows: Vec<Row> = sqlx::query_as(
+        "SELECT v.version, v.name, json_array_length(v.graph_json, '$.nodes'), v.created_at,
+                u.username
+         FROM graph_versions v LEFT JOIN users u ON u.id = v.author_id
+         WHERE v.graph_id = ? ORDER BY v.version DESC",
     )
     .bind(detail.id.as_str())
     .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(version, name, nodes, created_at)| VersionSummary {
-            version,
-            name,
-            node_count: nodes.unwrap_or(0),
-            created_at,
-        })
+        .map(
+            |(version, name, nodes, created_at, author)| VersionSummary {
+                version,
+                name,
+                node_count: nodes.unwrap_or(0),
+                created_at,
+                author,
+            },
+        )
         .collect())
 }
 
@@ -342,4 +349,28 @@ pub async fn active_run(pool: &SqlitePool, graph: &GraphId) -> Result<Option<Str
     .bind(graph.as_str())
     .fetch_optional(pool)
     .await?)
+}
+
+/// Renames a graph: saves its newest version again under `name`.
+pub async fn rename(
+    pool: &SqlitePool,
+    author: &User,
+    id: &str,
+    name: &str,
+) -> Result<(), AppError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 {
+        return Err(AppError::InvalidInput(
+            "a graph's name is 1 to 200 characters".into(),
+        ));
+    }
+    let detail = get(pool, id).await?;
+    let mut document = GraphDocument::from_json(&detail.document).map_err(|error| {
+        tracing::error!(graph = id, %error, "a stored graph does not read back");
+        AppError::Internal
+    })?;
+    document.name = name.to_string();
+    save(pool, author, id, detail.version, &document)
+        .await
+        .map(|_| ())
 }

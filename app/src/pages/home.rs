@@ -4,17 +4,23 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::access::Role;
 use crate::components::ErrorView;
 use crate::examples::{ExampleSummary, UseExample, list_examples};
-use crate::graphs::{CreateGraph, GraphSummary, display_timestamp, list_graphs};
+use crate::graphs::{CreateGraph, list_graphs};
+
+mod import;
+mod list;
+
+use self::import::ImportButton;
+use self::list::GraphList;
 
 /// Lists the graphs, most recently changed first.
 #[component]
 pub fn HomePage() -> impl IntoView {
     let create = ServerAction::<CreateGraph>::new();
     let use_example = ServerAction::<UseExample>::new();
-    let graphs = Resource::new(|| (), |_| list_graphs());
+    let refresh = RwSignal::new(0u32);
+    let graphs = Resource::new(move || refresh.get(), |_| list_graphs());
     let examples = Resource::new(|| (), |_| list_examples());
 
     view! {
@@ -25,7 +31,13 @@ pub fn HomePage() -> impl IntoView {
                     <h1>"Graphs"</h1>
                     <p class="page-sub">"Agent graphs you build, run and share."</p>
                 </div>
-                <NewGraphButton create />
+                {view! {
+                    <div class="page-actions">
+                        <ImportButton />
+                        <NewGraphButton create />
+                    </div>
+                }
+                    .into_any()}
             </div>
             <CreateError create />
             <ErrorBoundary fallback=|errors| view! { <ErrorView errors /> }>
@@ -37,7 +49,7 @@ pub fn HomePage() -> impl IntoView {
                                 if list.is_empty() {
                                     view! { <EmptyGraphs create /> }.into_any()
                                 } else {
-                                    view! { <GraphList graphs=list /> }.into_any()
+                                    view! { <GraphList graphs=list refresh /> }.into_any()
                                 }
                             })
                     })}
@@ -123,47 +135,6 @@ fn CreateError(create: ServerAction<CreateGraph>) -> impl IntoView {
                 </p>
             }
         })
-    }
-}
-
-#[component]
-fn GraphList(graphs: Vec<GraphSummary>) -> impl IntoView {
-    let count = graphs.len();
-    view! {
-        <p class="list-count">{format!("{count} graph{}", if count == 1 { "" } else { "s" })}</p>
-        <ul class="graph-list">
-            {graphs
-                .into_iter()
-                .map(|graph| view! { <GraphRow graph /> })
-                .collect_view()}
-        </ul>
-    }
-}
-
-#[component]
-fn GraphRow(graph: GraphSummary) -> impl IntoView {
-    let nodes = match graph.node_count {
-        0 => "Empty".to_string(),
-        1 => "1 node".to_string(),
-        n => format!("{n} nodes"),
-    };
-    view! {
-        <li>
-            <a class="graph-row" href=graph.id.href()>
-                <span class="graph-row-icon" aria-hidden="true"></span>
-                <span class="graph-row-name">{graph.name}</span>
-                {(graph.role != Role::Owner).then(|| view! {
-                    <span class="badge" title=graph.role.describe()>
-                        {format!("shared by {} · {}", graph.owner, graph.role)}
-                    </span>
-                })}
-                <span class="graph-row-meta">{nodes}</span>
-                <span class="graph-row-meta">{format!("v{}", graph.version)}</span>
-                <span class="graph-row-meta graph-row-time">
-                    "Updated " {display_timestamp(&graph.updated_at)}
-                </span>
-            </a>
-        </li>
     }
 }
 

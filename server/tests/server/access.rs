@@ -465,6 +465,26 @@ async fn every_server_function_answers_each_caller_as_their_role_allows() {
         ("use_example", vec![("slug", "router")], Need::Account, 200),
         ("get_graph", vec![("id", g)], Need::Viewer, 200),
         ("copy_graph", vec![("id", g)], Need::Viewer, 200),
+        ("active_run", vec![("graph_id", g)], Need::Viewer, 200),
+        ("list_versions", vec![("graph_id", g)], Need::Viewer, 200),
+        (
+            "get_version",
+            vec![("graph_id", g), ("version", "1")],
+            Need::Viewer,
+            200,
+        ),
+        (
+            "restore_version",
+            vec![("graph_id", g), ("version", "1")],
+            Need::Editor,
+            200,
+        ),
+        (
+            "rename_graph",
+            vec![("id", g), ("name", "Renamed")],
+            Need::Editor,
+            200,
+        ),
         ("sharing", vec![("graph_id", g)], Need::Owner, 200),
         (
             "create_share_link",

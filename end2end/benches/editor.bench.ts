@@ -1,0 +1,122 @@
+// Opens a 500-node, 700-edge graph and measures: the time to a drawn,
+// interactive canvas; frame times while dragging a node and while panning
+// (requestAnimationFrame intervals); and the wasm bundle's gzip size.
+import { test, Page } from "@playwright/test";
+import * as fs from "fs";
+import * as path from "path";
+
+function bigGraph(nodes: number, edges: number) {
+  const list = [];
+  for (let i = 0; i < nodes; i++) {
+    list.push({
+      id: `n${i}`,
+      kind: "set",
+      config: { values: { count: { expr: "count + 1" } } },
+      position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 100 },
+    });
+  }
+  const links = [];
+  for (let i = 1; i < nodes; i++) links.push({ id: `c${i}`, from: `n${i - 1}`, to: `n${i}` });
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  while (links.length < edges) {
+    const a = Math.floor(random() * (nodes - 1));
+    const b = a + 1 + Math.floor(random() * Math.min(30, nodes - a - 1));
+    if (b < nodes) links.push({ id: `x${links.length}`, from: `n${a}`, to: `n${b}` });
+  }
+  return {
+    format_version: 2,
+    name: "Benchmark: 500 nodes",
+    state: { channels: { count: { type: "integer", reducer: "sum" } } },
+    nodes: list,
+    edges: links,
+    limits: { max_steps: 1000 },
+  };
+}
+
+async function frames(page: Page, gesture: () => Promise<void>) {
+  await page.evaluate(() => {
+    const w = window as any;
+    w.__frames = [];
+    w.__recording = true;
+    const tick = (t: number) => {
+      w.__frames.push(t);
+      if (w.__recording) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await gesture();
+  const times: number[] = await page.evaluate(() => {
+    const w = window as any;
+    w.__recording = false;
+    return w.__frames;
+  });
+  const gaps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
+  const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))];
+  return { frames: gaps.length, median: at(0.5), p95: at(0.95) };
+}
+
+test("editor figures", async ({ page }) => {
+  await page.goto("/login");
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const signup = await page.request.post("/api/v1/auth/signup", {
+    data: { username: "bench", password: "bench password" },
+  });
+  if (signup.status() !== 201) {
+    await page.request.post("/api/v1/auth/login", { data: { username: "bench", password: "bench password" } });
+  }
+  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
+  const { id } = await created.json();
+
+  // Open: navigation to all 500 nodes drawn and the page interactive.
+  const opens: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    const started = Date.now();
+    await page.goto(`/graphs/${id}`);
+    await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+    await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+    opens.push(Date.now() - started);
+  }
+  opens.sort((a, b) => a - b);
+
+  // Drag one node across the canvas, 120 pointer moves.
+  const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
+  const drag = await frames(page, async () => {
+    await page.mouse.move(node.x + 40, node.y + 20);
+    await page.mouse.down();
+    for (let i = 1; i <= 120; i++) await page.mouse.move(node.x + 40 + i * 3, node.y + 20 + i * 2);
+    await page.mouse.up();
+  });
+
+  // Pan by dragging the background, 120 pointer moves.
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await page.locator(".editor-canvas").click({ position: { x: canvas.width - 20, y: canvas.height - 20 } });
+  const pan = await frames(page, async () => {
+    const x = canvas.x + canvas.width - 20;
+    const y = canvas.y + canvas.height - 20;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    for (let i = 1; i <= 120; i++) await page.mouse.move(x - i * 4, y - i * 2);
+    await page.mouse.up();
+  });
+
+  const pkg = path.resolve(__dirname, "../../target/site/pkg");
+  const size = (file: string) => (fs.existsSync(path.join(pkg, file)) ? fs.statSync(path.join(pkg, file)).size : 0);
+  const figures = {
+    open_ms: { best: opens[0], median: opens[1], worst: opens[2] },
+    drag: drag,
+    pan: pan,
+    wasm_bytes: size("heddle_bg.wasm"),
+    wasm_gzip_bytes: size("heddle_bg.wasm.gz"),
+    js_gzip_bytes: size("heddle.js.gz"),
+  };
+  console.log(JSON.stringify(figures, null, 2));
+  console.log(
+    `| open a 500-node, 700-edge graph | ${figures.open_ms.median} ms (best ${figures.open_ms.best}, worst ${figures.open_ms.worst}) |\n` +
+      `| drag a node | median ${drag.median.toFixed(1)} ms, p95 ${drag.p95.toFixed(1)} ms over ${drag.frames} frames |\n` +
+      `| pan | median ${pan.median.toFixed(1)} ms, p95 ${pan.p95.toFixed(1)} ms over ${pan.frames} frames |\n` +
+      `| wasm bundle | ${(figures.wasm_gzip_bytes / 1024).toFixed(0)} KiB gzip (${(figures.wasm_bytes / 1024).toFixed(0)} KiB raw) |`,
+  );
+  fs.mkdirSync(path.resolve(__dirname, "../../target/e2e"), { recursive: true });
+  fs.writeFileSync(path.resolve(__dirname, "../../target/e2e/editor-bench.json"), JSON.stringify(figures, null, 2));
+});

@@ -1,0 +1,18 @@
+// The editor's performance figures (docs/performance.md), measured in the
+// same headless Chromium as the tests, on the server `scripts/bench-editor`
+// builds (release). Prints figures; asserts no timings.
+import { defineConfig } from "@playwright/test";
+import base from "./playwright.config";
+
+export default defineConfig({
+  ...base,
+  testDir: "./benches",
+  testMatch: /.*\.bench\.ts/,
+  timeout: 300_000,
+  projects: undefined,
+  use: { ...base.use, trace: "off" },
+  webServer: {
+    ...(base.webServer as any),
+    command: (base.webServer as any).command.replace("/debug/heddle", "/release/heddle"),
+  },
+});
