@@ -11,16 +11,19 @@
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
 //! - [`persist`]: drafts in the browser, autosave, conflicts.
 //! - [`history`]: the version history panel.
+//! - [`minimap`], [`quick_add`]: the overview, and double-click to add.
 
 pub mod canvas;
 pub mod history;
 pub mod inspector;
 pub mod keys;
 pub mod layout;
+pub mod minimap;
 pub mod model;
 pub mod palette;
 pub mod persist;
 pub mod problems;
+pub mod quick_add;
 pub mod state;
 
 use leptos::prelude::*;
@@ -80,6 +83,7 @@ pub fn GraphEditor(
                 <Toolbar editor gestures help graph_id />
                 <ConflictBanner persistence />
                 {view! { <Canvas editor gestures live problems /> }.into_any()}
+                <minimap::Minimap editor gestures />
                 <keys::HelpOverlay shown=help />
             </div>
             <aside class="inspector" aria-label="Inspector">

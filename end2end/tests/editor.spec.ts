@@ -70,11 +70,11 @@ test("build a graph with the mouse, undo and redo, and find it saved after a rel
   await saved(page);
 
   // Undo takes the prompt back, redo brings it again.
-  await page.locator(".editor-canvas").click({ position: { x: 600, y: 600 } });
+  await page.locator(".editor-canvas").click({ position: { x: 150, y: 520 } });
   await page.keyboard.press("Control+z");
   await page.locator('.canvas-node[data-node="llm"]').click();
   await expect(page.locator('textarea[name="config.prompt"]')).toHaveValue("");
-  await page.locator(".editor-canvas").click({ position: { x: 600, y: 600 } });
+  await page.locator(".editor-canvas").click({ position: { x: 150, y: 520 } });
   await page.keyboard.press("Control+y");
   await page.locator('.canvas-node[data-node="llm"]').click();
   await expect(page.locator('textarea[name="config.prompt"]')).toHaveValue("Say hello to {{ name }}.");
@@ -101,7 +101,7 @@ test("a node's problems show on it and in the list; clicking one selects the nod
   await expect(page.locator('.canvas-node[data-node="llm"] .canvas-node-problems')).toBeVisible();
   const count = Number(await page.getByTestId("problem-count").textContent());
   expect(count).toBeGreaterThan(0);
-  await page.locator(".editor-canvas").click({ position: { x: 600, y: 600 } });
+  await page.locator(".editor-canvas").click({ position: { x: 150, y: 520 } });
   await page.locator(".problem").first().click();
   await expect(page.locator('.canvas-node[data-node="llm"]')).toHaveClass(/selected/);
 });
@@ -193,5 +193,24 @@ test("the version history previews and restores an earlier version", async ({ pa
   const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
   expect(stored.version).toBe(4);
   expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["start"]);
+  expect(errors).toEqual([]);
+});
+
+test("double-click to add a node where you are; the minimap moves the view", async ({ page, errors }) => {
+  await newGraph(page);
+  const canvas = page.locator(".editor-canvas");
+  await canvas.dblclick({ position: { x: 300, y: 300 } });
+  const search = page.getByLabel("Add a node");
+  await expect(search).toBeFocused();
+  await search.fill("wait");
+  await search.press("Enter");
+  await expect(page.locator('.canvas-node[data-node="wait"]')).toHaveCount(1);
+  await saved(page);
+
+  const world = page.locator(".editor-world");
+  const before = await world.getAttribute("style");
+  const map = (await page.locator(".minimap").boundingBox())!;
+  await page.mouse.click(map.x + 10, map.y + 10);
+  await expect(world).not.toHaveAttribute("style", before!);
   expect(errors).toEqual([]);
 });

@@ -14,6 +14,7 @@ use leptos::html;
 use leptos::prelude::*;
 
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
+use super::quick_add::{QuickAdd, QuickAddBox};
 use super::state::{Editor, NodeView, Viewport};
 use crate::live::RunView;
 
@@ -60,6 +61,8 @@ pub struct Gestures {
     pub rubber: RwSignal<Option<(Position, Position)>>,
     /// The palette kind being dragged, and the pointer (screen).
     pub ghost: RwSignal<Option<(String, f64, f64)>>,
+    /// The double-click search box, when open.
+    pub quick: RwSignal<Option<QuickAdd>>,
     pub canvas: NodeRef<html::Div>,
 }
 
@@ -70,6 +73,7 @@ impl Gestures {
             wire: RwSignal::new(None),
             rubber: RwSignal::new(None),
             ghost: RwSignal::new(None),
+            quick: RwSignal::new(None),
             canvas: NodeRef::new(),
         }
     }
@@ -169,7 +173,19 @@ pub fn Canvas(
         });
     };
     let on_dblclick = move |event: ev::MouseEvent| {
-        let _ = event;
+        use wasm_bindgen::JsCast;
+        let on_node = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+            .and_then(|element| element.closest(".canvas-node, .quick-add").ok().flatten())
+            .is_some();
+        if on_node || !editor.can_edit {
+            return;
+        }
+        if let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64) {
+            let at = viewport.get_untracked().to_world(x, y);
+            gestures.quick.set(Some(QuickAdd { at, x, y }));
+        }
     };
 
     view! {
@@ -195,7 +211,7 @@ pub fn Canvas(
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
-                        <EdgePath editor positions edge live />
+                        <EdgePath editor positions edge live problems />
                     </For>
                     <WirePreview gestures positions />
                 </svg>
@@ -204,6 +220,7 @@ pub fn Canvas(
                 </For>
                 <RubberBand gestures />
             </div>
+            <QuickAddBox editor open=gestures.quick />
             {move || editor.nodes.with(Vec::is_empty).then(|| view! {
                 <div class="canvas-empty">
                     <h2>"This graph is empty"</h2>
@@ -505,6 +522,7 @@ fn EdgePath(
     positions: Memo<std::collections::HashMap<NodeId, RwSignal<Position>>>,
     edge: heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
+    problems: Memo<Vec<Problem>>,
 ) -> impl IntoView {
     let (from, to) = (edge.from.clone(), edge.to.clone());
     let curve = Memo::new(move |_| {
@@ -535,6 +553,18 @@ fn EdgePath(
     });
     let conditional = full.is_some();
     let id: EdgeId = edge.id.clone();
+    let own_problems = {
+        let id = id.clone();
+        Memo::new(move |_| {
+            problems.with(|all| {
+                all.iter()
+                    .filter(|problem| problem.edge.as_ref() == Some(&id))
+                    .map(|problem| problem.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        })
+    };
     let selected = {
         let id = id.clone();
         move || {
@@ -567,9 +597,12 @@ fn EdgePath(
             class:conditional=conditional
             class:selected=selected
             class:taken=taken
+            class:has-problems=move || own_problems.with(|text| !text.is_empty())
             data-edge=id.to_string()
         >
-            <path class="editor-edge-hit" d=path on:pointerdown=select />
+            <path class="editor-edge-hit" d=path on:pointerdown=select>
+                {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
+            </path>
             <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />
             {label.map(|label| {
                 let at = move || curve.with(|curve| curve.as_ref().map(|(_, x, y)| (*x, *y)).unwrap_or_default());

@@ -10,17 +10,31 @@ use super::canvas::{Drag, Gestures, place};
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::state::Editor;
 
-/// The kinds matching `query` (name or summary), in palette order.
+/// The kinds matching `query`: names that are the query first, then names
+/// that start with it, then names that contain it, then kinds whose
+/// summary mentions it; palette order within each.
 pub fn matching(query: &str) -> Vec<BuiltinKind> {
     let query = query.trim().to_lowercase();
-    BuiltinKind::ALL
+    let rank = |kind: &BuiltinKind| {
+        let name = kind.name();
+        if query.is_empty() || name == query {
+            Some(0)
+        } else if name.starts_with(&query) {
+            Some(1)
+        } else if name.contains(&query) {
+            Some(2)
+        } else if kind.summary().to_lowercase().contains(&query) {
+            Some(3)
+        } else {
+            None
+        }
+    };
+    let mut kinds: Vec<(u8, BuiltinKind)> = BuiltinKind::ALL
         .into_iter()
-        .filter(|kind| {
-            query.is_empty()
-                || kind.name().contains(&query)
-                || kind.summary().to_lowercase().contains(&query)
-        })
-        .collect()
+        .filter_map(|kind| rank(&kind).map(|rank| (rank, kind)))
+        .collect();
+    kinds.sort_by_key(|(rank, _)| *rank);
+    kinds.into_iter().map(|(_, kind)| kind).collect()
 }
 
 #[component]
@@ -113,5 +127,12 @@ mod tests {
         );
         assert_eq!(matching("fan")[0].name(), "fan_out");
         assert!(matching("zzz").is_empty());
+        // "wait" is a kind's name, and a word in join's summary: the name wins.
+        assert_eq!(matching("wait")[0].name(), "wait");
+        assert_eq!(
+            matching("t")[0].name(),
+            "tools",
+            "a name starting with it first"
+        );
     }
 }
