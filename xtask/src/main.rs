@@ -110,6 +110,10 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
         .web(true)?
         .typescript(false)
         .debug(!release)
+        // Function names alone are megabytes in a Leptos bundle; release
+        // builds drop them (panics still print their messages).
+        .remove_name_section(release)
+        .remove_producers_section(release)
         .generate(&pkg)
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))?;
 
