@@ -11,7 +11,8 @@
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
 //! - [`persist`]: drafts in the browser, autosave, conflicts.
 //! - [`history`]: the version history panel.
-//! - [`minimap`], [`quick_add`]: the overview, and double-click to add.
+//! - [`minimap`], [`quick_add`], [`notes`]: the overview, double-click to
+//!   add, sticky notes.
 
 pub mod canvas;
 pub mod history;
@@ -20,6 +21,7 @@ pub mod keys;
 pub mod layout;
 pub mod minimap;
 pub mod model;
+pub mod notes;
 pub mod palette;
 pub mod persist;
 pub mod problems;
@@ -125,6 +127,11 @@ fn Toolbar(
             <button class="tool" type="button" title="Fit to view (F)" on:click=move |_| { let (w, h) = gestures.size(); editor.fit(w, h); }>"Fit"</button>
             {editor.can_edit.then(|| view! {
                 <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor)>"Layout"</button>
+                <button class="tool" type="button" title="Add a sticky note (N)" on:click=move |_| {
+                    let (width, height) = gestures.size();
+                    let center = editor.viewport.get_untracked().to_world(width / 2.0 - 100.0, height / 2.0 - 60.0);
+                    notes::add_note(editor, center);
+                }>"Note"</button>
             })}
             <span class="tool-gap"></span>
             <a class="tool" href=format!("/api/v1/graphs/{graph_id}/export") download title="Download the saved graph as JSON">"Export"</a>

@@ -214,3 +214,25 @@ test("double-click to add a node where you are; the minimap moves the view", asy
   await expect(world).not.toHaveAttribute("style", before!);
   expect(errors).toEqual([]);
 });
+
+test("sticky notes are written, moved and kept", async ({ page, errors }) => {
+  const id = await newGraph(page);
+  await page.getByRole("button", { name: "Note" }).click();
+  const note = page.locator(".sticky-note").first();
+  await expect(note).toBeVisible();
+  await note.getByLabel("Note text").fill("Ask legal before shipping this branch.");
+  await note.getByLabel("Note text").press("Tab");
+  const bar = (await note.locator(".sticky-note-bar").boundingBox())!;
+  await page.mouse.move(bar.x + 40, bar.y + 5);
+  await page.mouse.down();
+  await page.mouse.move(bar.x + 140, bar.y + 85, { steps: 6 });
+  await page.mouse.up();
+  await saved(page);
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.notes).toHaveLength(1);
+  expect(stored.document.notes[0].text).toBe("Ask legal before shipping this branch.");
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator(".sticky-note textarea")).toHaveValue("Ask legal before shipping this branch.");
+  expect(errors).toEqual([]);
+});

@@ -12,7 +12,7 @@ mod document;
 mod migrate;
 
 pub use document::{
-    Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Limits, NodeSpec, Position,
+    Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Limits, NodeSpec, Note, Position,
     Reducer, RetryOn, RetryPolicy, Size, StateSchema,
 };
 pub use migrate::{FORMAT_VERSION, migrate};

@@ -14,6 +14,7 @@ use leptos::html;
 use leptos::prelude::*;
 
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
+use super::notes::Notes;
 use super::quick_add::{QuickAdd, QuickAddBox};
 use super::state::{Editor, NodeView, Viewport};
 use crate::live::RunView;
@@ -33,6 +34,13 @@ pub enum Drag {
     },
     Connect {
         from: NodeId,
+    },
+    /// A sticky note dragged by its bar.
+    MoveNote {
+        id: String,
+        from: Position,
+        origin: Position,
+        before: GraphDocument,
     },
     Rubber {
         from: Position,
@@ -147,6 +155,7 @@ pub fn Canvas(
         } else {
             editor.selected.set(BTreeSet::new());
             editor.selected_edge.set(None);
+            editor.selected_note.set(None);
             gestures.drag.set_value(Drag::Pan {
                 from: (x, y),
                 origin: viewport.get_untracked(),
@@ -215,6 +224,7 @@ pub fn Canvas(
                     </For>
                     <WirePreview gestures positions />
                 </svg>
+                <Notes editor gestures />
                 <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
                     <CanvasNode editor gestures node live problems />
                 </For>
@@ -277,6 +287,16 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
                     refusal,
                 }));
             }
+            Drag::MoveNote {
+                id, from, origin, ..
+            } => editor.skeleton.update(|document| {
+                if let Some(note) = document.notes.iter_mut().find(|note| note.id == id) {
+                    note.position = Position {
+                        x: origin.x + world.x - from.x,
+                        y: origin.y + world.y - from.y,
+                    };
+                }
+            }),
             Drag::Rubber { from, .. } => gestures.rubber.set(Some((from, world))),
             Drag::Place { kind } => gestures.ghost.set(inside.then_some((kind, cx, cy))),
         }
@@ -288,7 +308,7 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
         match drag {
             Drag::None | Drag::Pan { .. } => {}
-            Drag::Move { before, .. } => editor.commit_from(before),
+            Drag::Move { before, .. } | Drag::MoveNote { before, .. } => editor.commit_from(before),
             Drag::Connect { from } => {
                 gestures.wire.set(None);
                 if let Some(to) = world.and_then(|at| editor.node_at(at)) {

@@ -20,7 +20,11 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl + wheel, or + and −", "zoom around the pointer"),
     ("Shift + drag", "select with a box"),
     ("Click, Shift + click", "select, add to the selection"),
-    ("Delete or Backspace", "delete the selection"),
+    (
+        "Delete or Backspace",
+        "delete the selection (nodes, an edge, a note)",
+    ),
+    ("N, or the Note button", "add a sticky note"),
     ("Ctrl + Z", "undo"),
     ("Ctrl + Y, Ctrl + Shift + Z", "redo"),
     (
@@ -52,10 +56,17 @@ fn typing(event: &web_sys::Event) -> bool {
 pub fn delete_selection(editor: Editor) {
     let nodes = editor.selected.get_untracked();
     let edges: BTreeSet<_> = editor.selected_edge.get_untracked().into_iter().collect();
-    if nodes.is_empty() && edges.is_empty() {
+    let note = editor.selected_note.get_untracked();
+    if nodes.is_empty() && edges.is_empty() && note.is_none() {
         return;
     }
-    editor.change(|document| model::remove(document, &nodes, &edges));
+    editor.change(|document| {
+        model::remove(document, &nodes, &edges);
+        if let Some(note) = &note {
+            document.notes.retain(|n| &n.id != note);
+        }
+    });
+    editor.selected_note.set(None);
     editor.selected.set(BTreeSet::new());
     editor.selected_edge.set(None);
 }
@@ -123,6 +134,15 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             (false, "f" | "F") => {
                 let (width, height) = gestures.size();
                 editor.fit(width, height);
+                true
+            }
+            (false, "n" | "N") if editor.can_edit => {
+                let (width, height) = gestures.size();
+                let center = editor
+                    .viewport
+                    .get_untracked()
+                    .to_world(width / 2.0 - 100.0, height / 2.0 - 60.0);
+                super::notes::add_note(editor, center);
                 true
             }
             (false, "l" | "L") => {

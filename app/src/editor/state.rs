@@ -73,6 +73,7 @@ pub struct Editor {
     pub edges: RwSignal<Vec<EdgeSpec>>,
     pub selected: RwSignal<BTreeSet<NodeId>>,
     pub selected_edge: RwSignal<Option<EdgeId>>,
+    pub selected_note: RwSignal<Option<String>>,
     pub viewport: RwSignal<Viewport>,
     /// Moves on at every committed change.
     pub revision: RwSignal<u64>,
@@ -92,6 +93,7 @@ impl Editor {
             edges: RwSignal::new(Vec::new()),
             selected: RwSignal::new(BTreeSet::new()),
             selected_edge: RwSignal::new(None),
+            selected_note: RwSignal::new(None),
             viewport: RwSignal::new(Viewport::default()),
             revision: RwSignal::new(0),
             history: StoredValue::new(History::default()),

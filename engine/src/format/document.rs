@@ -37,6 +37,22 @@ pub struct GraphDocument {
     /// Limits on a run.
     #[serde(default)]
     pub limits: Limits,
+    /// Sticky notes on the canvas, for people; runs ignore them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<Note>,
+}
+
+/// A sticky note on the canvas.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Note {
+    /// Unique among the graph's notes.
+    pub id: String,
+    /// What it says (plain text).
+    #[serde(default)]
+    pub text: String,
+    /// Its top-left corner on the canvas.
+    pub position: Position,
 }
 
 impl GraphDocument {
@@ -51,6 +67,7 @@ impl GraphDocument {
             edges: Vec::new(),
             entry: None,
             limits: Limits::default(),
+            notes: Vec::new(),
         }
     }
 }

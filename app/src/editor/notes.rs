@@ -1,0 +1,159 @@
+//! Sticky notes: text on the canvas for people (runs ignore it). Drag one
+//! by its bar, type in it, delete it with its ✕ or the Delete key.
+
+use heddle_engine::format::{Note, Position};
+use leptos::ev;
+use leptos::prelude::*;
+
+use super::canvas::{Drag, Gestures};
+use super::state::Editor;
+
+/// A fresh note id: `note-1`, `note-2`, ...
+pub fn new_note_id(notes: &[Note]) -> String {
+    (1..)
+        .map(|n| format!("note-{n}"))
+        .find(|id| notes.iter().all(|note| &note.id != id))
+        .unwrap_or_else(|| "note".into())
+}
+
+/// Adds an empty note at `at` and selects it.
+pub fn add_note(editor: Editor, at: Position) {
+    let mut added = None;
+    editor.change(|document| {
+        let id = new_note_id(&document.notes);
+        added = Some(id.clone());
+        document.notes.push(Note {
+            id,
+            text: String::new(),
+            position: at,
+        });
+    });
+    if added.is_some() {
+        editor.selected_note.set(added);
+    }
+}
+
+#[component]
+pub fn Notes(editor: Editor, gestures: Gestures) -> impl IntoView {
+    view! {
+        <For
+            each=move || editor.skeleton.with(|document| document.notes.iter().map(|note| note.id.clone()).collect::<Vec<_>>())
+            key=|id| id.clone()
+            let:id
+        >
+            <StickyNote editor gestures id />
+        </For>
+    }
+}
+
+#[component]
+fn StickyNote(editor: Editor, gestures: Gestures, id: String) -> impl IntoView {
+    let note = {
+        let id = id.clone();
+        Memo::new(move |_| {
+            editor
+                .skeleton
+                .with(|document| document.notes.iter().find(|note| note.id == id).cloned())
+        })
+    };
+    let transform = move || {
+        note.with(|note| {
+            note.as_ref()
+                .map(|note| format!("translate({}px, {}px)", note.position.x, note.position.y))
+                .unwrap_or_default()
+        })
+    };
+    let selected = {
+        let id = id.clone();
+        move || {
+            editor
+                .selected_note
+                .with(|selected| selected.as_deref() == Some(id.as_str()))
+        }
+    };
+    let grab = {
+        let id = id.clone();
+        move |event: ev::PointerEvent| {
+            event.stop_propagation();
+            editor.selected.set(Default::default());
+            editor.selected_edge.set(None);
+            editor.selected_note.set(Some(id.clone()));
+            if !editor.can_edit || event.button() != 0 {
+                return;
+            }
+            let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
+            else {
+                return;
+            };
+            let Some(origin) = note.with_untracked(|note| note.as_ref().map(|note| note.position))
+            else {
+                return;
+            };
+            gestures.drag.set_value(Drag::MoveNote {
+                id: id.clone(),
+                from: editor.viewport.get_untracked().to_world(x, y),
+                origin,
+                before: editor.document(),
+            });
+        }
+    };
+    let edit = {
+        let id = id.clone();
+        move |event: leptos::ev::Event| {
+            let text = event_target_value(&event);
+            editor.change(|document| {
+                if let Some(note) = document.notes.iter_mut().find(|note| note.id == id) {
+                    note.text = text;
+                }
+            });
+        }
+    };
+    let remove = {
+        let id = id.clone();
+        move |_| {
+            editor.change(|document| document.notes.retain(|note| note.id != id));
+            editor.selected_note.set(None);
+        }
+    };
+    view! {
+        <div
+            class="sticky-note"
+            class:selected=selected
+            data-note=id.clone()
+            style:transform=transform
+            on:pointerdown=|event: ev::PointerEvent| event.stop_propagation()
+        >
+            <div class="sticky-note-bar" on:pointerdown=grab>
+                <span>"Note"</span>
+                {editor.can_edit.then(|| view! {
+                    <button type="button" class="sticky-note-close" aria-label="Delete note" on:click=remove>"✕"</button>
+                })}
+            </div>
+            <textarea
+                aria-label="Note text"
+                placeholder="Write a note…"
+                readonly=!editor.can_edit
+                prop:value=move || note.with(|note| note.as_ref().map(|note| note.text.clone()).unwrap_or_default())
+                on:change=edit
+            ></textarea>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::format::{Note, Position};
+
+    use super::new_note_id;
+
+    #[test]
+    fn note_ids_do_not_clash() {
+        let note = |id: &str| Note {
+            id: id.into(),
+            text: String::new(),
+            position: Position { x: 0.0, y: 0.0 },
+        };
+        assert_eq!(new_note_id(&[]), "note-1");
+        assert_eq!(new_note_id(&[note("note-1"), note("note-3")]), "note-2");
+    }
+}
