@@ -6,6 +6,7 @@
 //! - [`shell`]: the HTML document and the router: which URL shows which page.
 //! - [`pages`]: one module per page (home, graph, not found).
 //! - [`editor`]: the visual graph editor.
+//! - [`catalog`]: the tools and models this server offers graphs.
 //! - [`components`]: pieces the pages share (header, error view, ...).
 //! - [`graphs`]: graphs as the app sees them, their rows and server functions.
 //! - [`examples`]: the examples gallery.
@@ -23,6 +24,7 @@
 
 pub mod access;
 pub mod accounts;
+pub mod catalog;
 pub mod components;
 pub mod editor;
 pub mod error;

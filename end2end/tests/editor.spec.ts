@@ -236,3 +236,29 @@ test("sticky notes are written, moved and kept", async ({ page, errors }) => {
   await expect(page.locator(".sticky-note textarea")).toHaveValue("Ask legal before shipping this branch.");
   expect(errors).toEqual([]);
 });
+
+test("the inspector picks tools, and checks a condition as it is typed", async ({ page, errors }) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "llm", canvas.x + 150, canvas.y + 250);
+  await place(page, "tools", canvas.x + 450, canvas.y + 250);
+  await page.locator('.canvas-node[data-node="llm"]').click();
+  await page.locator('.tool-picker input[value="calculator"]').check();
+  await saved(page);
+  let stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.nodes[0].config.tools).toEqual(["calculator"]);
+
+  await connect(page, "llm", "tools");
+  await page.locator(".editor-edge-hit").first().dispatchEvent("pointerdown", { button: 0 });
+  const condition = page.locator('input[name="condition"]');
+  await condition.fill("len(last(messages).tool_calls) >");
+  await expect(page.locator(".field-error")).toContainText("at column");
+  await condition.fill("len(last(messages).tool_calls) > 0");
+  await expect(page.locator(".field-error")).toHaveCount(0);
+  await condition.press("Tab");
+  await saved(page);
+  stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.edges[0].condition).toBe("len(last(messages).tool_calls) > 0");
+  await expect(page.locator(".editor-edge text")).toContainText("len(last(messages)");
+  expect(errors).toEqual([]);
+});

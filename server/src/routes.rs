@@ -18,9 +18,11 @@ pub fn router(state: AppState) -> Router {
     let routes = generate_route_list(App);
     let pool = state.pool.clone();
     let auth = state.auth.clone();
+    let catalog = state.runs.catalog();
     let context = move || {
         provide_context(pool.clone());
         provide_context(auth.clone());
+        provide_context(catalog.clone());
     };
     let options = state.leptos_options.clone();
 

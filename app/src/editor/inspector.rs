@@ -13,6 +13,8 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::state::Editor;
+use crate::catalog::get_catalog;
+use crate::secrets::list_secrets;
 
 /// Text fields a kind's config is known to have: (key, label, multi-line).
 fn known_fields(kind: &str) -> &'static [(&'static str, &'static str, bool)] {
@@ -57,6 +59,40 @@ fn edit_node(editor: Editor, id: &NodeId, edit: impl FnOnce(&mut NodeSpec)) {
 
 #[component]
 pub fn Inspector(editor: Editor) -> impl IntoView {
+    // The pickers' choices: the server's tools and models, the user's secrets.
+    let catalog = Resource::new(|| (), |_| get_catalog());
+    let secrets = Resource::new(|| (), |_| list_secrets());
+    let tools = Signal::derive(move || {
+        catalog
+            .get()
+            .and_then(Result::ok)
+            .map(|catalog| catalog.tools)
+            .unwrap_or_default()
+    });
+    let lists = move || {
+        let models = catalog
+            .get()
+            .and_then(Result::ok)
+            .map(|c| c.models)
+            .unwrap_or_default();
+        let names = secrets
+            .get()
+            .and_then(Result::ok)
+            .map(|list| {
+                list.into_iter()
+                    .map(|secret| secret.name)
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        view! {
+            <datalist id="heddle-models">
+                {models.into_iter().map(|name| view! { <option value=name></option> }).collect_view()}
+            </datalist>
+            <datalist id="heddle-secrets">
+                {names.into_iter().map(|name| view! { <option value=name></option> }).collect_view()}
+            </datalist>
+        }
+    };
     let single = move || {
         editor.selected.with(|selected| {
             (selected.len() == 1)
@@ -64,13 +100,13 @@ pub fn Inspector(editor: Editor) -> impl IntoView {
                 .flatten()
         })
     };
-    move || {
+    let form = move || {
         if let Some(id) = single() {
             let node = editor
                 .nodes
                 .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied());
             return node
-                .map(|node| view! { <NodeForm editor spec=node.spec /> }.into_any())
+                .map(|node| view! { <NodeForm editor spec=node.spec tools /> }.into_any())
                 .unwrap_or_else(|| ().into_any());
         }
         let count = editor.selected.with(|selected| selected.len());
@@ -87,11 +123,15 @@ pub fn Inspector(editor: Editor) -> impl IntoView {
             return view! { <EdgeForm editor edge /> }.into_any();
         }
         view! { <GraphForm editor /> }.into_any()
+    };
+    view! {
+        <Transition fallback=|| ()>{lists}</Transition>
+        {form}
     }
 }
 
 #[component]
-fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
+fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>, tools: Signal<Vec<String>>) -> impl IntoView {
     let id = spec.with_untracked(|spec| spec.id.clone());
     let kind = spec.with_untracked(|spec| spec.kind.clone());
     let summary = BuiltinKind::from_name(&kind).map_or("A kind this server adds.", |k| k.summary());
@@ -134,12 +174,22 @@ fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
                     {if multiline {
                         view! { <textarea name=field_name rows="4" prop:value=value on:change=apply readonly=read_only></textarea> }.into_any()
                     } else {
-                        view! { <input name=field_name prop:value=value on:change=apply readonly=read_only /> }.into_any()
+                        let list = match key {
+                            "model" => Some("heddle-models"),
+                            "credential" => Some("heddle-secrets"),
+                            _ => None,
+                        };
+                        view! { <input name=field_name list=list prop:value=value on:change=apply readonly=read_only /> }.into_any()
                     }}
                 </label>
             }
         })
         .collect_view();
+
+    let tool_picker = matches!(kind.as_str(), "llm" | "agent").then(|| {
+        let id = id.clone();
+        view! { <ToolPicker editor id spec tools read_only /> }
+    });
 
     // The whole config as JSON: applied only when it reads.
     let config_error = RwSignal::new(None::<String>);
@@ -199,6 +249,7 @@ fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
             </label>
             <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
             {fields}
+            {tool_picker}
             <label class="field">
                 <span class="field-label">"Config (JSON)"</span>
                 <textarea class="mono" name="config" rows="6" prop:value=config_text on:input=check_config on:change=apply_config readonly=read_only></textarea>
@@ -246,6 +297,13 @@ fn EdgeForm(editor: Editor, edge: heddle_engine::EdgeId) -> impl IntoView {
     };
     let id = current.id.clone();
     let read_only = !editor.can_edit;
+    // The condition is parsed as it is typed, by the engine's own parser.
+    let condition_error = RwSignal::new(condition_problem(
+        current.condition.as_deref().unwrap_or_default(),
+    ));
+    let check_condition = move |event: leptos::ev::Event| {
+        condition_error.set(condition_problem(&event_target_value(&event)));
+    };
     let set = move |field: &'static str| {
         let id = id.clone();
         move |event: leptos::ev::Event| {
@@ -267,8 +325,10 @@ fn EdgeForm(editor: Editor, edge: heddle_engine::EdgeId) -> impl IntoView {
             <p class="inspector-doc">{format!("{} → {}", current.from, current.to)}</p>
             <label class="field">
                 <span class="field-label">"Condition"</span>
-                <input name="condition" class="mono" placeholder="count < 3" prop:value=current.condition.clone().unwrap_or_default() on:change=set("condition") readonly=read_only />
+                <input name="condition" class="mono" placeholder="count < 3" prop:value=current.condition.clone().unwrap_or_default()
+                    on:input=check_condition on:change=set("condition") readonly=read_only />
                 <span class="field-hint">"Taken only when this holds (see the condition language)."</span>
+                {move || condition_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
             </label>
             <label class="field">
                 <span class="field-label">"Route"</span>
@@ -323,5 +383,117 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                 {move || state_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
             </label>
         </section>
+    }
+}
+
+/// The tools a model node may call: the server's, ticked on and off.
+#[component]
+fn ToolPicker(
+    editor: Editor,
+    id: heddle_engine::NodeId,
+    spec: RwSignal<NodeSpec>,
+    tools: Signal<Vec<String>>,
+    read_only: bool,
+) -> impl IntoView {
+    let bound = move || {
+        spec.with(|spec| {
+            spec.config
+                .get("tools")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    };
+    let choices = move || {
+        let mut names = tools.get();
+        for name in bound() {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    };
+    view! {
+        <fieldset class="field tool-picker">
+            <legend class="field-label">"Tools it may call"</legend>
+            {move || {
+                let id = id.clone();
+                let on = bound();
+                let names = choices();
+                if names.is_empty() {
+                    return view! { <span class="field-hint">"This server offers no tools."</span> }.into_any();
+                }
+                names
+                    .into_iter()
+                    .map(|name| {
+                        let checked = on.contains(&name);
+                        let id = id.clone();
+                        let toggle = {
+                            let name = name.clone();
+                            move |event: leptos::ev::Event| {
+                                let wanted = event_target_checked(&event);
+                                let name = name.clone();
+                                edit_node(editor, &id, move |node| {
+                                    if !node.config.is_object() {
+                                        node.config = Value::Object(Default::default());
+                                    }
+                                    let Some(config) = node.config.as_object_mut() else { return };
+                                    let mut list: Vec<String> = config
+                                        .get("tools")
+                                        .and_then(Value::as_array)
+                                        .map(|l| l.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                                        .unwrap_or_default();
+                                    list.retain(|tool| *tool != name);
+                                    if wanted {
+                                        list.push(name);
+                                    }
+                                    if list.is_empty() {
+                                        config.remove("tools");
+                                    } else {
+                                        config.insert("tools".into(), Value::from(list));
+                                    }
+                                });
+                            }
+                        };
+                        view! {
+                            <label class="check">
+                                <input type="checkbox" name="tool" value=name.clone() prop:checked=checked disabled=read_only on:change=toggle />
+                                <span class="mono">{name}</span>
+                            </label>
+                        }
+                    })
+                    .collect_view()
+                    .into_any()
+            }}
+        </fieldset>
+    }
+}
+
+/// What is wrong with a condition, located ("at column 7: ..."), if anything.
+pub fn condition_problem(text: &str) -> Option<String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    heddle_engine::expr::Expr::parse(text)
+        .err()
+        .map(|error| format!("at column {}: {}", error.offset + 1, error.message))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::condition_problem;
+
+    #[test]
+    fn conditions_are_checked_as_typed() {
+        assert_eq!(condition_problem(""), None);
+        assert_eq!(condition_problem("count < 3"), None);
+        let problem = condition_problem("count <").unwrap_or_default();
+        assert!(problem.starts_with("at column "), "{problem}");
     }
 }

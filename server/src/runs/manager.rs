@@ -164,6 +164,14 @@ impl Runs {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The tools and models graphs run with here, by name.
+    pub fn catalog(&self) -> heddle_app::catalog::Catalog {
+        heddle_app::catalog::Catalog {
+            tools: self.inner.registry.tools().names(),
+            models: self.inner.registry.model_names(),
+        }
+    }
+
     /// Sets how many runs one user may have queued or running at once.
     pub fn set_max_per_user(&self, limit: usize) {
         self.inner

@@ -460,6 +460,7 @@ async fn every_server_function_answers_each_caller_as_their_role_allows() {
         ("current_user", vec![], Need::Public, 200),
         ("auth_status", vec![], Need::Public, 200),
         ("list_examples", vec![], Need::Public, 200),
+        ("catalog", vec![], Need::Account, 200),
         ("list_graphs", vec![], Need::Account, 200),
         ("create_graph", vec![], Need::Account, 200),
         ("use_example", vec![("slug", "router")], Need::Account, 200),
