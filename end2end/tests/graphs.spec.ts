@@ -23,7 +23,9 @@ test("a new graph is created, opened, and listed after a reload", async ({ page,
   await expect(page).toHaveURL(/\/$/);
   await page.reload();
   await hydrated(page);
-  const row = page.locator(".graph-row", { hasText: name });
+  const row = page.locator(".graph-row", {
+    has: page.locator(".graph-row-name", { hasText: new RegExp(`^${name}$`) }),
+  });
   await expect(row).toBeVisible();
 
   // The listed graph opens its page.
