@@ -19,6 +19,7 @@
 //! - [`http_status`]: sets the response status during server rendering.
 //! - [`limits`]: how big a graph and a run's input may be.
 //! - [`live`]: a watched run's state, fed by the websocket.
+//! - [`runs`]: a graph's run history.
 
 #![recursion_limit = "256"]
 
@@ -34,6 +35,7 @@ pub mod http_status;
 pub mod limits;
 pub mod live;
 pub mod pages;
+pub mod runs;
 pub mod secrets;
 pub mod session;
 pub mod sharing;

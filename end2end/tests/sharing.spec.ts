@@ -164,3 +164,34 @@ test("a link to a moment of a run opens that run's replay there", async ({ page:
   await expect(node(teammate, "pause")).toHaveAttribute("data-state", "succeeded");
   await expect(node(teammate, "tick")).toHaveAttribute("data-state", "idle");
 });
+
+test("a long run can be stopped; the run history lists it and opens it", async ({ page }) => {
+  const created = await page.request.post("/api/v1/graphs", {
+    data: {
+      document: {
+        ...SLOW_GRAPH,
+        name: "Long wait",
+        nodes: SLOW_GRAPH.nodes.map((n) => (n.id === "pause" ? { ...n, config: { ms: 60000 } } : n)),
+      },
+    },
+  });
+  const { id } = await created.json();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await page.getByTestId("run").click();
+  await expect(node(page, "pause")).toHaveAttribute("data-state", "running");
+  await expect(page.getByTestId("run")).toHaveText("Stop");
+  await page.getByTestId("run").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run cancelled");
+  await expect(page.getByTestId("run")).toHaveText("Run");
+
+  await page.locator(".history summary", { hasText: "Runs" }).click();
+  const row = page.locator(".run-list .version-row").first();
+  await expect(row).toContainText("cancelled");
+  await expect(row).toContainText("olivia");
+  await row.getByRole("link", { name: "Open" }).click();
+  await expect(page).toHaveURL(/\?run=run-/);
+  await hydrated(page);
+  await expect(node(page, "start")).toHaveAttribute("data-state", "succeeded");
+});

@@ -118,11 +118,10 @@ fn socket_url() -> Option<String> {
     Some(format!("{scheme}://{}/api/v1/ws", location.host().ok()?))
 }
 
-/// Starts a run of the graph with an empty input; the error's message
-/// when the server refuses.
-pub async fn start_run(graph_id: &str) -> Result<(), String> {
-    let response = gloo_net::http::Request::post(&format!("/api/v1/graphs/{graph_id}/runs"))
-        .json(&json!({"input": {}}))
+/// POSTs `body` to `url`; the error's message when the server refuses.
+async fn post(url: &str, body: &Value) -> Result<(), String> {
+    let response = gloo_net::http::Request::post(url)
+        .json(body)
         .map_err(|error| error.to_string())?
         .send()
         .await
@@ -135,4 +134,18 @@ pub async fn start_run(graph_id: &str) -> Result<(), String> {
         || format!("the server answered {}", response.status()),
         str::to_string,
     ))
+}
+
+/// Starts a run of the graph with an empty input.
+pub async fn start_run(graph_id: &str) -> Result<(), String> {
+    post(
+        &format!("/api/v1/graphs/{graph_id}/runs"),
+        &json!({"input": {}}),
+    )
+    .await
+}
+
+/// Stops a run.
+pub async fn cancel_run(run_id: &str) -> Result<(), String> {
+    post(&format!("/api/v1/runs/{run_id}/cancel"), &json!({})).await
 }

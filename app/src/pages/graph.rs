@@ -21,6 +21,7 @@ use crate::error::AppError;
 use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
 use crate::live::{Link, RunView};
+use crate::runs::list_runs;
 
 #[derive(Params, Clone, Debug, PartialEq)]
 struct GraphParams {
@@ -100,6 +101,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     watch_runs(id.clone(), run, link);
     let copy = ServerAction::<CopyGraph>::new();
     let share_id = id.clone();
+    let history_id = id.clone();
     let run_id = id.clone();
     let copy_id = id.clone();
     let editor_id = id.clone();
@@ -132,7 +134,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 })}
                 <RunStatus run />
                 <span class="graph-bar-spacer"></span>
-                {role.can_edit().then(move || view! { <RunButton graph_id=run_id /> })}
+                {role.can_edit().then(move || view! { <RunButton graph_id=run_id run /> })}
                 <ActionForm action=copy attr:class="inline-form">
                     <input type="hidden" name="id" value=copy_id />
                     <button class="button" type="submit" disabled=copy.pending()>"Make a copy"</button>
@@ -145,6 +147,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 </p>
             })}
             <GraphEditor editor persistence graph_id=editor_id live=run>
+                <RunHistory graph_id=history_id run />
                 {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
                 <details class="document">
                     <summary>"Details"</summary>
@@ -217,26 +220,99 @@ fn RunStatus(run: RwSignal<RunView>) -> impl IntoView {
 }
 
 /// Starts a run with an empty input (the input form comes with the run
-/// panel); the page then follows it like any watcher.
+/// panel), or stops the one in progress; the page follows it like any
+/// watcher.
 #[component]
-fn RunButton(graph_id: String) -> impl IntoView {
+fn RunButton(graph_id: String, run: RwSignal<RunView>) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
-    let start = move |_| {
+    let running = move || {
+        run.with(|view| view.until_step.is_none() && view.status.as_deref() == Some("running"))
+    };
+    let act = move |_| {
         #[cfg(feature = "hydrate")]
         {
             let graph_id = graph_id.clone();
+            let current = run.with_untracked(|view| view.run_id.clone());
+            let stopping = running();
             leptos::task::spawn_local(async move {
-                error.set(crate::live::socket::start_run(&graph_id).await.err());
+                let result = match (stopping, current) {
+                    (true, Some(run_id)) => crate::live::socket::cancel_run(&run_id).await,
+                    _ => crate::live::socket::start_run(&graph_id).await,
+                };
+                error.set(result.err());
             });
         }
         #[cfg(not(feature = "hydrate"))]
         let _ = &graph_id;
     };
     view! {
-        <button class="button button-primary" type="button" on:click=start data-testid="run">
-            "Run"
+        <button
+            class="button"
+            class:button-primary=move || !running()
+            class:button-danger=running
+            type="button"
+            on:click=act
+            data-testid="run"
+        >
+            {move || if running() { "Stop" } else { "Run" }}
         </button>
         {move || error.get().map(|message| view! { <span class="inline-error" role="alert">{message}</span> })}
+    }
+}
+
+/// The graph's runs: status, who, when, how long; opening one replays it.
+#[component]
+fn RunHistory(graph_id: String, run: RwSignal<RunView>) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let status = move || run.with(|view| view.status.clone());
+    let list_id = graph_id.clone();
+    let runs = Resource::new(
+        move || (open.get(), status()),
+        move |(open, _)| {
+            let graph_id = list_id.clone();
+            async move {
+                if open {
+                    list_runs(graph_id).await
+                } else {
+                    Ok(Vec::new())
+                }
+            }
+        },
+    );
+    view! {
+        <details class="history" on:toggle=move |event| {
+            open.set(event_target::<web_sys::HtmlDetailsElement>(&event).open());
+        }>
+            <summary>"Runs"</summary>
+            <Transition fallback=|| view! { <p class="loading">"Loading runs…"</p> }>
+                {move || Suspend::new(async move {
+                    let list = runs.await.unwrap_or_default();
+                    if list.is_empty() {
+                        return view! { <p class="empty-note">"No runs yet."</p> }.into_any();
+                    }
+                    view! {
+                        <ul class="version-list run-list">
+                            {list.into_iter().map(|summary| {
+                                let href = format!("?run={}", summary.id);
+                                let duration = summary.duration();
+                                view! {
+                                    <li class="version-row" data-run=summary.id.clone()>
+                                        <span class=format!("run-pill run-{}", summary.status)>{summary.status.clone()}</span>
+                                        <span class="version-meta">
+                                            {display_timestamp(&summary.created_at)}
+                                            {summary.started_by.map(|who| format!(" · {who}"))}
+                                            {duration.map(|took| format!(" · {took}"))}
+                                        </span>
+                                        <a class="button button-small" href=href rel="external">"Open"</a>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                    }
+                    .into_any()
+                })}
+            </Transition>
+        </details>
     }
 }
 
