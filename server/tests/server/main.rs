@@ -14,6 +14,5 @@ mod database;
 mod graphs_api;
 mod live;
 mod pages;
-mod secrets;
 mod sessions;
 mod startup;

@@ -140,7 +140,8 @@ impl TestServer {
         Self::start_on(dir, pool, runs, listener, addr, settings).await
     }
 
-    /// A server whose graphs get these models and tools.
+    /// A server whose graphs get these models and tools (tests/secrets.rs).
+    #[allow(dead_code)]
     pub async fn start_with_registry(registry: heddle_engine::Registry) -> TestServer {
         let mut settings = Settings::default();
         settings.max_runs_per_user = 10_000;

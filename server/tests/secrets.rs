@@ -2,6 +2,15 @@
 //! model endpoint sees it as the bearer token) and appears in no export,
 //! response body or log line. Imports naming missing credentials ask for a
 //! binding.
+//!
+//! A test binary of its own: it installs a global log subscriber to search
+//! what the server logs, which must not touch the other tests.
+
+#![allow(clippy::unwrap_used)] // tests fail loudly by design
+
+#[path = "server/support.rs"]
+#[allow(dead_code)] // this binary uses a part of the shared helpers
+mod support;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -45,8 +54,13 @@ fn global_logs() -> Logs {
     LOGS.get_or_init(|| {
         let logs = Logs::default();
         let writer = logs.clone();
+        // Everything our crates log, down to TRACE; other crates at INFO
+        // (all of hyper's and sqlx's traces would slow every other test in
+        // this binary to a crawl).
         let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
+            .with_env_filter(tracing_subscriber::EnvFilter::new(
+                "info,heddle_server=trace,heddle_app=trace,heddle_engine=trace",
+            ))
             .with_writer(move || writer.clone())
             .with_ansi(false)
             .finish();
