@@ -182,7 +182,7 @@ test("the version history previews and restores an earlier version", async ({ pa
   await saved(page);
   await expect(page.getByTestId("version")).toHaveText("v3");
 
-  await page.locator(".history summary").click();
+  await page.locator(".history summary", { hasText: "Version history" }).click();
   const v2 = page.locator('.version-row[data-version="2"]');
   await expect(v2).toContainText("olivia");
   await v2.getByRole("button", { name: "Preview" }).click();
