@@ -95,7 +95,19 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     };
     let editor = Editor::new(document, role.can_edit());
     let persistence = Persistence::new(editor, id.clone(), version);
+    // The server renders the title as plain text: leptos_meta reads it after
+    // the page's reactive owner may be gone (leptos#3729), so a signal read
+    // there can panic under a multi-threaded runtime. In the browser it
+    // follows renames.
     let title = move || editor.skeleton.with(|document| document.name.clone());
+    #[cfg(feature = "hydrate")]
+    let page_title = TextProp::from(title);
+    #[cfg(not(feature = "hydrate"))]
+    let page_title = TextProp::from(
+        editor
+            .skeleton
+            .with_untracked(|document| document.name.clone()),
+    );
     let run = RwSignal::new(RunView::default());
     let link = RwSignal::new(Link::Connecting);
     watch_runs(id.clone(), run, link);
@@ -107,7 +119,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let editor_id = id.clone();
     let status = persistence.status;
     view! {
-        <Title text=title />
+        <Title text=page_title />
         <div class="graph-page">
             <div class="graph-bar">
                 <nav class="breadcrumb" aria-label="Breadcrumb">

@@ -89,3 +89,38 @@ async fn the_health_check_answers() {
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(body["status"], "ok");
 }
+
+/// Pages rendered at once on a multi-threaded runtime, like production's:
+/// the page title once read a signal after its owner was gone, which
+/// panicked the render and left the request hanging.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pages_render_concurrently_on_a_multi_threaded_runtime() {
+    let server = std::sync::Arc::new(TestServer::start().await);
+    let id: String = server.call("create_graph", &[]).await.json().await.unwrap();
+    let mut tasks = Vec::new();
+    for task in 0..8 {
+        let server = server.clone();
+        let graph_page = format!("/graphs/{id}");
+        tasks.push(tokio::spawn(async move {
+            for request in 0..10 {
+                let path = if (task + request) % 2 == 0 {
+                    "/"
+                } else {
+                    graph_page.as_str()
+                };
+                let response =
+                    tokio::time::timeout(std::time::Duration::from_secs(20), server.get(path))
+                        .await
+                        .unwrap_or_else(|_| {
+                            panic!("GET {path} (task {task}, request {request}) hung")
+                        });
+                assert_eq!(response.status(), 200, "GET {path}");
+                let html = response.text().await.unwrap();
+                assert!(html.contains("· Heddle</title>"), "{html}");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.unwrap();
+    }
+}
