@@ -1,10 +1,14 @@
 //! The HTTP router: server-rendered pages, server functions, static assets
 //! from the built site, and a health check for scripts and probes.
 
+use std::sync::OnceLock;
+
 use axum::{Json, Router, middleware, routing::get};
 use heddle_app::{App, shell};
 use leptos::prelude::provide_context;
-use leptos_axum::{LeptosRoutes, file_and_error_handler_with_context, generate_route_list};
+use leptos_axum::{
+    AxumRouteListing, LeptosRoutes, file_and_error_handler_with_context, generate_route_list,
+};
 use serde::Serialize;
 use tower_http::trace::TraceLayer;
 
@@ -12,10 +16,22 @@ use crate::auth;
 use crate::error_status::correct_error_status;
 use crate::state::AppState;
 
+/// The app's page routes, found once per process.
+///
+/// Finding them renders the app with resource loading suppressed by a
+/// process-wide flag (leptos#4773): a page rendered by another server in
+/// the same process at that moment (the test suite starts many) would wait
+/// on a resource forever. Finding them once, before any server serves,
+/// closes that window.
+fn route_list() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App)).clone()
+}
+
 /// Builds the whole app over `state`. Tests call this with a temporary
 /// database and serve it on a free port.
 pub fn router(state: AppState) -> Router {
-    let routes = generate_route_list(App);
+    let routes = route_list();
     let pool = state.pool.clone();
     let auth = state.auth.clone();
     let catalog = state.runs.catalog();

@@ -98,11 +98,11 @@ async fn pages_render_concurrently_on_a_multi_threaded_runtime() {
     let server = std::sync::Arc::new(TestServer::start().await);
     let id: String = server.call("create_graph", &[]).await.json().await.unwrap();
     let mut tasks = Vec::new();
-    for task in 0..8 {
+    for task in 0..16 {
         let server = server.clone();
         let graph_page = format!("/graphs/{id}");
         tasks.push(tokio::spawn(async move {
-            for request in 0..10 {
+            for request in 0..20 {
                 let path = if (task + request) % 2 == 0 {
                     "/"
                 } else {
@@ -115,7 +115,15 @@ async fn pages_render_concurrently_on_a_multi_threaded_runtime() {
                             panic!("GET {path} (task {task}, request {request}) hung")
                         });
                 assert_eq!(response.status(), 200, "GET {path}");
-                let html = response.text().await.unwrap();
+                let html =
+                    tokio::time::timeout(std::time::Duration::from_secs(20), response.text())
+                        .await
+                        .unwrap_or_else(|_| {
+                            panic!(
+                                "GET {path} (task {task}, request {request}): the body never ended"
+                            )
+                        })
+                        .unwrap();
                 assert!(html.contains("· Heddle</title>"), "{html}");
             }
         }));
