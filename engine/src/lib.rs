@@ -33,7 +33,6 @@ pub mod ids;
 pub mod kinds;
 pub mod model;
 pub mod node;
-#[cfg(feature = "runtime")]
 pub mod run;
 pub mod state;
 pub mod tools;

@@ -24,28 +24,46 @@
 //! # });
 //! ```
 
+//! Without the `runtime` feature (the browser build) only the data a run
+//! produces is here: its events and checkpoints, for views of a run.
+
+#[cfg(feature = "runtime")]
 mod cancel;
 mod checkpoint;
+#[cfg(feature = "runtime")]
 mod durable;
+#[cfg(feature = "runtime")]
 mod emitter;
+#[cfg(feature = "runtime")]
 mod error;
 mod event;
+#[cfg(feature = "runtime")]
 mod executor;
+#[cfg(feature = "runtime")]
 mod persist;
+#[cfg(feature = "runtime")]
 mod retry;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
+#[cfg(feature = "runtime")]
 mod store;
 
+#[cfg(feature = "runtime")]
 pub use cancel::CancelHandle;
 pub use checkpoint::{
     Checkpoint, CheckpointSummary, CompletedTask, Interrupt, InterruptWhen, PendingTask, RunStatus,
     ThreadSummary,
 };
+#[cfg(feature = "runtime")]
 pub use durable::{Durable, DurableError};
+#[cfg(feature = "runtime")]
 pub use emitter::{EventLog, EventSink, Lagged, Subscription};
+#[cfg(feature = "runtime")]
 pub use error::RunError;
 pub use event::{EdgeReason, Event, EventPayload, TaskRef};
+#[cfg(feature = "runtime")]
 pub use executor::{Run, RunOptions, RunOutput};
+#[cfg(feature = "runtime")]
 pub use persist::Durability;
+#[cfg(feature = "runtime")]
 pub use store::{CheckpointStore, MemoryStore, RunRecord, StoreError, StoreFuture};

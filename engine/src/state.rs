@@ -7,3 +7,50 @@ mod values;
 pub use reducer::{ReduceError, fits, reduce};
 pub(crate) use reducer::{is_of_type, kind as kind_of};
 pub use values::{ChannelIdx, State, StateLayout};
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::format::Channel;
+
+/// Why an edit of a run's state (a fork) does not fit the graph.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("cannot set `{channel}`: {message}")]
+pub struct EditError {
+    pub channel: String,
+    pub message: String,
+}
+
+/// Checks that each edited channel exists and the value fits its type,
+/// the same check in the engine, the server and the editor.
+pub fn check_edits(
+    channels: &BTreeMap<String, Channel>,
+    edits: &Map<String, Value>,
+) -> Result<(), EditError> {
+    for (name, value) in edits {
+        let Some(channel) = channels.get(name) else {
+            return Err(EditError {
+                channel: name.clone(),
+                message: "it is not a channel of this graph's state".into(),
+            });
+        };
+        if !is_of_type(value, channel.ty) {
+            return Err(EditError {
+                channel: name.clone(),
+                message: format!(
+                    "the value is not of the channel's type `{}`",
+                    kind_of_type(channel.ty)
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn kind_of_type(ty: crate::format::ChannelType) -> String {
+    serde_json::to_value(ty)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("{ty:?}"))
+}

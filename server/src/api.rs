@@ -50,6 +50,7 @@ pub fn routes() -> Router<AppState> {
         .route("/api/v1/runs/{id}", get(runs::get))
         .route("/api/v1/runs/{id}/events", get(runs::events))
         .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
+        .route("/api/v1/runs/{id}/fork", post(runs::fork))
         .route("/api/v1/threads/{id}", get(runs::thread))
         .route("/api/v1/threads/{id}/resume", post(runs::resume))
         .route("/api/v1/graphs/{id}/copy", post(graphs::copy))

@@ -10,4 +10,4 @@ mod hub;
 mod manager;
 
 pub use hub::{Frame, Replay, RunHub};
-pub use manager::{Notice, RunInfo, Runs, StartRun, ThreadInfo};
+pub use manager::{ForkRun, Notice, RunInfo, Runs, StartRun, ThreadInfo};

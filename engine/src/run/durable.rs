@@ -21,7 +21,7 @@ use super::persist::{Durability, Persistence};
 use super::store::{CheckpointStore, RunRecord, StoreError};
 use crate::compile::{CompiledGraph, LoadError};
 use crate::format::ChannelScope;
-use crate::ids::{CheckpointId, RunId, ThreadId};
+use crate::ids::{CheckpointId, NodeId, RunId, ThreadId};
 use crate::node::Registry;
 use crate::state::is_of_type;
 
@@ -118,6 +118,15 @@ impl Durable {
     /// The options every run gets (events, breakpoints).
     pub fn with_options(mut self, options: RunOptions) -> Self {
         self.options = options;
+        self
+    }
+
+    /// Also pauses before the nodes in `before` and after the steps of
+    /// those in `after`: one run's own breakpoints ("run to this node"),
+    /// beside those the graph marks.
+    pub fn with_breakpoints(mut self, before: Vec<NodeId>, after: Vec<NodeId>) -> Self {
+        self.options.interrupt_before.extend(before);
+        self.options.interrupt_after.extend(after);
         self
     }
 
@@ -288,21 +297,14 @@ impl Durable {
                 checkpoint: checkpoint.to_string(),
             })?;
         let graph = self.graph_of(&source.run_id).await?;
-        let channels = &graph.document().state.channels;
-        for (name, value) in edits {
-            let channel = channels.get(&name).ok_or_else(|| DurableError::BadEdit {
-                channel: name.clone(),
-                message: "it is not a channel of this graph's state".into(),
-            })?;
-            if !is_of_type(&value, channel.ty) {
-                return Err(DurableError::BadEdit {
-                    channel: name,
-                    message: format!("the value is not of the channel's type `{:?}`", channel.ty),
-                });
+        crate::state::check_edits(&graph.document().state.channels, &edits).map_err(|error| {
+            DurableError::BadEdit {
+                channel: error.channel,
+                message: error.message,
             }
-            if let Value::Object(state) = &mut source.state {
-                state.insert(name, value);
-            }
+        })?;
+        if let Value::Object(state) = &mut source.state {
+            state.extend(edits);
         }
         let parent = Some(source.id.clone());
         let start = Start::From {

@@ -13,7 +13,7 @@ use heddle_app::error::AppError;
 
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
-use crate::runs::{RunInfo, StartRun, ThreadInfo};
+use crate::runs::{ForkRun, RunInfo, StartRun, ThreadInfo};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ApiError>;
@@ -132,6 +132,22 @@ pub async fn cancel(
 ) -> Result<Json<RunInfo>> {
     on_run(&state, &who, &id, Role::Editor).await?;
     Ok(Json(state.runs.cancel(&id).await?))
+}
+
+/// `POST /api/v1/runs/{id}/fork` with `{"step", "edits"}`: a new run on the
+/// same thread from the checkpoint before `step`, with edited channels.
+pub async fn fork(
+    State(state): State<AppState>,
+    who: Who,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<ForkRun>,
+) -> Result<(StatusCode, Json<RunInfo>)> {
+    on_run(&state, &who, &id, Role::Editor).await?;
+    let user = who.user()?;
+    Ok((
+        StatusCode::ACCEPTED,
+        Json(state.runs.fork(&id, user, request).await?),
+    ))
 }
 
 /// `GET /api/v1/threads/{id}`: the thread, its newest state and its messages.

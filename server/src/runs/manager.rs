@@ -71,6 +71,26 @@ pub struct StartRun {
     /// The thread to run on; a new one when absent.
     #[serde(default)]
     pub thread_id: Option<String>,
+    /// This run also pauses before these nodes ("run to here"), beside the
+    /// breakpoints the graph marks.
+    #[serde(default)]
+    pub interrupt_before: Vec<String>,
+    /// This run also pauses after these nodes' steps.
+    #[serde(default)]
+    pub interrupt_after: Vec<String>,
+}
+
+/// A request to fork a run: continue from one of its checkpoints, with
+/// some channels edited, as a new run on the same thread.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkRun {
+    /// The step the new run goes on with: the checkpoint holding the state
+    /// before that step (so `step: 3` continues after step 2).
+    pub step: u32,
+    /// Channel values to replace first.
+    #[serde(default)]
+    pub edits: serde_json::Map<String, Value>,
 }
 
 /// A run as the API shows it.
@@ -257,6 +277,25 @@ impl Runs {
         let graph = self
             .compile_with_subgraphs(&detail.document, &registry)
             .await?;
+        let breakpoints = |field: &str, ids: Vec<String>| {
+            ids.into_iter()
+                .map(|id| {
+                    match graph
+                        .document()
+                        .nodes
+                        .iter()
+                        .any(|node| node.id.as_str() == id)
+                    {
+                        true => Ok(heddle_engine::NodeId::from(id.as_str())),
+                        false => Err(AppError::InvalidInput(format!(
+                            "`{field}` names node `{id}`, which is not in the graph"
+                        ))),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let before = breakpoints("interrupt_before", request.interrupt_before)?;
+        let after = breakpoints("interrupt_after", request.interrupt_after)?;
         let graph_id = detail.id.to_string();
         let thread_id = match request.thread_id {
             Some(thread) => {
@@ -289,7 +328,100 @@ impl Runs {
             &graph_id,
             &thread_id,
             registry,
-            move |durable| async move { durable.start(Arc::new(graph), thread, id, input).await },
+            move |durable| async move {
+                durable
+                    .with_breakpoints(before, after)
+                    .start(Arc::new(graph), thread, id, input)
+                    .await
+            },
+        )?;
+        self.get(&run_id).await
+    }
+
+    /// Forks run `source_id` (time travel): a new run on its thread goes on
+    /// from the checkpoint before `request.step`, with `request.edits`
+    /// applied to the state. The source run and its history stay as they
+    /// were; the new run is a branch.
+    pub async fn fork(
+        &self,
+        source_id: &str,
+        user: &User,
+        request: ForkRun,
+    ) -> Result<RunInfo, AppError> {
+        self.check_user_limit(user).await?;
+        let source = self.get(source_id).await?;
+        let edits_size = Value::Object(request.edits.clone()).to_string().len();
+        if edits_size > MAX_INPUT_BYTES {
+            return Err(AppError::TooLarge(format!(
+                "the fork's edits are {edits_size} bytes; the limit is {MAX_INPUT_BYTES}"
+            )));
+        }
+        // Refuse here, synchronously, edits the engine would refuse.
+        let stored: Option<String> = sqlx::query_scalar(
+            "SELECT graph_json FROM graph_versions WHERE graph_id = ? AND version = ?",
+        )
+        .bind(&source.graph_id)
+        .bind(source.graph_version)
+        .fetch_optional(&self.inner.pool)
+        .await?;
+        if let Some(document) = stored.and_then(|json| GraphDocument::from_json(&json).ok()) {
+            heddle_engine::state::check_edits(&document.state.channels, &request.edits)
+                .map_err(|error| AppError::InvalidInput(format!("`edits`: {error}")))?;
+        }
+        let thread = ThreadId::from(source.thread_id.as_str());
+        let history = self
+            .inner
+            .store
+            .history(&thread)
+            .await
+            .map_err(internal("cannot read a thread's history"))?;
+        let checkpoint = history
+            .iter()
+            .find(|checkpoint| checkpoint.run_id.as_str() == source_id && checkpoint.step == request.step)
+            .ok_or_else(|| {
+                AppError::InvalidInput(format!(
+                    "run `{source_id}` has no checkpoint before step {}; fork from a step it reached",
+                    request.step
+                ))
+            })?
+            .id
+            .clone();
+        if self
+            .active()
+            .values()
+            .any(|active| active.thread_id == source.thread_id)
+        {
+            return Err(AppError::InvalidInput(format!(
+                "thread `{}` has a run in progress; wait for it to end or cancel it",
+                source.thread_id
+            )));
+        }
+        let registry = self.registry_for(Some(user.id.as_str())).await?;
+        let run_id = format!("run-{}", uuid::Uuid::new_v4());
+        sqlx::query(
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
+             VALUES (?, ?, ?, ?, ?, 'queued', ?)",
+        )
+        .bind(&run_id)
+        .bind(&source.graph_id)
+        .bind(source.graph_version)
+        .bind(&source.thread_id)
+        .bind(Value::Object(request.edits.clone()).to_string())
+        .bind(user.id.as_str())
+        .execute(&self.inner.pool)
+        .await?;
+        let id = RunId::from(run_id.as_str());
+        let edits = request.edits;
+        self.launch(
+            &run_id,
+            &source.graph_id,
+            &source.thread_id,
+            registry,
+            move |durable| async move {
+                durable
+                    .run_from(&thread, checkpoint.as_str(), edits, id)
+                    .await
+            },
         )?;
         self.get(&run_id).await
     }

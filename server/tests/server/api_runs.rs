@@ -440,3 +440,124 @@ async fn a_subgraph_node_runs_a_saved_graph_by_id() {
     assert_eq!(status, 400);
     assert!(error_message(&body).contains("does not exist"), "{body}");
 }
+
+#[tokio::test]
+async fn a_run_forks_from_a_step_with_edited_state_leaving_the_original_as_it_was() {
+    let server = TestServer::start().await;
+    let id = server.create_graph(counting_loop(0)).await;
+    let (_, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{id}/runs"),
+            Some(json!({"input": {"target": 5}})),
+        )
+        .await;
+    let source = run["id"].as_str().unwrap().to_string();
+    let finished = server.wait_for_run(&source).await;
+    assert_eq!(finished["output"]["count"], 5);
+
+    // Before step 3 the count is 2; fork there with a higher target.
+    let (status, fork) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/runs/{source}/fork"),
+            Some(json!({"step": 3, "edits": {"target": 8}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{fork}");
+    let fork_id = fork["id"].as_str().unwrap().to_string();
+    assert_ne!(fork_id, source);
+    assert_eq!(
+        fork["thread_id"], finished["thread_id"],
+        "a branch of the same thread"
+    );
+    let forked = server.wait_for_run(&fork_id).await;
+    assert_eq!(forked["status"], "finished", "{forked}");
+    assert_eq!(
+        forked["output"]["count"], 8,
+        "went on from 2 up to the edited target"
+    );
+
+    let original = server
+        .api(Method::GET, &format!("/api/v1/runs/{source}"), None)
+        .await
+        .1;
+    assert_eq!(original["output"]["count"], 5, "the original is untouched");
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{fork_id}/events"), None)
+        .await;
+    let first_step = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|event| event["step"].as_u64())
+        .unwrap();
+    assert_eq!(
+        first_step, 3,
+        "the fork starts at the step it was asked for"
+    );
+
+    // Edits that do not fit, and steps the run never reached, are refused
+    // with what and where.
+    for (body, expected) in [
+        (
+            json!({"step": 3, "edits": {"target": "eight"}}),
+            "cannot set `target`",
+        ),
+        (json!({"step": 3, "edits": {"nope": 1}}), "not a channel"),
+        (json!({"step": 99}), "no checkpoint before step 99"),
+    ] {
+        let (status, error) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/runs/{source}/fork"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 400, "{error}");
+        assert!(error_message(&error).contains(expected), "{error}");
+    }
+}
+
+#[tokio::test]
+async fn a_run_can_stop_before_a_chosen_node() {
+    let server = TestServer::start().await;
+    let id = server.create_graph(counting_loop(0)).await;
+    let (status, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{id}/runs"),
+            Some(json!({"input": {"target": 3}, "interrupt_before": ["tick"]})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run_id = run["id"].as_str().unwrap().to_string();
+    let paused = server.wait_for_run(&run_id).await;
+    assert_eq!(paused["status"], "interrupted", "{paused}");
+    assert_eq!(paused["output"]["interrupts"][0]["node"], "tick");
+    assert_eq!(paused["output"]["interrupts"][0]["when"], "before");
+
+    // Resuming goes on to the end: the breakpoint was this run's, once.
+    let thread = paused["thread_id"].as_str().unwrap();
+    let (status, _) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/threads/{thread}/resume"),
+            Some(json!({"value": null})),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let finished = server.wait_for_run(&run_id).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+    assert_eq!(finished["output"]["count"], 3);
+
+    let (status, error) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{id}/runs"),
+            Some(json!({"input": {}, "interrupt_before": ["ghost"]})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(error_message(&error).contains("node `ghost`"), "{error}");
+}
