@@ -45,6 +45,9 @@ pub fn GraphEditor(
     persistence: Persistence,
     graph_id: String,
     live: RwSignal<RunView>,
+    /// What goes under the canvas (the run panel).
+    #[prop(into)]
+    dock: ViewFn,
     children: Children,
 ) -> impl IntoView {
     let gestures = Gestures::new();
@@ -84,9 +87,12 @@ pub fn GraphEditor(
             <div class="editor-stage">
                 <Toolbar editor gestures help graph_id />
                 <ConflictBanner persistence />
-                {view! { <Canvas editor gestures live problems /> }.into_any()}
-                <minimap::Minimap editor gestures />
-                <keys::HelpOverlay shown=help />
+                <div class="editor-viewport">
+                    {view! { <Canvas editor gestures live problems /> }.into_any()}
+                    <minimap::Minimap editor gestures />
+                    <keys::HelpOverlay shown=help />
+                </div>
+                {dock.run()}
             </div>
             <aside class="inspector" aria-label="Inspector">
                 <Inspector editor />

@@ -35,6 +35,7 @@ pub mod http_status;
 pub mod limits;
 pub mod live;
 pub mod pages;
+pub mod run_panel;
 pub mod runs;
 pub mod secrets;
 pub mod session;

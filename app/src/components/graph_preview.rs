@@ -129,7 +129,7 @@ pub fn GraphPreview(
             let count = {
                 let id = id.clone();
                 move || {
-                    live.and_then(|live| live.with(|view| view.runs.get(&id).copied()))
+                    live.and_then(|live| live.with(|view| view.stats.get(&id).map(|stats| stats.runs)))
                         .filter(|runs| *runs > 1)
                         .map(|runs| format!("×{runs}"))
                 }

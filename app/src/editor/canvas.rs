@@ -394,14 +394,50 @@ fn CanvasNode(
         let id = id.clone();
         move || live.with(|view| view.state_of(id.as_str()))
     };
-    let runs = {
+    let stats = {
         let id = id.clone();
-        move || {
-            live.with(|view| view.runs.get(id.as_str()).copied())
-                .filter(|runs| *runs > 1)
-                .map(|runs| format!("×{runs}"))
-        }
+        Memo::new(move |_| live.with(|view| view.stats.get(id.as_str()).cloned()))
     };
+    let runs = move || {
+        stats
+            .with(|stats| stats.as_ref().map(|stats| stats.runs))
+            .filter(|runs| *runs > 1)
+            .map(|runs| format!("×{runs}"))
+    };
+    let badges = move || {
+        stats.with(|stats| {
+            let stats = stats.as_ref()?;
+            let took = stats.last_duration_us.map(crate::run_panel::duration);
+            let tokens = (stats.tokens > 0).then(|| format!("{} tok", stats.tokens));
+            (took.is_some() || tokens.is_some()).then(|| view! {
+                <span class="canvas-node-badges">
+                    {took.map(|took| view! { <span class="node-badge" title="How long its last run took">{took}</span> })}
+                    {tokens.map(|tokens| view! { <span class="node-badge" title="Model tokens used">{tokens}</span> })}
+                </span>
+            })
+        })
+    };
+    let streamed = move || {
+        stats.with(|stats| {
+            let text = stats
+                .as_ref()
+                .map(|stats| stats.streamed.as_str())
+                .unwrap_or("");
+            (!text.is_empty()).then(|| {
+                // The tail: the newest words are the interesting ones.
+                let tail: String = text
+                    .chars()
+                    .rev()
+                    .take(90)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect();
+                view! { <span class="canvas-node-stream" data-testid="node-stream">{tail}</span> }
+            })
+        })
+    };
+    let failure = move || stats.with(|stats| stats.as_ref().and_then(|stats| stats.error.clone()));
     let own_problems = {
         let id = id.clone();
         Memo::new(move |_| {
@@ -489,6 +525,7 @@ fn CanvasNode(
             class:has-problems=move || own_problems.with(|p| !p.is_empty())
             data-node=id.to_string()
             data-state=state
+            title=failure
             style:transform=transform
             on:pointerdown=on_pointerdown
         >
@@ -497,6 +534,8 @@ fn CanvasNode(
             <span class="canvas-node-label">{label}</span>
             <span class="canvas-node-kind">{kind}</span>
             <span class="canvas-node-count">{runs}</span>
+            {badges}
+            {streamed}
             {move || {
                 own_problems.with(|problems| {
                     (!problems.is_empty()).then(|| {
@@ -595,13 +634,7 @@ fn EdgePath(
     };
     let taken = {
         let (from, to) = (edge.from.to_string(), edge.to.to_string());
-        move || {
-            live.with(|view| {
-                view.last_edge
-                    .as_ref()
-                    .is_some_and(|(a, b)| *a == from && *b == to)
-            })
-        }
+        move || live.with(|view| view.edges_taken.iter().any(|(a, b)| *a == from && *b == to))
     };
     let select = {
         let id = id.clone();

@@ -1,16 +1,24 @@
 //! The browser's end of the live websocket: watch a graph, follow its
-//! newest run, and keep a [`RunView`] signal current. Runs a teammate
-//! starts are joined as they start; losing access (a revoked link) or the
-//! session is reported, and the socket stops.
+//! newest run (or replay one), and keep the page's [`Watch`] current.
+//!
+//! Messages are not applied as they arrive: they wait in a buffer that is
+//! drained once per animation frame, so a burst of a thousand events costs
+//! one update of the page, not a thousand, and a busy run never freezes
+//! it. Runs a teammate starts are joined as they start; losing access (a
+//! revoked link) or the session is reported, and the socket stops.
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::Message;
 use gloo_net::websocket::futures::WebSocket;
+use heddle_engine::run::Event;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Value, json};
 
-use super::{Link, RunView};
+use super::{Link, TokenChunk, Watch};
 
 /// What the page follows.
 #[derive(Clone, Debug, PartialEq)]
@@ -18,19 +26,37 @@ pub enum Follow {
     /// The graph's runs as they happen: `first`, a run already going when
     /// the page opened, then every run started later.
     Live { first: Option<String> },
-    /// One run, replayed from its log up to a step (a shared link).
-    Replay { run: String, step: u32 },
+    /// One run, replayed from its log, shown at a step (a shared link).
+    Replay { run: String, step: Option<u32> },
 }
 
-/// Watches `graph_id` as `follow` says, into `view`.
-pub fn watch(graph_id: String, follow: Follow, view: RwSignal<RunView>, link: RwSignal<Link>) {
-    let url = match socket_url() {
-        Some(url) => url,
-        None => return,
+/// A message waiting for the next frame.
+enum Incoming {
+    Event(Box<Event>),
+    Tokens(TokenChunk),
+    /// Another run to follow from now on.
+    Switch {
+        run: String,
+        thread: Option<String>,
+    },
+}
+
+/// The messages of one frame, and whether a frame is asked for.
+#[derive(Default)]
+struct Batch {
+    waiting: Vec<Incoming>,
+    scheduled: bool,
+}
+
+/// Watches `graph_id` as `follow` says, into `watch`.
+pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
+    let Some(url) = socket_url() else {
+        return;
     };
+    let batch = Rc::new(RefCell::new(Batch::default()));
     spawn_local(async move {
         let Ok(socket) = WebSocket::open(&url) else {
-            let _ = link.try_set(Link::Closed);
+            let _ = watch.link.try_set(Link::Closed);
             return;
         };
         let (mut sink, mut stream) = socket.split();
@@ -40,24 +66,26 @@ pub fn watch(graph_id: String, follow: Follow, view: RwSignal<RunView>, link: Rw
             .await
             .is_err()
         {
-            let _ = link.try_set(Link::Closed);
+            let _ = watch.link.try_set(Link::Closed);
             return;
         }
-        let (first, live) = match &follow {
-            Follow::Live { first } => (first.clone().map(|run| (RunView::of(&run), run)), true),
-            Follow::Replay { run, step } => {
-                (Some((RunView::at_step(run, *step), run.clone())), false)
-            }
+        let (first, live, at) = match &follow {
+            Follow::Live { first } => (first.clone(), true, None),
+            Follow::Replay { run, step } => (Some(run.clone()), false, *step),
         };
-        if let Some((start, run)) = first {
-            let _ = view.try_set(start);
+        let mut current = first.clone();
+        if let Some(run) = first {
+            watch.reset(&run, None);
+            if at.is_some() {
+                watch.cursor.set(at);
+            }
             let _ = sink
                 .send(send(
                     json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
                 ))
                 .await;
         }
-        let _ = link.try_set(Link::Live);
+        let _ = watch.link.try_set(Link::Live);
         while let Some(message) = stream.next().await {
             let Ok(Message::Text(text)) = message else {
                 break;
@@ -65,45 +93,132 @@ pub fn watch(graph_id: String, follow: Follow, view: RwSignal<RunView>, link: Rw
             let Ok(message) = serde_json::from_str::<Value>(&text) else {
                 continue;
             };
-            match message["type"].as_str().unwrap_or_default() {
-                "event" => {
-                    let applied = view.try_update(|view| view.apply(&message["event"]));
-                    if applied.is_none() {
-                        return; // the page is gone
-                    }
-                }
+            let incoming = match message["type"].as_str().unwrap_or_default() {
+                "event" => match serde_json::from_value::<Event>(message["event"].clone()) {
+                    Ok(event) => Incoming::Event(Box::new(event)),
+                    Err(_) => continue, // a kind of event this page does not know
+                },
+                "tokens" => Incoming::Tokens(TokenChunk {
+                    node: message["node"].as_str().unwrap_or_default().to_string(),
+                    text: message["text"].as_str().unwrap_or_default().to_string(),
+                    last_seq: message["last_seq"].as_u64().unwrap_or_default(),
+                }),
                 "notice" if live => {
                     let run = message["run_id"].as_str().unwrap_or_default().to_string();
-                    let current = view
-                        .try_with_untracked(|view| view.run_id.clone())
-                        .flatten();
-                    let new_run =
-                        message["status"] == "running" && current.as_deref() != Some(run.as_str());
-                    if new_run {
-                        if let Some(old) = current {
-                            let _ = sink
-                                .send(send(json!({"type": "unsubscribe", "run_id": old})))
-                                .await;
-                        }
-                        // `try_set` hands the value back when the page is gone.
-                        if view.try_set(RunView::of(&run)).is_some() {
-                            return;
-                        }
+                    if message["status"] != "running" {
+                        continue;
+                    }
+                    if current.as_deref() == Some(run.as_str()) {
+                        // The run went on after a pause: its subscription
+                        // ended when it paused, so pick it up again.
+                        let from = watch.log.with_untracked(|log| log.next_seq);
                         let _ = sink
                             .send(send(
-                                json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+                                json!({"type": "subscribe", "run_id": run, "from_seq": from}),
                             ))
                             .await;
+                        continue;
+                    }
+                    if let Some(old) = current.replace(run.clone()) {
+                        let _ = sink
+                            .send(send(json!({"type": "unsubscribe", "run_id": old})))
+                            .await;
+                    }
+                    let _ = sink
+                        .send(send(
+                            json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+                        ))
+                        .await;
+                    Incoming::Switch {
+                        run,
+                        thread: message["thread_id"].as_str().map(str::to_string),
                     }
                 }
                 "access_revoked" => {
-                    let _ = link.try_set(Link::Revoked);
+                    let _ = watch.link.try_set(Link::Revoked);
                     return;
                 }
-                _ => {}
+                _ => continue,
+            };
+            if !enqueue(&batch, incoming, watch) {
+                return; // the page is gone
             }
         }
-        let _ = link.try_set(Link::Closed);
+        let _ = watch.link.try_set(Link::Closed);
+    });
+}
+
+/// Queues a message for the next animation frame; `false` when the page
+/// is gone.
+fn enqueue(batch: &Rc<RefCell<Batch>>, incoming: Incoming, watch: Watch) -> bool {
+    if watch.log.try_with_untracked(|_| ()).is_none() {
+        return false;
+    }
+    let mut waiting = batch.borrow_mut();
+    waiting.waiting.push(incoming);
+    if !waiting.scheduled {
+        waiting.scheduled = true;
+        let batch = Rc::clone(batch);
+        request_animation_frame(move || flush(&batch, watch));
+    }
+    true
+}
+
+/// Applies everything that arrived since the last frame, in one update.
+fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
+    let waiting = {
+        let mut batch = batch.borrow_mut();
+        batch.scheduled = false;
+        std::mem::take(&mut batch.waiting)
+    };
+    // Messages before a switch belong to the old run: only the newest
+    // switch and what follows it matter.
+    let start = waiting
+        .iter()
+        .rposition(|incoming| matches!(incoming, Incoming::Switch { .. }));
+    let mut waiting = waiting.into_iter();
+    if let Some(start) = start
+        && let Some(Incoming::Switch { run, thread }) = waiting.nth(start)
+    {
+        if watch.log.try_with_untracked(|_| ()).is_none() {
+            return;
+        }
+        watch.reset(&run, thread);
+    }
+    let following = watch.cursor.try_get_untracked().flatten().is_none();
+    let mut fresh_events = Vec::new();
+    let mut fresh_tokens = Vec::new();
+    watch.log.try_update(|log| {
+        for incoming in waiting {
+            match incoming {
+                Incoming::Event(event) => {
+                    if log.push((*event).clone()) {
+                        fresh_events.push(*event);
+                    }
+                }
+                Incoming::Tokens(chunk) => {
+                    if log.push_tokens(chunk.clone()) {
+                        fresh_tokens.push((fresh_events.len(), chunk));
+                    }
+                }
+                Incoming::Switch { .. } => {}
+            }
+        }
+    });
+    if !following || (fresh_events.is_empty() && fresh_tokens.is_empty()) {
+        return;
+    }
+    watch.view.try_update(|view| {
+        let mut tokens = fresh_tokens.into_iter().peekable();
+        for (i, event) in fresh_events.iter().enumerate() {
+            while let Some((_, chunk)) = tokens.next_if(|(before, _)| *before <= i) {
+                view.tokens(&chunk.node, &chunk.text);
+            }
+            view.apply(event);
+        }
+        for (_, chunk) in tokens {
+            view.tokens(&chunk.node, &chunk.text);
+        }
     });
 }
 
@@ -116,36 +231,4 @@ fn socket_url() -> Option<String> {
         "ws"
     };
     Some(format!("{scheme}://{}/api/v1/ws", location.host().ok()?))
-}
-
-/// POSTs `body` to `url`; the error's message when the server refuses.
-async fn post(url: &str, body: &Value) -> Result<(), String> {
-    let response = gloo_net::http::Request::post(url)
-        .json(body)
-        .map_err(|error| error.to_string())?
-        .send()
-        .await
-        .map_err(|error| format!("could not reach the server: {error}"))?;
-    if response.ok() {
-        return Ok(());
-    }
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    Err(body["error"]["message"].as_str().map_or_else(
-        || format!("the server answered {}", response.status()),
-        str::to_string,
-    ))
-}
-
-/// Starts a run of the graph with an empty input.
-pub async fn start_run(graph_id: &str) -> Result<(), String> {
-    post(
-        &format!("/api/v1/graphs/{graph_id}/runs"),
-        &json!({"input": {}}),
-    )
-    .await
-}
-
-/// Stops a run.
-pub async fn cancel_run(run_id: &str) -> Result<(), String> {
-    post(&format!("/api/v1/runs/{run_id}/cancel"), &json!({})).await
 }

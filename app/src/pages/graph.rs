@@ -20,7 +20,8 @@ use crate::editor::state::Editor;
 use crate::error::AppError;
 use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
-use crate::live::{Link, RunView};
+use crate::live::{Link, Watch};
+use crate::run_panel::RunPanel;
 use crate::runs::list_runs;
 
 #[derive(Params, Clone, Debug, PartialEq)]
@@ -108,15 +109,15 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
             .skeleton
             .with_untracked(|document| document.name.clone()),
     );
-    let run = RwSignal::new(RunView::default());
-    let link = RwSignal::new(Link::Connecting);
-    watch_runs(id.clone(), run, link);
+    let watch = Watch::new();
+    watch_runs(id.clone(), watch);
     let copy = ServerAction::<CopyGraph>::new();
     let share_id = id.clone();
     let history_id = id.clone();
     let run_id = id.clone();
     let copy_id = id.clone();
     let editor_id = id.clone();
+    let panel_id = id.clone();
     let status = persistence.status;
     view! {
         <Title text=page_title />
@@ -144,22 +145,28 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                         {move || status.get().label()}
                     </span>
                 })}
-                <RunStatus run />
+                <RunStatus watch />
                 <span class="graph-bar-spacer"></span>
-                {role.can_edit().then(move || view! { <RunButton graph_id=run_id run /> })}
+                {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch /> })}
                 <ActionForm action=copy attr:class="inline-form">
                     <input type="hidden" name="id" value=copy_id />
                     <button class="button" type="submit" disabled=copy.pending()>"Make a copy"</button>
                 </ActionForm>
             </div>
-            {move || (link.get() == Link::Revoked).then(|| view! {
+            {move || (watch.link.get() == Link::Revoked).then(|| view! {
                 <p class="notice notice-error graph-notice" role="alert" data-testid="access-ended">
                     "Your access to this graph ended: the owner revoked the link or your role. "
                     "Nothing here updates any more."
                 </p>
             })}
-            <GraphEditor editor persistence graph_id=editor_id live=run>
-                <RunHistory graph_id=history_id run />
+            <GraphEditor
+                editor
+                persistence
+                graph_id=editor_id
+                live=watch.view
+                dock=move || view! { <RunPanel editor watch graph_id=panel_id.clone() can_run=role.can_edit() /> }
+            >
+                <RunHistory graph_id=history_id watch />
                 {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
                 <details class="document">
                     <summary>"Details"</summary>
@@ -181,7 +188,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
 /// Follows the graph's runs live over the websocket, in the browser; with
 /// `?run=<id>&step=<n>` in the address (a shared link to a moment of a
 /// run), shows that run as it stood after step `n` instead.
-fn watch_runs(graph_id: String, run: RwSignal<RunView>, link: RwSignal<Link>) {
+fn watch_runs(graph_id: String, watch: Watch) {
     let query = use_query_map();
     let pinned = query.with_untracked(|query| {
         let run = query.get("run").filter(|run| !run.is_empty())?;
@@ -190,7 +197,7 @@ fn watch_runs(graph_id: String, run: RwSignal<RunView>, link: RwSignal<Link>) {
     });
     #[cfg(feature = "hydrate")]
     Effect::new(move |started: Option<()>| {
-        use crate::live::socket::{Follow, watch};
+        use crate::live::socket::Follow;
         if started.is_some() {
             return;
         }
@@ -198,58 +205,57 @@ fn watch_runs(graph_id: String, run: RwSignal<RunView>, link: RwSignal<Link>) {
         let pinned = pinned.clone();
         leptos::task::spawn_local(async move {
             let follow = match pinned {
-                Some((run, Some(step))) => Follow::Replay { run, step },
+                Some((run, Some(step))) => Follow::Replay {
+                    run,
+                    step: Some(step),
+                },
                 Some((run, None)) => Follow::Live { first: Some(run) },
                 None => Follow::Live {
                     first: active_run(graph_id.clone()).await.ok().flatten(),
                 },
             };
-            watch(graph_id, follow, run, link);
+            crate::live::socket::watch(graph_id, follow, watch);
         });
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = (graph_id, run, link, active_run, pinned);
+    let _ = (graph_id, watch, active_run, pinned);
 }
 
 /// The watched run's status, for everyone on the page.
 #[component]
-fn RunStatus(run: RwSignal<RunView>) -> impl IntoView {
+fn RunStatus(watch: Watch) -> impl IntoView {
     move || {
-        run.with(|view| {
-            view.status.clone().map(|status| {
-                let text = match view.until_step {
-                    Some(step) => format!("Replay at step {step}"),
-                    None => format!("Run {status}"),
-                };
-                view! {
-                    <span class=format!("run-pill run-{status}") data-testid="run-status" data-status=status>
-                        {text}
-                    </span>
-                }
-            })
+        let status = watch.view.with(|view| view.status)?;
+        let (text, state) = match watch.cursor.get() {
+            Some(step) => (format!("Replay at step {step}"), "replay"),
+            None => (format!("Run {}", status.as_str()), status.as_str()),
+        };
+        Some(view! {
+            <span class=format!("run-pill run-{state}") data-testid="run-status" data-status=state>
+                {text}
+            </span>
         })
     }
 }
 
-/// Starts a run with an empty input (the input form comes with the run
-/// panel), or stops the one in progress; the page follows it like any
-/// watcher.
+/// Starts a run with an empty input (the Run tab has the input form), or
+/// stops the one in progress; the page follows it like any watcher.
 #[component]
-fn RunButton(graph_id: String, run: RwSignal<RunView>) -> impl IntoView {
+fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
-    let running = move || {
-        run.with(|view| view.until_step.is_none() && view.status.as_deref() == Some("running"))
-    };
+    let running = move || watch.view.with(|view| view.is_live());
     let act = move |_| {
         #[cfg(feature = "hydrate")]
         {
             let graph_id = graph_id.clone();
-            let current = run.with_untracked(|view| view.run_id.clone());
+            let current = watch.view.with_untracked(|view| view.run_id.clone());
             let stopping = running();
             leptos::task::spawn_local(async move {
                 let result = match (stopping, current) {
-                    (true, Some(run_id)) => crate::live::socket::cancel_run(&run_id).await,
-                    _ => crate::live::socket::start_run(&graph_id).await,
+                    (true, Some(run_id)) => crate::live::api::cancel_run(&run_id).await,
+                    _ => crate::live::api::start_run(&graph_id, Default::default())
+                        .await
+                        .map(|(run, _)| crate::run_panel::start::follow(&run)),
                 };
                 error.set(result.err());
             });
@@ -274,9 +280,9 @@ fn RunButton(graph_id: String, run: RwSignal<RunView>) -> impl IntoView {
 
 /// The graph's runs: status, who, when, how long; opening one replays it.
 #[component]
-fn RunHistory(graph_id: String, run: RwSignal<RunView>) -> impl IntoView {
+fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
     let open = RwSignal::new(false);
-    let status = move || run.with(|view| view.status.clone());
+    let status = move || watch.view.with(|view| view.status);
     let list_id = graph_id.clone();
     let runs = Resource::new(
         move || (open.get(), status()),

@@ -52,8 +52,15 @@ pub enum EdgeReason {
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventPayload {
-    /// The run began with this input.
-    RunStarted { graph: String, input: Value },
+    /// The run began with this input. `state` is every channel's value
+    /// the first step sees (defaults, what the thread carried, the input),
+    /// so a view of the run needs no other source.
+    RunStarted {
+        graph: String,
+        input: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<Value>,
+    },
     /// The run finished; `output` is the final state.
     RunFinished { output: Value, steps: u32 },
     /// The run failed.
@@ -76,6 +83,9 @@ pub enum EventPayload {
         checkpoint: CheckpointId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         value: Option<Value>,
+        /// The state restored from the checkpoint (with a fork's edits).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        state: Option<Value>,
     },
     /// A super-step began with these tasks, all running concurrently.
     StepStarted { step: u32, tasks: Vec<TaskRef> },

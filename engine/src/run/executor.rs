@@ -301,16 +301,18 @@ impl Executor<'_> {
         let mut state = State::new(Arc::clone(&self.graph.layout));
         match start {
             Start::Fresh { input, carried } => {
-                self.emitter.emit(EventPayload::RunStarted {
-                    graph: self.graph.name.clone(),
-                    input: input.clone(),
-                });
                 for (channel, value) in carried {
                     if let Some(idx) = self.graph.layout.index(&channel) {
                         *state.at_mut(idx) = value;
                     }
                 }
-                self.apply_input(&mut state, input)?;
+                let applied = self.apply_input(&mut state, input.clone());
+                self.emitter.emit(EventPayload::RunStarted {
+                    graph: self.graph.name.clone(),
+                    input,
+                    state: applied.is_ok().then(|| state.to_json()),
+                });
+                applied?;
                 Ok(Progress {
                     state,
                     tasks: vec![Task {
@@ -330,12 +332,14 @@ impl Executor<'_> {
                 resume,
                 same_run,
             } => {
+                let restored = self.restore(&mut state, &checkpoint.state);
                 self.emitter.emit(EventPayload::RunResumed {
                     step: checkpoint.step,
                     checkpoint: checkpoint.id.clone(),
                     value: resume.clone(),
+                    state: restored.is_ok().then(|| state.to_json()),
                 });
-                self.restore(&mut state, &checkpoint.state)?;
+                restored?;
                 let tasks = checkpoint
                     .next
                     .iter()

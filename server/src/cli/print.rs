@@ -142,6 +142,7 @@ fn trace_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std::
             step,
             checkpoint,
             value,
+            ..
         } => match value {
             Some(value) => writeln!(
                 out,

@@ -1,0 +1,405 @@
+//! A run's events as the page received them, in `seq` order, and what the
+//! run panels read from them: the view at any step (replay), the state
+//! after each step, and each node execution (the timeline). Streamed
+//! tokens are kept apart from the other events: they are many, and the
+//! trace counts what happened, not how it was typed.
+
+use heddle_engine::run::{Event, EventPayload, RunStatus};
+use serde_json::{Map, Value};
+
+use super::view::RunView;
+
+/// Streamed text of a node, as the socket coalesces it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TokenChunk {
+    pub node: String,
+    pub text: String,
+    /// The `seq` of the chunk's last token event.
+    pub last_seq: u64,
+}
+
+/// Every event of one run received so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunLog {
+    pub run_id: String,
+    /// Every event but tokens, in `seq` order.
+    pub events: Vec<Event>,
+    pub tokens: Vec<TokenChunk>,
+    /// The `seq` the next event must have; earlier ones are duplicates.
+    pub next_seq: u64,
+}
+
+/// How a node execution ended (or that it has not).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Running,
+    Succeeded,
+    /// The attempt failed and another followed.
+    Retried,
+    Failed,
+    Interrupted,
+    /// The run ended (cancelled, failed elsewhere) while it ran.
+    Stopped,
+}
+
+impl Outcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Running => "running",
+            Outcome::Succeeded => "succeeded",
+            Outcome::Retried => "retried",
+            Outcome::Failed => "failed",
+            Outcome::Interrupted => "interrupted",
+            Outcome::Stopped => "stopped",
+        }
+    }
+}
+
+/// One attempt of one node in one step: a bar of the timeline.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Execution {
+    pub node: String,
+    pub step: u32,
+    pub task: u32,
+    pub attempt: u32,
+    pub start_us: u64,
+    pub end_us: Option<u64>,
+    pub outcome: Outcome,
+    pub error: Option<String>,
+    /// What it wrote to the state.
+    pub update: Option<Value>,
+    /// The route it chose.
+    pub route: Option<String>,
+}
+
+/// The step an event belongs to, when it belongs to one.
+pub fn step_of(event: &Event) -> Option<u32> {
+    match &event.payload {
+        EventPayload::StepStarted { step, .. }
+        | EventPayload::StepFinished { step, .. }
+        | EventPayload::NodeStarted { step, .. }
+        | EventPayload::NodeSucceeded { step, .. }
+        | EventPayload::NodeFailed { step, .. }
+        | EventPayload::NodeRetrying { step, .. }
+        | EventPayload::EdgeTaken { step, .. }
+        | EventPayload::RunInterrupted { step, .. }
+        | EventPayload::RunCancelled { step }
+        | EventPayload::RunResumed { step, .. } => Some(*step),
+        _ => None,
+    }
+}
+
+impl RunLog {
+    pub fn new(run_id: &str) -> RunLog {
+        RunLog {
+            run_id: run_id.to_string(),
+            ..RunLog::default()
+        }
+    }
+
+    /// Adds an event; `false` for one already here (a reconnect's overlap).
+    pub fn push(&mut self, event: Event) -> bool {
+        if event.seq < self.next_seq {
+            return false;
+        }
+        self.next_seq = event.seq + 1;
+        self.events.push(event);
+        true
+    }
+
+    /// Adds streamed text; `false` for text already here.
+    pub fn push_tokens(&mut self, chunk: TokenChunk) -> bool {
+        if chunk.last_seq < self.next_seq {
+            return false;
+        }
+        self.next_seq = chunk.last_seq + 1;
+        self.tokens.push(chunk);
+        true
+    }
+
+    /// The highest step any event names.
+    pub fn last_step(&self) -> Option<u32> {
+        self.events.iter().filter_map(step_of).max()
+    }
+
+    /// The run's status as its events tell it.
+    pub fn status(&self) -> Option<RunStatus> {
+        self.view_at(None).status
+    }
+
+    /// The run as it stood at the end of `step` (the whole run for `None`
+    /// or a step at or past the last).
+    pub fn view_at(&self, step: Option<u32>) -> RunView {
+        let mut view = RunView::of(&self.run_id);
+        let until = step.filter(|step| Some(*step) < self.last_step());
+        let mut tokens = self.tokens.iter().peekable();
+        for event in &self.events {
+            if let (Some(until), Some(step)) = (until, step_of(event))
+                && step > until
+            {
+                break;
+            }
+            while let Some(chunk) = tokens.next_if(|chunk| chunk.last_seq < event.seq) {
+                view.tokens(&chunk.node, &chunk.text);
+            }
+            view.apply(event);
+        }
+        if until.is_none() {
+            for chunk in tokens {
+                view.tokens(&chunk.node, &chunk.text);
+            }
+        }
+        view
+    }
+
+    /// The state the run started from: its first event's `state` (older
+    /// logs only have the input).
+    fn initial_state(&self) -> Map<String, Value> {
+        let first = self.events.iter().find_map(|event| match &event.payload {
+            EventPayload::RunStarted { state, input, .. } => state.clone().or(Some(input.clone())),
+            EventPayload::RunResumed { state, .. } => state.clone(),
+            _ => None,
+        });
+        match first {
+            Some(Value::Object(state)) => state,
+            _ => Map::new(),
+        }
+    }
+
+    /// The steps that finished, in order, each with the channels it
+    /// changed (their new values).
+    pub fn deltas(&self) -> Vec<(u32, Map<String, Value>)> {
+        self.events
+            .iter()
+            .filter_map(|event| match &event.payload {
+                EventPayload::StepFinished { step, delta } => {
+                    Some((*step, delta.as_object().cloned().unwrap_or_default()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The state after `step` (before any step for `None`), with the
+    /// channels that step changed.
+    pub fn state_after(&self, step: Option<u32>) -> (Map<String, Value>, Vec<String>) {
+        let mut state = self.initial_state();
+        let mut changed = Vec::new();
+        let Some(step) = step else {
+            return (state, changed);
+        };
+        for (at, delta) in self.deltas() {
+            if at > step {
+                break;
+            }
+            if at == step {
+                changed = delta.keys().cloned().collect();
+            }
+            state.extend(delta);
+        }
+        (state, changed)
+    }
+
+    /// Every node execution, in the order they started.
+    pub fn executions(&self) -> Vec<Execution> {
+        let mut executions: Vec<Execution> = Vec::new();
+        let open = |executions: &mut Vec<Execution>, node: &str, task: u32| {
+            executions.iter().rposition(|execution| {
+                execution.outcome == Outcome::Running
+                    && execution.node == node
+                    && execution.task == task
+            })
+        };
+        let close_all = |executions: &mut Vec<Execution>, outcome: Outcome, at: u64| {
+            for execution in executions.iter_mut() {
+                if execution.outcome == Outcome::Running {
+                    execution.outcome = outcome;
+                    execution.end_us = Some(at);
+                }
+            }
+        };
+        for event in &self.events {
+            let at = event.at_us;
+            match &event.payload {
+                EventPayload::NodeStarted {
+                    step,
+                    node,
+                    task,
+                    attempt,
+                } => executions.push(Execution {
+                    node: node.to_string(),
+                    step: *step,
+                    task: *task,
+                    attempt: *attempt,
+                    start_us: at,
+                    end_us: None,
+                    outcome: Outcome::Running,
+                    error: None,
+                    update: None,
+                    route: None,
+                }),
+                EventPayload::NodeSucceeded {
+                    node,
+                    task,
+                    update,
+                    route,
+                    ..
+                } => {
+                    if let Some(i) = open(&mut executions, node.as_str(), *task) {
+                        let execution = &mut executions[i];
+                        execution.outcome = Outcome::Succeeded;
+                        execution.end_us = Some(at);
+                        execution.update = Some(update.clone());
+                        execution.route = route.clone();
+                    }
+                }
+                EventPayload::NodeRetrying {
+                    node, task, error, ..
+                }
+                | EventPayload::NodeFailed {
+                    node, task, error, ..
+                } => {
+                    if let Some(i) = open(&mut executions, node.as_str(), *task) {
+                        let execution = &mut executions[i];
+                        execution.outcome = match event.payload {
+                            EventPayload::NodeRetrying { .. } => Outcome::Retried,
+                            _ => Outcome::Failed,
+                        };
+                        execution.end_us = Some(at);
+                        execution.error = Some(error.clone());
+                    }
+                }
+                EventPayload::RunInterrupted { .. } => {
+                    close_all(&mut executions, Outcome::Interrupted, at)
+                }
+                EventPayload::RunFinished { .. }
+                | EventPayload::RunFailed { .. }
+                | EventPayload::RunCancelled { .. } => {
+                    close_all(&mut executions, Outcome::Stopped, at)
+                }
+                _ => {}
+            }
+        }
+        executions
+    }
+
+    /// When the run's first event happened, in microseconds.
+    pub fn started_us(&self) -> Option<u64> {
+        self.events.first().map(|event| event.at_us)
+    }
+
+    /// When its last event happened.
+    pub fn last_us(&self) -> Option<u64> {
+        self.events.last().map(|event| event.at_us)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::run::{Event, RunStatus};
+    use serde_json::{Value, json};
+
+    use super::{Outcome, RunLog, TokenChunk};
+
+    fn log(bodies: &[Value]) -> RunLog {
+        let mut log = RunLog::new("run-1");
+        for (seq, body) in bodies.iter().enumerate() {
+            let mut body = body.clone();
+            body["run_id"] = json!("run-1");
+            body["seq"] = json!(seq);
+            body["at_us"] = json!(1_000_000 + seq as u64 * 1000);
+            let event: Event = serde_json::from_value(body).unwrap();
+            assert!(log.push(event));
+        }
+        log
+    }
+
+    fn two_steps() -> RunLog {
+        log(&[
+            json!({"type": "run_started", "graph": "g", "input": {"n": 1}, "state": {"n": 1, "out": ""}}),
+            json!({"type": "step_started", "step": 0, "tasks": [{"node": "a"}]}),
+            json!({"type": "node_started", "step": 0, "node": "a", "task": 0, "attempt": 1}),
+            json!({"type": "node_succeeded", "step": 0, "node": "a", "task": 0, "duration_us": 900, "update": {"n": 2}}),
+            json!({"type": "step_finished", "step": 0, "delta": {"n": 2}}),
+            json!({"type": "edge_taken", "step": 0, "from": "a", "to": "b", "reason": "static"}),
+            json!({"type": "step_started", "step": 1, "tasks": [{"node": "b"}]}),
+            json!({"type": "node_started", "step": 1, "node": "b", "task": 0, "attempt": 1}),
+            json!({"type": "node_retrying", "step": 1, "node": "b", "task": 0, "attempt": 1, "delay_ms": 5, "error": "flaky"}),
+            json!({"type": "node_started", "step": 1, "node": "b", "task": 0, "attempt": 2}),
+            json!({"type": "node_succeeded", "step": 1, "node": "b", "task": 0, "duration_us": 700, "update": {"out": "done"}}),
+            json!({"type": "step_finished", "step": 1, "delta": {"out": "done"}}),
+            json!({"type": "run_finished", "output": {"n": 2, "out": "done"}, "steps": 2}),
+        ])
+    }
+
+    #[test]
+    fn a_replay_stops_at_its_step_and_the_end_shows_everything() {
+        let log = two_steps();
+        let at_zero = log.view_at(Some(0));
+        assert_eq!(at_zero.state_of("a"), "succeeded");
+        assert_eq!(at_zero.state_of("b"), "idle");
+        assert_eq!(at_zero.status, Some(RunStatus::Running));
+        let end = log.view_at(Some(1));
+        assert_eq!(end, log.view_at(None));
+        assert_eq!(end.status, Some(RunStatus::Finished));
+        assert_eq!(log.status(), Some(RunStatus::Finished));
+    }
+
+    #[test]
+    fn the_state_after_each_step_with_what_it_changed() {
+        let log = two_steps();
+        let (before, changed) = log.state_after(None);
+        assert_eq!(before["n"], 1);
+        assert!(changed.is_empty());
+        let (after_zero, changed) = log.state_after(Some(0));
+        assert_eq!(
+            (after_zero["n"].clone(), after_zero["out"].clone()),
+            (json!(2), json!(""))
+        );
+        assert_eq!(changed, vec!["n".to_string()]);
+        let (after_one, changed) = log.state_after(Some(1));
+        assert_eq!(after_one["out"], "done");
+        assert_eq!(changed, vec!["out".to_string()]);
+    }
+
+    #[test]
+    fn executions_mark_retries_and_their_outputs() {
+        let executions = two_steps().executions();
+        let outcomes: Vec<_> = executions
+            .iter()
+            .map(|e| (e.node.as_str(), e.attempt, e.outcome))
+            .collect();
+        assert_eq!(
+            outcomes,
+            vec![
+                ("a", 1, Outcome::Succeeded),
+                ("b", 1, Outcome::Retried),
+                ("b", 2, Outcome::Succeeded)
+            ]
+        );
+        assert_eq!(executions[1].error.as_deref(), Some("flaky"));
+        assert_eq!(executions[2].update, Some(json!({"out": "done"})));
+        assert!(executions.iter().all(|e| e.end_us >= Some(e.start_us)));
+    }
+
+    #[test]
+    fn duplicates_from_a_reconnect_are_dropped_and_tokens_replay_in_place() {
+        let mut log = two_steps();
+        let again = log.events[3].clone();
+        assert!(!log.push(again), "an event already here");
+        let count = log.events.len();
+        assert!(log.push_tokens(TokenChunk {
+            node: "b".into(),
+            text: "late".into(),
+            last_seq: 20,
+        }));
+        assert!(!log.push_tokens(TokenChunk {
+            node: "b".into(),
+            text: "late".into(),
+            last_seq: 20,
+        }));
+        assert_eq!(log.events.len(), count);
+        assert_eq!(log.view_at(None).stats["b"].streamed, "late");
+        assert_eq!(log.view_at(Some(0)).stats.get("b"), None);
+    }
+}

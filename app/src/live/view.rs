@@ -1,0 +1,299 @@
+//! What the canvas shows of a run at one moment: each node's state, loop
+//! counts, durations, token counts and streamed text, the edges just
+//! taken, the run's status. Built by folding the run's events in order;
+//! [`RunView::apply`] is pure, so a replay at any step is the same fold
+//! stopped earlier.
+
+use std::collections::HashMap;
+
+use heddle_engine::run::{Event, EventPayload, Interrupt, RunStatus};
+
+/// Where a node stands in the run being watched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeState {
+    /// Scheduled in the current step, not started yet.
+    Waiting,
+    Running,
+    /// Failed an attempt, and will try again.
+    Retrying,
+    Succeeded,
+    Failed,
+    Interrupted,
+}
+
+impl NodeState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Waiting => "waiting",
+            NodeState::Running => "running",
+            NodeState::Retrying => "retrying",
+            NodeState::Succeeded => "succeeded",
+            NodeState::Failed => "failed",
+            NodeState::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// What one node did so far in the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeStats {
+    /// How many times it started (loops and retries).
+    pub runs: u32,
+    /// How long its last execution took, in microseconds.
+    pub last_duration_us: Option<u64>,
+    /// Model tokens it used (prompt and completion), over all executions.
+    pub tokens: u64,
+    /// Why it failed, the last time it did.
+    pub error: Option<String>,
+    /// What its current (or last) execution streamed.
+    pub streamed: String,
+}
+
+/// A view of a run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RunView {
+    pub run_id: Option<String>,
+    /// `None` until the run's first event.
+    pub status: Option<RunStatus>,
+    pub nodes: HashMap<String, NodeState>,
+    pub stats: HashMap<String, NodeStats>,
+    /// The edges taken by the latest step, `(from, to)`: parallel branches
+    /// light up together.
+    pub edges_taken: Vec<(String, String)>,
+    /// The step the run is at.
+    pub step: u32,
+    /// Why the run is paused, when it is.
+    pub interrupts: Vec<Interrupt>,
+    /// Why the run failed, when it did.
+    pub error: Option<String>,
+    /// Events applied, tokens not counted.
+    pub events: u64,
+}
+
+impl RunView {
+    /// A fresh view of `run_id`, before its events arrive.
+    pub fn of(run_id: &str) -> RunView {
+        RunView {
+            run_id: Some(run_id.to_string()),
+            status: Some(RunStatus::Running),
+            ..RunView::default()
+        }
+    }
+
+    /// Applies one event of the run.
+    pub fn apply(&mut self, event: &Event) {
+        self.events += 1;
+        match &event.payload {
+            EventPayload::RunStarted { .. } | EventPayload::RunResumed { .. } => {
+                self.status = Some(RunStatus::Running);
+                self.interrupts.clear();
+                for state in self.nodes.values_mut() {
+                    if *state == NodeState::Interrupted {
+                        *state = NodeState::Waiting;
+                    }
+                }
+            }
+            EventPayload::StepStarted { step, tasks } => {
+                self.step = *step;
+                self.edges_taken.clear();
+                for task in tasks {
+                    self.nodes.insert(task.node.to_string(), NodeState::Waiting);
+                }
+            }
+            EventPayload::NodeStarted { node, attempt, .. } => {
+                let stats = self.stats.entry(node.to_string()).or_default();
+                if *attempt <= 1 {
+                    stats.streamed.clear();
+                }
+                stats.runs += 1;
+                self.nodes.insert(node.to_string(), NodeState::Running);
+            }
+            EventPayload::NodeSucceeded {
+                node, duration_us, ..
+            } => {
+                let stats = self.stats.entry(node.to_string()).or_default();
+                stats.last_duration_us = Some(*duration_us);
+                stats.error = None;
+                self.nodes.insert(node.to_string(), NodeState::Succeeded);
+            }
+            EventPayload::NodeRetrying { node, error, .. } => {
+                self.stats.entry(node.to_string()).or_default().error = Some(error.clone());
+                self.nodes.insert(node.to_string(), NodeState::Retrying);
+            }
+            EventPayload::NodeFailed { node, error, .. } => {
+                self.stats.entry(node.to_string()).or_default().error = Some(error.clone());
+                self.nodes.insert(node.to_string(), NodeState::Failed);
+            }
+            EventPayload::EdgeTaken { from, to, .. } => {
+                self.edges_taken.push((from.to_string(), to.to_string()));
+            }
+            EventPayload::Custom { node, name, data } => match name.as_str() {
+                "usage" => {
+                    let used = ["prompt_tokens", "completion_tokens"]
+                        .iter()
+                        .filter_map(|field| data[*field].as_u64())
+                        .sum::<u64>();
+                    self.stats.entry(node.to_string()).or_default().tokens += used;
+                }
+                "token" => {
+                    // Tokens come coalesced (see `tokens`); one sent as an
+                    // event counts like the rest of its stream.
+                    self.events -= 1;
+                    if let Some(text) = data["text"].as_str() {
+                        self.tokens(node.as_str(), text);
+                    }
+                }
+                _ => {}
+            },
+            EventPayload::RunInterrupted { interrupts, .. } => {
+                self.status = Some(RunStatus::Interrupted);
+                self.interrupts = interrupts.clone();
+                for interrupt in interrupts {
+                    self.nodes
+                        .insert(interrupt.node.to_string(), NodeState::Interrupted);
+                }
+                for state in self.nodes.values_mut() {
+                    if matches!(*state, NodeState::Running | NodeState::Waiting) {
+                        *state = NodeState::Interrupted;
+                    }
+                }
+            }
+            EventPayload::RunFinished { .. } => {
+                self.status = Some(RunStatus::Finished);
+                self.settle();
+            }
+            EventPayload::RunFailed { error, .. } => {
+                self.status = Some(RunStatus::Failed);
+                self.error = Some(error.clone());
+                self.settle();
+            }
+            EventPayload::RunCancelled { .. } => {
+                self.status = Some(RunStatus::Cancelled);
+                self.settle();
+            }
+            _ => {}
+        }
+    }
+
+    /// Streamed text of a node, as it comes.
+    pub fn tokens(&mut self, node: &str, text: &str) {
+        self.stats
+            .entry(node.to_string())
+            .or_default()
+            .streamed
+            .push_str(text);
+    }
+
+    /// Nodes still waiting or running when the run ended did not finish.
+    fn settle(&mut self) {
+        self.nodes
+            .retain(|_, state| !matches!(state, NodeState::Waiting | NodeState::Running));
+        self.edges_taken.clear();
+    }
+
+    /// A node's state, as a `data-state` value (`idle` when untouched).
+    pub fn state_of(&self, node: &str) -> &'static str {
+        self.nodes.get(node).map_or("idle", |state| state.as_str())
+    }
+
+    /// Whether the run can still change.
+    pub fn is_live(&self) -> bool {
+        self.status == Some(RunStatus::Running)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::run::Event;
+    use serde_json::{Value, json};
+
+    use super::{NodeState, RunView};
+
+    fn event(seq: u64, body: Value) -> Event {
+        let mut body = body;
+        body["run_id"] = json!("run-1");
+        body["seq"] = json!(seq);
+        body["at_us"] = json!(seq * 1000);
+        serde_json::from_value(body).unwrap()
+    }
+
+    fn fold(events: &[Value]) -> RunView {
+        let mut view = RunView::of("run-1");
+        for (seq, body) in events.iter().enumerate() {
+            view.apply(&event(seq as u64, body.clone()));
+        }
+        view
+    }
+
+    #[test]
+    fn events_move_nodes_through_their_states() {
+        let view = fold(&[
+            json!({"type": "run_started", "graph": "g", "input": {}}),
+            json!({"type": "step_started", "step": 0, "tasks": [{"node": "a"}]}),
+            json!({"type": "node_started", "step": 0, "node": "a", "task": 0, "attempt": 1}),
+            json!({"type": "custom", "node": "a", "name": "usage", "data": {"prompt_tokens": 12, "completion_tokens": 30}}),
+            json!({"type": "node_succeeded", "step": 0, "node": "a", "task": 0, "duration_us": 4200, "update": {}}),
+            json!({"type": "edge_taken", "step": 0, "from": "a", "to": "b", "reason": "static"}),
+            json!({"type": "edge_taken", "step": 0, "from": "a", "to": "c", "reason": "static"}),
+        ]);
+        assert_eq!(view.state_of("a"), "succeeded");
+        assert_eq!(view.stats["a"].tokens, 42);
+        assert_eq!(view.stats["a"].last_duration_us, Some(4200));
+        assert_eq!(
+            view.edges_taken,
+            vec![("a".into(), "b".into()), ("a".into(), "c".into())],
+            "parallel branches light up together"
+        );
+        assert_eq!(view.events, 7);
+    }
+
+    #[test]
+    fn loops_retries_and_failures_are_counted() {
+        let view = fold(&[
+            json!({"type": "step_started", "step": 1, "tasks": [{"node": "b"}]}),
+            json!({"type": "node_started", "step": 1, "node": "b", "task": 0, "attempt": 1}),
+            json!({"type": "node_retrying", "step": 1, "node": "b", "task": 0, "attempt": 1, "delay_ms": 10, "error": "flaky"}),
+            json!({"type": "node_started", "step": 1, "node": "b", "task": 0, "attempt": 2}),
+            json!({"type": "node_failed", "step": 1, "node": "b", "task": 0, "attempt": 2, "error": "down"}),
+            json!({"type": "run_failed", "error": "node b failed: down", "node": "b"}),
+        ]);
+        assert_eq!(view.nodes["b"], NodeState::Failed);
+        assert_eq!(view.stats["b"].runs, 2);
+        assert_eq!(view.stats["b"].error.as_deref(), Some("down"));
+        assert_eq!(view.error.as_deref(), Some("node b failed: down"));
+        assert!(!view.is_live());
+    }
+
+    #[test]
+    fn an_interrupt_pauses_the_waiting_and_resuming_clears_it() {
+        let mut view = fold(&[
+            json!({"type": "step_started", "step": 2, "tasks": [{"node": "gate"}, {"node": "other"}]}),
+            json!({"type": "node_started", "step": 2, "node": "gate", "task": 0, "attempt": 1}),
+            json!({"type": "run_interrupted", "step": 2, "interrupts": [{"node": "gate", "task": 0, "when": "during", "payload": {"prompt": "ok?"}}]}),
+        ]);
+        assert_eq!(view.state_of("gate"), "interrupted");
+        assert_eq!(view.interrupts[0].payload["prompt"], "ok?");
+        view.apply(&event(
+            9,
+            json!({"type": "run_resumed", "step": 2, "checkpoint": "c1", "value": true}),
+        ));
+        assert!(view.is_live());
+        assert!(view.interrupts.is_empty());
+        assert_eq!(view.state_of("gate"), "waiting");
+    }
+
+    #[test]
+    fn streamed_tokens_restart_with_each_execution() {
+        let mut view = fold(&[
+            json!({"type": "node_started", "step": 0, "node": "llm", "task": 0, "attempt": 1}),
+        ]);
+        view.tokens("llm", "Hel");
+        view.tokens("llm", "lo");
+        assert_eq!(view.stats["llm"].streamed, "Hello");
+        view.apply(&event(
+            5,
+            json!({"type": "node_started", "step": 2, "node": "llm", "task": 0, "attempt": 1}),
+        ));
+        assert_eq!(view.stats["llm"].streamed, "");
+    }
+}

@@ -1,0 +1,227 @@
+//! The run panel under the canvas: start a run (an input form, or a chat
+//! on a thread), answer its pauses, and understand it afterwards (a trace
+//! timeline, the event log, the state after every step), with a scrubber
+//! that replays any run step by step and a fork that re-runs from a step
+//! with an edited state. Everything here reads the watched run's event
+//! log ([`Watch`]); nothing keeps a second account of the run.
+//!
+//! - [`scrubber`]: play, pause, step and speed over a run's steps.
+//! - [`start`]: the input form and run-to-node; [`interrupt`]: answer a pause.
+//! - [`chat`]: threads and their messages, for graphs whose input is a
+//!   conversation.
+//! - [`trace`]: a lane per node, a bar per execution; [`events`]: the log
+//!   with filters; [`state`]: the state after each step, and fork.
+
+pub mod chat;
+pub mod events;
+pub mod interrupt;
+pub mod scrubber;
+pub mod start;
+pub mod state;
+pub mod trace;
+
+use heddle_engine::NodeId;
+use heddle_engine::format::ChannelType;
+use leptos::prelude::*;
+
+use crate::editor::state::Editor;
+use crate::live::Watch;
+
+/// The panel's tabs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Tab {
+    Run,
+    Chat,
+    Trace,
+    Events,
+    State,
+}
+
+impl Tab {
+    fn label(self) -> &'static str {
+        match self {
+            Tab::Run => "Run",
+            Tab::Chat => "Chat",
+            Tab::Trace => "Trace",
+            Tab::Events => "Events",
+            Tab::State => "State",
+        }
+    }
+}
+
+/// An input the graph's start node takes: a channel and its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputField {
+    pub channel: String,
+    pub ty: ChannelType,
+    pub description: String,
+}
+
+/// The channels the start node takes as input, in its order.
+pub fn input_fields(editor: Editor) -> Vec<InputField> {
+    let inputs: Vec<String> = editor.nodes.with(|nodes| {
+        nodes
+            .iter()
+            .find(|node| node.spec.with(|spec| spec.kind == "start"))
+            .map(|node| {
+                node.spec.with(|spec| {
+                    spec.config["inputs"]
+                        .as_array()
+                        .map(|names| {
+                            names
+                                .iter()
+                                .filter_map(|name| name.as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default()
+                })
+            })
+            .unwrap_or_default()
+    });
+    editor.skeleton.with(|document| {
+        inputs
+            .into_iter()
+            .map(|channel| {
+                let spec = document.state.channels.get(&channel);
+                InputField {
+                    ty: spec.map_or(ChannelType::Any, |spec| spec.ty),
+                    description: spec
+                        .map(|spec| spec.description.clone())
+                        .unwrap_or_default(),
+                    channel,
+                }
+            })
+            .collect()
+    })
+}
+
+/// Selects one node on the canvas (from a trace bar or an event).
+pub fn select_node(editor: Editor, node: &str) {
+    editor.selected_edge.set(None);
+    editor
+        .selected
+        .set(std::iter::once(NodeId::from(node)).collect());
+}
+
+/// A duration for people: `850 µs`, `12 ms`, `1.4 s`, `2 min 5 s`.
+pub fn duration(us: u64) -> String {
+    match us {
+        0..1_000 => format!("{us} µs"),
+        1_000..1_000_000 => format!("{} ms", us / 1_000),
+        1_000_000..60_000_000 => format!("{:.1} s", us as f64 / 1e6),
+        _ => format!("{} min {} s", us / 60_000_000, us / 1_000_000 % 60),
+    }
+}
+
+/// JSON for reading: pretty, and cut at `limit` characters.
+pub fn show_json(value: &serde_json::Value, limit: usize) -> String {
+    let text = match value {
+        serde_json::Value::String(text) => text.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    if text.chars().count() > limit {
+        format!("{}…", text.chars().take(limit).collect::<String>())
+    } else {
+        text
+    }
+}
+
+/// The panel: tabs, the scrubber, and the open tab's body.
+#[component]
+pub fn RunPanel(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
+    let open = RwSignal::new(true);
+    let chat = Memo::new(move |_| {
+        input_fields(editor)
+            .iter()
+            .any(|field| field.ty == ChannelType::Messages)
+    });
+    let tab = RwSignal::new(Tab::Run);
+    // A pause opens the form that answers it.
+    Effect::new(move |_| {
+        let paused = watch.view.with(|view| !view.interrupts.is_empty());
+        if paused && watch.cursor.get_untracked().is_none() && can_run {
+            tab.set(if chat.get_untracked() {
+                Tab::Chat
+            } else {
+                Tab::Run
+            });
+            open.set(true);
+        }
+    });
+    let tabs = move || {
+        let mut tabs = vec![Tab::Run];
+        if chat.get() {
+            tabs.insert(0, Tab::Chat);
+        }
+        tabs.extend([Tab::Trace, Tab::Events, Tab::State]);
+        tabs
+    };
+    let event_count = move || watch.log.with(|log| log.events.len());
+    let body = {
+        let graph_id = graph_id.clone();
+        move || {
+            if !open.get() {
+                return ().into_any();
+            }
+            let graph_id = graph_id.clone();
+            match tab.get() {
+                Tab::Run => view! { <start::RunTab editor watch graph_id can_run /> }.into_any(),
+                Tab::Chat => view! { <chat::ChatTab editor watch graph_id can_run /> }.into_any(),
+                Tab::Trace => view! { <trace::Timeline editor watch /> }.into_any(),
+                Tab::Events => view! { <events::EventLog editor watch /> }.into_any(),
+                Tab::State => view! { <state::StateTab editor watch can_run /> }.into_any(),
+            }
+        }
+    };
+    view! {
+        <section class="run-panel" class:open=move || open.get() aria-label="Run" data-testid="run-panel"
+            data-events=event_count>
+            <div class="run-panel-bar">
+                <div class="run-tabs" role="tablist">
+                    <For each=tabs key=|tab| *tab let:item>
+                        <button
+                            type="button"
+                            role="tab"
+                            class="run-tab"
+                            aria-selected=move || (open.get() && tab.get() == item).to_string()
+                            on:click=move |_| {
+                                if open.get_untracked() && tab.get_untracked() == item {
+                                    open.set(false);
+                                } else {
+                                    tab.set(item);
+                                    open.set(true);
+                                }
+                            }
+                        >
+                            {item.label()}
+                        </button>
+                    </For>
+                </div>
+                <scrubber::Scrubber watch />
+                <button
+                    type="button"
+                    class="tool run-panel-toggle"
+                    title=move || if open.get() { "Hide the run panel" } else { "Show the run panel" }
+                    aria-expanded=move || open.get().to_string()
+                    on:click=move |_| open.update(|open| *open = !*open)
+                >
+                    {move || if open.get() { "▾" } else { "▴" }}
+                </button>
+            </div>
+            <div class="run-panel-body">{body}</div>
+        </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations_read_at_their_scale() {
+        assert_eq!(duration(850), "850 µs");
+        assert_eq!(duration(12_400), "12 ms");
+        assert_eq!(duration(1_420_000), "1.4 s");
+        assert_eq!(duration(125_000_000), "2 min 5 s");
+    }
+}

@@ -1,0 +1,242 @@
+//! The chat panel, for graphs whose input is a conversation: pick one of
+//! the graph's threads or start a new one, read its messages (tool calls
+//! and their results folded), send a message (which starts a run on the
+//! thread), and watch the reply stream in as the model writes it.
+
+use heddle_engine::format::ChannelType;
+use heddle_engine::model::{ChatMessage, Role};
+use leptos::prelude::*;
+use serde_json::{Map, Value, json};
+
+use super::input_fields;
+use super::interrupt::InterruptForms;
+use crate::editor::state::Editor;
+use crate::live::{NodeState, StartOptions, Watch};
+
+/// A thread as the picker lists it.
+#[derive(Clone, Debug, PartialEq)]
+struct ThreadChoice {
+    id: String,
+    runs: i64,
+    updated_at: String,
+}
+
+#[component]
+pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
+    let channel = Memo::new(move |_| {
+        input_fields(editor)
+            .into_iter()
+            .find(|field| field.ty == ChannelType::Messages)
+            .map(|field| field.channel)
+            .unwrap_or_else(|| "messages".into())
+    });
+    let threads = RwSignal::new(Vec::<ThreadChoice>::new());
+    // The thread shown: the watched run's, else the one picked.
+    let picked = RwSignal::new(None::<String>);
+    let messages = RwSignal::new(Vec::<ChatMessage>::new());
+    let draft = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let Some(thread) = watch.thread.get() {
+            picked.set(Some(thread));
+        }
+    });
+    // The threads, and the picked thread's messages, again whenever the
+    // watched run changes status (a reply finished, a pause).
+    #[cfg(feature = "hydrate")]
+    {
+        let graph_id = graph_id.clone();
+        let status = move || watch.view.with(|view| view.status);
+        Effect::new(move |_| {
+            let _ = status();
+            let thread = picked.get();
+            let channel = channel.get();
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                if let Ok(list) = crate::live::api::threads(&graph_id).await {
+                    let list = list
+                        .iter()
+                        .map(|thread| ThreadChoice {
+                            id: thread["id"].as_str().unwrap_or_default().to_string(),
+                            runs: thread["runs"].as_i64().unwrap_or_default(),
+                            updated_at: thread["updated_at"]
+                                .as_str()
+                                .unwrap_or_default()
+                                .to_string(),
+                        })
+                        .collect();
+                    let _ = threads.try_set(list);
+                }
+                let loaded = match thread {
+                    Some(thread) => crate::live::api::thread(&thread)
+                        .await
+                        .map(|answer| {
+                            serde_json::from_value::<Vec<ChatMessage>>(
+                                answer["state"][&channel].clone(),
+                            )
+                            .unwrap_or_default()
+                        })
+                        .unwrap_or_default(),
+                    None => Vec::new(),
+                };
+                let _ = messages.try_set(loaded);
+            });
+        });
+    }
+    let streaming = move || {
+        if watch.cursor.get().is_some() {
+            return None;
+        }
+        watch.view.with(|view| {
+            view.nodes
+                .iter()
+                .filter(|(_, state)| **state == NodeState::Running)
+                .filter_map(|(node, _)| view.stats.get(node))
+                .map(|stats| stats.streamed.clone())
+                .find(|text| !text.is_empty())
+        })
+    };
+    let busy = move || watch.view.with(|view| view.is_live()) && watch.cursor.get().is_none();
+    let send = {
+        let graph_id = graph_id.clone();
+        move || {
+            let text = draft.get_untracked();
+            if text.trim().is_empty() {
+                return;
+            }
+            let mut input = Map::new();
+            input.insert(
+                channel.get_untracked(),
+                json!([{"role": "user", "content": text.trim()}]),
+            );
+            let options = StartOptions {
+                input,
+                thread: picked.get_untracked(),
+                stop_before: Vec::new(),
+            };
+            // Show the message at once; the thread's copy replaces it.
+            messages.update(|messages| {
+                messages.push(ChatMessage::new(Role::User, text.trim().to_string()))
+            });
+            draft.set(String::new());
+            #[cfg(feature = "hydrate")]
+            {
+                let graph_id = graph_id.clone();
+                leptos::task::spawn_local(async move {
+                    match crate::live::api::start_run(&graph_id, options).await {
+                        Ok((run, thread)) => {
+                            error.set(None);
+                            picked.set(Some(thread));
+                            super::start::follow(&run);
+                        }
+                        Err(message) => error.set(Some(message)),
+                    }
+                });
+            }
+            #[cfg(not(feature = "hydrate"))]
+            let _ = (&graph_id, options);
+        }
+    };
+    let send_on_enter = {
+        let send = send.clone();
+        move |event: leptos::ev::KeyboardEvent| {
+            if event.key() == "Enter" && !event.shift_key() {
+                event.prevent_default();
+                send();
+            }
+        }
+    };
+    view! {
+        <div class="chat" data-testid="chat">
+            <div class="chat-threads">
+                <label class="field field-inline">
+                    <span>"Conversation"</span>
+                    <select data-testid="chat-thread" on:change=move |event| {
+                        let value = event_target_value(&event);
+                        picked.set((!value.is_empty()).then_some(value));
+                    }>
+                        <option value="" selected=move || picked.get().is_none()>"New conversation"</option>
+                        <For each=move || threads.get() key=|thread| thread.id.clone() let:thread>
+                            {
+                                let id = thread.id.clone();
+                                let label = format!("{} · {} runs · {}", short(&thread.id), thread.runs, thread.updated_at.get(..16).unwrap_or_default().replace('T', " "));
+                                view! {
+                                    <option value=id.clone() selected=move || picked.get().as_deref() == Some(id.as_str())>{label}</option>
+                                }
+                            }
+                        </For>
+                    </select>
+                </label>
+            </div>
+            <ol class="chat-messages" data-testid="chat-messages">
+                {move || messages.with(Vec::is_empty).then(|| view! {
+                    <li class="empty-note">"No messages yet. Say something to start a conversation."</li>
+                })}
+                {move || messages.get().into_iter().map(message_view).collect_view()}
+                {move || streaming().map(|text| view! {
+                    <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
+                        <span class="chat-role">"assistant"</span>
+                        <p>{text}</p>
+                    </li>
+                })}
+            </ol>
+            <InterruptForms watch can_run />
+            {can_run.then(|| view! {
+                <form class="chat-compose" on:submit=move |event| { event.prevent_default(); send(); }>
+                    <textarea rows="2" placeholder="Message (Enter to send, Shift+Enter for a new line)"
+                        aria-label="Message" data-testid="chat-input"
+                        prop:value=move || draft.get()
+                        on:input=move |event| draft.set(event_target_value(&event))
+                        on:keydown=send_on_enter></textarea>
+                    <button type="submit" class="button button-primary" data-testid="chat-send"
+                        disabled=move || busy() || draft.with(|d| d.trim().is_empty())>"Send"</button>
+                </form>
+            })}
+            {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
+        </div>
+    }
+}
+
+/// A thread id short enough for a picker.
+fn short(id: &str) -> String {
+    let id = id.strip_prefix("thread-").unwrap_or(id);
+    id.chars().take(8).collect()
+}
+
+/// One message: text, with tool calls and tool results folded.
+fn message_view(message: ChatMessage) -> impl IntoView {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let calls = message.tool_calls.clone();
+    let body = match message.role {
+        Role::Tool => view! {
+            <details class="chat-fold">
+                <summary>{format!("Result of {}", message.name.clone().unwrap_or_else(|| "a tool".into()))}</summary>
+                <pre class="json">{message.content.clone()}</pre>
+            </details>
+        }
+        .into_any(),
+        _ => view! { <p>{message.content.clone()}</p> }.into_any(),
+    };
+    view! {
+        <li class=format!("chat-message role-{role}")>
+            <span class="chat-role">{role}</span>
+            {(!message.content.is_empty() || message.role == Role::Tool).then_some(body)}
+            {calls.into_iter().map(|call| {
+                let arguments = serde_json::from_str::<Value>(&call.arguments)
+                    .map(|value| serde_json::to_string_pretty(&value).unwrap_or_default())
+                    .unwrap_or(call.arguments.clone());
+                view! {
+                    <details class="chat-fold">
+                        <summary>{format!("Called {}", call.name)}</summary>
+                        <pre class="json">{arguments}</pre>
+                    </details>
+                }
+            }).collect_view()}
+        </li>
+    }
+}

@@ -1,0 +1,321 @@
+//! The Run tab: a form built from the graph's input channels (text, number,
+//! yes/no, or JSON by type), "run to" a chosen node, the answer form when
+//! the run is paused, and the run's result or error.
+
+use heddle_engine::format::ChannelType;
+use heddle_engine::run::RunStatus;
+use leptos::prelude::*;
+use serde_json::{Map, Value};
+
+use super::interrupt::InterruptForms;
+use super::{InputField, input_fields, show_json};
+use crate::editor::state::Editor;
+use crate::live::{StartOptions, Watch};
+
+/// After starting a run from this page, shows it: a page that follows the
+/// graph live joins it by itself; a replay moves to the new run.
+pub fn follow(run: &str) {
+    #[cfg(feature = "hydrate")]
+    {
+        let location = window().location();
+        if location.search().unwrap_or_default().contains("step=") {
+            let _ = location.set_search(&format!("?run={run}"));
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = run;
+}
+
+/// Reads one field's text as its channel's type.
+pub fn parse_field(field: &InputField, text: &str) -> Result<Option<Value>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let value = match field.ty {
+        ChannelType::String => Value::String(text.to_string()),
+        ChannelType::Boolean => Value::Bool(text == "true"),
+        ChannelType::Integer => text
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("`{}` must be a whole number", field.channel))?,
+        ChannelType::Number => text
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| format!("`{}` must be a number", field.channel))?,
+        ChannelType::Messages => {
+            if text.starts_with('[') {
+                serde_json::from_str(text).map_err(|e| {
+                    format!("`{}` is not a JSON list of messages: {e}", field.channel)
+                })?
+            } else {
+                serde_json::json!([{"role": "user", "content": text}])
+            }
+        }
+        _ => serde_json::from_str(text).map_err(|e| {
+            format!(
+                "`{}` is not JSON: {e} (line {}, column {})",
+                field.channel,
+                e.line(),
+                e.column()
+            )
+        })?,
+    };
+    Ok(Some(value))
+}
+
+#[component]
+pub fn RunTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
+    let fields = Memo::new(move |_| input_fields(editor));
+    let texts = RwSignal::new(std::collections::HashMap::<String, String>::new());
+    let stop_before = RwSignal::new(String::new());
+    let error = RwSignal::new(None::<String>);
+    let input = move || -> Result<Map<String, Value>, String> {
+        let texts = texts.get();
+        let mut input = Map::new();
+        for field in fields.get() {
+            let text = texts.get(&field.channel).map(String::as_str).unwrap_or("");
+            if let Some(value) = parse_field(&field, text)? {
+                input.insert(field.channel.clone(), value);
+            }
+        }
+        Ok(input)
+    };
+    let problem = move || input().err();
+    let running = move || watch.view.with(|view| view.is_live()) && watch.cursor.get().is_none();
+    let start = {
+        let graph_id = graph_id.clone();
+        move |_| {
+            let Ok(input) = input() else {
+                return;
+            };
+            let stop_before = stop_before.get_untracked();
+            let options = StartOptions {
+                input,
+                thread: None,
+                stop_before: (!stop_before.is_empty())
+                    .then_some(stop_before)
+                    .into_iter()
+                    .collect(),
+            };
+            #[cfg(feature = "hydrate")]
+            {
+                let graph_id = graph_id.clone();
+                leptos::task::spawn_local(async move {
+                    match crate::live::api::start_run(&graph_id, options).await {
+                        Ok((run, _)) => {
+                            error.set(None);
+                            follow(&run);
+                        }
+                        Err(message) => error.set(Some(message)),
+                    }
+                });
+            }
+            #[cfg(not(feature = "hydrate"))]
+            let _ = (&graph_id, options);
+        }
+    };
+    let node_ids = move || {
+        editor.nodes.with(|nodes| {
+            nodes
+                .iter()
+                .map(|node| node.id.get_value().to_string())
+                .collect::<Vec<_>>()
+        })
+    };
+    view! {
+        <div class="run-tab-body">
+            <form class="run-form" data-testid="run-form" on:submit=|event| event.prevent_default()>
+                <h3>"Input"</h3>
+                {move || fields.with(Vec::is_empty).then(|| view! {
+                    <p class="hint">"The start node takes no input channels; the run starts from the channels' defaults."</p>
+                })}
+                <For each=move || fields.get() key=|field| field.channel.clone() let:field>
+                    <InputRow field texts />
+                </For>
+                {can_run.then(|| view! {
+                    <label class="field">
+                        <span>"Run to"</span>
+                        <select data-testid="run-to" on:change=move |event| stop_before.set(event_target_value(&event))>
+                            <option value="">"the end"</option>
+                            <For each=node_ids key=|id| id.clone() let:id>
+                                <option value=id.clone()>{format!("before {id}")}</option>
+                            </For>
+                        </select>
+                    </label>
+                    <div class="form-actions">
+                        <button type="button" class="button button-primary" data-testid="run-start"
+                            disabled=move || problem().is_some() || running() on:click=start.clone()>
+                            "Start run"
+                        </button>
+                    </div>
+                })}
+                {move || problem().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
+                {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
+            </form>
+            <div class="run-outcome">
+                <InterruptForms watch can_run />
+                <Outcome watch />
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn InputRow(
+    field: InputField,
+    texts: RwSignal<std::collections::HashMap<String, String>>,
+) -> impl IntoView {
+    let channel = field.channel.clone();
+    let set = {
+        let channel = channel.clone();
+        move |value: String| {
+            texts.update(|texts| {
+                texts.insert(channel.clone(), value);
+            })
+        }
+    };
+    let type_name = serde_json::to_value(field.ty)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let control = match field.ty {
+        ChannelType::Boolean => {
+            let set = set.clone();
+            view! {
+                <input type="checkbox" name=channel.clone()
+                    on:change=move |event| set(event_target_checked(&event).to_string()) />
+            }
+            .into_any()
+        }
+        ChannelType::Integer | ChannelType::Number => {
+            let set = set.clone();
+            view! {
+                <input type="number" name=channel.clone() step=if field.ty == ChannelType::Integer { "1" } else { "any" }
+                    on:input=move |event| set(event_target_value(&event)) />
+            }
+            .into_any()
+        }
+        ChannelType::String | ChannelType::Messages => {
+            let set = set.clone();
+            let placeholder = if field.ty == ChannelType::Messages {
+                "A message from the user"
+            } else {
+                ""
+            };
+            view! {
+                <textarea name=channel.clone() rows="2" placeholder=placeholder
+                    on:input=move |event| set(event_target_value(&event))></textarea>
+            }
+            .into_any()
+        }
+        _ => {
+            let set = set.clone();
+            view! {
+                <textarea name=channel.clone() rows="3" class="json-input" spellcheck="false" placeholder="JSON"
+                    on:input=move |event| set(event_target_value(&event))></textarea>
+            }
+            .into_any()
+        }
+    };
+    view! {
+        <label class="field">
+            <span>{channel.clone()} <span class="field-type">{type_name}</span></span>
+            {control}
+            {(!field.description.is_empty()).then(|| view! { <span class="hint">{field.description.clone()}</span> })}
+        </label>
+    }
+}
+
+/// The run's result: its output when it finished, why it failed.
+#[component]
+fn Outcome(watch: Watch) -> impl IntoView {
+    let result = move || {
+        watch.log.with(|log| {
+            log.events
+                .iter()
+                .rev()
+                .find_map(|event| match &event.payload {
+                    heddle_engine::run::EventPayload::RunFinished { output, .. } => {
+                        Some((RunStatus::Finished, show_json(output, 4000)))
+                    }
+                    heddle_engine::run::EventPayload::RunFailed { error, .. } => {
+                        Some((RunStatus::Failed, error.clone()))
+                    }
+                    heddle_engine::run::EventPayload::RunCancelled { step } => {
+                        Some((RunStatus::Cancelled, format!("Stopped at step {step}.")))
+                    }
+                    _ => None,
+                })
+        })
+    };
+    move || {
+        if watch.cursor.get().is_some() {
+            return None;
+        }
+        result().map(|(status, text)| {
+            let heading = match status {
+                RunStatus::Finished => "Output",
+                RunStatus::Failed => "Failed",
+                _ => "Cancelled",
+            };
+            view! {
+                <section class=format!("run-result run-result-{}", status.as_str()) data-testid="run-result">
+                    <h3>{heading}</h3>
+                    <pre class="json">{text}</pre>
+                </section>
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::format::ChannelType;
+    use serde_json::json;
+
+    use super::parse_field;
+    use crate::run_panel::InputField;
+
+    fn field(ty: ChannelType) -> InputField {
+        InputField {
+            channel: "x".into(),
+            ty,
+            description: String::new(),
+        }
+    }
+
+    #[test]
+    fn fields_are_read_as_their_channel_types() {
+        assert_eq!(
+            parse_field(&field(ChannelType::String), " hi ").unwrap(),
+            Some(json!("hi"))
+        );
+        assert_eq!(
+            parse_field(&field(ChannelType::Integer), "42").unwrap(),
+            Some(json!(42))
+        );
+        assert_eq!(
+            parse_field(&field(ChannelType::Boolean), "true").unwrap(),
+            Some(json!(true))
+        );
+        assert_eq!(
+            parse_field(&field(ChannelType::Messages), "What is 6 times 7?").unwrap(),
+            Some(json!([{"role": "user", "content": "What is 6 times 7?"}]))
+        );
+        assert_eq!(
+            parse_field(&field(ChannelType::Object), "").unwrap(),
+            None,
+            "empty: the default"
+        );
+        let error = parse_field(&field(ChannelType::Integer), "4.5").unwrap_err();
+        assert!(error.contains("`x` must be a whole number"), "{error}");
+        let error = parse_field(&field(ChannelType::Object), "{nope").unwrap_err();
+        assert!(
+            error.contains("`x` is not JSON") && error.contains("line 1"),
+            "{error}"
+        );
+    }
+}
