@@ -16,9 +16,10 @@ pub mod api;
 #[cfg(feature = "hydrate")]
 pub mod socket;
 
+use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
 
-pub use self::log::{Execution, Outcome, RunLog, TokenChunk, step_of};
+pub use self::log::{Execution, Outcome, RunLog, TokenChunk, status_after, step_of};
 pub use self::view::{NodeState, NodeStats, RunView};
 
 /// What the socket reports besides the run itself.
@@ -55,6 +56,8 @@ pub struct Watch {
     pub link: RwSignal<Link>,
     /// The thread of the watched run, when known.
     pub thread: RwSignal<Option<String>>,
+    /// Where the run stands now, whatever moment the page shows.
+    pub status: RwSignal<Option<RunStatus>>,
 }
 
 impl Watch {
@@ -65,6 +68,7 @@ impl Watch {
             cursor: RwSignal::new(None),
             link: RwSignal::new(Link::Connecting),
             thread: RwSignal::new(None),
+            status: RwSignal::new(None),
         }
     }
 
@@ -74,6 +78,7 @@ impl Watch {
         self.view.set(RunView::of(run_id));
         self.cursor.set(None);
         self.thread.set(thread);
+        self.status.set(Some(RunStatus::Running));
     }
 
     /// Moves the replay to `step` (`None`: the run as it is now).

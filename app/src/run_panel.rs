@@ -135,7 +135,11 @@ pub fn RunPanel(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -
             .iter()
             .any(|field| field.ty == ChannelType::Messages)
     });
-    let tab = RwSignal::new(Tab::Run);
+    let tab = RwSignal::new(if chat.get_untracked() {
+        Tab::Chat
+    } else {
+        Tab::Run
+    });
     // A pause opens the form that answers it.
     Effect::new(move |_| {
         let paused = watch.view.with(|view| !view.interrupts.is_empty());

@@ -89,6 +89,20 @@ pub fn step_of(event: &Event) -> Option<u32> {
     }
 }
 
+/// The run's status after `event`, if the event changes it.
+pub fn status_after(event: &Event) -> Option<RunStatus> {
+    match event.payload {
+        EventPayload::RunStarted { .. } | EventPayload::RunResumed { .. } => {
+            Some(RunStatus::Running)
+        }
+        EventPayload::RunInterrupted { .. } => Some(RunStatus::Interrupted),
+        EventPayload::RunFinished { .. } => Some(RunStatus::Finished),
+        EventPayload::RunFailed { .. } => Some(RunStatus::Failed),
+        EventPayload::RunCancelled { .. } => Some(RunStatus::Cancelled),
+        _ => None,
+    }
+}
+
 impl RunLog {
     pub fn new(run_id: &str) -> RunLog {
         RunLog {

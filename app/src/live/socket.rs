@@ -205,6 +205,9 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
             }
         }
     });
+    if let Some(status) = fresh_events.iter().rev().find_map(super::status_after) {
+        let _ = watch.status.try_set(Some(status));
+    }
     if !following || (fresh_events.is_empty() && fresh_tokens.is_empty()) {
         return;
     }

@@ -243,7 +243,7 @@ fn RunStatus(watch: Watch) -> impl IntoView {
 #[component]
 fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
-    let running = move || watch.view.with(|view| view.is_live());
+    let running = move || watch.status.get() == Some(heddle_engine::run::RunStatus::Running);
     let act = move |_| {
         #[cfg(feature = "hydrate")]
         {
@@ -282,7 +282,7 @@ fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
 #[component]
 fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
     let open = RwSignal::new(false);
-    let status = move || watch.view.with(|view| view.status);
+    let status = move || watch.status.get();
     let list_id = graph_id.clone();
     let runs = Resource::new(
         move || (open.get(), status()),

@@ -5,6 +5,7 @@
 
 use heddle_engine::format::ChannelType;
 use heddle_engine::model::{ChatMessage, Role};
+use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -46,7 +47,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
     #[cfg(feature = "hydrate")]
     {
         let graph_id = graph_id.clone();
-        let status = move || watch.view.with(|view| view.status);
+        let status = move || watch.status.get();
         Effect::new(move |_| {
             let _ = status();
             let thread = picked.get();
@@ -96,7 +97,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 .find(|text| !text.is_empty())
         })
     };
-    let busy = move || watch.view.with(|view| view.is_live()) && watch.cursor.get().is_none();
+    let busy = move || watch.status.get() == Some(RunStatus::Running);
     let send = {
         let graph_id = graph_id.clone();
         move || {
@@ -159,7 +160,8 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                         <For each=move || threads.get() key=|thread| thread.id.clone() let:thread>
                             {
                                 let id = thread.id.clone();
-                                let label = format!("{} · {} runs · {}", short(&thread.id), thread.runs, thread.updated_at.get(..16).unwrap_or_default().replace('T', " "));
+                                let runs = if thread.runs == 1 { "1 run".to_string() } else { format!("{} runs", thread.runs) };
+                                let label = format!("{} · {runs} · {}", short(&thread.id), thread.updated_at.get(..16).unwrap_or_default().replace('T', " "));
                                 view! {
                                     <option value=id.clone() selected=move || picked.get().as_deref() == Some(id.as_str())>{label}</option>
                                 }

@@ -72,15 +72,15 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
     view! {
         <div class="scrubber" data-testid="scrubber" class:hidden=move || !has_run()>
             <button type="button" class="tool" title="Step back" aria-label="Step back" data-testid="scrub-back"
-                on:click=back disabled=move || position() == 0>"⏮"</button>
+                on:click=back disabled=move || position() == 0>{icon("M11 3 5 8l6 5z M3 3h2v10H3z")}</button>
             <button type="button" class="tool" data-testid="scrub-play"
                 title=move || if playing.get() { "Pause" } else { "Play the run step by step" }
                 aria-label=move || if playing.get() { "Pause" } else { "Play" }
                 on:click=play>
-                {move || if playing.get() { "⏸" } else { "▶" }}
+                {move || if playing.get() { icon("M4 3h3v10H4z M9 3h3v10H9z") } else { icon("M4 2.5 13 8l-9 5.5z") }}
             </button>
             <button type="button" class="tool" title="Step forward" aria-label="Step forward" data-testid="scrub-forward"
-                on:click=forward disabled=move || watch.cursor.get().is_none()>"⏭"</button>
+                on:click=forward disabled=move || watch.cursor.get().is_none()>{icon("M5 3l6 5-6 5z M11 3h2v10h-2z")}</button>
             <input
                 type="range"
                 class="scrubber-range"
@@ -117,5 +117,15 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
                     title="Show the run as it is now" on:click=move |_| go(u32::MAX)>"Latest"</button>
             })}
         </div>
+    }
+}
+
+/// A 16×16 icon drawn with one path (fonts differ in which media glyphs
+/// they have; a path looks the same everywhere).
+fn icon(path: &'static str) -> impl IntoView {
+    view! {
+        <svg class="icon" viewBox="0 0 16 16" width="14" height="14" aria-hidden="true">
+            <path d=path fill="currentColor" />
+        </svg>
     }
 }

@@ -84,7 +84,7 @@ pub fn RunTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> 
         Ok(input)
     };
     let problem = move || input().err();
-    let running = move || watch.view.with(|view| view.is_live()) && watch.cursor.get().is_none();
+    let running = move || watch.status.get() == Some(RunStatus::Running);
     let start = {
         let graph_id = graph_id.clone();
         move |_| {

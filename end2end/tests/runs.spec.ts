@@ -1,0 +1,252 @@
+// Watching and debugging runs from the graph page, as an editor does: a
+// chat with the ReAct example on the offline model (nodes animate in the
+// order of the trace, the answer appears in the chat), a human gate
+// approved from its form, the input form and run-to-node, a finished run
+// replayed and scrubbed, and a fork from a step with an edited state.
+import * as fs from "fs";
+import * as path from "path";
+import { test, expect, hydrated } from "./fixtures";
+import { Page } from "@playwright/test";
+
+const example = (file: string) =>
+  JSON.parse(
+    fs.readFileSync(path.resolve(__dirname, "../../engine/examples/graphs", file), "utf8"),
+  );
+
+const COUNTER = {
+  format_version: 2,
+  name: "Counter",
+  state: {
+    channels: {
+      count: { type: "integer", reducer: "sum" },
+      target: { type: "integer", description: "Where to stop" },
+    },
+  },
+  nodes: [
+    { id: "start", kind: "start", config: { inputs: ["target"] }, position: { x: 0, y: 0 } },
+    { id: "tick", kind: "set", config: { values: { count: { value: 1 } } }, position: { x: 240, y: 0 } },
+  ],
+  edges: [
+    { id: "e1", from: "start", to: "tick" },
+    { id: "again", from: "tick", to: "tick", condition: "count < target" },
+  ],
+};
+
+async function importGraph(page: Page, document: object): Promise<string> {
+  const response = await page.request.post("/api/v1/graphs/import", { data: document });
+  expect(response.status()).toBe(201);
+  return (await response.json()).id;
+}
+
+async function runs(page: Page, graph: string): Promise<any[]> {
+  return (await page.request.get(`/api/v1/graphs/${graph}/runs`)).json();
+}
+
+async function finishedRun(page: Page, graph: string, input: object): Promise<string> {
+  const started = await page.request.post(`/api/v1/graphs/${graph}/runs`, { data: { input } });
+  expect(started.status()).toBe(202);
+  const { id } = await started.json();
+  await expect
+    .poll(async () => (await (await page.request.get(`/api/v1/runs/${id}`)).json()).status)
+    .toBe("finished");
+  return id;
+}
+
+/** Moves the scrubber's slider as a person dragging it would. */
+async function scrubTo(page: Page, step: number) {
+  await page.getByTestId("scrub-range").evaluate((range, value) => {
+    (range as HTMLInputElement).value = String(value);
+    range.dispatchEvent(new Event("input", { bubbles: true }));
+  }, step);
+}
+
+/** Records every node state the canvas shows, in order. */
+async function recordStates(page: Page) {
+  await page.evaluate(() => {
+    const seen: [string, string][] = [];
+    (window as any).__states = seen;
+    const observer = new MutationObserver((mutations) => {
+      for (const mutation of mutations) {
+        const node = mutation.target as HTMLElement;
+        seen.push([node.dataset.node ?? "", node.dataset.state ?? ""]);
+      }
+    });
+    document.querySelectorAll(".canvas-node").forEach((node) =>
+      observer.observe(node, { attributes: true, attributeFilter: ["data-state"] }),
+    );
+  });
+}
+
+test("the ReAct example answers in the chat, animating node by node in the order of its trace", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const graph = await importGraph(page, example("react_agent.json"));
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await recordStates(page);
+
+  // A chat graph opens on its chat.
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
+  await expect(page.getByTestId("chat-messages")).toContainText("No messages yet");
+  await page.getByTestId("chat-input").fill("What is 6 * 7?");
+  await page.getByTestId("chat-input").press("Enter");
+
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  const messages = page.getByTestId("chat-messages");
+  await expect(messages.locator(".role-assistant").last()).toContainText(
+    "(offline model) calculator says 42.",
+  );
+  // The tool call and its result are there, folded.
+  await expect(messages.getByText("Called calculator")).toBeVisible();
+  await expect(messages.getByText("Result of calculator")).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/run-chat-light.png" });
+
+  // The canvas went through the nodes in the order the trace records.
+  const [run] = await runs(page, graph);
+  const events: any[] = await (await page.request.get(`/api/v1/runs/${run.id}/events`)).json();
+  const started = events.filter((e) => e.type === "node_started").map((e) => e.node);
+  const firstSeen = (list: string[]) => list.filter((n, i) => list.indexOf(n) === i);
+  const states: [string, string][] = await page.evaluate(() => (window as any).__states);
+  const shown = states.filter(([, s]) => s === "running" || s === "succeeded").map(([n]) => n);
+  expect(firstSeen(shown)).toEqual(firstSeen(started));
+  // The model streams its answer over several frames: it is seen running,
+  // then succeeded.
+  const agent = states.filter(([n]) => n === "agent").map(([, s]) => s);
+  expect(agent.indexOf("running")).toBeGreaterThanOrEqual(0);
+  expect(agent.lastIndexOf("succeeded")).toBeGreaterThan(agent.indexOf("running"));
+  for (const node of new Set(started)) {
+    await expect(page.locator(`.canvas-node[data-node="${node}"]`)).toHaveAttribute(
+      "data-state",
+      "succeeded",
+    );
+  }
+  // The agent ran twice (a loop) and shows its count and its tokens.
+  await expect(page.locator('.canvas-node[data-node="agent"] .canvas-node-count')).toHaveText("×2");
+  await expect(page.locator('.canvas-node[data-node="agent"] .node-badge').last()).toContainText("tok");
+
+  // The trace: a bar per execution, and every event in the log.
+  await page.getByRole("tab", { name: "Trace" }).click();
+  await expect(page.locator(".timeline-bar")).toHaveCount(started.length);
+  await page.screenshot({ path: "../target/e2e/screens/run-trace-light.png" });
+  await page.getByRole("tab", { name: "Events" }).click();
+  const nonTokens = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;
+  await expect(page.getByTestId("event-count")).toHaveText(`${nonTokens} events`);
+  await expect(page.getByTestId("run-panel")).toHaveAttribute("data-events", String(nonTokens));
+  await page.getByTestId("event-node").selectOption("tools");
+  await expect(page.locator(".event-row .event-node").first()).toHaveText("tools");
+  await page.screenshot({ path: "../target/e2e/screens/run-events-light.png" });
+});
+
+test("a human gate shows its tool call; approving it finishes the run", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const graph = await importGraph(page, example("tool_approval.json"));
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByTestId("chat-input").fill("What is 6 * 7?");
+  await page.getByTestId("chat-send").click();
+
+  const gate = page.getByTestId("interrupt");
+  await expect(gate).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByTestId("run-status")).toHaveText("Run interrupted");
+  await expect(gate.locator(".tool-call-name")).toHaveText("calculator");
+  const waiting = await gate.getAttribute("data-node");
+  await expect(page.locator(`.canvas-node[data-node="${waiting}"]`)).toHaveAttribute(
+    "data-state",
+    "interrupted",
+  );
+  await page.screenshot({ path: "../target/e2e/screens/run-gate-light.png" });
+  await page.getByTestId("approve").click();
+
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(gate).toHaveCount(0);
+  await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText(
+    "calculator says 42",
+  );
+});
+
+test("the input form starts a run, and a run can stop before a chosen node", async ({
+  page,
+  errors,
+}) => {
+  const graph = await importGraph(page, COUNTER);
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await expect(page.getByRole("tab", { name: "Run" })).toHaveAttribute("aria-selected", "true");
+  const form = page.getByTestId("run-form");
+  await expect(form.locator('input[name="target"]')).toHaveAttribute("type", "number");
+  await expect(form).toContainText("Where to stop");
+  await form.locator('input[name="target"]').fill("3");
+  await page.getByTestId("run-start").click();
+  await expect(page.getByTestId("run-result")).toContainText('"count": 3');
+  await expect(page.locator('.canvas-node[data-node="tick"] .canvas-node-count')).toHaveText("×3");
+
+  // Run to a node: the run pauses before it, and "Continue" goes on.
+  await page.getByTestId("run-to").selectOption("tick");
+  await page.getByTestId("run-start").click();
+  await expect(page.getByTestId("interrupt")).toContainText("Paused before `tick`");
+  await expect(page.getByTestId("run-status")).toHaveText("Run interrupted");
+  await page.getByTestId("continue").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished");
+  await expect(page.getByTestId("run-result")).toContainText('"count": 3');
+});
+
+test("a finished run replays step by step, and forks from a step with an edited state", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const graph = await importGraph(page, COUNTER);
+  const run = await finishedRun(page, graph, { target: 5 });
+  await page.goto(`/graphs/${graph}?run=${run}`);
+  await hydrated(page);
+  // Steps 0 (start) to 5 (the fifth tick).
+  await expect(page.getByTestId("scrub-step")).toHaveText("6 steps");
+  const tick = page.locator('.canvas-node[data-node="tick"]');
+  await expect(tick.locator(".canvas-node-count")).toHaveText("×5");
+
+  // Scrub back to step 2: the canvas and the state show that moment.
+  await scrubTo(page, 2);
+  await expect(page.getByTestId("scrub-step")).toHaveText("Step 2 of 5");
+  await expect(page.getByTestId("run-status")).toHaveText("Replay at step 2");
+  // Looking back at a finished run is not running it.
+  await expect(page.getByTestId("run")).toHaveText("Run");
+  await expect(tick.locator(".canvas-node-count")).toHaveText("×2");
+  await page.getByRole("tab", { name: "State" }).click();
+  const count = page.locator('.state-table tr[data-channel="count"]');
+  await expect(count.locator("pre.json").first()).toHaveText("2");
+  await expect(count).toHaveClass(/changed/);
+  await page.getByTestId("scrub-back").click();
+  await expect(page.getByTestId("scrub-step")).toHaveText("Step 1 of 5");
+  await expect(count.locator("pre.json").first()).toHaveText("1");
+  await page.screenshot({ path: "../target/e2e/screens/run-state-light.png" });
+  // Play goes on to the end by itself.
+  await page.getByTestId("scrub-speed").selectOption("4");
+  await page.getByTestId("scrub-play").click();
+  await expect(page.getByTestId("scrub-step")).toHaveText("6 steps", { timeout: 10_000 });
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished");
+
+  // Fork after step 2 with a higher target: a new run on the same thread
+  // goes on from a count of 2 to 8; the original keeps its 5.
+  await page.locator('.state-step[data-step="2"]').click();
+  await page.getByTestId("fork-open").click();
+  const editor = page.getByTestId("fork-form").locator("textarea");
+  const state = JSON.parse(await editor.inputValue());
+  expect(state).toMatchObject({ count: 2, target: 5 });
+  await editor.fill(JSON.stringify({ ...state, target: "eight" }));
+  await expect(page.getByTestId("fork-form")).toContainText("cannot set `target`");
+  await expect(page.getByTestId("fork-run")).toBeDisabled();
+  await editor.fill(JSON.stringify({ ...state, target: 8 }));
+  await page.getByTestId("fork-run").click();
+
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished");
+  await expect(tick.locator(".canvas-node-count")).toHaveText("×6", { timeout: 10_000 });
+  const [fork, original] = await runs(page, graph);
+  expect(fork.id).not.toBe(run);
+  expect(fork.thread_id).toBe(original.thread_id);
+  expect(fork.output.count).toBe(8);
+  expect(original.output.count).toBe(5);
+  await page.getByRole("tab", { name: "Run" }).click();
+  await expect(page.getByTestId("run-result")).toContainText('"count": 8');
+});
