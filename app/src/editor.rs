@@ -21,6 +21,7 @@ pub mod keys;
 pub mod layout;
 pub mod minimap;
 pub mod model;
+pub mod node_menu;
 pub mod notes;
 pub mod palette;
 pub mod persist;
@@ -48,6 +49,10 @@ pub fn GraphEditor(
     /// What goes under the canvas (the run panel).
     #[prop(into)]
     dock: ViewFn,
+    /// Starts a run that pauses before a node ("Run to here" in a node's
+    /// menu); no such item without it.
+    #[prop(default = None)]
+    run_to: Option<Callback<heddle_engine::NodeId>>,
     children: Children,
 ) -> impl IntoView {
     let gestures = Gestures::new();
@@ -91,6 +96,7 @@ pub fn GraphEditor(
                     {view! { <Canvas editor gestures live problems /> }.into_any()}
                     <minimap::Minimap editor gestures />
                     <keys::HelpOverlay shown=help />
+                    <node_menu::NodeMenu editor open=gestures.menu run_to />
                 </div>
                 {dock.run()}
             </div>

@@ -49,6 +49,42 @@ impl Tab {
     }
 }
 
+/// The panel's own state, shared with the canvas (a node's menu opens the
+/// Run tab set to run to that node) and kept across tab switches.
+#[derive(Clone, Copy)]
+pub struct PanelState {
+    pub open: RwSignal<bool>,
+    pub tab: RwSignal<Tab>,
+    /// What the input form holds, by channel.
+    pub texts: RwSignal<std::collections::HashMap<String, String>>,
+    /// The node the next run stops before (empty: the end).
+    pub stop_before: RwSignal<String>,
+}
+
+impl PanelState {
+    pub fn new() -> PanelState {
+        PanelState {
+            open: RwSignal::new(false),
+            tab: RwSignal::new(Tab::Run),
+            texts: RwSignal::new(Default::default()),
+            stop_before: RwSignal::new(String::new()),
+        }
+    }
+
+    /// Opens the Run tab, set to run to `node`.
+    pub fn run_to(&self, node: &str) {
+        self.stop_before.set(node.to_string());
+        self.tab.set(Tab::Run);
+        self.open.set(true);
+    }
+}
+
+impl Default for PanelState {
+    fn default() -> Self {
+        PanelState::new()
+    }
+}
+
 /// An input the graph's start node takes: a channel and its type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct InputField {
@@ -128,17 +164,31 @@ pub fn show_json(value: &serde_json::Value, limit: usize) -> String {
 
 /// The panel: tabs, the scrubber, and the open tab's body.
 #[component]
-pub fn RunPanel(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
-    let open = RwSignal::new(true);
+pub fn RunPanel(
+    editor: Editor,
+    watch: Watch,
+    panel: PanelState,
+    graph_id: String,
+    can_run: bool,
+) -> impl IntoView {
+    let PanelState { open, tab, .. } = panel;
     let chat = Memo::new(move |_| {
         input_fields(editor)
             .iter()
             .any(|field| field.ty == ChannelType::Messages)
     });
-    let tab = RwSignal::new(if chat.get_untracked() {
-        Tab::Chat
-    } else {
-        Tab::Run
+    // Closed while there is nothing to show, so the canvas has the room;
+    // open for a conversation, and as soon as a run is watched.
+    if chat.get_untracked() {
+        open.set(true);
+        tab.set(Tab::Chat);
+    }
+    Effect::new(move |shown: Option<String>| {
+        let run = watch.log.with(|log| log.run_id.clone());
+        if !run.is_empty() && shown.as_deref() != Some(run.as_str()) {
+            open.set(true);
+        }
+        run
     });
     // A pause opens the form that answers it.
     Effect::new(move |_| {
@@ -169,7 +219,9 @@ pub fn RunPanel(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -
             }
             let graph_id = graph_id.clone();
             match tab.get() {
-                Tab::Run => view! { <start::RunTab editor watch graph_id can_run /> }.into_any(),
+                Tab::Run => {
+                    view! { <start::RunTab editor watch panel graph_id can_run /> }.into_any()
+                }
                 Tab::Chat => view! { <chat::ChatTab editor watch graph_id can_run /> }.into_any(),
                 Tab::Trace => view! { <trace::Timeline editor watch /> }.into_any(),
                 Tab::Events => view! { <events::EventLog editor watch /> }.into_any(),

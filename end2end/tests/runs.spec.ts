@@ -173,6 +173,9 @@ test("the input form starts a run, and a run can stop before a chosen node", asy
   const graph = await importGraph(page, COUNTER);
   await page.goto(`/graphs/${graph}`);
   await hydrated(page);
+  // Nothing to show yet: the panel is closed and the canvas has the room.
+  await expect(page.getByRole("tab", { name: "Run" })).toHaveAttribute("aria-selected", "false");
+  await page.getByRole("tab", { name: "Run" }).click();
   await expect(page.getByRole("tab", { name: "Run" })).toHaveAttribute("aria-selected", "true");
   const form = page.getByTestId("run-form");
   await expect(form.locator('input[name="target"]')).toHaveAttribute("type", "number");
@@ -190,6 +193,25 @@ test("the input form starts a run, and a run can stop before a chosen node", asy
   await page.getByTestId("continue").click();
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
   await expect(page.getByTestId("run-result")).toContainText('"count": 3');
+
+  // The same from the canvas: a node's menu runs to it, and sets a
+  // breakpoint that is part of the graph (saved, shown on the node).
+  await page.getByTestId("run-to").selectOption("");
+  const tick = page.locator('.canvas-node[data-node="tick"]');
+  await tick.click({ button: "right" });
+  await page.getByTestId("node-menu").getByRole("menuitem", { name: "Run to here…" }).click();
+  await expect(page.getByTestId("run-to")).toHaveValue("tick");
+  await expect(form.locator('input[name="target"]')).toHaveValue("3"); // kept
+  await page.getByTestId("run-start").click();
+  await expect(page.getByTestId("interrupt")).toContainText("Paused before `tick`");
+  await page.getByTestId("continue").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished");
+  await tick.click({ button: "right" });
+  await page.getByRole("menuitemcheckbox", { name: "Pause after this node" }).click();
+  await expect(tick.getByTestId("breakpoint")).toHaveAttribute("title", "Pauses after this node");
+  await expect(page.getByTestId("save-status")).toHaveAttribute("data-state", "saved");
+  const saved = await (await page.request.get(`/api/v1/graphs/${graph}`)).json();
+  expect(saved.document.nodes.find((n: any) => n.id === "tick").interrupt_after).toBe(true);
 });
 
 test("a finished run replays step by step, and forks from a step with an edited state", async ({

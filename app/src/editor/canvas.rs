@@ -72,6 +72,8 @@ pub struct Gestures {
     /// The double-click search box, when open.
     pub quick: RwSignal<Option<QuickAdd>>,
     pub canvas: NodeRef<html::Div>,
+    /// A node's context menu, when open.
+    pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
 }
 
 impl Gestures {
@@ -83,6 +85,7 @@ impl Gestures {
             ghost: RwSignal::new(None),
             quick: RwSignal::new(None),
             canvas: NodeRef::new(),
+            menu: RwSignal::new(None),
         }
     }
 
@@ -140,6 +143,7 @@ pub fn Canvas(
     };
 
     let on_pointerdown = move |event: ev::PointerEvent| {
+        gestures.menu.set(None);
         if event.button() != 0 {
             return;
         }
@@ -471,6 +475,7 @@ fn CanvasNode(
             if event.button() != 0 {
                 return;
             }
+            gestures.menu.set(None);
             event.stop_propagation();
             let shift = event.shift_key();
             editor.selected_edge.set(None);
@@ -507,6 +512,31 @@ fn CanvasNode(
             });
         }
     };
+    let on_menu = {
+        let id = id.clone();
+        move |event: ev::MouseEvent| {
+            event.prevent_default();
+            event.stop_propagation();
+            if let Some((x, y, _)) =
+                gestures.local(event.client_x() as f64, event.client_y() as f64)
+            {
+                gestures.menu.set(Some(super::node_menu::NodeMenuAt {
+                    node: id.clone(),
+                    x,
+                    y,
+                }));
+            }
+        }
+    };
+    let breakpoints = move || {
+        node.spec
+            .with(|spec| match (spec.interrupt_before, spec.interrupt_after) {
+                (true, true) => Some("Pauses before and after this node"),
+                (true, false) => Some("Pauses before this node"),
+                (false, true) => Some("Pauses after this node"),
+                (false, false) => None,
+            })
+    };
     let on_port = {
         let id = id.clone();
         move |event: ev::PointerEvent| {
@@ -528,7 +558,11 @@ fn CanvasNode(
             title=failure
             style:transform=transform
             on:pointerdown=on_pointerdown
+            on:contextmenu=on_menu
         >
+            {move || breakpoints().map(|title| view! {
+                <span class="canvas-node-breakpoint" title=title data-testid="breakpoint"></span>
+            })}
             <span class="port port-in" aria-hidden="true"></span>
             <span class="canvas-node-bar" aria-hidden="true"></span>
             <span class="canvas-node-label">{label}</span>

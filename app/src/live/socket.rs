@@ -208,7 +208,17 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
     if let Some(status) = fresh_events.iter().rev().find_map(super::status_after) {
         let _ = watch.status.try_set(Some(status));
     }
-    if !following || (fresh_events.is_empty() && fresh_tokens.is_empty()) {
+    if fresh_events.is_empty() && fresh_tokens.is_empty() {
+        return;
+    }
+    if !following {
+        // A replay shows a moment: it changes only when events of that
+        // moment arrive (a replay's log loading).
+        let at = watch.cursor.get_untracked();
+        let before = |event: &Event| super::step_of(event).is_none_or(|step| Some(step) <= at);
+        if fresh_events.iter().any(before) {
+            watch.seek(at);
+        }
         return;
     }
     watch.view.try_update(|view| {

@@ -21,7 +21,7 @@ use crate::error::AppError;
 use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
 use crate::live::{Link, Watch};
-use crate::run_panel::RunPanel;
+use crate::run_panel::{PanelState, RunPanel};
 use crate::runs::list_runs;
 
 #[derive(Params, Clone, Debug, PartialEq)]
@@ -119,6 +119,10 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let editor_id = id.clone();
     let panel_id = id.clone();
     let status = persistence.status;
+    let panel = PanelState::new();
+    let run_to = role
+        .can_edit()
+        .then(|| Callback::new(move |node: heddle_engine::NodeId| panel.run_to(node.as_str())));
     view! {
         <Title text=page_title />
         <div class="graph-page">
@@ -164,7 +168,8 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 persistence
                 graph_id=editor_id
                 live=watch.view
-                dock=move || view! { <RunPanel editor watch graph_id=panel_id.clone() can_run=role.can_edit() /> }
+                dock=move || view! { <RunPanel editor watch panel graph_id=panel_id.clone() can_run=role.can_edit() /> }
+                run_to=run_to
             >
                 <RunHistory graph_id=history_id watch />
                 {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde_json::{Map, Value};
 
 use super::interrupt::InterruptForms;
-use super::{InputField, input_fields, show_json};
+use super::{InputField, PanelState, input_fields, show_json};
 use crate::editor::state::Editor;
 use crate::live::{StartOptions, Watch};
 
@@ -67,10 +67,17 @@ pub fn parse_field(field: &InputField, text: &str) -> Result<Option<Value>, Stri
 }
 
 #[component]
-pub fn RunTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
+pub fn RunTab(
+    editor: Editor,
+    watch: Watch,
+    panel: PanelState,
+    graph_id: String,
+    can_run: bool,
+) -> impl IntoView {
     let fields = Memo::new(move |_| input_fields(editor));
-    let texts = RwSignal::new(std::collections::HashMap::<String, String>::new());
-    let stop_before = RwSignal::new(String::new());
+    let PanelState {
+        texts, stop_before, ..
+    } = panel;
     let error = RwSignal::new(None::<String>);
     let input = move || -> Result<Map<String, Value>, String> {
         let texts = texts.get();
@@ -139,9 +146,16 @@ pub fn RunTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> 
                     <label class="field">
                         <span>"Run to"</span>
                         <select data-testid="run-to" on:change=move |event| stop_before.set(event_target_value(&event))>
-                            <option value="">"the end"</option>
+                            <option value="" selected=move || stop_before.with(String::is_empty)>"the end"</option>
                             <For each=node_ids key=|id| id.clone() let:id>
-                                <option value=id.clone()>{format!("before {id}")}</option>
+                                {
+                                    let chosen = id.clone();
+                                    view! {
+                                        <option value=id.clone() selected=move || stop_before.with(|stop| *stop == chosen)>
+                                            {format!("before {id}")}
+                                        </option>
+                                    }
+                                }
                             </For>
                         </select>
                     </label>
@@ -177,6 +191,8 @@ fn InputRow(
             })
         }
     };
+    // What was typed before the tab was last shown.
+    let current = texts.with_untracked(|texts| texts.get(&channel).cloned().unwrap_or_default());
     let type_name = serde_json::to_value(field.ty)
         .ok()
         .and_then(|value| value.as_str().map(str::to_string))
@@ -185,7 +201,7 @@ fn InputRow(
         ChannelType::Boolean => {
             let set = set.clone();
             view! {
-                <input type="checkbox" name=channel.clone()
+                <input type="checkbox" name=channel.clone() prop:checked=current == "true"
                     on:change=move |event| set(event_target_checked(&event).to_string()) />
             }
             .into_any()
@@ -194,7 +210,7 @@ fn InputRow(
             let set = set.clone();
             view! {
                 <input type="number" name=channel.clone() step=if field.ty == ChannelType::Integer { "1" } else { "any" }
-                    on:input=move |event| set(event_target_value(&event)) />
+                    prop:value=current.clone() on:input=move |event| set(event_target_value(&event)) />
             }
             .into_any()
         }
@@ -207,7 +223,7 @@ fn InputRow(
             };
             view! {
                 <textarea name=channel.clone() rows="2" placeholder=placeholder
-                    on:input=move |event| set(event_target_value(&event))></textarea>
+                    prop:value=current.clone() on:input=move |event| set(event_target_value(&event))></textarea>
             }
             .into_any()
         }
@@ -215,7 +231,7 @@ fn InputRow(
             let set = set.clone();
             view! {
                 <textarea name=channel.clone() rows="3" class="json-input" spellcheck="false" placeholder="JSON"
-                    on:input=move |event| set(event_target_value(&event))></textarea>
+                    prop:value=current.clone() on:input=move |event| set(event_target_value(&event))></textarea>
             }
             .into_any()
         }

@@ -1,0 +1,75 @@
+//! A node's context menu (right-click): set or clear its breakpoints, and
+//! "run to here" (the Run tab, set to pause before the node). Breakpoints
+//! are part of the graph, saved and undone like any edit; "run to here" is
+//! one run's, and the page that hosts the editor says what it opens.
+
+use heddle_engine::NodeId;
+use leptos::prelude::*;
+
+use super::state::Editor;
+
+/// The menu open on a node, at a place on the canvas.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeMenuAt {
+    pub node: NodeId,
+    pub x: f64,
+    pub y: f64,
+}
+
+#[component]
+pub fn NodeMenu(
+    editor: Editor,
+    open: RwSignal<Option<NodeMenuAt>>,
+    run_to: Option<Callback<NodeId>>,
+) -> impl IntoView {
+    let close = move || open.set(None);
+    move || {
+        let at = open.get()?;
+        let spec = editor.nodes.with_untracked(|nodes| {
+            nodes
+                .iter()
+                .find(|node| node.id.get_value() == at.node)
+                .map(|node| node.spec)
+        })?;
+        let node = at.node.clone();
+        let toggle = move |after: bool| {
+            let node = node.clone();
+            move |_| {
+                editor.change(|document| {
+                    if let Some(spec) = document.nodes.iter_mut().find(|spec| spec.id == node) {
+                        if after {
+                            spec.interrupt_after = !spec.interrupt_after;
+                        } else {
+                            spec.interrupt_before = !spec.interrupt_before;
+                        }
+                    }
+                });
+                close();
+            }
+        };
+        let before = spec.with_untracked(|spec| spec.interrupt_before);
+        let after = spec.with_untracked(|spec| spec.interrupt_after);
+        let target = at.node.clone();
+        Some(view! {
+            <div class="node-menu" role="menu" data-testid="node-menu"
+                style:left=format!("{}px", at.x) style:top=format!("{}px", at.y)
+                on:pointerdown=|event| event.stop_propagation()>
+                {editor.can_edit.then(|| view! {
+                    <button type="button" role="menuitemcheckbox" aria-checked=before.to_string() on:click=toggle(false)>
+                        {if before { "✓ Pause before this node" } else { "Pause before this node" }}
+                    </button>
+                    <button type="button" role="menuitemcheckbox" aria-checked=after.to_string() on:click=toggle(true)>
+                        {if after { "✓ Pause after this node" } else { "Pause after this node" }}
+                    </button>
+                })}
+                {run_to.map(|run_to| view! {
+                    <button type="button" role="menuitem" on:click=move |_| {
+                        run_to.run(target.clone());
+                        close();
+                    }>"Run to here…"</button>
+                })}
+                <button type="button" role="menuitem" class="node-menu-close" on:click=move |_| close()>"Close"</button>
+            </div>
+        })
+    }
+}
