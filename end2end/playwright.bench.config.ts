@@ -1,5 +1,5 @@
-// The editor's performance figures (docs/performance.md), measured in the
-// same headless Chromium as the tests, on the server `scripts/bench-editor`
+// The browser's performance figures (docs/performance.md), measured in the
+// same headless Chromium as the tests, on the server `scripts/bench-browser`
 // builds (release). Prints figures; asserts no timings.
 import { defineConfig } from "@playwright/test";
 import base from "./playwright.config";

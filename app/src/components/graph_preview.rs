@@ -65,25 +65,8 @@ pub fn GraphPreview(
             let (tx, ty) = at(to);
             let (x1, y1) = (fx + NODE_WIDTH, fy + NODE_HEIGHT / 2.0);
             let (x2, y2) = (tx, ty + NODE_HEIGHT / 2.0);
-            // Back edges (loops) bend below the nodes, so they read as loops.
-            let (path, lx, ly) = if x2 <= x1 {
-                let drop = y1.max(y2) + NODE_HEIGHT;
-                let path = format!(
-                    "M{x1},{y1} C{},{y1} {},{drop} {},{drop} S{},{y2} {x2},{y2}",
-                    x1 + 40.0,
-                    x1 + 40.0,
-                    (x1 + x2) / 2.0,
-                    x2 - 40.0
-                );
-                (path, (x1 + x2) / 2.0, drop + 14.0)
-            } else {
-                let mid = (x1 + x2) / 2.0;
-                (
-                    format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"),
-                    mid,
-                    (y1 + y2) / 2.0 - 6.0,
-                )
-            };
+            // The canvas's own curve: loops bend below the nodes.
+            let (path, lx, ly) = crate::editor::canvas::edge_curve(x1, y1, x2, y2);
             let conditional = edge.condition.is_some() || edge.route.is_some();
             let full = edge
                 .route

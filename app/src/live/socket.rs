@@ -186,53 +186,68 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
         watch.reset(&run, thread);
     }
     let following = watch.cursor.try_get_untracked().flatten().is_none();
-    let mut fresh_events = Vec::new();
-    let mut fresh_tokens = Vec::new();
+    let Some(mut next) = watch.log.try_with_untracked(|log| log.next_seq) else {
+        return;
+    };
+    // What is new, in order; a reconnect's overlap is dropped.
+    let fresh: Vec<Incoming> = waiting
+        .filter(|incoming| {
+            let last = match incoming {
+                Incoming::Event(event) => event.seq,
+                Incoming::Tokens(chunk) => chunk.last_seq,
+                Incoming::Switch { .. } => return false,
+            };
+            let new = last >= next;
+            if new {
+                next = last + 1;
+            }
+            new
+        })
+        .collect();
+    if fresh.is_empty() {
+        return;
+    }
+    let events = || {
+        fresh.iter().filter_map(|incoming| match incoming {
+            Incoming::Event(event) => Some(event.as_ref()),
+            _ => None,
+        })
+    };
+    if let Some(status) = events().filter_map(super::status_after).next_back() {
+        let _ = watch.status.try_set(Some(status));
+    }
+    if following {
+        watch.view.try_update(|view| {
+            for incoming in &fresh {
+                match incoming {
+                    Incoming::Event(event) => view.apply(event),
+                    Incoming::Tokens(chunk) => view.tokens(&chunk.node, &chunk.text),
+                    Incoming::Switch { .. } => {}
+                }
+            }
+        });
+    }
+    // A replay shows a moment: it changes only when events of that moment
+    // arrive (while a replay's log loads).
+    let at = watch.cursor.try_get_untracked().flatten();
+    let moment_changed = !following
+        && events().any(|event| super::step_of(event).is_none_or(|step| Some(step) <= at));
     watch.log.try_update(|log| {
-        for incoming in waiting {
+        for incoming in fresh {
             match incoming {
                 Incoming::Event(event) => {
-                    if log.push((*event).clone()) {
-                        fresh_events.push(*event);
-                    }
+                    log.push(*event);
                 }
                 Incoming::Tokens(chunk) => {
-                    if log.push_tokens(chunk.clone()) {
-                        fresh_tokens.push((fresh_events.len(), chunk));
-                    }
+                    log.push_tokens(chunk);
                 }
                 Incoming::Switch { .. } => {}
             }
         }
     });
-    if let Some(status) = fresh_events.iter().rev().find_map(super::status_after) {
-        let _ = watch.status.try_set(Some(status));
+    if moment_changed {
+        watch.seek(at);
     }
-    if fresh_events.is_empty() && fresh_tokens.is_empty() {
-        return;
-    }
-    if !following {
-        // A replay shows a moment: it changes only when events of that
-        // moment arrive (a replay's log loading).
-        let at = watch.cursor.get_untracked();
-        let before = |event: &Event| super::step_of(event).is_none_or(|step| Some(step) <= at);
-        if fresh_events.iter().any(before) {
-            watch.seek(at);
-        }
-        return;
-    }
-    watch.view.try_update(|view| {
-        let mut tokens = fresh_tokens.into_iter().peekable();
-        for (i, event) in fresh_events.iter().enumerate() {
-            while let Some((_, chunk)) = tokens.next_if(|(before, _)| *before <= i) {
-                view.tokens(&chunk.node, &chunk.text);
-            }
-            view.apply(event);
-        }
-        for (_, chunk) in tokens {
-            view.tokens(&chunk.node, &chunk.text);
-        }
-    });
 }
 
 /// `ws(s)://<this host>/api/v1/ws`.

@@ -58,11 +58,24 @@ fn node_of(event: &Event) -> Option<&str> {
 }
 
 /// The event's type name, as the API spells it.
-fn type_of(event: &Event) -> String {
-    serde_json::to_value(&event.payload)
-        .ok()
-        .and_then(|value| value["type"].as_str().map(str::to_string))
-        .unwrap_or_default()
+fn type_of(event: &Event) -> &'static str {
+    match event.payload {
+        EventPayload::RunStarted { .. } => "run_started",
+        EventPayload::RunFinished { .. } => "run_finished",
+        EventPayload::RunFailed { .. } => "run_failed",
+        EventPayload::RunCancelled { .. } => "run_cancelled",
+        EventPayload::RunInterrupted { .. } => "run_interrupted",
+        EventPayload::RunResumed { .. } => "run_resumed",
+        EventPayload::StepStarted { .. } => "step_started",
+        EventPayload::StepFinished { .. } => "step_finished",
+        EventPayload::NodeStarted { .. } => "node_started",
+        EventPayload::NodeSucceeded { .. } => "node_succeeded",
+        EventPayload::NodeFailed { .. } => "node_failed",
+        EventPayload::NodeRetrying { .. } => "node_retrying",
+        EventPayload::EdgeTaken { .. } => "edge_taken",
+        EventPayload::Custom { .. } => "custom",
+        _ => "event",
+    }
 }
 
 /// One line about what happened.
@@ -151,11 +164,22 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
         let text = text.get().to_lowercase();
         watch.log.with(|log| {
             let start = log.started_us().unwrap_or(0);
-            let matching: Vec<_> = log
+            let matches = |event: &&Event| {
+                groups.contains(&group(event))
+                    && (node.is_empty() || node_of(event) == Some(node.as_str()))
+                    && (text.is_empty()
+                        || type_of(event).contains(&text)
+                        || summary(event).to_lowercase().contains(&text))
+            };
+            // Count every match, but describe only the rows shown: a busy
+            // run's log is long, and this runs once per frame.
+            let total = log.events.iter().filter(matches).count();
+            let mut rows: Vec<Row> = log
                 .events
                 .iter()
-                .filter(|event| groups.contains(&group(event)))
-                .filter(|event| node.is_empty() || node_of(event) == Some(node.as_str()))
+                .rev()
+                .filter(matches)
+                .take(SHOWN)
                 .map(|event| Row {
                     seq: event.seq,
                     offset_us: event.at_us.saturating_sub(start),
@@ -164,19 +188,8 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                     step: step_of(event),
                     summary: summary(event),
                 })
-                .filter(|row| {
-                    text.is_empty()
-                        || row.summary.to_lowercase().contains(&text)
-                        || row.kind.contains(&text)
-                })
                 .collect();
-            let total = matching.len();
-            let rows = matching
-                .into_iter()
-                .rev()
-                .take(SHOWN)
-                .rev()
-                .collect::<Vec<_>>();
+            rows.reverse();
             (total, rows)
         })
     });
@@ -229,7 +242,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
 struct Row {
     seq: u64,
     offset_us: u64,
-    kind: String,
+    kind: &'static str,
     node: Option<String>,
     step: Option<u32>,
     summary: String,
@@ -246,10 +259,9 @@ fn EventRow(editor: Editor, watch: Watch, row: Row) -> impl IntoView {
         summary,
     } = row;
     let current = move || step.is_some() && watch.cursor.get() == step;
-    let type_name = kind.clone();
     let clicked = node.clone();
     view! {
-        <li class="event-row" class:current=current data-type=type_name
+        <li class="event-row" class:current=current data-type=kind
             on:click=move |_| {
                 if let Some(node) = &clicked { select_node(editor, node); }
                 if step.is_some() { watch.seek(step); }

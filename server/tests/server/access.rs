@@ -304,6 +304,14 @@ fn api_cells(w: &World) -> Vec<Cell> {
             Need::Editor,
             400,
         ),
+        // Allowed, then refused for what it asks: no such channel.
+        cell(
+            M::POST,
+            format!("/api/v1/runs/{r}/fork"),
+            Body::Json(json!({"step": 1, "edits": {"no_such_channel": 1}})),
+            Need::Editor,
+            400,
+        ),
         cell(
             M::GET,
             format!("/api/v1/threads/{t}"),
