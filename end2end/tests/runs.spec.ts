@@ -271,4 +271,21 @@ test("a finished run replays step by step, and forks from a step with an edited 
   expect(original.output.count).toBe(5);
   await page.getByRole("tab", { name: "Run" }).click();
   await expect(page.getByTestId("run-result")).toContainText('"count": 8');
+
+  // Start from a chosen node with a step's state: after the fork's step 5
+  // (its steps start at 3, where it branched), `tick` with a target of 6.
+  await page.getByRole("tab", { name: "State" }).click();
+  await expect(page.locator(".state-step").first()).toHaveText("Step 3");
+  await page.locator('.state-step[data-step="5"]').click();
+  await page.getByTestId("fork-open").click();
+  const again = page.getByTestId("fork-form").locator("textarea");
+  const before = JSON.parse(await again.inputValue());
+  expect(before.count).toBe(5);
+  await again.fill(JSON.stringify({ ...before, target: 6 }));
+  await page.getByTestId("fork-start-at").selectOption("tick");
+  await page.getByTestId("fork-run").click();
+  await expect.poll(async () => (await runs(page, graph)).length).toBe(3);
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished");
+  const [third] = await runs(page, graph);
+  expect(third.output.count).toBe(6);
 });

@@ -55,7 +55,7 @@ pub use checkpoint::{
     ThreadSummary,
 };
 #[cfg(feature = "runtime")]
-pub use durable::{Durable, DurableError};
+pub use durable::{Durable, DurableError, Fork};
 #[cfg(feature = "runtime")]
 pub use emitter::{EventLog, EventSink, Lagged, Subscription};
 #[cfg(feature = "runtime")]

@@ -65,16 +65,18 @@ pub async fn resume(thread_id: &str, value: Value) -> Result<(), String> {
     .map(drop)
 }
 
-/// Forks a run before `step` with `edits`; the new run's id and thread.
+/// Forks a run before `step` with `edits`, at `start_at` when given; the
+/// new run's id and thread.
 pub async fn fork(
     run_id: &str,
     step: u32,
     edits: serde_json::Map<String, Value>,
+    start_at: Option<String>,
 ) -> Result<(String, String), String> {
     let run = send(
         "POST",
         &format!("/api/v1/runs/{run_id}/fork"),
-        Some(&json!({"step": step, "edits": edits})),
+        Some(&json!({"step": step, "edits": edits, "start_at": start_at})),
     )
     .await?;
     Ok(ids(&run))

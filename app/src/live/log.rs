@@ -131,6 +131,11 @@ impl RunLog {
         true
     }
 
+    /// The lowest step any event names (a fork starts where it branched).
+    pub fn first_step(&self) -> Option<u32> {
+        self.events.iter().filter_map(step_of).min()
+    }
+
     /// The highest step any event names.
     pub fn last_step(&self) -> Option<u32> {
         self.events.iter().filter_map(step_of).max()
@@ -362,6 +367,7 @@ mod tests {
     #[test]
     fn the_state_after_each_step_with_what_it_changed() {
         let log = two_steps();
+        assert_eq!((log.first_step(), log.last_step()), (Some(0), Some(1)));
         let (before, changed) = log.state_after(None);
         assert_eq!(before["n"], 1);
         assert!(changed.is_empty());

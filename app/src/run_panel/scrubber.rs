@@ -13,9 +13,12 @@ const STEP_MS: f64 = 700.0;
 #[component]
 pub fn Scrubber(watch: Watch) -> impl IntoView {
     let last = Memo::new(move |_| watch.log.with(|log| log.last_step()));
+    let first = Memo::new(move |_| watch.log.with(|log| log.first_step()).unwrap_or(0));
     let playing = RwSignal::new(false);
     let speed = RwSignal::new(1.0_f64);
     let position = move || watch.cursor.get().or(last.get()).unwrap_or(0);
+    // Where a fork's replay starts: the step it branched at.
+    let clamp = move |step: u32| step.max(first.get_untracked());
     // Moves to `step`; the last step is the run as it is (following it).
     let go = move |step: u32| {
         let Some(last) = last.get_untracked() else {
@@ -34,7 +37,7 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
             .get_untracked()
             .or(last.get_untracked())
             .unwrap_or(0);
-        go(at.saturating_sub(1));
+        go(clamp(at.saturating_sub(1)));
     };
     let forward = move |_| {
         if let Some(at) = watch.cursor.get_untracked() {
@@ -47,7 +50,7 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
             return;
         }
         if watch.cursor.get_untracked().is_none() {
-            go(0);
+            go(first.get_untracked());
         }
         playing.set(true);
     };
@@ -72,7 +75,7 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
     view! {
         <div class="scrubber" data-testid="scrubber" class:hidden=move || !has_run()>
             <button type="button" class="tool" title="Step back" aria-label="Step back" data-testid="scrub-back"
-                on:click=back disabled=move || position() == 0>{icon("M11 3 5 8l6 5z M3 3h2v10H3z")}</button>
+                on:click=back disabled=move || position() <= first.get()>{icon("M11 3 5 8l6 5z M3 3h2v10H3z")}</button>
             <button type="button" class="tool" data-testid="scrub-play"
                 title=move || if playing.get() { "Pause" } else { "Play the run step by step" }
                 aria-label=move || if playing.get() { "Pause" } else { "Play" }
@@ -86,7 +89,7 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
                 class="scrubber-range"
                 aria-label="Step"
                 data-testid="scrub-range"
-                min="0"
+                min=move || first.get().to_string()
                 max=move || last.get().unwrap_or(0).to_string()
                 prop:value=move || position().to_string()
                 on:input=move |event| {
@@ -98,7 +101,7 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
             <span class="scrubber-step" data-testid="scrub-step">
                 {move || match (watch.cursor.get(), last.get()) {
                     (Some(at), Some(last)) => format!("Step {at} of {last}"),
-                    (None, Some(last)) => format!("{} steps", last + 1),
+                    (None, Some(last)) => format!("{} steps", last + 1 - first.get().min(last)),
                     _ => String::new(),
                 }}
             </span>

@@ -14,6 +14,7 @@ use crate::live::Watch;
 #[component]
 pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
     let last = Memo::new(move |_| watch.log.with(|log| log.last_step()));
+    let first = Memo::new(move |_| watch.log.with(|log| log.first_step()).unwrap_or(0));
     // The step shown: the replay's, else the newest that finished.
     let step = move || watch.cursor.get().or(last.get());
     let snapshot = Memo::new(move |_| {
@@ -21,8 +22,8 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
         watch.log.with(|log| {
             let (state, changed) = log.state_after(step);
             let before = match step {
-                Some(0) | None => log.state_after(None).0,
-                Some(step) => log.state_after(Some(step - 1)).0,
+                Some(step) if Some(step) > log.first_step() => log.state_after(Some(step - 1)).0,
+                _ => log.state_after(None).0,
             };
             let executions: Vec<_> = log
                 .executions()
@@ -36,7 +37,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
     view! {
         <div class="state-inspector" data-testid="state-inspector">
             <nav class="state-steps" aria-label="Steps">
-                {move || last.get().map(|last| (0..=last).map(|at| view! {
+                {move || last.get().map(|last| (first.get()..=last).map(|at| view! {
                     <button type="button" class="state-step" data-step=at.to_string()
                         aria-current=move || (step() == Some(at)).then_some("step")
                         on:click=move |_| watch.seek((at != last).then_some(at))>
@@ -134,6 +135,16 @@ fn ForkForm(
     let state = StoredValue::new(state);
     let error = RwSignal::new(None::<String>);
     let pending = RwSignal::new(false);
+    // Where the fork starts: the step's own nodes, or a chosen node.
+    let start_at = RwSignal::new(String::new());
+    let node_ids = move || {
+        editor.nodes.with(|nodes| {
+            nodes
+                .iter()
+                .map(|node| node.id.get_value().to_string())
+                .collect::<Vec<_>>()
+        })
+    };
     // The channels whose values the person changed.
     let edits = move || -> Result<Map<String, Value>, String> {
         let edited: Value = serde_json::from_str(&text.get())
@@ -165,7 +176,8 @@ fn ForkForm(
         pending.set(true);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            match crate::live::api::fork(&run_id, step + 1, edits).await {
+            let start_at = Some(start_at.get_untracked()).filter(|node| !node.is_empty());
+            match crate::live::api::fork(&run_id, step + 1, edits, start_at).await {
                 Ok((run, _)) => {
                     open.set(false);
                     super::start::follow(&run);
@@ -185,6 +197,15 @@ fn ForkForm(
             <textarea class="json-input" rows="10" spellcheck="false" aria-label="State to fork with"
                 prop:value=move || text.get()
                 on:input=move |event| text.set(event_target_value(&event))></textarea>
+            <label class="field field-inline">
+                <span>"Go on with"</span>
+                <select data-testid="fork-start-at" on:change=move |event| start_at.set(event_target_value(&event))>
+                    <option value="">{format!("step {}'s own nodes", step + 1)}</option>
+                    <For each=node_ids key=|id| id.clone() let:id>
+                        <option value=id.clone()>{format!("node {id}")}</option>
+                    </For>
+                </select>
+            </label>
             {move || problem().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
             <div class="form-actions">

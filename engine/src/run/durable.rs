@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
-use super::checkpoint::{Checkpoint, RunStatus};
+use super::checkpoint::{Checkpoint, PendingTask, RunStatus};
 use super::emitter::now_us;
 use super::event::{Event, EventPayload};
 use super::executor::{Run, RunOptions, Start};
@@ -48,6 +48,9 @@ pub enum DurableError {
         thread: ThreadId,
         checkpoint: String,
     },
+    /// A fork names a node the graph does not have.
+    #[error("the graph has no node `{node}` to start at")]
+    NoNode { node: NodeId },
     /// An edit of a fork does not fit the graph's state.
     #[error("cannot set `{channel}`: {message}")]
     BadEdit { channel: String, message: String },
@@ -64,6 +67,15 @@ fn describe(status: Option<RunStatus>) -> String {
         Some(status) => format!("its last run is {}", status.as_str()),
         None => "it has no runs".to_string(),
     }
+}
+
+/// How a fork goes on from a checkpoint.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fork {
+    /// Channel values to replace first.
+    pub edits: Map<String, Value>,
+    /// The node to run next, instead of the checkpoint's own next tasks.
+    pub start_at: Option<NodeId>,
 }
 
 /// Starts and resumes durable runs over a checkpoint store.
@@ -280,6 +292,24 @@ impl Durable {
         edits: Map<String, Value>,
         run_id: RunId,
     ) -> Result<Run, DurableError> {
+        let fork = Fork {
+            edits,
+            start_at: None,
+        };
+        self.fork(thread, checkpoint, fork, run_id).await
+    }
+
+    /// Like [`Durable::run_from`], and the new run may start at a chosen
+    /// node (`fork.start_at`) instead of the checkpoint's own next tasks:
+    /// "run this node again, with this state".
+    pub async fn fork(
+        &self,
+        thread: &ThreadId,
+        checkpoint: &str,
+        fork: Fork,
+        run_id: RunId,
+    ) -> Result<Run, DurableError> {
+        let Fork { edits, start_at } = fork;
         let guard = self.claim(thread)?;
         if let Some(latest) = self.store.latest(thread).await?
             && latest.status == RunStatus::Running
@@ -305,6 +335,19 @@ impl Durable {
         })?;
         if let Value::Object(state) = &mut source.state {
             state.extend(edits);
+        }
+        if let Some(node) = start_at {
+            if !graph.document().nodes.iter().any(|spec| spec.id == node) {
+                return Err(DurableError::NoNode { node });
+            }
+            source.next = vec![PendingTask {
+                node,
+                arg: None,
+                instance: None,
+            }];
+            source.arrivals.clear();
+            source.completed.clear();
+            source.interrupts.clear();
         }
         let parent = Some(source.id.clone());
         let start = Start::From {

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use heddle_engine::run::{
-    CheckpointStore, Durability, Durable, DurableError, EventPayload, InterruptWhen, MemoryStore,
-    RunOptions, RunStatus,
+    CheckpointStore, Durability, Durable, DurableError, EventPayload, Fork, InterruptWhen,
+    MemoryStore, RunOptions, RunStatus,
 };
 use heddle_engine::{CompiledGraph, NodeId, RunId, ThreadId};
 use serde_json::{Map, Value, json};
@@ -444,6 +444,30 @@ async fn time_travel_reruns_and_forks_without_touching_history() {
             .err()
             .unwrap();
         assert!(matches!(error, DurableError::BadEdit { .. }), "{error}");
+        // Start at a chosen node with the checkpoint's state: `c` again.
+        let at_c = Fork {
+            edits: Map::new(),
+            start_at: Some(NodeId::from("c")),
+        };
+        let again_c = durable
+            .fork(&t, before_b.id.as_str(), at_c, RunId::from("at-c"))
+            .await
+            .unwrap();
+        assert_eq!(
+            again_c.execute().await.unwrap().state["log"],
+            json!(["a", "c"]),
+            "b skipped: the run went on from c with the state before b"
+        );
+        let nowhere = Fork {
+            edits: Map::new(),
+            start_at: Some(NodeId::from("ghost")),
+        };
+        let error = durable
+            .fork(&t, before_b.id.as_str(), nowhere, RunId::from("z"))
+            .await
+            .err()
+            .unwrap();
+        assert!(matches!(error, DurableError::NoNode { .. }), "{error}");
         let error = durable
             .run_from(&t, "missing", Map::new(), RunId::from("y"))
             .await

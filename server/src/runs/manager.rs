@@ -91,6 +91,9 @@ pub struct ForkRun {
     /// Channel values to replace first.
     #[serde(default)]
     pub edits: serde_json::Map<String, Value>,
+    /// The node to run first, instead of the checkpoint's own next step.
+    #[serde(default)]
+    pub start_at: Option<String>,
 }
 
 /// A run as the API shows it.
@@ -367,6 +370,13 @@ impl Runs {
         if let Some(document) = stored.and_then(|json| GraphDocument::from_json(&json).ok()) {
             heddle_engine::state::check_edits(&document.state.channels, &request.edits)
                 .map_err(|error| AppError::InvalidInput(format!("`edits`: {error}")))?;
+            if let Some(node) = &request.start_at
+                && !document.nodes.iter().any(|spec| spec.id.as_str() == node)
+            {
+                return Err(AppError::InvalidInput(format!(
+                    "`start_at` names node `{node}`, which is not in the graph"
+                )));
+            }
         }
         let thread = ThreadId::from(source.thread_id.as_str());
         let history = self
@@ -411,7 +421,12 @@ impl Runs {
         .execute(&self.inner.pool)
         .await?;
         let id = RunId::from(run_id.as_str());
-        let edits = request.edits;
+        let fork = heddle_engine::run::Fork {
+            edits: request.edits,
+            start_at: request
+                .start_at
+                .map(|node| heddle_engine::NodeId::from(node.as_str())),
+        };
         self.launch(
             &run_id,
             &source.graph_id,
@@ -419,7 +434,7 @@ impl Runs {
             registry,
             move |durable| async move {
                 durable
-                    .run_from(&thread, checkpoint.as_str(), edits, id)
+                    .fork(&thread, checkpoint.as_str(), fork, id)
                     .await
             },
         )?;

@@ -497,8 +497,21 @@ async fn a_run_forks_from_a_step_with_edited_state_leaving_the_original_as_it_wa
         "the fork starts at the step it was asked for"
     );
 
-    // Edits that do not fit, and steps the run never reached, are refused
-    // with what and where.
+    // Start at a chosen node with the state before step 3: `tick` once
+    // more with the count at 2 and a target of 3.
+    let (status, again) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/runs/{source}/fork"),
+            Some(json!({"step": 3, "edits": {"target": 3}, "start_at": "tick"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{again}");
+    let again = server.wait_for_run(again["id"].as_str().unwrap()).await;
+    assert_eq!(again["output"]["count"], 3, "{again}");
+
+    // Edits that do not fit, nodes that do not exist, and steps the run
+    // never reached, are refused with what and where.
     for (body, expected) in [
         (
             json!({"step": 3, "edits": {"target": "eight"}}),
@@ -506,6 +519,7 @@ async fn a_run_forks_from_a_step_with_edited_state_leaving_the_original_as_it_wa
         ),
         (json!({"step": 3, "edits": {"nope": 1}}), "not a channel"),
         (json!({"step": 99}), "no checkpoint before step 99"),
+        (json!({"step": 3, "start_at": "ghost"}), "node `ghost`"),
     ] {
         let (status, error) = server
             .api(
