@@ -87,11 +87,6 @@ impl Watch {
         let view = self.log.with_untracked(|log| log.view_at(step));
         self.view.set(view);
     }
-
-    /// Whether the page shows a moment of the run rather than its end.
-    pub fn replaying(&self) -> bool {
-        self.cursor.get().is_some()
-    }
 }
 
 impl Default for Watch {

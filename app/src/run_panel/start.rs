@@ -134,7 +134,8 @@ pub fn RunTab(
     };
     view! {
         <div class="run-tab-body">
-            <form class="run-form" data-testid="run-form" on:submit=|event| event.prevent_default()>
+            <form class="run-form" data-testid="run-form" on:submit=|event| event.prevent_default()
+                class:hidden=!can_run>
                 <h3>"Input"</h3>
                 {move || fields.with(Vec::is_empty).then(|| view! {
                     <p class="hint">"The start node takes no input channels; the run starts from the channels' defaults."</p>
@@ -169,9 +170,12 @@ pub fn RunTab(
                 {move || problem().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
                 {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
             </form>
+            {(!can_run).then(|| view! {
+                <p class="hint">"You can watch, replay and inspect runs here; starting, answering and forking them needs the editor role."</p>
+            })}
             <div class="run-outcome">
                 <InterruptForms watch can_run />
-                <Outcome watch />
+                <RunResult watch />
             </div>
         </div>
     }
@@ -247,7 +251,7 @@ fn InputRow(
 
 /// The run's result: its output when it finished, why it failed.
 #[component]
-fn Outcome(watch: Watch) -> impl IntoView {
+fn RunResult(watch: Watch) -> impl IntoView {
     let result = move || {
         watch.log.with(|log| {
             log.events
