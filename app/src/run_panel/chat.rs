@@ -35,6 +35,8 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
     // The thread shown: the watched run's, else the one picked.
     let picked = RwSignal::new(None::<String>);
     let messages = RwSignal::new(Vec::<ChatMessage>::new());
+    // The message just sent, shown until the thread has it.
+    let sent = RwSignal::new(None::<String>);
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     Effect::new(move |_| {
@@ -80,6 +82,18 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                         .unwrap_or_default(),
                     None => Vec::new(),
                 };
+                let arrived = loaded
+                    .iter()
+                    .rev()
+                    .find(|message| message.role == Role::User)
+                    .map(|message| message.content.clone());
+                if sent
+                    .try_get_untracked()
+                    .flatten()
+                    .is_some_and(|text| Some(text) == arrived)
+                {
+                    let _ = sent.try_set(None);
+                }
                 let _ = messages.try_set(loaded);
             });
         });
@@ -116,9 +130,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 stop_before: Vec::new(),
             };
             // Show the message at once; the thread's copy replaces it.
-            messages.update(|messages| {
-                messages.push(ChatMessage::new(Role::User, text.trim().to_string()))
-            });
+            sent.set(Some(text.trim().to_string()));
             draft.set(String::new());
             #[cfg(feature = "hydrate")]
             {
@@ -171,10 +183,11 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 </label>
             </div>
             <ol class="chat-messages" data-testid="chat-messages">
-                {move || messages.with(Vec::is_empty).then(|| view! {
+                {move || (messages.with(Vec::is_empty) && sent.with(Option::is_none)).then(|| view! {
                     <li class="empty-note">"No messages yet. Say something to start a conversation."</li>
                 })}
                 {move || messages.get().into_iter().map(message_view).collect_view()}
+                {move || sent.get().map(|text| message_view(ChatMessage::new(Role::User, text)))}
                 {move || streaming().map(|text| view! {
                     <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
                         <span class="chat-role">"assistant"</span>
