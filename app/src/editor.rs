@@ -13,6 +13,8 @@
 //! - [`history`]: the version history panel.
 //! - [`minimap`], [`quick_add`], [`notes`]: the overview, double-click to
 //!   add, sticky notes.
+//! - [`node_menu`]: a node's context menu; [`resize`]: the view stays
+//!   centred when the canvas changes size.
 
 pub mod canvas;
 pub mod history;
@@ -27,6 +29,7 @@ pub mod palette;
 pub mod persist;
 pub mod problems;
 pub mod quick_add;
+pub mod resize;
 pub mod state;
 
 use leptos::prelude::*;
@@ -60,6 +63,7 @@ pub fn GraphEditor(
     let help = RwSignal::new(false);
     let problems = problems(editor);
     keys::install(editor, gestures, help);
+    resize::keep_centred(editor, gestures);
     persistence.start();
     // A graph saved without positions is laid out when it opens.
     let unplaced = editor

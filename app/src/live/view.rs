@@ -191,9 +191,14 @@ impl RunView {
         self.edges_taken.clear();
     }
 
-    /// A node's state, as a `data-state` value (`idle` when untouched).
+    /// A node's state, as a `data-state` value: `idle` when untouched,
+    /// `skipped` when the run ended without reaching it.
     pub fn state_of(&self, node: &str) -> &'static str {
-        self.nodes.get(node).map_or("idle", |state| state.as_str())
+        match self.nodes.get(node) {
+            Some(state) => state.as_str(),
+            None if self.status.is_some_and(RunStatus::is_final) => "skipped",
+            None => "idle",
+        }
     }
 
     /// Whether the run can still change.
@@ -262,6 +267,7 @@ mod tests {
         assert_eq!(view.stats["b"].error.as_deref(), Some("down"));
         assert_eq!(view.error.as_deref(), Some("node b failed: down"));
         assert!(!view.is_live());
+        assert_eq!(view.state_of("never-reached"), "skipped");
     }
 
     #[test]

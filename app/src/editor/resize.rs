@@ -1,0 +1,50 @@
+//! Keeps what is in the middle of the canvas in the middle when the canvas
+//! changes size (the run panel opening under it, the window resized):
+//! otherwise the graph would slide off to one side or under the minimap.
+
+use super::canvas::Gestures;
+use super::state::Editor;
+
+/// Watches the canvas's size and moves the view by half of each change.
+#[cfg(feature = "hydrate")]
+pub fn keep_centred(editor: Editor, gestures: Gestures) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
+    use leptos::prelude::*;
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+
+    gestures.canvas.on_load(move |canvas| {
+        let last = Rc::new(Cell::new(gestures.size()));
+        let resized = Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
+            let (width, height) = gestures.size();
+            let (was_width, was_height) = last.replace((width, height));
+            let (dx, dy) = ((width - was_width) / 2.0, (height - was_height) / 2.0);
+            if dx.abs() < 0.5 && dy.abs() < 0.5 {
+                return;
+            }
+            let _ = editor.viewport.try_update(|view| {
+                view.x += dx;
+                view.y += dy;
+            });
+        });
+        let Ok(observer) = web_sys::ResizeObserver::new(resized.as_ref().unchecked_ref()) else {
+            return;
+        };
+        observer.observe(&canvas);
+        // The callback lives as long as the observer; both go with the canvas.
+        let held = StoredValue::new_local(Some((observer, resized)));
+        on_cleanup(move || {
+            if let Some(Some((observer, _))) = held.try_update_value(Option::take) {
+                observer.disconnect();
+            }
+        });
+    });
+}
+
+/// On the server there is nothing to watch.
+#[cfg(not(feature = "hydrate"))]
+pub fn keep_centred(editor: Editor, gestures: Gestures) {
+    let _ = (editor, gestures);
+}
