@@ -131,6 +131,17 @@ pub fn input_fields(editor: Editor) -> Vec<InputField> {
     })
 }
 
+/// The graph's node ids, in the editor's order (for "run to" and "go on
+/// with" pickers).
+pub fn node_ids(editor: Editor) -> Vec<String> {
+    editor.nodes.with(|nodes| {
+        nodes
+            .iter()
+            .map(|node| node.id.get_value().to_string())
+            .collect()
+    })
+}
+
 /// Selects one node on the canvas (from a trace bar or an event).
 pub fn select_node(editor: Editor, node: &str) {
     editor.selected_edge.set(None);

@@ -4,7 +4,8 @@
 // Measures frame times with the browser's frame-rate limit off (so a
 // frame lasts as long as its work, not the 16.7 ms refresh) and counts
 // the events the page shows against the run's stored log.
-import { test, Page } from "@playwright/test";
+import { test } from "@playwright/test";
+import { signIn, timeFrames } from "./support";
 
 test.use({
   launchOptions: {
@@ -43,78 +44,41 @@ const LOUD = {
   limits: { max_steps: 1000 },
 };
 
-async function startFrames(page: Page) {
-  await page.evaluate(() => {
-    const w = window as any;
-    w.__frames = [];
-    w.__recording = true;
-    const tick = (t: number) => {
-      w.__frames.push(t);
-      if (w.__recording) requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
-  });
-}
-
-async function stopFrames(page: Page) {
-  const times: number[] = await page.evaluate(() => {
-    const w = window as any;
-    w.__recording = false;
-    return w.__frames;
-  });
-  const gaps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
-  const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))];
-  return {
-    frames: gaps.length,
-    median: at(0.5),
-    p95: at(0.95),
-    max: gaps[gaps.length - 1],
-    over16: gaps.filter((gap) => gap > 16).length,
-  };
-}
-
 test("live view figures", async ({ page }) => {
-  await page.goto("/login");
-  await page.setViewportSize({ width: 1440, height: 900 });
-  const signup = await page.request.post("/api/v1/auth/signup", {
-    data: { username: "bench", password: "bench password" },
-  });
-  if (signup.status() !== 201) {
-    await page.request.post("/api/v1/auth/login", {
-      data: { username: "bench", password: "bench password" },
-    });
-  }
+  await signIn(page);
   const created = await page.request.post("/api/v1/graphs", { data: { document: LOUD } });
   const { id } = await created.json();
   await page.goto(`/graphs/${id}`);
   await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
   await page.getByRole("tab", { name: "Events" }).click();
 
-  await startFrames(page);
-  const started = Date.now();
-  const run = await (await page.request.post(`/api/v1/graphs/${id}/runs`, { data: { input: {} } })).json();
   let status = "";
-  while (status !== "finished" && status !== "failed") {
-    await page.waitForTimeout(250);
-    status = (await (await page.request.get(`/api/v1/runs/${run.id}`)).json()).status;
-  }
-  const events: any[] = await (await page.request.get(`/api/v1/runs/${run.id}/events`)).json();
-  const stored = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;
-  // Every event shown: wait for the page to have them all (or give up).
-  await page
-    .waitForFunction(
-      (n) => document.querySelector('[data-testid="run-panel"]')?.getAttribute("data-events") === String(n),
-      stored,
-      { timeout: 15_000 },
-    )
-    .catch(() => {});
-  const seconds = (Date.now() - started) / 1000;
-  const frames = await stopFrames(page);
+  let stored = 0;
+  let seconds = 0;
+  const frames = await timeFrames(page, 16, async () => {
+    const started = Date.now();
+    const run = await (await page.request.post(`/api/v1/graphs/${id}/runs`, { data: { input: {} } })).json();
+    while (status !== "finished" && status !== "failed") {
+      await page.waitForTimeout(250);
+      status = (await (await page.request.get(`/api/v1/runs/${run.id}`)).json()).status;
+    }
+    const events: any[] = await (await page.request.get(`/api/v1/runs/${run.id}/events`)).json();
+    stored = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;
+    // Every event shown: wait for the page to have them all (or give up).
+    await page
+      .waitForFunction(
+        (n) => document.querySelector('[data-testid="run-panel"]')?.getAttribute("data-events") === String(n),
+        stored,
+        { timeout: 15_000 },
+      )
+      .catch(() => {});
+    seconds = (Date.now() - started) / 1000;
+  });
   const shown = Number(await page.getByTestId("run-panel").getAttribute("data-events"));
   const fmt = (ms: number) => ms.toFixed(1);
   console.log(`live view: run ${status}, ${stored} events stored (${Math.round(stored / seconds)} a second over ${seconds.toFixed(1)} s)`);
   console.log(`live view: ${shown} of ${stored} events shown by the page`);
   console.log(
-    `live view: ${frames.frames} frames, frame time median ${fmt(frames.median)} ms, p95 ${fmt(frames.p95)} ms, max ${fmt(frames.max)} ms, ${frames.over16} over 16 ms`,
+    `live view: ${frames.frames} frames, frame time median ${fmt(frames.median)} ms, p95 ${fmt(frames.p95)} ms, max ${fmt(frames.max)} ms, ${frames.slow} over 16 ms`,
   );
 });

@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use serde_json::{Map, Value};
 
 use super::interrupt::InterruptForms;
-use super::{InputField, PanelState, input_fields, show_json};
+use super::{InputField, PanelState, input_fields, node_ids, show_json};
 use crate::editor::state::Editor;
 use crate::live::{StartOptions, Watch};
 
@@ -124,14 +124,7 @@ pub fn RunTab(
             let _ = (&graph_id, options);
         }
     };
-    let node_ids = move || {
-        editor.nodes.with(|nodes| {
-            nodes
-                .iter()
-                .map(|node| node.id.get_value().to_string())
-                .collect::<Vec<_>>()
-        })
-    };
+    let all_nodes = move || node_ids(editor);
     view! {
         <div class="run-tab-body">
             <form class="run-form" data-testid="run-form" on:submit=|event| event.prevent_default()
@@ -148,7 +141,7 @@ pub fn RunTab(
                         <span>"Run to"</span>
                         <select data-testid="run-to" on:change=move |event| stop_before.set(event_target_value(&event))>
                             <option value="" selected=move || stop_before.with(String::is_empty)>"the end"</option>
-                            <For each=node_ids key=|id| id.clone() let:id>
+                            <For each=all_nodes key=|id| id.clone() let:id>
                                 {
                                     let chosen = id.clone();
                                     view! {

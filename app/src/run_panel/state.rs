@@ -137,14 +137,7 @@ fn ForkForm(
     let pending = RwSignal::new(false);
     // Where the fork starts: the step's own nodes, or a chosen node.
     let start_at = RwSignal::new(String::new());
-    let node_ids = move || {
-        editor.nodes.with(|nodes| {
-            nodes
-                .iter()
-                .map(|node| node.id.get_value().to_string())
-                .collect::<Vec<_>>()
-        })
-    };
+    let all_nodes = move || super::node_ids(editor);
     // The channels whose values the person changed.
     let edits = move || -> Result<Map<String, Value>, String> {
         let edited: Value = serde_json::from_str(&text.get())
@@ -201,7 +194,7 @@ fn ForkForm(
                 <span>"Go on with"</span>
                 <select data-testid="fork-start-at" on:change=move |event| start_at.set(event_target_value(&event))>
                     <option value="">{format!("step {}'s own nodes", step + 1)}</option>
-                    <For each=node_ids key=|id| id.clone() let:id>
+                    <For each=all_nodes key=|id| id.clone() let:id>
                         <option value=id.clone()>{format!("node {id}")}</option>
                     </For>
                 </select>

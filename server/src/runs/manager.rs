@@ -311,19 +311,9 @@ impl Runs {
                 thread
             }
         };
-        let run_id = format!("run-{}", uuid::Uuid::new_v4());
-        sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
-             VALUES (?, ?, ?, ?, ?, 'queued', ?)",
-        )
-        .bind(&run_id)
-        .bind(&graph_id)
-        .bind(detail.version)
-        .bind(&thread_id)
-        .bind(input.to_string())
-        .bind(user.id.as_str())
-        .execute(&self.inner.pool)
-        .await?;
+        let run_id = self
+            .record_queued(&graph_id, detail.version, &thread_id, &input, user)
+            .await?;
         let thread = ThreadId::from(thread_id.as_str());
         let id = RunId::from(run_id.as_str());
         self.launch(
@@ -407,19 +397,16 @@ impl Runs {
             )));
         }
         let registry = self.registry_for(Some(user.id.as_str())).await?;
-        let run_id = format!("run-{}", uuid::Uuid::new_v4());
-        sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
-             VALUES (?, ?, ?, ?, ?, 'queued', ?)",
-        )
-        .bind(&run_id)
-        .bind(&source.graph_id)
-        .bind(source.graph_version)
-        .bind(&source.thread_id)
-        .bind(Value::Object(request.edits.clone()).to_string())
-        .bind(user.id.as_str())
-        .execute(&self.inner.pool)
-        .await?;
+        let edits = Value::Object(request.edits.clone());
+        let run_id = self
+            .record_queued(
+                &source.graph_id,
+                source.graph_version,
+                &source.thread_id,
+                &edits,
+                user,
+            )
+            .await?;
         let id = RunId::from(run_id.as_str());
         let fork = heddle_engine::run::Fork {
             edits: request.edits,
@@ -439,6 +426,32 @@ impl Runs {
             },
         )?;
         self.get(&run_id).await
+    }
+
+    /// Records a new run, queued, and returns its id. `input` is what it
+    /// was started with (a fork's edits).
+    async fn record_queued(
+        &self,
+        graph_id: &str,
+        version: i64,
+        thread_id: &str,
+        input: &Value,
+        user: &User,
+    ) -> Result<String, AppError> {
+        let run_id = format!("run-{}", uuid::Uuid::new_v4());
+        sqlx::query(
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
+             VALUES (?, ?, ?, ?, ?, 'queued', ?)",
+        )
+        .bind(&run_id)
+        .bind(graph_id)
+        .bind(version)
+        .bind(thread_id)
+        .bind(input.to_string())
+        .bind(user.id.as_str())
+        .execute(&self.inner.pool)
+        .await?;
+        Ok(run_id)
     }
 
     /// Compiles a stored graph after embedding the saved graphs its

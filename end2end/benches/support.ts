@@ -1,0 +1,53 @@
+// What the browser benches share: signing the bench user in, and timing
+// frames with requestAnimationFrame while something happens.
+import { Page } from "@playwright/test";
+
+/** Signs up (or, on a reused database, logs in) the bench user. */
+export async function signIn(page: Page) {
+  await page.goto("/login");
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const account = { username: "bench", password: "bench password" };
+  const signup = await page.request.post("/api/v1/auth/signup", { data: account });
+  if (signup.status() !== 201) {
+    await page.request.post("/api/v1/auth/login", { data: account });
+  }
+}
+
+/** Frame times, in ms, summarised. */
+export interface Frames {
+  frames: number;
+  median: number;
+  p95: number;
+  max: number;
+  /** Frames longer than `over` ms. */
+  slow: number;
+}
+
+/** Times every frame while `during` runs; frames longer than `over` ms are counted as slow. */
+export async function timeFrames(page: Page, over: number, during: () => Promise<void>): Promise<Frames> {
+  await page.evaluate(() => {
+    const w = window as any;
+    w.__frames = [];
+    w.__recording = true;
+    const tick = (t: number) => {
+      w.__frames.push(t);
+      if (w.__recording) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await during();
+  const times: number[] = await page.evaluate(() => {
+    const w = window as any;
+    w.__recording = false;
+    return w.__frames;
+  });
+  const gaps = times.slice(1).map((t, i) => t - times[i]).sort((a, b) => a - b);
+  const at = (q: number) => gaps[Math.min(gaps.length - 1, Math.floor(q * gaps.length))];
+  return {
+    frames: gaps.length,
+    median: at(0.5),
+    p95: at(0.95),
+    max: gaps[gaps.length - 1],
+    slow: gaps.filter((gap) => gap > over).length,
+  };
+}
