@@ -83,14 +83,12 @@ async fn a_run_goes_from_queued_to_finished_with_its_events_stored() {
 async fn a_paused_run_is_resumed_over_the_api() {
     let server = TestServer::start().await;
     let id = server.create_graph(approval()).await;
-    let (_, run) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{id}/runs"),
-            Some(json!({"input": {"request": "order 9"}, "thread_id": "support-1"})),
+    let run_id = server
+        .start_run(
+            &id,
+            json!({"input": {"request": "order 9"}, "thread_id": "support-1"}),
         )
         .await;
-    let run_id = run["id"].as_str().unwrap().to_string();
     let run = server.wait_for_run(&run_id).await;
     assert_eq!(run["status"], "interrupted");
     assert_eq!(
@@ -153,14 +151,9 @@ async fn runs_are_cancelled_running_queued_or_paused() {
         let server = &server;
         let id = id.clone();
         async move {
-            let (_, run) = server
-                .api(
-                    Method::POST,
-                    &format!("/api/v1/graphs/{id}/runs"),
-                    Some(json!({"input": {"target": target}})),
-                )
-                .await;
-            run["id"].as_str().unwrap().to_string()
+            server
+                .start_run(&id, json!({"input": {"target": target}}))
+                .await
         }
     };
     let long = start(1_000_000).await;
@@ -311,17 +304,13 @@ async fn a_chat_thread_carries_its_messages_from_run_to_run() {
         }))
         .await;
     for text in ["hello", "again"] {
-        let (_, run) = server
-            .api(
-                Method::POST,
-                &format!("/api/v1/graphs/{id}/runs"),
-                Some(json!({"thread_id": "chat-1", "input": {"messages": [{"role": "user", "content": text}]}})),
+        let run_id = server
+            .start_run(
+                &id,
+                json!({"thread_id": "chat-1", "input": {"messages": [{"role": "user", "content": text}]}}),
             )
             .await;
-        assert_eq!(
-            server.wait_for_run(run["id"].as_str().unwrap()).await["status"],
-            "finished"
-        );
+        assert_eq!(server.wait_for_run(&run_id).await["status"], "finished");
     }
     let (_, thread) = server
         .api(Method::GET, "/api/v1/threads/chat-1", None)
@@ -369,14 +358,13 @@ async fn the_example_graphs_run_through_the_api() {
         assert_eq!(status, 201, "{file}: {imported}");
         assert_eq!(imported["problems"], json!([]), "{file}");
         let id = imported["id"].as_str().unwrap();
-        let (_, run) = server
-            .api(
-                Method::POST,
-                &format!("/api/v1/graphs/{id}/runs"),
-                Some(json!({"input": {"messages": [{"role": "user", "content": question}]}})),
+        let run_id = server
+            .start_run(
+                id,
+                json!({"input": {"messages": [{"role": "user", "content": question}]}}),
             )
             .await;
-        let run = server.wait_for_run(run["id"].as_str().unwrap()).await;
+        let run = server.wait_for_run(&run_id).await;
         assert_eq!(run["status"], "finished", "{file}: {run}");
         let last = run["output"]["messages"]
             .as_array()
@@ -445,14 +433,7 @@ async fn a_subgraph_node_runs_a_saved_graph_by_id() {
 async fn a_run_forks_from_a_step_with_edited_state_leaving_the_original_as_it_was() {
     let server = TestServer::start().await;
     let id = server.create_graph(counting_loop(0)).await;
-    let (_, run) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{id}/runs"),
-            Some(json!({"input": {"target": 5}})),
-        )
-        .await;
-    let source = run["id"].as_str().unwrap().to_string();
+    let source = server.start_run(&id, json!({"input": {"target": 5}})).await;
     let finished = server.wait_for_run(&source).await;
     assert_eq!(finished["output"]["count"], 5);
 
@@ -537,15 +518,12 @@ async fn a_run_forks_from_a_step_with_edited_state_leaving_the_original_as_it_wa
 async fn a_run_can_stop_before_a_chosen_node() {
     let server = TestServer::start().await;
     let id = server.create_graph(counting_loop(0)).await;
-    let (status, run) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{id}/runs"),
-            Some(json!({"input": {"target": 3}, "interrupt_before": ["tick"]})),
+    let run_id = server
+        .start_run(
+            &id,
+            json!({"input": {"target": 3}, "interrupt_before": ["tick"]}),
         )
         .await;
-    assert_eq!(status, 202, "{run}");
-    let run_id = run["id"].as_str().unwrap().to_string();
     let paused = server.wait_for_run(&run_id).await;
     assert_eq!(paused["status"], "interrupted", "{paused}");
     assert_eq!(paused["output"]["interrupts"][0]["node"], "tick");

@@ -229,6 +229,20 @@ impl TestServer {
         body["id"].as_str().unwrap().to_string()
     }
 
+    /// Starts a run of `graph` with `body` (`{"input": ...}` and options);
+    /// its id. The start must be accepted.
+    pub async fn start_run(&self, graph: &str, body: Value) -> String {
+        let (status, run) = self
+            .api(
+                reqwest::Method::POST,
+                &format!("/api/v1/graphs/{graph}/runs"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 202, "{run}");
+        run["id"].as_str().unwrap().to_string()
+    }
+
     /// Polls a run until its status is not queued or running.
     pub async fn wait_for_run(&self, run_id: &str) -> Value {
         for _ in 0..500 {
