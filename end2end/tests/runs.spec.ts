@@ -260,6 +260,7 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await expect(page.getByTestId("fork-form")).toContainText("cannot set `target`");
   await expect(page.getByTestId("fork-run")).toBeDisabled();
   await editor.fill(JSON.stringify({ ...state, target: 8 }));
+  await expect(page.getByTestId("fork-changes")).toHaveText("Changes target.");
   await page.getByTestId("fork-run").click();
 
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
@@ -288,4 +289,61 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
   const [third] = await runs(page, graph);
   expect(third.output.count).toBe(6);
+});
+
+test("a long event log draws only the rows in view and follows the newest", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  // One script node printing 600 lines: 600 report events and the run's own.
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Chatty",
+    state: { channels: { n: { type: "integer" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      { id: "emit", kind: "script", config: { source: "for i in 0..600 { print(i); } #{ n: 1 }" }, position: { x: 240, y: 0 } },
+    ],
+    edges: [{ id: "e1", from: "start", to: "emit" }],
+  });
+  const run = await finishedRun(page, graph, {});
+  const events: any[] = await (await page.request.get(`/api/v1/runs/${run}/events`)).json();
+  const stored = events.filter((e) => !(e.type === "custom" && e.name === "token"));
+  expect(stored.length).toBeGreaterThan(600);
+
+  await page.goto(`/graphs/${graph}?run=${run}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Events" }).click();
+  await expect(page.getByTestId("event-count")).toHaveText(`${stored.length} events`);
+  // It opens on the newest, drawing a window of rows, not all of them.
+  const rows = page.locator(".event-row");
+  await expect(rows.last().locator(".event-seq")).toHaveText(String(stored[stored.length - 1].seq));
+  expect(await rows.count()).toBeLessThan(80);
+  await expect(page.getByTestId("event-jump")).toHaveCount(0);
+
+  // Scrolled to the top: the first events, and a way back to the newest.
+  const scroller = page.locator(".event-scroll");
+  await scroller.evaluate((el) => el.scrollTo({ top: 0 }));
+  await expect(rows.first().locator(".event-type")).toHaveText("run_started");
+  expect(await rows.count()).toBeLessThan(80);
+  // Halfway down: the rows there, as many as before.
+  const half = Math.floor(stored.length / 2);
+  await scroller.evaluate((el, top) => el.scrollTo({ top }), half * 24);
+  await expect(page.locator(`.event-row .event-seq >> text="${stored[half].seq}"`)).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/run-events-scrolled-light.png" });
+  await page.getByTestId("event-jump").click();
+  await expect(rows.last().locator(".event-seq")).toHaveText(String(stored[stored.length - 1].seq));
+  await expect(page.getByTestId("event-jump")).toHaveCount(0);
+
+  // Scrubbing to step 0 brings that step's events into view, highlighted.
+  await scrubTo(page, 0);
+  await expect(page.locator(".event-row.current").first()).toBeInViewport();
+  await expect(page.locator(".event-row.current .event-type").first()).toHaveText("step_started");
+  await page.getByTestId("scrub-live").click();
+
+  // A filter narrows the count and the rows drawn.
+  await page.getByPlaceholder("Search events").fill("run_");
+  await expect(page.getByTestId("event-count")).toHaveText(
+    `${stored.filter((e) => e.type.startsWith("run_")).length} events`,
+  );
+  await page.getByPlaceholder("Search events").fill("nothing like this");
+  await expect(page.getByTestId("event-log")).toContainText("No event matches these filters.");
 });

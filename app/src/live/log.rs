@@ -314,13 +314,13 @@ impl RunLog {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use heddle_engine::run::{Event, RunStatus};
     use serde_json::{Value, json};
 
     use super::{Outcome, RunLog, TokenChunk};
 
-    fn log(bodies: &[Value]) -> RunLog {
+    pub(crate) fn log(bodies: &[Value]) -> RunLog {
         let mut log = RunLog::new("run-1");
         for (seq, body) in bodies.iter().enumerate() {
             let mut body = body.clone();
@@ -333,7 +333,7 @@ mod tests {
         log
     }
 
-    fn two_steps() -> RunLog {
+    pub(crate) fn two_steps() -> RunLog {
         log(&[
             json!({"type": "run_started", "graph": "g", "input": {"n": 1}, "state": {"n": 1, "out": ""}}),
             json!({"type": "step_started", "step": 0, "tasks": [{"node": "a"}]}),

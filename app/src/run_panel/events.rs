@@ -1,148 +1,24 @@
 //! The event log: every event of the run (tokens aside), filtered by what
-//! kind it is, which node it concerns, or text. Clicking one moves the
-//! replay to its step and selects its node.
+//! kind it is, which node it concerns, or text. The list follows the newest
+//! events until the person scrolls up; however long the run, only the rows
+//! in view are drawn. Clicking one moves the replay to its step and selects
+//! its node.
 
-use heddle_engine::run::{Event, EventPayload};
+mod describe;
+mod listing;
+
+use leptos::html::Div;
 use leptos::prelude::*;
 
-use super::{duration, select_node, show_json};
+use self::describe::{GROUPS, node_of, summary, type_of};
+use self::listing::{Filter, Matches, ROW_PX, window};
+use super::{duration, select_node};
 use crate::editor::state::Editor;
 use crate::live::{Watch, step_of};
 
-/// How many rows the log shows at most (the newest that match).
-const SHOWN: usize = 400;
-
-/// The kinds of event a filter picks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Group {
-    Run,
-    Step,
-    Node,
-    Edge,
-    Custom,
-}
-
-const GROUPS: [(Group, &str); 5] = [
-    (Group::Run, "Run"),
-    (Group::Step, "Steps"),
-    (Group::Node, "Nodes"),
-    (Group::Edge, "Edges"),
-    (Group::Custom, "Reports"),
-];
-
-fn group(event: &Event) -> Group {
-    match event.payload {
-        EventPayload::StepStarted { .. } | EventPayload::StepFinished { .. } => Group::Step,
-        EventPayload::NodeStarted { .. }
-        | EventPayload::NodeSucceeded { .. }
-        | EventPayload::NodeFailed { .. }
-        | EventPayload::NodeRetrying { .. } => Group::Node,
-        EventPayload::EdgeTaken { .. } => Group::Edge,
-        EventPayload::Custom { .. } => Group::Custom,
-        _ => Group::Run,
-    }
-}
-
-/// The node an event concerns.
-fn node_of(event: &Event) -> Option<&str> {
-    match &event.payload {
-        EventPayload::NodeStarted { node, .. }
-        | EventPayload::NodeSucceeded { node, .. }
-        | EventPayload::NodeFailed { node, .. }
-        | EventPayload::NodeRetrying { node, .. }
-        | EventPayload::Custom { node, .. } => Some(node.as_str()),
-        EventPayload::EdgeTaken { from, .. } => Some(from.as_str()),
-        EventPayload::RunFailed { node, .. } => node.as_ref().map(|node| node.as_str()),
-        _ => None,
-    }
-}
-
-/// The event's type name, as the API spells it.
-fn type_of(event: &Event) -> &'static str {
-    match event.payload {
-        EventPayload::RunStarted { .. } => "run_started",
-        EventPayload::RunFinished { .. } => "run_finished",
-        EventPayload::RunFailed { .. } => "run_failed",
-        EventPayload::RunCancelled { .. } => "run_cancelled",
-        EventPayload::RunInterrupted { .. } => "run_interrupted",
-        EventPayload::RunResumed { .. } => "run_resumed",
-        EventPayload::StepStarted { .. } => "step_started",
-        EventPayload::StepFinished { .. } => "step_finished",
-        EventPayload::NodeStarted { .. } => "node_started",
-        EventPayload::NodeSucceeded { .. } => "node_succeeded",
-        EventPayload::NodeFailed { .. } => "node_failed",
-        EventPayload::NodeRetrying { .. } => "node_retrying",
-        EventPayload::EdgeTaken { .. } => "edge_taken",
-        EventPayload::Custom { .. } => "custom",
-        _ => "event",
-    }
-}
-
-/// One line about what happened.
-fn summary(event: &Event) -> String {
-    match &event.payload {
-        EventPayload::RunStarted { input, .. } => format!("input {}", show_json(input, 120)),
-        EventPayload::RunFinished { steps, .. } => format!("finished after {steps} steps"),
-        EventPayload::RunFailed { error, .. } => error.clone(),
-        EventPayload::RunCancelled { step } => format!("cancelled at step {step}"),
-        EventPayload::RunInterrupted { interrupts, .. } => interrupts
-            .iter()
-            .map(|interrupt| format!("paused at {}", interrupt.node))
-            .collect::<Vec<_>>()
-            .join(", "),
-        EventPayload::RunResumed { step, value, .. } => match value {
-            Some(value) => format!("resumed at step {step} with {}", show_json(value, 80)),
-            None => format!("went on at step {step}"),
-        },
-        EventPayload::StepStarted { tasks, .. } => tasks
-            .iter()
-            .map(|task| task.node.to_string())
-            .collect::<Vec<_>>()
-            .join(", "),
-        EventPayload::StepFinished { delta, .. } => {
-            let changed: Vec<&String> = delta
-                .as_object()
-                .map(|d| d.keys().collect())
-                .unwrap_or_default();
-            if changed.is_empty() {
-                "no change".into()
-            } else {
-                format!(
-                    "changed {}",
-                    changed
-                        .iter()
-                        .map(|c| c.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
-        }
-        EventPayload::NodeStarted { attempt, .. } if *attempt > 1 => format!("attempt {attempt}"),
-        EventPayload::NodeSucceeded {
-            duration_us, route, ..
-        } => match route {
-            Some(route) => format!("{} → {route}", duration(*duration_us)),
-            None => duration(*duration_us),
-        },
-        EventPayload::NodeFailed { error, .. } => error.clone(),
-        EventPayload::NodeRetrying {
-            error, delay_ms, ..
-        } => format!("{error} (again in {delay_ms} ms)"),
-        EventPayload::EdgeTaken { from, to, .. } => format!("{from} → {to}"),
-        EventPayload::Custom { name, data, .. } => format!("{name} {}", show_json(data, 120)),
-        _ => String::new(),
-    }
-}
-
 #[component]
 pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
-    let shown_groups = RwSignal::new(vec![
-        Group::Run,
-        Group::Step,
-        Group::Node,
-        Group::Edge,
-        Group::Custom,
-    ]);
+    let shown_groups = RwSignal::new(GROUPS.iter().map(|(group, _)| *group).collect::<Vec<_>>());
     let node = RwSignal::new(String::new());
     let text = RwSignal::new(String::new());
     let nodes = Memo::new(move |_| {
@@ -158,41 +34,104 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
             nodes
         })
     });
-    let rows = Memo::new(move |_| {
-        let groups = shown_groups.get();
-        let node = node.get();
-        let text = text.get().to_lowercase();
+
+    // Where the list is scrolled: following the end, or at a position.
+    let scroller = NodeRef::<Div>::new();
+    let following = RwSignal::new(true);
+    let scroll_top = RwSignal::new(0.0_f64);
+    let height = RwSignal::new(0.0_f64);
+    let matches = StoredValue::new(Matches::default());
+    let listing = Memo::new(move |_| {
+        let filter = Filter {
+            groups: shown_groups.get(),
+            node: node.get(),
+            text: text.get().to_lowercase(),
+        };
+        let top = (!following.get()).then(|| scroll_top.get());
+        let height = height.get();
         watch.log.with(|log| {
-            let start = log.started_us().unwrap_or(0);
-            let matches = |event: &&Event| {
-                groups.contains(&group(event))
-                    && (node.is_empty() || node_of(event) == Some(node.as_str()))
-                    && (text.is_empty()
-                        || type_of(event).contains(&text)
-                        || summary(event).to_lowercase().contains(&text))
-            };
-            // Count every match, but describe only the rows shown: a busy
-            // run's log is long, and this runs once per frame.
-            let total = log.events.iter().filter(matches).count();
-            let mut rows: Vec<Row> = log
-                .events
-                .iter()
-                .rev()
-                .filter(matches)
-                .take(SHOWN)
-                .map(|event| Row {
-                    seq: event.seq,
-                    offset_us: event.at_us.saturating_sub(start),
-                    kind: type_of(event),
-                    node: node_of(event).map(str::to_string),
-                    step: step_of(event),
-                    summary: summary(event),
+            matches
+                .try_update_value(|matches| {
+                    matches.update(log, &filter);
+                    let total = matches.len();
+                    let rows = window(top, height, total);
+                    let start = rows.start;
+                    let rows = matches
+                        .positions(rows)
+                        .iter()
+                        .filter_map(|&at| log.events.get(at))
+                        .map(|event| Row {
+                            seq: event.seq,
+                            offset_us: event.at_us.saturating_sub(log.started_us().unwrap_or(0)),
+                            kind: type_of(event),
+                            node: node_of(event).map(str::to_string),
+                            step: step_of(event),
+                            summary: summary(event),
+                        })
+                        .collect();
+                    Listing { total, start, rows }
                 })
-                .collect();
-            rows.reverse();
-            (total, rows)
+                .unwrap_or_default()
         })
     });
+    let measure = move || {
+        if let Some(scroller) = scroller.get_untracked() {
+            let (top, seen, full) = (
+                f64::from(scroller.scroll_top()),
+                f64::from(scroller.client_height()),
+                f64::from(scroller.scroll_height()),
+            );
+            height.set(seen);
+            scroll_top.set(top);
+            // Within half a row of the end counts as at the end.
+            following.set(top + seen >= full - ROW_PX / 2.0);
+        }
+    };
+    // While following, keep the newest row in view as rows arrive.
+    Effect::new(move || {
+        let total = listing.with(|listing| listing.total);
+        if following.get()
+            && let Some(scroller) = scroller.get()
+        {
+            let end = total as f64 * ROW_PX;
+            scroller.set_scroll_top(end as i32);
+            if height.get_untracked() == 0.0 {
+                height.set(f64::from(scroller.client_height()));
+            }
+        }
+    });
+    // Moving the replay to a step brings its events into view, unless some
+    // already are (the person clicked one of them, say).
+    Effect::new(move || {
+        let Some(step) = watch.cursor.get() else {
+            return;
+        };
+        let Some(scroller) = scroller.get_untracked() else {
+            return;
+        };
+        let (top, seen) = (
+            f64::from(scroller.scroll_top()),
+            f64::from(scroller.client_height()),
+        );
+        let in_view = (top / ROW_PX).floor() as usize..((top + seen) / ROW_PX).ceil() as usize;
+        let target = watch.log.with_untracked(|log| {
+            let of_step = |at: usize| log.events.get(at).and_then(step_of) == Some(step);
+            matches.with_value(|matches| {
+                let shown = matches.positions(in_view).iter().any(|&at| of_step(at));
+                if shown { None } else { matches.find(of_step) }
+            })
+        });
+        if let Some(row) = target {
+            let top = row as f64 * ROW_PX;
+            following.set(false);
+            scroll_top.set(top);
+            scroller.set_scroll_top(top as i32);
+        }
+    });
+    let jump_to_end = move |_| {
+        following.set(true);
+    };
+
     view! {
         <div class="event-log" data-testid="event-log">
             <div class="event-filters" role="group" aria-label="Filters">
@@ -219,22 +158,40 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                 <input type="search" placeholder="Search events" aria-label="Search events"
                     on:input=move |event| text.set(event_target_value(&event)) />
                 <span class="event-count" data-testid="event-count">
-                    {move || rows.with(|(total, rows)| {
-                        if *total > rows.len() {
-                            format!("{total} events, the newest {} shown", rows.len())
-                        } else {
-                            format!("{total} events")
-                        }
-                    })}
+                    {move || format!("{} events", listing.with(|listing| listing.total))}
                 </span>
             </div>
-            <ol class="event-rows">
-                <For each=move || rows.get().1 key=|row| row.seq let:row>
-                    <EventRow editor watch row />
-                </For>
-            </ol>
+            <div class="event-scroll" node_ref=scroller on:scroll=move |_| measure()>
+                <ol class="event-rows" data-testid="event-rows"
+                    style:height=move || format!("{}px", listing.with(|listing| listing.total) as f64 * ROW_PX)
+                    style:padding-top=move || format!("{}px", listing.with(|listing| listing.start) as f64 * ROW_PX)>
+                    <For each=move || listing.get().rows key=|row| row.seq let:row>
+                        <EventRow editor watch row />
+                    </For>
+                </ol>
+                {move || listing.with(|listing| listing.total == 0).then(|| {
+                    let empty = watch.log.with(|log| log.events.is_empty());
+                    view! {
+                        <p class="empty-note">
+                            {if empty { "No events yet." } else { "No event matches these filters." }}
+                        </p>
+                    }
+                })}
+            </div>
+            {move || (!following.get()).then(|| view! {
+                <button type="button" class="button button-small event-jump" data-testid="event-jump"
+                    on:click=jump_to_end>"↓ Newest"</button>
+            })}
         </div>
     }
+}
+
+/// The rows drawn, and where they start among all that match.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Listing {
+    total: usize,
+    start: usize,
+    rows: Vec<Row>,
 }
 
 /// An event as the log lists it.

@@ -131,7 +131,8 @@ fn ForkForm(
     state: Map<String, Value>,
     open: RwSignal<bool>,
 ) -> impl IntoView {
-    let text = RwSignal::new(serde_json::to_string_pretty(&state).unwrap_or_default());
+    let original = StoredValue::new(serde_json::to_string_pretty(&state).unwrap_or_default());
+    let text = RwSignal::new(original.get_value());
     let state = StoredValue::new(state);
     let error = RwSignal::new(None::<String>);
     let pending = RwSignal::new(false);
@@ -199,11 +200,22 @@ fn ForkForm(
                     </For>
                 </select>
             </label>
+            {move || edits().ok().map(|edits| {
+                let said = if edits.is_empty() {
+                    "No change: the fork goes on from this state as it was.".to_string()
+                } else {
+                    let channels: Vec<&str> = edits.keys().map(String::as_str).collect();
+                    format!("Changes {}.", channels.join(", "))
+                };
+                view! { <p class="hint" data-testid="fork-changes">{said}</p> }
+            })}
             {move || problem().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
             <div class="form-actions">
                 <button type="button" class="button button-primary" data-testid="fork-run"
                     disabled=move || problem().is_some() || pending.get() on:click=submit>"Run the fork"</button>
+                <button type="button" class="button" disabled=move || original.with_value(|original| text.with(|text| text == original))
+                    on:click=move |_| text.set(original.get_value())>"Undo edits"</button>
                 <button type="button" class="button" on:click=move |_| open.set(false)>"Cancel"</button>
             </div>
         </div>

@@ -1,0 +1,129 @@
+//! How the event log names and sums up an event: its group for the
+//! filters, the node it concerns, its type as the API spells it, and one
+//! line about what happened.
+
+use heddle_engine::run::{Event, EventPayload};
+
+use crate::run_panel::{duration, show_json};
+
+/// The kinds of event a filter picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Run,
+    Step,
+    Node,
+    Edge,
+    Custom,
+}
+
+pub const GROUPS: [(Group, &str); 5] = [
+    (Group::Run, "Run"),
+    (Group::Step, "Steps"),
+    (Group::Node, "Nodes"),
+    (Group::Edge, "Edges"),
+    (Group::Custom, "Reports"),
+];
+
+pub fn group(event: &Event) -> Group {
+    match event.payload {
+        EventPayload::StepStarted { .. } | EventPayload::StepFinished { .. } => Group::Step,
+        EventPayload::NodeStarted { .. }
+        | EventPayload::NodeSucceeded { .. }
+        | EventPayload::NodeFailed { .. }
+        | EventPayload::NodeRetrying { .. } => Group::Node,
+        EventPayload::EdgeTaken { .. } => Group::Edge,
+        EventPayload::Custom { .. } => Group::Custom,
+        _ => Group::Run,
+    }
+}
+
+/// The node an event concerns.
+pub fn node_of(event: &Event) -> Option<&str> {
+    match &event.payload {
+        EventPayload::NodeStarted { node, .. }
+        | EventPayload::NodeSucceeded { node, .. }
+        | EventPayload::NodeFailed { node, .. }
+        | EventPayload::NodeRetrying { node, .. }
+        | EventPayload::Custom { node, .. } => Some(node.as_str()),
+        EventPayload::EdgeTaken { from, .. } => Some(from.as_str()),
+        EventPayload::RunFailed { node, .. } => node.as_ref().map(|node| node.as_str()),
+        _ => None,
+    }
+}
+
+/// The event's type name, as the API spells it.
+pub fn type_of(event: &Event) -> &'static str {
+    match event.payload {
+        EventPayload::RunStarted { .. } => "run_started",
+        EventPayload::RunFinished { .. } => "run_finished",
+        EventPayload::RunFailed { .. } => "run_failed",
+        EventPayload::RunCancelled { .. } => "run_cancelled",
+        EventPayload::RunInterrupted { .. } => "run_interrupted",
+        EventPayload::RunResumed { .. } => "run_resumed",
+        EventPayload::StepStarted { .. } => "step_started",
+        EventPayload::StepFinished { .. } => "step_finished",
+        EventPayload::NodeStarted { .. } => "node_started",
+        EventPayload::NodeSucceeded { .. } => "node_succeeded",
+        EventPayload::NodeFailed { .. } => "node_failed",
+        EventPayload::NodeRetrying { .. } => "node_retrying",
+        EventPayload::EdgeTaken { .. } => "edge_taken",
+        EventPayload::Custom { .. } => "custom",
+        _ => "event",
+    }
+}
+
+/// One line about what happened.
+pub fn summary(event: &Event) -> String {
+    match &event.payload {
+        EventPayload::RunStarted { input, .. } => format!("input {}", show_json(input, 120)),
+        EventPayload::RunFinished { steps, .. } => format!("finished after {steps} steps"),
+        EventPayload::RunFailed { error, .. } => error.clone(),
+        EventPayload::RunCancelled { step } => format!("cancelled at step {step}"),
+        EventPayload::RunInterrupted { interrupts, .. } => interrupts
+            .iter()
+            .map(|interrupt| format!("paused at {}", interrupt.node))
+            .collect::<Vec<_>>()
+            .join(", "),
+        EventPayload::RunResumed { step, value, .. } => match value {
+            Some(value) => format!("resumed at step {step} with {}", show_json(value, 80)),
+            None => format!("went on at step {step}"),
+        },
+        EventPayload::StepStarted { tasks, .. } => tasks
+            .iter()
+            .map(|task| task.node.to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        EventPayload::StepFinished { delta, .. } => {
+            let changed: Vec<&String> = delta
+                .as_object()
+                .map(|d| d.keys().collect())
+                .unwrap_or_default();
+            if changed.is_empty() {
+                "no change".into()
+            } else {
+                format!(
+                    "changed {}",
+                    changed
+                        .iter()
+                        .map(|c| c.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        }
+        EventPayload::NodeStarted { attempt, .. } if *attempt > 1 => format!("attempt {attempt}"),
+        EventPayload::NodeSucceeded {
+            duration_us, route, ..
+        } => match route {
+            Some(route) => format!("{} → {route}", duration(*duration_us)),
+            None => duration(*duration_us),
+        },
+        EventPayload::NodeFailed { error, .. } => error.clone(),
+        EventPayload::NodeRetrying {
+            error, delay_ms, ..
+        } => format!("{error} (again in {delay_ms} ms)"),
+        EventPayload::EdgeTaken { from, to, .. } => format!("{from} → {to}"),
+        EventPayload::Custom { name, data, .. } => format!("{name} {}", show_json(data, 120)),
+        _ => String::new(),
+    }
+}
