@@ -14,6 +14,7 @@
 
 pub mod chat;
 pub mod events;
+pub mod fork;
 pub mod interrupt;
 pub mod scrubber;
 pub mod start;

@@ -253,14 +253,29 @@ test("a finished run replays step by step, and forks from a step with an edited 
   // goes on from a count of 2 to 8; the original keeps its 5.
   await page.locator('.state-step[data-step="2"]').click();
   await page.getByTestId("fork-open").click();
-  const editor = page.getByTestId("fork-form").locator("textarea");
+  const form = page.getByTestId("fork-form");
+  // Each channel is a field of its type, showing the state after step 2.
+  await expect(form.locator('input[name="count"]')).toHaveValue("2");
+  await expect(form.locator('input[name="target"]')).toHaveValue("5");
+  await expect(page.getByTestId("fork-changes")).toHaveText(
+    "No change: the fork goes on from this state as it was.",
+  );
+  // As JSON, a value of the wrong type is refused as typed.
+  await page.getByTestId("fork-mode-json").click();
+  const editor = form.locator("textarea");
   const state = JSON.parse(await editor.inputValue());
   expect(state).toMatchObject({ count: 2, target: 5 });
   await editor.fill(JSON.stringify({ ...state, target: "eight" }));
-  await expect(page.getByTestId("fork-form")).toContainText("cannot set `target`");
+  await expect(form).toContainText("cannot set `target`");
   await expect(page.getByTestId("fork-run")).toBeDisabled();
+  await expect(page.getByTestId("fork-mode-fields")).toBeDisabled();
   await editor.fill(JSON.stringify({ ...state, target: 8 }));
   await expect(page.getByTestId("fork-changes")).toHaveText("Changes target.");
+  // Back to the fields: the edit carries over, marked.
+  await page.getByTestId("fork-mode-fields").click();
+  await expect(form.locator('input[name="target"]')).toHaveValue("8");
+  await expect(form.locator(".fork-field.changed")).toHaveCount(1);
+  await page.screenshot({ path: "../target/e2e/screens/run-fork-light.png" });
   await page.getByTestId("fork-run").click();
 
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
@@ -279,10 +294,16 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await expect(page.locator(".state-step").first()).toHaveText("Step 3");
   await page.locator('.state-step[data-step="5"]').click();
   await page.getByTestId("fork-open").click();
-  const again = page.getByTestId("fork-form").locator("textarea");
-  const before = JSON.parse(await again.inputValue());
-  expect(before.count).toBe(5);
-  await again.fill(JSON.stringify({ ...before, target: 6 }));
+  const again = page.getByTestId("fork-form");
+  await expect(again.locator('input[name="count"]')).toHaveValue("5");
+  await expect(again.locator('input[name="target"]')).toHaveValue("8");
+  // Undo puts every field back.
+  await again.locator('input[name="target"]').fill("60");
+  await expect(page.getByTestId("fork-changes")).toHaveText("Changes target.");
+  await page.getByTestId("fork-undo").click();
+  await expect(again.locator('input[name="target"]')).toHaveValue("8");
+  await expect(page.getByTestId("fork-undo")).toBeDisabled();
+  await again.locator('input[name="target"]').fill("6");
   await page.getByTestId("fork-start-at").selectOption("tick");
   await page.getByTestId("fork-run").click();
   await expect.poll(async () => (await runs(page, graph)).length).toBe(3);

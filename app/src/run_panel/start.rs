@@ -175,7 +175,7 @@ pub fn RunTab(
 }
 
 #[component]
-fn InputRow(
+pub(super) fn InputRow(
     field: InputField,
     texts: RwSignal<std::collections::HashMap<String, String>>,
 ) -> impl IntoView {
