@@ -4,10 +4,12 @@
 //! - [`log`]: every event received, and what the panels read from it (the
 //!   view at a step, the state after each step, the executions).
 //! - [`view`]: the canvas's view of a run at one moment, a pure fold.
+//! - [`compare`]: two runs side by side, step by step and channel by channel.
 //! - `socket` (in the browser): the websocket, batching events into one
 //!   update per animation frame.
 //! - `api` (in the browser): starting, stopping, resuming and forking runs.
 
+pub mod compare;
 pub mod log;
 pub mod view;
 

@@ -1,18 +1,21 @@
 //! The run panel under the canvas: start a run (an input form, or a chat
 //! on a thread), answer its pauses, and understand it afterwards (a trace
-//! timeline, the event log, the state after every step), with a scrubber
-//! that replays any run step by step and a fork that re-runs from a step
-//! with an edited state. Everything here reads the watched run's event
-//! log ([`Watch`]); nothing keeps a second account of the run.
+//! timeline, the event log, the state after every step, another run side
+//! by side), with a scrubber that replays any run step by step and a fork
+//! that re-runs from a step with an edited state. Everything here reads the
+//! watched run's event log ([`Watch`]); nothing keeps a second account of
+//! the run.
 //!
 //! - [`scrubber`]: play, pause, step and speed over a run's steps.
 //! - [`start`]: the input form and run-to-node; [`interrupt`]: answer a pause.
 //! - [`chat`]: threads and their messages, for graphs whose input is a
 //!   conversation.
 //! - [`trace`]: a lane per node, a bar per execution; [`events`]: the log
-//!   with filters; [`state`]: the state after each step, and fork.
+//!   with filters; [`state`]: the state after each step, and [`fork`]
+//!   from one; [`compare`]: this run next to another.
 
 pub mod chat;
+pub mod compare;
 pub mod events;
 pub mod fork;
 pub mod interrupt;
@@ -36,6 +39,7 @@ pub enum Tab {
     Trace,
     Events,
     State,
+    Compare,
 }
 
 impl Tab {
@@ -46,6 +50,7 @@ impl Tab {
             Tab::Trace => "Trace",
             Tab::Events => "Events",
             Tab::State => "State",
+            Tab::Compare => "Compare",
         }
     }
 }
@@ -219,7 +224,7 @@ pub fn RunPanel(
         if chat.get() {
             tabs.insert(0, Tab::Chat);
         }
-        tabs.extend([Tab::Trace, Tab::Events, Tab::State]);
+        tabs.extend([Tab::Trace, Tab::Events, Tab::State, Tab::Compare]);
         tabs
     };
     let event_count = move || watch.log.with(|log| log.events.len());
@@ -238,6 +243,7 @@ pub fn RunPanel(
                 Tab::Trace => view! { <trace::Timeline editor watch /> }.into_any(),
                 Tab::Events => view! { <events::EventLog editor watch /> }.into_any(),
                 Tab::State => view! { <state::StateTab editor watch can_run /> }.into_any(),
+                Tab::Compare => view! { <compare::CompareTab watch graph_id /> }.into_any(),
             }
         }
     };

@@ -288,6 +288,26 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await page.getByRole("tab", { name: "Run" }).click();
   await expect(page.getByTestId("run-result")).toContainText('"count": 8');
 
+  // Side by side with the run it branched from (the other run of its
+  // thread): they part at step 3, where the fork's target took effect.
+  await page.getByRole("tab", { name: "Compare" }).click();
+  await expect(page.getByTestId("compare-with")).toHaveValue(run);
+  await expect(page.getByTestId("compare-parted")).toHaveText("The runs part at step 3.");
+  const countRow = page.locator('.compare-table tr[data-channel="count"]');
+  await expect(countRow).toHaveClass(/differs/);
+  await expect(countRow.locator("td").first()).toHaveText("8");
+  await expect(countRow.locator("td").last()).toHaveText("5");
+  // Steps 0 to 2 are the original's alone; the fork goes on past its end.
+  const step0 = page.locator('.compare-table tr[data-step="0"]');
+  await expect(step0.locator("td").first()).toHaveText("before its branch");
+  await expect(step0).not.toHaveClass(/differs/);
+  await expect(page.locator('.compare-table tr[data-step="7"] td').last()).toHaveText("ended");
+  // Only the differences: the shared history goes.
+  await page.getByText("Only differences").click();
+  await expect(step0).toBeHidden();
+  await expect(page.locator('.compare-table tr[data-step="3"]')).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/run-compare-light.png" });
+
   // Start from a chosen node with a step's state: after the fork's step 5
   // (its steps start at 3, where it branched), `tick` with a target of 6.
   await page.getByRole("tab", { name: "State" }).click();
@@ -310,6 +330,13 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
   const [third] = await runs(page, graph);
   expect(third.output.count).toBe(6);
+
+  // From the comparison, open the other run: the page replays it.
+  await page.getByRole("tab", { name: "Compare" }).click();
+  await page.getByTestId("compare-with").selectOption(run);
+  await page.getByTestId("compare-open").click();
+  await expect(page).toHaveURL(new RegExp(`run=${run}`));
+  await expect(tick.locator(".canvas-node-count")).toHaveText("×5");
 });
 
 test("a long event log draws only the rows in view and follows the newest", async ({ page, errors }) => {

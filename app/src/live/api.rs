@@ -1,6 +1,7 @@
 //! The run endpoints the page calls from the browser: start (with an
 //! input, on a thread, up to a node), stop, resume a pause, fork from a
-//! step, and read a graph's threads. Errors are the server's messages.
+//! step, and read a graph's runs and threads and a run's events. Errors are
+//! the server's messages.
 
 use serde_json::{Value, json};
 
@@ -96,4 +97,16 @@ pub async fn threads(graph_id: &str) -> Result<Vec<Value>, String> {
 /// A thread's messages, by channel.
 pub async fn thread(thread_id: &str) -> Result<Value, String> {
     send("GET", &format!("/api/v1/threads/{thread_id}"), None).await
+}
+
+/// The graph's runs, newest first.
+pub async fn runs(graph_id: &str) -> Result<Vec<Value>, String> {
+    let list = send("GET", &format!("/api/v1/graphs/{graph_id}/runs"), None).await?;
+    Ok(list.as_array().cloned().unwrap_or_default())
+}
+
+/// A run's stored events, in order.
+pub async fn events(run_id: &str) -> Result<Vec<heddle_engine::run::Event>, String> {
+    let list = send("GET", &format!("/api/v1/runs/{run_id}/events"), None).await?;
+    serde_json::from_value(list).map_err(|error| format!("unreadable events: {error}"))
 }

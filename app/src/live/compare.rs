@@ -1,0 +1,237 @@
+//! Two runs side by side, from their event logs: the nodes each ran at each
+//! step, the first step where they part (other nodes, or another state
+//! after it), and their final states channel by channel. A fork and the
+//! run it branched from are the usual pair; any two runs of a graph work.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::RunLog;
+
+/// What a run did at a step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ran {
+    /// It ran these nodes (none: a step that only took stock).
+    Nodes(Vec<String>),
+    /// It starts later: a fork branched from its run after this step.
+    NotYet,
+    /// It had ended.
+    Ended,
+}
+
+/// One step of both runs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StepPair {
+    pub step: u32,
+    pub left: Ran,
+    pub right: Ran,
+    /// Both ran the step and left the same state after it.
+    pub same_state: bool,
+    /// Here the runs differ: other nodes or another state, or one went on
+    /// after the other ended. A fork's missing first steps are shared
+    /// history, not a difference.
+    pub differs: bool,
+}
+
+/// A channel's final value in both runs (`null` where it has none).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChannelPair {
+    pub channel: String,
+    pub left: Value,
+    pub right: Value,
+}
+
+impl ChannelPair {
+    pub fn differs(&self) -> bool {
+        self.left != self.right
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Comparison {
+    pub steps: Vec<StepPair>,
+    /// The first step both ran where they ran other nodes or left another
+    /// state, or where one went on after the other ended.
+    pub parted_at: Option<u32>,
+    pub channels: Vec<ChannelPair>,
+}
+
+/// What one run did at each of its steps.
+struct Steps {
+    nodes: BTreeMap<u32, Vec<String>>,
+    states: BTreeMap<u32, Map<String, Value>>,
+    first: Option<u32>,
+    last: Option<u32>,
+}
+
+impl Steps {
+    fn of(log: &RunLog) -> Steps {
+        let mut nodes: BTreeMap<u32, Vec<String>> = BTreeMap::new();
+        for execution in log.executions() {
+            let ran = nodes.entry(execution.step).or_default();
+            // A retry is the same node again, not another.
+            if !ran.contains(&execution.node) {
+                ran.push(execution.node);
+            }
+        }
+        let mut state = log.state_after(None).0;
+        let mut states = BTreeMap::new();
+        for (step, delta) in log.deltas() {
+            state.extend(delta);
+            states.insert(step, state.clone());
+        }
+        Steps {
+            nodes,
+            states,
+            first: log.first_step(),
+            last: log.last_step(),
+        }
+    }
+
+    /// What the run did at `step`.
+    fn at(&self, step: u32) -> Ran {
+        match (self.first, self.last) {
+            (Some(first), _) if step < first => Ran::NotYet,
+            (Some(_), Some(last)) if step <= last => {
+                Ran::Nodes(self.nodes.get(&step).cloned().unwrap_or_default())
+            }
+            _ => Ran::Ended,
+        }
+    }
+
+    fn final_state(&self) -> Map<String, Value> {
+        self.states
+            .values()
+            .next_back()
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// Sets `left` and `right` side by side.
+pub fn compare(left: &RunLog, right: &RunLog) -> Comparison {
+    let (a, b) = (Steps::of(left), Steps::of(right));
+    let first = a.first.into_iter().chain(b.first).min();
+    let last = a.last.into_iter().chain(b.last).max();
+    let mut steps = Vec::new();
+    let mut parted_at = None;
+    if let (Some(first), Some(last)) = (first, last) {
+        for step in first..=last {
+            let (left, right) = (a.at(step), b.at(step));
+            let both_ran = matches!((&left, &right), (Ran::Nodes(_), Ran::Nodes(_)));
+            let same_state = both_ran && a.states.get(&step) == b.states.get(&step);
+            let differs = match (&left, &right) {
+                (Ran::Nodes(l), Ran::Nodes(r)) => l != r || !same_state,
+                (Ran::Nodes(_), Ran::Ended) | (Ran::Ended, Ran::Nodes(_)) => true,
+                _ => false,
+            };
+            if differs && parted_at.is_none() {
+                parted_at = Some(step);
+            }
+            steps.push(StepPair {
+                step,
+                left,
+                right,
+                same_state,
+                differs,
+            });
+        }
+    }
+    let (mut left_state, mut right_state) = (a.final_state(), b.final_state());
+    let names: std::collections::BTreeSet<String> = left_state
+        .keys()
+        .chain(right_state.keys())
+        .cloned()
+        .collect();
+    let channels = names
+        .into_iter()
+        .map(|channel| ChannelPair {
+            left: left_state.remove(&channel).unwrap_or(Value::Null),
+            right: right_state.remove(&channel).unwrap_or(Value::Null),
+            channel,
+        })
+        .collect();
+    Comparison {
+        steps,
+        parted_at,
+        channels,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::{Ran, compare};
+    use crate::live::log::tests::log;
+
+    /// A counter run: `start` at step 0, then `tick` once a step from
+    /// `from` (its first step) to `to`, counting up from `count`.
+    fn counter(first: u32, last: u32, count: i64, target: i64) -> crate::live::RunLog {
+        let mut bodies = vec![json!({"type": "run_started", "graph": "g", "input": {},
+            "state": {"count": count, "target": target}})];
+        let mut count = count;
+        for step in first..=last {
+            let node = if step == 0 { "start" } else { "tick" };
+            if step > 0 {
+                count += 1;
+            }
+            bodies.extend([
+                json!({"type": "step_started", "step": step, "tasks": [{"node": node}]}),
+                json!({"type": "node_started", "step": step, "node": node, "task": 0, "attempt": 1}),
+                json!({"type": "node_succeeded", "step": step, "node": node, "task": 0, "duration_us": 5, "update": {}}),
+                json!({"type": "step_finished", "step": step, "delta": {"count": count}}),
+            ]);
+        }
+        bodies.push(json!({"type": "run_finished", "output": {}, "steps": last + 1}));
+        log(&bodies)
+    }
+
+    #[test]
+    fn a_fork_parts_where_its_state_was_edited_and_goes_on_after_the_original_ends() {
+        // The original counts to 3; the fork branched after step 1 with a
+        // target of 5 and counts on to 5.
+        let original = counter(0, 3, 0, 3);
+        let fork = counter(2, 5, 1, 5);
+        let comparison = compare(&original, &fork);
+        assert_eq!(comparison.steps.len(), 6);
+        // Before the branch the fork has no steps of its own.
+        assert_eq!(comparison.steps[0].left, Ran::Nodes(vec!["start".into()]));
+        assert_eq!(comparison.steps[0].right, Ran::NotYet);
+        assert!(!comparison.steps[0].differs);
+        // Same node at step 2, but another target in the state.
+        assert_eq!(comparison.steps[2].left, comparison.steps[2].right);
+        assert!(!comparison.steps[2].same_state);
+        assert!(comparison.steps[2].differs);
+        assert_eq!(comparison.parted_at, Some(2));
+        assert_eq!(comparison.steps[5].left, Ran::Ended);
+        assert!(comparison.steps[5].differs);
+        let differs: Vec<(&str, &Value, &Value)> = comparison
+            .channels
+            .iter()
+            .filter(|pair| pair.differs())
+            .map(|pair| (pair.channel.as_str(), &pair.left, &pair.right))
+            .collect();
+        assert_eq!(
+            differs,
+            [
+                ("count", &json!(3), &json!(5)),
+                ("target", &json!(3), &json!(5))
+            ]
+        );
+    }
+
+    #[test]
+    fn the_same_run_twice_never_parts_and_one_that_stops_sooner_parts_where_it_ended() {
+        let run = counter(0, 3, 0, 3);
+        let same = compare(&run, &run.clone());
+        assert_eq!(same.parted_at, None);
+        assert!(same.steps.iter().all(|pair| pair.same_state));
+        assert!(same.channels.iter().all(|pair| !pair.differs()));
+
+        let shorter = counter(0, 2, 0, 3);
+        assert_eq!(compare(&run, &shorter).parted_at, Some(3));
+        assert_eq!(compare(&shorter, &run).parted_at, Some(3));
+    }
+}

@@ -1,0 +1,312 @@
+//! The Compare tab: the run shown next to another run of the graph (by
+//! default the newest other run of its thread, so a fork meets the run it
+//! branched from): the nodes each ran at each step, where they parted, and
+//! their final states channel by channel.
+
+use leptos::prelude::*;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::show_json;
+use crate::live::compare::{Comparison, Ran, compare};
+use crate::live::{RunLog, Watch};
+
+/// Another run to compare with, as the graph's run list gives it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct RunChoice {
+    pub id: String,
+    pub thread_id: String,
+    pub status: String,
+    #[serde(default)]
+    pub started_by: Option<String>,
+    pub created_at: String,
+}
+
+impl RunChoice {
+    fn label(&self, thread: Option<&str>) -> String {
+        let when = self
+            .created_at
+            .get(..16)
+            .unwrap_or(&self.created_at)
+            .replace('T', " ");
+        let same = if Some(self.thread_id.as_str()) == thread {
+            " · this thread"
+        } else {
+            ""
+        };
+        format!(
+            "{} · {} · {}{}{same}",
+            short(&self.id),
+            self.status,
+            when,
+            self.started_by
+                .as_deref()
+                .map(|who| format!(" · {who}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// A run id as the tab names runs: eight characters of its own part.
+fn short(id: &str) -> &str {
+    let own = id.strip_prefix("run-").unwrap_or(id);
+    own.get(..8).unwrap_or(own)
+}
+
+/// The run to compare with first: the newest other run of the same thread,
+/// else the newest other run. `runs` are newest first.
+pub fn default_choice<'a>(
+    runs: &'a [RunChoice],
+    current: &str,
+    thread: Option<&str>,
+) -> Option<&'a RunChoice> {
+    let others = || runs.iter().filter(move |run| run.id != current);
+    others()
+        .find(|run| Some(run.thread_id.as_str()) == thread)
+        .or_else(|| others().next())
+}
+
+#[component]
+pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
+    let runs = RwSignal::new(Vec::<RunChoice>::new());
+    let picked = RwSignal::new(None::<String>);
+    let other = RwSignal::new(None::<RunLog>);
+    let error = RwSignal::new(None::<String>);
+    let only_differences = RwSignal::new(false);
+    let current = Memo::new(move |_| watch.log.with(|log| log.run_id.clone()));
+
+    #[cfg(feature = "hydrate")]
+    {
+        // The graph's runs, again when the shown run changes.
+        Effect::new(move |_| {
+            let current = current.get();
+            let thread = watch.thread.get_untracked();
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                match crate::live::api::runs(&graph_id).await {
+                    Ok(list) => {
+                        let list: Vec<RunChoice> = list
+                            .into_iter()
+                            .filter_map(|run| serde_json::from_value(run).ok())
+                            .collect();
+                        let first = default_choice(&list, &current, thread.as_deref())
+                            .map(|run| run.id.clone());
+                        let _ = runs.try_set(list);
+                        let _ = picked.try_update(|picked| {
+                            if picked.as_ref().is_none_or(|id| *id == current) {
+                                *picked = first;
+                            }
+                        });
+                    }
+                    Err(message) => {
+                        let _ = error.try_set(Some(message));
+                    }
+                }
+            });
+        });
+        // The picked run's events.
+        Effect::new(move |_| {
+            let Some(id) = picked.get() else {
+                other.set(None);
+                return;
+            };
+            leptos::task::spawn_local(async move {
+                match crate::live::api::events(&id).await {
+                    Ok(events) => {
+                        let mut log = RunLog::new(&id);
+                        for event in events {
+                            log.push(event);
+                        }
+                        let _ = other.try_set(Some(log));
+                        let _ = error.try_set(None);
+                    }
+                    Err(message) => {
+                        let _ = error.try_set(Some(message));
+                    }
+                }
+            });
+        });
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = graph_id;
+
+    let comparison = Memo::new(move |_| {
+        other.with(|other| {
+            other
+                .as_ref()
+                .map(|other| watch.log.with(|log| compare(log, other)))
+        })
+    });
+    let other_label = move || {
+        picked
+            .get()
+            .map(|id| short(&id).to_string())
+            .unwrap_or_default()
+    };
+
+    view! {
+        <div class="compare" data-testid="compare">
+            <div class="compare-bar">
+                <label class="field field-inline">
+                    <span>{move || format!("Run {} compared with", short(&current.get()))}</span>
+                    <select data-testid="compare-with"
+                        on:change=move |event| picked.set(Some(event_target_value(&event)).filter(|id| !id.is_empty()))>
+                        {move || {
+                            let thread = watch.thread.get();
+                            let current = current.get();
+                            runs.get().into_iter().filter(|run| run.id != current).map(|run| {
+                                let selected = picked.get().as_deref() == Some(run.id.as_str());
+                                view! { <option value=run.id.clone() selected=selected>{run.label(thread.as_deref())}</option> }
+                            }).collect_view()
+                        }}
+                    </select>
+                </label>
+                {move || picked.get().map(|id| view! {
+                    <a class="button button-small" href=format!("?run={id}") rel="external" data-testid="compare-open">"Open it"</a>
+                })}
+                <label class="check">
+                    <input type="checkbox" prop:checked=move || only_differences.get()
+                        on:change=move |event| only_differences.set(event_target_checked(&event)) />
+                    "Only differences"
+                </label>
+            </div>
+            {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
+            {move || match comparison.get() {
+                None => {
+                    let none = runs.with(|runs| runs.iter().all(|run| run.id == current.get()));
+                    view! {
+                        <p class="empty-note">
+                            {if none { "This graph has no other run to compare with yet." } else { "Loading the other run…" }}
+                        </p>
+                    }.into_any()
+                }
+                Some(comparison) => view! {
+                    <ComparisonView comparison only_differences this="This run".to_string() other=format!("Run {}", other_label()) />
+                }.into_any(),
+            }}
+        </div>
+    }
+}
+
+#[component]
+fn ComparisonView(
+    comparison: Comparison,
+    only_differences: RwSignal<bool>,
+    this: String,
+    other: String,
+) -> impl IntoView {
+    let Comparison {
+        steps,
+        parted_at,
+        channels,
+    } = comparison;
+    let parted = match parted_at {
+        Some(step) => format!("The runs part at step {step}."),
+        None => "The runs took the same steps to the same state.".to_string(),
+    };
+    let nodes = |ran: Ran| {
+        match ran {
+        Ran::Nodes(nodes) if nodes.is_empty() => {
+            view! { <span class="muted">"no node"</span> }.into_any()
+        }
+        Ran::Nodes(nodes) => nodes
+            .into_iter()
+            .map(|node| view! { <span class="node-chip">{node}</span> })
+            .collect_view()
+            .into_any(),
+        Ran::NotYet => view! {
+            <span class="muted" title="This run branched from another after this step">"before its branch"</span>
+        }
+        .into_any(),
+        Ran::Ended => view! { <span class="muted">"ended"</span> }.into_any(),
+    }
+    };
+    view! {
+        <p class="compare-summary" data-testid="compare-parted">{parted}</p>
+        <div class="compare-columns">
+            <section>
+                <h3>"Steps"</h3>
+                <table class="compare-table">
+                    <thead><tr><th>"Step"</th><th>{this.clone()}</th><th>{other.clone()}</th></tr></thead>
+                    <tbody>
+                        {steps.into_iter().map(|pair| {
+                            let differs = pair.differs;
+                            let hidden = move || only_differences.get() && !differs;
+                            view! {
+                                <tr class:differs=differs class:parted=parted_at == Some(pair.step)
+                                    class:hidden=hidden data-step=pair.step.to_string()>
+                                    <th scope="row">{pair.step}</th>
+                                    <td>{nodes(pair.left)}</td>
+                                    <td>{nodes(pair.right)}</td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </section>
+            <section>
+                <h3>"State at the end"</h3>
+                <table class="compare-table">
+                    <thead><tr><th>"Channel"</th><th>{this}</th><th>{other}</th></tr></thead>
+                    <tbody>
+                        {channels.into_iter().map(|pair| {
+                            let differs = pair.differs();
+                            let hidden = move || only_differences.get() && !differs;
+                            view! {
+                                <tr class:differs=differs class:hidden=hidden data-channel=pair.channel.clone()>
+                                    <th scope="row">{pair.channel.clone()}</th>
+                                    <td><pre class="json">{value(&pair.left)}</pre></td>
+                                    <td><pre class="json">{value(&pair.right)}</pre></td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            </section>
+        </div>
+    }
+}
+
+fn value(value: &Value) -> String {
+    show_json(value, 1200)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{RunChoice, default_choice};
+
+    fn run(id: &str, thread: &str) -> RunChoice {
+        RunChoice {
+            id: id.into(),
+            thread_id: thread.into(),
+            status: "finished".into(),
+            started_by: None,
+            created_at: "2026-11-21T10:00:00Z".into(),
+        }
+    }
+
+    #[test]
+    fn the_default_is_the_newest_other_run_of_the_thread_else_the_newest_other() {
+        let runs = [run("fork", "t1"), run("other", "t2"), run("original", "t1")];
+        let pick =
+            |current, thread| default_choice(&runs, current, thread).map(|run| run.id.as_str());
+        assert_eq!(pick("fork", Some("t1")), Some("original"));
+        assert_eq!(pick("original", Some("t1")), Some("fork"));
+        assert_eq!(pick("other", Some("t2")), Some("fork"));
+        assert_eq!(default_choice(&runs[..1], "fork", Some("t1")), None);
+    }
+
+    #[test]
+    fn a_choice_reads_short_id_status_time_and_who() {
+        let mut choice = run("run-0123456789abcdef", "t1");
+        choice.started_by = Some("olivia".into());
+        assert_eq!(
+            choice.label(Some("t1")),
+            "01234567 · finished · 2026-11-21 10:00 · olivia · this thread"
+        );
+        assert_eq!(
+            choice.label(None),
+            "01234567 · finished · 2026-11-21 10:00 · olivia"
+        );
+    }
+}
