@@ -307,6 +307,19 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await expect(step0).toBeHidden();
   await expect(page.locator('.compare-table tr[data-step="3"]')).toBeVisible();
   await page.screenshot({ path: "../target/e2e/screens/run-compare-light.png" });
+  await page.getByText("Only differences").click();
+  // The states after a chosen step: after step 3 both counted to 3, and
+  // only the target differs; at step 1 the fork had not begun.
+  await page.locator('.compare-table tr[data-step="3"]').click();
+  await expect(page.getByTestId("compare-state-heading")).toHaveText("State after step 3");
+  await expect(countRow).not.toHaveClass(/differs/);
+  await expect(countRow.locator("td").first()).toHaveText("3");
+  await expect(page.locator('.compare-table tr[data-channel="target"]')).toHaveClass(/differs/);
+  await page.locator('.compare-table tr[data-step="1"]').click();
+  await expect(countRow.locator("td").first()).toHaveText("before its branch");
+  await expect(countRow.locator("td").last()).toHaveText("1");
+  await page.locator('.compare-table tr[data-step="1"]').click();
+  await expect(page.getByTestId("compare-state-heading")).toHaveText("State at the end");
 
   // Start from a chosen node with a step's state: after the fork's step 5
   // (its steps start at 3, where it branched), `tick` with a target of 6.

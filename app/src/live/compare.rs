@@ -3,7 +3,7 @@
 //! after it), and their final states channel by channel. A fork and the
 //! run it branched from are the usual pair; any two runs of a graph work.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
@@ -34,32 +34,62 @@ pub struct StepPair {
     pub differs: bool,
 }
 
-/// A channel's final value in both runs (`null` where it has none).
+/// A channel's value in both runs at one moment (`null` where it has
+/// none); `None` for a run that had not begun (a fork before its branch).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChannelPair {
     pub channel: String,
-    pub left: Value,
-    pub right: Value,
+    pub left: Option<Value>,
+    pub right: Option<Value>,
 }
 
 impl ChannelPair {
+    /// Both runs hold the channel and disagree on it.
     pub fn differs(&self) -> bool {
-        self.left != self.right
+        matches!((&self.left, &self.right), (Some(l), Some(r)) if l != r)
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
     pub steps: Vec<StepPair>,
     /// The first step both ran where they ran other nodes or left another
     /// state, or where one went on after the other ended.
     pub parted_at: Option<u32>,
-    pub channels: Vec<ChannelPair>,
+    left: Steps,
+    right: Steps,
+}
+
+impl Comparison {
+    /// Both runs' states after `step` (at their ends for `None`), channel by
+    /// channel, in name order.
+    pub fn channels(&self, step: Option<u32>) -> Vec<ChannelPair> {
+        let (left, right) = (self.left.state_at(step), self.right.state_at(step));
+        let names: BTreeSet<&String> = left
+            .iter()
+            .chain(right.iter())
+            .flat_map(|state| state.keys())
+            .collect();
+        let value = |state: Option<&Map<String, Value>>, channel: &str| {
+            state.map(|state| state.get(channel).cloned().unwrap_or(Value::Null))
+        };
+        names
+            .into_iter()
+            .map(|channel| ChannelPair {
+                channel: channel.clone(),
+                left: value(left, channel),
+                right: value(right, channel),
+            })
+            .collect()
+    }
 }
 
 /// What one run did at each of its steps.
+#[derive(Clone, Debug, PartialEq)]
 struct Steps {
     nodes: BTreeMap<u32, Vec<String>>,
+    /// The state it started from, and after each step.
+    initial: Map<String, Value>,
     states: BTreeMap<u32, Map<String, Value>>,
     first: Option<u32>,
     last: Option<u32>,
@@ -75,7 +105,8 @@ impl Steps {
                 ran.push(execution.node);
             }
         }
-        let mut state = log.state_after(None).0;
+        let initial = log.state_after(None).0;
+        let mut state = initial.clone();
         let mut states = BTreeMap::new();
         for (step, delta) in log.deltas() {
             state.extend(delta);
@@ -83,6 +114,7 @@ impl Steps {
         }
         Steps {
             nodes,
+            initial,
             states,
             first: log.first_step(),
             last: log.last_step(),
@@ -100,12 +132,16 @@ impl Steps {
         }
     }
 
-    fn final_state(&self) -> Map<String, Value> {
-        self.states
-            .values()
-            .next_back()
-            .cloned()
-            .unwrap_or_default()
+    /// The state after `step` (at the end for `None`); `None` before the
+    /// run began. A fork begins from the state after the step before its
+    /// first, with its edits: that state is its initial one.
+    fn state_at(&self, step: Option<u32>) -> Option<&Map<String, Value>> {
+        let after = match step {
+            Some(step) if self.first.is_some_and(|first| step + 1 < first) => return None,
+            Some(step) => self.states.range(..=step).next_back(),
+            None => self.states.iter().next_back(),
+        };
+        Some(after.map_or(&self.initial, |(_, state)| state))
     }
 }
 
@@ -138,24 +174,11 @@ pub fn compare(left: &RunLog, right: &RunLog) -> Comparison {
             });
         }
     }
-    let (mut left_state, mut right_state) = (a.final_state(), b.final_state());
-    let names: std::collections::BTreeSet<String> = left_state
-        .keys()
-        .chain(right_state.keys())
-        .cloned()
-        .collect();
-    let channels = names
-        .into_iter()
-        .map(|channel| ChannelPair {
-            left: left_state.remove(&channel).unwrap_or(Value::Null),
-            right: right_state.remove(&channel).unwrap_or(Value::Null),
-            channel,
-        })
-        .collect();
     Comparison {
         steps,
         parted_at,
-        channels,
+        left: a,
+        right: b,
     }
 }
 
@@ -207,19 +230,39 @@ mod tests {
         assert_eq!(comparison.parted_at, Some(2));
         assert_eq!(comparison.steps[5].left, Ran::Ended);
         assert!(comparison.steps[5].differs);
-        let differs: Vec<(&str, &Value, &Value)> = comparison
-            .channels
-            .iter()
-            .filter(|pair| pair.differs())
-            .map(|pair| (pair.channel.as_str(), &pair.left, &pair.right))
-            .collect();
+        let differs = |step| -> Vec<(String, Option<Value>, Option<Value>)> {
+            comparison
+                .channels(step)
+                .into_iter()
+                .filter(|pair| pair.differs())
+                .map(|pair| (pair.channel, pair.left, pair.right))
+                .collect()
+        };
+        let both = |channel: &str, left: Value, right: Value| {
+            (channel.to_string(), Some(left), Some(right))
+        };
         assert_eq!(
-            differs,
+            differs(None),
             [
-                ("count", &json!(3), &json!(5)),
-                ("target", &json!(3), &json!(5))
+                both("count", json!(3), json!(5)),
+                both("target", json!(3), json!(5))
             ]
         );
+        // After step 2 both counted to 2; only the target differs.
+        assert_eq!(differs(Some(2)), [both("target", json!(3), json!(5))]);
+        // At its branch, the fork's state is the one it began from: the
+        // count so far and its own target.
+        assert_eq!(differs(Some(1)), [both("target", json!(3), json!(5))]);
+        // Before that the fork holds no state of its own.
+        let at_zero = comparison.channels(Some(0));
+        assert!(
+            at_zero
+                .iter()
+                .all(|pair| pair.right.is_none() && !pair.differs())
+        );
+        assert_eq!(at_zero[0].left, Some(json!(0)));
+        // After the original ended, its state stays as it ended.
+        assert_eq!(differs(Some(5))[0], both("count", json!(3), json!(5)));
     }
 
     #[test]
@@ -228,7 +271,7 @@ mod tests {
         let same = compare(&run, &run.clone());
         assert_eq!(same.parted_at, None);
         assert!(same.steps.iter().all(|pair| pair.same_state));
-        assert!(same.channels.iter().all(|pair| !pair.differs()));
+        assert!(same.channels(None).iter().all(|pair| !pair.differs()));
 
         let shorter = counter(0, 2, 0, 3);
         assert_eq!(compare(&run, &shorter).parted_at, Some(3));

@@ -73,6 +73,7 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
     let other = RwSignal::new(None::<RunLog>);
     let error = RwSignal::new(None::<String>);
     let only_differences = RwSignal::new(false);
+    let at = RwSignal::new(None::<u32>);
     let current = Memo::new(move |_| watch.log.with(|log| log.run_id.clone()));
 
     #[cfg(feature = "hydrate")]
@@ -106,6 +107,7 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
         });
         // The picked run's events.
         Effect::new(move |_| {
+            at.set(None);
             let Some(id) = picked.get() else {
                 other.set(None);
                 return;
@@ -181,7 +183,7 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                     }.into_any()
                 }
                 Some(comparison) => view! {
-                    <ComparisonView comparison only_differences this="This run".to_string() other=format!("Run {}", other_label()) />
+                    <ComparisonView comparison only_differences at this="This run".to_string() other=format!("Run {}", other_label()) />
                 }.into_any(),
             }}
         </div>
@@ -192,52 +194,41 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
 fn ComparisonView(
     comparison: Comparison,
     only_differences: RwSignal<bool>,
+    /// The step whose states are compared; `None` for the runs' ends.
+    at: RwSignal<Option<u32>>,
     this: String,
     other: String,
 ) -> impl IntoView {
-    let Comparison {
-        steps,
-        parted_at,
-        channels,
-    } = comparison;
-    let parted = match parted_at {
+    let parted = match comparison.parted_at {
         Some(step) => format!("The runs part at step {step}."),
         None => "The runs took the same steps to the same state.".to_string(),
     };
-    let nodes = |ran: Ran| {
-        match ran {
-        Ran::Nodes(nodes) if nodes.is_empty() => {
-            view! { <span class="muted">"no node"</span> }.into_any()
-        }
-        Ran::Nodes(nodes) => nodes
-            .into_iter()
-            .map(|node| view! { <span class="node-chip">{node}</span> })
-            .collect_view()
-            .into_any(),
-        Ran::NotYet => view! {
-            <span class="muted" title="This run branched from another after this step">"before its branch"</span>
-        }
-        .into_any(),
-        Ran::Ended => view! { <span class="muted">"ended"</span> }.into_any(),
-    }
-    };
+    let parted_at = comparison.parted_at;
+    let steps = comparison.steps.clone();
+    let comparison = StoredValue::new(comparison);
+    let (this_column, other_column) = (this.clone(), other.clone());
     view! {
         <p class="compare-summary" data-testid="compare-parted">{parted}</p>
         <div class="compare-columns">
             <section>
                 <h3>"Steps"</h3>
-                <table class="compare-table">
-                    <thead><tr><th>"Step"</th><th>{this.clone()}</th><th>{other.clone()}</th></tr></thead>
+                <table class="compare-table compare-steps">
+                    <thead><tr><th>"Step"</th><th>{this}</th><th>{other}</th></tr></thead>
                     <tbody>
                         {steps.into_iter().map(|pair| {
+                            let step = pair.step;
                             let differs = pair.differs;
                             let hidden = move || only_differences.get() && !differs;
                             view! {
-                                <tr class:differs=differs class:parted=parted_at == Some(pair.step)
-                                    class:hidden=hidden data-step=pair.step.to_string()>
-                                    <th scope="row">{pair.step}</th>
-                                    <td>{nodes(pair.left)}</td>
-                                    <td>{nodes(pair.right)}</td>
+                                <tr class:differs=differs class:parted=parted_at == Some(step)
+                                    class:hidden=hidden class:selected=move || at.get() == Some(step)
+                                    data-step=step.to_string() title="Compare the states after this step"
+                                    on:click=move |_| at.update(|at| {
+                                        *at = if *at == Some(step) { None } else { Some(step) };
+                                    })>
+                                    <th scope="row">{step}</th>
+                                    <td>{ran_view(pair.left)}</td>
+                                    <td>{ran_view(pair.right)}</td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -245,18 +236,23 @@ fn ComparisonView(
                 </table>
             </section>
             <section>
-                <h3>"State at the end"</h3>
+                <h3 data-testid="compare-state-heading">
+                    {move || match at.get() {
+                        Some(step) => format!("State after step {step}"),
+                        None => "State at the end".to_string(),
+                    }}
+                </h3>
                 <table class="compare-table">
-                    <thead><tr><th>"Channel"</th><th>{this}</th><th>{other}</th></tr></thead>
+                    <thead><tr><th>"Channel"</th><th>{this_column}</th><th>{other_column}</th></tr></thead>
                     <tbody>
-                        {channels.into_iter().map(|pair| {
+                        {move || comparison.with_value(|comparison| comparison.channels(at.get())).into_iter().map(|pair| {
                             let differs = pair.differs();
                             let hidden = move || only_differences.get() && !differs;
                             view! {
                                 <tr class:differs=differs class:hidden=hidden data-channel=pair.channel.clone()>
                                     <th scope="row">{pair.channel.clone()}</th>
-                                    <td><pre class="json">{value(&pair.left)}</pre></td>
-                                    <td><pre class="json">{value(&pair.right)}</pre></td>
+                                    <td>{value_view(pair.left)}</td>
+                                    <td>{value_view(pair.right)}</td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -267,8 +263,34 @@ fn ComparisonView(
     }
 }
 
-fn value(value: &Value) -> String {
-    show_json(value, 1200)
+/// What a run did at a step, as a cell shows it.
+fn ran_view(ran: Ran) -> AnyView {
+    match ran {
+        Ran::Nodes(nodes) if nodes.is_empty() => {
+            view! { <span class="muted">"no node"</span> }.into_any()
+        }
+        Ran::Nodes(nodes) => nodes
+            .into_iter()
+            .map(|node| view! { <span class="node-chip">{node}</span> })
+            .collect_view()
+            .into_any(),
+        Ran::NotYet => before_branch().into_any(),
+        Ran::Ended => view! { <span class="muted">"ended"</span> }.into_any(),
+    }
+}
+
+/// A channel's value as a cell shows it.
+fn value_view(value: Option<Value>) -> AnyView {
+    match value {
+        Some(value) => view! { <pre class="json">{show_json(&value, 1200)}</pre> }.into_any(),
+        None => before_branch().into_any(),
+    }
+}
+
+fn before_branch() -> impl IntoView {
+    view! {
+        <span class="muted" title="This run branched from another after this step">"before its branch"</span>
+    }
 }
 
 #[cfg(test)]
