@@ -385,6 +385,11 @@ test("a long event log draws only the rows in view and follows the newest", asyn
   await scroller.evaluate((el) => el.scrollTo({ top: 0 }));
   await expect(rows.first().locator(".event-type")).toHaveText("run_started");
   expect(await rows.count()).toBeLessThan(80);
+  // From the keyboard: Enter on an event moves the replay to its step.
+  await rows.nth(1).focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Step 0 of 1");
+  await page.getByTestId("scrub-live").click();
   // Halfway down: the rows there, as many as before.
   const half = Math.floor(stored.length / 2);
   await scroller.evaluate((el, top) => el.scrollTo({ top }), half * 24);

@@ -207,6 +207,10 @@ fn ComparisonView(
     let steps = comparison.steps.clone();
     let comparison = StoredValue::new(comparison);
     let (this_column, other_column) = (this.clone(), other.clone());
+    // Clicking a step compares the states after it; again, the ends.
+    let toggle = move |step: u32| {
+        at.update(|at| *at = if *at == Some(step) { None } else { Some(step) });
+    };
     view! {
         <p class="compare-summary" data-testid="compare-parted">{parted}</p>
         <div class="compare-columns">
@@ -223,9 +227,8 @@ fn ComparisonView(
                                 <tr class:differs=differs class:parted=parted_at == Some(step)
                                     class:hidden=hidden class:selected=move || at.get() == Some(step)
                                     data-step=step.to_string() title="Compare the states after this step"
-                                    on:click=move |_| at.update(|at| {
-                                        *at = if *at == Some(step) { None } else { Some(step) };
-                                    })>
+                                    tabindex="0" on:click=move |_| toggle(step)
+                                    on:keydown=move |event| if event.key() == "Enter" { toggle(step) }>
                                     <th scope="row">{step}</th>
                                     <td>{ran_view(pair.left)}</td>
                                     <td>{ran_view(pair.right)}</td>

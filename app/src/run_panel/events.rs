@@ -217,11 +217,22 @@ fn EventRow(editor: Editor, watch: Watch, row: Row) -> impl IntoView {
     } = row;
     let current = move || step.is_some() && watch.cursor.get() == step;
     let clicked = node.clone();
+    let open = move || {
+        if let Some(node) = &clicked {
+            select_node(editor, node);
+        }
+        if step.is_some() {
+            watch.seek(step);
+        }
+    };
+    let pressed = open.clone();
     view! {
-        <li class="event-row" class:current=current data-type=kind
-            on:click=move |_| {
-                if let Some(node) = &clicked { select_node(editor, node); }
-                if step.is_some() { watch.seek(step); }
+        <li class="event-row" class:current=current data-type=kind tabindex="0"
+            on:click=move |_| open()
+            on:keydown=move |event| {
+                if event.key() == "Enter" {
+                    pressed();
+                }
             }>
             <span class="event-seq">{seq}</span>
             <span class="event-time">{format!("+{}", duration(offset_us))}</span>
