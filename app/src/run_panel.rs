@@ -228,14 +228,17 @@ pub fn RunPanel(
         tabs
     };
     let event_count = move || watch.log.with(|log| log.events.len());
+    // The tab shown, if any: a memo, so setting the same tab or opening an
+    // open panel does not draw the tab again (and lose its scroll).
+    let shown = Memo::new(move |_| open.get().then(|| tab.get()));
     let body = {
         let graph_id = graph_id.clone();
         move || {
-            if !open.get() {
+            let Some(shown) = shown.get() else {
                 return ().into_any();
-            }
+            };
             let graph_id = graph_id.clone();
-            match tab.get() {
+            match shown {
                 Tab::Run => {
                     view! { <start::RunTab editor watch panel graph_id can_run /> }.into_any()
                 }

@@ -413,3 +413,37 @@ test("a long event log draws only the rows in view and follows the newest", asyn
   await page.getByPlaceholder("Search events").fill("nothing like this");
   await expect(page.getByTestId("event-log")).toContainText("No event matches these filters.");
 });
+
+test("the event log follows a live run to its last event", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  // Bursts of 40 lines a tenth of a second apart, 12 times.
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Bursts",
+    state: { channels: { n: { type: "integer", reducer: "sum" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      { id: "emit", kind: "script", config: { source: "for i in 0..40 { print(i); } #{ n: 1 }" }, position: { x: 240, y: 0 } },
+      { id: "pace", kind: "wait", config: { ms: 100 }, position: { x: 480, y: 0 } },
+      { id: "end", kind: "end", position: { x: 720, y: 0 } },
+    ],
+    edges: [
+      { id: "e1", from: "start", to: "emit" },
+      { id: "e2", from: "emit", to: "pace" },
+      { id: "again", from: "pace", to: "emit", condition: "n < 12" },
+      { id: "done", from: "pace", to: "end", condition: "n >= 12" },
+    ],
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Events" }).click();
+  const run = await finishedRun(page, graph, {});
+  const events: any[] = await (await page.request.get(`/api/v1/runs/${run}/events`)).json();
+  const stored = events.filter((e) => !(e.type === "custom" && e.name === "token"));
+  await expect(page.getByTestId("event-count")).toHaveText(`${stored.length} events`);
+  // Still at the end: the newest row shown, no "Newest" button.
+  const last = page.locator(".event-row").last();
+  await expect(last.locator(".event-seq")).toHaveText(String(stored[stored.length - 1].seq));
+  await expect(last).toBeInViewport();
+  await expect(page.getByTestId("event-jump")).toHaveCount(0);
+});

@@ -81,24 +81,42 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                 f64::from(scroller.client_height()),
                 f64::from(scroller.scroll_height()),
             );
+            let was = scroll_top.get_untracked();
             height.set(seen);
             scroll_top.set(top);
-            // Within half a row of the end counts as at the end.
-            following.set(top + seen >= full - ROW_PX / 2.0);
-        }
-    };
-    // While following, keep the newest row in view as rows arrive.
-    Effect::new(move || {
-        let total = listing.with(|listing| listing.total);
-        if following.get()
-            && let Some(scroller) = scroller.get()
-        {
-            let end = total as f64 * ROW_PX;
-            scroller.set_scroll_top(end as i32);
-            if height.get_untracked() == 0.0 {
-                height.set(f64::from(scroller.client_height()));
+            // Within half a row of the end counts as at the end. Only the
+            // person scrolls up: rows arriving below never stop following.
+            if top + seen >= full - ROW_PX / 2.0 {
+                following.set(true);
+            } else if top < was - 1.0 {
+                following.set(false);
             }
         }
+    };
+    // While following, keep the newest row in view as rows arrive: on the
+    // next frame, once the list has its new height.
+    Effect::new(move || {
+        listing.track();
+        #[cfg(feature = "hydrate")]
+        if following.get() {
+            // The log may be gone by then (another tab opened).
+            request_animation_frame(move || {
+                if let Some(Some(scroller)) = scroller.try_get_untracked() {
+                    scroller.set_scroll_top(scroller.scroll_height());
+                    if height.try_get_untracked() == Some(0.0) {
+                        let _ = height.try_set(f64::from(scroller.client_height()));
+                    }
+                }
+            });
+        }
+    });
+    // A new run is followed from its start.
+    Effect::new(move |shown: Option<String>| {
+        let run = watch.log.with(|log| log.run_id.clone());
+        if shown.is_some_and(|shown| shown != run) {
+            following.set(true);
+        }
+        run
     });
     // Moving the replay to a step brings its events into view, unless some
     // already are (the person clicked one of them, say).

@@ -139,7 +139,8 @@ pub fn RunTab(
                 {can_run.then(|| view! {
                     <label class="field">
                         <span>"Run to"</span>
-                        <select data-testid="run-to" on:change=move |event| stop_before.set(event_target_value(&event))>
+                        <select data-testid="run-to" prop:value=move || stop_before.get()
+                            on:change=move |event| stop_before.set(event_target_value(&event))>
                             <option value="" selected=move || stop_before.with(String::is_empty)>"the end"</option>
                             <For each=all_nodes key=|id| id.clone() let:id>
                                 {
