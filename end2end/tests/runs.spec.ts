@@ -446,4 +446,9 @@ test("the event log follows a live run to its last event", async ({ page, errors
   await expect(last.locator(".event-seq")).toHaveText(String(stored[stored.length - 1].seq));
   await expect(last).toBeInViewport();
   await expect(page.getByTestId("event-jump")).toHaveCount(0);
+
+  // The graph's only run has nothing to be compared with, and says so.
+  await page.getByRole("tab", { name: "Compare" }).click();
+  await expect(page.getByTestId("compare")).toContainText("This graph has no other run to compare with yet.");
+  await expect(page.getByTestId("compare-with")).toBeHidden();
 });

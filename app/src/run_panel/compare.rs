@@ -53,13 +53,17 @@ fn short(id: &str) -> &str {
     own.get(..8).unwrap_or(own)
 }
 
+/// The thread of the run `current`, as the run list gives it.
+fn thread_of<'a>(runs: &'a [RunChoice], current: &str) -> Option<&'a str> {
+    runs.iter()
+        .find(|run| run.id == current)
+        .map(|run| run.thread_id.as_str())
+}
+
 /// The run to compare with first: the newest other run of the same thread,
 /// else the newest other run. `runs` are newest first.
-pub fn default_choice<'a>(
-    runs: &'a [RunChoice],
-    current: &str,
-    thread: Option<&str>,
-) -> Option<&'a RunChoice> {
+pub fn default_choice<'a>(runs: &'a [RunChoice], current: &str) -> Option<&'a RunChoice> {
+    let thread = thread_of(runs, current);
     let others = || runs.iter().filter(move |run| run.id != current);
     others()
         .find(|run| Some(run.thread_id.as_str()) == thread)
@@ -69,11 +73,14 @@ pub fn default_choice<'a>(
 #[component]
 pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
     let runs = RwSignal::new(Vec::<RunChoice>::new());
+    let loaded = RwSignal::new(false);
     let picked = RwSignal::new(None::<String>);
     let other = RwSignal::new(None::<RunLog>);
     let error = RwSignal::new(None::<String>);
     let only_differences = RwSignal::new(false);
     let at = RwSignal::new(None::<u32>);
+    // Whether the person picked the other run (then a refresh keeps it).
+    let chosen = RwSignal::new(false);
     let current = Memo::new(move |_| watch.log.with(|log| log.run_id.clone()));
 
     #[cfg(feature = "hydrate")]
@@ -81,7 +88,6 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
         // The graph's runs, again when the shown run changes.
         Effect::new(move |_| {
             let current = current.get();
-            let thread = watch.thread.get_untracked();
             let graph_id = graph_id.clone();
             leptos::task::spawn_local(async move {
                 match crate::live::api::runs(&graph_id).await {
@@ -90,11 +96,12 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                             .into_iter()
                             .filter_map(|run| serde_json::from_value(run).ok())
                             .collect();
-                        let first = default_choice(&list, &current, thread.as_deref())
-                            .map(|run| run.id.clone());
+                        let first = default_choice(&list, &current).map(|run| run.id.clone());
                         let _ = runs.try_set(list);
+                        let _ = loaded.try_set(true);
+                        let person = chosen.get_untracked();
                         let _ = picked.try_update(|picked| {
-                            if picked.as_ref().is_none_or(|id| *id == current) {
+                            if !person || picked.as_ref().is_none_or(|id| *id == current) {
                                 *picked = first;
                             }
                         });
@@ -139,6 +146,10 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                 .map(|other| watch.log.with(|log| compare(log, other)))
         })
     });
+    let has_others = Memo::new(move |_| {
+        let current = current.get();
+        runs.with(|runs| runs.iter().any(|run| run.id != current))
+    });
     let other_label = move || {
         picked
             .get()
@@ -148,17 +159,21 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
 
     view! {
         <div class="compare" data-testid="compare">
-            <div class="compare-bar">
+            <div class="compare-bar" class:hidden=move || !has_others.get()>
                 <label class="field field-inline">
                     <span>{move || format!("Run {} compared with", short(&current.get()))}</span>
                     <select data-testid="compare-with"
-                        on:change=move |event| picked.set(Some(event_target_value(&event)).filter(|id| !id.is_empty()))>
+                        on:change=move |event| {
+                            chosen.set(true);
+                            picked.set(Some(event_target_value(&event)).filter(|id| !id.is_empty()));
+                        }>
                         {move || {
-                            let thread = watch.thread.get();
                             let current = current.get();
-                            runs.get().into_iter().filter(|run| run.id != current).map(|run| {
+                            let runs = runs.get();
+                            let thread = thread_of(&runs, &current);
+                            runs.iter().filter(|run| run.id != current).map(|run| {
                                 let selected = picked.get().as_deref() == Some(run.id.as_str());
-                                view! { <option value=run.id.clone() selected=selected>{run.label(thread.as_deref())}</option> }
+                                view! { <option value=run.id.clone() selected=selected>{run.label(thread)}</option> }
                             }).collect_view()
                         }}
                     </select>
@@ -175,12 +190,14 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
             {move || match comparison.get() {
                 None => {
-                    let none = runs.with(|runs| runs.iter().all(|run| run.id == current.get()));
-                    view! {
-                        <p class="empty-note">
-                            {if none { "This graph has no other run to compare with yet." } else { "Loading the other run…" }}
-                        </p>
-                    }.into_any()
+                    let said = if !loaded.get() {
+                        "Loading the graph's runs…"
+                    } else if has_others.get() {
+                        "Loading the other run…"
+                    } else {
+                        "This graph has no other run to compare with yet."
+                    };
+                    view! { <p class="empty-note">{said}</p> }.into_any()
                 }
                 Some(comparison) => view! {
                     <ComparisonView comparison only_differences at this="This run".to_string() other=format!("Run {}", other_label()) />
@@ -313,12 +330,13 @@ mod tests {
     #[test]
     fn the_default_is_the_newest_other_run_of_the_thread_else_the_newest_other() {
         let runs = [run("fork", "t1"), run("other", "t2"), run("original", "t1")];
-        let pick =
-            |current, thread| default_choice(&runs, current, thread).map(|run| run.id.as_str());
-        assert_eq!(pick("fork", Some("t1")), Some("original"));
-        assert_eq!(pick("original", Some("t1")), Some("fork"));
-        assert_eq!(pick("other", Some("t2")), Some("fork"));
-        assert_eq!(default_choice(&runs[..1], "fork", Some("t1")), None);
+        let pick = |current| default_choice(&runs, current).map(|run| run.id.as_str());
+        assert_eq!(pick("fork"), Some("original"));
+        assert_eq!(pick("original"), Some("fork"));
+        assert_eq!(pick("other"), Some("fork"));
+        // A run the list does not hold yet (just started): the newest.
+        assert_eq!(pick("new"), Some("fork"));
+        assert_eq!(default_choice(&runs[..1], "fork"), None);
     }
 
     #[test]

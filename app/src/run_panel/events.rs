@@ -50,6 +50,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
         let top = (!following.get()).then(|| scroll_top.get());
         let height = height.get();
         watch.log.with(|log| {
+            let started = log.started_us().unwrap_or(0);
             matches
                 .try_update_value(|matches| {
                     matches.update(log, &filter);
@@ -62,7 +63,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                         .filter_map(|&at| log.events.get(at))
                         .map(|event| Row {
                             seq: event.seq,
-                            offset_us: event.at_us.saturating_sub(log.started_us().unwrap_or(0)),
+                            offset_us: event.at_us.saturating_sub(started),
                             kind: type_of(event),
                             node: node_of(event).map(str::to_string),
                             step: step_of(event),
