@@ -99,12 +99,13 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                         let first = default_choice(&list, &current).map(|run| run.id.clone());
                         let _ = runs.try_set(list);
                         let _ = loaded.try_set(true);
-                        let person = chosen.get_untracked();
-                        let _ = picked.try_update(|picked| {
-                            if !person || picked.as_ref().is_none_or(|id| *id == current) {
-                                *picked = first;
-                            }
-                        });
+                        // A person's pick stays, unless it is now the run shown.
+                        let was = picked.try_get_untracked().flatten();
+                        let keep = chosen.try_get_untracked() == Some(true)
+                            && was.as_ref().is_some_and(|id| *id != current);
+                        if !keep && was != first {
+                            let _ = picked.try_set(first);
+                        }
                     }
                     Err(message) => {
                         let _ = error.try_set(Some(message));
