@@ -166,6 +166,16 @@ pub fn duration(us: u64) -> String {
     }
 }
 
+/// An id short enough for a picker or a column: eight characters of a run's
+/// or thread's own part (`run-0123abcd-…` reads `0123abcd`).
+pub fn short_id(id: &str) -> &str {
+    let own = ["run-", "thread-"]
+        .iter()
+        .find_map(|prefix| id.strip_prefix(prefix))
+        .unwrap_or(id);
+    own.get(..8).unwrap_or(own)
+}
+
 /// JSON for reading: pretty, and cut at `limit` characters.
 pub fn show_json(value: &serde_json::Value, limit: usize) -> String {
     let text = match value {
@@ -292,7 +302,14 @@ pub fn RunPanel(
 
 #[cfg(test)]
 mod tests {
-    use super::duration;
+    use super::{duration, short_id};
+
+    #[test]
+    fn ids_read_by_their_own_part() {
+        assert_eq!(short_id("run-0123456789abcdef"), "01234567");
+        assert_eq!(short_id("thread-ab12"), "ab12");
+        assert_eq!(short_id("6e51abcd-0000"), "6e51abcd");
+    }
 
     #[test]
     fn durations_read_at_their_scale() {

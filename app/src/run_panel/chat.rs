@@ -9,9 +9,10 @@ use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
 use serde_json::{Map, Value, json};
 
-use super::input_fields;
 use super::interrupt::InterruptForms;
+use super::{input_fields, short_id};
 use crate::editor::state::Editor;
+use crate::graphs::display_timestamp;
 use crate::live::{NodeState, StartOptions, Watch};
 
 /// A thread as the picker lists it.
@@ -173,7 +174,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                             {
                                 let id = thread.id.clone();
                                 let runs = if thread.runs == 1 { "1 run".to_string() } else { format!("{} runs", thread.runs) };
-                                let label = format!("{} · {runs} · {}", short(&thread.id), thread.updated_at.get(..16).unwrap_or_default().replace('T', " "));
+                                let label = format!("{} · {runs} · {}", short_id(&thread.id), display_timestamp(&thread.updated_at));
                                 view! {
                                     <option value=id.clone() selected=move || picked.get().as_deref() == Some(id.as_str())>{label}</option>
                                 }
@@ -210,12 +211,6 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
         </div>
     }
-}
-
-/// A thread id short enough for a picker.
-fn short(id: &str) -> String {
-    let id = id.strip_prefix("thread-").unwrap_or(id);
-    id.chars().take(8).collect()
 }
 
 /// One message: text, with tool calls and tool results folded.

@@ -7,7 +7,8 @@ use leptos::prelude::*;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::show_json;
+use super::{short_id, show_json};
+use crate::graphs::display_timestamp;
 use crate::live::compare::{Comparison, Ran, compare};
 use crate::live::{RunLog, Watch};
 
@@ -24,11 +25,6 @@ pub struct RunChoice {
 
 impl RunChoice {
     fn label(&self, thread: Option<&str>) -> String {
-        let when = self
-            .created_at
-            .get(..16)
-            .unwrap_or(&self.created_at)
-            .replace('T', " ");
         let same = if Some(self.thread_id.as_str()) == thread {
             " · this thread"
         } else {
@@ -36,21 +32,15 @@ impl RunChoice {
         };
         format!(
             "{} · {} · {}{}{same}",
-            short(&self.id),
+            short_id(&self.id),
             self.status,
-            when,
+            display_timestamp(&self.created_at),
             self.started_by
                 .as_deref()
                 .map(|who| format!(" · {who}"))
                 .unwrap_or_default()
         )
     }
-}
-
-/// A run id as the tab names runs: eight characters of its own part.
-fn short(id: &str) -> &str {
-    let own = id.strip_prefix("run-").unwrap_or(id);
-    own.get(..8).unwrap_or(own)
 }
 
 /// The thread of the run `current`, as the run list gives it.
@@ -154,7 +144,7 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
     let other_label = move || {
         picked
             .get()
-            .map(|id| short(&id).to_string())
+            .map(|id| short_id(&id).to_string())
             .unwrap_or_default()
     };
 
@@ -162,7 +152,7 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
         <div class="compare" data-testid="compare">
             <div class="compare-bar" class:hidden=move || !has_others.get()>
                 <label class="field field-inline">
-                    <span>{move || format!("Run {} compared with", short(&current.get()))}</span>
+                    <span>{move || format!("Run {} compared with", short_id(&current.get()))}</span>
                     <select data-testid="compare-with"
                         on:change=move |event| {
                             chosen.set(true);
@@ -346,11 +336,11 @@ mod tests {
         choice.started_by = Some("olivia".into());
         assert_eq!(
             choice.label(Some("t1")),
-            "01234567 · finished · 2026-11-21 10:00 · olivia · this thread"
+            "01234567 · finished · 2026-11-21 10:00 UTC · olivia · this thread"
         );
         assert_eq!(
             choice.label(None),
-            "01234567 · finished · 2026-11-21 10:00 · olivia"
+            "01234567 · finished · 2026-11-21 10:00 UTC · olivia"
         );
     }
 }
