@@ -119,8 +119,8 @@ pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
         crate::access::ssr::require(&pool, caller.as_ref(), &id, Role::Viewer).await,
     )?;
     Ok(OpenedGraph {
-        graph: with_error_status(ssr::get(&pool, allowed.graph.as_str()).await)?,
-        role: allowed.role,
+        graph: with_error_status(ssr::get(&pool, &allowed).await)?,
+        role: allowed.role(),
     })
 }
 
@@ -133,7 +133,7 @@ pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
     let allowed = with_error_status(
         crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::active_run(&pool, &allowed.graph).await)
+    with_error_status(ssr::active_run(&pool, &allowed.graph()).await)
 }
 
 /// Every saved version of a graph, newest first.
@@ -144,7 +144,7 @@ pub async fn list_versions(graph_id: String) -> Result<Vec<VersionSummary>, AppE
     let allowed = with_error_status(
         crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::versions(&pool, allowed.graph.as_str()).await)
+    with_error_status(ssr::versions(&pool, &allowed).await)
 }
 
 /// One saved version's document (JSON).
@@ -155,7 +155,7 @@ pub async fn get_version(graph_id: String, version: i64) -> Result<String, AppEr
     let allowed = with_error_status(
         crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::version(&pool, allowed.graph.as_str(), version).await)
+    with_error_status(ssr::version(&pool, &allowed, version).await)
 }
 
 /// Saves an earlier version as the newest; answers the new version number.
@@ -166,9 +166,7 @@ pub async fn restore_version(graph_id: String, version: i64) -> Result<i64, AppE
     let allowed = with_error_status(
         crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Editor).await,
     )?;
-    let saved = with_error_status(
-        ssr::restore(&pool, &allowed.user, allowed.graph.as_str(), version).await,
-    )?;
+    let saved = with_error_status(ssr::restore(&pool, &allowed, version).await)?;
     Ok(saved.version)
 }
 
@@ -180,7 +178,7 @@ pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
     let allowed = with_error_status(
         crate::access::ssr::require(&pool, caller.as_ref(), &id, Role::Editor).await,
     )?;
-    with_error_status(ssr::rename(&pool, &allowed.user, allowed.graph.as_str(), &name).await)
+    with_error_status(ssr::rename(&pool, &allowed, &name).await)
 }
 
 /// Copies a graph the caller may see into a new graph of their own, and

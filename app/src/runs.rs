@@ -78,7 +78,7 @@ pub async fn list_runs(graph_id: String) -> Result<Vec<RunSummary>, AppError> {
          FROM runs r LEFT JOIN users u ON u.id = r.user_id
          WHERE r.graph_id = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 50",
     )
-    .bind(allowed.graph.as_str())
+    .bind(allowed.graph().as_str())
     .fetch_all(&pool)
     .await?;
     Ok(rows

@@ -219,7 +219,7 @@ impl BuiltinKind {
             BuiltinKind::Memory => memory::build(config, cx),
             BuiltinKind::Subgraph => subgraph::build(config, cx),
             BuiltinKind::Human => human::build(config, cx),
-            BuiltinKind::Script => script::build(config),
+            BuiltinKind::Script => script::build(config, cx),
         }
     }
 

@@ -41,4 +41,4 @@ pub mod validate;
 pub use compile::{CompiledGraph, LoadError, compile, validate};
 pub use format::{FORMAT_VERSION, FormatError, GraphDocument};
 pub use ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
-pub use node::Registry;
+pub use node::{FileAccess, Registry};

@@ -8,7 +8,9 @@ mod kind;
 mod output;
 
 pub use context::{CancelFlag, Emit, NodeContext};
-pub use kind::{BuildContext, Built, ConfigIssue, DuplicateKind, NodeKind, Registry, parse_config};
+pub use kind::{
+    BuildContext, Built, ConfigIssue, DuplicateKind, FileAccess, NodeKind, Registry, parse_config,
+};
 pub use output::{NodeError, NodeOutput, SendTo};
 
 use std::future::Future;

@@ -43,6 +43,8 @@ mod executor;
 mod persist;
 #[cfg(feature = "runtime")]
 mod retry;
+#[cfg(feature = "runtime")]
+pub mod script_pool;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "runtime")]
@@ -65,5 +67,7 @@ pub use event::{EdgeReason, Event, EventPayload, TaskRef};
 pub use executor::{Run, RunOptions, RunOutput};
 #[cfg(feature = "runtime")]
 pub use persist::Durability;
+#[cfg(feature = "runtime")]
+pub use script_pool::ScriptPool;
 #[cfg(feature = "runtime")]
 pub use store::{CheckpointStore, MemoryStore, RunRecord, StoreError, StoreFuture};

@@ -54,3 +54,38 @@ fn kind_of_type(ty: crate::format::ChannelType) -> String {
         .and_then(|value| value.as_str().map(str::to_string))
         .unwrap_or_else(|| format!("{ty:?}"))
 }
+
+/// Checks a run's input before the run starts: every channel it names
+/// exists, and each value is one that channel's reducer accepts (the very
+/// check the run would make at its first step). Every problem is returned,
+/// in channel order, so a caller can name them all at once.
+pub fn check_input(
+    channels: &BTreeMap<String, Channel>,
+    input: &Map<String, Value>,
+) -> Vec<EditError> {
+    let mut problems = Vec::new();
+    for (name, value) in input {
+        let Some(channel) = channels.get(name) else {
+            problems.push(EditError {
+                channel: name.clone(),
+                message: "it is not a channel of this graph's state".into(),
+            });
+            continue;
+        };
+        let mut current = channel.default.clone().unwrap_or(Value::Null);
+        if let Err(error) = reduce(
+            name,
+            channel.ty,
+            channel.reducer,
+            &mut current,
+            value.clone(),
+            &|n| format!("check-{n}"),
+        ) {
+            problems.push(EditError {
+                channel: name.clone(),
+                message: error.message,
+            });
+        }
+    }
+    problems
+}

@@ -40,8 +40,12 @@ fn main() -> ExitCode {
 async fn run(command: Command) -> ExitCode {
     let (registry, _) = heddle_server::models::registry();
     let registry = match &command {
+        // The command line runs the machine user's own graphs: it may read
+        // the graph files they name (the server never does).
         Command::Run(_) | Command::Resume(_) | Command::Recover(_) | Command::Validate(_) => {
-            heddle_server::models::with_mcp_tools(registry).await
+            heddle_server::models::with_mcp_tools(registry)
+                .await
+                .with_file_access(heddle_engine::FileAccess::Allowed)
         }
         _ => registry,
     };

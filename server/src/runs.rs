@@ -6,6 +6,7 @@
 //! the running tasks between or inside steps; their last checkpoints are in
 //! the database, and the next start finishes them.
 
+pub mod embed;
 mod hub;
 mod manager;
 

@@ -52,11 +52,44 @@ pub async fn role(
 }
 
 /// What an allowed request learned: who, which graph, with what role.
+///
+/// Only [`require`] makes one (its fields are private), and every read of
+/// a graph's content takes one (`graphs::ssr::get` and its kin): there is
+/// no way to load a graph for a user without the decision that allows it.
 #[derive(Debug, Clone)]
 pub struct Allowed {
-    pub user: User,
-    pub graph: GraphId,
-    pub role: Role,
+    user: User,
+    graph: GraphId,
+    role: Role,
+}
+
+impl Allowed {
+    /// Who was allowed.
+    pub fn user(&self) -> &User {
+        &self.user
+    }
+
+    /// The graph they may use.
+    pub fn graph(&self) -> &GraphId {
+        &self.graph
+    }
+
+    /// Their role on it.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+
+    /// Refuses (403) unless the role is at least `needed`; for functions
+    /// that take an [`Allowed`] and do more than read.
+    pub fn at_least(&self, needed: Role) -> Result<(), AppError> {
+        if self.role < needed {
+            return Err(AppError::Forbidden(format!(
+                "you are {} of this graph; this needs the {needed} role",
+                article(self.role)
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Checks that `user` holds at least `needed` on graph `id`: anonymous
@@ -73,17 +106,13 @@ pub async fn require(
     let role = role(pool, user, &graph)
         .await?
         .ok_or_else(|| AppError::not_found(format!("graph {graph}")))?;
-    if role < needed {
-        return Err(AppError::Forbidden(format!(
-            "you are {} of this graph; this needs the {needed} role",
-            article(role)
-        )));
-    }
-    Ok(Allowed {
+    let allowed = Allowed {
         user: user.clone(),
         graph,
         role,
-    })
+    };
+    allowed.at_least(needed)?;
+    Ok(allowed)
 }
 
 fn article(role: Role) -> String {

@@ -133,6 +133,19 @@ pub async fn session_user(pool: &SqlitePool, session: &Session) -> Result<Option
     }))
 }
 
+/// A user by id (`None` when the account is gone).
+pub async fn user_by_id(pool: &SqlitePool, id: &str) -> Result<Option<User>, AppError> {
+    let row: Option<(String, String)> =
+        sqlx::query_as("SELECT id, username FROM users WHERE id = ?")
+            .bind(id)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map(|(id, username)| User {
+        id: UserId(id),
+        username,
+    }))
+}
+
 /// How many accounts exist.
 pub async fn user_count(pool: &SqlitePool) -> Result<i64, AppError> {
     Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users")

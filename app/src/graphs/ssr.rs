@@ -13,6 +13,7 @@ use sqlx::SqlitePool;
 
 use super::{GraphDetail, GraphId, GraphSummary, VersionSummary};
 use crate::access::Role;
+use crate::access::ssr::Allowed;
 use crate::accounts::User;
 use crate::error::AppError;
 use crate::limits::check_document;
@@ -128,13 +129,13 @@ pub async fn list(pool: &SqlitePool, user: &User) -> Result<Vec<GraphSummary>, A
 /// "Copy of ...".
 pub async fn copy(pool: &SqlitePool, user: Option<&User>, id: &str) -> Result<Saved, AppError> {
     let allowed = crate::access::ssr::require(pool, user, id, Role::Viewer).await?;
-    let detail = get(pool, allowed.graph.as_str()).await?;
+    let detail = get(pool, &allowed).await?;
     let mut document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         AppError::Internal
     })?;
     document.name = format!("Copy of {}", display_name(&document));
-    create(pool, &allowed.user, Some(document)).await
+    create(pool, &allowed.user(), Some(document)).await
 }
 
 /// Creates a graph from `document`, or an empty one named "Untitled
@@ -195,8 +196,11 @@ fn display_name(document: &GraphDocument) -> String {
     }
 }
 
-pub async fn get(pool: &SqlitePool, id: &str) -> Result<GraphDetail, AppError> {
-    let id = graph_id(id)?;
+/// A graph's newest version, for a caller [`require`] allowed to see it.
+///
+/// [`require`]: crate::access::ssr::require
+pub async fn get(pool: &SqlitePool, allowed: &Allowed) -> Result<GraphDetail, AppError> {
+    let id = allowed.graph();
     let row: Option<DetailRow> = sqlx::query_as(
         "SELECT id, name, version, created_at, updated_at, graph_json
          FROM graphs WHERE id = ?",
@@ -204,18 +208,18 @@ pub async fn get(pool: &SqlitePool, id: &str) -> Result<GraphDetail, AppError> {
     .bind(id.as_str())
     .fetch_optional(pool)
     .await?;
-    row.map(GraphDetail::from).ok_or_else(|| not_found(&id))
+    row.map(GraphDetail::from).ok_or_else(|| not_found(id))
 }
 
 /// Saves `document` as the next version, if `base_version` is the newest.
 pub async fn save(
     pool: &SqlitePool,
-    author: &User,
-    id: &str,
+    allowed: &Allowed,
     base_version: i64,
     document: &GraphDocument,
 ) -> Result<Saved, AppError> {
-    let id = graph_id(id)?;
+    allowed.at_least(Role::Editor)?;
+    let (id, author) = (allowed.graph().clone(), allowed.user());
     check_document(document)?;
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     let current: Option<i64> = sqlx::query_scalar("SELECT version FROM graphs WHERE id = ?")
@@ -262,8 +266,11 @@ pub async fn save(
     })
 }
 
-pub async fn versions(pool: &SqlitePool, id: &str) -> Result<Vec<VersionSummary>, AppError> {
-    let detail = get(pool, id).await?;
+pub async fn versions(
+    pool: &SqlitePool,
+    allowed: &Allowed,
+) -> Result<Vec<VersionSummary>, AppError> {
+    let detail = get(pool, allowed).await?;
     /// version, name, node count, time, author
     type Row = (i64, String, Option<i64>, String, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
@@ -290,8 +297,12 @@ pub async fn versions(pool: &SqlitePool, id: &str) -> Result<Vec<VersionSummary>
 }
 
 /// One stored version's document.
-pub async fn version(pool: &SqlitePool, id: &str, version: i64) -> Result<String, AppError> {
-    let id = graph_id(id)?;
+pub async fn version(
+    pool: &SqlitePool,
+    allowed: &Allowed,
+    version: i64,
+) -> Result<String, AppError> {
+    let id = allowed.graph();
     let json: Option<String> = sqlx::query_scalar(
         "SELECT graph_json FROM graph_versions WHERE graph_id = ? AND version = ?",
     )
@@ -305,23 +316,23 @@ pub async fn version(pool: &SqlitePool, id: &str, version: i64) -> Result<String
 /// Saves an earlier version as the newest one (history is kept whole).
 pub async fn restore(
     pool: &SqlitePool,
-    author: &User,
-    id: &str,
+    allowed: &Allowed,
     version_number: i64,
 ) -> Result<Saved, AppError> {
-    let json = version(pool, id, version_number).await?;
+    let json = version(pool, allowed, version_number).await?;
     let document = GraphDocument::from_json(&json).map_err(|error| {
-        tracing::error!(graph = id, version = version_number, %error, "a stored version does not read back");
+        tracing::error!(graph = %allowed.graph(), version = version_number, %error, "a stored version does not read back");
         AppError::Internal
     })?;
-    let current = get(pool, id).await?.version;
-    save(pool, author, id, current, &document).await
+    let current = get(pool, allowed).await?.version;
+    save(pool, allowed, current, &document).await
 }
 
 /// Deletes a graph with its versions, threads, runs, checkpoints and
 /// events, all in one transaction.
-pub async fn delete(pool: &SqlitePool, id: &str) -> Result<(), AppError> {
-    let id = graph_id(id)?;
+pub async fn delete(pool: &SqlitePool, allowed: &Allowed) -> Result<(), AppError> {
+    allowed.at_least(Role::Owner)?;
+    let id = allowed.graph();
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT id FROM runs WHERE graph_id = ?)")
         .bind(id.as_str())
@@ -333,7 +344,7 @@ pub async fn delete(pool: &SqlitePool, id: &str) -> Result<(), AppError> {
         .await?
         .rows_affected();
     if deleted == 0 {
-        return Err(not_found(&id));
+        return Err(not_found(id));
     }
     tx.commit().await?;
     tracing::info!(graph = %id, "graph deleted");
@@ -352,25 +363,20 @@ pub async fn active_run(pool: &SqlitePool, graph: &GraphId) -> Result<Option<Str
 }
 
 /// Renames a graph: saves its newest version again under `name`.
-pub async fn rename(
-    pool: &SqlitePool,
-    author: &User,
-    id: &str,
-    name: &str,
-) -> Result<(), AppError> {
+pub async fn rename(pool: &SqlitePool, allowed: &Allowed, name: &str) -> Result<(), AppError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(AppError::InvalidInput(
             "a graph's name is 1 to 200 characters".into(),
         ));
     }
-    let detail = get(pool, id).await?;
+    let detail = get(pool, allowed).await?;
     let mut document = GraphDocument::from_json(&detail.document).map_err(|error| {
-        tracing::error!(graph = id, %error, "a stored graph does not read back");
+        tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         AppError::Internal
     })?;
     document.name = name.to_string();
-    save(pool, author, id, detail.version, &document)
+    save(pool, allowed, detail.version, &document)
         .await
         .map(|_| ())
 }

@@ -67,14 +67,14 @@ pub async fn sharing(
     let links: Vec<LinkRow> = sqlx::query_as(link_select!(
         "l.graph_id = ? ORDER BY l.created_at DESC, l.rowid DESC"
     ))
-    .bind(allowed.graph.as_str())
+    .bind(allowed.graph().as_str())
     .fetch_all(pool)
     .await?;
     let members: Vec<(String, String)> = sqlx::query_as(
         "SELECT u.username, m.role FROM graph_members m JOIN users u ON u.id = m.user_id
          WHERE m.graph_id = ? ORDER BY u.username",
     )
-    .bind(allowed.graph.as_str())
+    .bind(allowed.graph().as_str())
     .fetch_all(pool)
     .await?;
     Ok(Sharing {
@@ -123,7 +123,7 @@ pub async fn create_link(
             .bind(run)
             .fetch_optional(pool)
             .await?;
-        if owner.as_deref() != Some(allowed.graph.as_str()) {
+        if owner.as_deref() != Some(allowed.graph().as_str()) {
             return Err(AppError::InvalidInput(format!(
                 "run `{run}` is not a run of this graph"
             )));
@@ -143,16 +143,16 @@ pub async fn create_link(
     )
     .bind(&id)
     .bind(new_token()?)
-    .bind(allowed.graph.as_str())
+    .bind(allowed.graph().as_str())
     .bind(role.as_str())
     .bind(&run_id)
     .bind(step)
-    .bind(allowed.user.id.as_str())
+    .bind(allowed.user().id.as_str())
     .bind(expires_in_hours)
     .bind(expires_in_hours)
     .execute(pool)
     .await?;
-    tracing::info!(graph = %allowed.graph, link = %id, %role, "share link created");
+    tracing::info!(graph = %allowed.graph(), link = %id, %role, "share link created");
     let row: LinkRow = sqlx::query_as(link_select!("l.id = ?"))
         .bind(&id)
         .fetch_one(pool)
@@ -174,15 +174,15 @@ pub async fn revoke_link(
          WHERE id = ? AND graph_id = ?",
     )
     .bind(link_id)
-    .bind(allowed.graph.as_str())
+    .bind(allowed.graph().as_str())
     .execute(pool)
     .await?
     .rows_affected();
     if changed == 0 {
         return Err(AppError::not_found(format!("share link {link_id}")));
     }
-    tracing::info!(graph = %allowed.graph, link = %link_id, "share link revoked");
-    events.announce(AccessChange::Graph(allowed.graph.to_string()));
+    tracing::info!(graph = %allowed.graph(), link = %link_id, "share link revoked");
+    events.announce(AccessChange::Graph(allowed.graph().to_string()));
     Ok(())
 }
 
@@ -199,14 +199,14 @@ pub async fn set_member(
     let member = find_user(pool, username)
         .await?
         .ok_or_else(|| AppError::InvalidInput(format!("nobody is called `{}`", username.trim())))?;
-    if member.id == allowed.user.id {
+    if member.id == allowed.user().id {
         return Err(AppError::InvalidInput(
             "you own this graph; the owner's role cannot change".into(),
         ));
     }
     if role == "none" {
         sqlx::query("DELETE FROM graph_members WHERE graph_id = ? AND user_id = ?")
-            .bind(allowed.graph.as_str())
+            .bind(allowed.graph().as_str())
             .bind(member.id.as_str())
             .execute(pool)
             .await?;
@@ -216,13 +216,13 @@ pub async fn set_member(
             "INSERT INTO graph_members (graph_id, user_id, role) VALUES (?, ?, ?)
              ON CONFLICT (graph_id, user_id) DO UPDATE SET role = excluded.role",
         )
-        .bind(allowed.graph.as_str())
+        .bind(allowed.graph().as_str())
         .bind(member.id.as_str())
         .bind(role.as_str())
         .execute(pool)
         .await?;
     }
-    events.announce(AccessChange::Graph(allowed.graph.to_string()));
+    events.announce(AccessChange::Graph(allowed.graph().to_string()));
     Ok(())
 }
 

@@ -2,9 +2,12 @@
 //! state as `state` (and a fanned-out item as `item`) and returns a map,
 //! the update: `#{ total: state.price * state.quantity }`. Scripts are
 //! sandboxed: no files, no network, no modules; operations, nesting,
-//! string, array and map sizes and run time are all limited, and `print`
-//! goes to the run's events.
+//! string, array and map sizes and run time are all limited (there is no
+//! "unlimited"), and `print` goes to the run's events. Scripts run on the
+//! registry's script pool ([`crate::run::ScriptPool`]), never on the async
+//! runtime; a node timeout or a cancelled run stops them mid-loop.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rhai::{AST, Dynamic, Engine, Scope};
@@ -13,8 +16,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::node::{
-    Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput, parse_config,
+    BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
+    parse_config,
 };
+
+/// The most operations a script may be allowed (`max_operations`).
+pub const MAX_OPERATIONS: u64 = 100_000_000;
+/// The longest a script may be allowed to run (`timeout_ms`), 30 s.
+pub const MAX_TIMEOUT_MS: u64 = 30_000;
 
 /// Settings of a `script` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -22,10 +31,12 @@ use crate::node::{
 pub struct ScriptConfig {
     /// The script, in Rhai. It returns a map of channel updates.
     pub source: String,
-    /// The most operations one run of the script may take.
+    /// The most operations one run of the script may take (1 to
+    /// 100,000,000; there is no "unlimited").
     #[serde(default = "default_operations")]
     pub max_operations: u64,
-    /// The longest one run of the script may take.
+    /// The longest one run of the script may take, in milliseconds (1 to
+    /// 30,000).
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
 }
@@ -42,7 +53,7 @@ fn default_timeout_ms() -> u64 {
 /// outside, and hard limits.
 fn engine(config: &ScriptConfig) -> Engine {
     let mut engine = Engine::new();
-    engine.set_max_operations(config.max_operations);
+    engine.set_max_operations(config.max_operations.clamp(1, MAX_OPERATIONS));
     engine.set_max_expr_depths(64, 32);
     engine.set_max_call_levels(32);
     engine.set_max_string_size(1 << 20);
@@ -52,76 +63,134 @@ fn engine(config: &ScriptConfig) -> Engine {
     engine
 }
 
-pub(super) fn build(config: &Value) -> Result<Built, Vec<ConfigIssue>> {
+/// The limits' own problems, located at their fields.
+fn check_limits(config: &ScriptConfig) -> Vec<ConfigIssue> {
+    let mut issues = Vec::new();
+    if !(1..=MAX_OPERATIONS).contains(&config.max_operations) {
+        issues.push(ConfigIssue::new(
+            "max_operations",
+            format!("must be 1 to {MAX_OPERATIONS} (scripts always have a limit)"),
+        ));
+    }
+    if !(1..=MAX_TIMEOUT_MS).contains(&config.timeout_ms) {
+        issues.push(ConfigIssue::new(
+            "timeout_ms",
+            format!("must be 1 to {MAX_TIMEOUT_MS} ms (scripts always have a limit)"),
+        ));
+    }
+    issues
+}
+
+pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
     let config: ScriptConfig = parse_config(config)?;
+    let issues = check_limits(&config);
+    if !issues.is_empty() {
+        return Err(issues);
+    }
     let ast = engine(&config).compile(&config.source).map_err(|error| {
         vec![ConfigIssue::new(
             "source",
             format!("the script does not compile: {error}"),
         )]
     })?;
-    Ok(Built::plain(Script { ast, config }))
+    #[cfg(not(feature = "runtime"))]
+    let _ = cx;
+    Ok(Built::plain(Script {
+        ast: Arc::new(ast),
+        config,
+        #[cfg(feature = "runtime")]
+        pool: cx.registry.script_pool(),
+    }))
 }
 
 struct Script {
-    ast: AST,
+    ast: Arc<AST>,
     config: ScriptConfig,
+    #[cfg(feature = "runtime")]
+    pool: Arc<crate::run::ScriptPool>,
 }
 
-impl Script {
-    fn evaluate(&self, input: &NodeInput) -> Result<NodeOutput, NodeError> {
-        let mut engine = engine(&self.config);
-        let started = Instant::now();
-        let limit = Duration::from_millis(self.config.timeout_ms);
-        engine
-            .on_progress(move |_| (started.elapsed() > limit).then(|| Dynamic::from("timed out")));
-        // Printed lines become `log` events once the script is done.
-        let printed = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
-        let sink = std::sync::Arc::clone(&printed);
-        engine.on_print(move |text| {
-            if let Ok(mut lines) = sink.lock()
-                && lines.len() < 1000
-            {
-                lines.push(text.to_string());
-            }
-        });
+/// What one run of a script gave: its result, and the lines it printed.
+type Evaluated = (Result<Value, String>, Vec<String>);
 
+/// Runs a script to its end or its limits, on the calling thread (a
+/// script-pool thread). `stop` is polled at every operation: a node
+/// timeout or a cancelled run stops the script there.
+fn evaluate(
+    ast: &AST,
+    config: &ScriptConfig,
+    state: Value,
+    item: Option<Value>,
+    stop: impl Fn() -> bool + Send + Sync + 'static,
+) -> Evaluated {
+    let mut engine = engine(config);
+    let started = Instant::now();
+    let limit = Duration::from_millis(config.timeout_ms.clamp(1, MAX_TIMEOUT_MS));
+    engine.on_progress(move |_| {
+        if stop() {
+            Some(Dynamic::from("stopped"))
+        } else {
+            (started.elapsed() > limit).then(|| Dynamic::from("timed out"))
+        }
+    });
+    let printed = Arc::new(Mutex::new(Vec::<String>::new()));
+    let sink = Arc::clone(&printed);
+    engine.on_print(move |text| {
+        if let Ok(mut lines) = sink.lock()
+            && lines.len() < 1000
+        {
+            lines.push(text.to_string());
+        }
+    });
+    let result = (|| {
         let to_dynamic = |value: &Value| {
             rhai::serde::to_dynamic(value)
-                .map_err(|error| NodeError::permanent(format!("cannot pass the state: {error}")))
+                .map_err(|error| format!("cannot pass the state: {error}"))
         };
         let mut scope = Scope::new();
-        scope.push_constant("state", to_dynamic(&input.state.to_json())?);
-        if let Some(item) = input.arg {
+        scope.push_constant("state", to_dynamic(&state)?);
+        if let Some(item) = &item {
             scope.push_constant("item", to_dynamic(item)?);
         }
-        let result = engine.eval_ast_with_scope::<Dynamic>(&mut scope, &self.ast);
-        for line in printed
-            .lock()
-            .map(|lines| lines.clone())
-            .unwrap_or_default()
-        {
-            input.ctx.emit("log", json!({"text": line}));
-        }
-        let result: Dynamic = result.map_err(|error| {
-            let message = match *error {
+        let result = engine
+            .eval_ast_with_scope::<Dynamic>(&mut scope, ast)
+            .map_err(|error| match *error {
+                rhai::EvalAltResult::ErrorTerminated(reason, _)
+                    if reason.clone().into_string().is_ok_and(|r| r == "stopped") =>
+                {
+                    "the script was stopped (the node timed out or the run was cancelled)"
+                        .to_string()
+                }
                 rhai::EvalAltResult::ErrorTerminated(..) => {
-                    format!("the script ran longer than {} ms", self.config.timeout_ms)
+                    format!("the script ran longer than {} ms", config.timeout_ms)
                 }
                 rhai::EvalAltResult::ErrorTooManyOperations(..) => {
                     format!(
                         "the script took more than {} operations",
-                        self.config.max_operations
+                        config.max_operations
                     )
                 }
                 other => format!("the script failed: {other}"),
-            };
-            NodeError::permanent(message)
-        })?;
-        let update: Value = rhai::serde::from_dynamic(&result).map_err(|error| {
-            NodeError::permanent(format!("the script's result is not JSON: {error}"))
-        })?;
-        match update {
+            })?;
+        rhai::serde::from_dynamic::<Value>(&result)
+            .map_err(|error| format!("the script's result is not JSON: {error}"))
+    })();
+    let lines = printed
+        .lock()
+        .map(|lines| lines.clone())
+        .unwrap_or_default();
+    (result, lines)
+}
+
+impl Script {
+    async fn run_script(&self, input: NodeInput<'_>) -> Result<NodeOutput, NodeError> {
+        let state = input.state.to_json();
+        let item = input.arg.cloned();
+        let (result, printed) = self.execute(&input, state, item).await?;
+        for line in printed {
+            input.ctx.emit("log", json!({"text": line}));
+        }
+        match result.map_err(NodeError::permanent)? {
             Value::Object(fields) => Ok(NodeOutput {
                 update: fields.into_iter().collect(),
                 ..NodeOutput::default()
@@ -135,10 +204,42 @@ impl Script {
             )),
         }
     }
+
+    /// On the script pool, never on the async runtime's threads.
+    #[cfg(feature = "runtime")]
+    async fn execute(
+        &self,
+        input: &NodeInput<'_>,
+        state: Value,
+        item: Option<Value>,
+    ) -> Result<Evaluated, NodeError> {
+        let ast = Arc::clone(&self.ast);
+        let config = self.config.clone();
+        let cancelled = input.ctx.cancel.clone();
+        self.pool
+            .run(move |abort| {
+                let abort = abort.clone();
+                evaluate(&ast, &config, state, item, move || {
+                    abort.is_set() || cancelled.is_cancelled()
+                })
+            })
+            .await
+            .map_err(|error| NodeError::permanent(error.to_string()))
+    }
+
+    #[cfg(not(feature = "runtime"))]
+    async fn execute(
+        &self,
+        _: &NodeInput<'_>,
+        state: Value,
+        item: Option<Value>,
+    ) -> Result<Evaluated, NodeError> {
+        Ok(evaluate(&self.ast, &self.config, state, item, || false))
+    }
 }
 
 impl Node for Script {
     fn run<'a>(&'a self, input: NodeInput<'a>) -> NodeFuture<'a> {
-        Box::pin(std::future::ready(self.evaluate(&input)))
+        Box::pin(self.run_script(input))
     }
 }

@@ -1,6 +1,7 @@
 //! `subgraph`: runs another graph as one node. The child graph is embedded
 //! in the config (`graph`), or read from a file when the graph is compiled
-//! (`path`, for the command line and library users); the app embeds saved
+//! (`path`, only where the registry allows files: the command line and
+//! library users who opt in, never the server); the app embeds saved
 //! graphs. `inputs` fill the child's channels from expressions over this
 //! graph's state; `outputs` copy the child's final channels back. The
 //! child's node results and tokens are reported as `subgraph` events.
@@ -75,6 +76,14 @@ pub(super) fn load_child(
     let document = match (graph, path) {
         (Some(graph), None) => GraphDocument::from_value(graph.clone())
             .map_err(|error| vec![ConfigIssue::new(join("graph"), error.to_string())])?,
+        (None, Some(_)) if cx.registry.file_access() == crate::node::FileAccess::Denied => {
+            // Said without reading anything, so the answer tells nothing
+            // about the machine's files.
+            return Err(vec![ConfigIssue::new(
+                join("path"),
+                "graph files are not read here; embed the graph (`graph`) or name a saved graph (`graph_id`)",
+            )]);
+        }
         (None, Some(path)) => {
             let text = std::fs::read_to_string(path).map_err(|error| {
                 vec![ConfigIssue::new(

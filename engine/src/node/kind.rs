@@ -219,6 +219,22 @@ pub struct Registry {
     /// The secrets nodes may name; `None`: not known here (validation).
     credentials: Option<Credentials>,
     keyed_models: Option<Arc<dyn KeyedModels>>,
+    files: FileAccess,
+    #[cfg(feature = "runtime")]
+    scripts: Option<Arc<crate::run::ScriptPool>>,
+}
+
+/// Whether graphs may name files (`subgraph.path`, `sub_agents[].path`)
+/// that are read when they compile. A graph is untrusted content where it
+/// is not the machine's own user's: the server refuses paths, the command
+/// line and library users opt in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FileAccess {
+    /// Paths are a validation problem; nothing is read.
+    #[default]
+    Denied,
+    /// Paths are read from the local file system.
+    Allowed,
 }
 
 impl Default for Registry {
@@ -230,6 +246,9 @@ impl Default for Registry {
             tools: Toolbox::builtin(),
             credentials: None,
             keyed_models: None,
+            files: FileAccess::Denied,
+            #[cfg(feature = "runtime")]
+            scripts: None,
         }
     }
 }
@@ -269,6 +288,34 @@ impl Registry {
     pub fn with_keyed_models(mut self, factory: impl KeyedModels) -> Self {
         self.keyed_models = Some(Arc::new(factory));
         self
+    }
+
+    /// Lets graphs name files to read when they compile (see
+    /// [`FileAccess`]); for the command line and trusted library users.
+    pub fn with_file_access(mut self, files: FileAccess) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// Whether graphs may name files.
+    pub fn file_access(&self) -> FileAccess {
+        self.files
+    }
+
+    /// Runs `script` nodes on this pool of threads instead of the
+    /// process-wide one ([`crate::run::ScriptPool::shared`]).
+    #[cfg(feature = "runtime")]
+    pub fn with_script_pool(mut self, pool: Arc<crate::run::ScriptPool>) -> Self {
+        self.scripts = Some(pool);
+        self
+    }
+
+    /// The threads `script` nodes run on.
+    #[cfg(feature = "runtime")]
+    pub fn script_pool(&self) -> Arc<crate::run::ScriptPool> {
+        self.scripts
+            .clone()
+            .unwrap_or_else(crate::run::ScriptPool::shared)
     }
 
     /// Adds a tool nodes can bind.

@@ -50,7 +50,7 @@ async fn a_runaway_script_is_stopped() {
     }
     let slow = script_graph(
         "let x = 0; loop { x += 1; }",
-        json!({"max_operations": 0, "timeout_ms": 50}),
+        json!({"max_operations": 100_000_000, "timeout_ms": 50}),
     );
     let (result, _) = run(&slow, json!({})).await;
     assert!(
@@ -89,4 +89,59 @@ fn a_script_that_does_not_compile_is_a_located_problem() {
         "{}",
         problem.message
     );
+}
+
+#[test]
+fn unlimited_or_oversized_limits_are_located_problems() {
+    for (field, value) in [
+        ("max_operations", json!(0)),
+        ("max_operations", json!(100_000_001u64)),
+        ("timeout_ms", json!(0)),
+        ("timeout_ms", json!(30_001)),
+    ] {
+        let report = heddle_engine::validate(
+            &crate::support::document(json!({
+                "nodes": [{"id": "start", "kind": "start"},
+                          {"id": "s", "kind": "script", "config": {"source": "#{}", field: value}}],
+                "edges": [{"id": "e", "from": "start", "to": "s"}]
+            })),
+            &heddle_engine::Registry::new(),
+        );
+        let problem = report.errors().next().expect("a problem");
+        assert_eq!(problem.path, format!("nodes[1].config.{field}"));
+        assert!(
+            problem.message.contains("always have a limit"),
+            "{}",
+            problem.message
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_endless_script_stops_at_the_node_timeout_and_frees_its_thread() {
+    // One script thread: if the endless script kept it, the second run
+    // could never start.
+    let pool = std::sync::Arc::new(heddle_engine::run::ScriptPool::new(1));
+    let registry = heddle_engine::Registry::new().with_script_pool(pool);
+    let document = json!({
+        "format_version": heddle_engine::FORMAT_VERSION, "name": "spin",
+        "state": {"channels": {"n": {"type": "integer"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "spin", "kind": "script", "timeout_ms": 100,
+                   "config": {"source": "loop { }", "max_operations": 100_000_000, "timeout_ms": 30_000}}],
+        "edges": [{"id": "e", "from": "start", "to": "spin"}]
+    });
+    let graph = std::sync::Arc::new(
+        heddle_engine::CompiledGraph::from_json(&document.to_string(), &registry).unwrap(),
+    );
+    for _ in 0..2 {
+        let started = std::time::Instant::now();
+        let (result, _) = run(&graph, json!({})).await;
+        let error = result.unwrap_err().to_string();
+        assert!(
+            error.contains("timed out") || error.contains("timeout"),
+            "{error}"
+        );
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use heddle_engine::run::{EventPayload, Run, RunOptions};
-use heddle_engine::{CompiledGraph, Registry, RunId};
+use heddle_engine::{CompiledGraph, FileAccess, Registry, RunId};
 use serde_json::{Value, json};
 
 fn greeter() -> Value {
@@ -63,7 +63,8 @@ async fn a_subgraph_from_a_file_runs_the_same() {
     let document = parent(
         json!({"path": path.to_str().unwrap(), "inputs": {"who": "'file'"}, "outputs": {"result": "greeting"}}),
     );
-    let graph = CompiledGraph::from_json(&document.to_string(), &Registry::new()).unwrap();
+    let files = Registry::new().with_file_access(FileAccess::Allowed);
+    let graph = CompiledGraph::from_json(&document.to_string(), &files).unwrap();
     let output = Run::new(
         Arc::new(graph),
         RunId::from("p"),
@@ -77,12 +78,37 @@ async fn a_subgraph_from_a_file_runs_the_same() {
 }
 
 #[test]
+fn without_file_access_a_path_is_a_problem_that_reads_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let existing = dir.path().join("greeter.json");
+    std::fs::write(&existing, greeter().to_string()).unwrap();
+    let missing = dir.path().join("missing.json");
+    // An existing file and a missing one answer alike: nothing is read.
+    let messages: Vec<(String, String)> = [existing, missing]
+        .iter()
+        .map(|path| {
+            let document = parent(json!({"path": path.to_str().unwrap()}));
+            let report = heddle_engine::validate(
+                &heddle_engine::GraphDocument::from_value(document).unwrap(),
+                &Registry::new(),
+            );
+            let problem = report.errors().next().expect("a problem").clone();
+            (problem.path, problem.message)
+        })
+        .collect();
+    assert_eq!(messages[0], messages[1]);
+    assert_eq!(messages[0].0, "nodes[1].config.path");
+    assert!(messages[0].1.contains("not read here"), "{}", messages[0].1);
+}
+
+#[test]
 fn a_graph_that_includes_itself_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("loop.json");
     let document = parent(json!({"path": path.to_str().unwrap()}));
     std::fs::write(&path, document.to_string()).unwrap();
-    let error = CompiledGraph::from_json(&document.to_string(), &Registry::new())
+    let files = Registry::new().with_file_access(FileAccess::Allowed);
+    let error = CompiledGraph::from_json(&document.to_string(), &files)
         .err()
         .unwrap();
     assert!(

@@ -89,10 +89,10 @@ pub async fn get(
         created_at,
         updated_at,
         document,
-    } = graphs::get(&state.pool, allowed.graph.as_str()).await?;
+    } = graphs::get(&state.pool, &allowed).await?;
     let document: Value = serde_json::from_str(&document).unwrap_or(Value::Null);
     Ok(Json(json!({
-        "id": id, "name": name, "version": version, "role": allowed.role,
+        "id": id, "name": name, "version": version, "role": allowed.role(),
         "created_at": created_at, "updated_at": updated_at,
         "document": document,
     })))
@@ -117,14 +117,7 @@ pub async fn save(
 ) -> Result<Json<Value>> {
     let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
     let document = document(body.document)?;
-    let saved = graphs::save(
-        &state.pool,
-        &allowed.user,
-        allowed.graph.as_str(),
-        body.base_version,
-        &document,
-    )
-    .await?;
+    let saved = graphs::save(&state.pool, &allowed, body.base_version, &document).await?;
     Ok(Json(json!({
         "id": saved.id, "version": saved.version, "updated_at": saved.updated_at,
         "problems": report(&document),
@@ -136,16 +129,15 @@ pub async fn delete(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
-    let graph = require(&state.pool, who.0.as_ref(), &id, Role::Owner)
-        .await?
-        .graph;
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Owner).await?;
+    let graph = allowed.graph();
     // Stop its runs first, so nothing writes to rows being deleted.
-    for run in state.runs.list(graph.as_str(), 1000).await? {
+    for run in state.runs.list(&allowed, 1000).await? {
         if matches!(run.status.as_str(), "queued" | "running") {
             let _ = state.runs.cancel(&run.id).await;
         }
     }
-    graphs::delete(&state.pool, graph.as_str()).await?;
+    graphs::delete(&state.pool, &allowed).await?;
     state
         .auth
         .events()
@@ -159,9 +151,7 @@ pub async fn versions(
     Path(id): Path<String>,
 ) -> Result<Json<Vec<VersionSummary>>> {
     let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    Ok(Json(
-        graphs::versions(&state.pool, allowed.graph.as_str()).await?,
-    ))
+    Ok(Json(graphs::versions(&state.pool, &allowed).await?))
 }
 
 pub async fn version(
@@ -170,7 +160,7 @@ pub async fn version(
     Path((id, version)): Path<(String, i64)>,
 ) -> Result<Json<Value>> {
     let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    let json = graphs::version(&state.pool, allowed.graph.as_str(), version).await?;
+    let json = graphs::version(&state.pool, &allowed, version).await?;
     Ok(Json(serde_json::from_str(&json).unwrap_or(Value::Null)))
 }
 
@@ -180,8 +170,7 @@ pub async fn restore(
     Path((id, version)): Path<(String, i64)>,
 ) -> Result<Json<Value>> {
     let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
-    let saved =
-        graphs::restore(&state.pool, &allowed.user, allowed.graph.as_str(), version).await?;
+    let saved = graphs::restore(&state.pool, &allowed, version).await?;
     Ok(Json(
         json!({"id": saved.id, "version": saved.version, "restored_from": version}),
     ))
@@ -195,7 +184,7 @@ pub async fn export(
     Path(id): Path<String>,
 ) -> Result<Response> {
     let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    let detail = graphs::get(&state.pool, allowed.graph.as_str()).await?;
+    let detail = graphs::get(&state.pool, &allowed).await?;
     let document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         ApiError(AppError::Internal)

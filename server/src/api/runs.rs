@@ -29,12 +29,7 @@ pub async fn start(
     let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(
-            state
-                .runs
-                .start(allowed.graph.as_str(), &allowed.user, request)
-                .await?,
-        ),
+        Json(state.runs.start(&allowed, request).await?),
     ))
 }
 
@@ -85,8 +80,8 @@ pub async fn list(
     Path(id): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<RunInfo>>> {
-    require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    Ok(Json(state.runs.list(&id, query.limit).await?))
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    Ok(Json(state.runs.list(&allowed, query.limit).await?))
 }
 
 pub async fn threads(
@@ -94,8 +89,8 @@ pub async fn threads(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<ThreadInfo>>> {
-    require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    Ok(Json(state.runs.threads(&id).await?))
+    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    Ok(Json(state.runs.threads(&allowed).await?))
 }
 
 pub async fn get(

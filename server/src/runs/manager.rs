@@ -5,8 +5,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{Allowed, require};
 use heddle_app::accounts::User;
+use heddle_app::accounts::ssr as accounts;
 use heddle_app::error::AppError;
+use heddle_app::graphs::GraphId;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_app::secrets::ssr as secrets;
@@ -22,6 +26,7 @@ use sqlx::SqlitePool;
 use tokio::sync::{Semaphore, broadcast};
 use tokio::task::AbortHandle;
 
+use super::embed;
 use super::hub::RunHub;
 
 /// Runs on this server.
@@ -216,24 +221,6 @@ impl Runs {
             .with_credentials(secrets.into_iter().collect()))
     }
 
-    /// Refuses a new run when `user` already has their share going.
-    async fn check_user_limit(&self, user: &User) -> Result<(), AppError> {
-        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
-        let active: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM runs WHERE user_id = ? AND status IN ('queued', 'running')",
-        )
-        .bind(user.id.as_str())
-        .fetch_one(&self.inner.pool)
-        .await?;
-        if active >= limit as i64 {
-            return Err(AppError::TooManyRequests(format!(
-                "you have {active} runs queued or running; the limit is {limit} per user. \
-                 Wait for one to end, or cancel one"
-            )));
-        }
-        Ok(())
-    }
-
     /// The checkpoint store (stored events, threads).
     pub fn store(&self) -> &SqliteStore {
         &self.inner.store
@@ -251,35 +238,19 @@ impl Runs {
         self.inner.notices.subscribe()
     }
 
-    /// Starts a run of a graph's newest version; it waits for a free slot
-    /// in the background.
-    pub async fn start(
-        &self,
-        graph_id: &str,
-        user: &User,
-        request: StartRun,
-    ) -> Result<RunInfo, AppError> {
-        self.check_user_limit(user).await?;
-        let detail = graphs::get(&self.inner.pool, graph_id).await?;
-        let input = match request.input {
-            Value::Null => Value::Object(serde_json::Map::new()),
-            Value::Object(fields) => Value::Object(fields),
-            _ => {
-                return Err(AppError::InvalidInput(
-                    "`input` must be a JSON object of channel values".into(),
-                ));
-            }
-        };
-        let input_size = input.to_string().len();
-        if input_size > MAX_INPUT_BYTES {
-            return Err(AppError::TooLarge(format!(
-                "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
-            )));
-        }
+    /// Starts a run of a graph's newest version for the user `allowed`
+    /// names; it waits for a free slot in the background.
+    pub async fn start(&self, allowed: &Allowed, request: StartRun) -> Result<RunInfo, AppError> {
+        allowed.at_least(Role::Editor)?;
+        let user = allowed.user();
+        let detail = graphs::get(&self.inner.pool, allowed).await?;
+        let input = run_input(request.input)?;
         let registry = self.registry_for(Some(user.id.as_str())).await?;
-        let graph = self
-            .compile_with_subgraphs(&detail.document, &registry)
-            .await?;
+        let embedded =
+            embed::embed(&self.inner.pool, user, allowed.graph(), &detail.document).await?;
+        let embeds = embedded.graphs.clone();
+        let graph = compile_value(embedded.document, &registry)?;
+        check_input(&graph, &input)?;
         let breakpoints = |field: &str, ids: Vec<String>| {
             ids.into_iter()
                 .map(|id| {
@@ -301,18 +272,12 @@ impl Runs {
         let after = breakpoints("interrupt_after", request.interrupt_after)?;
         let graph_id = detail.id.to_string();
         let thread_id = match request.thread_id {
-            Some(thread) => {
-                self.claim_thread(&thread, &graph_id).await?;
-                thread
-            }
-            None => {
-                let thread = format!("thread-{}", uuid::Uuid::new_v4());
-                self.claim_thread(&thread, &graph_id).await?;
-                thread
-            }
+            Some(thread) => thread,
+            None => format!("thread-{}", uuid::Uuid::new_v4()),
         };
+        self.claim_thread(&thread_id, &graph_id).await?;
         let run_id = self
-            .record_queued(&graph_id, detail.version, &thread_id, &input, user)
+            .record_queued(&graph_id, detail.version, &thread_id, &input, user, &embeds)
             .await?;
         let thread = ThreadId::from(thread_id.as_str());
         let id = RunId::from(run_id.as_str());
@@ -321,6 +286,10 @@ impl Runs {
             &graph_id,
             &thread_id,
             registry,
+            Some(Admission {
+                starter: user.clone(),
+                embeds,
+            }),
             move |durable| async move {
                 durable
                     .with_breakpoints(before, after)
@@ -341,7 +310,6 @@ impl Runs {
         user: &User,
         request: ForkRun,
     ) -> Result<RunInfo, AppError> {
-        self.check_user_limit(user).await?;
         let source = self.get(source_id).await?;
         let edits_size = Value::Object(request.edits.clone()).to_string().len();
         if edits_size > MAX_INPUT_BYTES {
@@ -398,6 +366,7 @@ impl Runs {
         }
         let registry = self.registry_for(Some(user.id.as_str())).await?;
         let edits = Value::Object(request.edits.clone());
+        let embeds = self.embeds_of(source_id).await?;
         let run_id = self
             .record_queued(
                 &source.graph_id,
@@ -405,6 +374,7 @@ impl Runs {
                 &source.thread_id,
                 &edits,
                 user,
+                &embeds,
             )
             .await?;
         let id = RunId::from(run_id.as_str());
@@ -419,6 +389,10 @@ impl Runs {
             &source.graph_id,
             &source.thread_id,
             registry,
+            Some(Admission {
+                starter: user.clone(),
+                embeds,
+            }),
             move |durable| async move {
                 durable
                     .fork(&thread, checkpoint.as_str(), fork, id)
@@ -429,7 +403,9 @@ impl Runs {
     }
 
     /// Records a new run, queued, and returns its id. `input` is what it
-    /// was started with (a fork's edits).
+    /// was started with (a fork's edits). The user's limit of runs queued
+    /// or running is checked in the same transaction as the insert, so
+    /// concurrent starts cannot race past it.
     async fn record_queued(
         &self,
         graph_id: &str,
@@ -437,11 +413,27 @@ impl Runs {
         thread_id: &str,
         input: &Value,
         user: &User,
+        embeds: &[GraphId],
     ) -> Result<String, AppError> {
         let run_id = format!("run-{}", uuid::Uuid::new_v4());
+        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
+        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let active: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE user_id = ? AND status IN ('queued', 'running')",
+        )
+        .bind(user.id.as_str())
+        .fetch_one(&mut *tx)
+        .await?;
+        if active >= limit as i64 {
+            return Err(AppError::TooManyRequests(format!(
+                "you have {active} runs queued or running; the limit is {limit} per user. \
+                 Wait for one to end, or cancel one"
+            )));
+        }
+        let embeds: Vec<&str> = embeds.iter().map(GraphId::as_str).collect();
         sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
-             VALUES (?, ?, ?, ?, ?, 'queued', ?)",
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds)
+             VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
         )
         .bind(&run_id)
         .bind(graph_id)
@@ -449,66 +441,23 @@ impl Runs {
         .bind(thread_id)
         .bind(input.to_string())
         .bind(user.id.as_str())
-        .execute(&self.inner.pool)
+        .bind(serde_json::json!(embeds).to_string())
+        .execute(&mut *tx)
         .await?;
+        tx.commit().await?;
         Ok(run_id)
     }
 
-    /// Compiles a stored graph after embedding the saved graphs its
-    /// `subgraph` nodes name by `graph_id` (their newest versions, nested
-    /// ones too, at most 8 deep).
-    async fn compile_with_subgraphs(
-        &self,
-        document: &str,
-        registry: &Registry,
-    ) -> Result<CompiledGraph, AppError> {
-        let mut document: Value =
-            serde_json::from_str(document).map_err(|error| AppError::InvalidGraph {
-                message: error.to_string(),
-                problems: Vec::new(),
-            })?;
-        self.embed_subgraphs(&mut document, 0).await?;
-        let document =
-            GraphDocument::from_value(document).map_err(|error| AppError::InvalidGraph {
-                message: error.to_string(),
-                problems: Vec::new(),
-            })?;
-        compile_document(document, registry)
-    }
-
-    fn embed_subgraphs<'a>(
-        &'a self,
-        document: &'a mut Value,
-        depth: usize,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + 'a>> {
-        Box::pin(async move {
-            let Some(nodes) = document.get_mut("nodes").and_then(Value::as_array_mut) else {
-                return Ok(());
-            };
-            for node in nodes {
-                if node["kind"] != "subgraph" || !node["config"]["graph"].is_null() {
-                    continue;
-                }
-                let Some(id) = node["config"]["graph_id"].as_str().map(str::to_string) else {
-                    continue;
-                };
-                if depth >= 8 {
-                    return Err(AppError::InvalidInput(format!(
-                        "saved subgraphs nest more than 8 deep at `{id}`"
-                    )));
-                }
-                let saved = graphs::get(&self.inner.pool, &id).await.map_err(|_| {
-                    AppError::InvalidInput(format!(
-                        "subgraph node `{}` names graph `{id}`, which does not exist",
-                        node["id"]
-                    ))
-                })?;
-                let mut child: Value = serde_json::from_str(&saved.document).unwrap_or(Value::Null);
-                self.embed_subgraphs(&mut child, depth + 1).await?;
-                node["config"]["graph"] = child;
-            }
-            Ok(())
-        })
+    /// The saved graphs a run embeds, as recorded when it was queued.
+    async fn embeds_of(&self, run_id: &str) -> Result<Vec<GraphId>, AppError> {
+        let json: Option<String> = sqlx::query_scalar("SELECT embeds FROM runs WHERE id = ?")
+            .bind(run_id)
+            .fetch_optional(&self.inner.pool)
+            .await?;
+        let ids: Vec<String> = json
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default();
+        Ok(ids.iter().filter_map(|id| GraphId::parse(id)).collect())
     }
 
     /// Makes sure the thread exists, belongs to this graph, and is free.
@@ -559,8 +508,10 @@ impl Runs {
         .await?;
         let (run_id, graph_id, user_id) =
             row.ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
-        // The run keeps the credentials of whoever started it.
+        // The run keeps the credentials, and needs the access, of whoever
+        // started it.
         let registry = self.registry_for(user_id.as_deref()).await?;
+        let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
         if self
             .active()
             .values()
@@ -592,6 +543,7 @@ impl Runs {
             &graph_id,
             thread_id,
             registry,
+            admission,
             move |durable| async move { durable.resume(&thread, value).await },
         )?;
         self.get(&run_id).await
@@ -605,6 +557,7 @@ impl Runs {
         graph_id: &str,
         thread_id: &str,
         registry: Registry,
+        admission: Option<Admission>,
         prepare: F,
     ) -> Result<(), AppError>
     where
@@ -633,9 +586,13 @@ impl Runs {
         }
         let runs = self.clone();
         let run_id = run_id.to_string();
+        let graph_id = graph_id.to_string();
         let task = tokio::spawn({
             let run_id = run_id.clone();
-            async move { runs.execute(run_id, hub, registry, prepare).await }
+            async move {
+                runs.execute(run_id, graph_id, hub, registry, admission, prepare)
+                    .await
+            }
         });
         if let Some(active) = self.active().get_mut(&run_id) {
             active.task = Some(task.abort_handle());
@@ -646,8 +603,10 @@ impl Runs {
     async fn execute<F, Fut>(
         &self,
         run_id: String,
+        graph_id: String,
         hub: Arc<RunHub>,
         registry: Registry,
+        admission: Option<Admission>,
         prepare: F,
     ) where
         F: FnOnce(Durable) -> Fut,
@@ -658,20 +617,36 @@ impl Runs {
             .active()
             .get(&run_id)
             .is_some_and(|active| active.cancel_requested);
-        let prepared = if cancelled_while_queued || permit.is_err() {
-            None
-        } else {
-            let durable = self
-                .inner
-                .durable
-                .clone()
-                .with_registry(registry)
-                .with_options(RunOptions {
-                    keep_log: false,
-                    sink: Some(Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>),
-                    ..RunOptions::default()
-                });
-            Some(prepare(durable).await)
+        let stopped = cancelled_while_queued || permit.is_err();
+        // Access may have changed while the run waited (a link revoked, a
+        // member removed): the starter must still reach every graph it runs.
+        let refused = match (&admission, stopped) {
+            (Some(admission), false) => embed::recheck(
+                &self.inner.pool,
+                &admission.starter,
+                &graph_id,
+                &admission.embeds,
+            )
+            .await
+            .err(),
+            _ => None,
+        };
+        let prepared = match (stopped, refused) {
+            (true, _) => None,
+            (false, Some(refused)) => Some(Err(format!("the run may not start: {refused}"))),
+            (false, None) => {
+                let durable = self
+                    .inner
+                    .durable
+                    .clone()
+                    .with_registry(registry)
+                    .with_options(RunOptions {
+                        keep_log: false,
+                        sink: Some(Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>),
+                        ..RunOptions::default()
+                    });
+                Some(prepare(durable).await.map_err(|error| error.to_string()))
+            }
         };
         let result = match prepared {
             None => {
@@ -686,8 +661,7 @@ impl Runs {
             }
             Some(Err(error)) => {
                 tracing::warn!(run = %run_id, %error, "a run could not start");
-                self.record_end(&run_id, "failed", None, Some(error.to_string()))
-                    .await;
+                self.record_end(&run_id, "failed", None, Some(error)).await;
                 None
             }
             Some(Ok(run)) => {
@@ -789,6 +763,18 @@ impl Runs {
             }
         };
         if !handled {
+            if matches!(info.status.as_str(), "queued" | "running") {
+                // Recorded as waiting or executing, but no task of this
+                // server has it (it could not be recovered): close it.
+                self.record_end(
+                    run_id,
+                    "cancelled",
+                    None,
+                    Some("cancelled before it started".into()),
+                )
+                .await;
+                return self.get(run_id).await;
+            }
             if info.status != "interrupted" {
                 return Err(AppError::InvalidInput(format!(
                     "run `{run_id}` is {}; there is nothing to cancel",
@@ -821,9 +807,8 @@ impl Runs {
     }
 
     /// A graph's runs, newest first (at most `limit`).
-    pub async fn list(&self, graph_id: &str, limit: i64) -> Result<Vec<RunInfo>, AppError> {
-        let graph = graphs::graph_id(graph_id)?;
-        graphs::get(&self.inner.pool, graph.as_str()).await?;
+    pub async fn list(&self, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
+        let graph = allowed.graph();
         let runs = sqlx::query_as(select_runs!(
             "WHERE graph_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"
         ))
@@ -835,9 +820,8 @@ impl Runs {
     }
 
     /// A graph's threads, most recently active first.
-    pub async fn threads(&self, graph_id: &str) -> Result<Vec<ThreadInfo>, AppError> {
-        let graph = graphs::graph_id(graph_id)?;
-        graphs::get(&self.inner.pool, graph.as_str()).await?;
+    pub async fn threads(&self, allowed: &Allowed) -> Result<Vec<ThreadInfo>, AppError> {
+        let graph = allowed.graph();
         let threads = sqlx::query_as(
             "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
                     (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
@@ -929,7 +913,10 @@ impl Runs {
         Ok(events)
     }
 
-    /// Finishes the runs a previous process left running or queued.
+    /// Finishes the runs a previous process left running or queued. Each
+    /// run recovers on its own: one that cannot (its graph gone, its
+    /// starter no longer allowed, its document broken) is marked failed
+    /// with the reason, and the others go on.
     pub async fn recover(&self) -> Result<usize, AppError> {
         let mut count = 0;
         let unfinished = self
@@ -940,27 +927,11 @@ impl Runs {
             .map_err(internal("cannot list unfinished runs"))?;
         for record in unfinished {
             let run_id = record.run_id.to_string();
-            let Ok(info) = self.get(&run_id).await else {
-                continue;
-            };
-            let record = record.clone();
-            let registry = self
-                .registry_for(run_user(&self.inner.pool, &run_id).await?.as_deref())
-                .await?;
-            self.launch(
-                &run_id,
-                &info.graph_id,
-                &info.thread_id,
-                registry,
-                move |durable| async move {
-                    durable.recover_run(&record).await?.ok_or_else(|| {
-                        DurableError::Store(heddle_engine::run::StoreError(
-                            "the thread has moved on".into(),
-                        ))
-                    })
-                },
-            )?;
-            count += 1;
+            match self.recover_running(record).await {
+                Ok(true) => count += 1,
+                Ok(false) => {}
+                Err(error) => self.fail_recovery(&run_id, error).await,
+            }
         }
         // Runs that were still queued never reached the engine: queue them again.
         let queued: Vec<RunInfo> = sqlx::query_as(select_runs!(
@@ -969,27 +940,121 @@ impl Runs {
         .fetch_all(&self.inner.pool)
         .await?;
         for run in queued {
-            let detail = graphs::get(&self.inner.pool, &run.graph_id).await?;
-            let registry = self
-                .registry_for(run_user(&self.inner.pool, &run.id).await?.as_deref())
-                .await?;
-            let graph = self
-                .compile_with_subgraphs(&detail.document, &registry)
-                .await?;
-            let (thread, id, input) = (
-                ThreadId::from(run.thread_id.as_str()),
-                RunId::from(run.id.as_str()),
-                run.input.clone(),
-            );
-            self.launch(&run.id, &run.graph_id, &run.thread_id, registry, move |durable| async move {
-                durable.start(Arc::new(graph), thread, id, input).await
-            })?;
-            count += 1;
+            let run_id = run.id.clone();
+            match self.recover_queued(run).await {
+                Ok(()) => count += 1,
+                Err(error) => self.fail_recovery(&run_id, error).await,
+            }
         }
         if count > 0 {
             tracing::info!(runs = count, "recovered runs from the last start");
         }
         Ok(count)
+    }
+
+    /// Goes on with a run that was executing; `false` when it is not one
+    /// of the app's runs.
+    async fn recover_running(
+        &self,
+        record: heddle_engine::run::RunRecord,
+    ) -> Result<bool, AppError> {
+        let run_id = record.run_id.to_string();
+        let Ok(info) = self.get(&run_id).await else {
+            return Ok(false);
+        };
+        let user_id = run_user(&self.inner.pool, &run_id).await?;
+        let registry = self.registry_for(user_id.as_deref()).await?;
+        let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
+        self.launch(
+            &run_id,
+            &info.graph_id,
+            &info.thread_id,
+            registry,
+            admission,
+            move |durable| async move {
+                durable.recover_run(&record).await?.ok_or_else(|| {
+                    DurableError::Store(heddle_engine::run::StoreError(
+                        "the thread has moved on".into(),
+                    ))
+                })
+            },
+        )?;
+        Ok(true)
+    }
+
+    /// Starts again a run that was queued: its graph is embedded and
+    /// compiled anew, for its starter, through the access check.
+    async fn recover_queued(&self, run: RunInfo) -> Result<(), AppError> {
+        let user_id = run_user(&self.inner.pool, &run.id).await?;
+        let starter = match &user_id {
+            Some(id) => accounts::user_by_id(&self.inner.pool, id).await?,
+            None => None,
+        }
+        .ok_or_else(|| AppError::Forbidden("the user who started it no longer exists".into()))?;
+        let allowed = require(
+            &self.inner.pool,
+            Some(&starter),
+            &run.graph_id,
+            Role::Editor,
+        )
+        .await?;
+        let detail = graphs::get(&self.inner.pool, &allowed).await?;
+        let registry = self.registry_for(Some(starter.id.as_str())).await?;
+        let embedded = embed::embed(
+            &self.inner.pool,
+            &starter,
+            allowed.graph(),
+            &detail.document,
+        )
+        .await?;
+        let embeds = embedded.graphs.clone();
+        let graph = compile_value(embedded.document, &registry)?;
+        let (thread, id, input) = (
+            ThreadId::from(run.thread_id.as_str()),
+            RunId::from(run.id.as_str()),
+            run.input.clone(),
+        );
+        self.launch(
+            &run.id,
+            &run.graph_id,
+            &run.thread_id,
+            registry,
+            Some(Admission { starter, embeds }),
+            move |durable| async move { durable.start(Arc::new(graph), thread, id, input).await },
+        )
+    }
+
+    /// Marks a run that could not be recovered as failed, saying why.
+    async fn fail_recovery(&self, run_id: &str, error: AppError) {
+        tracing::warn!(run = run_id, %error, "a run could not be recovered");
+        self.record_end(
+            run_id,
+            "failed",
+            None,
+            Some(format!("the run could not go on after a restart: {error}")),
+        )
+        .await;
+    }
+
+    /// Who a run needs access for when it goes on: its starter, and the
+    /// graphs it embeds (`None` for runs from before accounts).
+    async fn admission_of(
+        &self,
+        run_id: &str,
+        user_id: Option<&str>,
+    ) -> Result<Option<Admission>, AppError> {
+        let Some(user_id) = user_id else {
+            return Ok(None);
+        };
+        let starter = accounts::user_by_id(&self.inner.pool, user_id)
+            .await?
+            .ok_or_else(|| {
+                AppError::Forbidden("the user who started it no longer exists".into())
+            })?;
+        Ok(Some(Admission {
+            starter,
+            embeds: self.embeds_of(run_id).await?,
+        }))
     }
 
     /// Stops every run task at once (on shutdown). Their last checkpoints
@@ -1018,6 +1083,63 @@ async fn run_user(pool: &SqlitePool, run_id: &str) -> Result<Option<String>, App
             .await?
             .flatten(),
     )
+}
+
+/// Who must still have access when a run starts or goes on.
+struct Admission {
+    starter: User,
+    /// The saved graphs it embeds.
+    embeds: Vec<GraphId>,
+}
+
+/// A run's input: a JSON object (absent means empty), within the size limit.
+fn run_input(input: Value) -> Result<Value, AppError> {
+    let input = match input {
+        Value::Null => Value::Object(serde_json::Map::new()),
+        Value::Object(fields) => Value::Object(fields),
+        _ => {
+            return Err(AppError::InvalidInput(
+                "`input` must be a JSON object of channel values".into(),
+            ));
+        }
+    };
+    let input_size = input.to_string().len();
+    if input_size > MAX_INPUT_BYTES {
+        return Err(AppError::TooLarge(format!(
+            "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
+        )));
+    }
+    Ok(input)
+}
+
+/// Refuses, before the run is queued, input for channels the graph does
+/// not have or values their channels would refuse, naming every one.
+fn check_input(graph: &CompiledGraph, input: &Value) -> Result<(), AppError> {
+    let Value::Object(fields) = input else {
+        return Ok(());
+    };
+    let problems = heddle_engine::state::check_input(&graph.document().state.channels, fields);
+    if problems.is_empty() {
+        return Ok(());
+    }
+    let listed: Vec<String> = problems
+        .iter()
+        .map(|problem| format!("`input.{}`: {}", problem.channel, problem.message))
+        .collect();
+    Err(AppError::InvalidInput(format!(
+        "the input does not fit the graph's state: {}",
+        listed.join("; ")
+    )))
+}
+
+/// Reads and compiles a document with its subgraphs embedded, or says what
+/// stops it from running.
+fn compile_value(document: Value, registry: &Registry) -> Result<CompiledGraph, AppError> {
+    let document = GraphDocument::from_value(document).map_err(|error| AppError::InvalidGraph {
+        message: error.to_string(),
+        problems: Vec::new(),
+    })?;
+    compile_document(document, registry)
 }
 
 /// Compiles a document, or says what stops it from running.

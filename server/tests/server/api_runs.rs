@@ -240,23 +240,26 @@ async fn runs_that_cannot_start_are_refused_with_reasons() {
         .await;
     assert_eq!(status, 404);
 
-    // Input that does not fit the graph fails the run, with the reason.
-    let (_, run) = server
+    // Input that does not fit the graph is refused before any run is
+    // queued, naming every channel at fault.
+    let (status, body) = server
         .api(
             Method::POST,
             &runs,
-            Some(json!({"input": {"target": "many"}})),
+            Some(json!({"input": {"target": "many", "targte": 3, "extra": true}})),
         )
         .await;
-    let run = server.wait_for_run(run["id"].as_str().unwrap()).await;
-    assert_eq!(run["status"], "failed");
+    assert_eq!(status, 400, "{body}");
+    let message = error_message(&body);
     assert!(
-        run["error"]
-            .as_str()
-            .unwrap()
-            .contains("expected a whole number"),
-        "{run}"
+        message.contains("`input.target`: expected a whole number"),
+        "{message}"
     );
+    assert!(
+        message.contains("`input.targte`: it is not a channel"),
+        "{message}"
+    );
+    assert!(message.contains("`input.extra`"), "{message}");
 
     // One run at a time per thread.
     let (_, first) = server

@@ -36,7 +36,7 @@ async fn the_database_and_its_directory_are_created_and_migrated() {
             .fetch_all(&pool)
             .await
             .unwrap();
-    assert_eq!(applied, [1, 2, 3, 1001]);
+    assert_eq!(applied, [1, 2, 3, 4, 1001]);
 }
 
 #[tokio::test]

@@ -1,0 +1,186 @@
+//! Where user scripts run: a fixed set of threads of their own, never the
+//! async runtime's. A script is user code from a graph, which may come from
+//! anyone who can edit one; on the runtime's threads an endless loop would
+//! stall every page, log-in and run of the server. Here it occupies one
+//! pool thread until its limits stop it, and work beyond the pool's threads
+//! waits (asynchronously) for a free one.
+//!
+//! A job is given an [`Abort`] flag that is set when the future awaiting
+//! the job is dropped (a node timeout, a cancelled run), so the script's
+//! progress callback stops it at its next operation.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use tokio::sync::{Semaphore, oneshot};
+
+/// Set when nobody waits for a job's result any more: the job should stop.
+#[derive(Debug, Clone, Default)]
+pub struct Abort(Arc<AtomicBool>);
+
+impl Abort {
+    /// Whether the job should stop.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn set(&self) {
+        self.0.store(true, Ordering::Release);
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// A bounded pool of threads for user scripts.
+pub struct ScriptPool {
+    jobs: SyncSender<Job>,
+    /// One permit per thread: a job is sent only when a thread is free, so
+    /// waiting happens here, asynchronously, not on a thread.
+    free: Arc<Semaphore>,
+    threads: usize,
+}
+
+/// Why a job did not run to its end.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PoolError {
+    /// The pool's threads are gone (the process is shutting down).
+    #[error("the script threads have stopped")]
+    Stopped,
+    /// The job panicked (a bug in the script engine, not in the script).
+    #[error("the script engine failed")]
+    Panicked,
+}
+
+impl std::fmt::Debug for ScriptPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptPool")
+            .field("threads", &self.threads)
+            .finish()
+    }
+}
+
+impl ScriptPool {
+    /// A pool of `threads` threads (at least one).
+    pub fn new(threads: usize) -> ScriptPool {
+        let threads = threads.max(1);
+        let (jobs, queue) = sync_channel::<Job>(threads);
+        let queue = Arc::new(Mutex::new(queue));
+        for index in 0..threads {
+            let queue = Arc::clone(&queue);
+            let spawned = std::thread::Builder::new()
+                .name(format!("heddle-script-{index}"))
+                .spawn(move || work(&queue));
+            if let Err(error) = spawned {
+                // Fewer threads than asked still run every job (the
+                // permits then wait longer); none at all fail the jobs.
+                eprintln!("heddle: cannot start a script thread: {error}");
+            }
+        }
+        ScriptPool {
+            jobs,
+            free: Arc::new(Semaphore::new(threads)),
+            threads,
+        }
+    }
+
+    /// The default size: half the machine's cores (at least one), so
+    /// scripts never take every core from pages, log-ins and other runs.
+    pub fn default_threads() -> usize {
+        std::thread::available_parallelism()
+            .map(|cores| cores.get() / 2)
+            .unwrap_or(1)
+            .max(1)
+    }
+
+    /// The process-wide pool registries use unless given their own.
+    pub fn shared() -> Arc<ScriptPool> {
+        static SHARED: OnceLock<Arc<ScriptPool>> = OnceLock::new();
+        Arc::clone(SHARED.get_or_init(|| Arc::new(ScriptPool::new(Self::default_threads()))))
+    }
+
+    /// How many threads run scripts.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Runs `job` on a pool thread once one is free. Dropping the returned
+    /// future sets the job's [`Abort`] flag.
+    pub async fn run<T, F>(&self, job: F) -> Result<T, PoolError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Abort) -> T + Send + 'static,
+    {
+        let abort = Abort::default();
+        let _guard = AbortOnDrop(abort.clone());
+        let permit = Arc::clone(&self.free)
+            .acquire_owned()
+            .await
+            .map_err(|_| PoolError::Stopped)?;
+        let (done, result) = oneshot::channel();
+        let wrapped: Job = Box::new(move || {
+            let value = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&abort)))
+                .map_err(|_| PoolError::Panicked);
+            // The permit goes back when the thread is free again.
+            drop(permit);
+            let _ = done.send(value);
+        });
+        self.jobs.send(wrapped).map_err(|_| PoolError::Stopped)?;
+        result.await.map_err(|_| PoolError::Stopped)?
+    }
+}
+
+struct AbortOnDrop(Abort);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
+fn work(queue: &Mutex<Receiver<Job>>) {
+    loop {
+        let job = {
+            let queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+            queue.recv()
+        };
+        match job {
+            Ok(job) => job(),
+            Err(_) => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::ScriptPool;
+
+    #[tokio::test]
+    async fn jobs_beyond_the_threads_wait_and_dropped_jobs_are_told_to_stop() {
+        let pool = ScriptPool::new(1);
+        // A job that spins until it is told to stop.
+        let spinning = pool.run(|abort| {
+            let started = Instant::now();
+            while !abort.is_set() && started.elapsed() < Duration::from_secs(10) {
+                std::hint::spin_loop();
+            }
+            abort.is_set()
+        });
+        // Giving up on it (a timeout) frees the thread for the next job.
+        let gave_up = tokio::time::timeout(Duration::from_millis(50), spinning).await;
+        assert!(gave_up.is_err());
+        let started = Instant::now();
+        assert_eq!(pool.run(|_| 7).await, Ok(7));
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn a_panicking_job_does_not_take_its_thread() {
+        let pool = ScriptPool::new(1);
+        let failed = pool.run(|_| -> u8 { panic!("boom") }).await;
+        assert_eq!(failed, Err(super::PoolError::Panicked));
+        assert_eq!(pool.run(|_| 1).await, Ok(1));
+    }
+}

@@ -1,0 +1,181 @@
+//! Embedding the saved graphs a run's `subgraph` nodes name by `graph_id`,
+//! before the run compiles. A graph is untrusted content, so this is where
+//! a run could reach further than its starter may: each saved graph is
+//! loaded only through the access check for the user who starts the run
+//! (at least a viewer of it), a graph that includes itself is refused, and
+//! the whole run after embedding stays within a budget of nodes and bytes
+//! (six graphs each embedding the next five times would otherwise expand
+//! to thousands of copies from a few hundred bytes).
+
+use std::collections::HashMap;
+
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{Allowed, require};
+use heddle_app::accounts::User;
+use heddle_app::error::AppError;
+use heddle_app::graphs::GraphId;
+use heddle_app::graphs::ssr as graphs;
+use serde_json::Value;
+use sqlx::SqlitePool;
+
+/// The most nodes a run may have with every saved subgraph embedded.
+pub const MAX_NODES: usize = 2_000;
+/// The most bytes a run's graph may have with every saved subgraph
+/// embedded (4 MiB).
+pub const MAX_BYTES: usize = 4 << 20;
+/// How deep saved subgraphs may nest.
+pub const MAX_DEPTH: usize = 8;
+
+/// A run's graph with its saved subgraphs embedded.
+#[derive(Debug)]
+pub struct Embedded {
+    /// The document to compile.
+    pub document: Value,
+    /// Every saved graph it embeds (each once), for checking the starter's
+    /// access again when the run starts later (queued, recovered).
+    pub graphs: Vec<GraphId>,
+}
+
+/// Embeds, for `starter`, the saved subgraphs of `document` (the graph
+/// `root`'s stored JSON).
+pub async fn embed(
+    pool: &SqlitePool,
+    starter: &User,
+    root: &GraphId,
+    document: &str,
+) -> Result<Embedded, AppError> {
+    let mut document: Value =
+        serde_json::from_str(document).map_err(|error| AppError::InvalidGraph {
+            message: error.to_string(),
+            problems: Vec::new(),
+        })?;
+    let mut walk = Walk {
+        pool,
+        starter,
+        loaded: HashMap::new(),
+        order: Vec::new(),
+        nodes: node_count(&document),
+        bytes: document.to_string().len(),
+    };
+    let mut stack = vec![root.to_string()];
+    walk.embed_in(&mut document, &mut stack).await?;
+    Ok(Embedded {
+        document,
+        graphs: walk.order,
+    })
+}
+
+/// Checks again that `starter` may still see every graph a run embeds
+/// (and edit `root`, which it runs): the run starts only if so.
+pub async fn recheck(
+    pool: &SqlitePool,
+    starter: &User,
+    root: &str,
+    embedded: &[GraphId],
+) -> Result<(), AppError> {
+    require(pool, Some(starter), root, Role::Editor).await?;
+    for graph in embedded {
+        require(pool, Some(starter), graph.as_str(), Role::Viewer)
+            .await
+            .map_err(|_| unreachable_graph("a subgraph", graph.as_str()))?;
+    }
+    Ok(())
+}
+
+struct Walk<'a> {
+    pool: &'a SqlitePool,
+    starter: &'a User,
+    /// Each saved graph once, as loaded (not yet embedded).
+    loaded: HashMap<String, Value>,
+    order: Vec<GraphId>,
+    nodes: usize,
+    bytes: usize,
+}
+
+impl Walk<'_> {
+    fn embed_in<'s>(
+        &'s mut self,
+        document: &'s mut Value,
+        stack: &'s mut Vec<String>,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), AppError>> + Send + 's>> {
+        Box::pin(async move {
+            let Some(nodes) = document.get_mut("nodes").and_then(Value::as_array_mut) else {
+                return Ok(());
+            };
+            for node in nodes {
+                if node["kind"] != "subgraph" || !node["config"]["graph"].is_null() {
+                    continue;
+                }
+                let Some(id) = node["config"]["graph_id"].as_str().map(str::to_string) else {
+                    continue;
+                };
+                let node_id = node["id"].as_str().unwrap_or_default().to_string();
+                if stack.contains(&id) {
+                    return Err(AppError::InvalidInput(format!(
+                        "subgraph node `{node_id}` names graph `{id}`, which includes the graph \
+                         it is in: a graph may not include itself"
+                    )));
+                }
+                if stack.len() > MAX_DEPTH {
+                    return Err(AppError::InvalidInput(format!(
+                        "saved subgraphs nest more than {MAX_DEPTH} deep at node `{node_id}`"
+                    )));
+                }
+                let mut child = self.load(&node_id, &id).await?;
+                self.nodes += node_count(&child);
+                self.bytes += child.to_string().len();
+                if self.nodes > MAX_NODES || self.bytes > MAX_BYTES {
+                    return Err(AppError::TooLarge(format!(
+                        "with its saved subgraphs embedded the run would have {} nodes and {} \
+                         bytes (at node `{node_id}`); the limit is {MAX_NODES} nodes and \
+                         {MAX_BYTES} bytes",
+                        self.nodes, self.bytes
+                    )));
+                }
+                stack.push(id);
+                self.embed_in(&mut child, stack).await?;
+                stack.pop();
+                node["config"]["graph"] = child;
+            }
+            Ok(())
+        })
+    }
+
+    /// A saved graph's document, loaded once, through the access check.
+    async fn load(&mut self, node_id: &str, id: &str) -> Result<Value, AppError> {
+        if let Some(document) = self.loaded.get(id) {
+            return Ok(document.clone());
+        }
+        // Missing, hidden and malformed ids answer alike: nothing about
+        // graphs the starter cannot see is revealed.
+        let allowed: Allowed = require(self.pool, Some(self.starter), id, Role::Viewer)
+            .await
+            .map_err(|error| match error {
+                AppError::NotFound { .. } | AppError::Forbidden(_) => {
+                    unreachable_graph(&format!("subgraph node `{node_id}`"), id)
+                }
+                other => other,
+            })?;
+        let detail = graphs::get(self.pool, &allowed).await?;
+        let document: Value = serde_json::from_str(&detail.document).map_err(|error| {
+            tracing::error!(graph = id, %error, "a stored graph does not read back");
+            AppError::Internal
+        })?;
+        self.loaded.insert(id.to_string(), document.clone());
+        self.order.push(allowed.graph().clone());
+        Ok(document)
+    }
+}
+
+fn unreachable_graph(what: &str, id: &str) -> AppError {
+    AppError::InvalidInput(format!(
+        "{what} names graph `{id}`, which does not exist or which you cannot open"
+    ))
+}
+
+fn node_count(document: &Value) -> usize {
+    document
+        .get("nodes")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len)
+}
