@@ -60,6 +60,10 @@ pub enum AppError {
     /// Too many attempts; the message says when to try again.
     #[error("{0}")]
     TooManyRequests(String),
+    /// The server is too busy to do it now (its queue for slow work, such
+    /// as password checks, is full); try again after `retry_after` seconds.
+    #[error("{message}")]
+    Busy { message: String, retry_after: u64 },
     /// The thing existed but no longer works (an expired share link).
     #[error("{0}")]
     Gone(String),
@@ -101,6 +105,7 @@ impl AppError {
             AppError::Forbidden(_) => 403,
             AppError::TooManyRequests(_) => 429,
             AppError::Gone(_) => 410,
+            AppError::Busy { .. } => 503,
             AppError::Internal | AppError::Transport(_) => 500,
         }
     }
@@ -120,8 +125,18 @@ impl AppError {
             AppError::Forbidden(_) => "forbidden",
             AppError::TooManyRequests(_) => "too_many_requests",
             AppError::Gone(_) => "gone",
+            AppError::Busy { .. } => "busy",
             AppError::Internal => "internal",
             AppError::Transport(_) => "transport",
+        }
+    }
+
+    /// How many seconds to wait before trying again (`Retry-After`), for
+    /// errors that say so.
+    pub fn retry_after(&self) -> Option<u64> {
+        match self {
+            AppError::Busy { retry_after, .. } => Some(*retry_after),
+            _ => None,
         }
     }
 

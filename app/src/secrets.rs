@@ -32,7 +32,16 @@ pub async fn list_secrets() -> Result<Vec<SecretSummary>, AppError> {
 #[server(endpoint = "save_secret")]
 pub async fn save_secret(name: String, value: String) -> Result<(), AppError> {
     let user = crate::accounts::ssr::require_user()?;
-    with_error_status(ssr::put(&crate::graphs::ssr::pool()?, &user, &name, &value).await)
+    with_error_status(
+        ssr::put(
+            &crate::graphs::ssr::pool()?,
+            &ssr::key()?,
+            &user,
+            &name,
+            &value,
+        )
+        .await,
+    )
 }
 
 /// Deletes a secret.

@@ -45,10 +45,18 @@ pub fn App() -> impl IntoView {
         }
     });
 
+    #[cfg(feature = "ssr")]
+    send_content_security_policy();
+
     view! {
         <Stylesheet id="heddle" href="/pkg/heddle.css" />
         <Title formatter=|title: String| {
-            if title.is_empty() { "Heddle".to_string() } else { format!("{title} · Heddle") }
+            let title = if title.is_empty() {
+                "Heddle".to_string()
+            } else {
+                format!("{title} · Heddle")
+            };
+            escape_title(title)
         } />
         <Router>
             <Header />
@@ -65,5 +73,45 @@ pub fn App() -> impl IntoView {
                 </Routes>
             </main>
         </Router>
+    }
+}
+
+/// The title as it goes into the page. leptos_meta writes the server's
+/// `<title>` without escaping it (and graph names are anyone's text), so on
+/// the server it is escaped here; in the browser it becomes
+/// `document.title`, which is text already.
+fn escape_title(title: String) -> String {
+    #[cfg(feature = "ssr")]
+    {
+        title
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    }
+    #[cfg(not(feature = "ssr"))]
+    {
+        title
+    }
+}
+
+/// Sends the page's Content-Security-Policy: scripts only from Heddle
+/// itself or inline with this response's nonce (the hydration scripts),
+/// wasm allowed to compile, nothing framing the page. Styles allow inline
+/// `style` attributes, which the canvas sets on every node.
+#[cfg(feature = "ssr")]
+fn send_content_security_policy() {
+    use leptos::nonce::use_nonce;
+    let (Some(nonce), Some(response)) =
+        (use_nonce(), use_context::<leptos_axum::ResponseOptions>())
+    else {
+        return;
+    };
+    let policy = format!(
+        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
+         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    );
+    if let Ok(value) = http::HeaderValue::from_str(&policy) {
+        response.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }
 }

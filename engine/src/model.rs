@@ -98,6 +98,18 @@ pub enum ModelError {
 }
 
 impl ModelError {
+    /// The same error with its message passed through `f` (to mask what
+    /// must not be shown).
+    pub fn map_message(self, f: impl FnOnce(String) -> String) -> ModelError {
+        match self {
+            ModelError::Timeout(ms) => ModelError::Timeout(ms),
+            ModelError::RateLimited(m) => ModelError::RateLimited(f(m)),
+            ModelError::Server(m) => ModelError::Server(f(m)),
+            ModelError::Refused(m) => ModelError::Refused(f(m)),
+            ModelError::Transport(m) => ModelError::Transport(f(m)),
+        }
+    }
+
     /// Whether trying again later may succeed.
     pub fn is_transient(&self) -> bool {
         matches!(

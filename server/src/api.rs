@@ -6,6 +6,7 @@
 //! nobody, 404 for a graph they cannot see, 403 for a role too low.
 
 mod accounts;
+pub mod contract;
 mod error;
 mod graphs;
 mod runs;
@@ -16,7 +17,7 @@ pub use error::{ApiError, ApiJson};
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{delete, get, post, put};
+use axum::routing::{any, delete, get, post, put};
 
 use crate::state::AppState;
 
@@ -76,5 +77,7 @@ pub fn routes() -> Router<AppState> {
             put(secrets::put).delete(secrets::delete),
         )
         .route("/api/v1/ws", get(crate::ws::upgrade))
+        .route("/api/v1", any(contract::unknown_endpoint))
+        .route("/api/v1/{*rest}", any(contract::unknown_endpoint))
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
 }

@@ -16,7 +16,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
-use heddle_app::accounts::ssr::{Caller, session_user};
+use std::net::{IpAddr, SocketAddr};
+
+use axum::extract::ConnectInfo;
+use heddle_app::accounts::ssr::{Caller, ClientAddress, session_user};
 use heddle_app::accounts::{User, encode_component};
 use heddle_app::error::AppError;
 use serde_json::json;
@@ -42,8 +45,10 @@ pub fn session_layer(state: &AppState) -> SessionManagerLayer<SqliteSessions> {
         .with_expiry(Expiry::OnInactivity(Duration::days(SESSION_IDLE_DAYS)))
 }
 
-/// Puts the request's [`Caller`] in its extensions.
+/// Puts the request's [`Caller`] and [`ClientAddress`] in its extensions.
 pub async fn identify(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let client = client_address(&request, state.settings.trust_proxy);
+    request.extensions_mut().insert(ClientAddress(client));
     let user = match request.extensions().get::<Session>() {
         Some(session) => match session_user(&state.pool, session).await {
             Ok(user) => user,
@@ -53,6 +58,27 @@ pub async fn identify(State(state): State<AppState>, mut request: Request, next:
     };
     request.extensions_mut().insert(Caller(user));
     next.run(request).await
+}
+
+/// The address a request came from: the proxy's last `X-Forwarded-For`
+/// entry when the proxy is trusted, else the connection's peer.
+fn client_address(request: &Request, trust_proxy: bool) -> Option<IpAddr> {
+    if trust_proxy
+        && let Some(forwarded) = request
+            .headers()
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .filter_map(|entry| entry.trim().parse::<IpAddr>().ok())
+            .last()
+    {
+        return Some(forwarded);
+    }
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip())
 }
 
 /// Refuses cross-site requests that change state.
@@ -88,11 +114,11 @@ pub fn check_origin(headers: &HeaderMap, public_origin: Option<&str>) -> Result<
         .get(header::HOST)
         .and_then(|host| host.to_str().ok())
         .unwrap_or_default();
-    let same_host = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-        .is_some_and(|rest| !host.is_empty() && rest == host);
-    if same_host || public_origin == Some(origin) {
+    // Heddle itself serves plain http; https reaches it only through a
+    // proxy, whose origin is the configured public one. Scheme, host and
+    // port must all match.
+    let same_origin = !host.is_empty() && origin == format!("http://{host}");
+    if same_origin || public_origin == Some(origin) {
         Ok(())
     } else {
         Err(format!("the request came from {origin}"))

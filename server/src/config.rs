@@ -165,6 +165,22 @@ pub struct ServeArgs {
     /// requests from it count as same-origin.
     #[arg(long, env = "HEDDLE_PUBLIC_URL")]
     pub public_url: Option<String>,
+
+    /// Behind a proxy: take each request's client address (for log-in
+    /// rate limits) from the last `X-Forwarded-For` entry the proxy adds.
+    /// Only set it when every request passes through that proxy.
+    #[arg(long, env = "HEDDLE_TRUST_PROXY", default_value_t = false)]
+    pub trust_proxy: bool,
+
+    /// Threads that run graphs' `script` nodes (default: half the cores).
+    #[arg(long, env = "HEDDLE_SCRIPT_THREADS")]
+    pub script_threads: Option<usize>,
+
+    /// The file holding the key that encrypts secrets at rest; created
+    /// (mode 0600) on first start. `HEDDLE_SECRET_KEY` (64 hex digits)
+    /// overrides it.
+    #[arg(long, env = "HEDDLE_KEY_FILE", default_value = "data/heddle.key")]
+    pub key_file: PathBuf,
 }
 
 /// `--signup`.

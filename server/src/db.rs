@@ -47,6 +47,9 @@ pub enum DbError {
     /// The run store's tables could not be created.
     #[error("{0}")]
     Store(heddle_engine::run::StoreError),
+    /// Older rows could not be brought up to the new schema.
+    #[error("cannot update older accounts: {0}")]
+    Backfill(heddle_app::error::AppError),
 }
 
 /// Opens (creating if needed) the database at `url` and applies migrations.
@@ -90,6 +93,9 @@ pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
     heddle_engine::run::sqlite::migrate(&pool)
         .await
         .map_err(DbError::Store)?;
+    heddle_app::accounts::ssr::fill_username_keys(&pool)
+        .await
+        .map_err(DbError::Backfill)?;
     Ok(pool)
 }
 

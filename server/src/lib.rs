@@ -15,6 +15,8 @@
 //! - [`state`]: what every request handler can reach.
 //! - [`error_status`]: gives server-function errors their proper HTTP status.
 //! - [`routes`]: the HTTP router: pages, server functions, assets, health.
+//! - [`security_headers`]: nosniff, no framing, referrer policy, and a
+//!   Content-Security-Policy for what is not a page.
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
 // The app's views are deeply nested types; the server renders them.
@@ -29,6 +31,7 @@ pub mod error_status;
 pub mod models;
 pub mod routes;
 pub mod runs;
+pub mod security_headers;
 pub mod serve;
 pub mod sessions;
 pub mod state;

@@ -35,10 +35,12 @@ pub fn router(state: AppState) -> Router {
     let pool = state.pool.clone();
     let auth = state.auth.clone();
     let catalog = state.runs.catalog();
+    let secret_key = state.runs.secret_key().clone();
     let context = move || {
         provide_context(pool.clone());
         provide_context(auth.clone());
         provide_context(catalog.clone());
+        provide_context(secret_key.clone());
     };
     let options = state.leptos_options.clone();
 
@@ -67,6 +69,13 @@ pub fn router(state: AppState) -> Router {
             auth::same_origin,
         ))
         .layer(middleware::map_response(correct_error_status))
+        .layer(middleware::map_response(crate::security_headers::add))
+        // Nothing reads a body larger than the API's largest: beyond it,
+        // 413 before any handler (server functions included) runs.
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            crate::api::MAX_BODY_BYTES + 64 * 1024,
+        ))
+        .layer(middleware::from_fn(crate::api::contract::keep))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

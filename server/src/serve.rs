@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use tokio::net::TcpListener;
 
 use heddle_app::accounts::ssr::SignupPolicy;
+use heddle_app::secrets::ssr::{self as secrets, KeyError, SecretKey};
 
 use crate::config::{ServeArgs, SignupArg};
 use crate::db::{self, DbError};
@@ -28,6 +29,9 @@ pub enum ServeError {
         #[source]
         source: std::io::Error,
     },
+    /// The key for secrets could not be read or made.
+    #[error("{0}")]
+    Key(KeyError),
     /// The run manager could not start.
     #[error("cannot start the run manager: {0}")]
     Runs(heddle_engine::run::StoreError),
@@ -42,8 +46,25 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     tracing::info!(database = %args.database_url, "database ready");
     let (registry, model) = crate::models::registry();
     tracing::info!(%model, "default model");
-    let registry = crate::models::with_mcp_tools(registry).await;
-    let runs = Runs::with_registry(pool.clone(), args.max_runs, registry)
+    let scripts = args
+        .script_threads
+        .unwrap_or_else(heddle_engine::run::ScriptPool::default_threads);
+    let registry = crate::models::with_mcp_tools(registry)
+        .await
+        .with_script_pool(std::sync::Arc::new(heddle_engine::run::ScriptPool::new(
+            scripts,
+        )));
+    let secret_key = match std::env::var("HEDDLE_SECRET_KEY") {
+        Ok(hex) if !hex.trim().is_empty() => SecretKey::from_hex(&hex),
+        _ => SecretKey::load_or_create(&args.key_file),
+    }
+    .map_err(ServeError::Key)?;
+    match secrets::seal_older(&pool, &secret_key).await {
+        Ok(0) => {}
+        Ok(sealed) => tracing::info!(sealed, "encrypted the secrets saved before encryption"),
+        Err(error) => tracing::error!(%error, "cannot encrypt older secrets"),
+    }
+    let runs = Runs::with_key(pool.clone(), args.max_runs, registry, secret_key)
         .await
         .map_err(ServeError::Runs)?;
 
@@ -66,6 +87,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         SignupArg::Closed => SignupPolicy::Closed,
     };
     settings.max_runs_per_user = args.max_runs_per_user;
+    settings.trust_proxy = args.trust_proxy;
     let state = AppState::new(pool.clone(), runs.clone(), shutdown, &args.site_root, local)
         .with_settings(settings);
     let sweeper = SqliteSessions::new(pool.clone()).sweep_expired();
@@ -73,15 +95,19 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         tracing::error!(%error, "could not recover the runs of the last start");
     }
 
+    let signal = shutdown_signal();
     // Printed (not only logged) so scripts and tests can find the port.
     println!("Heddle is listening on http://{local}");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(async move {
-            shutdown_signal().await;
-            // Websockets close; requests in flight finish.
-            let _ = stop.send(true);
-        })
-        .await?;
+    axum::serve(
+        listener,
+        router(state).into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        signal.await;
+        // Websockets close; requests in flight finish.
+        let _ = stop.send(true);
+    })
+    .await?;
 
     // Runs stop at their last checkpoint; the next start finishes them.
     runs.shutdown();
@@ -91,32 +117,37 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     Ok(())
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let ctrl_c = async {
-        if let Err(error) = tokio::signal::ctrl_c().await {
-            tracing::error!(%error, "cannot listen for Ctrl-C");
-            std::future::pending::<()>().await;
-        }
-    };
+/// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is
+/// called (before the server says it listens), not when first polled, so
+/// a signal sent right after start-up is not lost.
+fn shutdown_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    let terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|error| tracing::error!(%error, "cannot listen for SIGTERM"))
+        .ok();
+    let ctrl_c = tokio::signal::ctrl_c();
+    async move {
+        #[cfg(unix)]
+        let terminate = async move {
+            match terminate {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
+        };
+        #[cfg(not(unix))]
+        let terminate = std::future::pending::<()>();
+        let ctrl_c = async move {
+            if let Err(error) = ctrl_c.await {
+                tracing::error!(%error, "cannot listen for Ctrl-C");
                 std::future::pending::<()>().await;
             }
+        };
+        tokio::select! {
+            () = ctrl_c => {}
+            () = terminate => {}
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
+        tracing::info!("shutting down: finishing requests in flight");
     }
-    tracing::info!("shutting down: finishing requests in flight");
 }

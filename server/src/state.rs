@@ -33,6 +33,9 @@ pub struct Settings {
     public_origin: Option<String>,
     /// How many runs one user may have queued or running at once.
     pub max_runs_per_user: usize,
+    /// Whether a request's client address comes from the proxy's
+    /// `X-Forwarded-For` (else it is the connection's peer).
+    pub trust_proxy: bool,
 }
 
 impl Default for Settings {
@@ -41,6 +44,7 @@ impl Default for Settings {
             signup: SignupPolicy::Open,
             public_origin: None,
             max_runs_per_user: 4,
+            trust_proxy: false,
         }
     }
 }

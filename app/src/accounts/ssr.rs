@@ -1,13 +1,17 @@
 //! The server side of accounts: users in SQLite, argon2 password hashes,
-//! the session record, the log-in rate limit, and who is calling.
+//! the session record, the log-in guard (rate limits and the hashing
+//! queue, in [`login_guard`]), unique usernames ([`username`]), and who is
+//! calling.
 //!
 //! The server's `identify` middleware reads the session once per request
 //! and puts a [`Caller`] in the request's extensions; server functions and
 //! API handlers read it from there.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+mod login_guard;
+mod username;
+
+use std::net::IpAddr;
+use std::sync::Arc;
 
 use argon2::Argon2;
 use argon2::password_hash::phc::PasswordHash;
@@ -19,6 +23,9 @@ use tower_sessions::Session;
 use super::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, User, UserId};
 use crate::access::ssr::{AccessChange, AccessEvents};
 use crate::error::AppError;
+pub use login_guard::LoginGuard;
+use username::display_form;
+pub use username::username_key;
 
 /// Who made a request: the logged-in user, or nobody.
 #[derive(Clone, Debug, Default)]
@@ -33,6 +40,11 @@ pub enum SignupPolicy {
     Closed,
 }
 
+/// The address a request came from (the peer, or the proxy's forwarded
+/// client when the server is told to trust it); `None` when unknown.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ClientAddress(pub Option<IpAddr>);
+
 /// Account settings and state shared by every request.
 #[derive(Clone)]
 pub struct Auth {
@@ -41,7 +53,7 @@ pub struct Auth {
 
 struct AuthInner {
     signup: SignupPolicy,
-    limiter: LoginLimiter,
+    guard: LoginGuard,
     events: AccessEvents,
 }
 
@@ -50,7 +62,7 @@ impl Auth {
         Auth {
             inner: Arc::new(AuthInner {
                 signup,
-                limiter: LoginLimiter::default(),
+                guard: LoginGuard::default(),
                 events: AccessEvents::default(),
             }),
         }
@@ -76,6 +88,11 @@ pub fn auth() -> Result<Auth, AppError> {
 
 fn request_parts() -> Option<http::request::Parts> {
     leptos::prelude::use_context::<http::request::Parts>()
+}
+
+/// The address the server function's request came from.
+fn client_address() -> Option<IpAddr> {
+    request_parts()?.extensions.get::<ClientAddress>()?.0
 }
 
 /// Who is calling the server function or rendering the page.
@@ -153,13 +170,16 @@ pub async fn user_count(pool: &SqlitePool) -> Result<i64, AppError> {
         .await?)
 }
 
-/// A user by name (case-insensitive).
+/// A user by name (in its unique form: case and look-alikes aside).
 pub async fn find_user(pool: &SqlitePool, username: &str) -> Result<Option<User>, AppError> {
-    let row: Option<(String, String)> =
-        sqlx::query_as("SELECT id, username FROM users WHERE username = ?")
-            .bind(username.trim())
-            .fetch_optional(pool)
-            .await?;
+    let row: Option<(String, String)> = sqlx::query_as(
+        "SELECT id, username FROM users
+         WHERE username_key = ?1 OR (username_key IS NULL AND username = ?2)",
+    )
+    .bind(username_key(username))
+    .bind(username.trim())
+    .fetch_optional(pool)
+    .await?;
     Ok(row.map(|(id, username)| User {
         id: UserId(id),
         username,
@@ -196,77 +216,80 @@ fn check_password(password: &str) -> Result<(), AppError> {
     Ok(())
 }
 
-/// An argon2id hash of `password` (off the async threads: it is slow on
-/// purpose).
-async fn hash_password(password: &str) -> Result<String, AppError> {
+/// An argon2id hash of `password`, computed in the guard's hashing queue
+/// (off the async threads: it is slow on purpose).
+async fn hash_password(guard: &LoginGuard, password: &str) -> Result<String, AppError> {
     let password = password.to_owned();
-    tokio::task::spawn_blocking(move || {
-        Argon2::default()
-            .hash_password(password.as_bytes())
-            .map(|hash| hash.to_string())
-    })
-    .await
-    .map_err(|error| {
-        tracing::error!(%error, "the password hashing task failed");
-        AppError::Internal
-    })?
-    .map_err(|error| {
-        tracing::error!(%error, "cannot hash a password");
-        AppError::Internal
-    })
+    guard
+        .hash(move || {
+            Argon2::default()
+                .hash_password(password.as_bytes())
+                .map(|hash| hash.to_string())
+        })
+        .await?
+        .map_err(|error| {
+            tracing::error!(%error, "cannot hash a password");
+            AppError::Internal
+        })
 }
 
 /// Whether `password` matches `hash` (a stored PHC string).
-async fn verify_password(password: &str, hash: &str) -> Result<bool, AppError> {
+async fn verify_password(guard: &LoginGuard, password: &str, hash: &str) -> Result<bool, AppError> {
     let password = password.to_owned();
     let hash = hash.to_owned();
-    tokio::task::spawn_blocking(move || {
-        PasswordHash::new(&hash)
-            .map(|parsed| {
-                Argon2::default()
-                    .verify_password(password.as_bytes(), &parsed)
-                    .is_ok()
-            })
-            .unwrap_or(false)
-    })
-    .await
-    .map_err(|error| {
-        tracing::error!(%error, "the password check task failed");
-        AppError::Internal
-    })
+    guard
+        .hash(move || {
+            PasswordHash::new(&hash)
+                .map(|parsed| {
+                    Argon2::default()
+                        .verify_password(password.as_bytes(), &parsed)
+                        .is_ok()
+                })
+                .unwrap_or(false)
+        })
+        .await
 }
 
 /// Creates an account. The first one also takes ownership of graphs made
 /// before accounts existed.
 pub async fn create_user(
     pool: &SqlitePool,
+    auth: &Auth,
     username: &str,
     password: &str,
 ) -> Result<User, AppError> {
-    let username = check_username(username)?;
+    let typed = check_username(username)?;
+    let username = display_form(typed);
+    let key = username_key(&username);
     check_password(password)?;
-    let hash = hash_password(password).await?;
+    let hash = hash_password(&auth.inner.guard, password).await?;
     let id = uuid::Uuid::new_v4().to_string();
     let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let taken: Option<String> = sqlx::query_scalar("SELECT id FROM users WHERE username = ?")
-        .bind(username)
-        .fetch_optional(&mut *tx)
-        .await?;
+    // Unique in its normalised form: a look-alike of a name is that name.
+    let taken: Option<String> =
+        sqlx::query_scalar("SELECT id FROM users WHERE username_key = ?1 OR username = ?2")
+            .bind(&key)
+            .bind(&username)
+            .fetch_optional(&mut *tx)
+            .await?;
     if taken.is_some() {
         return Err(AppError::InvalidInput(format!(
-            "the username `{username}` is taken"
+            "the username `{typed}` is taken"
         )));
     }
     let first = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM users")
         .fetch_one(&mut *tx)
         .await?
         == 0;
-    sqlx::query("INSERT INTO users (id, username, password_hash) VALUES (?, ?, ?)")
-        .bind(&id)
-        .bind(username)
-        .bind(&hash)
-        .execute(&mut *tx)
-        .await?;
+    sqlx::query(
+        "INSERT INTO users (id, username, username_key, password_hash) VALUES (?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(&username)
+    .bind(&key)
+    .bind(&hash)
+    .execute(&mut *tx)
+    .await?;
     if first {
         sqlx::query("UPDATE graphs SET owner_id = ? WHERE owner_id IS NULL")
             .bind(&id)
@@ -277,46 +300,67 @@ pub async fn create_user(
     tracing::info!(user = %id, %username, first, "account created");
     Ok(User {
         id: UserId(id),
-        username: username.to_string(),
+        username,
     })
 }
 
-/// Checks a username and password (rate limited per username).
+/// Checks a username and password. Each attempt is counted against the
+/// client's address and the account before the password is looked at.
 pub async fn authenticate(
     pool: &SqlitePool,
     auth: &Auth,
+    client: Option<IpAddr>,
     username: &str,
     password: &str,
 ) -> Result<User, AppError> {
-    let key = username.trim().to_lowercase();
-    auth.inner.limiter.check(&key)?;
-    let row: Option<(String, String, String)> =
-        sqlx::query_as("SELECT id, username, password_hash FROM users WHERE username = ?")
-            .bind(username.trim())
-            .fetch_optional(pool)
-            .await?;
+    let key = username_key(username);
+    let guard = &auth.inner.guard;
+    guard.attempt(client, &key)?;
+    let row: Option<(String, String, String)> = sqlx::query_as(
+        "SELECT id, username, password_hash FROM users
+         WHERE username_key = ?1 OR (username_key IS NULL AND username = ?2)",
+    )
+    .bind(&key)
+    .bind(username.trim())
+    .fetch_optional(pool)
+    .await?;
     let matches = match &row {
-        Some((_, _, hash)) => verify_password(password, hash).await?,
+        Some((_, _, hash)) => verify_password(guard, password, hash).await?,
         // Hash anyway, so a log-in takes as long whether the name exists
         // or not.
         None => {
-            hash_password(password).await?;
+            hash_password(guard, password).await?;
             false
         }
     };
     match row {
-        Some((id, username, _)) if matches => {
-            auth.inner.limiter.forget(&key);
-            Ok(User {
-                id: UserId(id),
-                username,
-            })
-        }
-        _ => {
-            auth.inner.limiter.fail(&key);
-            Err(AppError::Unauthorized("wrong username or password".into()))
+        Some((id, username, _)) if matches => Ok(User {
+            id: UserId(id),
+            username,
+        }),
+        _ => Err(AppError::Unauthorized("wrong username or password".into())),
+    }
+}
+
+/// Gives accounts made before usernames had a unique form their key (at
+/// start). Two older accounts that are look-alikes keep working by their
+/// exact names; the second is logged, and only the first gets the key.
+pub async fn fill_username_keys(pool: &SqlitePool) -> Result<(), AppError> {
+    let rows: Vec<(String, String)> =
+        sqlx::query_as("SELECT id, username FROM users WHERE username_key IS NULL")
+            .fetch_all(pool)
+            .await?;
+    for (id, username) in rows {
+        let filled = sqlx::query("UPDATE users SET username_key = ? WHERE id = ?")
+            .bind(username_key(&username))
+            .bind(&id)
+            .execute(pool)
+            .await;
+        if let Err(error) = filled {
+            tracing::warn!(user = %id, %username, %error, "an older account's name is a look-alike of another's");
         }
     }
+    Ok(())
 }
 
 /// Makes `session` belong to `user`, under a new session id (so an id
@@ -370,7 +414,7 @@ pub async fn sign_up(
             ));
         }
     }
-    let user = create_user(pool, username, password).await?;
+    let user = create_user(pool, auth, username, password).await?;
     start_session(pool, session, &user).await?;
     Ok(user)
 }
@@ -380,12 +424,13 @@ pub async fn sign_up(
 pub async fn change_password(
     pool: &SqlitePool,
     auth: &Auth,
+    client: Option<IpAddr>,
     session: &Session,
     user: &User,
     current: &str,
     new: &str,
 ) -> Result<(), AppError> {
-    authenticate(pool, auth, &user.username, current)
+    authenticate(pool, auth, client, &user.username, current)
         .await
         .map_err(|error| match error {
             AppError::Unauthorized(_) => {
@@ -394,7 +439,7 @@ pub async fn change_password(
             other => other,
         })?;
     check_password(new)?;
-    let hash = hash_password(new).await?;
+    let hash = hash_password(&auth.inner.guard, new).await?;
     sqlx::query(
         "UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
     )
@@ -412,7 +457,7 @@ pub async fn change_password(
 /// request context.
 pub(super) async fn log_in_here(username: &str, password: &str) -> Result<User, AppError> {
     let pool = crate::graphs::ssr::pool()?;
-    let user = authenticate(&pool, &auth()?, username, password).await?;
+    let user = authenticate(&pool, &auth()?, client_address(), username, password).await?;
     start_session(&pool, &session()?, &user).await?;
     Ok(user)
 }
@@ -433,68 +478,21 @@ pub(super) async fn log_out_here() -> Result<(), AppError> {
 pub(super) async fn change_password_here(current: &str, new: &str) -> Result<(), AppError> {
     let user = require_user()?;
     let pool = crate::graphs::ssr::pool()?;
-    change_password(&pool, &auth()?, &session()?, &user, current, new).await
-}
-
-/// Failed log-ins per username: at most [`LoginLimiter::MAX_FAILURES`] in
-/// [`LoginLimiter::WINDOW`]; then 429 until the oldest failure ages out.
-#[derive(Default)]
-struct LoginLimiter {
-    failures: Mutex<HashMap<String, VecDeque<Instant>>>,
-}
-
-impl LoginLimiter {
-    const MAX_FAILURES: usize = 5;
-    const WINDOW: Duration = Duration::from_secs(60);
-
-    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, VecDeque<Instant>>> {
-        self.failures.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    fn check(&self, key: &str) -> Result<(), AppError> {
-        let now = Instant::now();
-        let mut entries = self.entries();
-        let Some(times) = entries.get_mut(key) else {
-            return Ok(());
-        };
-        while times
-            .front()
-            .is_some_and(|t| now.duration_since(*t) >= Self::WINDOW)
-        {
-            times.pop_front();
-        }
-        match times.front() {
-            Some(oldest) if times.len() >= Self::MAX_FAILURES => {
-                let wait = Self::WINDOW.saturating_sub(now.duration_since(*oldest));
-                Err(AppError::TooManyRequests(format!(
-                    "too many failed log-ins for this username; try again in {} s",
-                    wait.as_secs().max(1)
-                )))
-            }
-            _ => Ok(()),
-        }
-    }
-
-    fn fail(&self, key: &str) {
-        let mut entries = self.entries();
-        // Bounded memory: forget everyone when the table grows huge.
-        if entries.len() > 100_000 {
-            entries.clear();
-        }
-        entries
-            .entry(key.to_string())
-            .or_default()
-            .push_back(Instant::now());
-    }
-
-    fn forget(&self, key: &str) {
-        self.entries().remove(key);
-    }
+    change_password(
+        &pool,
+        &auth()?,
+        client_address(),
+        &session()?,
+        &user,
+        current,
+        new,
+    )
+    .await
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{LoginLimiter, check_password, check_username};
+    use super::{check_password, check_username};
 
     #[test]
     fn usernames_and_passwords_are_checked() {
@@ -504,18 +502,5 @@ mod tests {
         assert!(check_username(&"x".repeat(65)).is_err());
         assert!(check_password("short").is_err());
         assert!(check_password("long enough").is_ok());
-    }
-
-    #[test]
-    fn the_limiter_refuses_after_five_failures() {
-        let limiter = LoginLimiter::default();
-        for _ in 0..LoginLimiter::MAX_FAILURES {
-            assert!(limiter.check("ada").is_ok());
-            limiter.fail("ada");
-        }
-        assert!(limiter.check("ada").is_err());
-        assert!(limiter.check("bob").is_ok());
-        limiter.forget("ada");
-        assert!(limiter.check("ada").is_ok());
     }
 }

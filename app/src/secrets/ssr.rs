@@ -1,6 +1,11 @@
-//! Secrets in SQLite. Values are read only by [`values`], for a run.
+//! Secrets in SQLite, encrypted under the server's key ([`SecretKey`]).
+//! Values are read only by [`values`], for a run.
+
+mod cipher;
 
 use std::collections::BTreeMap;
+
+pub use cipher::{KeyError, SecretKey};
 
 use sqlx::SqlitePool;
 
@@ -25,7 +30,21 @@ pub async fn list(pool: &SqlitePool, user: &User) -> Result<Vec<SecretSummary>, 
         .collect())
 }
 
-pub async fn put(pool: &SqlitePool, user: &User, name: &str, value: &str) -> Result<(), AppError> {
+/// The server's secret key, from the request context.
+pub fn key() -> Result<SecretKey, AppError> {
+    leptos::prelude::use_context::<SecretKey>().ok_or_else(|| {
+        tracing::error!("no secret key in the request context");
+        AppError::Internal
+    })
+}
+
+pub async fn put(
+    pool: &SqlitePool,
+    key: &SecretKey,
+    user: &User,
+    name: &str,
+    value: &str,
+) -> Result<(), AppError> {
     check_name(name)?;
     if value.is_empty() {
         return Err(AppError::InvalidInput(
@@ -44,7 +63,7 @@ pub async fn put(pool: &SqlitePool, user: &User, name: &str, value: &str) -> Res
     )
     .bind(user.id.as_str())
     .bind(name)
-    .bind(value)
+    .bind(key.seal(user.id.as_str(), name, value)?)
     .execute(pool)
     .await?;
     tracing::info!(user = %user.id.as_str(), secret = name, "secret saved");
@@ -74,9 +93,12 @@ pub async fn names(pool: &SqlitePool, user_id: &str) -> Result<Vec<String>, AppE
     )
 }
 
-/// Every secret of a user, by name: what a run of theirs may use.
+/// Every secret of a user, by name: what a run of theirs may use. A value
+/// this key cannot open (the key was replaced) is left out and logged: a
+/// node naming it then reports the credential as missing.
 pub async fn values(
     pool: &SqlitePool,
+    key: &SecretKey,
     user_id: &str,
 ) -> Result<BTreeMap<String, String>, AppError> {
     let rows: Vec<(String, String)> =
@@ -84,5 +106,37 @@ pub async fn values(
             .bind(user_id)
             .fetch_all(pool)
             .await?;
-    Ok(rows.into_iter().collect())
+    Ok(rows
+        .into_iter()
+        .filter_map(|(name, stored)| match key.open(user_id, &name, &stored) {
+            Some(value) => Some((name, value)),
+            None => {
+                tracing::error!(user = user_id, secret = %name, "a secret does not open with this server's key");
+                None
+            }
+        })
+        .collect())
+}
+
+/// Seals the secrets saved before they were encrypted (at start).
+pub async fn seal_older(pool: &SqlitePool, key: &SecretKey) -> Result<usize, AppError> {
+    let rows: Vec<(String, String, String)> =
+        sqlx::query_as("SELECT user_id, name, value FROM secrets")
+            .fetch_all(pool)
+            .await?;
+    let mut sealed = 0;
+    for (user_id, name, value) in rows {
+        if SecretKey::is_sealed(&value) {
+            continue;
+        }
+        sqlx::query("UPDATE secrets SET value = ? WHERE user_id = ? AND name = ? AND value = ?")
+            .bind(key.seal(&user_id, &name, &value)?)
+            .bind(&user_id)
+            .bind(&name)
+            .bind(&value)
+            .execute(pool)
+            .await?;
+        sealed += 1;
+    }
+    Ok(sealed)
 }

@@ -95,6 +95,37 @@ impl OpenAiModel {
     }
 }
 
+impl OpenAiModel {
+    /// A model error from the client's, with the key masked: endpoints
+    /// echo what they were sent ("Incorrect API key provided: sk-..."),
+    /// and error text is stored in runs and shown to every viewer.
+    fn error(&self, error: OpenAIError) -> ModelError {
+        let error = model_error(error);
+        match self.config.api_key.as_deref() {
+            Some(key) if !key.is_empty() => error.map_message(|text| mask_secret(&text, key)),
+            _ => error,
+        }
+    }
+}
+
+/// `text` with every occurrence of `secret` (and of its longer prefixes,
+/// as endpoints often echo a truncated key) replaced by `***`.
+pub fn mask_secret(text: &str, secret: &str) -> String {
+    let mut masked = text.replace(secret, "***");
+    // "sk-abc...wxyz": the first characters are enough to be a leak.
+    let chars: Vec<char> = secret.chars().collect();
+    if chars.len() >= 12 {
+        let prefix: String = chars[..8].iter().collect();
+        while let Some(at) = masked.find(&prefix) {
+            let end = masked[at..]
+                .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',')
+                .map_or(masked.len(), |len| at + len);
+            masked.replace_range(at..end, "***");
+        }
+    }
+    masked
+}
+
 impl ChatModel for OpenAiModel {
     fn name(&self) -> &str {
         &self.config.model
@@ -165,7 +196,7 @@ impl OpenAiModel {
             .chat()
             .create_byot(body)
             .await
-            .map_err(model_error)?;
+            .map_err(|error| self.error(error))?;
         let message = &response["choices"][0]["message"];
         let tool_calls = message["tool_calls"]
             .as_array()
@@ -208,14 +239,14 @@ impl OpenAiModel {
             .chat()
             .create_stream_byot::<Value, Value>(body)
             .await
-            .map_err(model_error)?;
+            .map_err(|error| self.error(error))?;
         let mut reply = ChatReply {
             model: self.config.model.clone(),
             ..ChatReply::default()
         };
         let mut chunks = 0;
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk.map_err(model_error)?;
+            let chunk = chunk.map_err(|error| self.error(error))?;
             chunks += 1;
             if let Some(model) = chunk["model"].as_str() {
                 reply.model = model.to_string();
@@ -377,5 +408,24 @@ fn model_error(error: OpenAIError) -> ModelError {
             }
         }
         other => ModelError::Transport(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mask_secret;
+
+    #[test]
+    fn keys_echoed_by_an_endpoint_are_masked() {
+        let key = "sk-proj-abcdefghijklmnop";
+        assert_eq!(
+            mask_secret(&format!("Incorrect API key provided: {key}."), key),
+            "Incorrect API key provided: ***."
+        );
+        assert_eq!(
+            mask_secret("Incorrect API key provided: sk-proj-*****mnop", key),
+            "Incorrect API key provided: ***"
+        );
+        assert_eq!(mask_secret("no key here", key), "no key here");
     }
 }

@@ -2,11 +2,11 @@
 //! change password. They set and clear the same session cookie as the
 //! app's forms.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::{Extension, Json};
 use heddle_app::accounts::User;
-use heddle_app::accounts::ssr as accounts;
+use heddle_app::accounts::ssr::{self as accounts, ClientAddress};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tower_sessions::Session;
@@ -48,11 +48,18 @@ pub async fn sign_up(
 /// `POST /api/v1/auth/login`.
 pub async fn log_in(
     State(state): State<AppState>,
+    Extension(client): Extension<ClientAddress>,
     session: Session,
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<Json<User>> {
-    let user =
-        accounts::authenticate(&state.pool, &state.auth, &body.username, &body.password).await?;
+    let user = accounts::authenticate(
+        &state.pool,
+        &state.auth,
+        client.0,
+        &body.username,
+        &body.password,
+    )
+    .await?;
     accounts::start_session(&state.pool, &session, &user).await?;
     Ok(Json(user))
 }
@@ -78,6 +85,7 @@ pub struct NewPassword {
 /// `POST /api/v1/auth/password`: 204; the user's other sessions end.
 pub async fn change_password(
     State(state): State<AppState>,
+    Extension(client): Extension<ClientAddress>,
     who: Who,
     session: Session,
     ApiJson(body): ApiJson<NewPassword>,
@@ -86,6 +94,7 @@ pub async fn change_password(
     accounts::change_password(
         &state.pool,
         &state.auth,
+        client.0,
         &session,
         user,
         &body.current,

@@ -49,12 +49,20 @@ impl IntoResponse for ApiError {
             }
             _ => {}
         }
-        (status, Json(json!({ "error": body }))).into_response()
+        let mut response = (status, Json(json!({ "error": body }))).into_response();
+        if let Some(seconds) = error.retry_after() {
+            response
+                .headers_mut()
+                .insert(axum::http::header::RETRY_AFTER, seconds.into());
+        }
+        response
     }
 }
 
-/// `Json<T>` whose rejections are API errors: a body that is not JSON, or
-/// does not fit, says where; a body over the size limit is a 413.
+/// `Json<T>` whose rejections are API errors: a body that is not JSON, is
+/// not a JSON object (every endpoint takes one; serde would otherwise
+/// read `[]` as a struct), or does not fit, says where; a body over the
+/// size limit is a 413.
 pub struct ApiJson<T>(pub T);
 
 impl<T, S> FromRequest<S> for ApiJson<T>
@@ -65,10 +73,28 @@ where
     type Rejection = Response;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match Json::<T>::from_request(request, state).await {
-            Ok(Json(value)) => Ok(ApiJson(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        let value = match Json::<serde_json::Value>::from_request(request, state).await {
+            Ok(Json(value)) => value,
+            Err(rejection) => return Err(json_rejection(rejection)),
+        };
+        if !value.is_object() {
+            return Err(ApiError::invalid(format!(
+                "the request body must be a JSON object, not {}",
+                kind(&value)
+            ))
+            .into_response());
         }
+        serde_path_to_error::deserialize(value)
+            .map(ApiJson)
+            .map_err(|error| {
+                let path = error.path().to_string();
+                let at = if path == "." {
+                    String::new()
+                } else {
+                    format!("`{path}`: ")
+                };
+                ApiError::invalid(format!("{at}{}", error.into_inner())).into_response()
+            })
     }
 }
 
@@ -94,4 +120,15 @@ fn json_rejection(rejection: JsonRejection) -> Response {
         Json(json!({"error": {"code": code, "message": message}})),
     )
         .into_response()
+}
+
+fn kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
 }

@@ -31,7 +31,14 @@ pub async fn put(
     Path(name): Path<String>,
     ApiJson(body): ApiJson<SecretValue>,
 ) -> Result<StatusCode> {
-    secrets::put(&state.pool, who.user()?, &name, &body.value).await?;
+    secrets::put(
+        &state.pool,
+        state.runs.secret_key(),
+        who.user()?,
+        &name,
+        &body.value,
+    )
+    .await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -37,6 +37,8 @@ pub struct Runs {
 
 struct Inner {
     pool: SqlitePool,
+    /// Opens users' secrets for their runs.
+    secret_key: secrets::SecretKey,
     registry: Registry,
     store: Arc<SqliteStore>,
     durable: Durable,
@@ -162,11 +164,24 @@ impl Runs {
         Self::with_registry(pool, max_concurrent, Registry::new()).await
     }
 
-    /// The same, with the kinds, models and tools graphs may use.
+    /// The same, with the kinds, models and tools graphs may use (and a
+    /// secret key that lives as long as the process).
     pub async fn with_registry(
         pool: SqlitePool,
         max_concurrent: usize,
         registry: Registry,
+    ) -> Result<Self, heddle_engine::run::StoreError> {
+        let key = secrets::SecretKey::ephemeral()
+            .map_err(|error| heddle_engine::run::StoreError(error.to_string()))?;
+        Self::with_key(pool, max_concurrent, registry, key).await
+    }
+
+    /// The same, with the key users' secrets are encrypted under.
+    pub async fn with_key(
+        pool: SqlitePool,
+        max_concurrent: usize,
+        registry: Registry,
+        secret_key: secrets::SecretKey,
     ) -> Result<Self, heddle_engine::run::StoreError> {
         let store = Arc::new(SqliteStore::from_pool(pool.clone()).await?);
         let durable = Durable::new(Arc::clone(&store) as Arc<dyn CheckpointStore>)
@@ -174,6 +189,7 @@ impl Runs {
         Ok(Runs {
             inner: Arc::new(Inner {
                 pool,
+                secret_key,
                 registry,
                 store,
                 durable,
@@ -211,7 +227,7 @@ impl Runs {
     /// that user's secrets as the credentials its nodes may name.
     async fn registry_for(&self, user_id: Option<&str>) -> Result<Registry, AppError> {
         let secrets = match user_id {
-            Some(user) => secrets::values(&self.inner.pool, user).await?,
+            Some(user) => secrets::values(&self.inner.pool, &self.inner.secret_key, user).await?,
             None => Default::default(),
         };
         Ok(self
@@ -219,6 +235,11 @@ impl Runs {
             .registry
             .clone()
             .with_credentials(secrets.into_iter().collect()))
+    }
+
+    /// The key users' secrets are encrypted under.
+    pub fn secret_key(&self) -> &secrets::SecretKey {
+        &self.inner.secret_key
     }
 
     /// The checkpoint store (stored events, threads).

@@ -279,6 +279,10 @@ async fn import_with_a_dry_run_then_for_real_and_export_round_trips() {
     let (status, body) = server
         .api(Method::POST, "/api/v1/graphs/import", Some(json!([1, 2])))
         .await;
-    assert_eq!(status, 422);
-    assert_eq!(body["error"]["code"], "invalid_graph");
+    assert_eq!(status, 400);
+    assert_eq!(body["error"]["code"], "invalid_input");
+    assert!(
+        error_message(&body).contains("must be a JSON object"),
+        "{body}"
+    );
 }

@@ -317,7 +317,7 @@ async fn failed_log_ins_are_rate_limited() {
         )
         .await;
     assert_eq!(status, 429, "even the right password waits: {body}");
-    assert!(error_message(&body).starts_with("too many failed log-ins"));
+    assert!(error_message(&body).starts_with("too many log-in attempts for this username"));
 }
 
 #[tokio::test]
@@ -415,10 +415,11 @@ async fn the_first_account_owns_the_graphs_made_before_accounts() {
         .execute(&pool)
         .await
         .unwrap();
-    let first = heddle_app::accounts::ssr::create_user(&pool, "first", PASSWORD)
+    let auth = heddle_app::accounts::ssr::Auth::new(heddle_app::accounts::ssr::SignupPolicy::Open);
+    let first = heddle_app::accounts::ssr::create_user(&pool, &auth, "first", PASSWORD)
         .await
         .unwrap();
-    let second = heddle_app::accounts::ssr::create_user(&pool, "second", PASSWORD)
+    let second = heddle_app::accounts::ssr::create_user(&pool, &auth, "second", PASSWORD)
         .await
         .unwrap();
     let mine = heddle_app::graphs::ssr::list(&pool, &first).await.unwrap();
@@ -430,7 +431,7 @@ async fn the_first_account_owns_the_graphs_made_before_accounts() {
             .unwrap()
             .is_empty()
     );
-    let taken = heddle_app::accounts::ssr::create_user(&pool, "FIRST", PASSWORD).await;
+    let taken = heddle_app::accounts::ssr::create_user(&pool, &auth, "FIRST", PASSWORD).await;
     assert_eq!(
         taken.unwrap_err().to_string(),
         "the username `FIRST` is taken"

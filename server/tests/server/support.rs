@@ -179,7 +179,12 @@ impl TestServer {
         let state = AppState::new(pool, runs.clone(), shutdown, &dir.path().join("site"), addr)
             .with_settings(settings);
         let task = tokio::spawn(async move {
-            axum::serve(listener, router(state)).await.expect("serve");
+            axum::serve(
+                listener,
+                router(state).into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await
+            .expect("serve");
         });
         let owner = Browser::new(addr);
         owner.sign_up("owner").await;
