@@ -44,6 +44,15 @@ pub struct Sharing {
     pub members: Vec<Member>,
 }
 
+/// What a link offers, shown before it is accepted.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkPreview {
+    pub graph_name: String,
+    /// The graph owner's username.
+    pub owner: String,
+    pub role: Role,
+}
+
 /// What opening a link granted, and where to go.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Accepted {
@@ -101,11 +110,19 @@ pub async fn set_member_role(
     with_error_status(ssr::set_member_here(&graph_id, &username, &role).await)
 }
 
-/// Opens a share link as the logged-in user: grants its role, returns
-/// where to go.
+/// What a share link offers (grants nothing).
+#[server(endpoint = "preview_share_link")]
+pub async fn preview_share_link(token: String) -> Result<LinkPreview, AppError> {
+    with_error_status(ssr::preview_here(&token).await)
+}
+
+/// Opens a share link as the logged-in user: grants its role and sends
+/// the browser to the graph (or the run and step the link names).
 #[server(endpoint = "accept_share_link")]
 pub async fn accept_share_link(token: String) -> Result<Accepted, AppError> {
-    with_error_status(ssr::accept_here(&token).await)
+    let accepted = with_error_status(ssr::accept_here(&token).await)?;
+    leptos_axum::redirect(&accepted.target);
+    Ok(accepted)
 }
 
 /// A role a share link or member may get, from a form's text.

@@ -63,6 +63,12 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   await teammate.getByLabel("Username").fill("tess");
   await teammate.getByLabel("Password").fill("tess's long password");
   await teammate.getByRole("button", { name: "Create account" }).click();
+  // The link's page says what it offers; opening it is the teammate's
+  // own click (a POST), never the page load.
+  await expect(teammate).toHaveURL(/\/share\//);
+  await expect(teammate.getByRole("heading", { name: "Slow and steady" })).toBeVisible();
+  await hydrated(teammate);
+  await teammate.getByRole("button", { name: "Open the graph" }).click();
   await expect(teammate).toHaveURL(new RegExp(`/graphs/${id}$`));
   await expect(teammate.locator(".graph-title")).toHaveText("Slow and steady");
   await expect(teammate.getByTestId("role")).toHaveText("viewer");
@@ -160,6 +166,8 @@ test("a link to a moment of a run opens that run's replay there", async ({ page:
   await teammate.getByRole("button", { name: "Create account" }).click();
   await expect(teammate.getByTestId("username")).toHaveText("rita");
   await teammate.goto(path);
+  await hydrated(teammate);
+  await teammate.getByRole("button", { name: "Open the graph" }).click();
   await expect(teammate).toHaveURL(new RegExp(`/graphs/${id}\\?run=${run}&step=1$`));
   await hydrated(teammate);
   await expect(teammate.getByTestId("run-status")).toHaveText("Replay at step 1");

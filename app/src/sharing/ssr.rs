@@ -2,7 +2,9 @@
 
 use sqlx::SqlitePool;
 
-use super::{Accepted, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role};
+use super::{
+    Accepted, LinkPreview, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role,
+};
 use crate::access::Role;
 use crate::access::ssr::{AccessChange, AccessEvents, require};
 use crate::accounts::User;
@@ -238,43 +240,71 @@ pub async fn link_is_usable(pool: &SqlitePool, token: &str) -> Result<bool, AppE
     Ok(found.is_some())
 }
 
-/// Opens a link as `user`: records the grant and says where to go. A
-/// revoked or expired link says so plainly (410).
+/// The link a token names, if it still works: a revoked or expired link
+/// says so plainly (410), an unknown token is a 404.
+async fn usable_link(pool: &SqlitePool, token: &str) -> Result<LinkRow, AppError> {
+    let row: Option<LinkRow> = sqlx::query_as(link_select!("l.token = ?"))
+        .bind(token)
+        .fetch_optional(pool)
+        .await?;
+    let Some(row) = row else {
+        return Err(AppError::not_found("share link"));
+    };
+    if row.revoked {
+        return Err(AppError::Gone(
+            "this share link was revoked by the graph's owner; ask them for a new one".into(),
+        ));
+    }
+    if row.expired {
+        return Err(AppError::Gone(format!(
+            "this share link expired on {}; ask the graph's owner for a new one",
+            crate::graphs::display_timestamp(row.expires_at.as_deref().unwrap_or_default())
+        )));
+    }
+    Ok(row)
+}
+
+/// What a link offers, before anyone accepts it: reading this grants
+/// nothing (a page opened by a cross-site GET can only show it).
+pub async fn preview(
+    pool: &SqlitePool,
+    user: Option<&User>,
+    token: &str,
+) -> Result<LinkPreview, AppError> {
+    user.ok_or_else(AppError::login_required)?;
+    let link = usable_link(pool, token).await?;
+    let row: Option<(String, Option<String>)> = sqlx::query_as(
+        "SELECT g.name, u.username FROM graphs g LEFT JOIN users u ON u.id = g.owner_id
+         WHERE g.id = ?",
+    )
+    .bind(&link.graph_id)
+    .fetch_optional(pool)
+    .await?;
+    let (graph_name, owner) = row.ok_or_else(|| AppError::not_found("share link"))?;
+    Ok(LinkPreview {
+        graph_name,
+        owner: owner.unwrap_or_default(),
+        role: Role::parse(&link.role).unwrap_or(Role::Viewer),
+    })
+}
+
+/// Opens a link as `user`: records the grant and says where to go. Only
+/// through a POST from Heddle's own page (the same-origin guard refuses
+/// others), never while rendering a page.
 pub async fn accept(
     pool: &SqlitePool,
     user: Option<&User>,
     token: &str,
 ) -> Result<Accepted, AppError> {
     let user = user.ok_or_else(AppError::login_required)?;
-    let row: Option<LinkRow> = sqlx::query_as(link_select!("l.token = ?"))
-        .bind(token)
-        .fetch_optional(pool)
-        .await?;
-    let Some(LinkRow {
+    let LinkRow {
         id: link_id,
         graph_id,
         role,
         run_id,
         step,
-        expires_at,
-        revoked,
-        expired,
         ..
-    }) = row
-    else {
-        return Err(AppError::not_found("share link"));
-    };
-    if revoked {
-        return Err(AppError::Gone(
-            "this share link was revoked by the graph's owner; ask them for a new one".into(),
-        ));
-    }
-    if expired {
-        return Err(AppError::Gone(format!(
-            "this share link expired on {}; ask the graph's owner for a new one",
-            crate::graphs::display_timestamp(expires_at.as_deref().unwrap_or_default())
-        )));
-    }
+    } = usable_link(pool, token).await?;
     sqlx::query("INSERT OR IGNORE INTO link_grants (link_id, user_id) VALUES (?, ?)")
         .bind(&link_id)
         .bind(user.id.as_str())
@@ -341,6 +371,11 @@ pub(super) async fn set_member_here(
         role,
     )
     .await
+}
+
+pub(super) async fn preview_here(token: &str) -> Result<LinkPreview, AppError> {
+    let user = require_user()?;
+    preview(&pool()?, Some(&user), token).await
 }
 
 pub(super) async fn accept_here(token: &str) -> Result<Accepted, AppError> {

@@ -16,3 +16,4 @@ mod live;
 mod pages;
 mod sessions;
 mod startup;
+mod trust;
