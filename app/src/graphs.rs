@@ -133,7 +133,7 @@ pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
     let allowed = with_error_status(
         crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::active_run(&pool, &allowed.graph()).await)
+    with_error_status(ssr::active_run(&pool, allowed.graph()).await)
 }
 
 /// Every saved version of a graph, newest first.

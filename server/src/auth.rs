@@ -71,7 +71,7 @@ fn client_address(request: &Request, trust_proxy: bool) -> Option<IpAddr> {
             .filter_map(|value| value.to_str().ok())
             .flat_map(|value| value.split(','))
             .filter_map(|entry| entry.trim().parse::<IpAddr>().ok())
-            .last()
+            .next_back()
     {
         return Some(forwarded);
     }

@@ -135,7 +135,7 @@ pub async fn copy(pool: &SqlitePool, user: Option<&User>, id: &str) -> Result<Sa
         AppError::Internal
     })?;
     document.name = format!("Copy of {}", display_name(&document));
-    create(pool, &allowed.user(), Some(document)).await
+    create(pool, allowed.user(), Some(document)).await
 }
 
 /// Creates a graph from `document`, or an empty one named "Untitled
