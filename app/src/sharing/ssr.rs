@@ -2,9 +2,7 @@
 
 use sqlx::SqlitePool;
 
-use super::{
-    Accepted, LinkPreview, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role,
-};
+use super::{Accepted, LinkPreview, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role};
 use crate::access::Role;
 use crate::access::ssr::{AccessChange, AccessEvents, require};
 use crate::accounts::User;

@@ -173,6 +173,7 @@ impl Durable {
             parent,
             Some(Box::new(guard)),
         )
+        .with_events_ahead(self.options.sink.clone())
     }
 
     async fn graph_of(&self, run: &RunId) -> Result<Arc<CompiledGraph>, DurableError> {
@@ -375,11 +376,22 @@ impl Durable {
     /// One run a crash left running (see [`Durable::recover`]); `None` if
     /// its thread has moved on since.
     pub async fn recover_run(&self, record: &RunRecord) -> Result<Option<Run>, DurableError> {
-        let Some(checkpoint) = self.store.latest(&record.thread_id).await? else {
+        let Some(mut checkpoint) = self.store.latest(&record.thread_id).await? else {
             return Ok(None);
         };
         if checkpoint.run_id != record.run_id || checkpoint.status != RunStatus::Running {
             return Ok(None);
+        }
+        // Events stored ahead of the checkpoint (by a write-ahead sink) were
+        // seen by someone: the run goes on numbering after them, so no
+        // number is ever given to two events.
+        if let Some(last) = self
+            .store
+            .events(&record.run_id, checkpoint.next_seq)
+            .await?
+            .last()
+        {
+            checkpoint.next_seq = checkpoint.next_seq.max(last.seq + 1);
         }
         let guard = self.claim(&record.thread_id)?;
         let graph = self.graph_of(&record.run_id).await?;

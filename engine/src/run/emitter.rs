@@ -21,6 +21,21 @@ use crate::node::Emit;
 pub trait EventSink: Send + Sync {
     /// One event.
     fn event(&self, event: &Arc<Event>);
+
+    /// Whether this sink stores every event in the run's checkpoint store
+    /// before anyone sees it (write-ahead): a server that shows events
+    /// live must never show a number a crash could give to another event.
+    /// A durable run with such a sink leaves events out of its checkpoints
+    /// and, before saving each, waits for [`EventSink::flush`], so a saved
+    /// checkpoint still has every event before it stored.
+    fn writes_ahead(&self) -> bool {
+        false
+    }
+
+    /// Resolves once every event handed to this sink is stored.
+    fn flush(&self) -> super::store::StoreFuture<'_, ()> {
+        Box::pin(std::future::ready(Ok(())))
+    }
 }
 
 /// Every event of a run, kept in memory.

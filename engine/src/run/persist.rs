@@ -6,6 +6,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use super::checkpoint::Checkpoint;
+use super::emitter::EventSink;
 use super::error::RunError;
 use super::event::Event;
 use super::store::{CheckpointStore, StoreError};
@@ -37,6 +38,8 @@ pub(crate) struct Persistence {
     writer: Option<Writer>,
     /// Exit mode: events not yet written.
     held_events: Vec<Arc<Event>>,
+    /// A sink that stores the events itself, ahead of the checkpoints.
+    ahead: Option<Arc<dyn EventSink>>,
     /// Keeps the thread marked busy for as long as the run lives.
     _guard: Option<Box<dyn Send + Sync>>,
 }
@@ -62,7 +65,30 @@ impl Persistence {
             saved_any: false,
             writer: None,
             held_events: Vec::new(),
+            ahead: None,
             _guard: guard,
+        }
+    }
+
+    /// Leaves the events to `sink`, which stores them before they are
+    /// seen ([`EventSink::writes_ahead`]); checkpoints wait for it.
+    pub(crate) fn with_events_ahead(mut self, sink: Option<Arc<dyn EventSink>>) -> Self {
+        self.ahead = sink.filter(|sink| sink.writes_ahead());
+        self
+    }
+
+    /// The events a checkpoint is saved with: none when the sink stores
+    /// them itself (after waiting for it to have stored them all).
+    async fn events_for_checkpoint(
+        &self,
+        events: Vec<Arc<Event>>,
+    ) -> Result<Vec<Arc<Event>>, RunError> {
+        match &self.ahead {
+            Some(sink) => {
+                sink.flush().await?;
+                Ok(Vec::new())
+            }
+            None => Ok(events),
         }
     }
 
@@ -81,6 +107,7 @@ impl Persistence {
         checkpoint: Checkpoint,
         events: Vec<Arc<Event>>,
     ) -> Result<(), RunError> {
+        let events = self.events_for_checkpoint(events).await?;
         let first = !self.saved_any;
         self.saved_any = true;
         match self.durability {
@@ -111,6 +138,7 @@ impl Persistence {
         events: Vec<Arc<Event>>,
     ) -> Result<(), RunError> {
         self.flush().await?;
+        let events = self.events_for_checkpoint(events).await?;
         let mut all = std::mem::take(&mut self.held_events);
         all.extend(events);
         Ok(self.store.save(&checkpoint, &all).await?)

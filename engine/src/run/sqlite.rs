@@ -188,6 +188,28 @@ async fn save_one(
     Ok(())
 }
 
+impl SqliteStore {
+    /// Stores events ahead of the checkpoint that will follow them (for a
+    /// write-ahead [`super::EventSink`]): one batch, in one statement.
+    pub async fn append_events(&self, events: &[Arc<Event>]) -> Result<(), StoreError> {
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return Ok(());
+        };
+        let body = serde_json::to_string(events).map_err(|e| StoreError(e.to_string()))?;
+        sqlx::query(
+            "INSERT INTO heddle_events (run_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
+        )
+        .bind(first.run_id.as_str())
+        .bind(first.seq as i64)
+        .bind(last.seq as i64)
+        .bind(&body)
+        .execute(&self.pool)
+        .await
+        .map_err(error("cannot store events"))?;
+        Ok(())
+    }
+}
+
 impl CheckpointStore for SqliteStore {
     fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
         Box::pin(async move {

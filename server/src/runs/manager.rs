@@ -585,7 +585,7 @@ impl Runs {
         F: FnOnce(Durable) -> Fut + Send + 'static,
         Fut: Future<Output = Result<Run, DurableError>> + Send,
     {
-        let hub = Arc::new(RunHub::new());
+        let hub = Arc::new(RunHub::new(Arc::clone(&self.inner.store)));
         {
             let mut active = self.active();
             if active.contains_key(run_id) {
@@ -701,7 +701,7 @@ impl Runs {
             let (status, output, error) = outcome(&result);
             self.record_end(&run_id, status, output, error).await;
         }
-        hub.close();
+        hub.close().await;
         self.active().remove(&run_id);
         drop(permit);
     }
@@ -1085,7 +1085,7 @@ impl Runs {
             if let Some(task) = &active.task {
                 task.abort();
             }
-            active.hub.close();
+            active.hub.close_now();
         }
     }
 
