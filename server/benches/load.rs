@@ -12,76 +12,15 @@
 //! It prints latency p50/p99, events delivered per second, and the
 //! server's peak memory (VmHWM) and current memory (VmRSS).
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-struct Server {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start_server() -> Server {
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_heddle"))
-        .args([
-            "serve",
-            "--port",
-            "0",
-            "--max-runs",
-            "256",
-            "--max-runs-per-user",
-            "100000",
-        ])
-        .env(
-            "DATABASE_URL",
-            format!("sqlite://{}", dir.path().join("load.db").display()),
-        )
-        .env("RUST_LOG", "warn")
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot start heddle: {e}"));
-    let mut line = String::new();
-    if let Some(stdout) = child.stdout.take() {
-        let _ = BufReader::new(stdout).read_line(&mut line);
-    }
-    let base = line
-        .trim()
-        .trim_start_matches("Heddle is listening on ")
-        .to_string();
-    Server {
-        child,
-        base,
-        _dir: dir,
-    }
-}
-
-fn memory(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|line| line.starts_with(name))
-            .and_then(|line| line.split_whitespace().nth(1))
-            .and_then(|kb| kb.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    (field("VmHWM:"), field("VmRSS:"))
-}
+use support::{Server, memory, percentile};
 
 /// A 10-node graph: start, then a ring of nine nodes; it loops while
 /// `count < target`. With `pace_ms`, eight of the nine are `wait` nodes of
@@ -111,13 +50,6 @@ fn now_us() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_micros() as u64)
-}
-
-fn percentile(sorted: &[u64], q: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    sorted[((sorted.len() - 1) as f64 * q) as usize] as f64 / 1000.0
 }
 
 /// The emission time of an event message, read without parsing the whole
@@ -217,7 +149,7 @@ async fn viewers(
     }
     let elapsed = started.elapsed();
     latencies.sort_unstable();
-    let (hwm, rss) = memory(server.child.id());
+    let (hwm, rss) = server.memory();
     let _ = peak_during.await;
     println!(
         "| {count} viewers of one run (10-node loop, 50 ms per node, ~100 events/s) | live latency p50 {:.1} ms, p99 {:.1} ms | {:.0} events/s delivered ({received} in {:.2} s) | server peak {} MiB, now {} MiB |",
@@ -281,7 +213,7 @@ async fn concurrent_runs(server: &Server, client: &reqwest::Client, graph: &str,
         }
     }
     let elapsed = started.elapsed();
-    let (hwm, rss) = memory(server.child.id());
+    let (hwm, rss) = server.memory();
     println!(
         "| {count} concurrent runs of a 10-node graph | {finished} finished, {failed} failed | {:.0} runs/s ({:.2} s) | server peak {} MiB, now {} MiB |",
         count as f64 / elapsed.as_secs_f64(),
@@ -301,7 +233,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let server = start_server();
+    let server = Server::start(&["--max-runs", "256", "--max-runs-per-user", "100000"]);
     runtime.block_on(async {
         // One account does everything: sign up, keep its session cookie.
         let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());

@@ -32,8 +32,10 @@ pub const ADDRESS_BURST: u32 = 10;
 pub const ADDRESS_REFILL_SECS: u64 = 6;
 /// Password hashes computed at once.
 pub const HASH_WORKERS: usize = 2;
-/// Password checks that may wait for a worker; more are refused (503).
-pub const HASH_QUEUE: usize = 16;
+/// Password checks that may wait for a worker (about a second of work on
+/// two cores); more are refused (503). Waiting costs almost nothing: the
+/// 19 MiB of a hash is taken only by the two that run.
+pub const HASH_QUEUE: usize = 64;
 
 /// The log-in limits and the hashing queue of one server.
 pub struct LoginGuard {

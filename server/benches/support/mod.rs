@@ -1,0 +1,81 @@
+//! What the server benches share: the real `heddle` binary on loopback
+//! with a throw-away database, its memory as the kernel counts it, and
+//! percentiles.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+/// A `heddle serve` process; killed when dropped.
+pub struct Server {
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts `heddle serve --port 0` with `args`, on a new database.
+    pub fn start(args: &[&str]) -> Server {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_heddle"))
+            .args(["serve", "--port", "0"])
+            .args(args)
+            .env(
+                "DATABASE_URL",
+                format!("sqlite://{}", dir.path().join("bench.db").display()),
+            )
+            .env("RUST_LOG", "warn")
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start heddle: {e}"));
+        let mut line = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            let _ = BufReader::new(stdout).read_line(&mut line);
+        }
+        let base = line
+            .trim()
+            .trim_start_matches("Heddle is listening on ")
+            .to_string();
+        Server {
+            child,
+            base,
+            _dir: dir,
+        }
+    }
+
+    /// Its peak and current resident memory, in KiB (VmHWM, VmRSS).
+    pub fn memory(&self) -> (u64, u64) {
+        memory(self.child.id())
+    }
+}
+
+/// The peak and current resident memory of process `pid`, in KiB.
+pub fn memory(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|line| line.starts_with(name))
+            .and_then(|line| line.split_whitespace().nth(1))
+            .and_then(|kb| kb.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    (field("VmHWM:"), field("VmRSS:"))
+}
+
+/// The `q` quantile of sorted microseconds, in milliseconds.
+pub fn percentile(sorted: &[u64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    sorted[((sorted.len() - 1) as f64 * q) as usize] as f64 / 1000.0
+}
