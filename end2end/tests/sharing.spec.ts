@@ -68,6 +68,7 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   await expect(teammate).toHaveURL(/\/share\//);
   await expect(teammate.getByRole("heading", { name: "Slow and steady" })).toBeVisible();
   await hydrated(teammate);
+  await teammate.screenshot({ path: "../target/e2e/screens/share-offer-light.png" });
   await teammate.getByRole("button", { name: "Open the graph" }).click();
   await expect(teammate).toHaveURL(new RegExp(`/graphs/${id}$`));
   await expect(teammate.locator(".graph-title")).toHaveText("Slow and steady");

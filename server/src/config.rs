@@ -177,10 +177,10 @@ pub struct ServeArgs {
     pub script_threads: Option<usize>,
 
     /// The file holding the key that encrypts secrets at rest; created
-    /// (mode 0600) on first start. `HEDDLE_SECRET_KEY` (64 hex digits)
-    /// overrides it.
-    #[arg(long, env = "HEDDLE_KEY_FILE", default_value = "data/heddle.key")]
-    pub key_file: PathBuf,
+    /// (mode 0600) on first start. Default: `heddle.key` beside the
+    /// database file. `HEDDLE_SECRET_KEY` (64 hex digits) overrides it.
+    #[arg(long, env = "HEDDLE_KEY_FILE")]
+    pub key_file: Option<PathBuf>,
 }
 
 /// `--signup`.

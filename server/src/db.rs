@@ -99,6 +99,19 @@ pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
     Ok(pool)
 }
 
+/// Where the secret key lives by default: beside the database file
+/// (`data/heddle.key` for the default database), or `heddle.key` in the
+/// working directory for a database in memory.
+pub fn default_key_file(url: &str) -> PathBuf {
+    let file = SqliteConnectOptions::from_str(url)
+        .ok()
+        .map(|options| options.get_filename().to_path_buf());
+    match file.as_deref().and_then(data_dir) {
+        Some(dir) => dir.join("heddle.key"),
+        None => PathBuf::from("heddle.key"),
+    }
+}
+
 /// The directory a database file needs, if it is a file on disk.
 fn data_dir(path: &Path) -> Option<&Path> {
     if path.as_os_str() == ":memory:" {

@@ -56,7 +56,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         )));
     let secret_key = match std::env::var("HEDDLE_SECRET_KEY") {
         Ok(hex) if !hex.trim().is_empty() => SecretKey::from_hex(&hex),
-        _ => SecretKey::load_or_create(&args.key_file),
+        _ => SecretKey::load_or_create(
+            &args
+                .key_file
+                .clone()
+                .unwrap_or_else(|| db::default_key_file(&args.database_url)),
+        ),
     }
     .map_err(ServeError::Key)?;
     match secrets::seal_older(&pool, &secret_key).await {

@@ -5,8 +5,7 @@
 //! told the run resumed.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -15,32 +14,21 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, PASSWORD};
+use crate::support::{Browser, PASSWORD, heddle, listening};
 
 /// Starts `heddle serve` in `dir`; the process and its address.
 async fn serve(dir: &std::path::Path) -> (Child, std::net::SocketAddr) {
     let dir = dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_heddle"))
+        let mut child = heddle()
             .args(["serve", "--port", "0"])
-            .env_remove("DATABASE_URL")
-            .env_remove("HEDDLE_PORT")
-            .env_remove("HEDDLE_HOST")
             .current_dir(&dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("Heddle is listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-            .parse()
-            .unwrap();
+        let base = listening(&mut child);
+        let addr = base.trim_start_matches("http://").parse().unwrap();
         (child, addr)
     })
     .await

@@ -1,18 +1,10 @@
 //! The real `heddle` binary: it serves, stops cleanly on SIGTERM, and turns
 //! bad configuration into one clear line and a failing exit code.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-fn heddle() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_heddle"));
-    command
-        .env_remove("DATABASE_URL")
-        .env_remove("HEDDLE_PORT")
-        .env_remove("HEDDLE_HOST");
-    command
-}
+use crate::support::{heddle, listening};
 
 #[test]
 fn serves_creates_its_database_and_stops_on_sigterm() {
@@ -24,17 +16,16 @@ fn serves_creates_its_database_and_stops_on_sigterm() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("Heddle is listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
-        .to_string();
+    let url = listening(&mut child);
 
-    // The default database is ./data/heddle.db, created on first start.
+    // The default database is ./data/heddle.db, created on first start,
+    // with the secrets key beside it, readable by its owner only.
     assert!(dir.path().join("data/heddle.db").is_file());
+    let key = std::fs::metadata(dir.path().join("data/heddle.key")).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(key.permissions().mode() & 0o777, 0o600);
+    }
 
     let body = std::thread::spawn(move || {
         let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -156,14 +147,7 @@ async fn serve_uses_the_model_endpoint_the_environment_names() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim()
-        .trim_start_matches("Heddle is listening on ")
-        .to_string();
+    let base = listening(&mut child);
     let client = reqwest::Client::builder()
         .cookie_store(true)
         .build()

@@ -248,6 +248,25 @@ impl TestServer {
         run["id"].as_str().unwrap().to_string()
     }
 
+    /// A share link to `graph` with `role`, made by the owner: its id and
+    /// its token.
+    pub async fn share_link(&self, graph: &str, role: &str) -> (String, String) {
+        let (status, link) = self
+            .api(
+                reqwest::Method::POST,
+                &format!("/api/v1/graphs/{graph}/links"),
+                Some(serde_json::json!({"role": role})),
+            )
+            .await;
+        assert_eq!(status, 201, "{link}");
+        let token = link["path"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("/share/")
+            .to_string();
+        (link["id"].as_str().unwrap().to_string(), token)
+    }
+
     /// Polls a run until its status is not queued or running.
     pub async fn wait_for_run(&self, run_id: &str) -> Value {
         for _ in 0..500 {
@@ -299,4 +318,30 @@ impl Drop for TestServer {
 /// when the body is not one.
 pub fn error_message(body: &Value) -> &str {
     body["error"]["message"].as_str().unwrap_or_default()
+}
+
+/// The real `heddle` binary, with none of the environment's server
+/// settings.
+pub fn heddle() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_heddle"));
+    command
+        .env_remove("DATABASE_URL")
+        .env_remove("HEDDLE_PORT")
+        .env_remove("HEDDLE_HOST");
+    command
+}
+
+/// Reads the first line a `heddle serve` started with piped stdout
+/// prints; the base URL it listens on (`http://127.0.0.1:PORT`).
+pub fn listening(child: &mut std::process::Child) -> String {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("piped stdout");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the first line");
+    line.trim()
+        .strip_prefix("Heddle is listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
+        .to_string()
 }

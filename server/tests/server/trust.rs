@@ -75,24 +75,6 @@ async fn wait_as(browser: &Browser, run: &str) -> Value {
     panic!("run {run} did not end");
 }
 
-/// A viewer link to `graph` made by its owner; its token.
-async fn viewer_link(server: &TestServer, graph: &str) -> (String, String) {
-    let (status, link) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/links"),
-            Some(json!({"role": "viewer"})),
-        )
-        .await;
-    assert_eq!(status, 201, "{link}");
-    let token = link["path"]
-        .as_str()
-        .unwrap()
-        .trim_start_matches("/share/")
-        .to_string();
-    (link["id"].as_str().unwrap().to_string(), token)
-}
-
 #[tokio::test]
 async fn a_run_embeds_only_graphs_its_starter_may_see() {
     let server = TestServer::start_with(1).await;
@@ -115,7 +97,7 @@ async fn a_run_embeds_only_graphs_its_starter_may_see() {
     );
 
     // A viewer (through a link) may embed it.
-    let (link, token) = viewer_link(&server, &private).await;
+    let (link, token) = server.share_link(&private, "viewer").await;
     let (status, _) = mallory
         .api(Method::POST, &format!("/api/v1/share/{token}"), None)
         .await;
@@ -640,7 +622,7 @@ async fn origins_must_match_in_scheme_host_and_port() {
 async fn opening_a_share_page_grants_nothing_until_the_visitor_accepts() {
     let server = TestServer::start().await;
     let id = server.create_graph(private_graph()).await;
-    let (_, token) = viewer_link(&server, &id).await;
+    let (_, token) = server.share_link(&id, "viewer").await;
     let tess = server.user("tess").await;
     // A page load (what another site's link or image makes a browser do).
     let page = tess
@@ -682,4 +664,23 @@ async fn opening_a_share_page_grants_nothing_until_the_visitor_accepts() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 403);
+}
+
+#[tokio::test]
+async fn secrets_are_encrypted_at_rest() {
+    let server = TestServer::start().await;
+    let (status, _) = server
+        .api(
+            Method::PUT,
+            "/api/v1/secrets/openai",
+            Some(json!({"value": "sk-plain-text-value-123"})),
+        )
+        .await;
+    assert_eq!(status, 204);
+    let stored: String = sqlx::query_scalar("SELECT value FROM secrets WHERE name = 'openai'")
+        .fetch_one(&server.pool().await)
+        .await
+        .unwrap();
+    assert!(stored.starts_with("v1:"), "{stored}");
+    assert!(!stored.contains("sk-plain"));
 }
