@@ -211,7 +211,13 @@ fn main() {
     println!("| --- | --- |");
     runtime.block_on(async {
         {
-            let server = Server::start(&["--max-runs", "8", "--trust-proxy"]);
+            let server = Server::start(&[
+                "--max-runs",
+                "8",
+                "--max-runs-per-user",
+                "100",
+                "--trust-proxy",
+            ]);
             scripts(&server).await;
         }
         {

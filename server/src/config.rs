@@ -181,6 +181,11 @@ pub struct ServeArgs {
     /// database file. `HEDDLE_SECRET_KEY` (64 hex digits) overrides it.
     #[arg(long, env = "HEDDLE_KEY_FILE")]
     pub key_file: Option<PathBuf>,
+
+    /// The key itself (64 hex digits), instead of the key file. Only from
+    /// the environment, so it never shows in a process list.
+    #[arg(skip = std::env::var("HEDDLE_SECRET_KEY").ok().filter(|key| !key.trim().is_empty()))]
+    pub secret_key: Option<String>,
 }
 
 /// `--signup`.

@@ -54,9 +54,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .with_script_pool(std::sync::Arc::new(heddle_engine::run::ScriptPool::new(
             scripts,
         )));
-    let secret_key = match std::env::var("HEDDLE_SECRET_KEY") {
-        Ok(hex) if !hex.trim().is_empty() => SecretKey::from_hex(&hex),
-        _ => SecretKey::load_or_create(
+    let secret_key = match &args.secret_key {
+        Some(hex) => SecretKey::from_hex(hex),
+        None => SecretKey::load_or_create(
             &args
                 .key_file
                 .clone()

@@ -27,6 +27,9 @@ pub use login_guard::LoginGuard;
 use username::display_form;
 pub use username::username_key;
 
+/// The longest a username may be, in characters.
+const MAX_USERNAME_CHARS: usize = 64;
+
 /// Who made a request: the logged-in user, or nobody.
 #[derive(Clone, Debug, Default)]
 pub struct Caller(pub Option<User>);
@@ -188,7 +191,7 @@ pub async fn find_user(pool: &SqlitePool, username: &str) -> Result<Option<User>
 
 fn check_username(username: &str) -> Result<&str, AppError> {
     let username = username.trim();
-    let valid = (1..=64).contains(&username.chars().count())
+    let valid = (1..=MAX_USERNAME_CHARS).contains(&username.chars().count())
         && username
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
@@ -313,9 +316,19 @@ pub async fn authenticate(
     username: &str,
     password: &str,
 ) -> Result<User, AppError> {
-    let key = username_key(username);
+    // No account has a longer name: such a log-in is refused without a
+    // look-up, and its text never becomes a key in the limiter's table.
+    let too_long = username.trim().chars().count() > MAX_USERNAME_CHARS;
+    let key = if too_long {
+        String::new()
+    } else {
+        username_key(username)
+    };
     let guard = &auth.inner.guard;
     guard.attempt(client, &key)?;
+    if too_long {
+        return Err(AppError::Unauthorized("wrong username or password".into()));
+    }
     let row: Option<(String, String, String)> = sqlx::query_as(
         "SELECT id, username, password_hash FROM users
          WHERE username_key = ?1 OR (username_key IS NULL AND username = ?2)",

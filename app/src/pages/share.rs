@@ -64,9 +64,7 @@ fn OpenLink(token: String, preview: LinkPreview) -> impl IntoView {
     view! {
         <div class="auth-card">
             <h1>{preview.graph_name.clone()}</h1>
-            <p class="page-sub">
-                {format!("{owner} shared this graph with you: you {}.", preview.role.describe())}
-            </p>
+            <p class="page-sub">{offer(&owner, preview.role)}</p>
             <ActionForm action=accept>
                 <input type="hidden" name="token" value=token />
                 <button class="button button-primary" type="submit" autofocus>
@@ -75,6 +73,21 @@ fn OpenLink(token: String, preview: LinkPreview) -> impl IntoView {
             </ActionForm>
             {move || failed().map(|message| view! { <p class="form-error" role="alert">{message}</p> })}
         </div>
+    }
+}
+
+/// What accepting the link lets the visitor do, in words.
+fn offer(owner: &str, role: crate::access::Role) -> String {
+    use crate::access::Role;
+    match role {
+        Role::Viewer => format!(
+            "{owner} shared this graph with you as a viewer: you can open it, watch its runs, \
+             replay them, export it and copy it."
+        ),
+        Role::Editor | Role::Owner => format!(
+            "{owner} shared this graph with you as an editor: you can open, change and run it, \
+             watch and replay its runs, export it and copy it."
+        ),
     }
 }
 

@@ -10,8 +10,8 @@ use heddle_app::access::ssr::{Allowed, require};
 use heddle_app::accounts::User;
 use heddle_app::accounts::ssr as accounts;
 use heddle_app::error::AppError;
-use heddle_app::graphs::GraphId;
 use heddle_app::graphs::ssr as graphs;
+use heddle_app::graphs::{GraphDetail, GraphId};
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_app::secrets::ssr as secrets;
 use heddle_engine::run::sqlite::SqliteStore;
@@ -264,13 +264,8 @@ impl Runs {
     pub async fn start(&self, allowed: &Allowed, request: StartRun) -> Result<RunInfo, AppError> {
         allowed.at_least(Role::Editor)?;
         let user = allowed.user();
-        let detail = graphs::get(&self.inner.pool, allowed).await?;
         let input = run_input(request.input)?;
-        let registry = self.registry_for(Some(user.id.as_str())).await?;
-        let embedded =
-            embed::embed(&self.inner.pool, user, allowed.graph(), &detail.document).await?;
-        let embeds = embedded.graphs.clone();
-        let graph = compile_value(embedded.document, &registry)?;
+        let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
         check_input(&graph, &input)?;
         let breakpoints = |field: &str, ids: Vec<String>| {
             ids.into_iter()
@@ -319,6 +314,23 @@ impl Runs {
             },
         )?;
         self.get(&run_id).await
+    }
+
+    /// What a run of the graph `allowed` names needs, for its user: the
+    /// graph's newest version, the registry with the user's secrets, and
+    /// the graph compiled with its saved subgraphs embedded (through their
+    /// access checks), with the ids of those it embeds.
+    async fn prepare(
+        &self,
+        allowed: &Allowed,
+    ) -> Result<(GraphDetail, Registry, CompiledGraph, Vec<GraphId>), AppError> {
+        let user = allowed.user();
+        let detail = graphs::get(&self.inner.pool, allowed).await?;
+        let registry = self.registry_for(Some(user.id.as_str())).await?;
+        let embedded =
+            embed::embed(&self.inner.pool, user, allowed.graph(), &detail.document).await?;
+        let graph = compile_value(embedded.document, &registry)?;
+        Ok((detail, registry, graph, embedded.graphs))
     }
 
     /// Forks run `source_id` (time travel): a new run on its thread goes on
@@ -654,7 +666,13 @@ impl Runs {
         };
         let prepared = match (stopped, refused) {
             (true, _) => None,
-            (false, Some(refused)) => Some(Err(format!("the run may not start: {refused}"))),
+            (false, Some(refused)) => Some(Err(format!(
+                "the run may not start: whoever started it ({}) no longer has the access it needs: \
+                 {refused}",
+                admission
+                    .as_ref()
+                    .map_or("unknown", |admission| admission.starter.username.as_str())
+            ))),
             (false, None) => {
                 let durable = self
                     .inner
@@ -1019,17 +1037,7 @@ impl Runs {
             Role::Editor,
         )
         .await?;
-        let detail = graphs::get(&self.inner.pool, &allowed).await?;
-        let registry = self.registry_for(Some(starter.id.as_str())).await?;
-        let embedded = embed::embed(
-            &self.inner.pool,
-            &starter,
-            allowed.graph(),
-            &detail.document,
-        )
-        .await?;
-        let embeds = embedded.graphs.clone();
-        let graph = compile_value(embedded.document, &registry)?;
+        let (_, registry, graph, embeds) = self.prepare(&allowed).await?;
         let (thread, id, input) = (
             ThreadId::from(run.thread_id.as_str()),
             RunId::from(run.id.as_str()),

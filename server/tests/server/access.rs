@@ -7,7 +7,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, TestServer};
+use crate::support::{Browser, TestServer, error_message};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Caller {
@@ -737,4 +737,66 @@ async fn cross_site_requests_that_change_state_are_refused() {
         .await
         .unwrap();
     assert_eq!(response.status(), 403);
+}
+
+/// Embedding the matrix's graph as a saved subgraph, in a graph of one's
+/// own: a viewer may (it reads the graph), a stranger may not, and is told
+/// nothing a missing graph would not tell.
+#[tokio::test]
+async fn embedding_a_graph_needs_the_viewer_role() {
+    let w = world().await;
+    let parent = json!({
+        "format_version": 2, "name": "embeds",
+        "state": {"channels": {"n": {"type": "any"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "sub", "kind": "subgraph",
+                   "config": {"graph_id": w.graph, "outputs": {"n": "count"}}}],
+        "edges": [{"id": "e", "from": "start", "to": "sub"}]
+    });
+    for caller in [
+        Caller::Stranger,
+        Caller::Viewer,
+        Caller::Editor,
+        Caller::Owner,
+    ] {
+        let browser = w.browser(caller);
+        let (status, created) = browser
+            .api(
+                Method::POST,
+                "/api/v1/graphs",
+                Some(json!({"document": parent})),
+            )
+            .await;
+        assert_eq!(status, 201, "{caller:?}: {created}");
+        let id = created["id"].as_str().unwrap();
+        let (status, run) = browser
+            .api(
+                Method::POST,
+                &format!("/api/v1/graphs/{id}/runs"),
+                Some(json!({})),
+            )
+            .await;
+        let want = expected(Need::Viewer, caller, 202);
+        let want = if want == 404 { 400 } else { want };
+        assert_eq!(status, want, "{caller:?}: {run}");
+        if status == 202 {
+            let run = run["id"].as_str().unwrap();
+            let finished = loop {
+                let (_, info) = browser
+                    .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+                    .await;
+                if !matches!(info["status"].as_str(), Some("queued" | "running")) {
+                    break info;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            };
+            assert_eq!(finished["status"], "finished", "{caller:?}: {finished}");
+            assert_eq!(finished["output"]["n"], 1, "{caller:?}: {finished}");
+        } else {
+            assert!(
+                error_message(&run).contains("does not exist or which you cannot open"),
+                "{run}"
+            );
+        }
+    }
 }
