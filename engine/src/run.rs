@@ -43,12 +43,12 @@ mod executor;
 mod persist;
 #[cfg(feature = "runtime")]
 mod retry;
-#[cfg(feature = "runtime")]
-pub mod script_pool;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "runtime")]
 mod store;
+#[cfg(feature = "runtime")]
+pub mod worker_pool;
 
 #[cfg(feature = "runtime")]
 pub use cancel::CancelHandle;
@@ -68,6 +68,6 @@ pub use executor::{Run, RunOptions, RunOutput};
 #[cfg(feature = "runtime")]
 pub use persist::Durability;
 #[cfg(feature = "runtime")]
-pub use script_pool::ScriptPool;
-#[cfg(feature = "runtime")]
 pub use store::{CheckpointStore, MemoryStore, RunRecord, StoreError, StoreFuture};
+#[cfg(feature = "runtime")]
+pub use worker_pool::WorkerPool;

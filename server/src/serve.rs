@@ -48,10 +48,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     tracing::info!(%model, "default model");
     let scripts = args
         .script_threads
-        .unwrap_or_else(heddle_engine::run::ScriptPool::default_threads);
+        .unwrap_or_else(heddle_engine::run::WorkerPool::default_threads);
     let registry = crate::models::with_mcp_tools(registry)
         .await
-        .with_script_pool(std::sync::Arc::new(heddle_engine::run::ScriptPool::new(
+        .with_script_pool(std::sync::Arc::new(heddle_engine::run::WorkerPool::new(
             scripts,
         )));
     let secret_key = match &args.secret_key {

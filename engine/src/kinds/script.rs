@@ -4,7 +4,7 @@
 //! sandboxed: no files, no network, no modules; operations, nesting,
 //! string, array and map sizes and run time are all limited (there is no
 //! "unlimited"), and `print` goes to the run's events. Scripts run on the
-//! registry's script pool ([`crate::run::ScriptPool`]), never on the async
+//! registry's script pool ([`crate::run::WorkerPool`]), never on the async
 //! runtime; a node timeout or a cancelled run stops them mid-loop.
 
 use std::sync::{Arc, Mutex};
@@ -107,7 +107,7 @@ struct Script {
     ast: Arc<AST>,
     config: ScriptConfig,
     #[cfg(feature = "runtime")]
-    pool: Arc<crate::run::ScriptPool>,
+    pool: Arc<crate::run::WorkerPool>,
 }
 
 /// What one run of a script gave: its result, and the lines it printed.

@@ -221,7 +221,7 @@ pub struct Registry {
     keyed_models: Option<Arc<dyn KeyedModels>>,
     files: FileAccess,
     #[cfg(feature = "runtime")]
-    scripts: Option<Arc<crate::run::ScriptPool>>,
+    scripts: Option<Arc<crate::run::WorkerPool>>,
 }
 
 /// Whether graphs may name files (`subgraph.path`, `sub_agents[].path`)
@@ -303,19 +303,19 @@ impl Registry {
     }
 
     /// Runs `script` nodes on this pool of threads instead of the
-    /// process-wide one ([`crate::run::ScriptPool::shared`]).
+    /// process-wide one ([`crate::run::WorkerPool::shared`]).
     #[cfg(feature = "runtime")]
-    pub fn with_script_pool(mut self, pool: Arc<crate::run::ScriptPool>) -> Self {
+    pub fn with_script_pool(mut self, pool: Arc<crate::run::WorkerPool>) -> Self {
         self.scripts = Some(pool);
         self
     }
 
     /// The threads `script` nodes run on.
     #[cfg(feature = "runtime")]
-    pub fn script_pool(&self) -> Arc<crate::run::ScriptPool> {
+    pub fn script_pool(&self) -> Arc<crate::run::WorkerPool> {
         self.scripts
             .clone()
-            .unwrap_or_else(crate::run::ScriptPool::shared)
+            .unwrap_or_else(crate::run::WorkerPool::shared)
     }
 
     /// Adds a tool nodes can bind.

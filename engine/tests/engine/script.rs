@@ -121,7 +121,7 @@ fn unlimited_or_oversized_limits_are_located_problems() {
 async fn an_endless_script_stops_at_the_node_timeout_and_frees_its_thread() {
     // One script thread: if the endless script kept it, the second run
     // could never start.
-    let pool = std::sync::Arc::new(heddle_engine::run::ScriptPool::new(1));
+    let pool = std::sync::Arc::new(heddle_engine::run::WorkerPool::new(1));
     let registry = heddle_engine::Registry::new().with_script_pool(pool);
     let document = json!({
         "format_version": heddle_engine::FORMAT_VERSION, "name": "spin",

@@ -1,9 +1,11 @@
-//! Where user scripts run: a fixed set of threads of their own, never the
-//! async runtime's. A script is user code from a graph, which may come from
-//! anyone who can edit one; on the runtime's threads an endless loop would
-//! stall every page, log-in and run of the server. Here it occupies one
-//! pool thread until its limits stop it, and work beyond the pool's threads
-//! waits (asynchronously) for a free one.
+//! A fixed set of threads for slow synchronous work, never the async
+//! runtime's. User scripts run here: a script is user code from a graph,
+//! which may come from anyone who can edit one, and on the runtime's
+//! threads an endless loop would stall every page, log-in and run of the
+//! server; here it occupies one pool thread until its limits stop it. The
+//! server hashes passwords on a pool of its own too: a fixed set of threads
+//! also bounds the memory the allocator keeps per thread. Work beyond the
+//! pool's threads waits (asynchronously) for a free one.
 //!
 //! A job is given an [`Abort`] flag that is set when the future awaiting
 //! the job is dropped (a node timeout, a cancelled run), so the script's
@@ -32,8 +34,8 @@ impl Abort {
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
-/// A bounded pool of threads for user scripts.
-pub struct ScriptPool {
+/// A bounded pool of threads (for user scripts, password hashing).
+pub struct WorkerPool {
     jobs: SyncSender<Job>,
     /// One permit per thread: a job is sent only when a thread is free, so
     /// waiting happens here, asynchronously, not on a thread.
@@ -45,39 +47,40 @@ pub struct ScriptPool {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PoolError {
     /// The pool's threads are gone (the process is shutting down).
-    #[error("the script threads have stopped")]
+    #[error("the worker threads have stopped")]
     Stopped,
-    /// The job panicked (a bug in the script engine, not in the script).
-    #[error("the script engine failed")]
+    /// The job panicked (a bug in the work, e.g. the script engine, not
+    /// in a script).
+    #[error("the work failed unexpectedly")]
     Panicked,
 }
 
-impl std::fmt::Debug for ScriptPool {
+impl std::fmt::Debug for WorkerPool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScriptPool")
+        f.debug_struct("WorkerPool")
             .field("threads", &self.threads)
             .finish()
     }
 }
 
-impl ScriptPool {
+impl WorkerPool {
     /// A pool of `threads` threads (at least one).
-    pub fn new(threads: usize) -> ScriptPool {
+    pub fn new(threads: usize) -> WorkerPool {
         let threads = threads.max(1);
         let (jobs, queue) = sync_channel::<Job>(threads);
         let queue = Arc::new(Mutex::new(queue));
         for index in 0..threads {
             let queue = Arc::clone(&queue);
             let spawned = std::thread::Builder::new()
-                .name(format!("heddle-script-{index}"))
+                .name(format!("heddle-worker-{index}"))
                 .spawn(move || work(&queue));
             if let Err(error) = spawned {
                 // Fewer threads than asked still run every job (the
                 // permits then wait longer); none at all fail the jobs.
-                eprintln!("heddle: cannot start a script thread: {error}");
+                eprintln!("heddle: cannot start a worker thread: {error}");
             }
         }
-        ScriptPool {
+        WorkerPool {
             jobs,
             free: Arc::new(Semaphore::new(threads)),
             threads,
@@ -94,9 +97,9 @@ impl ScriptPool {
     }
 
     /// The process-wide pool registries use unless given their own.
-    pub fn shared() -> Arc<ScriptPool> {
-        static SHARED: OnceLock<Arc<ScriptPool>> = OnceLock::new();
-        Arc::clone(SHARED.get_or_init(|| Arc::new(ScriptPool::new(Self::default_threads()))))
+    pub fn shared() -> Arc<WorkerPool> {
+        static SHARED: OnceLock<Arc<WorkerPool>> = OnceLock::new();
+        Arc::clone(SHARED.get_or_init(|| Arc::new(WorkerPool::new(Self::default_threads()))))
     }
 
     /// How many threads run scripts.
@@ -155,11 +158,11 @@ fn work(queue: &Mutex<Receiver<Job>>) {
 mod tests {
     use std::time::{Duration, Instant};
 
-    use super::ScriptPool;
+    use super::WorkerPool;
 
     #[tokio::test]
     async fn jobs_beyond_the_threads_wait_and_dropped_jobs_are_told_to_stop() {
-        let pool = ScriptPool::new(1);
+        let pool = WorkerPool::new(1);
         // A job that spins until it is told to stop.
         let spinning = pool.run(|abort| {
             let started = Instant::now();
@@ -178,7 +181,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_panicking_job_does_not_take_its_thread() {
-        let pool = ScriptPool::new(1);
+        let pool = WorkerPool::new(1);
         let failed = pool.run(|_| -> u8 { panic!("boom") }).await;
         assert_eq!(failed, Err(super::PoolError::Panicked));
         assert_eq!(pool.run(|_| 1).await, Ok(1));
