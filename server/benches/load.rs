@@ -20,7 +20,7 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use support::{Server, memory, percentile};
+use support::{Server, json, memory, percentile};
 
 /// A 10-node graph: start, then a ring of nine nodes; it loops while
 /// `count < target`. With `pace_ms`, eight of the nine are `wait` nodes of
@@ -190,15 +190,11 @@ async fn concurrent_runs(server: &Server, client: &reqwest::Client, graph: &str,
     let mut failed = 0;
     for id in &ids {
         loop {
-            let run: Value = client
-                .get(format!("{}/api/v1/runs/{id}", server.base))
-                .send()
-                .await
-                .and_then(|r| r.error_for_status())
-                .unwrap_or_else(|e| panic!("get run: {e}"))
-                .json()
-                .await
-                .unwrap_or(Value::Null);
+            let run = json(
+                client.get(format!("{}/api/v1/runs/{id}", server.base)),
+                "get run",
+            )
+            .await;
             match run["status"].as_str() {
                 Some("finished") => {
                     finished += 1;
@@ -259,16 +255,11 @@ fn main() {
             let client = client.clone();
             let url = format!("{}/api/v1/graphs", server.base);
             async move {
-                let graph: Value = client
-                    .post(url)
-                    .json(&json!({"document": document}))
-                    .send()
-                    .await
-                    .and_then(|r| r.error_for_status())
-                    .unwrap_or_else(|e| panic!("create graph: {e}"))
-                    .json()
-                    .await
-                    .unwrap_or(Value::Null);
+                let graph = json(
+                    client.post(url).json(&json!({"document": document})),
+                    "create graph",
+                )
+                .await;
                 graph["id"].as_str().unwrap_or_default().to_string()
             }
         };

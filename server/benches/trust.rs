@@ -18,9 +18,9 @@ mod support;
 use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use support::{Server, percentile};
+use support::{Server, json, percentile};
 
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
@@ -62,36 +62,30 @@ async fn scripts(server: &Server) {
     let client = client();
     sign_up(&client, &server.base, "bench", "192.0.2.1").await;
     let idle = health(&client, &server.base, 300).await;
-    let graph: Value = client
-        .post(format!("{}/api/v1/graphs", server.base))
-        .json(&json!({"document": {
-            "format_version": 2, "name": "spin",
-            "nodes": [{"id": "start", "kind": "start"},
-                      {"id": "spin", "kind": "script",
-                       "config": {"source": "let x = 0; loop { x += 1; }",
-                                  "max_operations": 100_000_000, "timeout_ms": 30_000}}],
-            "edges": [{"id": "e", "from": "start", "to": "spin"}]
-        }}))
-        .send()
-        .await
-        .and_then(|r| r.error_for_status())
-        .unwrap_or_else(|e| panic!("create graph: {e}"))
-        .json()
-        .await
-        .unwrap_or(Value::Null);
+    let graph = json(
+        client
+            .post(format!("{}/api/v1/graphs", server.base))
+            .json(&json!({"document": {
+                "format_version": 2, "name": "spin",
+                "nodes": [{"id": "start", "kind": "start"},
+                          {"id": "spin", "kind": "script",
+                           "config": {"source": "let x = 0; loop { x += 1; }",
+                                      "max_operations": 100_000_000, "timeout_ms": 30_000}}],
+                "edges": [{"id": "e", "from": "start", "to": "spin"}]
+            }})),
+        "create graph",
+    )
+    .await;
     let graph = graph["id"].as_str().unwrap_or_default();
     let mut runs = Vec::new();
     for _ in 0..8 {
-        let run: Value = client
-            .post(format!("{}/api/v1/graphs/{graph}/runs", server.base))
-            .json(&json!({}))
-            .send()
-            .await
-            .and_then(|r| r.error_for_status())
-            .unwrap_or_else(|e| panic!("start: {e}"))
-            .json()
-            .await
-            .unwrap_or(Value::Null);
+        let run = json(
+            client
+                .post(format!("{}/api/v1/graphs/{graph}/runs", server.base))
+                .json(&json!({})),
+            "start",
+        )
+        .await;
         runs.push(run["id"].as_str().unwrap_or_default().to_string());
     }
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -79,3 +79,16 @@ pub fn percentile(sorted: &[u64], q: f64) -> f64 {
     }
     sorted[((sorted.len() - 1) as f64 * q) as usize] as f64 / 1000.0
 }
+
+/// Sends `request` and reads its JSON answer; panics (naming `what`) on an
+/// error status, as a bench cannot go on without it.
+pub async fn json(request: reqwest::RequestBuilder, what: &str) -> serde_json::Value {
+    request
+        .send()
+        .await
+        .and_then(|r| r.error_for_status())
+        .unwrap_or_else(|e| panic!("{what}: {e}"))
+        .json()
+        .await
+        .unwrap_or(serde_json::Value::Null)
+}
