@@ -8,14 +8,12 @@
 //! API handlers read it from there.
 
 mod login_guard;
+mod password;
 mod username;
 
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use argon2::Argon2;
-use argon2::password_hash::phc::PasswordHash;
-use argon2::password_hash::{PasswordHasher, PasswordVerifier};
 use serde::{Deserialize, Serialize};
 use sqlx::SqlitePool;
 use tower_sessions::Session;
@@ -224,11 +222,7 @@ fn check_password(password: &str) -> Result<(), AppError> {
 async fn hash_password(guard: &LoginGuard, password: &str) -> Result<String, AppError> {
     let password = password.to_owned();
     guard
-        .hash(move || {
-            Argon2::default()
-                .hash_password(password.as_bytes())
-                .map(|hash| hash.to_string())
-        })
+        .hash(move || password::hash(&password))
         .await?
         .map_err(|error| {
             tracing::error!(%error, "cannot hash a password");
@@ -240,17 +234,7 @@ async fn hash_password(guard: &LoginGuard, password: &str) -> Result<String, App
 async fn verify_password(guard: &LoginGuard, password: &str, hash: &str) -> Result<bool, AppError> {
     let password = password.to_owned();
     let hash = hash.to_owned();
-    guard
-        .hash(move || {
-            PasswordHash::new(&hash)
-                .map(|parsed| {
-                    Argon2::default()
-                        .verify_password(password.as_bytes(), &parsed)
-                        .is_ok()
-                })
-                .unwrap_or(false)
-        })
-        .await
+    guard.hash(move || password::verify(&password, &hash)).await
 }
 
 /// Creates an account. The first one also takes ownership of graphs made

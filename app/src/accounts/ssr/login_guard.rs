@@ -7,9 +7,9 @@
 //!
 //! The limiters are governor's keyed GCRA limiters; their tables are swept
 //! of idle keys as they grow, never cleared wholesale. Hashes run on two
-//! threads of their own (a [`WorkerPool`]): tokio's blocking pool would
-//! spread them over dozens of threads, each of whose allocator arenas then
-//! keeps its 19 MiB (300 concurrent log-ins left 640 MiB behind).
+//! threads of their own (a [`WorkerPool`]), each reusing its own argon2
+//! memory (`password`): tokio's blocking pool spread them over dozens of
+//! threads whose allocator arenas each kept 19 MiB blocks.
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
