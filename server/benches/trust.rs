@@ -22,6 +22,9 @@ use serde_json::json;
 
 use support::{Server, json, percentile};
 
+/// The hostile graph the trust tests run too.
+const ENDLESS_SCRIPT: &str = include_str!("../tests/fixtures/endless_script.json");
+
 fn client() -> reqwest::Client {
     reqwest::Client::builder()
         .cookie_store(true)
@@ -63,16 +66,10 @@ async fn scripts(server: &Server) {
     sign_up(&client, &server.base, "bench", "192.0.2.1").await;
     let idle = health(&client, &server.base, 300).await;
     let graph = json(
-        client
-            .post(format!("{}/api/v1/graphs", server.base))
-            .json(&json!({"document": {
-                "format_version": 2, "name": "spin",
-                "nodes": [{"id": "start", "kind": "start"},
-                          {"id": "spin", "kind": "script",
-                           "config": {"source": "let x = 0; loop { x += 1; }",
-                                      "max_operations": 100_000_000, "timeout_ms": 30_000}}],
-                "edges": [{"id": "e", "from": "start", "to": "spin"}]
-            }})),
+        client.post(format!("{}/api/v1/graphs", server.base)).json(
+            &json!({"document": serde_json::from_str::<serde_json::Value>(ENDLESS_SCRIPT)
+                .unwrap_or_else(|e| panic!("the fixture: {e}"))}),
+        ),
         "create graph",
     )
     .await;

@@ -270,7 +270,6 @@ pub async fn versions(
     pool: &SqlitePool,
     allowed: &Allowed,
 ) -> Result<Vec<VersionSummary>, AppError> {
-    let detail = get(pool, allowed).await?;
     /// version, name, node count, time, author
     type Row = (i64, String, Option<i64>, String, Option<String>);
     let rows: Vec<Row> = sqlx::query_as(
@@ -279,7 +278,7 @@ pub async fn versions(
          FROM graph_versions v LEFT JOIN users u ON u.id = v.author_id
          WHERE v.graph_id = ? ORDER BY v.version DESC",
     )
-    .bind(detail.id.as_str())
+    .bind(allowed.graph().as_str())
     .fetch_all(pool)
     .await?;
     Ok(rows

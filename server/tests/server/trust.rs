@@ -289,14 +289,7 @@ async fn page_titles_are_escaped_and_pages_carry_a_content_security_policy() {
 
 /// A graph whose one node is a script that never ends on its own.
 fn endless_script() -> Value {
-    json!({
-        "format_version": 2, "name": "spin",
-        "nodes": [{"id": "start", "kind": "start"},
-                  {"id": "spin", "kind": "script",
-                   "config": {"source": "let x = 0; loop { x += 1; }",
-                              "max_operations": 100_000_000, "timeout_ms": 30_000}}],
-        "edges": [{"id": "e", "from": "start", "to": "spin"}]
-    })
+    serde_json::from_str(include_str!("../fixtures/endless_script.json")).unwrap()
 }
 
 #[tokio::test]
