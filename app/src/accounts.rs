@@ -56,10 +56,10 @@ pub async fn current_user() -> Result<Option<User>, AppError> {
 /// What the log-in and sign-up pages show.
 #[server(endpoint = "auth_status")]
 pub async fn get_auth_status() -> Result<AuthStatus, AppError> {
-    let pool = crate::graphs::ssr::pool()?;
+    let db = crate::db::from_context()?;
     let auth = ssr::auth()?;
     Ok(AuthStatus {
-        needs_setup: with_error_status(ssr::user_count(&pool).await)? == 0,
+        needs_setup: with_error_status(ssr::user_count(&db).await)? == 0,
         signup_open: auth.signup_open(),
         user: ssr::caller(),
     })

@@ -31,7 +31,7 @@ pub async fn use_example(slug: String) -> Result<GraphId, AppError> {
     let user = with_error_status(crate::accounts::ssr::require_user())?;
     let document = with_error_status(ssr::document(&slug))?;
     let id = with_error_status(
-        crate::graphs::ssr::create(&crate::graphs::ssr::pool()?, &user, Some(document)).await,
+        crate::graphs::ssr::create(&crate::db::from_context()?, &user, Some(document)).await,
     )?
     .id;
     leptos_axum::redirect(&id.href());

@@ -96,7 +96,7 @@ pub struct OpenedGraph {
 #[server(endpoint = "list_graphs")]
 pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
     let user = with_error_status(crate::accounts::ssr::require_user())?;
-    with_error_status(ssr::list(&ssr::pool()?, &user).await)
+    with_error_status(ssr::list(&crate::db::from_context()?, &user).await)
 }
 
 /// Creates an empty graph, returns its id and sends the browser to its page
@@ -105,7 +105,7 @@ pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
 #[server(endpoint = "create_graph")]
 pub async fn create_graph() -> Result<GraphId, AppError> {
     let user = with_error_status(crate::accounts::ssr::require_user())?;
-    let id = with_error_status(ssr::create(&ssr::pool()?, &user, None).await)?.id;
+    let id = with_error_status(ssr::create(&crate::db::from_context()?, &user, None).await)?.id;
     leptos_axum::redirect(&id.href());
     Ok(id)
 }
@@ -113,13 +113,13 @@ pub async fn create_graph() -> Result<GraphId, AppError> {
 /// Loads one graph the caller may see, with their role on it.
 #[server(endpoint = "get_graph")]
 pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(&pool, caller.as_ref(), &id, Role::Viewer).await,
+        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Viewer).await,
     )?;
     Ok(OpenedGraph {
-        graph: with_error_status(ssr::get(&pool, &allowed).await)?,
+        graph: with_error_status(ssr::get(&db, &allowed).await)?,
         role: allowed.role(),
     })
 }
@@ -128,66 +128,66 @@ pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
 /// joins it live.
 #[server(endpoint = "active_run")]
 pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::active_run(&pool, allowed.graph()).await)
+    with_error_status(crate::runs::ssr::active_run(&db, allowed.graph()).await)
 }
 
 /// Every saved version of a graph, newest first.
 #[server(endpoint = "list_versions")]
 pub async fn list_versions(graph_id: String) -> Result<Vec<VersionSummary>, AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::versions(&pool, &allowed).await)
+    with_error_status(ssr::versions(&db, &allowed).await)
 }
 
 /// One saved version's document (JSON).
 #[server(endpoint = "get_version")]
 pub async fn get_version(graph_id: String, version: i64) -> Result<String, AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Viewer).await,
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Viewer).await,
     )?;
-    with_error_status(ssr::version(&pool, &allowed, version).await)
+    with_error_status(ssr::version(&db, &allowed, version).await)
 }
 
 /// Saves an earlier version as the newest; answers the new version number.
 #[server(endpoint = "restore_version")]
 pub async fn restore_version(graph_id: String, version: i64) -> Result<i64, AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(&pool, caller.as_ref(), &graph_id, Role::Editor).await,
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Editor).await,
     )?;
-    let saved = with_error_status(ssr::restore(&pool, &allowed, version).await)?;
+    let saved = with_error_status(ssr::restore(&db, &allowed, version).await)?;
     Ok(saved.version)
 }
 
 /// Renames a graph (a new version with the new name).
 #[server(endpoint = "rename_graph")]
 pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(&pool, caller.as_ref(), &id, Role::Editor).await,
+        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Editor).await,
     )?;
-    with_error_status(ssr::rename(&pool, &allowed, &name).await)
+    with_error_status(ssr::rename(&db, &allowed, &name).await)
 }
 
 /// Copies a graph the caller may see into a new graph of their own, and
 /// opens it.
 #[server(endpoint = "copy_graph")]
 pub async fn copy_graph(id: String) -> Result<GraphId, AppError> {
-    let pool = ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
-    let copy = with_error_status(ssr::copy(&pool, caller.as_ref(), &id).await)?;
+    let copy = with_error_status(ssr::copy(&db, caller.as_ref(), &id).await)?;
     leptos_axum::redirect(&copy.id.href());
     Ok(copy.id)
 }

@@ -15,6 +15,8 @@
 //! - [`sharing`]: members and share links.
 //! - [`secrets`]: per-user credentials that graphs name.
 //! - [`session`]: the app-wide "who is logged in" resource.
+//! - `db` (server only): the database, SQLite or PostgreSQL, and the
+//!   macro that runs one query on either.
 //! - [`error`]: the typed error every server function returns.
 //! - [`http_status`]: sets the response status during server rendering.
 //! - [`limits`]: how big a graph and a run's input may be.
@@ -27,6 +29,8 @@ pub mod access;
 pub mod accounts;
 pub mod catalog;
 pub mod components;
+#[cfg(feature = "ssr")]
+pub mod db;
 pub mod editor;
 pub mod error;
 pub mod examples;

@@ -1,24 +1,51 @@
-//! A graph's past and present runs, as the run history lists them: status,
-//! who started it, when, and how long it took. Opening one replays it on
+//! Runs and threads as the app shows them: a graph's past and present runs (status,
+//! who started it, when, how long it took) and its conversations. Opening a run replays it on
 //! the canvas from its stored events.
 
+#[cfg(feature = "ssr")]
+pub mod ssr;
+
+use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::error::AppError;
 
-/// One run in the history.
+/// A run: the graph version it runs, its thread, input, where it stands
+/// and what came of it. The run history, the API and the run manager all
+/// use this one type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunSummary {
+pub struct RunInfo {
     pub id: String,
-    pub status: String,
-    pub started_by: Option<String>,
+    pub graph_id: String,
+    pub graph_version: i64,
+    pub thread_id: String,
+    pub status: RunStatus,
+    pub input: Value,
+    pub output: Option<Value>,
+    pub error: Option<String>,
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
+    /// Who started it (`None` for runs from before accounts).
+    pub started_by: Option<String>,
 }
 
-impl RunSummary {
+/// A thread (a conversation) of a graph.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadInfo {
+    pub id: String,
+    pub graph_id: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// How many runs it has had.
+    pub runs: i64,
+    /// Where its newest run stands.
+    pub last_status: Option<RunStatus>,
+}
+
+impl RunInfo {
     /// How long it ran, from its ISO-8601 start and end, as people say it.
     pub fn duration(&self) -> Option<String> {
         let seconds = |iso: &str| -> Option<f64> {
@@ -51,60 +78,35 @@ impl RunSummary {
 
 /// The graph's runs, newest first (at most 50).
 #[server(endpoint = "list_runs")]
-pub async fn list_runs(graph_id: String) -> Result<Vec<RunSummary>, AppError> {
+pub async fn list_runs(graph_id: String) -> Result<Vec<RunInfo>, AppError> {
     use crate::http_status::with_error_status;
-    let pool = crate::graphs::ssr::pool()?;
+    let db = crate::db::from_context()?;
     let caller = crate::accounts::ssr::caller();
     let allowed = with_error_status(
-        crate::access::ssr::require(
-            &pool,
-            caller.as_ref(),
-            &graph_id,
-            crate::access::Role::Viewer,
-        )
-        .await,
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, crate::access::Role::Viewer)
+            .await,
     )?;
-    /// id, status, who, created, started, finished
-    type Row = (
-        String,
-        String,
-        Option<String>,
-        String,
-        Option<String>,
-        Option<String>,
-    );
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT r.id, r.status, u.username, r.created_at, r.started_at, r.finished_at
-         FROM runs r LEFT JOIN users u ON u.id = r.user_id
-         WHERE r.graph_id = ? ORDER BY r.created_at DESC, r.rowid DESC LIMIT 50",
-    )
-    .bind(allowed.graph().as_str())
-    .fetch_all(&pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(
-            |(id, status, started_by, created_at, started_at, finished_at)| RunSummary {
-                id,
-                status,
-                started_by,
-                created_at,
-                started_at,
-                finished_at,
-            },
-        )
-        .collect())
+    with_error_status(ssr::list(&db, &allowed, 50).await)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::RunSummary;
+    use heddle_engine::run::RunStatus;
+    use serde_json::Value;
+
+    use super::RunInfo;
 
     #[test]
     fn durations_read_as_people_say_them() {
-        let run = |start: &str, end: &str| RunSummary {
+        let run = |start: &str, end: &str| RunInfo {
             id: "r".into(),
-            status: "finished".into(),
+            graph_id: "g".into(),
+            graph_version: 1,
+            thread_id: "t".into(),
+            status: RunStatus::Finished,
+            input: Value::Null,
+            output: None,
+            error: None,
             started_by: None,
             created_at: start.into(),
             started_at: Some(start.into()),

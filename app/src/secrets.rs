@@ -25,7 +25,7 @@ pub const MAX_SECRET_BYTES: usize = 16 * 1024;
 #[server(endpoint = "list_secrets")]
 pub async fn list_secrets() -> Result<Vec<SecretSummary>, AppError> {
     let user = crate::accounts::ssr::require_user()?;
-    with_error_status(ssr::list(&crate::graphs::ssr::pool()?, &user).await)
+    with_error_status(ssr::list(&crate::db::from_context()?, &user).await)
 }
 
 /// Saves a secret under `name` (replacing any value it had).
@@ -34,7 +34,7 @@ pub async fn save_secret(name: String, value: String) -> Result<(), AppError> {
     let user = crate::accounts::ssr::require_user()?;
     with_error_status(
         ssr::put(
-            &crate::graphs::ssr::pool()?,
+            &crate::db::from_context()?,
             &ssr::key()?,
             &user,
             &name,
@@ -48,7 +48,7 @@ pub async fn save_secret(name: String, value: String) -> Result<(), AppError> {
 #[server(endpoint = "delete_secret")]
 pub async fn delete_secret(name: String) -> Result<(), AppError> {
     let user = crate::accounts::ssr::require_user()?;
-    with_error_status(ssr::delete(&crate::graphs::ssr::pool()?, &user, &name).await)
+    with_error_status(ssr::delete(&crate::db::from_context()?, &user, &name).await)
 }
 
 /// Checks a secret's name: 1 to 64 letters, digits, `-`, `_` or `.`.

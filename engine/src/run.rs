@@ -41,8 +41,12 @@ mod event;
 mod executor;
 #[cfg(feature = "runtime")]
 mod persist;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 #[cfg(feature = "runtime")]
 mod retry;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod sql;
 #[cfg(feature = "sqlite")]
 pub mod sqlite;
 #[cfg(feature = "runtime")]

@@ -28,7 +28,7 @@ use tower_sessions::cookie::time::Duration;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
 
 use crate::api::ApiError;
-use crate::sessions::SqliteSessions;
+use crate::sessions::DbSessions;
 use crate::state::AppState;
 
 /// How long a session lasts without being used.
@@ -36,8 +36,8 @@ pub const SESSION_IDLE_DAYS: i64 = 14;
 
 /// The session layer: an HttpOnly, SameSite=Lax cookie (Secure when the
 /// server's public URL is https) naming a session stored in SQLite.
-pub fn session_layer(state: &AppState) -> SessionManagerLayer<SqliteSessions> {
-    SessionManagerLayer::new(SqliteSessions::new(state.pool.clone()))
+pub fn session_layer(state: &AppState) -> SessionManagerLayer<DbSessions> {
+    SessionManagerLayer::new(DbSessions::new(state.db.clone()))
         .with_name("heddle_session")
         .with_http_only(true)
         .with_same_site(SameSite::Lax)
@@ -50,7 +50,7 @@ pub async fn identify(State(state): State<AppState>, mut request: Request, next:
     let client = client_address(&request, state.settings.trust_proxy);
     request.extensions_mut().insert(ClientAddress(client));
     let user = match request.extensions().get::<Session>() {
-        Some(session) => match session_user(&state.pool, session).await {
+        Some(session) => match session_user(&state.db, session).await {
             Ok(user) => user,
             Err(error) => return ApiError(error).into_response(),
         },

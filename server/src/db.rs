@@ -1,12 +1,15 @@
-//! Opening the database: parse the URL, make the data directory, connect,
-//! and bring the schema up to date with the migrations embedded in the
-//! binary (from the repository's migrations/ folder).
+//! Opening the database: SQLite or PostgreSQL by the URL's scheme. Parse
+//! the URL, make the data directory (SQLite), connect, and bring the
+//! schema up to date with the migrations embedded in the binary (the
+//! repository's migrations/sqlite/ or migrations/postgres/, then the
+//! engine's checkpoint tables).
 
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::SqlitePool;
+use heddle_app::db::Db;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions};
 
 /// Where the database lives unless DATABASE_URL says otherwise.
@@ -18,10 +21,12 @@ pub const DEFAULT_URL: &str = "sqlite://data/heddle.db";
 #[non_exhaustive]
 pub enum DbError {
     /// The URL is for a database Heddle does not support (yet).
-    #[error("DATABASE_URL `{url}` is not supported: use a sqlite: URL, e.g. {DEFAULT_URL}")]
+    #[error(
+        "DATABASE_URL `{url}` is not supported: use a sqlite: URL (e.g. {DEFAULT_URL}) or a postgres: one (postgres://user:password@host/database)"
+    )]
     Unsupported { url: String },
     /// The URL could not be parsed.
-    #[error("DATABASE_URL `{url}` is not a valid SQLite URL: {source}")]
+    #[error("DATABASE_URL `{url}` is not a valid database URL: {source}")]
     InvalidUrl {
         url: String,
         #[source]
@@ -41,6 +46,13 @@ pub enum DbError {
         #[source]
         source: sqlx::Error,
     },
+    /// The PostgreSQL server could not be reached or refused the log-in.
+    #[error("cannot connect to the database `{url}`: {source}")]
+    Connect {
+        url: String,
+        #[source]
+        source: sqlx::Error,
+    },
     /// The schema could not be brought up to date.
     #[error("cannot apply the database migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
@@ -52,11 +64,24 @@ pub enum DbError {
     Backfill(heddle_app::error::AppError),
 }
 
-/// Opens (creating if needed) the database at `url` and applies migrations.
-pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
-    if !url.starts_with("sqlite:") {
+/// Opens the database at `url` (creating a SQLite file if needed) and
+/// applies the migrations.
+pub async fn connect(url: &str) -> Result<Db, DbError> {
+    let db = if url.starts_with("sqlite:") {
+        Db::Sqlite(open_sqlite(url).await?)
+    } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+        Db::Postgres(open_postgres(url).await?)
+    } else {
         return Err(DbError::Unsupported { url: redact(url) });
-    }
+    };
+    migrate(&db).await?;
+    heddle_app::accounts::ssr::fill_username_keys(&db)
+        .await
+        .map_err(DbError::Backfill)?;
+    Ok(db)
+}
+
+async fn open_sqlite(url: &str) -> Result<sqlx::SqlitePool, DbError> {
     let options = SqliteConnectOptions::from_str(url)
         .map_err(|source| DbError::InvalidUrl {
             url: redact(url),
@@ -74,35 +99,62 @@ pub async fn connect(url: &str) -> Result<SqlitePool, DbError> {
             source,
         })?;
     }
-
-    let pool = SqlitePoolOptions::new()
+    SqlitePoolOptions::new()
         .max_connections(8)
         .connect_with(options)
         .await
-        .map_err(|source| DbError::Open {
-            path: path.clone(),
+        .map_err(|source| DbError::Open { path, source })
+}
+
+async fn open_postgres(url: &str) -> Result<sqlx::PgPool, DbError> {
+    let options = PgConnectOptions::from_str(url).map_err(|source| DbError::InvalidUrl {
+        url: redact(url),
+        source,
+    })?;
+    PgPoolOptions::new()
+        .max_connections(16)
+        .acquire_timeout(Duration::from_secs(10))
+        .connect_with(options)
+        .await
+        .map_err(|source| DbError::Connect {
+            url: redact(url),
             source,
-        })?;
-    // The engine's checkpoint store keeps its own migrations (versions from
-    // 1001) in the same database: each migrator ignores the other's.
-    let mut migrator = sqlx::migrate!("../migrations");
-    migrator.set_ignore_missing(true);
-    migrator.run(&pool).await?;
-    // Runs, checkpoints and events live in the engine's tables in the same
-    // file; deleting a graph removes its rows there too.
-    heddle_engine::run::sqlite::migrate(&pool)
-        .await
-        .map_err(DbError::Store)?;
-    heddle_app::accounts::ssr::fill_username_keys(&pool)
-        .await
-        .map_err(DbError::Backfill)?;
-    Ok(pool)
+        })
+}
+
+/// Brings the schema up to date: the app's migrations, then the engine's
+/// checkpoint tables (versions from 1001) in the same database; each
+/// migrator ignores the other's versions.
+async fn migrate(db: &Db) -> Result<(), DbError> {
+    match db {
+        Db::Sqlite(pool) => {
+            let mut migrator = sqlx::migrate!("../migrations/sqlite");
+            migrator.set_ignore_missing(true);
+            migrator.run(pool).await?;
+            heddle_engine::run::sqlite::migrate(pool)
+                .await
+                .map_err(DbError::Store)
+        }
+        Db::Postgres(pool) => {
+            let mut migrator = sqlx::migrate!("../migrations/postgres");
+            migrator.set_ignore_missing(true);
+            migrator.run(pool).await?;
+            heddle_engine::run::postgres::migrate(pool)
+                .await
+                .map_err(DbError::Store)
+        }
+    }
 }
 
 /// Where the secret key lives by default: beside the database file
-/// (`data/heddle.key` for the default database), or `heddle.key` in the
-/// working directory for a database in memory.
+/// (`data/heddle.key` for the default database), `heddle.key` in the
+/// working directory for a database in memory, and `data/heddle.key` for
+/// PostgreSQL (replicas sharing one database must share one key: set
+/// `HEDDLE_SECRET_KEY` on each).
 pub fn default_key_file(url: &str) -> PathBuf {
+    if !url.starts_with("sqlite:") {
+        return PathBuf::from("data/heddle.key");
+    }
     let file = SqliteConnectOptions::from_str(url)
         .ok()
         .map(|options| options.get_filename().to_path_buf());
@@ -120,8 +172,8 @@ fn data_dir(path: &Path) -> Option<&Path> {
     path.parent().filter(|dir| !dir.as_os_str().is_empty())
 }
 
-/// A URL fit for an error message: any password in it is hidden.
-fn redact(url: &str) -> String {
+/// A URL fit for a message or a log: any password in it is hidden.
+pub fn redact(url: &str) -> String {
     match (url.find("://"), url.rfind('@')) {
         (Some(scheme_end), Some(at)) if at > scheme_end => {
             format!("{}://…@{}", &url[..scheme_end], &url[at + 1..])

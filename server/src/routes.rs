@@ -32,7 +32,7 @@ fn route_list() -> Vec<AxumRouteListing> {
 /// database and serve it on a free port.
 pub fn router(state: AppState) -> Router {
     let routes = route_list();
-    let pool = state.pool.clone();
+    let pool = state.db.clone();
     let auth = state.auth.clone();
     let catalog = state.runs.catalog();
     let secret_key = state.runs.secret_key().clone();

@@ -6,9 +6,15 @@
 //! the running tasks between or inside steps; their last checkpoints are in
 //! the database, and the next start finishes them.
 
+mod admission;
 pub mod embed;
 mod hub;
 mod manager;
+mod recovery;
+mod replay;
+mod requests;
 
+pub use heddle_app::runs::{RunInfo, ThreadInfo};
 pub use hub::{Frame, Replay, RunHub};
-pub use manager::{ForkRun, Notice, RunInfo, Runs, StartRun, ThreadInfo};
+pub use manager::{Notice, Runs};
+pub use requests::{ForkRun, StartRun};

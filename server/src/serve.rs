@@ -11,7 +11,7 @@ use heddle_app::secrets::ssr::{self as secrets, KeyError, SecretKey};
 use crate::config::{ServeArgs, SignupArg};
 use crate::db::{self, DbError};
 use crate::runs::Runs;
-use crate::sessions::SqliteSessions;
+use crate::sessions::DbSessions;
 use crate::state::Settings;
 use crate::{AppState, router};
 
@@ -42,8 +42,8 @@ pub enum ServeError {
 
 /// Runs the server until a shutdown signal.
 pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
-    let pool = db::connect(&args.database_url).await?;
-    tracing::info!(database = %args.database_url, "database ready");
+    let database = db::connect(&args.database_url).await?;
+    tracing::info!(database = %db::redact(&args.database_url), "database ready");
     let (registry, model) = crate::models::registry();
     tracing::info!(%model, "default model");
     let scripts = args
@@ -64,12 +64,12 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         ),
     }
     .map_err(ServeError::Key)?;
-    match secrets::seal_older(&pool, &secret_key).await {
+    match secrets::seal_older(&database, &secret_key).await {
         Ok(0) => {}
         Ok(sealed) => tracing::info!(sealed, "encrypted the secrets saved before encryption"),
         Err(error) => tracing::error!(%error, "cannot encrypt older secrets"),
     }
-    let runs = Runs::with_key(pool.clone(), args.max_runs, registry, secret_key)
+    let runs = Runs::with_key(database.clone(), args.max_runs, registry, secret_key)
         .await
         .map_err(ServeError::Runs)?;
 
@@ -93,9 +93,15 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     };
     settings.max_runs_per_user = args.max_runs_per_user;
     settings.trust_proxy = args.trust_proxy;
-    let state = AppState::new(pool.clone(), runs.clone(), shutdown, &args.site_root, local)
-        .with_settings(settings);
-    let sweeper = SqliteSessions::new(pool.clone()).sweep_expired();
+    let state = AppState::new(
+        database.clone(),
+        runs.clone(),
+        shutdown,
+        &args.site_root,
+        local,
+    )
+    .with_settings(settings);
+    let sweeper = DbSessions::new(database.clone()).sweep_expired();
     if let Err(error) = runs.recover().await {
         tracing::error!(%error, "could not recover the runs of the last start");
     }
@@ -117,7 +123,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     // Runs stop at their last checkpoint; the next start finishes them.
     runs.shutdown();
     sweeper.abort();
-    pool.close().await;
+    database.close().await;
     tracing::info!("stopped");
     Ok(())
 }

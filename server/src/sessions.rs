@@ -1,38 +1,41 @@
 //! Where tower-sessions keeps sessions: the `sessions` table of our own
-//! SQLite database (the published SQLite store targets another sqlx).
+//! database, SQLite or PostgreSQL (the published stores target other sqlx
+//! versions). The only place that table is touched.
 //! Expired records are ignored on load and swept every hour.
 
 use std::time::Duration;
 
-use sqlx::SqlitePool;
+use heddle_app::db::Db;
+use heddle_app::on_db;
 use tower_sessions::cookie::time::OffsetDateTime;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{Error, Result, SessionStore};
 
-/// Sessions in SQLite.
+/// Sessions in the database.
 #[derive(Clone, Debug)]
-pub struct SqliteSessions {
-    pool: SqlitePool,
+pub struct DbSessions {
+    db: Db,
 }
 
-impl SqliteSessions {
-    pub fn new(pool: SqlitePool) -> Self {
-        SqliteSessions { pool }
+impl DbSessions {
+    pub fn new(db: Db) -> Self {
+        DbSessions { db }
     }
 
     /// Deletes expired sessions now and then, for as long as the server runs.
     pub fn sweep_expired(&self) -> tokio::task::JoinHandle<()> {
-        let pool = self.pool.clone();
+        let db = self.db.clone();
         tokio::spawn(async move {
             let mut every = tokio::time::interval(Duration::from_secs(3600));
             loop {
                 every.tick().await;
                 let now = OffsetDateTime::now_utc().unix_timestamp();
-                if let Err(error) = sqlx::query("DELETE FROM sessions WHERE expiry_date < ?")
+                let swept = on_db!(&db, pool => sqlx::query("DELETE FROM sessions WHERE expiry_date < $1")
                     .bind(now)
-                    .execute(&pool)
+                    .execute(pool)
                     .await
-                {
+                    .map(|_| ()));
+                if let Err(error) = swept {
                     tracing::warn!(%error, "cannot sweep expired sessions");
                 }
             }
@@ -42,19 +45,20 @@ impl SqliteSessions {
     async fn insert(&self, record: &Record, replace: bool) -> Result<bool> {
         let data = serde_json::to_vec(&record.data).map_err(|e| Error::Encode(e.to_string()))?;
         let query = if replace {
-            "INSERT INTO sessions (id, data, expiry_date) VALUES (?, ?, ?)
+            "INSERT INTO sessions (id, data, expiry_date) VALUES ($1, $2, $3)
              ON CONFLICT (id) DO UPDATE SET data = excluded.data, expiry_date = excluded.expiry_date"
         } else {
-            "INSERT OR IGNORE INTO sessions (id, data, expiry_date) VALUES (?, ?, ?)"
+            "INSERT INTO sessions (id, data, expiry_date) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING"
         };
-        let done = sqlx::query(query)
+        let inserted = on_db!(&self.db, pool => sqlx::query(query)
             .bind(record.id.to_string())
             .bind(data)
             .bind(record.expiry_date.unix_timestamp())
-            .execute(&self.pool)
+            .execute(pool)
             .await
-            .map_err(backend)?;
-        Ok(done.rows_affected() == 1)
+            .map(|done| done.rows_affected()))
+        .map_err(backend)?;
+        Ok(inserted == 1)
     }
 }
 
@@ -63,7 +67,7 @@ fn backend(error: sqlx::Error) -> Error {
 }
 
 #[async_trait::async_trait]
-impl SessionStore for SqliteSessions {
+impl SessionStore for DbSessions {
     async fn create(&self, record: &mut Record) -> Result<()> {
         // A fresh id until one is free (a collision of 128 random bits is
         // not expected, but is handled).
@@ -78,13 +82,13 @@ impl SessionStore for SqliteSessions {
     }
 
     async fn load(&self, id: &Id) -> Result<Option<Record>> {
-        let row: Option<(Vec<u8>, i64)> = sqlx::query_as(
-            "SELECT data, expiry_date FROM sessions WHERE id = ? AND expiry_date > ?",
+        let row: Option<(Vec<u8>, i64)> = on_db!(&self.db, pool => sqlx::query_as(
+            "SELECT data, expiry_date FROM sessions WHERE id = $1 AND expiry_date > $2",
         )
         .bind(id.to_string())
         .bind(OffsetDateTime::now_utc().unix_timestamp())
-        .fetch_optional(&self.pool)
-        .await
+        .fetch_optional(pool)
+            .await)
         .map_err(backend)?;
         let Some((data, expiry)) = row else {
             return Ok(None);
@@ -98,11 +102,12 @@ impl SessionStore for SqliteSessions {
     }
 
     async fn delete(&self, id: &Id) -> Result<()> {
-        sqlx::query("DELETE FROM sessions WHERE id = ?")
+        on_db!(&self.db, pool => sqlx::query("DELETE FROM sessions WHERE id = $1")
             .bind(id.to_string())
-            .execute(&self.pool)
+            .execute(pool)
             .await
-            .map_err(backend)?;
+            .map(|_| ()))
+        .map_err(backend)?;
         Ok(())
     }
 }

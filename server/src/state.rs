@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use axum::extract::FromRef;
 use heddle_app::accounts::ssr::{Auth, SignupPolicy};
+use heddle_app::db::Db;
 use leptos::config::LeptosOptions;
-use sqlx::SqlitePool;
 use tokio::sync::watch;
 
 use crate::runs::Runs;
@@ -14,7 +14,7 @@ use crate::runs::Runs;
 #[derive(Clone)]
 pub struct AppState {
     pub leptos_options: LeptosOptions,
-    pub pool: SqlitePool,
+    pub db: Db,
     pub runs: Runs,
     /// Becomes `true` when the server shuts down: websockets close.
     pub shutdown: watch::Receiver<bool>,
@@ -84,7 +84,7 @@ impl FromRef<AppState> for LeptosOptions {
 impl AppState {
     /// The state for a site built into `site_root` (see `cargo xtask build`).
     pub fn new(
-        pool: SqlitePool,
+        db: Db,
         runs: Runs,
         shutdown: watch::Receiver<bool>,
         site_root: &std::path::Path,
@@ -98,7 +98,7 @@ impl AppState {
             .build();
         AppState {
             leptos_options,
-            pool,
+            db,
             runs,
             shutdown,
             auth: Auth::new(SignupPolicy::Open),

@@ -43,12 +43,12 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use heddle_app::access::Role;
-use heddle_app::access::ssr::{AccessChange, graph_of_run, require};
+use heddle_app::access::ssr::{AccessChange, require};
 use heddle_app::accounts::User;
 use heddle_app::accounts::ssr::session_user;
 use heddle_app::error::AppError;
+use heddle_app::runs::ssr::graph_of_run;
 use heddle_engine::RunId;
-use heddle_engine::run::CheckpointStore;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
@@ -60,7 +60,7 @@ use self::batch::{Batcher, Gone};
 use crate::api::ApiError;
 use crate::auth::{Who, check_origin};
 use crate::runs::Runs;
-use crate::sessions::SqliteSessions;
+use crate::sessions::DbSessions;
 use crate::state::AppState;
 
 const PING_EVERY: Duration = Duration::from_secs(20);
@@ -123,10 +123,10 @@ impl Viewer {
         let Some(id) = self.session else {
             return false;
         };
-        let store = Arc::new(SqliteSessions::new(state.pool.clone()));
+        let store = Arc::new(DbSessions::new(state.db.clone()));
         let session = Session::new(Some(id), store, None);
         matches!(
-            session_user(&state.pool, &session).await,
+            session_user(&state.db, &session).await,
             Ok(Some(user)) if user.id == self.user.id
         )
     }
@@ -134,7 +134,7 @@ impl Viewer {
     /// Whether the user may (still) see `graph_id`; `false` on a storage
     /// error too (access is not granted on doubt).
     async fn can_view(&self, state: &AppState, graph_id: &str) -> bool {
-        require(&state.pool, Some(&self.user), graph_id, Role::Viewer)
+        require(&state.db, Some(&self.user), graph_id, Role::Viewer)
             .await
             .is_ok()
     }
@@ -236,7 +236,7 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                 }
                 // A run that does not exist and one the viewer may not see
                 // get the same answer.
-                let graph = match graph_of_run(&state.pool, &run_id).await {
+                let graph = match graph_of_run(&state.db, &run_id).await {
                     Ok(graph) if viewer.can_view(&state, &graph).await => graph,
                     _ => {
                         let message = format!("run {run_id} was not found");
@@ -375,11 +375,7 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
     if stream(&runs, &run_id, &mut batcher).await.is_err() {
         return;
     }
-    let status = runs
-        .get(&run_id)
-        .await
-        .map(|run| run.status)
-        .unwrap_or_default();
+    let status = runs.get(&run_id).await.ok().map(|run| run.status);
     let next = batcher.next;
     let _ = batcher
         .control(json!({"type": "run_idle", "run_id": run_id, "status": status, "next_seq": next}))

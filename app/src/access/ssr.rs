@@ -2,7 +2,8 @@
 //! HTTP API and the websocket, and the signal that tells open websockets
 //! to check again when access changes.
 
-use sqlx::SqlitePool;
+use crate::db::Db;
+use crate::on_db;
 use tokio::sync::broadcast;
 
 use super::Role;
@@ -13,26 +14,22 @@ use crate::graphs::ssr::graph_id;
 
 /// The user's role on a graph; `None` when the graph does not exist or
 /// the user has no access to it (the two look the same to them).
-pub async fn role(
-    pool: &SqlitePool,
-    user: &User,
-    graph: &GraphId,
-) -> Result<Option<Role>, AppError> {
-    let row: Option<(Option<String>, Option<String>, Option<i64>)> = sqlx::query_as(
+pub async fn role(db: &Db, user: &User, graph: &GraphId) -> Result<Option<Role>, AppError> {
+    let row: Option<(Option<String>, Option<String>, Option<i64>)> = on_db!(db, pool => sqlx::query_as(
         "SELECT
-            CASE WHEN g.owner_id = ?1 THEN 'owner' END,
-            (SELECT m.role FROM graph_members m WHERE m.graph_id = g.id AND m.user_id = ?1),
-            (SELECT MAX(CASE l.role WHEN 'editor' THEN 2 ELSE 1 END)
+            CASE WHEN g.owner_id = $1 THEN 'owner' END,
+            (SELECT m.role FROM graph_members m WHERE m.graph_id = g.id AND m.user_id = $1),
+            (SELECT CAST(MAX(CASE l.role WHEN 'editor' THEN 2 ELSE 1 END) AS BIGINT)
                FROM link_grants lg JOIN share_links l ON l.id = lg.link_id
-              WHERE l.graph_id = g.id AND lg.user_id = ?1 AND l.revoked_at IS NULL
-                AND (l.expires_at IS NULL
-                     OR l.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now')))
-         FROM graphs g WHERE g.id = ?2",
+              WHERE l.graph_id = g.id AND lg.user_id = $1 AND l.revoked_at IS NULL
+                AND (l.expires_at IS NULL OR l.expires_at > $3))
+         FROM graphs g WHERE g.id = $2",
     )
     .bind(user.id.as_str())
     .bind(graph.as_str())
+    .bind(crate::db::now())
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     let Some((owner, member, link)) = row else {
         return Ok(None);
     };
@@ -96,14 +93,14 @@ impl Allowed {
 /// callers get 401, users who cannot see the graph 404 (its existence is
 /// not revealed), users with a lower role 403 saying which role it takes.
 pub async fn require(
-    pool: &SqlitePool,
+    db: &Db,
     user: Option<&User>,
     id: &str,
     needed: Role,
 ) -> Result<Allowed, AppError> {
     let user = user.ok_or_else(AppError::login_required)?;
     let graph = graph_id(id)?;
-    let role = role(pool, user, &graph)
+    let role = role(db, user, &graph)
         .await?
         .ok_or_else(|| AppError::not_found(format!("graph {graph}")))?;
     let allowed = Allowed {
@@ -121,24 +118,6 @@ fn article(role: Role) -> String {
         Role::Editor => "an editor".into(),
         Role::Viewer => "a viewer".into(),
     }
-}
-
-/// The graph a run belongs to (404 when there is no such run).
-pub async fn graph_of_run(pool: &SqlitePool, run_id: &str) -> Result<String, AppError> {
-    sqlx::query_scalar("SELECT graph_id FROM runs WHERE id = ?")
-        .bind(run_id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
-}
-
-/// The graph a thread belongs to (404 when there is no such thread).
-pub async fn graph_of_thread(pool: &SqlitePool, thread_id: &str) -> Result<String, AppError> {
-    sqlx::query_scalar("SELECT graph_id FROM threads WHERE id = ?")
-        .bind(thread_id)
-        .fetch_optional(pool)
-        .await?
-        .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))
 }
 
 /// A change of who may see what: open websockets check their

@@ -1,4 +1,4 @@
-//! The server side of accounts: users in SQLite, argon2 password hashes,
+//! The server side of accounts: users in the database, argon2 password hashes,
 //! the session record, the log-in guard (rate limits and the hashing
 //! queue, in [`login_guard`]), unique usernames ([`username`]), and who is
 //! calling.
@@ -14,8 +14,9 @@ mod username;
 use std::net::IpAddr;
 use std::sync::Arc;
 
+use crate::db::{Db, WritePool};
+use crate::on_db;
 use serde::{Deserialize, Serialize};
-use sqlx::SqlitePool;
 use tower_sessions::Session;
 
 use super::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS, User, UserId};
@@ -131,7 +132,7 @@ fn session_error(error: tower_sessions::session::Error) -> AppError {
 }
 
 /// The user a session belongs to, if it is still valid.
-pub async fn session_user(pool: &SqlitePool, session: &Session) -> Result<Option<User>, AppError> {
+pub async fn session_user(db: &Db, session: &Session) -> Result<Option<User>, AppError> {
     let Some(saved) = session
         .get::<SessionUser>(SESSION_KEY)
         .await
@@ -139,12 +140,11 @@ pub async fn session_user(pool: &SqlitePool, session: &Session) -> Result<Option
     else {
         return Ok(None);
     };
-    let row: Option<(String, String)> =
-        sqlx::query_as("SELECT id, username FROM users WHERE id = ? AND session_epoch = ?")
+    let row: Option<(String, String)> = on_db!(db, pool => sqlx::query_as("SELECT id, username FROM users WHERE id = $1 AND session_epoch = $2")
             .bind(&saved.id)
             .bind(saved.epoch)
             .fetch_optional(pool)
-            .await?;
+            .await)?;
     Ok(row.map(|(id, username)| User {
         id: UserId(id),
         username,
@@ -152,12 +152,11 @@ pub async fn session_user(pool: &SqlitePool, session: &Session) -> Result<Option
 }
 
 /// A user by id (`None` when the account is gone).
-pub async fn user_by_id(pool: &SqlitePool, id: &str) -> Result<Option<User>, AppError> {
-    let row: Option<(String, String)> =
-        sqlx::query_as("SELECT id, username FROM users WHERE id = ?")
+pub async fn user_by_id(db: &Db, id: &str) -> Result<Option<User>, AppError> {
+    let row: Option<(String, String)> = on_db!(db, pool => sqlx::query_as("SELECT id, username FROM users WHERE id = $1")
             .bind(id)
             .fetch_optional(pool)
-            .await?;
+            .await)?;
     Ok(row.map(|(id, username)| User {
         id: UserId(id),
         username,
@@ -165,22 +164,24 @@ pub async fn user_by_id(pool: &SqlitePool, id: &str) -> Result<Option<User>, App
 }
 
 /// How many accounts exist.
-pub async fn user_count(pool: &SqlitePool) -> Result<i64, AppError> {
-    Ok(sqlx::query_scalar("SELECT COUNT(*) FROM users")
+pub async fn user_count(db: &Db) -> Result<i64, AppError> {
+    Ok(
+        on_db!(db, pool => sqlx::query_scalar("SELECT COUNT(*) FROM users")
         .fetch_one(pool)
-        .await?)
+        .await)?,
+    )
 }
 
 /// A user by name (in its unique form: case and look-alikes aside).
-pub async fn find_user(pool: &SqlitePool, username: &str) -> Result<Option<User>, AppError> {
-    let row: Option<(String, String)> = sqlx::query_as(
+pub async fn find_user(db: &Db, username: &str) -> Result<Option<User>, AppError> {
+    let row: Option<(String, String)> = on_db!(db, pool => sqlx::query_as(
         "SELECT id, username FROM users
-         WHERE username_key = ?1 OR (username_key IS NULL AND username = ?2)",
+         WHERE username_key = $1 OR (username_key IS NULL AND username = $2)",
     )
     .bind(username_key(username))
     .bind(username.trim())
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     Ok(row.map(|(id, username)| User {
         id: UserId(id),
         username,
@@ -240,7 +241,7 @@ async fn verify_password(guard: &LoginGuard, password: &str, hash: &str) -> Resu
 /// Creates an account. The first one also takes ownership of graphs made
 /// before accounts existed.
 pub async fn create_user(
-    pool: &SqlitePool,
+    db: &Db,
     auth: &Auth,
     username: &str,
     password: &str,
@@ -251,39 +252,42 @@ pub async fn create_user(
     check_password(password)?;
     let hash = hash_password(&auth.inner.guard, password).await?;
     let id = uuid::Uuid::new_v4().to_string();
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    // Unique in its normalised form: a look-alike of a name is that name.
-    let taken: Option<String> =
-        sqlx::query_scalar("SELECT id FROM users WHERE username_key = ?1 OR username = ?2")
-            .bind(&key)
-            .bind(&username)
-            .fetch_optional(&mut *tx)
-            .await?;
-    if taken.is_some() {
-        return Err(AppError::InvalidInput(format!(
-            "the username `{typed}` is taken"
-        )));
-    }
-    let first = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM users")
-        .fetch_one(&mut *tx)
-        .await?
-        == 0;
-    sqlx::query(
-        "INSERT INTO users (id, username, username_key, password_hash) VALUES (?, ?, ?, ?)",
-    )
-    .bind(&id)
-    .bind(&username)
-    .bind(&key)
-    .bind(&hash)
-    .execute(&mut *tx)
-    .await?;
-    if first {
-        sqlx::query("UPDATE graphs SET owner_id = ? WHERE owner_id IS NULL")
-            .bind(&id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
+    let first = on_db!(db, pool => {
+        let mut tx = pool.begin_write("accounts").await?;
+        // Unique in its normalised form: a look-alike of a name is that name.
+        let taken: Option<String> =
+            sqlx::query_scalar("SELECT id FROM users WHERE username_key = $1 OR username = $2")
+                .bind(&key)
+                .bind(&username)
+                .fetch_optional(&mut *tx)
+                .await?;
+        if taken.is_some() {
+            return Err(AppError::InvalidInput(format!(
+                "the username `{typed}` is taken"
+            )));
+        }
+        let first = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM users")
+            .fetch_one(&mut *tx)
+            .await?
+            == 0;
+        sqlx::query(
+            "INSERT INTO users (id, username, username_key, password_hash) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(&id)
+        .bind(&username)
+        .bind(&key)
+        .bind(&hash)
+        .execute(&mut *tx)
+        .await?;
+        if first {
+            sqlx::query("UPDATE graphs SET owner_id = $1 WHERE owner_id IS NULL")
+                .bind(&id)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok::<_, AppError>(first)
+    })?;
     tracing::info!(user = %id, %username, first, "account created");
     Ok(User {
         id: UserId(id),
@@ -294,7 +298,7 @@ pub async fn create_user(
 /// Checks a username and password. Each attempt is counted against the
 /// client's address and the account before the password is looked at.
 pub async fn authenticate(
-    pool: &SqlitePool,
+    db: &Db,
     auth: &Auth,
     client: Option<IpAddr>,
     username: &str,
@@ -313,14 +317,14 @@ pub async fn authenticate(
     if too_long {
         return Err(AppError::Unauthorized("wrong username or password".into()));
     }
-    let row: Option<(String, String, String)> = sqlx::query_as(
+    let row: Option<(String, String, String)> = on_db!(db, pool => sqlx::query_as(
         "SELECT id, username, password_hash FROM users
-         WHERE username_key = ?1 OR (username_key IS NULL AND username = ?2)",
+         WHERE username_key = $1 OR (username_key IS NULL AND username = $2)",
     )
     .bind(&key)
     .bind(username.trim())
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     let matches = match &row {
         Some((_, _, hash)) => verify_password(guard, password, hash).await?,
         // Hash anyway, so a log-in takes as long whether the name exists
@@ -342,17 +346,17 @@ pub async fn authenticate(
 /// Gives accounts made before usernames had a unique form their key (at
 /// start). Two older accounts that are look-alikes keep working by their
 /// exact names; the second is logged, and only the first gets the key.
-pub async fn fill_username_keys(pool: &SqlitePool) -> Result<(), AppError> {
-    let rows: Vec<(String, String)> =
-        sqlx::query_as("SELECT id, username FROM users WHERE username_key IS NULL")
+pub async fn fill_username_keys(db: &Db) -> Result<(), AppError> {
+    let rows: Vec<(String, String)> = on_db!(db, pool => sqlx::query_as("SELECT id, username FROM users WHERE username_key IS NULL")
             .fetch_all(pool)
-            .await?;
+            .await)?;
     for (id, username) in rows {
-        let filled = sqlx::query("UPDATE users SET username_key = ? WHERE id = ?")
+        let filled = on_db!(db, pool => sqlx::query("UPDATE users SET username_key = $1 WHERE id = $2")
             .bind(username_key(&username))
             .bind(&id)
             .execute(pool)
-            .await;
+            .await
+        .map(|done| done.rows_affected()));
         if let Err(error) = filled {
             tracing::warn!(user = %id, %username, %error, "an older account's name is a look-alike of another's");
         }
@@ -362,15 +366,11 @@ pub async fn fill_username_keys(pool: &SqlitePool) -> Result<(), AppError> {
 
 /// Makes `session` belong to `user`, under a new session id (so an id
 /// planted before the log-in is worthless after it).
-pub async fn start_session(
-    pool: &SqlitePool,
-    session: &Session,
-    user: &User,
-) -> Result<(), AppError> {
-    let epoch: i64 = sqlx::query_scalar("SELECT session_epoch FROM users WHERE id = ?")
+pub async fn start_session(db: &Db, session: &Session, user: &User) -> Result<(), AppError> {
+    let epoch: i64 = on_db!(db, pool => sqlx::query_scalar("SELECT session_epoch FROM users WHERE id = $1")
         .bind(user.id.as_str())
         .fetch_one(pool)
-        .await?;
+        .await)?;
     session.cycle_id().await.map_err(session_error)?;
     session
         .insert(
@@ -393,16 +393,16 @@ pub async fn end_session(auth: &Auth, session: &Session) -> Result<(), AppError>
 
 /// Signs up: checks the policy, creates the account, starts its session.
 pub async fn sign_up(
-    pool: &SqlitePool,
+    db: &Db,
     auth: &Auth,
     session: &Session,
     username: &str,
     password: &str,
     invite: Option<&str>,
 ) -> Result<User, AppError> {
-    if !auth.signup_open() && user_count(pool).await? > 0 {
+    if !auth.signup_open() && user_count(db).await? > 0 {
         let invited = match invite {
-            Some(token) => crate::sharing::ssr::link_is_usable(pool, token).await?,
+            Some(token) => crate::sharing::ssr::link_is_usable(db, token).await?,
             None => false,
         };
         if !invited {
@@ -411,15 +411,15 @@ pub async fn sign_up(
             ));
         }
     }
-    let user = create_user(pool, auth, username, password).await?;
-    start_session(pool, session, &user).await?;
+    let user = create_user(db, auth, username, password).await?;
+    start_session(db, session, &user).await?;
     Ok(user)
 }
 
 /// Changes `user`'s password after checking the current one. Every other
 /// session of the user ends; `session` (the caller's) stays logged in.
 pub async fn change_password(
-    pool: &SqlitePool,
+    db: &Db,
     auth: &Auth,
     client: Option<IpAddr>,
     session: &Session,
@@ -427,7 +427,7 @@ pub async fn change_password(
     current: &str,
     new: &str,
 ) -> Result<(), AppError> {
-    authenticate(pool, auth, client, &user.username, current)
+    authenticate(db, auth, client, &user.username, current)
         .await
         .map_err(|error| match error {
             AppError::Unauthorized(_) => {
@@ -437,25 +437,26 @@ pub async fn change_password(
         })?;
     check_password(new)?;
     let hash = hash_password(&auth.inner.guard, new).await?;
-    sqlx::query(
-        "UPDATE users SET password_hash = ?, session_epoch = session_epoch + 1 WHERE id = ?",
+    on_db!(db, pool => sqlx::query(
+        "UPDATE users SET password_hash = $1, session_epoch = session_epoch + 1 WHERE id = $2",
     )
     .bind(&hash)
     .bind(user.id.as_str())
     .execute(pool)
-    .await?;
-    start_session(pool, session, user).await?;
+    .await
+        .map(|done| done.rows_affected()))?;
+    start_session(db, session, user).await?;
     auth.events().announce(AccessChange::Sessions);
     tracing::info!(user = %user.id.as_str(), "password changed");
     Ok(())
 }
 
-/// The server functions' versions: pool, settings and session from the
+/// The server functions' versions: database, settings and session from the
 /// request context.
 pub(super) async fn log_in_here(username: &str, password: &str) -> Result<User, AppError> {
-    let pool = crate::graphs::ssr::pool()?;
-    let user = authenticate(&pool, &auth()?, client_address(), username, password).await?;
-    start_session(&pool, &session()?, &user).await?;
+    let db = crate::db::from_context()?;
+    let user = authenticate(&db, &auth()?, client_address(), username, password).await?;
+    start_session(&db, &session()?, &user).await?;
     Ok(user)
 }
 
@@ -464,8 +465,8 @@ pub(super) async fn sign_up_here(
     password: &str,
     invite: Option<&str>,
 ) -> Result<User, AppError> {
-    let pool = crate::graphs::ssr::pool()?;
-    sign_up(&pool, &auth()?, &session()?, username, password, invite).await
+    let db = crate::db::from_context()?;
+    sign_up(&db, &auth()?, &session()?, username, password, invite).await
 }
 
 pub(super) async fn log_out_here() -> Result<(), AppError> {
@@ -474,9 +475,9 @@ pub(super) async fn log_out_here() -> Result<(), AppError> {
 
 pub(super) async fn change_password_here(current: &str, new: &str) -> Result<(), AppError> {
     let user = require_user()?;
-    let pool = crate::graphs::ssr::pool()?;
+    let db = crate::db::from_context()?;
     change_password(
-        &pool,
+        &db,
         &auth()?,
         client_address(),
         &session()?,

@@ -5,33 +5,26 @@
 //! the newest version is refused as a conflict, so nobody's work is
 //! overwritten. Every save also keeps the new version in `graph_versions`.
 //!
-//! Transactions that read then write begin IMMEDIATE: a deferred one would
-//! fail at once, not wait, when a run commits a checkpoint in between.
+//! Transactions that read then write hold the graph's write lock
+//! ([`WritePool::begin_write`]), so two saves of one graph never interleave.
 
 use heddle_engine::GraphDocument;
-use sqlx::SqlitePool;
 
 use super::{GraphDetail, GraphId, GraphSummary, VersionSummary};
 use crate::access::Role;
 use crate::access::ssr::Allowed;
 use crate::accounts::User;
+use crate::db::{Db, WritePool};
 use crate::error::AppError;
 use crate::limits::check_document;
-
-/// The pool the server provides to every request's context.
-pub fn pool() -> Result<SqlitePool, AppError> {
-    leptos::prelude::use_context::<SqlitePool>().ok_or_else(|| {
-        tracing::error!("no database pool in the request context");
-        AppError::Internal
-    })
-}
+use crate::on_db;
 
 #[derive(sqlx::FromRow)]
 struct SummaryRow {
     id: String,
     name: String,
     version: i64,
-    node_count: Option<i64>,
+    node_count: i64,
     updated_at: String,
     owner: String,
     rank: i64,
@@ -43,7 +36,7 @@ impl From<SummaryRow> for GraphSummary {
             id: GraphId(row.id),
             name: row.name,
             version: row.version,
-            node_count: row.node_count.unwrap_or(0),
+            node_count: row.node_count,
             updated_at: row.updated_at,
             owner: row.owner,
             role: match row.rank {
@@ -97,87 +90,100 @@ fn not_found(id: &GraphId) -> AppError {
 
 /// The graphs `user` owns or was given a role on (directly, or through a
 /// share link that still works), most recently changed first.
-pub async fn list(pool: &SqlitePool, user: &User) -> Result<Vec<GraphSummary>, AppError> {
-    let rows: Vec<SummaryRow> = sqlx::query_as(
+pub async fn list(db: &Db, user: &User) -> Result<Vec<GraphSummary>, AppError> {
+    let now = crate::db::now();
+    let rows: Vec<SummaryRow> = on_db!(db, pool => sqlx::query_as(
         "WITH grants (graph_id, rank) AS (
-             SELECT id, 3 FROM graphs WHERE owner_id = ?1
+             SELECT id, CAST(3 AS BIGINT) FROM graphs WHERE owner_id = $1
              UNION ALL
-             SELECT graph_id, CASE role WHEN 'editor' THEN 2 ELSE 1 END
-               FROM graph_members WHERE user_id = ?1
+             SELECT graph_id, CAST(CASE role WHEN 'editor' THEN 2 ELSE 1 END AS BIGINT)
+               FROM graph_members WHERE user_id = $1
              UNION ALL
-             SELECT l.graph_id, CASE l.role WHEN 'editor' THEN 2 ELSE 1 END
+             SELECT l.graph_id, CAST(CASE l.role WHEN 'editor' THEN 2 ELSE 1 END AS BIGINT)
                FROM link_grants lg JOIN share_links l ON l.id = lg.link_id
-              WHERE lg.user_id = ?1 AND l.revoked_at IS NULL
-                AND (l.expires_at IS NULL
-                     OR l.expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+              WHERE lg.user_id = $1 AND l.revoked_at IS NULL
+                AND (l.expires_at IS NULL OR l.expires_at > $2)
          ),
          best AS (SELECT graph_id, MAX(rank) AS rank FROM grants GROUP BY graph_id)
-         SELECT g.id, g.name, g.version, g.updated_at,
-                json_array_length(g.graph_json, '$.nodes') AS node_count,
+         SELECT g.id, g.name, g.version, g.updated_at, g.node_count,
                 COALESCE(u.username, '') AS owner, b.rank
          FROM best b JOIN graphs g ON g.id = b.graph_id
          LEFT JOIN users u ON u.id = g.owner_id
          ORDER BY g.updated_at DESC, g.rowid DESC",
     )
     .bind(user.id.as_str())
+    .bind(&now)
     .fetch_all(pool)
-    .await?;
+    .await)?;
     Ok(rows.into_iter().map(GraphSummary::from).collect())
 }
 
 /// Copies a graph `user` may see into a new graph they own, named
 /// "Copy of ...".
-pub async fn copy(pool: &SqlitePool, user: Option<&User>, id: &str) -> Result<Saved, AppError> {
-    let allowed = crate::access::ssr::require(pool, user, id, Role::Viewer).await?;
-    let detail = get(pool, &allowed).await?;
+pub async fn copy(db: &Db, user: Option<&User>, id: &str) -> Result<Saved, AppError> {
+    let allowed = crate::access::ssr::require(db, user, id, Role::Viewer).await?;
+    let detail = get(db, &allowed).await?;
     let mut document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         AppError::Internal
     })?;
     document.name = format!("Copy of {}", display_name(&document));
-    create(pool, allowed.user(), Some(document)).await
+    create(db, allowed.user(), Some(document)).await
 }
 
 /// Creates a graph from `document`, or an empty one named "Untitled
 /// graph N" when there is none.
 pub async fn create(
-    pool: &SqlitePool,
+    db: &Db,
     owner: &User,
     document: Option<GraphDocument>,
 ) -> Result<Saved, AppError> {
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let document = match document {
-        Some(document) => document,
-        None => {
-            let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graphs WHERE owner_id = ?")
-                .bind(owner.id.as_str())
-                .fetch_one(&mut *tx)
-                .await?;
-            GraphDocument::new(&format!("Untitled graph {}", count + 1))
-        }
-    };
-    check_document(&document)?;
-    let json = document.to_json();
-    let name = display_name(&document);
+    if let Some(document) = &document {
+        check_document(document)?;
+    }
     let id = uuid::Uuid::new_v4().to_string();
-    let updated_at: String = sqlx::query_scalar(
-        "INSERT INTO graphs (id, name, graph_json, owner_id) VALUES (?, ?, ?, ?) RETURNING updated_at",
-    )
-    .bind(&id)
-    .bind(&name)
-    .bind(&json)
-    .bind(owner.id.as_str())
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id) VALUES (?, 1, ?, ?, ?, ?)")
+    let lock = format!("graphs of {}", owner.id.as_str());
+    let (name, updated_at) = on_db!(db, pool => {
+        let mut tx = pool.begin_write(&lock).await?;
+        let document = match document {
+            Some(document) => document,
+            None => {
+                let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM graphs WHERE owner_id = $1")
+                    .bind(owner.id.as_str())
+                    .fetch_one(&mut *tx)
+                    .await?;
+                GraphDocument::new(&format!("Untitled graph {}", count + 1))
+            }
+        };
+        let json = document.to_json();
+        let name = display_name(&document);
+        let nodes = node_count(&document);
+        let updated_at: String = sqlx::query_scalar(
+            "INSERT INTO graphs (id, name, graph_json, owner_id, node_count) VALUES ($1, $2, $3, $4, $5)
+             RETURNING updated_at",
+        )
+        .bind(&id)
+        .bind(&name)
+        .bind(&json)
+        .bind(owner.id.as_str())
+        .bind(nodes)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id, node_count)
+             VALUES ($1, 1, $2, $3, $4, $5, $6)",
+        )
         .bind(&id)
         .bind(&name)
         .bind(&json)
         .bind(&updated_at)
         .bind(owner.id.as_str())
+        .bind(nodes)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
+        tx.commit().await?;
+        Ok::<_, AppError>((name, updated_at))
+    })?;
     tracing::info!(graph = %id, %name, "graph created");
     Ok(Saved {
         id: GraphId(id),
@@ -196,24 +202,29 @@ fn display_name(document: &GraphDocument) -> String {
     }
 }
 
+/// How many nodes a document has, as the lists show it.
+fn node_count(document: &GraphDocument) -> i64 {
+    i64::try_from(document.nodes.len()).unwrap_or(i64::MAX)
+}
+
 /// A graph's newest version, for a caller [`require`] allowed to see it.
 ///
 /// [`require`]: crate::access::ssr::require
-pub async fn get(pool: &SqlitePool, allowed: &Allowed) -> Result<GraphDetail, AppError> {
+pub async fn get(db: &Db, allowed: &Allowed) -> Result<GraphDetail, AppError> {
     let id = allowed.graph();
-    let row: Option<DetailRow> = sqlx::query_as(
+    let row: Option<DetailRow> = on_db!(db, pool => sqlx::query_as(
         "SELECT id, name, version, created_at, updated_at, graph_json
-         FROM graphs WHERE id = ?",
+         FROM graphs WHERE id = $1",
     )
     .bind(id.as_str())
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     row.map(GraphDetail::from).ok_or_else(|| not_found(id))
 }
 
 /// Saves `document` as the next version, if `base_version` is the newest.
 pub async fn save(
-    pool: &SqlitePool,
+    db: &Db,
     allowed: &Allowed,
     base_version: i64,
     document: &GraphDocument,
@@ -221,44 +232,54 @@ pub async fn save(
     allowed.at_least(Role::Editor)?;
     let (id, author) = (allowed.graph().clone(), allowed.user());
     check_document(document)?;
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    let current: Option<i64> = sqlx::query_scalar("SELECT version FROM graphs WHERE id = ?")
-        .bind(id.as_str())
-        .fetch_optional(&mut *tx)
-        .await?;
-    let current = current.ok_or_else(|| not_found(&id))?;
-    if current != base_version {
-        return Err(AppError::Conflict {
-            base_version,
-            current_version: current,
-        });
-    }
-    let version = current + 1;
     let json = document.to_json();
     let name = display_name(document);
-    let updated_at: String = sqlx::query_scalar(
-        "UPDATE graphs SET graph_json = ?, name = ?, version = ?,
-                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-         WHERE id = ? AND version = ?
-         RETURNING updated_at",
-    )
-    .bind(&json)
-    .bind(&name)
-    .bind(version)
-    .bind(id.as_str())
-    .bind(current)
-    .fetch_one(&mut *tx)
-    .await?;
-    sqlx::query("INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id) VALUES (?, ?, ?, ?, ?, ?)")
+    let nodes = node_count(document);
+    let lock = format!("graph {}", id.as_str());
+    let (version, updated_at) = on_db!(db, pool => {
+        let mut tx = pool.begin_write(&lock).await?;
+        let current: Option<i64> = sqlx::query_scalar("SELECT version FROM graphs WHERE id = $1")
+            .bind(id.as_str())
+            .fetch_optional(&mut *tx)
+            .await?;
+        let current = current.ok_or_else(|| not_found(&id))?;
+        if current != base_version {
+            return Err(AppError::Conflict {
+                base_version,
+                current_version: current,
+            });
+        }
+        let version = current + 1;
+        let updated_at: String = sqlx::query_scalar(
+            "UPDATE graphs SET graph_json = $1, name = $2, version = $3, node_count = $4, updated_at = $5
+             WHERE id = $6 AND version = $7
+             RETURNING updated_at",
+        )
+        .bind(&json)
+        .bind(&name)
+        .bind(version)
+        .bind(nodes)
+        .bind(crate::db::now())
+        .bind(id.as_str())
+        .bind(current)
+        .fetch_one(&mut *tx)
+        .await?;
+        sqlx::query(
+            "INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id, node_count)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
         .bind(id.as_str())
         .bind(version)
         .bind(&name)
         .bind(&json)
         .bind(&updated_at)
         .bind(author.id.as_str())
+        .bind(nodes)
         .execute(&mut *tx)
         .await?;
-    tx.commit().await?;
+        tx.commit().await?;
+        Ok::<_, AppError>((version, updated_at))
+    })?;
     Ok(Saved {
         id,
         version,
@@ -266,28 +287,24 @@ pub async fn save(
     })
 }
 
-pub async fn versions(
-    pool: &SqlitePool,
-    allowed: &Allowed,
-) -> Result<Vec<VersionSummary>, AppError> {
+pub async fn versions(db: &Db, allowed: &Allowed) -> Result<Vec<VersionSummary>, AppError> {
     /// version, name, node count, time, author
-    type Row = (i64, String, Option<i64>, String, Option<String>);
-    let rows: Vec<Row> = sqlx::query_as(
-        "SELECT v.version, v.name, json_array_length(v.graph_json, '$.nodes'), v.created_at,
-                u.username
+    type Row = (i64, String, i64, String, Option<String>);
+    let rows: Vec<Row> = on_db!(db, pool => sqlx::query_as(
+        "SELECT v.version, v.name, v.node_count, v.created_at, u.username
          FROM graph_versions v LEFT JOIN users u ON u.id = v.author_id
-         WHERE v.graph_id = ? ORDER BY v.version DESC",
+         WHERE v.graph_id = $1 ORDER BY v.version DESC",
     )
     .bind(allowed.graph().as_str())
     .fetch_all(pool)
-    .await?;
+    .await)?;
     Ok(rows
         .into_iter()
         .map(
-            |(version, name, nodes, created_at, author)| VersionSummary {
+            |(version, name, node_count, created_at, author)| VersionSummary {
                 version,
                 name,
-                node_count: nodes.unwrap_or(0),
+                node_count,
                 created_at,
                 author,
             },
@@ -296,86 +313,91 @@ pub async fn versions(
 }
 
 /// One stored version's document.
-pub async fn version(
-    pool: &SqlitePool,
-    allowed: &Allowed,
-    version: i64,
-) -> Result<String, AppError> {
+pub async fn version(db: &Db, allowed: &Allowed, version: i64) -> Result<String, AppError> {
     let id = allowed.graph();
-    let json: Option<String> = sqlx::query_scalar(
-        "SELECT graph_json FROM graph_versions WHERE graph_id = ? AND version = ?",
+    let json: Option<String> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT graph_json FROM graph_versions WHERE graph_id = $1 AND version = $2",
     )
     .bind(id.as_str())
     .bind(version)
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     json.ok_or_else(|| AppError::not_found(format!("version {version} of graph {id}")))
 }
 
+/// A stored version's document, for the run manager going on with a run
+/// whose access was already decided (a fork runs the version its source
+/// ran).
+pub async fn stored_version(
+    db: &Db,
+    graph_id: &str,
+    version: i64,
+) -> Result<Option<String>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar(
+        "SELECT graph_json FROM graph_versions WHERE graph_id = $1 AND version = $2",
+    )
+    .bind(graph_id)
+    .bind(version)
+    .fetch_optional(pool)
+    .await)?)
+}
+
 /// Saves an earlier version as the newest one (history is kept whole).
-pub async fn restore(
-    pool: &SqlitePool,
-    allowed: &Allowed,
-    version_number: i64,
-) -> Result<Saved, AppError> {
-    let json = version(pool, allowed, version_number).await?;
+pub async fn restore(db: &Db, allowed: &Allowed, version_number: i64) -> Result<Saved, AppError> {
+    let json = version(db, allowed, version_number).await?;
     let document = GraphDocument::from_json(&json).map_err(|error| {
         tracing::error!(graph = %allowed.graph(), version = version_number, %error, "a stored version does not read back");
         AppError::Internal
     })?;
-    let current = get(pool, allowed).await?.version;
-    save(pool, allowed, current, &document).await
+    let current = get(db, allowed).await?.version;
+    save(db, allowed, current, &document).await
 }
 
 /// Deletes a graph with its versions, threads, runs, checkpoints and
 /// events, all in one transaction.
-pub async fn delete(pool: &SqlitePool, allowed: &Allowed) -> Result<(), AppError> {
+pub async fn delete(db: &Db, allowed: &Allowed) -> Result<(), AppError> {
     allowed.at_least(Role::Owner)?;
     let id = allowed.graph();
-    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
-    sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT id FROM runs WHERE graph_id = ?)")
-        .bind(id.as_str())
-        .execute(&mut *tx)
-        .await?;
-    let deleted = sqlx::query("DELETE FROM graphs WHERE id = ?")
-        .bind(id.as_str())
-        .execute(&mut *tx)
-        .await?
-        .rows_affected();
-    if deleted == 0 {
-        return Err(not_found(id));
-    }
-    tx.commit().await?;
+    let lock = format!("graph {}", id.as_str());
+    on_db!(db, pool => {
+        let mut tx = pool.begin_write(&lock).await?;
+        // The engine's run records are not tied to the app's by a foreign
+        // key (the engine knows no app tables); their checkpoints and
+        // events go with them by cascade.
+        sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT id FROM runs WHERE graph_id = $1)")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?;
+        let deleted = sqlx::query("DELETE FROM graphs WHERE id = $1")
+            .bind(id.as_str())
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
+        if deleted == 0 {
+            return Err(not_found(id));
+        }
+        tx.commit().await?;
+        Ok::<_, AppError>(())
+    })?;
     tracing::info!(graph = %id, "graph deleted");
     Ok(())
 }
 
-/// The newest run of a graph that is queued or running.
-pub async fn active_run(pool: &SqlitePool, graph: &GraphId) -> Result<Option<String>, AppError> {
-    Ok(sqlx::query_scalar(
-        "SELECT id FROM runs WHERE graph_id = ? AND status IN ('queued', 'running')
-         ORDER BY created_at DESC, rowid DESC LIMIT 1",
-    )
-    .bind(graph.as_str())
-    .fetch_optional(pool)
-    .await?)
-}
-
 /// Renames a graph: saves its newest version again under `name`.
-pub async fn rename(pool: &SqlitePool, allowed: &Allowed, name: &str) -> Result<(), AppError> {
+pub async fn rename(db: &Db, allowed: &Allowed, name: &str) -> Result<(), AppError> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 200 {
         return Err(AppError::InvalidInput(
             "a graph's name is 1 to 200 characters".into(),
         ));
     }
-    let detail = get(pool, allowed).await?;
+    let detail = get(db, allowed).await?;
     let mut document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         AppError::Internal
     })?;
     document.name = name.to_string();
-    save(pool, allowed, detail.version, &document)
+    save(db, allowed, detail.version, &document)
         .await
         .map(|_| ())
 }

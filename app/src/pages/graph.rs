@@ -320,7 +320,7 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                 let duration = summary.duration();
                                 view! {
                                     <li class="version-row" data-run=summary.id.clone()>
-                                        <span class=format!("run-pill run-{}", summary.status)>{summary.status.clone()}</span>
+                                        <span class=format!("run-pill run-{}", summary.status)>{summary.status.as_str()}</span>
                                         <span class="version-meta">
                                             {display_timestamp(&summary.created_at)}
                                             {summary.started_by.map(|who| format!(" · {who}"))}

@@ -1,4 +1,4 @@
-//! Secrets in SQLite, encrypted under the server's key ([`SecretKey`]).
+//! Secrets in the database, encrypted under the server's key ([`SecretKey`]).
 //! Values are read only by [`values`], for a run.
 
 mod cipher;
@@ -7,19 +7,20 @@ use std::collections::BTreeMap;
 
 pub use cipher::{KeyError, SecretKey};
 
-use sqlx::SqlitePool;
+use crate::db::Db;
+use crate::on_db;
 
 use super::{MAX_SECRET_BYTES, SecretSummary, check_name};
 use crate::accounts::User;
 use crate::error::AppError;
 
-pub async fn list(pool: &SqlitePool, user: &User) -> Result<Vec<SecretSummary>, AppError> {
-    let rows: Vec<(String, String, String)> = sqlx::query_as(
-        "SELECT name, created_at, updated_at FROM secrets WHERE user_id = ? ORDER BY name",
+pub async fn list(db: &Db, user: &User) -> Result<Vec<SecretSummary>, AppError> {
+    let rows: Vec<(String, String, String)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT name, created_at, updated_at FROM secrets WHERE user_id = $1 ORDER BY name",
     )
     .bind(user.id.as_str())
     .fetch_all(pool)
-    .await?;
+    .await)?;
     Ok(rows
         .into_iter()
         .map(|(name, created_at, updated_at)| SecretSummary {
@@ -39,7 +40,7 @@ pub fn key() -> Result<SecretKey, AppError> {
 }
 
 pub async fn put(
-    pool: &SqlitePool,
+    db: &Db,
     key: &SecretKey,
     user: &User,
     name: &str,
@@ -56,27 +57,29 @@ pub async fn put(
             "a secret's value may be at most {MAX_SECRET_BYTES} bytes"
         )));
     }
-    sqlx::query(
-        "INSERT INTO secrets (user_id, name, value) VALUES (?, ?, ?)
+    on_db!(db, pool => sqlx::query(
+        "INSERT INTO secrets (user_id, name, value) VALUES ($1, $2, $3)
          ON CONFLICT (user_id, name) DO UPDATE
-         SET value = excluded.value, updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+         SET value = excluded.value, updated_at = $4",
     )
     .bind(user.id.as_str())
     .bind(name)
     .bind(key.seal(user.id.as_str(), name, value)?)
+    .bind(crate::db::now())
     .execute(pool)
-    .await?;
+    .await
+        .map(|done| done.rows_affected()))?;
     tracing::info!(user = %user.id.as_str(), secret = name, "secret saved");
     Ok(())
 }
 
-pub async fn delete(pool: &SqlitePool, user: &User, name: &str) -> Result<(), AppError> {
-    let deleted = sqlx::query("DELETE FROM secrets WHERE user_id = ? AND name = ?")
+pub async fn delete(db: &Db, user: &User, name: &str) -> Result<(), AppError> {
+    let deleted = on_db!(db, pool => sqlx::query("DELETE FROM secrets WHERE user_id = $1 AND name = $2")
         .bind(user.id.as_str())
         .bind(name)
         .execute(pool)
-        .await?
-        .rows_affected();
+        .await
+        .map(|done| done.rows_affected()))?;
     if deleted == 0 {
         return Err(AppError::not_found(format!("secret `{name}`")));
     }
@@ -84,12 +87,12 @@ pub async fn delete(pool: &SqlitePool, user: &User, name: &str) -> Result<(), Ap
 }
 
 /// The names of a user's secrets.
-pub async fn names(pool: &SqlitePool, user_id: &str) -> Result<Vec<String>, AppError> {
+pub async fn names(db: &Db, user_id: &str) -> Result<Vec<String>, AppError> {
     Ok(
-        sqlx::query_scalar("SELECT name FROM secrets WHERE user_id = ? ORDER BY name")
+        on_db!(db, pool => sqlx::query_scalar("SELECT name FROM secrets WHERE user_id = $1 ORDER BY name")
             .bind(user_id)
             .fetch_all(pool)
-            .await?,
+            .await)?,
     )
 }
 
@@ -97,15 +100,14 @@ pub async fn names(pool: &SqlitePool, user_id: &str) -> Result<Vec<String>, AppE
 /// this key cannot open (the key was replaced) is left out and logged: a
 /// node naming it then reports the credential as missing.
 pub async fn values(
-    pool: &SqlitePool,
+    db: &Db,
     key: &SecretKey,
     user_id: &str,
 ) -> Result<BTreeMap<String, String>, AppError> {
-    let rows: Vec<(String, String)> =
-        sqlx::query_as("SELECT name, value FROM secrets WHERE user_id = ?")
+    let rows: Vec<(String, String)> = on_db!(db, pool => sqlx::query_as("SELECT name, value FROM secrets WHERE user_id = $1")
             .bind(user_id)
             .fetch_all(pool)
-            .await?;
+            .await)?;
     Ok(rows
         .into_iter()
         .filter_map(|(name, stored)| match key.open(user_id, &name, &stored) {
@@ -119,23 +121,23 @@ pub async fn values(
 }
 
 /// Seals the secrets saved before they were encrypted (at start).
-pub async fn seal_older(pool: &SqlitePool, key: &SecretKey) -> Result<usize, AppError> {
-    let rows: Vec<(String, String, String)> =
-        sqlx::query_as("SELECT user_id, name, value FROM secrets")
+pub async fn seal_older(db: &Db, key: &SecretKey) -> Result<usize, AppError> {
+    let rows: Vec<(String, String, String)> = on_db!(db, pool => sqlx::query_as("SELECT user_id, name, value FROM secrets")
             .fetch_all(pool)
-            .await?;
+            .await)?;
     let mut sealed = 0;
     for (user_id, name, value) in rows {
         if SecretKey::is_sealed(&value) {
             continue;
         }
-        sqlx::query("UPDATE secrets SET value = ? WHERE user_id = ? AND name = ? AND value = ?")
+        on_db!(db, pool => sqlx::query("UPDATE secrets SET value = $1 WHERE user_id = $2 AND name = $3 AND value = $4")
             .bind(key.seal(&user_id, &name, &value)?)
             .bind(&user_id)
             .bind(&name)
             .bind(&value)
             .execute(pool)
-            .await?;
+            .await
+        .map(|done| done.rows_affected()))?;
         sealed += 1;
     }
     Ok(sealed)

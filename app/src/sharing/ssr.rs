@@ -1,6 +1,8 @@
-//! Share links and members in SQLite.
+//! Share links and members: the only place the `share_links`,
+//! `link_grants` and `graph_members` tables are touched.
 
-use sqlx::SqlitePool;
+use crate::db::Db;
+use crate::on_db;
 
 use super::{Accepted, LinkPreview, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role};
 use crate::access::Role;
@@ -8,7 +10,6 @@ use crate::access::ssr::{AccessChange, AccessEvents, require};
 use crate::accounts::User;
 use crate::accounts::ssr::{auth, find_user, require_user};
 use crate::error::AppError;
-use crate::graphs::ssr::pool;
 
 #[derive(sqlx::FromRow)]
 struct LinkRow {
@@ -49,7 +50,7 @@ macro_rules! link_select {
         concat!(
             "SELECT l.id, l.graph_id, l.token, l.role, l.run_id, l.step, l.created_at, l.expires_at,
                     l.revoked_at IS NOT NULL AS revoked,
-                    COALESCE(l.expires_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 0) AS expired,
+                    COALESCE(l.expires_at <= $1, FALSE) AS expired,
                     (SELECT COUNT(*) FROM link_grants g WHERE g.link_id = l.id) AS uses
              FROM share_links l WHERE ",
             $filter
@@ -58,25 +59,22 @@ macro_rules! link_select {
 }
 
 /// A graph's links (newest first) and members.
-pub async fn sharing(
-    pool: &SqlitePool,
-    user: Option<&User>,
-    graph_id: &str,
-) -> Result<Sharing, AppError> {
-    let allowed = require(pool, user, graph_id, Role::Owner).await?;
-    let links: Vec<LinkRow> = sqlx::query_as(link_select!(
-        "l.graph_id = ? ORDER BY l.created_at DESC, l.rowid DESC"
+pub async fn sharing(db: &Db, user: Option<&User>, graph_id: &str) -> Result<Sharing, AppError> {
+    let allowed = require(db, user, graph_id, Role::Owner).await?;
+    let links: Vec<LinkRow> = on_db!(db, pool => sqlx::query_as(link_select!(
+        "l.graph_id = $2 ORDER BY l.created_at DESC, l.rowid DESC"
     ))
+    .bind(crate::db::now())
     .bind(allowed.graph().as_str())
     .fetch_all(pool)
-    .await?;
-    let members: Vec<(String, String)> = sqlx::query_as(
+    .await)?;
+    let members: Vec<(String, String)> = on_db!(db, pool => sqlx::query_as(
         "SELECT u.username, m.role FROM graph_members m JOIN users u ON u.id = m.user_id
-         WHERE m.graph_id = ? ORDER BY u.username",
+         WHERE m.graph_id = $1 ORDER BY u.username",
     )
     .bind(allowed.graph().as_str())
     .fetch_all(pool)
-    .await?;
+    .await)?;
     Ok(Sharing {
         links: links.into_iter().map(ShareLink::from).collect(),
         members: members
@@ -101,7 +99,7 @@ fn new_token() -> Result<String, AppError> {
 
 /// Makes a link to the graph (or to one of its runs, at a step).
 pub async fn create_link(
-    pool: &SqlitePool,
+    db: &Db,
     user: Option<&User>,
     graph_id: &str,
     role: &str,
@@ -109,7 +107,7 @@ pub async fn create_link(
     run_id: Option<String>,
     step: Option<i64>,
 ) -> Result<ShareLink, AppError> {
-    let allowed = require(pool, user, graph_id, Role::Owner).await?;
+    let allowed = require(db, user, graph_id, Role::Owner).await?;
     let role = grantable_role(role)?;
     if let Some(hours) = expires_in_hours
         && !(1..=MAX_EXPIRY_HOURS).contains(&hours)
@@ -119,10 +117,10 @@ pub async fn create_link(
         )));
     }
     if let Some(run) = &run_id {
-        let owner: Option<String> = sqlx::query_scalar("SELECT graph_id FROM runs WHERE id = ?")
+        let owner: Option<String> = on_db!(db, pool => sqlx::query_scalar("SELECT graph_id FROM runs WHERE id = $1")
             .bind(run)
             .fetch_optional(pool)
-            .await?;
+            .await)?;
         if owner.as_deref() != Some(allowed.graph().as_str()) {
             return Err(AppError::InvalidInput(format!(
                 "run `{run}` is not a run of this graph"
@@ -135,11 +133,9 @@ pub async fn create_link(
         ));
     }
     let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query(
+    on_db!(db, pool => sqlx::query(
         "INSERT INTO share_links (id, token, graph_id, role, run_id, step, created_by, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?,
-                 CASE WHEN ? IS NULL THEN NULL
-                      ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+' || ? || ' hours') END)",
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&id)
     .bind(new_token()?)
@@ -148,36 +144,38 @@ pub async fn create_link(
     .bind(&run_id)
     .bind(step)
     .bind(allowed.user().id.as_str())
-    .bind(expires_in_hours)
-    .bind(expires_in_hours)
+    .bind(expires_in_hours.map(|hours| crate::db::hours_from_now(i64::from(hours))))
     .execute(pool)
-    .await?;
+    .await
+        .map(|done| done.rows_affected()))?;
     tracing::info!(graph = %allowed.graph(), link = %id, %role, "share link created");
-    let row: LinkRow = sqlx::query_as(link_select!("l.id = ?"))
+    let row: LinkRow = on_db!(db, pool => sqlx::query_as(link_select!("l.id = $2"))
+        .bind(crate::db::now())
         .bind(&id)
         .fetch_one(pool)
-        .await?;
+        .await)?;
     Ok(row.into())
 }
 
 /// Revokes a link: it stops working and its grants end, now.
 pub async fn revoke_link(
-    pool: &SqlitePool,
+    db: &Db,
     events: &AccessEvents,
     user: Option<&User>,
     graph_id: &str,
     link_id: &str,
 ) -> Result<(), AppError> {
-    let allowed = require(pool, user, graph_id, Role::Owner).await?;
-    let changed = sqlx::query(
-        "UPDATE share_links SET revoked_at = COALESCE(revoked_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-         WHERE id = ? AND graph_id = ?",
+    let allowed = require(db, user, graph_id, Role::Owner).await?;
+    let changed = on_db!(db, pool => sqlx::query(
+        "UPDATE share_links SET revoked_at = COALESCE(revoked_at, $1)
+         WHERE id = $2 AND graph_id = $3",
     )
+    .bind(crate::db::now())
     .bind(link_id)
     .bind(allowed.graph().as_str())
     .execute(pool)
-    .await?
-    .rows_affected();
+    .await
+        .map(|done| done.rows_affected()))?;
     if changed == 0 {
         return Err(AppError::not_found(format!("share link {link_id}")));
     }
@@ -188,15 +186,15 @@ pub async fn revoke_link(
 
 /// Grants, changes or (`none`) removes a member's role.
 pub async fn set_member(
-    pool: &SqlitePool,
+    db: &Db,
     events: &AccessEvents,
     user: Option<&User>,
     graph_id: &str,
     username: &str,
     role: &str,
 ) -> Result<(), AppError> {
-    let allowed = require(pool, user, graph_id, Role::Owner).await?;
-    let member = find_user(pool, username)
+    let allowed = require(db, user, graph_id, Role::Owner).await?;
+    let member = find_user(db, username)
         .await?
         .ok_or_else(|| AppError::InvalidInput(format!("nobody is called `{}`", username.trim())))?;
     if member.id == allowed.user().id {
@@ -205,46 +203,50 @@ pub async fn set_member(
         ));
     }
     if role == "none" {
-        sqlx::query("DELETE FROM graph_members WHERE graph_id = ? AND user_id = ?")
+        on_db!(db, pool => sqlx::query("DELETE FROM graph_members WHERE graph_id = $1 AND user_id = $2")
             .bind(allowed.graph().as_str())
             .bind(member.id.as_str())
             .execute(pool)
-            .await?;
+            .await
+        .map(|done| done.rows_affected()))?;
     } else {
         let role = grantable_role(role)?;
-        sqlx::query(
-            "INSERT INTO graph_members (graph_id, user_id, role) VALUES (?, ?, ?)
+        on_db!(db, pool => sqlx::query(
+            "INSERT INTO graph_members (graph_id, user_id, role) VALUES ($1, $2, $3)
              ON CONFLICT (graph_id, user_id) DO UPDATE SET role = excluded.role",
         )
         .bind(allowed.graph().as_str())
         .bind(member.id.as_str())
         .bind(role.as_str())
         .execute(pool)
-        .await?;
+        .await
+        .map(|done| done.rows_affected()))?;
     }
     events.announce(AccessChange::Graph(allowed.graph().to_string()));
     Ok(())
 }
 
 /// Whether `token` names a link that works now (not revoked, not expired).
-pub async fn link_is_usable(pool: &SqlitePool, token: &str) -> Result<bool, AppError> {
-    let found: Option<i64> = sqlx::query_scalar(
-        "SELECT 1 FROM share_links WHERE token = ? AND revoked_at IS NULL
-         AND (expires_at IS NULL OR expires_at > strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+pub async fn link_is_usable(db: &Db, token: &str) -> Result<bool, AppError> {
+    let found: Option<bool> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT TRUE FROM share_links WHERE token = $1 AND revoked_at IS NULL
+         AND (expires_at IS NULL OR expires_at > $2)",
     )
     .bind(token)
+    .bind(crate::db::now())
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     Ok(found.is_some())
 }
 
 /// The link a token names, if it still works: a revoked or expired link
 /// says so plainly (410), an unknown token is a 404.
-async fn usable_link(pool: &SqlitePool, token: &str) -> Result<LinkRow, AppError> {
-    let row: Option<LinkRow> = sqlx::query_as(link_select!("l.token = ?"))
+async fn usable_link(db: &Db, token: &str) -> Result<LinkRow, AppError> {
+    let row: Option<LinkRow> = on_db!(db, pool => sqlx::query_as(link_select!("l.token = $2"))
+        .bind(crate::db::now())
         .bind(token)
         .fetch_optional(pool)
-        .await?;
+        .await)?;
     let Some(row) = row else {
         return Err(AppError::not_found("share link"));
     };
@@ -264,20 +266,16 @@ async fn usable_link(pool: &SqlitePool, token: &str) -> Result<LinkRow, AppError
 
 /// What a link offers, before anyone accepts it: reading this grants
 /// nothing (a page opened by a cross-site GET can only show it).
-pub async fn preview(
-    pool: &SqlitePool,
-    user: Option<&User>,
-    token: &str,
-) -> Result<LinkPreview, AppError> {
+pub async fn preview(db: &Db, user: Option<&User>, token: &str) -> Result<LinkPreview, AppError> {
     user.ok_or_else(AppError::login_required)?;
-    let link = usable_link(pool, token).await?;
-    let row: Option<(String, Option<String>)> = sqlx::query_as(
+    let link = usable_link(db, token).await?;
+    let row: Option<(String, Option<String>)> = on_db!(db, pool => sqlx::query_as(
         "SELECT g.name, u.username FROM graphs g LEFT JOIN users u ON u.id = g.owner_id
-         WHERE g.id = ?",
+         WHERE g.id = $1",
     )
     .bind(&link.graph_id)
     .fetch_optional(pool)
-    .await?;
+    .await)?;
     let (graph_name, owner) = row.ok_or_else(|| AppError::not_found("share link"))?;
     Ok(LinkPreview {
         graph_name,
@@ -289,11 +287,7 @@ pub async fn preview(
 /// Opens a link as `user`: records the grant and says where to go. Only
 /// through a POST from Heddle's own page (the same-origin guard refuses
 /// others), never while rendering a page.
-pub async fn accept(
-    pool: &SqlitePool,
-    user: Option<&User>,
-    token: &str,
-) -> Result<Accepted, AppError> {
+pub async fn accept(db: &Db, user: Option<&User>, token: &str) -> Result<Accepted, AppError> {
     let user = user.ok_or_else(AppError::login_required)?;
     let LinkRow {
         id: link_id,
@@ -302,14 +296,15 @@ pub async fn accept(
         run_id,
         step,
         ..
-    } = usable_link(pool, token).await?;
-    sqlx::query("INSERT OR IGNORE INTO link_grants (link_id, user_id) VALUES (?, ?)")
+    } = usable_link(db, token).await?;
+    on_db!(db, pool => sqlx::query("INSERT INTO link_grants (link_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING")
         .bind(&link_id)
         .bind(user.id.as_str())
         .execute(pool)
-        .await?;
+        .await
+        .map(|done| done.rows_affected()))?;
     let graph = crate::graphs::ssr::graph_id(&graph_id)?;
-    let role = crate::access::ssr::role(pool, user, &graph)
+    let role = crate::access::ssr::role(db, user, &graph)
         .await?
         .unwrap_or_else(|| Role::parse(&role).unwrap_or(Role::Viewer));
     let target = match (run_id, step) {
@@ -326,7 +321,12 @@ pub async fn accept(
 }
 
 pub(super) async fn sharing_here(graph_id: &str) -> Result<Sharing, AppError> {
-    sharing(&pool()?, Some(&require_user()?), graph_id).await
+    sharing(
+        &crate::db::from_context()?,
+        Some(&require_user()?),
+        graph_id,
+    )
+    .await
 }
 
 pub(super) async fn create_link_here(
@@ -338,7 +338,7 @@ pub(super) async fn create_link_here(
 ) -> Result<ShareLink, AppError> {
     let user = require_user()?;
     create_link(
-        &pool()?,
+        &crate::db::from_context()?,
         Some(&user),
         graph_id,
         role,
@@ -351,7 +351,14 @@ pub(super) async fn create_link_here(
 
 pub(super) async fn revoke_link_here(graph_id: &str, link_id: &str) -> Result<(), AppError> {
     let user = require_user()?;
-    revoke_link(&pool()?, auth()?.events(), Some(&user), graph_id, link_id).await
+    revoke_link(
+        &crate::db::from_context()?,
+        auth()?.events(),
+        Some(&user),
+        graph_id,
+        link_id,
+    )
+    .await
 }
 
 pub(super) async fn set_member_here(
@@ -361,7 +368,7 @@ pub(super) async fn set_member_here(
 ) -> Result<(), AppError> {
     let user = require_user()?;
     set_member(
-        &pool()?,
+        &crate::db::from_context()?,
         auth()?.events(),
         Some(&user),
         graph_id,
@@ -373,10 +380,10 @@ pub(super) async fn set_member_here(
 
 pub(super) async fn preview_here(token: &str) -> Result<LinkPreview, AppError> {
     let user = require_user()?;
-    preview(&pool()?, Some(&user), token).await
+    preview(&crate::db::from_context()?, Some(&user), token).await
 }
 
 pub(super) async fn accept_here(token: &str) -> Result<Accepted, AppError> {
     let user = require_user()?;
-    accept(&pool()?, Some(&user), token).await
+    accept(&crate::db::from_context()?, Some(&user), token).await
 }

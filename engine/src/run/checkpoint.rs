@@ -68,9 +68,12 @@ pub struct CompletedTask {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
+    /// Recorded and waiting for a free slot on a server (a server's queue;
+    /// the engine itself never checkpoints a run in this state).
+    Queued,
     /// Running, or died while running (then it is recovered on restart).
     Running,
     /// Paused, waiting to be resumed with a value.
@@ -92,15 +95,40 @@ impl RunStatus {
         )
     }
 
+    /// Whether the run is waiting or executing (not paused, not over).
+    pub fn is_active(self) -> bool {
+        matches!(self, RunStatus::Queued | RunStatus::Running)
+    }
+
+    /// The status from its stored form.
+    pub fn parse(text: &str) -> Option<Self> {
+        Some(match text {
+            "queued" => RunStatus::Queued,
+            "running" => RunStatus::Running,
+            "interrupted" => RunStatus::Interrupted,
+            "finished" => RunStatus::Finished,
+            "failed" => RunStatus::Failed,
+            "cancelled" => RunStatus::Cancelled,
+            _ => return None,
+        })
+    }
+
     /// The status as stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {
+            RunStatus::Queued => "queued",
             RunStatus::Running => "running",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Finished => "finished",
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
         }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

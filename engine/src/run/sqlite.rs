@@ -1,7 +1,11 @@
 //! A [`CheckpointStore`] on SQLite (feature `sqlite`).
 //!
 //! A checkpoint and the events since the previous one are written in one
-//! transaction. In WAL mode with `SyncMode::Normal` a commit survives a
+//! transaction. Events are numbered without gaps: a batch of events that
+//! does not follow the run's stored log is refused by the primary key
+//! (run, first event) and a trigger (migration 1002), whoever writes it.
+//! Writers are serialised by SQLite's one write lock, so of two writers of
+//! the same events the second is refused. In WAL mode with `SyncMode::Normal` a commit survives a
 //! killed process but not a power cut; `SyncMode::Full` fsyncs every commit
 //! and survives both (see docs/performance.md for what each costs).
 //!
@@ -20,9 +24,12 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use super::checkpoint::{Checkpoint, CheckpointSummary, RunStatus, ThreadSummary};
+use super::checkpoint::{Checkpoint, CheckpointSummary, ThreadSummary};
 use super::emitter::now_us;
 use super::event::Event;
+use super::sql::{
+    Batch, RunRow, checkpoint_body, error, events_from, integer, parse, thread_summary, write_error,
+};
 use super::store::{CheckpointStore, RunRecord, StoreError, StoreFuture};
 use crate::ids::{RunId, ThreadId};
 
@@ -44,10 +51,6 @@ pub struct SqliteStore {
     /// at a time anyway, and taking a connection from the pool for every
     /// step would cost more than the write.
     writer: Arc<tokio::sync::Mutex<sqlx::SqliteConnection>>,
-}
-
-fn error(context: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
-    move |error| StoreError(format!("{context}: {error}"))
 }
 
 impl SqliteStore {
@@ -107,46 +110,12 @@ impl SqliteStore {
 /// Adds the store's tables to a database if they are missing (its own
 /// migrations, versions from 1001, beside the application's).
 pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
-    let mut migrator = sqlx::migrate!("./migrations");
+    let mut migrator = sqlx::migrate!("./migrations/sqlite");
     migrator.set_ignore_missing(true);
     migrator
         .run(pool)
         .await
         .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))
-}
-
-fn status_of(text: &str) -> RunStatus {
-    match text {
-        "interrupted" => RunStatus::Interrupted,
-        "finished" => RunStatus::Finished,
-        "failed" => RunStatus::Failed,
-        "cancelled" => RunStatus::Cancelled,
-        _ => RunStatus::Running,
-    }
-}
-
-fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
-    serde_json::from_str(body)
-        .map_err(|e| StoreError(format!("a stored record does not read back: {e}")))
-}
-
-#[derive(sqlx::FromRow)]
-struct RunRow {
-    run_id: String,
-    thread_id: String,
-    graph: String,
-    status: String,
-}
-
-impl From<RunRow> for RunRecord {
-    fn from(row: RunRow) -> Self {
-        RunRecord {
-            run_id: RunId::from(row.run_id),
-            thread_id: ThreadId::from(row.thread_id),
-            graph: row.graph,
-            status: status_of(&row.status),
-        }
-    }
 }
 
 /// One statement: the `heddle_saves` trigger writes the events, the
@@ -156,15 +125,8 @@ async fn save_one(
     checkpoint: &Checkpoint,
     events: &[Arc<Event>],
 ) -> Result<(), StoreError> {
-    let body = serde_json::to_string(checkpoint).map_err(|e| StoreError(e.to_string()))?;
-    let (first, last) = match (events.first(), events.last()) {
-        (Some(first), Some(last)) => (Some(first.seq as i64), Some(last.seq as i64)),
-        _ => (None, None),
-    };
-    let events = first
-        .map(|_| serde_json::to_string(events))
-        .transpose()
-        .map_err(|e| StoreError(e.to_string()))?;
+    let body = checkpoint_body(checkpoint)?;
+    let batch = Batch::of(&checkpoint.run_id, events)?;
     sqlx::query(
         "INSERT INTO heddle_saves
            (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body,
@@ -177,43 +139,21 @@ async fn save_one(
     .bind(checkpoint.parent.as_ref().map(|p| p.as_str()))
     .bind(i64::from(checkpoint.step))
     .bind(checkpoint.status.as_str())
-    .bind(checkpoint.created_at_us as i64)
+    .bind(integer(checkpoint.created_at_us, "time")?)
     .bind(&body)
-    .bind(&events)
-    .bind(first)
-    .bind(last)
+    .bind(batch.as_ref().map(|b| b.body.as_str()))
+    .bind(batch.as_ref().map(|b| b.first))
+    .bind(batch.as_ref().map(|b| b.last))
     .execute(connection)
     .await
-    .map_err(error("cannot save the checkpoint"))?;
+    .map_err(write_error("cannot save the checkpoint", batch.as_ref()))?;
     Ok(())
-}
-
-impl SqliteStore {
-    /// Stores events ahead of the checkpoint that will follow them (for a
-    /// write-ahead [`super::EventSink`]): one batch, in one statement.
-    pub async fn append_events(&self, events: &[Arc<Event>]) -> Result<(), StoreError> {
-        let (Some(first), Some(last)) = (events.first(), events.last()) else {
-            return Ok(());
-        };
-        let body = serde_json::to_string(events).map_err(|e| StoreError(e.to_string()))?;
-        sqlx::query(
-            "INSERT INTO heddle_events (run_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
-        )
-        .bind(first.run_id.as_str())
-        .bind(first.seq as i64)
-        .bind(last.seq as i64)
-        .bind(&body)
-        .execute(&self.pool)
-        .await
-        .map_err(error("cannot store events"))?;
-        Ok(())
-    }
 }
 
 impl CheckpointStore for SqliteStore {
     fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let now = now_us() as i64;
+            let now = integer(now_us(), "time")?;
             sqlx::query(
                 "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
                  VALUES (?, ?, ?, ?, ?, ?)",
@@ -239,6 +179,28 @@ impl CheckpointStore for SqliteStore {
         Box::pin(async move {
             let mut writer = self.writer.lock().await;
             save_one(&mut writer, checkpoint, events).await
+        })
+    }
+
+    fn append_events<'a>(&'a self, events: &'a [Arc<Event>]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(first) = events.first() else {
+                return Ok(());
+            };
+            let Some(batch) = Batch::of(&first.run_id, events)? else {
+                return Ok(());
+            };
+            sqlx::query(
+                "INSERT INTO heddle_events (run_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
+            )
+            .bind(batch.run.as_str())
+            .bind(batch.first)
+            .bind(batch.last)
+            .bind(&batch.body)
+            .execute(&self.pool)
+            .await
+            .map_err(write_error("cannot store events", Some(&batch)))?;
+            Ok(())
         })
     }
 
@@ -314,14 +276,7 @@ impl CheckpointStore for SqliteStore {
             .await
             .map_err(error("cannot list the threads"))?;
             rows.iter()
-                .map(|(body, runs)| {
-                    let checkpoint: Checkpoint = parse(body)?;
-                    Ok(ThreadSummary {
-                        thread_id: checkpoint.thread_id.clone(),
-                        latest: CheckpointSummary::from(&checkpoint),
-                        runs: u64::try_from(*runs).unwrap_or(0),
-                    })
-                })
+                .map(|(body, runs)| thread_summary(body, *runs))
                 .collect()
         })
     }
@@ -335,7 +290,7 @@ impl CheckpointStore for SqliteStore {
             .fetch_optional(&self.pool)
             .await
             .map_err(error("cannot read the run"))?;
-            Ok(row.map(RunRecord::from))
+            row.map(RunRecord::try_from).transpose()
         })
     }
 
@@ -348,7 +303,7 @@ impl CheckpointStore for SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(error("cannot list unfinished runs"))?;
-            Ok(rows.into_iter().map(RunRecord::from).collect())
+            rows.into_iter().map(RunRecord::try_from).collect()
         })
     }
 
@@ -362,12 +317,7 @@ impl CheckpointStore for SqliteStore {
             .fetch_all(&self.pool)
             .await
             .map_err(error("cannot read the events"))?;
-            let mut events = Vec::new();
-            for batch in &batches {
-                let batch: Vec<Event> = parse(batch)?;
-                events.extend(batch.into_iter().filter(|event| event.seq >= from_seq));
-            }
-            Ok(events)
+            events_from(&batches, from_seq)
         })
     }
 }

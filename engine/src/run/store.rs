@@ -1,7 +1,7 @@
 //! Where checkpoints and events are kept: the [`CheckpointStore`] trait,
 //! and [`MemoryStore`], which keeps them in memory (for tests and
 //! short-lived programs). The SQLite store is in `run::sqlite` (feature
-//! `sqlite`).
+//! `sqlite`), the PostgreSQL one in `run::postgres` (feature `postgres`).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -35,17 +35,45 @@ pub struct RunRecord {
 /// emitted since the previous one is one atomic write, so after a crash
 /// the stored events end exactly where the stored checkpoint says the run
 /// goes on: no gap, no duplicate.
+///
+/// Every store holds the same contract (the engine's conformance tests
+/// check it for each):
+///
+/// - A run's events are numbered from 0 without gaps. Events are written
+///   in batches (by [`save`](Self::save) or
+///   [`append_events`](Self::append_events)); a batch must be one run's
+///   events numbered one after the other, and must begin right after the
+///   run's stored log. Anything else (a gap, an event stored twice) is
+///   refused, and a refused write stores nothing: not its events, not its
+///   checkpoint, not the run's status.
+/// - Concurrent writers of one run: two writes of the same events (two
+///   processes that both think they run the run) are serialised, and the
+///   second is refused, as it no longer follows the log. Saves of
+///   checkpoints without events are serialised and all kept, in the order
+///   the store took them.
+/// - A thread's checkpoints are kept in the order they were saved; their
+///   `parent` links make the history a tree, and nothing once saved is
+///   changed by a later save.
 pub trait CheckpointStore: Send + Sync + 'static {
-    /// Records a new run (before its first checkpoint).
+    /// Records a new run (before its first checkpoint). A run id already
+    /// recorded is refused.
     fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()>;
 
     /// Saves a checkpoint and the events since the last one, atomically,
-    /// and sets the run's status to the checkpoint's.
+    /// and sets the run's status to the checkpoint's. The events are the
+    /// checkpoint's run's, following its stored log; when they were stored
+    /// ahead ([`append_events`](Self::append_events)), `events` is empty.
     fn save<'a>(
         &'a self,
         checkpoint: &'a Checkpoint,
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()>;
+
+    /// Stores events ahead of the checkpoint that will follow them (for a
+    /// write-ahead [`EventSink`](super::EventSink)): one batch of one run,
+    /// following its stored log, written at once. The checkpoint is later
+    /// saved with the events after these, or none.
+    fn append_events<'a>(&'a self, events: &'a [Arc<Event>]) -> StoreFuture<'a, ()>;
 
     /// Saves several checkpoints (each with its events) in order, as one
     /// write where the store can.
@@ -85,7 +113,37 @@ pub trait CheckpointStore: Send + Sync + 'static {
     fn events<'a>(&'a self, run: &'a RunId, from_seq: u64) -> StoreFuture<'a, Vec<Event>>;
 }
 
-/// A store in memory.
+/// The first and last `seq` of a batch of `run`'s events (`None` for an
+/// empty batch), checking that they are that run's, numbered one after
+/// the other.
+pub(crate) fn batch_span(
+    run: &RunId,
+    events: &[Arc<Event>],
+) -> Result<Option<(u64, u64)>, StoreError> {
+    let Some(first) = events.first() else {
+        return Ok(None);
+    };
+    let mut last = first.seq;
+    for (i, event) in events.iter().enumerate() {
+        if event.run_id != *run {
+            return Err(StoreError(format!(
+                "event {} of run `{}` is in a batch of run `{run}`",
+                event.seq, event.run_id
+            )));
+        }
+        if i > 0 && Some(event.seq) != last.checked_add(1) {
+            return Err(StoreError(format!(
+                "event {} of run `{run}` does not follow {last} in its batch",
+                event.seq
+            )));
+        }
+        last = event.seq;
+    }
+    Ok(Some((first.seq, last)))
+}
+
+/// A store in memory. One lock guards it all, so concurrent writers are
+/// serialised; a write whose events no longer follow the log is refused.
 #[derive(Default)]
 pub struct MemoryStore {
     inner: Mutex<Memory>,
@@ -97,6 +155,33 @@ struct Memory {
     run_order: Vec<RunId>,
     checkpoints: Vec<Checkpoint>,
     events: HashMap<RunId, Vec<Event>>,
+}
+
+impl Memory {
+    /// Checks that `events` are `run`'s and follow its stored log.
+    fn check_follows(&self, run: &RunId, events: &[Arc<Event>]) -> Result<(), StoreError> {
+        if !self.runs.contains_key(run) {
+            return Err(StoreError(format!("no run `{run}`")));
+        }
+        if let Some((first, _)) = batch_span(run, events)? {
+            let stored = self.events.get(run).map_or(0, Vec::len) as u64;
+            if first != stored {
+                return Err(StoreError(format!(
+                    "event {first} of run `{run}` does not follow {stored}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends events [`Memory::check_follows`] accepted.
+    fn append(&mut self, run: &RunId, events: &[Arc<Event>]) {
+        if events.is_empty() {
+            return;
+        }
+        let log = self.events.entry(run.clone()).or_default();
+        log.extend(events.iter().map(|event| (**event).clone()));
+    }
 }
 
 impl MemoryStore {
@@ -117,13 +202,14 @@ fn ready<'a, T: Send + 'a>(value: Result<T, StoreError>) -> StoreFuture<'a, T> {
 impl CheckpointStore for MemoryStore {
     fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
         let mut memory = self.lock();
-        if memory
-            .runs
-            .insert(run.run_id.clone(), run.clone())
-            .is_none()
-        {
-            memory.run_order.push(run.run_id.clone());
+        if memory.runs.contains_key(&run.run_id) {
+            return ready(Err(StoreError(format!(
+                "run `{}` is already recorded",
+                run.run_id
+            ))));
         }
+        memory.runs.insert(run.run_id.clone(), run.clone());
+        memory.run_order.push(run.run_id.clone());
         ready(Ok(()))
     }
 
@@ -133,25 +219,29 @@ impl CheckpointStore for MemoryStore {
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()> {
         let mut memory = self.lock();
-        let Some(run) = memory.runs.get_mut(&checkpoint.run_id) else {
-            return ready(Err(StoreError(format!("no run `{}`", checkpoint.run_id))));
-        };
-        run.status = checkpoint.status;
-        memory.checkpoints.push(checkpoint.clone());
-        let log = memory.events.entry(checkpoint.run_id.clone()).or_default();
-        for event in events {
-            if event.seq == log.len() as u64 {
-                log.push((**event).clone());
-            } else {
-                return ready(Err(StoreError(format!(
-                    "event {} of run `{}` does not follow {}",
-                    event.seq,
-                    checkpoint.run_id,
-                    log.len()
-                ))));
-            }
+        // Everything is checked before anything changes: a refused save
+        // stores nothing.
+        if let Err(error) = memory.check_follows(&checkpoint.run_id, events) {
+            return ready(Err(error));
         }
+        memory.append(&checkpoint.run_id, events);
+        if let Some(run) = memory.runs.get_mut(&checkpoint.run_id) {
+            run.status = checkpoint.status;
+        }
+        memory.checkpoints.push(checkpoint.clone());
         ready(Ok(()))
+    }
+
+    fn append_events<'a>(&'a self, events: &'a [Arc<Event>]) -> StoreFuture<'a, ()> {
+        let Some(first) = events.first() else {
+            return ready(Ok(()));
+        };
+        let mut memory = self.lock();
+        let result = memory.check_follows(&first.run_id, events);
+        if result.is_ok() {
+            memory.append(&first.run_id, events);
+        }
+        ready(result)
     }
 
     fn checkpoint<'a>(

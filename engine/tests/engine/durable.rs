@@ -1,34 +1,17 @@
 //! Durable runs: checkpoints, interrupts and resume, threads, time travel,
-//! durability modes and recovery, against the memory and SQLite stores.
+//! durability modes and recovery, against every store (`stores`).
 
 use std::sync::Arc;
 
 use heddle_engine::run::{
     CheckpointStore, Durability, Durable, DurableError, EventPayload, Fork, InterruptWhen,
-    MemoryStore, RunOptions, RunStatus,
+    RunOptions, RunStatus,
 };
 use heddle_engine::{CompiledGraph, NodeId, RunId, ThreadId};
 use serde_json::{Map, Value, json};
 
+use crate::stores::stores;
 use crate::support::{compile, registry};
-
-/// Every store, each fresh (the temp dir lives as long as the store): the
-/// memory store, and the SQLite one when the `sqlite` feature is on.
-async fn stores() -> Vec<(Arc<dyn CheckpointStore>, Option<tempfile::TempDir>)> {
-    #[allow(unused_mut)]
-    let mut stores: Vec<(Arc<dyn CheckpointStore>, Option<tempfile::TempDir>)> =
-        vec![(Arc::new(MemoryStore::new()), None)];
-    #[cfg(feature = "sqlite")]
-    {
-        use heddle_engine::run::sqlite::{SqliteStore, SyncMode};
-        let dir = tempfile::tempdir().unwrap();
-        let sqlite = SqliteStore::open(dir.path().join("store.db"), SyncMode::Normal)
-            .await
-            .unwrap();
-        stores.push((Arc::new(sqlite), Some(dir)));
-    }
-    stores
-}
 
 fn durable(store: &Arc<dyn CheckpointStore>) -> Durable {
     Durable::new(Arc::clone(store)).with_registry(registry())
@@ -50,7 +33,7 @@ async fn stored_events(store: &Arc<dyn CheckpointStore>, run: &str) -> Vec<Event
     events.into_iter().map(|event| event.payload).collect()
 }
 
-fn ask_graph() -> Arc<CompiledGraph> {
+pub(crate) fn ask_graph() -> Arc<CompiledGraph> {
     compile(json!({
         "state": {"channels": {
             "name": {"type": "string"},
@@ -76,7 +59,7 @@ fn ask_graph() -> Arc<CompiledGraph> {
 
 #[tokio::test]
 async fn an_interrupt_pauses_and_a_resume_continues_only_the_interrupted_branch() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let durable = durable(&store);
         let t = thread("t1");
         let run = durable
@@ -130,7 +113,7 @@ async fn an_interrupt_pauses_and_a_resume_continues_only_the_interrupted_branch(
 
 #[tokio::test]
 async fn resuming_what_is_not_paused_is_refused_and_changes_nothing() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let durable = durable(&store);
         let error = durable
             .resume(&thread("empty"), json!(1))
@@ -169,7 +152,7 @@ async fn resuming_what_is_not_paused_is_refused_and_changes_nothing() {
     }
 }
 
-fn chain() -> Value {
+pub(crate) fn chain() -> Value {
     json!({
         "state": {"channels": {"log": {"type": "list", "reducer": "append"}}},
         "nodes": [
@@ -188,7 +171,7 @@ fn chain() -> Value {
 
 #[tokio::test]
 async fn breakpoints_pause_before_and_after_nodes() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let mut graph = chain();
         graph["nodes"][2]["interrupt_before"] = json!(true);
         let durable = durable(&store);
@@ -240,7 +223,7 @@ async fn breakpoints_pause_before_and_after_nodes() {
     }
 }
 
-fn chat_graph() -> Arc<CompiledGraph> {
+pub(crate) fn chat_graph() -> Arc<CompiledGraph> {
     compile(json!({
         "state": {"channels": {
             "messages": {"type": "messages", "reducer": "add_messages", "scope": "thread"},
@@ -259,7 +242,7 @@ fn chat_graph() -> Arc<CompiledGraph> {
 
 #[tokio::test]
 async fn thread_scoped_channels_carry_over_to_the_next_run() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let durable = durable(&store);
         let t = thread("chat");
         let say = |text: &str| json!({"messages": [{"role": "user", "content": text}]});
@@ -311,7 +294,7 @@ async fn thread_scoped_channels_carry_over_to_the_next_run() {
 
 #[tokio::test]
 async fn a_thread_runs_one_run_at_a_time() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let durable = durable(&store);
         let t = thread("busy");
         let hanging = compile(json!({
@@ -381,7 +364,7 @@ async fn a_thread_runs_one_run_at_a_time() {
 
 #[tokio::test]
 async fn time_travel_reruns_and_forks_without_touching_history() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let durable = durable(&store);
         let t = thread("tt");
         durable
@@ -482,7 +465,7 @@ async fn time_travel_reruns_and_forks_without_touching_history() {
 
 #[tokio::test]
 async fn every_durability_mode_ends_in_the_same_place() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         for (i, mode) in [Durability::Sync, Durability::Async, Durability::Exit]
             .into_iter()
             .enumerate()
@@ -533,7 +516,7 @@ fn counting_loop(target: u64) -> Arc<CompiledGraph> {
 
 #[tokio::test]
 async fn a_crashed_run_is_recovered_from_its_last_checkpoint() {
-    for (store, _dir) in stores().await {
+    for store in stores().await {
         let t = thread("crash");
         let run = durable(&store)
             .start(

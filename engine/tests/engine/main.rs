@@ -3,9 +3,11 @@
 
 #![allow(clippy::unwrap_used)] // tests fail loudly by design
 
+mod stores;
 mod support;
 
 mod cancel;
+mod conformance;
 mod durable;
 mod events;
 mod examples;

@@ -34,7 +34,7 @@ pub async fn sign_up(
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<(StatusCode, Json<User>)> {
     let user = accounts::sign_up(
-        &state.pool,
+        &state.db,
         &state.auth,
         &session,
         &body.username,
@@ -53,14 +53,14 @@ pub async fn log_in(
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<Json<User>> {
     let user = accounts::authenticate(
-        &state.pool,
+        &state.db,
         &state.auth,
         client.0,
         &body.username,
         &body.password,
     )
     .await?;
-    accounts::start_session(&state.pool, &session, &user).await?;
+    accounts::start_session(&state.db, &session, &user).await?;
     Ok(Json(user))
 }
 
@@ -92,7 +92,7 @@ pub async fn change_password(
 ) -> Result<StatusCode> {
     let user = who.user()?;
     accounts::change_password(
-        &state.pool,
+        &state.db,
         &state.auth,
         client.0,
         &session,

@@ -41,7 +41,7 @@ fn report(document: &GraphDocument) -> Value {
 
 /// `GET /api/v1/graphs`: the caller's graphs and those shared with them.
 pub async fn list(State(state): State<AppState>, who: Who) -> Result<Json<Vec<GraphSummary>>> {
-    Ok(Json(graphs::list(&state.pool, who.user()?).await?))
+    Ok(Json(graphs::list(&state.db, who.user()?).await?))
 }
 
 #[derive(Deserialize)]
@@ -72,7 +72,7 @@ pub async fn create(
         (None, Some(name)) => Some(GraphDocument::new(&name)),
         (None, None) => None,
     };
-    let saved = graphs::create(&state.pool, user, document).await?;
+    let saved = graphs::create(&state.db, user, document).await?;
     Ok((StatusCode::CREATED, Json(saved)).into_response())
 }
 
@@ -81,7 +81,7 @@ pub async fn get(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<Value>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
     let GraphDetail {
         id,
         name,
@@ -89,7 +89,7 @@ pub async fn get(
         created_at,
         updated_at,
         document,
-    } = graphs::get(&state.pool, &allowed).await?;
+    } = graphs::get(&state.db, &allowed).await?;
     let document: Value = serde_json::from_str(&document).unwrap_or(Value::Null);
     Ok(Json(json!({
         "id": id, "name": name, "version": version, "role": allowed.role(),
@@ -115,9 +115,9 @@ pub async fn save(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Save>,
 ) -> Result<Json<Value>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
     let document = document(body.document)?;
-    let saved = graphs::save(&state.pool, &allowed, body.base_version, &document).await?;
+    let saved = graphs::save(&state.db, &allowed, body.base_version, &document).await?;
     Ok(Json(json!({
         "id": saved.id, "version": saved.version, "updated_at": saved.updated_at,
         "problems": report(&document),
@@ -129,7 +129,7 @@ pub async fn delete(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Owner).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Owner).await?;
     let graph = allowed.graph();
     // Stop its runs first, so nothing writes to rows being deleted.
     for run in state.runs.list(&allowed, 1000).await? {
@@ -137,7 +137,7 @@ pub async fn delete(
             let _ = state.runs.cancel(&run.id).await;
         }
     }
-    graphs::delete(&state.pool, &allowed).await?;
+    graphs::delete(&state.db, &allowed).await?;
     state
         .auth
         .events()
@@ -150,8 +150,8 @@ pub async fn versions(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<VersionSummary>>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    Ok(Json(graphs::versions(&state.pool, &allowed).await?))
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    Ok(Json(graphs::versions(&state.db, &allowed).await?))
 }
 
 pub async fn version(
@@ -159,8 +159,8 @@ pub async fn version(
     who: Who,
     Path((id, version)): Path<(String, i64)>,
 ) -> Result<Json<Value>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    let json = graphs::version(&state.pool, &allowed, version).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let json = graphs::version(&state.db, &allowed, version).await?;
     Ok(Json(serde_json::from_str(&json).unwrap_or(Value::Null)))
 }
 
@@ -169,8 +169,8 @@ pub async fn restore(
     who: Who,
     Path((id, version)): Path<(String, i64)>,
 ) -> Result<Json<Value>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
-    let saved = graphs::restore(&state.pool, &allowed, version).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let saved = graphs::restore(&state.db, &allowed, version).await?;
     Ok(Json(
         json!({"id": saved.id, "version": saved.version, "restored_from": version}),
     ))
@@ -183,8 +183,8 @@ pub async fn export(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Response> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
-    let detail = graphs::get(&state.pool, &allowed).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let detail = graphs::get(&state.db, &allowed).await?;
     let document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
         ApiError(AppError::Internal)
@@ -260,7 +260,7 @@ pub async fn import(
     let mut document = document(body)?;
     check_document(&document)?;
     heddle_engine::credentials::rebind(&mut document, &bindings);
-    let mine = secrets::names(&state.pool, user.id.as_str()).await?;
+    let mine = secrets::names(&state.db, user.id.as_str()).await?;
     let missing: Vec<String> = heddle_engine::credentials::referenced(&document)
         .into_iter()
         .filter(|name| !mine.contains(name))
@@ -283,7 +283,7 @@ pub async fn import(
     if !missing.is_empty() {
         return Err(ApiError(AppError::MissingCredentials { names: missing }));
     }
-    let saved = graphs::create(&state.pool, user, Some(document)).await?;
+    let saved = graphs::create(&state.db, user, Some(document)).await?;
     Ok((
         StatusCode::CREATED,
         Json(json!({"id": saved.id, "version": saved.version, "problems": problems})),
@@ -298,6 +298,6 @@ pub async fn copy(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Response> {
-    let saved = graphs::copy(&state.pool, who.0.as_ref(), &id).await?;
+    let saved = graphs::copy(&state.db, who.0.as_ref(), &id).await?;
     Ok((StatusCode::CREATED, Json(saved)).into_response())
 }

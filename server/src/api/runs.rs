@@ -8,8 +8,9 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use heddle_app::access::Role;
-use heddle_app::access::ssr::{graph_of_run, graph_of_thread, require};
+use heddle_app::access::ssr::require;
 use heddle_app::error::AppError;
+use heddle_app::runs::ssr::{graph_of_run, graph_of_thread};
 
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
@@ -26,7 +27,7 @@ pub async fn start(
     Path(id): Path<String>,
     ApiJson(request): ApiJson<StartRun>,
 ) -> Result<(StatusCode, Json<RunInfo>)> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(state.runs.start(&allowed, request).await?),
@@ -37,9 +38,9 @@ pub async fn start(
 /// caller cannot see is "not found", like one that does not exist.
 async fn on_run(state: &AppState, who: &Who, run_id: &str, needed: Role) -> Result<()> {
     who.user()?;
-    let graph = graph_of_run(&state.pool, run_id).await?;
+    let graph = graph_of_run(&state.db, run_id).await?;
     hide_graph(
-        require(&state.pool, who.0.as_ref(), &graph, needed).await,
+        require(&state.db, who.0.as_ref(), &graph, needed).await,
         "run",
         run_id,
     )
@@ -48,9 +49,9 @@ async fn on_run(state: &AppState, who: &Who, run_id: &str, needed: Role) -> Resu
 /// The same for a thread.
 async fn on_thread(state: &AppState, who: &Who, thread_id: &str, needed: Role) -> Result<()> {
     who.user()?;
-    let graph = graph_of_thread(&state.pool, thread_id).await?;
+    let graph = graph_of_thread(&state.db, thread_id).await?;
     hide_graph(
-        require(&state.pool, who.0.as_ref(), &graph, needed).await,
+        require(&state.db, who.0.as_ref(), &graph, needed).await,
         "thread",
         thread_id,
     )
@@ -80,7 +81,7 @@ pub async fn list(
     Path(id): Path<String>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<RunInfo>>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.list(&allowed, query.limit).await?))
 }
 
@@ -89,7 +90,7 @@ pub async fn threads(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<Vec<ThreadInfo>>> {
-    let allowed = require(&state.pool, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.threads(&allowed).await?))
 }
 

@@ -15,7 +15,7 @@ type Result<T> = std::result::Result<T, ApiError>;
 
 /// `GET /api/v1/secrets`.
 pub async fn list(State(state): State<AppState>, who: Who) -> Result<Json<Vec<SecretSummary>>> {
-    Ok(Json(secrets::list(&state.pool, who.user()?).await?))
+    Ok(Json(secrets::list(&state.db, who.user()?).await?))
 }
 
 #[derive(Deserialize)]
@@ -32,7 +32,7 @@ pub async fn put(
     ApiJson(body): ApiJson<SecretValue>,
 ) -> Result<StatusCode> {
     secrets::put(
-        &state.pool,
+        &state.db,
         state.runs.secret_key(),
         who.user()?,
         &name,
@@ -48,6 +48,6 @@ pub async fn delete(
     who: Who,
     Path(name): Path<String>,
 ) -> Result<StatusCode> {
-    secrets::delete(&state.pool, who.user()?, &name).await?;
+    secrets::delete(&state.db, who.user()?, &name).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -20,7 +20,7 @@ pub async fn get(
     Path(id): Path<String>,
 ) -> Result<Json<Sharing>> {
     Ok(Json(
-        sharing::sharing(&state.pool, who.0.as_ref(), &id).await?,
+        sharing::sharing(&state.db, who.0.as_ref(), &id).await?,
     ))
 }
 
@@ -44,7 +44,7 @@ pub async fn create_link(
     ApiJson(body): ApiJson<NewLink>,
 ) -> Result<(StatusCode, Json<ShareLink>)> {
     let link = sharing::create_link(
-        &state.pool,
+        &state.db,
         who.0.as_ref(),
         &id,
         &body.role,
@@ -62,7 +62,7 @@ pub async fn revoke_link(
     who: Who,
     Path((id, link)): Path<(String, String)>,
 ) -> Result<StatusCode> {
-    sharing::revoke_link(&state.pool, state.auth.events(), who.0.as_ref(), &id, &link).await?;
+    sharing::revoke_link(&state.db, state.auth.events(), who.0.as_ref(), &id, &link).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -81,7 +81,7 @@ pub async fn set_member(
     ApiJson(body): ApiJson<MemberRole>,
 ) -> Result<StatusCode> {
     sharing::set_member(
-        &state.pool,
+        &state.db,
         state.auth.events(),
         who.0.as_ref(),
         &id,
@@ -99,6 +99,6 @@ pub async fn accept(
     Path(token): Path<String>,
 ) -> Result<Json<Accepted>> {
     Ok(Json(
-        sharing::accept(&state.pool, who.0.as_ref(), &token).await?,
+        sharing::accept(&state.db, who.0.as_ref(), &token).await?,
     ))
 }

@@ -12,11 +12,11 @@ use std::collections::HashMap;
 use heddle_app::access::Role;
 use heddle_app::access::ssr::{Allowed, require};
 use heddle_app::accounts::User;
+use heddle_app::db::Db;
 use heddle_app::error::AppError;
 use heddle_app::graphs::GraphId;
 use heddle_app::graphs::ssr as graphs;
 use serde_json::Value;
-use sqlx::SqlitePool;
 
 /// The most nodes a run may have with every saved subgraph embedded.
 pub const MAX_NODES: usize = 2_000;
@@ -39,7 +39,7 @@ pub struct Embedded {
 /// Embeds, for `starter`, the saved subgraphs of `document` (the graph
 /// `root`'s stored JSON).
 pub async fn embed(
-    pool: &SqlitePool,
+    db: &Db,
     starter: &User,
     root: &GraphId,
     document: &str,
@@ -50,7 +50,7 @@ pub async fn embed(
             problems: Vec::new(),
         })?;
     let mut walk = Walk {
-        pool,
+        db,
         starter,
         loaded: HashMap::new(),
         order: Vec::new(),
@@ -68,14 +68,14 @@ pub async fn embed(
 /// Checks again that `starter` may still see every graph a run embeds
 /// (and edit `root`, which it runs): the run starts only if so.
 pub async fn recheck(
-    pool: &SqlitePool,
+    db: &Db,
     starter: &User,
     root: &str,
     embedded: &[GraphId],
 ) -> Result<(), AppError> {
-    require(pool, Some(starter), root, Role::Editor).await?;
+    require(db, Some(starter), root, Role::Editor).await?;
     for graph in embedded {
-        require(pool, Some(starter), graph.as_str(), Role::Viewer)
+        require(db, Some(starter), graph.as_str(), Role::Viewer)
             .await
             .map_err(|_| unreachable_graph("a subgraph", graph.as_str()))?;
     }
@@ -83,7 +83,7 @@ pub async fn recheck(
 }
 
 struct Walk<'a> {
-    pool: &'a SqlitePool,
+    db: &'a Db,
     starter: &'a User,
     /// Each saved graph once, as loaded (not yet embedded).
     loaded: HashMap<String, Value>,
@@ -148,7 +148,7 @@ impl Walk<'_> {
         }
         // Missing, hidden and malformed ids answer alike: nothing about
         // graphs the starter cannot see is revealed.
-        let allowed: Allowed = require(self.pool, Some(self.starter), id, Role::Viewer)
+        let allowed: Allowed = require(self.db, Some(self.starter), id, Role::Viewer)
             .await
             .map_err(|error| match error {
                 AppError::NotFound { .. } | AppError::Forbidden(_) => {
@@ -156,7 +156,7 @@ impl Walk<'_> {
                 }
                 other => other,
             })?;
-        let detail = graphs::get(self.pool, &allowed).await?;
+        let detail = graphs::get(self.db, &allowed).await?;
         let document: Value = serde_json::from_str(&detail.document).map_err(|error| {
             tracing::error!(graph = id, %error, "a stored graph does not read back");
             AppError::Internal

@@ -14,7 +14,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::extract::ws::Utf8Bytes;
-use heddle_engine::run::sqlite::SqliteStore;
+use heddle_engine::run::CheckpointStore;
 use heddle_engine::run::{Event, EventSink, StoreError, StoreFuture};
 use tokio::sync::{broadcast, watch};
 
@@ -48,7 +48,7 @@ const LIVE_CAPACITY: usize = 1024;
 /// The events of one execution.
 pub struct RunHub {
     inner: Arc<Mutex<Inner>>,
-    store: Arc<SqliteStore>,
+    store: Arc<dyn CheckpointStore>,
     /// How far the log is stored (the `seq` after the last stored event),
     /// or that storing failed.
     stored: Arc<watch::Sender<Stored>>,
@@ -88,7 +88,7 @@ fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
 
 impl RunHub {
     /// A hub for an execution about to start, storing into `store`.
-    pub fn new(store: Arc<SqliteStore>) -> Self {
+    pub fn new(store: Arc<dyn CheckpointStore>) -> Self {
         RunHub {
             inner: Arc::new(Mutex::new(Inner {
                 live: Some(broadcast::Sender::new(LIVE_CAPACITY)),
@@ -106,7 +106,7 @@ impl RunHub {
     /// Stores what is pending, then publishes it, until nothing is left.
     async fn write(
         inner: Arc<Mutex<Inner>>,
-        store: Arc<SqliteStore>,
+        store: Arc<dyn CheckpointStore>,
         stored: Arc<watch::Sender<Stored>>,
     ) {
         loop {

@@ -1,47 +1,55 @@
-//! Starting, resuming, cancelling and recovering runs, and keeping the
-//! `runs` and `threads` tables in step with them.
+//! The run manager: starting, resuming, forking and cancelling runs as
+//! background tasks (at most a configured number at once, the rest
+//! queued), and keeping the `runs` records (through the runs data module)
+//! in step with them. Requests are in [`super::requests`], what a run
+//! needs before it may start in [`super::admission`], recovery after a
+//! restart in [`super::recovery`], and reading a run's events in
+//! [`super::replay`].
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use heddle_app::access::Role;
-use heddle_app::access::ssr::{Allowed, require};
+use heddle_app::access::ssr::Allowed;
 use heddle_app::accounts::User;
-use heddle_app::accounts::ssr as accounts;
+use heddle_app::db::Db;
 use heddle_app::error::AppError;
 use heddle_app::graphs::ssr as graphs;
-use heddle_app::graphs::{GraphDetail, GraphId};
 use heddle_app::limits::MAX_INPUT_BYTES;
+use heddle_app::runs::ssr as records;
+use heddle_app::runs::{RunInfo, ThreadInfo};
 use heddle_app::secrets::ssr as secrets;
+use heddle_engine::run::postgres::PostgresStore;
 use heddle_engine::run::sqlite::SqliteStore;
 use heddle_engine::run::{
-    CancelHandle, CheckpointStore, Durable, DurableError, Event, Run, RunError, RunOptions,
-    RunOutput,
+    CancelHandle, CheckpointStore, Durable, DurableError, Run, RunError, RunOptions, RunOutput,
+    RunStatus,
 };
-use heddle_engine::{CompiledGraph, GraphDocument, Registry, RunId, ThreadId};
+use heddle_engine::{GraphDocument, Registry, RunId, ThreadId};
 use serde::Serialize;
 use serde_json::Value;
-use sqlx::SqlitePool;
 use tokio::sync::{Semaphore, broadcast};
 use tokio::task::AbortHandle;
 
+use super::admission::Admission;
 use super::embed;
 use super::hub::RunHub;
+use super::requests::{ForkRun, StartRun, check_input, run_input};
 
 /// Runs on this server.
 #[derive(Clone)]
 pub struct Runs {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    pool: SqlitePool,
+pub(super) struct Inner {
+    pub(super) db: Db,
     /// Opens users' secrets for their runs.
-    secret_key: secrets::SecretKey,
-    registry: Registry,
-    store: Arc<SqliteStore>,
-    durable: Durable,
+    pub(super) secret_key: secrets::SecretKey,
+    pub(super) registry: Registry,
+    pub(super) store: Arc<dyn CheckpointStore>,
+    pub(super) durable: Durable,
     permits: Arc<Semaphore>,
     active: Mutex<HashMap<String, Active>>,
     notices: broadcast::Sender<Notice>,
@@ -50,10 +58,10 @@ struct Inner {
 }
 
 /// A run being executed (or waiting for its turn).
-struct Active {
+pub(super) struct Active {
     graph_id: String,
-    thread_id: String,
-    hub: Arc<RunHub>,
+    pub(super) thread_id: String,
+    pub(super) hub: Arc<RunHub>,
     cancel: Option<CancelHandle>,
     cancel_requested: bool,
     task: Option<AbortHandle>,
@@ -65,89 +73,11 @@ pub struct Notice {
     pub graph_id: String,
     pub run_id: String,
     pub thread_id: String,
-    pub status: &'static str,
-}
-
-/// A request to start a run.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StartRun {
-    /// The run's input: channel values.
-    #[serde(default)]
-    pub input: Value,
-    /// The thread to run on; a new one when absent.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// This run also pauses before these nodes ("run to here"), beside the
-    /// breakpoints the graph marks.
-    #[serde(default)]
-    pub interrupt_before: Vec<String>,
-    /// This run also pauses after these nodes' steps.
-    #[serde(default)]
-    pub interrupt_after: Vec<String>,
-}
-
-/// A request to fork a run: continue from one of its checkpoints, with
-/// some channels edited, as a new run on the same thread.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ForkRun {
-    /// The step the new run goes on with: the checkpoint holding the state
-    /// before that step (so `step: 3` continues after step 2).
-    pub step: u32,
-    /// Channel values to replace first.
-    #[serde(default)]
-    pub edits: serde_json::Map<String, Value>,
-    /// The node to run first, instead of the checkpoint's own next step.
-    #[serde(default)]
-    pub start_at: Option<String>,
-}
-
-/// A run as the API shows it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct RunInfo {
-    pub id: String,
-    pub graph_id: String,
-    pub graph_version: i64,
-    pub thread_id: String,
-    pub status: String,
-    #[sqlx(json)]
-    pub input: Value,
-    #[sqlx(json(nullable))]
-    pub output: Option<Value>,
-    pub error: Option<String>,
-    pub created_at: String,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
-    /// Who started it (`None` for runs from before accounts).
-    pub started_by: Option<String>,
-}
-
-/// A thread as the API shows it.
-#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
-pub struct ThreadInfo {
-    pub id: String,
-    pub graph_id: String,
-    pub created_at: String,
-    pub updated_at: String,
-    pub runs: i64,
-    pub last_status: Option<String>,
-}
-
-/// `SELECT <the run columns> FROM runs <rest>`, as one literal.
-macro_rules! select_runs {
-    ($rest:literal) => {
-        concat!(
-            "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
-            "created_at, started_at, finished_at, ",
-            "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by FROM runs ",
-            $rest
-        )
-    };
+    pub status: RunStatus,
 }
 
 /// Logs a storage failure with its context and hides it from the client.
-fn internal<E: std::fmt::Display>(context: &str) -> impl Fn(E) -> AppError + '_ {
+pub(super) fn internal<E: std::fmt::Display>(context: &str) -> impl Fn(E) -> AppError + '_ {
     move |error| {
         tracing::error!(%error, "{context}");
         AppError::Internal
@@ -158,37 +88,39 @@ impl Runs {
     /// The run manager over the server's database, running at most
     /// `max_concurrent` runs at once.
     pub async fn new(
-        pool: SqlitePool,
+        db: Db,
         max_concurrent: usize,
     ) -> Result<Self, heddle_engine::run::StoreError> {
-        Self::with_registry(pool, max_concurrent, Registry::new()).await
+        Self::with_registry(db, max_concurrent, Registry::new()).await
     }
 
     /// The same, with the kinds, models and tools graphs may use (and a
     /// secret key that lives as long as the process).
     pub async fn with_registry(
-        pool: SqlitePool,
+        db: Db,
         max_concurrent: usize,
         registry: Registry,
     ) -> Result<Self, heddle_engine::run::StoreError> {
         let key = secrets::SecretKey::ephemeral()
             .map_err(|error| heddle_engine::run::StoreError(error.to_string()))?;
-        Self::with_key(pool, max_concurrent, registry, key).await
+        Self::with_key(db, max_concurrent, registry, key).await
     }
 
     /// The same, with the key users' secrets are encrypted under.
     pub async fn with_key(
-        pool: SqlitePool,
+        db: Db,
         max_concurrent: usize,
         registry: Registry,
         secret_key: secrets::SecretKey,
     ) -> Result<Self, heddle_engine::run::StoreError> {
-        let store = Arc::new(SqliteStore::from_pool(pool.clone()).await?);
-        let durable = Durable::new(Arc::clone(&store) as Arc<dyn CheckpointStore>)
-            .with_registry(registry.clone());
+        let store: Arc<dyn CheckpointStore> = match &db {
+            Db::Sqlite(pool) => SqliteStore::from_pool(pool.clone()).await?.shared(),
+            Db::Postgres(pool) => PostgresStore::from_pool(pool.clone()).await?.shared(),
+        };
+        let durable = Durable::new(Arc::clone(&store)).with_registry(registry.clone());
         Ok(Runs {
             inner: Arc::new(Inner {
-                pool,
+                db,
                 secret_key,
                 registry,
                 store,
@@ -201,7 +133,7 @@ impl Runs {
         })
     }
 
-    fn active(&self) -> MutexGuard<'_, HashMap<String, Active>> {
+    pub(super) fn active(&self) -> MutexGuard<'_, HashMap<String, Active>> {
         self.inner
             .active
             .lock()
@@ -223,28 +155,19 @@ impl Runs {
             .store(limit.max(1), Ordering::Relaxed);
     }
 
-    /// The registry a run of `user_id` compiles with: the server's, with
-    /// that user's secrets as the credentials its nodes may name.
-    async fn registry_for(&self, user_id: Option<&str>) -> Result<Registry, AppError> {
-        let secrets = match user_id {
-            Some(user) => secrets::values(&self.inner.pool, &self.inner.secret_key, user).await?,
-            None => Default::default(),
-        };
-        Ok(self
-            .inner
-            .registry
-            .clone()
-            .with_credentials(secrets.into_iter().collect()))
-    }
-
     /// The key users' secrets are encrypted under.
     pub fn secret_key(&self) -> &secrets::SecretKey {
         &self.inner.secret_key
     }
 
     /// The checkpoint store (stored events, threads).
-    pub fn store(&self) -> &SqliteStore {
+    pub fn store(&self) -> &Arc<dyn CheckpointStore> {
         &self.inner.store
+    }
+
+    /// The database the run records are in.
+    pub fn db(&self) -> &Db {
+        &self.inner.db
     }
 
     /// The hub of a run being executed, if it is.
@@ -293,7 +216,14 @@ impl Runs {
         };
         self.claim_thread(&thread_id, &graph_id).await?;
         let run_id = self
-            .record_queued(&graph_id, detail.version, &thread_id, &input, user, &embeds)
+            .record_queued(records::NewRun {
+                graph_id: &graph_id,
+                graph_version: detail.version,
+                thread_id: &thread_id,
+                input: &input,
+                starter: user,
+                embeds: &embeds,
+            })
             .await?;
         let thread = ThreadId::from(thread_id.as_str());
         let id = RunId::from(run_id.as_str());
@@ -316,23 +246,6 @@ impl Runs {
         self.get(&run_id).await
     }
 
-    /// What a run of the graph `allowed` names needs, for its user: the
-    /// graph's newest version, the registry with the user's secrets, and
-    /// the graph compiled with its saved subgraphs embedded (through their
-    /// access checks), with the ids of those it embeds.
-    async fn prepare(
-        &self,
-        allowed: &Allowed,
-    ) -> Result<(GraphDetail, Registry, CompiledGraph, Vec<GraphId>), AppError> {
-        let user = allowed.user();
-        let detail = graphs::get(&self.inner.pool, allowed).await?;
-        let registry = self.registry_for(Some(user.id.as_str())).await?;
-        let embedded =
-            embed::embed(&self.inner.pool, user, allowed.graph(), &detail.document).await?;
-        let graph = compile_value(embedded.document, &registry)?;
-        Ok((detail, registry, graph, embedded.graphs))
-    }
-
     /// Forks run `source_id` (time travel): a new run on its thread goes on
     /// from the checkpoint before `request.step`, with `request.edits`
     /// applied to the state. The source run and its history stay as they
@@ -351,13 +264,8 @@ impl Runs {
             )));
         }
         // Refuse here, synchronously, edits the engine would refuse.
-        let stored: Option<String> = sqlx::query_scalar(
-            "SELECT graph_json FROM graph_versions WHERE graph_id = ? AND version = ?",
-        )
-        .bind(&source.graph_id)
-        .bind(source.graph_version)
-        .fetch_optional(&self.inner.pool)
-        .await?;
+        let stored =
+            graphs::stored_version(&self.inner.db, &source.graph_id, source.graph_version).await?;
         if let Some(document) = stored.and_then(|json| GraphDocument::from_json(&json).ok()) {
             heddle_engine::state::check_edits(&document.state.channels, &request.edits)
                 .map_err(|error| AppError::InvalidInput(format!("`edits`: {error}")))?;
@@ -399,16 +307,16 @@ impl Runs {
         }
         let registry = self.registry_for(Some(user.id.as_str())).await?;
         let edits = Value::Object(request.edits.clone());
-        let embeds = self.embeds_of(source_id).await?;
+        let embeds = records::embeds_of(&self.inner.db, source_id).await?;
         let run_id = self
-            .record_queued(
-                &source.graph_id,
-                source.graph_version,
-                &source.thread_id,
-                &edits,
-                user,
-                &embeds,
-            )
+            .record_queued(records::NewRun {
+                graph_id: &source.graph_id,
+                graph_version: source.graph_version,
+                thread_id: &source.thread_id,
+                input: &edits,
+                starter: user,
+                embeds: &embeds,
+            })
             .await?;
         let id = RunId::from(run_id.as_str());
         let fork = heddle_engine::run::Fork {
@@ -435,64 +343,6 @@ impl Runs {
         self.get(&run_id).await
     }
 
-    /// Records a new run, queued, and returns its id. `input` is what it
-    /// was started with (a fork's edits). The user's limit of runs queued
-    /// or running is checked in the same transaction as the insert, so
-    /// concurrent starts cannot race past it.
-    async fn record_queued(
-        &self,
-        graph_id: &str,
-        version: i64,
-        thread_id: &str,
-        input: &Value,
-        user: &User,
-        embeds: &[GraphId],
-    ) -> Result<String, AppError> {
-        let run_id = format!("run-{}", uuid::Uuid::new_v4());
-        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
-        let mut tx = self.inner.pool.begin_with("BEGIN IMMEDIATE").await?;
-        let active: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM runs WHERE user_id = ? AND status IN ('queued', 'running')",
-        )
-        .bind(user.id.as_str())
-        .fetch_one(&mut *tx)
-        .await?;
-        if active >= limit as i64 {
-            return Err(AppError::TooManyRequests(format!(
-                "you have {active} runs queued or running; the limit is {limit} per user. \
-                 Wait for one to end, or cancel one"
-            )));
-        }
-        let embeds: Vec<&str> = embeds.iter().map(GraphId::as_str).collect();
-        sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds)
-             VALUES (?, ?, ?, ?, ?, 'queued', ?, ?)",
-        )
-        .bind(&run_id)
-        .bind(graph_id)
-        .bind(version)
-        .bind(thread_id)
-        .bind(input.to_string())
-        .bind(user.id.as_str())
-        .bind(serde_json::json!(embeds).to_string())
-        .execute(&mut *tx)
-        .await?;
-        tx.commit().await?;
-        Ok(run_id)
-    }
-
-    /// The saved graphs a run embeds, as recorded when it was queued.
-    async fn embeds_of(&self, run_id: &str) -> Result<Vec<GraphId>, AppError> {
-        let json: Option<String> = sqlx::query_scalar("SELECT embeds FROM runs WHERE id = ?")
-            .bind(run_id)
-            .fetch_optional(&self.inner.pool)
-            .await?;
-        let ids: Vec<String> = json
-            .and_then(|json| serde_json::from_str(&json).ok())
-            .unwrap_or_default();
-        Ok(ids.iter().filter_map(|id| GraphId::parse(id)).collect())
-    }
-
     /// Makes sure the thread exists, belongs to this graph, and is free.
     async fn claim_thread(&self, thread: &str, graph_id: &str) -> Result<(), AppError> {
         if thread.is_empty() || thread.len() > 200 {
@@ -500,24 +350,14 @@ impl Runs {
                 "`thread_id` must be 1 to 200 characters".into(),
             ));
         }
-        let owner: Option<String> = sqlx::query_scalar("SELECT graph_id FROM threads WHERE id = ?")
-            .bind(thread)
-            .fetch_optional(&self.inner.pool)
-            .await?;
-        match owner {
+        match records::thread_graph(&self.inner.db, thread).await? {
             Some(owner) if owner != graph_id => {
                 return Err(AppError::InvalidInput(format!(
                     "thread `{thread}` belongs to another graph"
                 )));
             }
             Some(_) => {}
-            None => {
-                sqlx::query("INSERT OR IGNORE INTO threads (id, graph_id) VALUES (?, ?)")
-                    .bind(thread)
-                    .bind(graph_id)
-                    .execute(&self.inner.pool)
-                    .await?;
-            }
+            None => records::create_thread(&self.inner.db, thread, graph_id).await?,
         }
         if self
             .active()
@@ -531,16 +371,17 @@ impl Runs {
         Ok(())
     }
 
+    /// Records a new run, queued, within its starter's limit.
+    async fn record_queued(&self, run: records::NewRun<'_>) -> Result<String, AppError> {
+        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
+        records::record_queued(&self.inner.db, run, limit).await
+    }
+
     /// Resumes a thread's paused run with `value`.
     pub async fn resume(&self, thread_id: &str, value: Value) -> Result<RunInfo, AppError> {
-        let row: Option<(String, String, Option<String>)> = sqlx::query_as(
-            "SELECT id, graph_id, user_id FROM runs WHERE thread_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
-        )
-        .bind(thread_id)
-        .fetch_optional(&self.inner.pool)
-        .await?;
-        let (run_id, graph_id, user_id) =
-            row.ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
+        let (run_id, graph_id, user_id) = records::newest_of_thread(&self.inner.db, thread_id)
+            .await?
+            .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
         // The run keeps the credentials, and needs the access, of whoever
         // started it.
         let registry = self.registry_for(user_id.as_deref()).await?;
@@ -566,10 +407,7 @@ impl Runs {
                 "thread `{thread_id}` is not waiting to be resumed"
             )));
         }
-        sqlx::query("UPDATE runs SET status = 'queued', output = NULL WHERE id = ?")
-            .bind(&run_id)
-            .execute(&self.inner.pool)
-            .await?;
+        records::requeue(&self.inner.db, &run_id).await?;
         let thread = ThreadId::from(thread_id);
         self.launch(
             &run_id,
@@ -584,7 +422,7 @@ impl Runs {
 
     /// Registers a run and starts its task; `prepare` makes the engine run
     /// once a slot is free.
-    fn launch<F, Fut>(
+    pub(super) fn launch<F, Fut>(
         &self,
         run_id: &str,
         graph_id: &str,
@@ -655,7 +493,7 @@ impl Runs {
         // member removed): the starter must still reach every graph it runs.
         let refused = match (&admission, stopped) {
             (Some(admission), false) => embed::recheck(
-                &self.inner.pool,
+                &self.inner.db,
                 &admission.starter,
                 &graph_id,
                 &admission.embeds,
@@ -691,7 +529,7 @@ impl Runs {
             None => {
                 self.record_end(
                     &run_id,
-                    "cancelled",
+                    RunStatus::Cancelled,
                     None,
                     Some("cancelled before it started".into()),
                 )
@@ -700,7 +538,8 @@ impl Runs {
             }
             Some(Err(error)) => {
                 tracing::warn!(run = %run_id, %error, "a run could not start");
-                self.record_end(&run_id, "failed", None, Some(error)).await;
+                self.record_end(&run_id, RunStatus::Failed, None, Some(error))
+                    .await;
                 None
             }
             Some(Ok(run)) => {
@@ -725,54 +564,34 @@ impl Runs {
     }
 
     async fn record_start(&self, run_id: &str) {
-        let result = sqlx::query(
-            "UPDATE runs SET status = 'running',
-                    started_at = COALESCE(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-             WHERE id = ?",
-        )
-        .bind(run_id)
-        .execute(&self.inner.pool)
-        .await;
-        if let Err(error) = result {
+        if let Err(error) = records::mark_running(&self.inner.db, run_id).await {
             tracing::error!(run = run_id, %error, "cannot record a run's start");
         }
-        self.notify(run_id, "running");
+        self.notify(run_id, RunStatus::Running);
     }
 
-    async fn record_end(
+    pub(super) async fn record_end(
         &self,
         run_id: &str,
-        status: &'static str,
+        status: RunStatus,
         output: Option<Value>,
         error: Option<String>,
     ) {
-        let finished = status != "interrupted";
-        let result = sqlx::query(
-            "UPDATE runs SET status = ?, output = ?, error = ?,
-                    finished_at = CASE WHEN ? THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END
-             WHERE id = ?",
+        let recorded = records::mark_ended(
+            &self.inner.db,
+            run_id,
+            status,
+            output.as_ref(),
+            error.as_deref(),
         )
-        .bind(status)
-        .bind(output.map(|output| output.to_string()))
-        .bind(error)
-        .bind(finished)
-        .bind(run_id)
-        .execute(&self.inner.pool)
         .await;
-        if let Err(error) = result {
+        if let Err(error) = recorded {
             tracing::error!(run = run_id, %error, "cannot record a run's end");
         }
-        let _ = sqlx::query(
-            "UPDATE threads SET updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-             WHERE id = (SELECT thread_id FROM runs WHERE id = ?)",
-        )
-        .bind(run_id)
-        .execute(&self.inner.pool)
-        .await;
         self.notify(run_id, status);
     }
 
-    fn notify(&self, run_id: &str, status: &'static str) {
+    fn notify(&self, run_id: &str, status: RunStatus) {
         let notice = self.active().get(run_id).map(|active| Notice {
             graph_id: active.graph_id.clone(),
             run_id: run_id.to_string(),
@@ -802,19 +621,19 @@ impl Runs {
             }
         };
         if !handled {
-            if matches!(info.status.as_str(), "queued" | "running") {
+            if info.status.is_active() {
                 // Recorded as waiting or executing, but no task of this
                 // server has it (it could not be recovered): close it.
                 self.record_end(
                     run_id,
-                    "cancelled",
+                    RunStatus::Cancelled,
                     None,
                     Some("cancelled before it started".into()),
                 )
                 .await;
                 return self.get(run_id).await;
             }
-            if info.status != "interrupted" {
+            if info.status != RunStatus::Interrupted {
                 return Err(AppError::InvalidInput(format!(
                     "run `{run_id}` is {}; there is nothing to cancel",
                     info.status
@@ -827,7 +646,7 @@ impl Runs {
                 .map_err(internal("cannot cancel a paused run"))?;
             self.record_end(
                 run_id,
-                "cancelled",
+                RunStatus::Cancelled,
                 None,
                 Some("cancelled while paused".into()),
             )
@@ -838,56 +657,27 @@ impl Runs {
 
     /// One run.
     pub async fn get(&self, run_id: &str) -> Result<RunInfo, AppError> {
-        let run: Option<RunInfo> = sqlx::query_as(select_runs!("WHERE id = ?"))
-            .bind(run_id)
-            .fetch_optional(&self.inner.pool)
-            .await?;
-        run.ok_or_else(|| AppError::not_found(format!("run {run_id}")))
+        records::get(&self.inner.db, run_id)
+            .await?
+            .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
     }
 
     /// A graph's runs, newest first (at most `limit`).
     pub async fn list(&self, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
-        let graph = allowed.graph();
-        let runs = sqlx::query_as(select_runs!(
-            "WHERE graph_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?"
-        ))
-        .bind(graph.as_str())
-        .bind(limit.clamp(1, 1000))
-        .fetch_all(&self.inner.pool)
-        .await?;
-        Ok(runs)
+        records::list(&self.inner.db, allowed, limit).await
     }
 
     /// A graph's threads, most recently active first.
     pub async fn threads(&self, allowed: &Allowed) -> Result<Vec<ThreadInfo>, AppError> {
-        let graph = allowed.graph();
-        let threads = sqlx::query_as(
-            "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
-                    (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
-                    (SELECT status FROM runs r WHERE r.thread_id = t.id
-                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status
-             FROM threads t WHERE t.graph_id = ? ORDER BY t.updated_at DESC",
-        )
-        .bind(graph.as_str())
-        .fetch_all(&self.inner.pool)
-        .await?;
-        Ok(threads)
+        records::threads(&self.inner.db, allowed).await
     }
 
     /// A thread: its record, its newest state, and the messages in it (the
     /// values of its `messages`-typed channels).
     pub async fn thread(&self, thread_id: &str) -> Result<Value, AppError> {
-        let info: Option<ThreadInfo> = sqlx::query_as(
-            "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
-                    (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
-                    (SELECT status FROM runs r WHERE r.thread_id = t.id
-                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status
-             FROM threads t WHERE t.id = ?",
-        )
-        .bind(thread_id)
-        .fetch_optional(&self.inner.pool)
-        .await?;
-        let info = info.ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
+        let info = records::thread(&self.inner.db, thread_id)
+            .await?
+            .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
         let latest = self
             .inner
             .store
@@ -914,178 +704,6 @@ impl Runs {
         Ok(serde_json::json!({"thread": info, "state": state, "messages": messages}))
     }
 
-    /// A run's events from `from_seq` on: the stored ones, then those of
-    /// its running execution that are not stored yet.
-    pub async fn events(&self, run_id: &str, from_seq: u64) -> Result<Vec<Arc<Event>>, AppError> {
-        self.get(run_id).await?;
-        let hub = self.hub(run_id);
-        let in_memory = hub.map(|hub| hub.watch(from_seq));
-        let first_live = in_memory
-            .as_ref()
-            .and_then(|replay| replay.first_seq)
-            .unwrap_or(u64::MAX);
-        let mut events: Vec<Arc<Event>> = Vec::new();
-        if from_seq < first_live {
-            let stored = self
-                .inner
-                .store
-                .events(&RunId::from(run_id), from_seq)
-                .await
-                .map_err(internal("cannot read events"))?;
-            events.extend(
-                stored
-                    .into_iter()
-                    .filter(|event| event.seq < first_live)
-                    .map(Arc::new),
-            );
-        }
-        if let Some(replay) = in_memory {
-            let next = events.last().map_or(from_seq, |event| event.seq + 1);
-            events.extend(
-                replay
-                    .backlog
-                    .into_iter()
-                    .filter(|frame| frame.seq() >= next)
-                    .map(|frame| frame.event),
-            );
-        }
-        Ok(events)
-    }
-
-    /// Finishes the runs a previous process left running or queued. Each
-    /// run recovers on its own: one that cannot (its graph gone, its
-    /// starter no longer allowed, its document broken) is marked failed
-    /// with the reason, and the others go on.
-    pub async fn recover(&self) -> Result<usize, AppError> {
-        let mut count = 0;
-        let unfinished = self
-            .inner
-            .store
-            .unfinished()
-            .await
-            .map_err(internal("cannot list unfinished runs"))?;
-        for record in unfinished {
-            let run_id = record.run_id.to_string();
-            match self.recover_running(record).await {
-                Ok(true) => count += 1,
-                Ok(false) => {}
-                Err(error) => self.fail_recovery(&run_id, error).await,
-            }
-        }
-        // Runs that were still queued never reached the engine: queue them again.
-        let queued: Vec<RunInfo> = sqlx::query_as(select_runs!(
-            "WHERE status = 'queued' ORDER BY created_at, rowid"
-        ))
-        .fetch_all(&self.inner.pool)
-        .await?;
-        for run in queued {
-            let run_id = run.id.clone();
-            match self.recover_queued(run).await {
-                Ok(()) => count += 1,
-                Err(error) => self.fail_recovery(&run_id, error).await,
-            }
-        }
-        if count > 0 {
-            tracing::info!(runs = count, "recovered runs from the last start");
-        }
-        Ok(count)
-    }
-
-    /// Goes on with a run that was executing; `false` when it is not one
-    /// of the app's runs.
-    async fn recover_running(
-        &self,
-        record: heddle_engine::run::RunRecord,
-    ) -> Result<bool, AppError> {
-        let run_id = record.run_id.to_string();
-        let Ok(info) = self.get(&run_id).await else {
-            return Ok(false);
-        };
-        let user_id = run_user(&self.inner.pool, &run_id).await?;
-        let registry = self.registry_for(user_id.as_deref()).await?;
-        let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
-        self.launch(
-            &run_id,
-            &info.graph_id,
-            &info.thread_id,
-            registry,
-            admission,
-            move |durable| async move {
-                durable.recover_run(&record).await?.ok_or_else(|| {
-                    DurableError::Store(heddle_engine::run::StoreError(
-                        "the thread has moved on".into(),
-                    ))
-                })
-            },
-        )?;
-        Ok(true)
-    }
-
-    /// Starts again a run that was queued: its graph is embedded and
-    /// compiled anew, for its starter, through the access check.
-    async fn recover_queued(&self, run: RunInfo) -> Result<(), AppError> {
-        let user_id = run_user(&self.inner.pool, &run.id).await?;
-        let starter = match &user_id {
-            Some(id) => accounts::user_by_id(&self.inner.pool, id).await?,
-            None => None,
-        }
-        .ok_or_else(|| AppError::Forbidden("the user who started it no longer exists".into()))?;
-        let allowed = require(
-            &self.inner.pool,
-            Some(&starter),
-            &run.graph_id,
-            Role::Editor,
-        )
-        .await?;
-        let (_, registry, graph, embeds) = self.prepare(&allowed).await?;
-        let (thread, id, input) = (
-            ThreadId::from(run.thread_id.as_str()),
-            RunId::from(run.id.as_str()),
-            run.input.clone(),
-        );
-        self.launch(
-            &run.id,
-            &run.graph_id,
-            &run.thread_id,
-            registry,
-            Some(Admission { starter, embeds }),
-            move |durable| async move { durable.start(Arc::new(graph), thread, id, input).await },
-        )
-    }
-
-    /// Marks a run that could not be recovered as failed, saying why.
-    async fn fail_recovery(&self, run_id: &str, error: AppError) {
-        tracing::warn!(run = run_id, %error, "a run could not be recovered");
-        self.record_end(
-            run_id,
-            "failed",
-            None,
-            Some(format!("the run could not go on after a restart: {error}")),
-        )
-        .await;
-    }
-
-    /// Who a run needs access for when it goes on: its starter, and the
-    /// graphs it embeds (`None` for runs from before accounts).
-    async fn admission_of(
-        &self,
-        run_id: &str,
-        user_id: Option<&str>,
-    ) -> Result<Option<Admission>, AppError> {
-        let Some(user_id) = user_id else {
-            return Ok(None);
-        };
-        let starter = accounts::user_by_id(&self.inner.pool, user_id)
-            .await?
-            .ok_or_else(|| {
-                AppError::Forbidden("the user who started it no longer exists".into())
-            })?;
-        Ok(Some(Admission {
-            starter,
-            embeds: self.embeds_of(run_id).await?,
-        }))
-    }
-
     /// Stops every run task at once (on shutdown). Their last checkpoints
     /// are stored; [`Runs::recover`] finishes them on the next start.
     pub fn shutdown(&self) {
@@ -1103,97 +721,18 @@ impl Runs {
     }
 }
 
-/// The id of the user who started a run, if known.
-async fn run_user(pool: &SqlitePool, run_id: &str) -> Result<Option<String>, AppError> {
-    Ok(
-        sqlx::query_scalar::<_, Option<String>>("SELECT user_id FROM runs WHERE id = ?")
-            .bind(run_id)
-            .fetch_optional(pool)
-            .await?
-            .flatten(),
-    )
-}
-
-/// Who must still have access when a run starts or goes on.
-struct Admission {
-    starter: User,
-    /// The saved graphs it embeds.
-    embeds: Vec<GraphId>,
-}
-
-/// A run's input: a JSON object (absent means empty), within the size limit.
-fn run_input(input: Value) -> Result<Value, AppError> {
-    let input = match input {
-        Value::Null => Value::Object(serde_json::Map::new()),
-        Value::Object(fields) => Value::Object(fields),
-        _ => {
-            return Err(AppError::InvalidInput(
-                "`input` must be a JSON object of channel values".into(),
-            ));
-        }
-    };
-    let input_size = input.to_string().len();
-    if input_size > MAX_INPUT_BYTES {
-        return Err(AppError::TooLarge(format!(
-            "the run's input is {input_size} bytes; the limit is {MAX_INPUT_BYTES}"
-        )));
-    }
-    Ok(input)
-}
-
-/// Refuses, before the run is queued, input for channels the graph does
-/// not have or values their channels would refuse, naming every one.
-fn check_input(graph: &CompiledGraph, input: &Value) -> Result<(), AppError> {
-    let Value::Object(fields) = input else {
-        return Ok(());
-    };
-    let problems = heddle_engine::state::check_input(&graph.document().state.channels, fields);
-    if problems.is_empty() {
-        return Ok(());
-    }
-    let listed: Vec<String> = problems
-        .iter()
-        .map(|problem| format!("`input.{}`: {}", problem.channel, problem.message))
-        .collect();
-    Err(AppError::InvalidInput(format!(
-        "the input does not fit the graph's state: {}",
-        listed.join("; ")
-    )))
-}
-
-/// Reads and compiles a document with its subgraphs embedded, or says what
-/// stops it from running.
-fn compile_value(document: Value, registry: &Registry) -> Result<CompiledGraph, AppError> {
-    let document = GraphDocument::from_value(document).map_err(|error| AppError::InvalidGraph {
-        message: error.to_string(),
-        problems: Vec::new(),
-    })?;
-    compile_document(document, registry)
-}
-
-/// Compiles a document, or says what stops it from running.
-fn compile_document(
-    document: GraphDocument,
-    registry: &Registry,
-) -> Result<CompiledGraph, AppError> {
-    heddle_engine::compile(&document, registry).map_err(|report| AppError::InvalidGraph {
-        message: format!(
-            "the graph has {} problem(s) that stop it from running",
-            report.errors().count()
-        ),
-        problems: report.problems,
-    })
-}
-
-fn outcome(result: &Result<RunOutput, RunError>) -> (&'static str, Option<Value>, Option<String>) {
+/// Where a run's execution left it: its status, output and error.
+fn outcome(result: &Result<RunOutput, RunError>) -> (RunStatus, Option<Value>, Option<String>) {
     match result {
         Ok(output) if output.is_interrupted() => (
-            "interrupted",
+            RunStatus::Interrupted,
             Some(serde_json::json!({"state": output.state, "interrupts": output.interrupts})),
             None,
         ),
-        Ok(output) => ("finished", Some(output.state.clone()), None),
-        Err(error @ RunError::Cancelled { .. }) => ("cancelled", None, Some(error.to_string())),
-        Err(error) => ("failed", None, Some(error.to_string())),
+        Ok(output) => (RunStatus::Finished, Some(output.state.clone()), None),
+        Err(error @ RunError::Cancelled { .. }) => {
+            (RunStatus::Cancelled, None, Some(error.to_string()))
+        }
+        Err(error) => (RunStatus::Failed, None, Some(error.to_string())),
     }
 }

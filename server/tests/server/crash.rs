@@ -14,14 +14,16 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, PASSWORD, heddle, listening};
+use crate::support::{Browser, PASSWORD, heddle, listening, test_database};
 
-/// Starts `heddle serve` in `dir`; the process and its address.
-async fn serve(dir: &std::path::Path) -> (Child, std::net::SocketAddr) {
+/// Starts `heddle serve` in `dir` on the database at `url`; the process
+/// and its address.
+async fn serve(dir: &std::path::Path, url: &str) -> (Child, std::net::SocketAddr) {
     let dir = dir.to_path_buf();
+    let url = url.to_string();
     tokio::task::spawn_blocking(move || {
         let mut child = heddle()
-            .args(["serve", "--port", "0"])
+            .args(["serve", "--port", "0", "--database-url", &url])
             .current_dir(&dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -49,7 +51,8 @@ async fn log_in(browser: &Browser) {
 #[tokio::test]
 async fn event_numbers_seen_live_survive_a_kill_9() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut first, addr) = serve(dir.path()).await;
+    let url = test_database(dir.path()).await;
+    let (mut first, addr) = serve(dir.path(), &url).await;
     let owner = Browser::new(addr);
     owner.sign_up("owner").await;
     let (status, graph) = owner
@@ -102,7 +105,7 @@ async fn event_numbers_seen_live_survive_a_kill_9() {
     let last_seen = *seen.keys().next_back().unwrap();
 
     // A new process on the same database recovers the run.
-    let (mut second, addr) = serve(dir.path()).await;
+    let (mut second, addr) = serve(dir.path(), &url).await;
     let owner = Browser::new(addr);
     log_in(&owner).await;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);

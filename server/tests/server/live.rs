@@ -245,21 +245,17 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
     );
 
     // A new process on the same database.
-    let url = format!(
-        "sqlite://{}",
-        server.dir.path().join("data/heddle.db").display()
-    );
-    let pool = heddle_server::db::connect(&url).await.unwrap();
-    let runs = heddle_server::runs::Runs::new(pool, 4).await.unwrap();
+    let database = server.db().await;
+    let runs = heddle_server::runs::Runs::new(database, 4).await.unwrap();
     assert_eq!(runs.recover().await.unwrap(), 1);
     let info = loop {
         let info = runs.get(&run).await.unwrap();
-        if info.status != "running" && info.status != "queued" {
+        if !info.status.is_active() {
             break info;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    assert_eq!(info.status, "finished");
+    assert_eq!(info.status, heddle_engine::run::RunStatus::Finished);
     assert_eq!(info.output.unwrap()["count"], target);
     let events = runs.events(&run, 0).await.unwrap();
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();

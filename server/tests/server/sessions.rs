@@ -159,11 +159,12 @@ async fn an_expired_link_says_so_and_ends_the_access_it_gave() {
         .await;
     let path = sharing["links"][0]["path"].as_str().unwrap().to_string();
 
-    sqlx::query("UPDATE share_links SET expires_at = '2026-01-02T03:04:05.000Z' WHERE id = ?")
+    heddle_app::on_db!(&server.db().await, pool => sqlx::query("UPDATE share_links SET expires_at = '2026-01-02T03:04:05.000Z' WHERE id = $1")
         .bind(&link)
-        .execute(&server.pool().await)
+        .execute(pool)
         .await
-        .unwrap();
+        .map(|_| ()))
+    .unwrap();
 
     let late = server.user("late").await;
     let (status, body) = late
@@ -416,11 +417,12 @@ async fn closed_sign_up_lets_in_only_the_owner_and_link_holders() {
 async fn the_first_account_owns_the_graphs_made_before_accounts() {
     // A database from before accounts: a graph with no owner.
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite://{}", dir.path().join("h.db").display());
+    let url = crate::support::test_database(dir.path()).await;
     let pool = heddle_server::db::connect(&url).await.unwrap();
-    sqlx::query("INSERT INTO graphs (id, name, graph_json) VALUES ('3f2a0000-0000-4000-8000-000000000000', 'old', '{}')")
-        .execute(&pool)
+    heddle_app::on_db!(&pool, pool => sqlx::query("INSERT INTO graphs (id, name, graph_json) VALUES ('3f2a0000-0000-4000-8000-000000000000', 'old', '{}')")
+        .execute(pool)
         .await
+        .map(|_| ()))
         .unwrap();
     let auth = heddle_app::accounts::ssr::Auth::new(heddle_app::accounts::ssr::SignupPolicy::Open);
     let first = heddle_app::accounts::ssr::create_user(&pool, &auth, "first", PASSWORD)

@@ -87,7 +87,7 @@ fn a_bad_database_url_is_one_clear_line() {
     fails_with_one_line(
         &["serve", "--database-url", "sqlite://x.db?mode=bogus"],
         &[],
-        "is not a valid SQLite URL",
+        "is not a valid database URL",
     );
 }
 

@@ -1,13 +1,16 @@
-//! A running server for a test: the real router over a fresh database in a
-//! temporary directory, listening on a free port on 127.0.0.1, with an
-//! owner account logged in (`server.api(...)` calls as the owner) and
-//! more users on demand (`server.user("ada")`).
+//! A running server for a test: the real router over a fresh database (a
+//! SQLite file in a temporary directory, or a fresh PostgreSQL database
+//! when `HEDDLE_TEST_POSTGRES` names a server: see [`test_database`]),
+//! listening on a free port on 127.0.0.1, with an owner account logged in
+//! (`server.api(...)` calls as the owner) and more users on demand
+//! (`server.user("ada")`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use reqwest::cookie::{CookieStore, Jar};
 
+use heddle_app::db::Db;
 use heddle_server::runs::Runs;
 use heddle_server::state::Settings;
 use heddle_server::{AppState, db, router};
@@ -108,8 +111,42 @@ impl Browser {
     }
 }
 
+/// Where a test's database lives: a SQLite file under `dir`, or, when
+/// `HEDDLE_TEST_POSTGRES` holds the URL of a PostgreSQL server the tests
+/// may create databases on, a fresh database there (so tests never share
+/// one). `scripts/test` runs the suite once each way.
+pub async fn test_database(dir: &std::path::Path) -> String {
+    match std::env::var("HEDDLE_TEST_POSTGRES") {
+        Ok(admin) if !admin.is_empty() => fresh_postgres(&admin).await,
+        _ => format!("sqlite://{}", dir.join("data/heddle.db").display()),
+    }
+}
+
+/// Whether this pass runs on PostgreSQL.
+pub fn on_postgres() -> bool {
+    std::env::var("HEDDLE_TEST_POSTGRES").is_ok_and(|url| !url.is_empty())
+}
+
+async fn fresh_postgres(admin: &str) -> String {
+    use sqlx::Connection;
+    let name = format!("heddle_test_{}", uuid::Uuid::new_v4().simple());
+    let mut connection = sqlx::PgConnection::connect(admin)
+        .await
+        .expect("the PostgreSQL server HEDDLE_TEST_POSTGRES names");
+    // The name is ours (a fixed prefix and hex digits), not input.
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut connection)
+        .await
+        .expect("a fresh database");
+    let mut url = reqwest::Url::parse(admin).expect("HEDDLE_TEST_POSTGRES is a URL");
+    url.set_path(&name);
+    url.to_string()
+}
+
 pub struct TestServer {
     pub addr: SocketAddr,
+    /// The database's URL.
+    pub database_url: String,
     /// The owner's client (logged in).
     pub client: reqwest::Client,
     pub owner: Browser,
@@ -127,9 +164,9 @@ impl TestServer {
     /// A server running at most `max_runs` runs at once.
     pub async fn start_with(max_runs: usize) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("data/heddle.db").display());
-        let pool = db::connect(&url).await.expect("database");
-        let runs = Runs::new(pool.clone(), max_runs).await.expect("runs");
+        let url = test_database(dir.path()).await;
+        let database = db::connect(&url).await.expect("database");
+        let runs = Runs::new(database.clone(), max_runs).await.expect("runs");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -137,7 +174,7 @@ impl TestServer {
         // Tests start many runs as one user; the per-user limit has its own test.
         let mut settings = Settings::default();
         settings.max_runs_per_user = 10_000;
-        Self::start_on(dir, pool, runs, listener, addr, settings).await
+        Self::start_on(dir, url, database, runs, listener, addr, settings).await
     }
 
     /// A server whose graphs get these models and tools (tests/secrets.rs).
@@ -155,29 +192,36 @@ impl TestServer {
 
     async fn start_full(settings: Settings, registry: heddle_engine::Registry) -> TestServer {
         let dir = tempfile::tempdir().expect("temp dir");
-        let url = format!("sqlite://{}", dir.path().join("data/heddle.db").display());
-        let pool = db::connect(&url).await.expect("database");
-        let runs = Runs::with_registry(pool.clone(), 8, registry)
+        let url = test_database(dir.path()).await;
+        let database = db::connect(&url).await.expect("database");
+        let runs = Runs::with_registry(database.clone(), 8, registry)
             .await
             .expect("runs");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        Self::start_on(dir, pool, runs, listener, addr, settings).await
+        Self::start_on(dir, url, database, runs, listener, addr, settings).await
     }
 
     async fn start_on(
         dir: TempDir,
-        pool: sqlx::SqlitePool,
+        database_url: String,
+        database: Db,
         runs: Runs,
         listener: tokio::net::TcpListener,
         addr: SocketAddr,
         settings: Settings,
     ) -> TestServer {
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let state = AppState::new(pool, runs.clone(), shutdown, &dir.path().join("site"), addr)
-            .with_settings(settings);
+        let state = AppState::new(
+            database,
+            runs.clone(),
+            shutdown,
+            &dir.path().join("site"),
+            addr,
+        )
+        .with_settings(settings);
         let task = tokio::spawn(async move {
             axum::serve(
                 listener,
@@ -190,6 +234,7 @@ impl TestServer {
         owner.sign_up("owner").await;
         TestServer {
             addr,
+            database_url,
             client: owner.client.clone(),
             owner,
             dir,
@@ -290,12 +335,8 @@ impl TestServer {
     }
 
     /// Another connection to the server's database (to age a link, say).
-    pub async fn pool(&self) -> sqlx::SqlitePool {
-        let url = format!(
-            "sqlite://{}",
-            self.dir.path().join("data/heddle.db").display()
-        );
-        db::connect(&url).await.expect("database")
+    pub async fn db(&self) -> Db {
+        db::connect(&self.database_url).await.expect("database")
     }
 
     pub async fn get(&self, path: &str) -> reqwest::Response {

@@ -451,30 +451,32 @@ async fn one_broken_queued_run_fails_alone_at_recovery_and_orphans_can_be_cancel
         .await;
     let (_, me) = server.api(Method::GET, "/api/v1/auth/me", None).await;
     let owner = me["user"]["id"].as_str().unwrap().to_string();
-    let pool = server.pool().await;
+    let db = server.db().await;
     // What a crash leaves: runs recorded as queued that no task holds.
     for (run, graph, input) in [
         ("run-broken", &broken, json!({})),
         ("run-good", &good, json!({"target": 3})),
         ("run-orphan", &good, json!({"target": 3})),
     ] {
-        sqlx::query("INSERT INTO threads (id, graph_id) VALUES (?, ?)")
+        heddle_app::on_db!(&db, pool => sqlx::query("INSERT INTO threads (id, graph_id) VALUES ($1, $2)")
             .bind(format!("thread-{run}"))
             .bind(graph)
-            .execute(&pool)
+            .execute(pool)
             .await
-            .unwrap();
-        sqlx::query(
+            .map(|_| ()))
+        .unwrap();
+        heddle_app::on_db!(&db, pool => sqlx::query(
             "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
-             VALUES (?, ?, 1, ?, ?, 'queued', ?)",
+             VALUES ($1, $2, 1, $3, $4, 'queued', $5)",
         )
         .bind(run)
         .bind(graph)
         .bind(format!("thread-{run}"))
         .bind(input.to_string())
         .bind(&owner)
-        .execute(&pool)
+        .execute(pool)
         .await
+        .map(|_| ()))
         .unwrap();
         if run == "run-good" {
             // Recover the first two; the orphan is added after.
@@ -670,9 +672,9 @@ async fn secrets_are_encrypted_at_rest() {
         )
         .await;
     assert_eq!(status, 204);
-    let stored: String = sqlx::query_scalar("SELECT value FROM secrets WHERE name = 'openai'")
-        .fetch_one(&server.pool().await)
-        .await
+    let stored: String = heddle_app::on_db!(&server.db().await, pool => sqlx::query_scalar("SELECT value FROM secrets WHERE name = 'openai'")
+        .fetch_one(pool)
+        .await)
         .unwrap();
     assert!(stored.starts_with("v1:"), "{stored}");
     assert!(!stored.contains("sk-plain"));

@@ -1,0 +1,153 @@
+//! The database every data module works on: SQLite (embedded, the
+//! default) or PostgreSQL (for teams), chosen by the scheme of
+//! `DATABASE_URL` when the server starts.
+//!
+//! Each domain module (graphs, accounts, sharing, secrets, runs) is the
+//! only place its tables are touched. Their queries are written once, in
+//! the SQL both databases speak (`$1` parameters, `ON CONFLICT`,
+//! timestamps bound from Rust), and run on whichever pool [`Db`] holds
+//! through [`on_db!`](crate::on_db): the macro expands the same code once per
+//! driver, so rows stay typed and nothing goes through a dynamic driver.
+//! The few statements that differ (locking) live behind [`WritePool`].
+
+use leptos::prelude::use_context;
+use sqlx::{PgPool, Postgres, Sqlite, SqlitePool, Transaction};
+
+use crate::error::AppError;
+
+/// Runs `$body` with `$pool` bound to the pool `$db` holds: the body is
+/// compiled once per database, so it must be SQL both understand.
+#[macro_export]
+macro_rules! on_db {
+    ($db:expr, $pool:ident => $body:expr) => {
+        match $db {
+            $crate::db::Db::Sqlite($pool) => $body,
+            $crate::db::Db::Postgres($pool) => $body,
+        }
+    };
+}
+
+/// An open database.
+#[derive(Clone, Debug)]
+pub enum Db {
+    /// One file, one machine: the default.
+    Sqlite(SqlitePool),
+    /// A PostgreSQL server: several Heddle servers may share it.
+    Postgres(PgPool),
+}
+
+/// Which database a [`Db`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// Its name in messages and figures.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+impl Db {
+    /// Which database this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Db::Sqlite(_) => Backend::Sqlite,
+            Db::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Closes every connection (waiting for those in use).
+    pub async fn close(&self) {
+        on_db!(self, pool => pool.close().await)
+    }
+}
+
+/// A pool that can open a transaction that writes after it reads, without
+/// another writer of the same thing in between.
+pub trait WritePool {
+    type Database: sqlx::Database;
+
+    /// Begins a transaction holding the write lock named `key`.
+    ///
+    /// SQLite has one writer at a time: the transaction begins IMMEDIATE
+    /// (a deferred one would fail at once, not wait, when another write
+    /// commits in between), whatever the key. PostgreSQL takes a
+    /// transaction-scoped advisory lock on the key, so writers of other
+    /// things go on in parallel.
+    fn begin_write(
+        &self,
+        key: &str,
+    ) -> impl Future<Output = Result<Transaction<'static, Self::Database>, sqlx::Error>> + Send;
+}
+
+impl WritePool for SqlitePool {
+    type Database = Sqlite;
+
+    async fn begin_write(&self, _key: &str) -> Result<Transaction<'static, Sqlite>, sqlx::Error> {
+        self.begin_with("BEGIN IMMEDIATE").await
+    }
+}
+
+impl WritePool for PgPool {
+    type Database = Postgres;
+
+    async fn begin_write(&self, key: &str) -> Result<Transaction<'static, Postgres>, sqlx::Error> {
+        let mut tx = self.begin().await?;
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))")
+            .bind(key)
+            .execute(&mut *tx)
+            .await?;
+        Ok(tx)
+    }
+}
+
+/// The database the server put in the request's context (for server
+/// functions).
+pub fn from_context() -> Result<Db, AppError> {
+    use_context::<Db>().ok_or_else(|| {
+        tracing::error!("no database in the request context");
+        AppError::Internal
+    })
+}
+
+/// Now, as the text every timestamp column holds: ISO-8601 UTC with
+/// milliseconds (`2026-11-22T19:30:00.123Z`), which sorts as text.
+pub fn now() -> String {
+    timestamp(time::OffsetDateTime::now_utc())
+}
+
+/// `hours` from now, in the same form as [`now`].
+pub fn hours_from_now(hours: i64) -> String {
+    timestamp(time::OffsetDateTime::now_utc() + time::Duration::hours(hours))
+}
+
+fn timestamp(at: time::OffsetDateTime) -> String {
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.millisecond()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::timestamp;
+
+    #[test]
+    fn timestamps_are_fixed_width_utc_text() {
+        let at = time::OffsetDateTime::from_unix_timestamp_nanos(1_795_000_000_007_000_000)
+            .expect("a valid time");
+        assert_eq!(timestamp(at), "2026-11-18T11:06:40.007Z");
+    }
+}

@@ -1,0 +1,374 @@
+//! The database side of runs and threads: the only place the `runs` and
+//! `threads` tables are touched (the engine keeps checkpoints and events in
+//! its own tables, through its checkpoint store). Used by the run list
+//! server function, the JSON API and the server's run manager alike.
+//!
+//! Functions here take ids, not an access decision: callers find a run's
+//! or thread's graph ([`graph_of_run`], [`graph_of_thread`]) and decide
+//! access on it before they read anything else.
+
+use heddle_engine::run::RunStatus;
+use serde_json::Value;
+
+use super::{RunInfo, ThreadInfo};
+use crate::access::ssr::Allowed;
+use crate::accounts::User;
+use crate::db::{Db, WritePool};
+use crate::error::AppError;
+use crate::graphs::GraphId;
+use crate::on_db;
+
+/// `SELECT <the run columns> FROM runs <rest>`, as one literal.
+macro_rules! select_runs {
+    ($rest:literal) => {
+        concat!(
+            "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
+            "created_at, started_at, finished_at, ",
+            "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by FROM runs ",
+            $rest
+        )
+    };
+}
+
+/// `SELECT <the thread columns> FROM threads t <rest>`, as one literal.
+macro_rules! select_threads {
+    ($rest:literal) => {
+        concat!(
+            "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
+                    (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
+                    (SELECT status FROM runs r WHERE r.thread_id = t.id
+                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status
+             FROM threads t ",
+            $rest
+        )
+    };
+}
+
+/// A `runs` row as stored: JSON and statuses as text.
+#[derive(sqlx::FromRow)]
+struct RunRow {
+    id: String,
+    graph_id: String,
+    graph_version: i64,
+    thread_id: String,
+    status: String,
+    input: String,
+    output: Option<String>,
+    error: Option<String>,
+    created_at: String,
+    started_at: Option<String>,
+    finished_at: Option<String>,
+    started_by: Option<String>,
+}
+
+impl TryFrom<RunRow> for RunInfo {
+    type Error = AppError;
+
+    fn try_from(row: RunRow) -> Result<Self, AppError> {
+        let broken = |what: &str| {
+            tracing::error!(run = %row.id, "a stored run's {what} does not read back");
+            AppError::Internal
+        };
+        Ok(RunInfo {
+            status: status(&row.status).ok_or_else(|| broken("status"))?,
+            input: serde_json::from_str(&row.input).map_err(|_| broken("input"))?,
+            output: row
+                .output
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|_| broken("output"))?,
+            id: row.id,
+            graph_id: row.graph_id,
+            graph_version: row.graph_version,
+            thread_id: row.thread_id,
+            error: row.error,
+            created_at: row.created_at,
+            started_at: row.started_at,
+            finished_at: row.finished_at,
+            started_by: row.started_by,
+        })
+    }
+}
+
+#[derive(sqlx::FromRow)]
+struct ThreadRow {
+    id: String,
+    graph_id: String,
+    created_at: String,
+    updated_at: String,
+    runs: i64,
+    last_status: Option<String>,
+}
+
+impl From<ThreadRow> for ThreadInfo {
+    fn from(row: ThreadRow) -> Self {
+        ThreadInfo {
+            id: row.id,
+            graph_id: row.graph_id,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            runs: row.runs,
+            last_status: row.last_status.as_deref().and_then(status),
+        }
+    }
+}
+
+fn status(text: &str) -> Option<RunStatus> {
+    RunStatus::parse(text)
+}
+
+fn runs(rows: Vec<RunRow>) -> Result<Vec<RunInfo>, AppError> {
+    rows.into_iter().map(RunInfo::try_from).collect()
+}
+
+/// One run (`None` when there is no such run).
+pub async fn get(db: &Db, run_id: &str) -> Result<Option<RunInfo>, AppError> {
+    let row: Option<RunRow> = on_db!(db, pool => sqlx::query_as(select_runs!("WHERE id = $1"))
+        .bind(run_id)
+        .fetch_optional(pool)
+        .await)?;
+    row.map(RunInfo::try_from).transpose()
+}
+
+/// A graph's runs, newest first (at most `limit`, 1 to 1,000).
+pub async fn list(db: &Db, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
+    let rows: Vec<RunRow> = on_db!(db, pool => sqlx::query_as(select_runs!(
+        "WHERE graph_id = $1 ORDER BY created_at DESC, rowid DESC LIMIT $2"
+    ))
+    .bind(allowed.graph().as_str())
+    .bind(limit.clamp(1, 1000))
+    .fetch_all(pool)
+    .await)?;
+    runs(rows)
+}
+
+/// Runs recorded as queued, oldest first: after a restart, the ones to
+/// queue again.
+pub async fn queued(db: &Db) -> Result<Vec<RunInfo>, AppError> {
+    let rows: Vec<RunRow> = on_db!(db, pool => sqlx::query_as(select_runs!(
+        "WHERE status = 'queued' ORDER BY created_at, rowid"
+    ))
+    .fetch_all(pool)
+    .await)?;
+    runs(rows)
+}
+
+/// The newest run of a graph that is queued or running.
+pub async fn active_run(db: &Db, graph: &GraphId) -> Result<Option<String>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar(
+        "SELECT id FROM runs WHERE graph_id = $1 AND status IN ('queued', 'running')
+         ORDER BY created_at DESC, rowid DESC LIMIT 1",
+    )
+    .bind(graph.as_str())
+    .fetch_optional(pool)
+    .await)?)
+}
+
+/// The graph a run belongs to (404 when there is no such run).
+pub async fn graph_of_run(db: &Db, run_id: &str) -> Result<String, AppError> {
+    on_db!(db, pool => sqlx::query_scalar("SELECT graph_id FROM runs WHERE id = $1")
+        .bind(run_id)
+        .fetch_optional(pool)
+        .await)?
+    .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
+}
+
+/// The graph a thread belongs to (404 when there is no such thread).
+pub async fn graph_of_thread(db: &Db, thread_id: &str) -> Result<String, AppError> {
+    thread_graph(db, thread_id)
+        .await?
+        .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))
+}
+
+/// The graph a thread belongs to, if the thread exists.
+pub async fn thread_graph(db: &Db, thread_id: &str) -> Result<Option<String>, AppError> {
+    Ok(
+        on_db!(db, pool => sqlx::query_scalar("SELECT graph_id FROM threads WHERE id = $1")
+            .bind(thread_id)
+            .fetch_optional(pool)
+            .await)?,
+    )
+}
+
+/// Records a thread of a graph (nothing if it exists).
+pub async fn create_thread(db: &Db, thread_id: &str, graph_id: &str) -> Result<(), AppError> {
+    on_db!(db, pool => sqlx::query(
+        "INSERT INTO threads (id, graph_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    )
+    .bind(thread_id)
+    .bind(graph_id)
+    .execute(pool)
+    .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// A graph's threads, most recently active first.
+pub async fn threads(db: &Db, allowed: &Allowed) -> Result<Vec<ThreadInfo>, AppError> {
+    let rows: Vec<ThreadRow> = on_db!(db, pool => sqlx::query_as(select_threads!(
+        "WHERE t.graph_id = $1 ORDER BY t.updated_at DESC"
+    ))
+    .bind(allowed.graph().as_str())
+    .fetch_all(pool)
+    .await)?;
+    Ok(rows.into_iter().map(ThreadInfo::from).collect())
+}
+
+/// One thread's record.
+pub async fn thread(db: &Db, thread_id: &str) -> Result<Option<ThreadInfo>, AppError> {
+    let row: Option<ThreadRow> = on_db!(db, pool => sqlx::query_as(select_threads!("WHERE t.id = $1"))
+            .bind(thread_id)
+            .fetch_optional(pool)
+            .await)?;
+    Ok(row.map(ThreadInfo::from))
+}
+
+/// A thread's newest run: its id, graph and starter.
+pub async fn newest_of_thread(
+    db: &Db,
+    thread_id: &str,
+) -> Result<Option<(String, String, Option<String>)>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_as(
+        "SELECT id, graph_id, user_id FROM runs WHERE thread_id = $1
+         ORDER BY created_at DESC, rowid DESC LIMIT 1",
+    )
+    .bind(thread_id)
+    .fetch_optional(pool)
+    .await)?)
+}
+
+/// The id of the user who started a run, if known.
+pub async fn starter(db: &Db, run_id: &str) -> Result<Option<String>, AppError> {
+    let found: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar("SELECT user_id FROM runs WHERE id = $1")
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await)?;
+    Ok(found.flatten())
+}
+
+/// The saved graphs a run embeds, as recorded when it was queued.
+pub async fn embeds_of(db: &Db, run_id: &str) -> Result<Vec<GraphId>, AppError> {
+    let json: Option<String> = on_db!(db, pool => sqlx::query_scalar("SELECT embeds FROM runs WHERE id = $1")
+            .bind(run_id)
+            .fetch_optional(pool)
+            .await)?;
+    let ids: Vec<String> = json
+        .and_then(|json| serde_json::from_str(&json).ok())
+        .unwrap_or_default();
+    Ok(ids.iter().filter_map(|id| GraphId::parse(id)).collect())
+}
+
+/// A run about to be queued.
+pub struct NewRun<'a> {
+    pub graph_id: &'a str,
+    pub graph_version: i64,
+    pub thread_id: &'a str,
+    /// What it starts with (a fork's edits).
+    pub input: &'a Value,
+    pub starter: &'a User,
+    /// The saved graphs it embeds.
+    pub embeds: &'a [GraphId],
+}
+
+/// Records a new run, queued, and returns its id. The starter's limit of
+/// runs queued or running is checked in the same transaction as the
+/// insert, under the starter's write lock, so concurrent starts cannot
+/// race past it.
+pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<String, AppError> {
+    let run_id = format!("run-{}", uuid::Uuid::new_v4());
+    let user = run.starter.id.as_str();
+    let embeds: Vec<&str> = run.embeds.iter().map(GraphId::as_str).collect();
+    let embeds = serde_json::json!(embeds).to_string();
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let lock = format!("runs of {user}");
+    on_db!(db, pool => {
+        let mut tx = pool.begin_write(&lock).await?;
+        let active: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(user)
+        .fetch_one(&mut *tx)
+        .await?;
+        if active >= limit {
+            return Err(AppError::TooManyRequests(format!(
+                "you have {active} runs queued or running; the limit is {limit} per user. \
+                 Wait for one to end, or cancel one"
+            )));
+        }
+        sqlx::query(
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)",
+        )
+        .bind(&run_id)
+        .bind(run.graph_id)
+        .bind(run.graph_version)
+        .bind(run.thread_id)
+        .bind(run.input.to_string())
+        .bind(user)
+        .bind(&embeds)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok::<_, AppError>(())
+    })?;
+    Ok(run_id)
+}
+
+/// Queues a paused run again (it is being resumed).
+pub async fn requeue(db: &Db, run_id: &str) -> Result<(), AppError> {
+    on_db!(db, pool => sqlx::query("UPDATE runs SET status = 'queued', output = NULL WHERE id = $1")
+        .bind(run_id)
+        .execute(pool)
+        .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// Marks a run as executing (its first start time is kept).
+pub async fn mark_running(db: &Db, run_id: &str) -> Result<(), AppError> {
+    on_db!(db, pool => sqlx::query(
+        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1) WHERE id = $2",
+    )
+    .bind(crate::db::now())
+    .bind(run_id)
+    .execute(pool)
+    .await
+        .map(|done| done.rows_affected()))?;
+    Ok(())
+}
+
+/// Records where a run ended up (or paused), and moves its thread to the
+/// top of the graph's conversations.
+pub async fn mark_ended(
+    db: &Db,
+    run_id: &str,
+    status: RunStatus,
+    output: Option<&Value>,
+    error: Option<&str>,
+) -> Result<(), AppError> {
+    let now = crate::db::now();
+    let finished_at = (status != RunStatus::Interrupted).then_some(now.as_str());
+    on_db!(db, pool => {
+        let mut tx = pool.begin().await?;
+        sqlx::query(
+            "UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
+        )
+        .bind(status.as_str())
+        .bind(output.map(Value::to_string))
+        .bind(error)
+        .bind(finished_at)
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE threads SET updated_at = $1 WHERE id = (SELECT thread_id FROM runs WHERE id = $2)",
+        )
+        .bind(&now)
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await
+    })?;
+    Ok(())
+}

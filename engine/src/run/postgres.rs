@@ -1,0 +1,337 @@
+//! A [`CheckpointStore`] on PostgreSQL (feature `postgres`).
+//!
+//! The SQLite store keeps a server's runs in a file beside it; this one is
+//! for deployments whose data lives in PostgreSQL: several processes can
+//! share it, and it is backed up and replicated with the rest of the
+//! application's data. Its tables are the SQLite store's
+//! (`migrations/postgres`, versions from 1001 so they share a database
+//! with an application's own migrations).
+//!
+//! A checkpoint, the events since the previous one and the run's status
+//! are written by one statement, hence in one transaction: a killed
+//! process loses no committed step and never leaves half of one (with
+//! PostgreSQL's default `synchronous_commit = on`, a commit also survives
+//! a power cut).
+//!
+//! Events are numbered without gaps. The statement that writes a batch
+//! checks that it begins right after the run's stored log, and writes
+//! nothing (not the checkpoint either) when it does not. Two writers of
+//! the same events at once may both pass that check; the primary key
+//! (run, first event) then makes the second wait for the first and fails
+//! it once the first commits. So, as with the other stores, concurrent
+//! writers of one run are serialised and the second writer of the same
+//! events is refused. Saves without events are all kept, in the order
+//! they drew their `position`.
+
+use std::sync::Arc;
+
+use sqlx::PgPool;
+use sqlx::postgres::PgPoolOptions;
+
+use super::checkpoint::{Checkpoint, CheckpointSummary, ThreadSummary};
+use super::emitter::now_us;
+use super::event::Event;
+use super::sql::{
+    Batch, RunRow, checkpoint_body, error, events_from, integer, parse, thread_summary, write_error,
+};
+use super::store::{CheckpointStore, RunRecord, StoreError, StoreFuture};
+use crate::ids::{RunId, ThreadId};
+
+/// Checkpoints and events in a PostgreSQL database.
+#[derive(Clone, Debug)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host/db`),
+    /// adding the store's tables if they are missing.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        // The error leaves the URL out: it may hold a password.
+        let pool = PgPoolOptions::new()
+            .connect(url)
+            .await
+            .map_err(error("cannot connect to PostgreSQL"))?;
+        Self::from_pool(pool).await
+    }
+
+    /// Uses an open pool (an application's own database), adding the
+    /// store's tables if they are missing.
+    pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
+        migrate(&pool).await?;
+        Ok(PostgresStore { pool })
+    }
+
+    /// The pool.
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+
+    /// The store, shared.
+    pub fn shared(self) -> Arc<dyn CheckpointStore> {
+        Arc::new(self)
+    }
+}
+
+/// Adds the store's tables to a database if they are missing (its own
+/// migrations, versions from 1001, beside the application's).
+pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
+    let mut migrator = sqlx::migrate!("./migrations/postgres");
+    migrator.set_ignore_missing(true);
+    migrator
+        .run(pool)
+        .await
+        .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))
+}
+
+/// The refusal of a batch that does not begin at `next_seq`, where the
+/// run's stored log ends.
+fn does_not_follow(batch: &Batch, next_seq: i64) -> StoreError {
+    StoreError(format!(
+        "event {} of run `{}` does not follow {next_seq}",
+        batch.first, batch.run
+    ))
+}
+
+/// Saves a checkpoint with its events and the run's status in one
+/// statement: one round trip, and the statement is its own transaction
+/// (or part of the caller's). `go` says whether the events follow the
+/// stored log (or there are none); every write is conditional on it, so a
+/// refused save writes nothing.
+async fn save_one<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    checkpoint: &Checkpoint,
+    events: &[Arc<Event>],
+) -> Result<(), StoreError> {
+    let body = checkpoint_body(checkpoint)?;
+    let batch = Batch::of(&checkpoint.run_id, events)?;
+    let (follows, next_seq): (bool, i64) = sqlx::query_as(
+        "WITH tail AS (
+             SELECT COALESCE(
+                 (SELECT last_seq + 1 FROM heddle_events WHERE run_id = $3
+                  ORDER BY first_seq DESC LIMIT 1),
+                 0) AS next_seq
+         ),
+         go AS (
+             SELECT next_seq, ($10::BIGINT IS NULL OR $10 = next_seq) AS follows FROM tail
+         ),
+         saved_events AS (
+             INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
+             SELECT $3, $10, $11, $9 FROM go WHERE follows AND $10 IS NOT NULL
+         ),
+         saved_checkpoint AS (
+             INSERT INTO heddle_checkpoints
+                 (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM go WHERE follows
+         ),
+         -- Most saves leave the status as it was: skip the write then.
+         new_status AS (
+             UPDATE heddle_runs SET status = $6, updated_at_us = $7
+             FROM go WHERE follows AND run_id = $3 AND status <> $6
+         )
+         SELECT follows, next_seq FROM go",
+    )
+    .bind(checkpoint.thread_id.as_str())
+    .bind(checkpoint.id.as_str())
+    .bind(checkpoint.run_id.as_str())
+    .bind(checkpoint.parent.as_ref().map(|p| p.as_str()))
+    .bind(i64::from(checkpoint.step))
+    .bind(checkpoint.status.as_str())
+    .bind(integer(checkpoint.created_at_us, "time")?)
+    .bind(&body)
+    .bind(batch.as_ref().map(|b| b.body.as_str()))
+    .bind(batch.as_ref().map(|b| b.first))
+    .bind(batch.as_ref().map(|b| b.last))
+    .fetch_one(executor)
+    .await
+    .map_err(write_error("cannot save the checkpoint", batch.as_ref()))?;
+    match batch {
+        Some(batch) if !follows => Err(does_not_follow(&batch, next_seq)),
+        _ => Ok(()),
+    }
+}
+
+impl CheckpointStore for PostgresStore {
+    fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let now = integer(now_us(), "time")?;
+            sqlx::query(
+                "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(run.run_id.as_str())
+            .bind(run.thread_id.as_str())
+            .bind(&run.graph)
+            .bind(run.status.as_str())
+            .bind(now)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err(error("cannot record the run"))?;
+            Ok(())
+        })
+    }
+
+    fn save<'a>(
+        &'a self,
+        checkpoint: &'a Checkpoint,
+        events: &'a [Arc<Event>],
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(save_one(&self.pool, checkpoint, events))
+    }
+
+    fn append_events<'a>(&'a self, events: &'a [Arc<Event>]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let Some(first) = events.first() else {
+                return Ok(());
+            };
+            let Some(batch) = Batch::of(&first.run_id, events)? else {
+                return Ok(());
+            };
+            // As in a save: the insert happens only if the batch follows.
+            let (follows, next_seq): (bool, i64) = sqlx::query_as(
+                "WITH tail AS (
+                     SELECT COALESCE(
+                         (SELECT last_seq + 1 FROM heddle_events WHERE run_id = $1
+                          ORDER BY first_seq DESC LIMIT 1),
+                         0) AS next_seq
+                 ),
+                 go AS (SELECT next_seq, $2 = next_seq AS follows FROM tail),
+                 saved AS (
+                     INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
+                     SELECT $1, $2, $3, $4 FROM go WHERE follows
+                 )
+                 SELECT follows, next_seq FROM go",
+            )
+            .bind(batch.run.as_str())
+            .bind(batch.first)
+            .bind(batch.last)
+            .bind(&batch.body)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(write_error("cannot store events", Some(&batch)))?;
+            if follows {
+                Ok(())
+            } else {
+                Err(does_not_follow(&batch, next_seq))
+            }
+        })
+    }
+
+    fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await.map_err(error("cannot begin"))?;
+            for (checkpoint, events) in batch {
+                save_one(&mut *tx, checkpoint, events).await?;
+            }
+            tx.commit().await.map_err(error("cannot commit"))
+        })
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        thread: &'a ThreadId,
+        id: &'a str,
+    ) -> StoreFuture<'a, Option<Checkpoint>> {
+        Box::pin(async move {
+            let body: Option<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2
+                 ORDER BY position LIMIT 1",
+            )
+            .bind(thread.as_str())
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(error("cannot read the checkpoint"))?;
+            body.as_deref().map(parse).transpose()
+        })
+    }
+
+    fn latest<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Option<Checkpoint>> {
+        Box::pin(async move {
+            let body: Option<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1
+                 ORDER BY position DESC LIMIT 1",
+            )
+            .bind(thread.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(error("cannot read the thread"))?;
+            body.as_deref().map(parse).transpose()
+        })
+    }
+
+    fn history<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Vec<CheckpointSummary>> {
+        Box::pin(async move {
+            let bodies: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1 ORDER BY position",
+            )
+            .bind(thread.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot read the history"))?;
+            bodies
+                .iter()
+                .map(|body| parse::<Checkpoint>(body).map(|c| CheckpointSummary::from(&c)))
+                .collect()
+        })
+    }
+
+    fn threads<'a>(&'a self) -> StoreFuture<'a, Vec<ThreadSummary>> {
+        Box::pin(async move {
+            let rows: Vec<(String, i64)> = sqlx::query_as(
+                "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
+                 FROM (SELECT DISTINCT ON (thread_id) thread_id, position, body
+                       FROM heddle_checkpoints ORDER BY thread_id, position DESC) c
+                 ORDER BY c.position DESC",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot list the threads"))?;
+            rows.iter()
+                .map(|(body, runs)| thread_summary(body, *runs))
+                .collect()
+        })
+    }
+
+    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<RunRecord>> {
+        Box::pin(async move {
+            let row: Option<RunRow> = sqlx::query_as(
+                "SELECT run_id, thread_id, graph, status FROM heddle_runs WHERE run_id = $1",
+            )
+            .bind(run.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(error("cannot read the run"))?;
+            row.map(RunRecord::try_from).transpose()
+        })
+    }
+
+    fn unfinished<'a>(&'a self) -> StoreFuture<'a, Vec<RunRecord>> {
+        Box::pin(async move {
+            let rows: Vec<RunRow> = sqlx::query_as(
+                "SELECT run_id, thread_id, graph, status FROM heddle_runs
+                 WHERE status = 'running' ORDER BY created_at_us, run_id",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot list unfinished runs"))?;
+            rows.into_iter().map(RunRecord::try_from).collect()
+        })
+    }
+
+    fn events<'a>(&'a self, run: &'a RunId, from_seq: u64) -> StoreFuture<'a, Vec<Event>> {
+        Box::pin(async move {
+            let batches: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_events WHERE run_id = $1 AND last_seq >= $2
+                 ORDER BY first_seq",
+            )
+            .bind(run.as_str())
+            .bind(i64::try_from(from_seq).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(error("cannot read the events"))?;
+            events_from(&batches, from_seq)
+        })
+    }
+}

@@ -1,0 +1,126 @@
+//! What the SQL stores (`run::sqlite`, `run::postgres`) share: how records
+//! are encoded into rows and read back, and how database errors become
+//! [`StoreError`]s. The stores keep the same tables, so they read rows the
+//! same way.
+
+use std::sync::Arc;
+
+use super::checkpoint::{Checkpoint, CheckpointSummary, RunStatus, ThreadSummary};
+use super::event::Event;
+use super::store::{RunRecord, StoreError, batch_span};
+use crate::ids::{RunId, ThreadId};
+
+/// Turns a database error into a store error, saying what was being done.
+pub(crate) fn error(context: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
+    move |error| StoreError(format!("{context}: {error}"))
+}
+
+/// Like [`error`], for a write of `run`'s events from `first` on: the
+/// primary key (run, first event) refusing the batch means those events
+/// are already stored, which a caller should hear in those words.
+pub(crate) fn write_error<'a>(
+    context: &'static str,
+    batch: Option<&'a Batch>,
+) -> impl Fn(sqlx::Error) -> StoreError + 'a {
+    move |error| match (batch, &error) {
+        (Some(batch), sqlx::Error::Database(db)) if db.is_unique_violation() => {
+            StoreError(format!(
+                "{context}: events from {} of run `{}` are already stored",
+                batch.first, batch.run
+            ))
+        }
+        _ => StoreError(format!("{context}: {error}")),
+    }
+}
+
+/// A record read back from its JSON column.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
+    serde_json::from_str(body)
+        .map_err(|e| StoreError(format!("a stored record does not read back: {e}")))
+}
+
+/// A checkpoint as its JSON column holds it.
+pub(crate) fn checkpoint_body(checkpoint: &Checkpoint) -> Result<String, StoreError> {
+    serde_json::to_string(checkpoint)
+        .map_err(|e| StoreError(format!("cannot encode checkpoint `{}`: {e}", checkpoint.id)))
+}
+
+/// A number as an SQL integer column holds it (a signed 64-bit integer).
+pub(crate) fn integer(value: u64, what: &str) -> Result<i64, StoreError> {
+    i64::try_from(value).map_err(|_| StoreError(format!("{what} {value} is too large to store")))
+}
+
+/// A batch of one run's events as a row of `heddle_events` holds it.
+pub(crate) struct Batch {
+    pub(crate) run: RunId,
+    pub(crate) first: i64,
+    pub(crate) last: i64,
+    /// The events, a JSON array.
+    pub(crate) body: String,
+}
+
+impl Batch {
+    /// `run`'s events as one row; `None` for no events. Refuses events of
+    /// another run and a batch with a gap inside.
+    pub(crate) fn of(run: &RunId, events: &[Arc<Event>]) -> Result<Option<Batch>, StoreError> {
+        let Some((first, last)) = batch_span(run, events)? else {
+            return Ok(None);
+        };
+        let body = serde_json::to_string(events)
+            .map_err(|e| StoreError(format!("cannot encode the events of run `{run}`: {e}")))?;
+        Ok(Some(Batch {
+            run: run.clone(),
+            first: integer(first, "event")?,
+            last: integer(last, "event")?,
+            body,
+        }))
+    }
+}
+
+/// The events of stored batches (JSON arrays, in order) from `from_seq` on.
+pub(crate) fn events_from(batches: &[String], from_seq: u64) -> Result<Vec<Event>, StoreError> {
+    let mut events = Vec::new();
+    for batch in batches {
+        let batch: Vec<Event> = parse(batch)?;
+        events.extend(batch.into_iter().filter(|event| event.seq >= from_seq));
+    }
+    Ok(events)
+}
+
+/// A thread's row of the thread list: its newest checkpoint and how many
+/// runs it has had.
+pub(crate) fn thread_summary(body: &str, runs: i64) -> Result<ThreadSummary, StoreError> {
+    let checkpoint: Checkpoint = parse(body)?;
+    Ok(ThreadSummary {
+        thread_id: checkpoint.thread_id.clone(),
+        latest: CheckpointSummary::from(&checkpoint),
+        runs: u64::try_from(runs).unwrap_or(0),
+    })
+}
+
+/// A row of `heddle_runs`.
+#[derive(sqlx::FromRow)]
+pub(crate) struct RunRow {
+    run_id: String,
+    thread_id: String,
+    graph: String,
+    status: String,
+}
+
+impl TryFrom<RunRow> for RunRecord {
+    type Error = StoreError;
+
+    fn try_from(row: RunRow) -> Result<Self, StoreError> {
+        Ok(RunRecord {
+            status: RunStatus::parse(&row.status).ok_or_else(|| {
+                StoreError(format!(
+                    "run `{}` has an unknown status `{}`",
+                    row.run_id, row.status
+                ))
+            })?,
+            run_id: RunId::from(row.run_id),
+            thread_id: ThreadId::from(row.thread_id),
+            graph: row.graph,
+        })
+    }
+}

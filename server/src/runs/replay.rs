@@ -1,0 +1,51 @@
+//! A run's events as a client reads them: the stored ones, then those of
+//! its running execution that are not stored yet, without a gap or a
+//! duplicate where the two meet.
+
+use std::sync::Arc;
+
+use heddle_app::error::AppError;
+use heddle_engine::RunId;
+use heddle_engine::run::Event;
+
+use super::manager::{Runs, internal};
+
+impl Runs {
+    /// A run's events from `from_seq` on: the stored ones, then those of
+    /// its running execution that are not stored yet.
+    pub async fn events(&self, run_id: &str, from_seq: u64) -> Result<Vec<Arc<Event>>, AppError> {
+        self.get(run_id).await?;
+        let hub = self.hub(run_id);
+        let in_memory = hub.map(|hub| hub.watch(from_seq));
+        let first_live = in_memory
+            .as_ref()
+            .and_then(|replay| replay.first_seq)
+            .unwrap_or(u64::MAX);
+        let mut events: Vec<Arc<Event>> = Vec::new();
+        if from_seq < first_live {
+            let stored = self
+                .inner
+                .store
+                .events(&RunId::from(run_id), from_seq)
+                .await
+                .map_err(internal("cannot read events"))?;
+            events.extend(
+                stored
+                    .into_iter()
+                    .filter(|event| event.seq < first_live)
+                    .map(Arc::new),
+            );
+        }
+        if let Some(replay) = in_memory {
+            let next = events.last().map_or(from_seq, |event| event.seq + 1);
+            events.extend(
+                replay
+                    .backlog
+                    .into_iter()
+                    .filter(|frame| frame.seq() >= next)
+                    .map(|frame| frame.event),
+            );
+        }
+        Ok(events)
+    }
+}
