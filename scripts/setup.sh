@@ -43,3 +43,21 @@ ensure_e2e_packages() {
     (cd "$dir" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
   fi
 }
+
+# PostgreSQL for the test suite's second pass: Debian's server and
+# pg_virtualenv (postgresql-common), which runs a command against a
+# throw-away cluster on a free port and drops it afterwards.
+ensure_postgres() {
+  command -v pg_virtualenv >/dev/null || apt_install postgresql
+}
+
+# Runs `cargo test` with the arguments given, echoing its output, and
+# prints how many tests passed under the label $1.
+count_tests() {
+  local label=$1 log
+  shift
+  log=$(mktemp)
+  cargo test "$@" 2>&1 | tee "$log"
+  say "$label: $(awk '/^test result:/ {passed += $4} END {print passed + 0}' "$log") tests passed"
+  rm -f "$log"
+}

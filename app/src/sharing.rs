@@ -75,7 +75,7 @@ pub async fn get_sharing(graph_id: String) -> Result<Sharing, AppError> {
 #[server(endpoint = "create_share_link")]
 pub async fn create_share_link(
     graph_id: String,
-    role: String,
+    role: Grant,
     // Text, so the form's "never" (an empty value) reads as none.
     #[server(default)] expires_in_hours: Option<String>,
     #[server(default)] run_id: Option<String>,
@@ -90,7 +90,7 @@ pub async fn create_share_link(
         })?),
     };
     let run_id = run_id.filter(|run| !run.is_empty());
-    with_error_status(ssr::create_link_here(&graph_id, &role, expires_in_hours, run_id, step).await)
+    with_error_status(ssr::create_link_here(&graph_id, role, expires_in_hours, run_id, step).await)
 }
 
 /// Revokes a link (owner only); whoever got access through it loses it now.
@@ -105,9 +105,9 @@ pub async fn revoke_share_link(graph_id: String, link_id: String) -> Result<(), 
 pub async fn set_member_role(
     graph_id: String,
     username: String,
-    role: String,
+    role: MemberAccess,
 ) -> Result<(), AppError> {
-    with_error_status(ssr::set_member_here(&graph_id, &username, &role).await)
+    with_error_status(ssr::set_member_here(&graph_id, &username, role).await)
 }
 
 /// What a share link offers (grants nothing).
@@ -125,13 +125,41 @@ pub async fn accept_share_link(token: String) -> Result<Accepted, AppError> {
     Ok(accepted)
 }
 
-/// A role a share link or member may get, from a form's text.
-pub fn grantable_role(text: &str) -> Result<Role, AppError> {
-    match Role::parse(text) {
-        Some(role @ (Role::Viewer | Role::Editor)) => Ok(role),
-        _ => Err(AppError::InvalidInput(format!(
-            "`role` must be `viewer` or `editor`, not `{text}`"
-        ))),
+/// A role the owner may give: on a share link, or to a member.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Grant {
+    Viewer,
+    Editor,
+}
+
+impl From<Grant> for Role {
+    fn from(grant: Grant) -> Role {
+        match grant {
+            Grant::Viewer => Role::Viewer,
+            Grant::Editor => Role::Editor,
+        }
+    }
+}
+
+/// What the owner sets a teammate's access to: a role, or none (the
+/// member is removed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemberAccess {
+    Viewer,
+    Editor,
+    None,
+}
+
+impl MemberAccess {
+    /// The role it grants (`None` when it removes the member).
+    pub fn grant(self) -> Option<Grant> {
+        match self {
+            MemberAccess::Viewer => Some(Grant::Viewer),
+            MemberAccess::Editor => Some(Grant::Editor),
+            MemberAccess::None => None,
+        }
     }
 }
 

@@ -4,7 +4,9 @@
 use crate::db::Db;
 use crate::on_db;
 
-use super::{Accepted, LinkPreview, MAX_EXPIRY_HOURS, Member, ShareLink, Sharing, grantable_role};
+use super::{
+    Accepted, Grant, LinkPreview, MAX_EXPIRY_HOURS, Member, MemberAccess, ShareLink, Sharing,
+};
 use crate::access::Role;
 use crate::access::ssr::{AccessChange, AccessEvents, require};
 use crate::accounts::User;
@@ -102,13 +104,13 @@ pub async fn create_link(
     db: &Db,
     user: Option<&User>,
     graph_id: &str,
-    role: &str,
+    role: Grant,
     expires_in_hours: Option<u32>,
     run_id: Option<String>,
     step: Option<i64>,
 ) -> Result<ShareLink, AppError> {
     let allowed = require(db, user, graph_id, Role::Owner).await?;
-    let role = grantable_role(role)?;
+    let role = Role::from(role);
     if let Some(hours) = expires_in_hours
         && !(1..=MAX_EXPIRY_HOURS).contains(&hours)
     {
@@ -184,14 +186,14 @@ pub async fn revoke_link(
     Ok(())
 }
 
-/// Grants, changes or (`none`) removes a member's role.
+/// Grants, changes or ([`MemberAccess::None`]) removes a member's role.
 pub async fn set_member(
     db: &Db,
     events: &AccessEvents,
     user: Option<&User>,
     graph_id: &str,
     username: &str,
-    role: &str,
+    access: MemberAccess,
 ) -> Result<(), AppError> {
     let allowed = require(db, user, graph_id, Role::Owner).await?;
     let member = find_user(db, username)
@@ -202,25 +204,25 @@ pub async fn set_member(
             "you own this graph; the owner's role cannot change".into(),
         ));
     }
-    if role == "none" {
-        on_db!(db, pool => sqlx::query("DELETE FROM graph_members WHERE graph_id = $1 AND user_id = $2")
-            .bind(allowed.graph().as_str())
-            .bind(member.id.as_str())
-            .execute(pool)
-            .await
-        .map(|done| done.rows_affected()))?;
-    } else {
-        let role = grantable_role(role)?;
-        on_db!(db, pool => sqlx::query(
+    match access.grant() {
+        None => on_db!(db, pool => sqlx::query(
+            "DELETE FROM graph_members WHERE graph_id = $1 AND user_id = $2"
+        )
+        .bind(allowed.graph().as_str())
+        .bind(member.id.as_str())
+        .execute(pool)
+        .await
+        .map(|_| ()))?,
+        Some(grant) => on_db!(db, pool => sqlx::query(
             "INSERT INTO graph_members (graph_id, user_id, role) VALUES ($1, $2, $3)
              ON CONFLICT (graph_id, user_id) DO UPDATE SET role = excluded.role",
         )
         .bind(allowed.graph().as_str())
         .bind(member.id.as_str())
-        .bind(role.as_str())
+        .bind(Role::from(grant).as_str())
         .execute(pool)
         .await
-        .map(|done| done.rows_affected()))?;
+        .map(|_| ()))?,
     }
     events.announce(AccessChange::Graph(allowed.graph().to_string()));
     Ok(())
@@ -331,7 +333,7 @@ pub(super) async fn sharing_here(graph_id: &str) -> Result<Sharing, AppError> {
 
 pub(super) async fn create_link_here(
     graph_id: &str,
-    role: &str,
+    role: Grant,
     expires_in_hours: Option<u32>,
     run_id: Option<String>,
     step: Option<i64>,
@@ -364,7 +366,7 @@ pub(super) async fn revoke_link_here(graph_id: &str, link_id: &str) -> Result<()
 pub(super) async fn set_member_here(
     graph_id: &str,
     username: &str,
-    role: &str,
+    role: MemberAccess,
 ) -> Result<(), AppError> {
     let user = require_user()?;
     set_member(

@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use heddle_app::sharing::ssr as sharing;
-use heddle_app::sharing::{Accepted, ShareLink, Sharing};
+use heddle_app::sharing::{Accepted, Grant, MemberAccess, ShareLink, Sharing};
 use serde::Deserialize;
 
 use super::{ApiError, ApiJson};
@@ -27,7 +27,7 @@ pub async fn get(
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NewLink {
-    role: String,
+    role: Grant,
     #[serde(default)]
     expires_in_hours: Option<u32>,
     #[serde(default)]
@@ -47,7 +47,7 @@ pub async fn create_link(
         &state.db,
         who.0.as_ref(),
         &id,
-        &body.role,
+        body.role,
         body.expires_in_hours,
         body.run_id,
         body.step,
@@ -70,7 +70,7 @@ pub async fn revoke_link(
 #[serde(deny_unknown_fields)]
 pub struct MemberRole {
     /// `viewer`, `editor`, or `none` to remove.
-    role: String,
+    role: MemberAccess,
 }
 
 /// `PUT /api/v1/graphs/{id}/members/{username}` (owner only).
@@ -86,7 +86,7 @@ pub async fn set_member(
         who.0.as_ref(),
         &id,
         &username,
-        &body.role,
+        body.role,
     )
     .await?;
     Ok(StatusCode::NO_CONTENT)

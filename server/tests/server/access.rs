@@ -800,3 +800,53 @@ async fn embedding_a_graph_needs_the_viewer_role() {
         }
     }
 }
+
+#[tokio::test]
+async fn only_viewer_and_editor_can_be_granted() {
+    let server = TestServer::start().await;
+    server.user("ada").await;
+    let graph = server.create_graph(counting_loop(3)).await;
+    for (path, body) in [
+        (
+            format!("/api/v1/graphs/{graph}/links"),
+            json!({"role": "owner"}),
+        ),
+        (
+            format!("/api/v1/graphs/{graph}/members/ada"),
+            json!({"role": "owner"}),
+        ),
+        (
+            format!("/api/v1/graphs/{graph}/members/ada"),
+            json!({"role": "admin"}),
+        ),
+    ] {
+        let method = if path.ends_with("links") {
+            Method::POST
+        } else {
+            Method::PUT
+        };
+        let (status, answer) = server.api(method, &path, Some(body)).await;
+        assert_eq!(status, 400, "{path}: {answer}");
+        let message = error_message(&answer);
+        assert!(message.contains("role"), "{message}");
+        assert!(message.contains("viewer"), "{message}");
+    }
+    // `none` takes a member's role away.
+    let members = format!("/api/v1/graphs/{graph}/members/ada");
+    let (status, _) = server
+        .api(Method::PUT, &members, Some(json!({"role": "editor"})))
+        .await;
+    assert_eq!(status, 204);
+    let (status, _) = server
+        .api(Method::PUT, &members, Some(json!({"role": "none"})))
+        .await;
+    assert_eq!(status, 204);
+    let (_, sharing) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/graphs/{graph}/sharing"),
+            None,
+        )
+        .await;
+    assert_eq!(sharing["members"], json!([]));
+}
