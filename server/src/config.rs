@@ -46,6 +46,21 @@ pub enum Command {
     History(HistoryArgs),
     /// Finish the runs a crash left running.
     Recover(RecoverArgs),
+    /// Copy everything from one database to another, empty one (SQLite to
+    /// PostgreSQL or back), and check the counts. Stop the server first.
+    Migrate(MigrateArgs),
+}
+
+/// `heddle migrate`.
+#[derive(Debug, Clone, Args)]
+pub struct MigrateArgs {
+    /// The database to copy from (`sqlite://data/heddle.db`, `postgres://...`).
+    #[arg(long)]
+    pub from: String,
+    /// The database to copy into: created and migrated if needed, and
+    /// empty.
+    #[arg(long)]
+    pub to: String,
 }
 
 /// Where runs and checkpoints are kept.

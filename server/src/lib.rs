@@ -27,6 +27,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod db;
+pub mod db_copy;
 pub mod error_status;
 pub mod models;
 pub mod routes;

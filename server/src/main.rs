@@ -37,6 +37,42 @@ fn main() -> ExitCode {
     runtime.block_on(run(command))
 }
 
+/// `heddle migrate`: opens both databases (bringing each schema up to
+/// date), copies, and prints each table's rows.
+async fn migrate(args: &heddle_server::config::MigrateArgs) -> ExitCode {
+    use heddle_server::db;
+    let copied = async {
+        let from = db::connect(&args.from).await?;
+        let to = db::connect(&args.to).await?;
+        let copied = heddle_server::db_copy::copy(&from, &to).await?;
+        from.close().await;
+        to.close().await;
+        anyhow::Ok(copied)
+    };
+    match copied.await {
+        Ok(copied) => {
+            println!(
+                "Copied {} into {}; every table has as many rows on both sides:",
+                db::redact(&args.from),
+                db::redact(&args.to)
+            );
+            for table in copied {
+                println!("  {:<20} {:>10}", table.table, table.rows);
+            }
+            println!(
+                "Secrets were copied sealed: start Heddle on the new database with the same key \
+                 (HEDDLE_SECRET_KEY, or the key file {}).",
+                db::default_key_file(&args.from).display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("heddle: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 async fn run(command: Command) -> ExitCode {
     let (registry, _) = heddle_server::models::registry();
     let registry = match &command {
@@ -51,6 +87,7 @@ async fn run(command: Command) -> ExitCode {
     };
     let stdout = || Box::new(std::io::stdout()) as Box<dyn std::io::Write + Send>;
     let result: Result<Outcome, CliError> = match command {
+        Command::Migrate(args) => return migrate(&args).await,
         Command::Serve(args) => {
             return match heddle_server::serve::serve(args).await {
                 Ok(()) => ExitCode::SUCCESS,

@@ -1,13 +1,15 @@
 //! A [`CheckpointStore`] on SQLite (feature `sqlite`).
 //!
 //! A checkpoint and the events since the previous one are written in one
-//! transaction. Events are numbered without gaps: a batch of events that
-//! does not follow the run's stored log is refused by the primary key
-//! (run, first event) and a trigger (migration 1002), whoever writes it.
-//! Writers are serialised by SQLite's one write lock, so of two writers of
-//! the same events the second is refused. In WAL mode with `SyncMode::Normal` a commit survives a
+//! transaction. In WAL mode with `SyncMode::Normal` a commit survives a
 //! killed process but not a power cut; `SyncMode::Full` fsyncs every commit
 //! and survives both (see docs/performance.md for what each costs).
+//!
+//! Events are numbered without gaps: a batch of events that does not
+//! follow the run's stored log is refused by the primary key (run, first
+//! event) and a trigger (migration 1002), whoever writes it. Writers are
+//! serialised by SQLite's one write lock, so of two writers of the same
+//! events the second is refused.
 //!
 //! Three choices keep a step's save near the cost of one small commit:
 //! saves go through one held connection (taking one from the pool costs

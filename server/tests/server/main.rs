@@ -14,6 +14,7 @@ mod crash;
 mod database;
 mod graphs_api;
 mod live;
+mod migrate;
 mod pages;
 mod sessions;
 mod startup;

@@ -174,7 +174,7 @@ impl TestServer {
         // Tests start many runs as one user; the per-user limit has its own test.
         let mut settings = Settings::default();
         settings.max_runs_per_user = 10_000;
-        Self::start_on(dir, url, database, runs, listener, addr, settings).await
+        Self::start_on(dir, url, database, runs, listener, addr, settings, true).await
     }
 
     /// A server whose graphs get these models and tools (tests/secrets.rs).
@@ -201,9 +201,35 @@ impl TestServer {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("local addr");
-        Self::start_on(dir, url, database, runs, listener, addr, settings).await
+        Self::start_on(dir, url, database, runs, listener, addr, settings, true).await
     }
 
+    /// A server on an existing database (its accounts as they are: the
+    /// owner's browser is not logged in).
+    #[allow(dead_code)]
+    pub async fn open(url: &str) -> TestServer {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let database = db::connect(url).await.expect("database");
+        let runs = Runs::new(database.clone(), 8).await.expect("runs");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("local addr");
+        let settings = Settings::default();
+        Self::start_on(
+            dir,
+            url.to_string(),
+            database,
+            runs,
+            listener,
+            addr,
+            settings,
+            false,
+        )
+        .await
+    }
+
+    #[allow(clippy::too_many_arguments)]
     async fn start_on(
         dir: TempDir,
         database_url: String,
@@ -212,6 +238,7 @@ impl TestServer {
         listener: tokio::net::TcpListener,
         addr: SocketAddr,
         settings: Settings,
+        sign_up: bool,
     ) -> TestServer {
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let state = AppState::new(
@@ -231,7 +258,9 @@ impl TestServer {
             .expect("serve");
         });
         let owner = Browser::new(addr);
-        owner.sign_up("owner").await;
+        if sign_up {
+            owner.sign_up("owner").await;
+        }
         TestServer {
             addr,
             database_url,
