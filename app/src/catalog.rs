@@ -1,18 +1,13 @@
 //! What this server offers graphs: the tools nodes may bind and the model
-//! names they may ask for. The inspector's pickers list them (a name typed
-//! by hand still works: the validator says if it is unknown at run time).
+//! names they may ask for (the engine's [`Catalog`]). The inspector's
+//! pickers list them, and the editor validates against them, so it knows
+//! the tools and models the server runs with.
 
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use crate::error::AppError;
 
-/// Tools and models, by name.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Catalog {
-    pub tools: Vec<String>,
-    pub models: Vec<String>,
-}
+pub use heddle_engine::Catalog;
 
 /// The server's catalog (the server provides it to every request).
 #[server(endpoint = "catalog")]

@@ -34,6 +34,8 @@ pub mod state;
 
 use leptos::prelude::*;
 
+use crate::catalog::get_catalog;
+
 use self::canvas::{Canvas, Gestures};
 use self::inspector::Inspector;
 use self::palette::Palette;
@@ -61,7 +63,10 @@ pub fn GraphEditor(
     let gestures = Gestures::new();
     let history_id = graph_id.clone();
     let help = RwSignal::new(false);
-    let problems = problems(editor);
+    // The server's tools and models: the pickers list them, and validation
+    // knows exactly what the server runs with.
+    let catalog = Resource::new(|| (), |_| get_catalog());
+    let problems = problems(editor, catalog);
     keys::install(editor, gestures, help);
     resize::keep_centred(editor, gestures);
     persistence.start();
@@ -105,7 +110,7 @@ pub fn GraphEditor(
                 {dock.run()}
             </div>
             <aside class="inspector" aria-label="Inspector">
-                <Inspector editor />
+                <Inspector editor catalog />
                 <ProblemList editor problems />
                 <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit />
                 {children()}

@@ -8,6 +8,8 @@
 //!
 //! # Layout
 //! - [`format`]: the versioned JSON document, its migrations and schema.
+//! - [`catalog`]: what a registry offers (tools, models) as data, and a
+//!   registry that validates against it (the editor's).
 //! - [`compile`]: document to runnable graph, checking everything at once.
 //! - [`credentials`]: secrets graphs name, bound by whoever runs them.
 //! - [`validate`]: the problems validation reports, each located.
@@ -25,6 +27,7 @@
 // the default build (with it) still checks for dead code.
 #![cfg_attr(not(feature = "runtime"), allow(dead_code))]
 
+pub mod catalog;
 pub mod compile;
 pub mod credentials;
 pub mod expr;
@@ -38,6 +41,7 @@ pub mod state;
 pub mod tools;
 pub mod validate;
 
+pub use catalog::Catalog;
 pub use compile::{CompiledGraph, LoadError, compile, validate};
 pub use format::{FORMAT_VERSION, FormatError, GraphDocument};
 pub use ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};

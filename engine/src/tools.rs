@@ -78,4 +78,9 @@ impl Toolbox {
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
     }
+
+    /// Every tool's spec, by name.
+    pub fn specs(&self) -> Vec<crate::model::ToolSpec> {
+        self.tools.values().map(|tool| tool.spec()).collect()
+    }
 }

@@ -13,7 +13,6 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::state::Editor;
-use crate::catalog::get_catalog;
 use crate::secrets::list_secrets;
 
 /// Text fields a kind's config is known to have: (key, label, multi-line).
@@ -58,15 +57,18 @@ fn edit_node(editor: Editor, id: &NodeId, edit: impl FnOnce(&mut NodeSpec)) {
 }
 
 #[component]
-pub fn Inspector(editor: Editor) -> impl IntoView {
+pub fn Inspector(
+    editor: Editor,
+    /// The server's tools and models, for the pickers.
+    catalog: Resource<Result<heddle_engine::Catalog, crate::error::AppError>>,
+) -> impl IntoView {
     // The pickers' choices: the server's tools and models, the user's secrets.
-    let catalog = Resource::new(|| (), |_| get_catalog());
     let secrets = Resource::new(|| (), |_| list_secrets());
     let tools = Signal::derive(move || {
         catalog
             .get()
             .and_then(Result::ok)
-            .map(|catalog| catalog.tools)
+            .map(|catalog| catalog.tool_names())
             .unwrap_or_default()
     });
     let lists = move || {

@@ -1,23 +1,48 @@
 //! Live validation: the engine's own validator (compiled to wasm) runs on
-//! every committed change; problems show on their nodes and in this list,
-//! and clicking one selects its node.
+//! every committed change, against the server's catalog of tools and
+//! models (so it reports what the server would, no more); problems show on
+//! their nodes and in this list, and clicking one selects its node.
 
 use std::collections::BTreeSet;
 
-use heddle_engine::Registry;
 use heddle_engine::validate::{Problem, Severity};
+use heddle_engine::{Catalog, Registry};
 use leptos::prelude::*;
 
 use super::state::Editor;
+use crate::error::AppError;
 
 /// The document's problems, recomputed when a change is committed (not
-/// while something is being dragged).
-pub fn problems(editor: Editor) -> Memo<Vec<Problem>> {
+/// while something is being dragged) and when the catalog arrives. Until
+/// it does, the engine's built-in tools and models are all there is.
+pub fn problems(
+    editor: Editor,
+    catalog: Resource<Result<Catalog, AppError>>,
+) -> Memo<Vec<Problem>> {
+    let registry = Memo::new(move |_| {
+        catalog
+            .get()
+            .and_then(Result::ok)
+            .map(|catalog| Registry::for_validation(&catalog))
+            .map(RegistryCell)
+            .unwrap_or_default()
+    });
     Memo::new(move |_| {
         editor.revision.track();
         let document = editor.document();
-        heddle_engine::validate(&document, &Registry::new()).problems
+        registry.with(|registry| heddle_engine::validate(&document, &registry.0).problems)
     })
+}
+
+/// A registry in a memo: equal when made from the same catalog is all a
+/// memo needs, and a new catalog is rare (once per page).
+#[derive(Clone, Default)]
+struct RegistryCell(Registry);
+
+impl PartialEq for RegistryCell {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.catalog() == other.0.catalog()
+    }
 }
 
 #[component]

@@ -21,16 +21,23 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Starts `heddle serve --port 0` with `args`, on a new database.
+    /// Starts `heddle serve --port 0` with `args`, on a new SQLite database.
     pub fn start(args: &[&str]) -> Server {
+        Server::start_on(None, args)
+    }
+
+    /// Starts `heddle serve --port 0` with `args`, on the database at
+    /// `url` (a new SQLite file when `None`).
+    pub fn start_on(url: Option<&str>, args: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
+        let url = url.map_or_else(
+            || format!("sqlite://{}", dir.path().join("bench.db").display()),
+            str::to_string,
+        );
         let mut child = Command::new(env!("CARGO_BIN_EXE_heddle"))
             .args(["serve", "--port", "0"])
             .args(args)
-            .env(
-                "DATABASE_URL",
-                format!("sqlite://{}", dir.path().join("bench.db").display()),
-            )
+            .env("DATABASE_URL", url)
             .env("RUST_LOG", "warn")
             .current_dir(dir.path())
             .stdout(Stdio::piped())

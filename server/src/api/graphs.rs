@@ -14,7 +14,7 @@ use heddle_app::graphs::ssr as graphs;
 use heddle_app::graphs::{GraphDetail, GraphSummary, VersionSummary};
 use heddle_app::limits::check_document;
 use heddle_app::secrets::ssr as secrets;
-use heddle_engine::{GraphDocument, Registry};
+use heddle_engine::GraphDocument;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -34,9 +34,10 @@ fn document(value: Value) -> Result<GraphDocument> {
     })
 }
 
-/// The validation report of a document, as JSON.
-fn report(document: &GraphDocument) -> Value {
-    json!(heddle_engine::validate(document, &Registry::new()).problems)
+/// The validation report of a document, as JSON: against the server's own
+/// tools and models, as the editor validates.
+fn report(state: &AppState, document: &GraphDocument) -> Value {
+    json!(heddle_engine::validate(document, state.runs.registry()).problems)
 }
 
 /// `GET /api/v1/graphs`: the caller's graphs and those shared with them.
@@ -120,7 +121,7 @@ pub async fn save(
     let saved = graphs::save(&state.db, &allowed, body.base_version, &document).await?;
     Ok(Json(json!({
         "id": saved.id, "version": saved.version, "updated_at": saved.updated_at,
-        "problems": report(&document),
+        "problems": report(&state, &document),
     })))
 }
 
@@ -265,7 +266,7 @@ pub async fn import(
         .into_iter()
         .filter(|name| !mine.contains(name))
         .collect();
-    let problems = report(&document);
+    let problems = report(&state, &document);
     if query.dry_run {
         return Ok(Json(json!({
             "dry_run": true,

@@ -140,12 +140,15 @@ impl Runs {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The tools and models graphs run with here, by name.
-    pub fn catalog(&self) -> heddle_app::catalog::Catalog {
-        heddle_app::catalog::Catalog {
-            tools: self.inner.registry.tools().names(),
-            models: self.inner.registry.model_names(),
-        }
+    /// The tools and models graphs run with here.
+    pub fn catalog(&self) -> heddle_engine::Catalog {
+        self.inner.registry.catalog()
+    }
+
+    /// The registry graphs are validated with before they are saved or
+    /// run: the server's own tools and models (no one's secrets).
+    pub fn registry(&self) -> &Registry {
+        &self.inner.registry
     }
 
     /// Sets how many runs one user may have queued or running at once.

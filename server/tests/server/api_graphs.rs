@@ -286,3 +286,81 @@ async fn import_with_a_dry_run_then_for_real_and_export_round_trips() {
         "{body}"
     );
 }
+
+/// A tool this test's server offers (as an MCP server's would be).
+struct Lookup;
+
+impl heddle_engine::tools::Tool for Lookup {
+    fn spec(&self) -> heddle_engine::model::ToolSpec {
+        heddle_engine::model::ToolSpec {
+            name: "crm__lookup".into(),
+            description: "Looks a customer up".into(),
+            parameters: json!({"type": "object", "properties": {"id": {"type": "string"}}}),
+        }
+    }
+
+    fn call(&self, arguments: Value) -> heddle_engine::tools::ToolFuture<'_> {
+        Box::pin(async move { Ok(json!({"customer": arguments["id"]})) })
+    }
+}
+
+#[tokio::test]
+async fn graphs_are_validated_against_the_tools_the_server_runs_with() {
+    let registry = heddle_engine::Registry::new().with_tool(Lookup);
+    let server = TestServer::start_with_registry(registry).await;
+    let agent = |tool: &str| {
+        json!({
+            "format_version": 2, "name": "agent",
+            "state": {"channels": {"messages": {"type": "messages"}}},
+            "nodes": [
+                {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+                {"id": "agent", "kind": "agent", "config": {"tools": [tool]}}
+            ],
+            "edges": [{"id": "e", "from": "start", "to": "agent"}]
+        })
+    };
+    let id = server.create_graph(agent("crm__lookup")).await;
+    let (status, saved) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{id}"),
+            Some(json!({"base_version": 1, "document": agent("crm__lookup")})),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    assert_eq!(
+        saved["problems"],
+        json!([]),
+        "the server's own tool is known"
+    );
+    let (_, saved) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{id}"),
+            Some(json!({"base_version": 2, "document": agent("crm__missing")})),
+        )
+        .await;
+    assert!(
+        saved["problems"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("crm__missing"),
+        "{saved}"
+    );
+
+    // The editor gets the same catalog, with each tool's spec.
+    let catalog: Value = server.call("catalog", &[]).await.json().await.unwrap();
+    let tools = catalog["tools"].as_array().unwrap();
+    let lookup = tools.iter().find(|tool| tool["name"] == "crm__lookup");
+    assert_eq!(
+        lookup.unwrap()["description"],
+        "Looks a customer up",
+        "{catalog}"
+    );
+    assert!(
+        catalog["models"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("offline"))
+    );
+}
