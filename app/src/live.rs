@@ -5,12 +5,14 @@
 //!   view at a step, the state after each step, the executions).
 //! - [`view`]: the canvas's view of a run at one moment, a pure fold.
 //! - [`compare`]: two runs side by side, step by step and channel by channel.
+//! - [`protocol`]: the websocket's messages, shared with the server.
 //! - `socket` (in the browser): the websocket, batching events into one
 //!   update per animation frame.
 //! - `api` (in the browser): starting, stopping, resuming and forking runs.
 
 pub mod compare;
 pub mod log;
+pub mod protocol;
 pub mod view;
 
 #[cfg(feature = "hydrate")]

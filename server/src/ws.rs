@@ -3,7 +3,8 @@
 //! with no gap and no duplicate at the seam; they can also watch a graph
 //! to hear when its runs start, pause and end.
 //!
-//! Messages are JSON text frames. Client to server:
+//! Messages are JSON text frames, typed in `heddle_app::live::protocol`
+//! (`ClientMessage`, `ServerMessage`, shared with the browser). Client to server:
 //! `{"type": "subscribe", "run_id": "...", "from_seq": 0}`,
 //! `{"type": "unsubscribe", "run_id": "..."}`,
 //! `{"type": "watch_graph", "graph_id": "..."}`, `{"type": "ping"}`.
@@ -47,10 +48,9 @@ use heddle_app::access::ssr::{AccessChange, require};
 use heddle_app::accounts::User;
 use heddle_app::accounts::ssr::session_user;
 use heddle_app::error::AppError;
+use heddle_app::live::protocol::{ClientMessage, ServerMessage};
 use heddle_app::runs::ssr::graph_of_run;
 use heddle_engine::RunId;
-use serde::Deserialize;
-use serde_json::json;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tower_sessions::Session;
@@ -67,23 +67,6 @@ const PING_EVERY: Duration = Duration::from_secs(20);
 const SILENCE_LIMIT: Duration = Duration::from_secs(60);
 /// The largest message a client may send.
 const MAX_CLIENT_MESSAGE: usize = 16 * 1024;
-
-#[derive(Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum ClientMessage {
-    Subscribe {
-        run_id: String,
-        #[serde(default)]
-        from_seq: u64,
-    },
-    Unsubscribe {
-        run_id: String,
-    },
-    WatchGraph {
-        graph_id: String,
-    },
-    Ping,
-}
 
 pub async fn upgrade(
     State(state): State<AppState>,
@@ -241,7 +224,7 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                     _ => {
                         let message = format!("run {run_id} was not found");
                         let _ = out
-                            .send(text_message(&json!({"type": "error", "message": message})))
+                            .send(text_message(&ServerMessage::Error { message }))
                             .await;
                         continue;
                     }
@@ -266,7 +249,7 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                 if !viewer.can_view(&state, &graph_id).await {
                     let message = format!("graph {graph_id} was not found");
                     let _ = out
-                        .send(text_message(&json!({"type": "error", "message": message})))
+                        .send(text_message(&ServerMessage::Error { message }))
                         .await;
                     continue;
                 }
@@ -278,12 +261,12 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                 watcher = Some((graph_id, task));
             }
             Ok(ClientMessage::Ping) => {
-                let _ = out.send(text_message(&json!({"type": "pong"}))).await;
+                let _ = out.send(text_message(&ServerMessage::Pong)).await;
             }
             Err(error) => {
                 let message = format!("not a message this socket understands: {error}");
                 let _ = out
-                    .send(text_message(&json!({"type": "error", "message": message})))
+                    .send(text_message(&ServerMessage::Error { message }))
                     .await;
             }
         }
@@ -333,10 +316,11 @@ async fn recheck_access(
         if let Some((graph_id, task)) = subscriptions.remove(&run_id) {
             task.abort();
             let _ = out
-                .send(text_message(&json!({
-                    "type": "access_revoked", "run_id": run_id, "graph_id": graph_id,
-                    "message": "your access to this graph ended",
-                })))
+                .send(text_message(&ServerMessage::AccessRevoked {
+                    run_id: Some(run_id),
+                    graph_id,
+                    message: "your access to this graph ended".into(),
+                }))
                 .await;
         }
     }
@@ -347,17 +331,18 @@ async fn recheck_access(
     if watched_lost && let Some((graph_id, task)) = watcher.take() {
         task.abort();
         let _ = out
-            .send(text_message(&json!({
-                "type": "access_revoked", "graph_id": graph_id,
-                "message": "your access to this graph ended",
-            })))
+            .send(text_message(&ServerMessage::AccessRevoked {
+                run_id: None,
+                graph_id,
+                message: "your access to this graph ended".into(),
+            }))
             .await;
     }
     true
 }
 
-fn text_message(value: &serde_json::Value) -> Message {
-    Message::Text(Utf8Bytes::from(value.to_string()))
+fn text_message(message: &ServerMessage) -> Message {
+    Message::Text(Utf8Bytes::from(message.to_text()))
 }
 
 /// Streams one run's events to the client from `from_seq`: the stored
@@ -367,7 +352,7 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
     if runs.hub(&run_id).is_none() && runs.get(&run_id).await.is_err() {
         let message = format!("run {run_id} was not found");
         let _ = out
-            .send(text_message(&json!({"type": "error", "message": message})))
+            .send(text_message(&ServerMessage::Error { message }))
             .await;
         return;
     }
@@ -378,7 +363,11 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
     let status = runs.get(&run_id).await.ok().map(|run| run.status);
     let next = batcher.next;
     let _ = batcher
-        .control(json!({"type": "run_idle", "run_id": run_id, "status": status, "next_seq": next}))
+        .control(ServerMessage::RunIdle {
+            run_id,
+            status,
+            next_seq: next,
+        })
         .await;
 }
 
@@ -398,14 +387,19 @@ async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), 
             .await
         {
             Ok(stored) => {
-                for event in stored.iter().take_while(|event| event.seq < first_live) {
-                    batcher.event(event, None).await?;
+                for event in stored
+                    .into_iter()
+                    .take_while(|event| event.seq < first_live)
+                {
+                    batcher.event(&Arc::new(event), None).await?;
                 }
             }
             Err(error) => {
                 tracing::error!(run = %run_id, %error, "cannot read stored events");
                 return batcher
-                    .control(json!({"type": "error", "message": "cannot read the run's events"}))
+                    .control(ServerMessage::Error {
+                        message: "cannot read the run's events".into(),
+                    })
                     .await;
             }
         }
@@ -413,7 +407,10 @@ async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), 
     let (Some(hub), Some(mut replay)) = (hub, replay) else {
         let next = batcher.next;
         return batcher
-            .control(json!({"type": "caught_up", "run_id": run_id, "next_seq": next}))
+            .control(ServerMessage::CaughtUp {
+                run_id: run_id.to_string(),
+                next_seq: next,
+            })
             .await;
     };
     for frame in &replay.backlog {
@@ -421,7 +418,10 @@ async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), 
     }
     let next = batcher.next;
     batcher
-        .control(json!({"type": "caught_up", "run_id": run_id, "next_seq": next}))
+        .control(ServerMessage::CaughtUp {
+            run_id: run_id.to_string(),
+            next_seq: next,
+        })
         .await?;
     loop {
         let received = match batcher.deadline() {
@@ -456,9 +456,13 @@ async fn watch_graph(
     loop {
         match notices.recv().await {
             Ok(notice) if notice.graph_id == graph_id => {
-                let mut value = json!(notice);
-                value["type"] = json!("notice");
-                if out.send(text_message(&value)).await.is_err() {
+                let message = ServerMessage::Notice {
+                    graph_id: notice.graph_id,
+                    run_id: notice.run_id,
+                    thread_id: notice.thread_id,
+                    status: notice.status,
+                };
+                if out.send(text_message(&message)).await.is_err() {
                     return;
                 }
             }

@@ -13,11 +13,11 @@ use std::rc::Rc;
 use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::Message;
 use gloo_net::websocket::futures::WebSocket;
-use heddle_engine::run::Event;
+use heddle_engine::run::{Event, RunStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use serde_json::{Value, json};
 
+use super::protocol::{ClientMessage, ServerMessage};
 use super::{Link, TokenChunk, Watch};
 
 /// What the page follows.
@@ -32,7 +32,7 @@ pub enum Follow {
 
 /// A message waiting for the next frame.
 enum Incoming {
-    Event(Box<Event>),
+    Event(std::sync::Arc<Event>),
     Tokens(TokenChunk),
     /// Another run to follow from now on.
     Switch {
@@ -60,9 +60,9 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
             return;
         };
         let (mut sink, mut stream) = socket.split();
-        let send = |value: Value| Message::Text(value.to_string());
+        let send = |message: ClientMessage| Message::Text(message.to_text());
         if sink
-            .send(send(json!({"type": "watch_graph", "graph_id": graph_id})))
+            .send(send(ClientMessage::WatchGraph { graph_id }))
             .await
             .is_err()
         {
@@ -80,9 +80,10 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                 watch.cursor.set(at);
             }
             let _ = sink
-                .send(send(
-                    json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
-                ))
+                .send(send(ClientMessage::Subscribe {
+                    run_id: run,
+                    from_seq: 0,
+                }))
                 .await;
         }
         let _ = watch.link.try_set(Link::Live);
@@ -90,22 +91,29 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
             let Ok(Message::Text(text)) = message else {
                 break;
             };
-            let Ok(message) = serde_json::from_str::<Value>(&text) else {
+            // A message this page does not know (a newer server's) is skipped.
+            let Ok(message) = serde_json::from_str::<ServerMessage>(&text) else {
                 continue;
             };
-            let incoming = match message["type"].as_str().unwrap_or_default() {
-                "event" => match serde_json::from_value::<Event>(message["event"].clone()) {
-                    Ok(event) => Incoming::Event(Box::new(event)),
-                    Err(_) => continue, // a kind of event this page does not know
-                },
-                "tokens" => Incoming::Tokens(TokenChunk {
-                    node: message["node"].as_str().unwrap_or_default().to_string(),
-                    text: message["text"].as_str().unwrap_or_default().to_string(),
-                    last_seq: message["last_seq"].as_u64().unwrap_or_default(),
+            let incoming = match message {
+                ServerMessage::Event { event } => Incoming::Event(event),
+                ServerMessage::Tokens {
+                    node,
+                    text,
+                    last_seq,
+                    ..
+                } => Incoming::Tokens(TokenChunk {
+                    node,
+                    text,
+                    last_seq,
                 }),
-                "notice" if live => {
-                    let run = message["run_id"].as_str().unwrap_or_default().to_string();
-                    if message["status"] != "running" {
+                ServerMessage::Notice {
+                    run_id: run,
+                    thread_id,
+                    status,
+                    ..
+                } if live => {
+                    if status != RunStatus::Running {
                         continue;
                     }
                     if current.as_deref() == Some(run.as_str()) {
@@ -113,28 +121,30 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                         // ended when it paused, so pick it up again.
                         let from = watch.log.with_untracked(|log| log.next_seq);
                         let _ = sink
-                            .send(send(
-                                json!({"type": "subscribe", "run_id": run, "from_seq": from}),
-                            ))
+                            .send(send(ClientMessage::Subscribe {
+                                run_id: run,
+                                from_seq: from,
+                            }))
                             .await;
                         continue;
                     }
                     if let Some(old) = current.replace(run.clone()) {
                         let _ = sink
-                            .send(send(json!({"type": "unsubscribe", "run_id": old})))
+                            .send(send(ClientMessage::Unsubscribe { run_id: old }))
                             .await;
                     }
                     let _ = sink
-                        .send(send(
-                            json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
-                        ))
+                        .send(send(ClientMessage::Subscribe {
+                            run_id: run.clone(),
+                            from_seq: 0,
+                        }))
                         .await;
                     Incoming::Switch {
                         run,
-                        thread: message["thread_id"].as_str().map(str::to_string),
+                        thread: Some(thread_id),
                     }
                 }
-                "access_revoked" => {
+                ServerMessage::AccessRevoked { .. } => {
                     let _ = watch.link.try_set(Link::Revoked);
                     return;
                 }
@@ -236,7 +246,7 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
         for incoming in fresh {
             match incoming {
                 Incoming::Event(event) => {
-                    log.push(*event);
+                    log.push(std::sync::Arc::unwrap_or_clone(event));
                 }
                 Incoming::Tokens(chunk) => {
                     log.push_tokens(chunk);

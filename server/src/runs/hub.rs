@@ -14,6 +14,7 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::extract::ws::Utf8Bytes;
+use heddle_app::live::protocol::ServerMessage;
 use heddle_engine::run::CheckpointStore;
 use heddle_engine::run::{Event, EventSink, StoreError, StoreFuture};
 use tokio::sync::{broadcast, watch};
@@ -28,8 +29,10 @@ pub struct Frame {
 
 impl Frame {
     fn new(event: &Arc<Event>) -> Self {
-        let text = serde_json::to_string(&serde_json::json!({"type": "event", "event": &**event}))
-            .unwrap_or_default();
+        let text = ServerMessage::Event {
+            event: Arc::clone(event),
+        }
+        .to_text();
         Frame {
             event: Arc::clone(event),
             text: Utf8Bytes::from(text),

@@ -4,11 +4,12 @@
 //! light. Every other event passes through as it is, after any pending
 //! tokens, so order is kept; nothing but tokens is ever coalesced.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{Message, Utf8Bytes};
+use heddle_app::live::protocol::ServerMessage;
 use heddle_engine::run::{Event, EventPayload};
-use serde_json::json;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -53,7 +54,7 @@ impl Batcher {
     /// Handles one event; `text` is its message when already serialized.
     pub(super) async fn event(
         &mut self,
-        event: &Event,
+        event: &Arc<Event>,
         text: Option<&Utf8Bytes>,
     ) -> Result<(), Gone> {
         if event.seq < self.next {
@@ -92,7 +93,10 @@ impl Batcher {
         let message = match text {
             Some(text) => Message::Text(text.clone()),
             None => Message::Text(Utf8Bytes::from(
-                json!({"type": "event", "event": event}).to_string(),
+                ServerMessage::Event {
+                    event: Arc::clone(event),
+                }
+                .to_text(),
             )),
         };
         self.out.send(message).await.map_err(|_| Gone)
@@ -103,21 +107,24 @@ impl Batcher {
         let Some(pending) = self.pending.take() else {
             return Ok(());
         };
-        let message = json!({
-            "type": "tokens", "run_id": self.run_id, "node": pending.node, "text": pending.text,
-            "first_seq": pending.first_seq, "last_seq": pending.last_seq,
-        });
+        let message = ServerMessage::Tokens {
+            run_id: self.run_id.clone(),
+            node: pending.node,
+            text: pending.text,
+            first_seq: pending.first_seq,
+            last_seq: pending.last_seq,
+        };
         self.out
-            .send(Message::Text(Utf8Bytes::from(message.to_string())))
+            .send(Message::Text(Utf8Bytes::from(message.to_text())))
             .await
             .map_err(|_| Gone)
     }
 
     /// Sends a control message (after any pending tokens).
-    pub(super) async fn control(&mut self, value: serde_json::Value) -> Result<(), Gone> {
+    pub(super) async fn control(&mut self, message: ServerMessage) -> Result<(), Gone> {
         self.flush().await?;
         self.out
-            .send(Message::Text(Utf8Bytes::from(value.to_string())))
+            .send(Message::Text(Utf8Bytes::from(message.to_text())))
             .await
             .map_err(|_| Gone)
     }
