@@ -8,14 +8,14 @@
 //! - [`protocol`]: the websocket's messages, shared with the server.
 //! - `socket` (in the browser): the websocket, batching events into one
 //!   update per animation frame.
-//! - `api` (in the browser): starting, stopping, resuming and forking runs.
+//! - [`api`]: starting, stopping, resuming and forking runs, and reading
+//!   them, through the typed server functions of [`crate::runs`].
 
 pub mod compare;
 pub mod log;
 pub mod protocol;
 pub mod view;
 
-#[cfg(feature = "hydrate")]
 pub mod api;
 #[cfg(feature = "hydrate")]
 pub mod socket;

@@ -5,8 +5,9 @@
 #[cfg(feature = "ssr")]
 pub mod ssr;
 
-use heddle_engine::run::RunStatus;
+use heddle_engine::run::{Event, RunStatus};
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -43,6 +44,51 @@ pub struct ThreadInfo {
     pub runs: i64,
     /// Where its newest run stands.
     pub last_status: Option<RunStatus>,
+}
+
+/// A request to start a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRequest {
+    /// The run's input: channel values.
+    #[serde(default)]
+    pub input: Value,
+    /// The thread to run on; a new one when absent.
+    #[serde(default)]
+    pub thread_id: Option<String>,
+    /// This run also pauses before these nodes ("run to here"), beside the
+    /// breakpoints the graph marks.
+    #[serde(default)]
+    pub interrupt_before: Vec<String>,
+    /// This run also pauses after these nodes' steps.
+    #[serde(default)]
+    pub interrupt_after: Vec<String>,
+}
+
+/// A request to fork a run: continue from one of its checkpoints, with
+/// some channels edited, as a new run on the same thread.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForkRequest {
+    /// The step the new run goes on with: the checkpoint holding the state
+    /// before that step (so `step: 3` continues after step 2).
+    pub step: u32,
+    /// Channel values to replace first.
+    #[serde(default)]
+    pub edits: serde_json::Map<String, Value>,
+    /// The node to run first, instead of the checkpoint's own next step.
+    #[serde(default)]
+    pub start_at: Option<String>,
+}
+
+/// A thread as its conversation view shows it: its record, its newest
+/// state, and the messages in it (the values of its `messages`-typed
+/// channels).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadView {
+    pub thread: ThreadInfo,
+    pub state: Value,
+    pub messages: Vec<Value>,
 }
 
 impl RunInfo {
@@ -87,6 +133,117 @@ pub async fn list_runs(graph_id: String) -> Result<Vec<RunInfo>, AppError> {
             .await,
     )?;
     with_error_status(ssr::list(&db, &allowed, 50).await)
+}
+
+/// The access decision, and the run manager the server provides, for a
+/// server function.
+#[cfg(feature = "ssr")]
+fn control() -> Result<std::sync::Arc<dyn ssr::RunControl>, AppError> {
+    use_context::<std::sync::Arc<dyn ssr::RunControl>>().ok_or_else(|| {
+        tracing::error!("no run manager in the request context");
+        AppError::Internal
+    })
+}
+
+/// A run of the caller's, found through its graph (`needed` there).
+#[cfg(feature = "ssr")]
+async fn on_run(
+    run_id: &str,
+    needed: crate::access::Role,
+) -> Result<crate::access::ssr::OnRun, AppError> {
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    crate::access::ssr::require_run(&db, caller.as_ref(), run_id, needed).await
+}
+
+/// A thread of the caller's, found through its graph (`needed` there).
+#[cfg(feature = "ssr")]
+async fn on_thread(
+    thread_id: &str,
+    needed: crate::access::Role,
+) -> Result<crate::access::ssr::OnThread, AppError> {
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    crate::access::ssr::require_thread(&db, caller.as_ref(), thread_id, needed).await
+}
+
+/// Starts a run of the graph's newest version (editors); it waits for a
+/// free slot on the server.
+#[server(endpoint = "start_run", input = Json)]
+pub async fn start_run(graph_id: String, request: StartRequest) -> Result<RunInfo, AppError> {
+    use crate::http_status::with_error_status;
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, crate::access::Role::Editor)
+            .await,
+    )?;
+    with_error_status(control()?.start(&allowed, request).await)
+}
+
+/// One run (viewers).
+#[server(endpoint = "get_run", input = Json)]
+pub async fn get_run(run_id: String) -> Result<RunInfo, AppError> {
+    use crate::http_status::with_error_status;
+    let run = with_error_status(on_run(&run_id, crate::access::Role::Viewer).await)?;
+    with_error_status(control()?.get(&run).await)
+}
+
+/// Stops a run: a running one at once, a queued one before it starts, a
+/// paused one for good (editors).
+#[server(endpoint = "cancel_run", input = Json)]
+pub async fn cancel_run(run_id: String) -> Result<RunInfo, AppError> {
+    use crate::http_status::with_error_status;
+    let run = with_error_status(on_run(&run_id, crate::access::Role::Editor).await)?;
+    with_error_status(control()?.cancel(&run).await)
+}
+
+/// Forks a run: a new run on its thread from a step, with edited
+/// channels (editors).
+#[server(endpoint = "fork_run", input = Json)]
+pub async fn fork_run(run_id: String, request: ForkRequest) -> Result<RunInfo, AppError> {
+    use crate::http_status::with_error_status;
+    let run = with_error_status(on_run(&run_id, crate::access::Role::Editor).await)?;
+    with_error_status(control()?.fork(&run, request).await)
+}
+
+/// A run's events from `from_seq` on: stored, then not yet stored
+/// (viewers).
+#[server(endpoint = "run_events", input = Json)]
+pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, AppError> {
+    use crate::http_status::with_error_status;
+    let run = with_error_status(on_run(&run_id, crate::access::Role::Viewer).await)?;
+    let events = with_error_status(control()?.events(&run, from_seq).await)?;
+    Ok(events.iter().map(|event| Event::clone(event)).collect())
+}
+
+/// A graph's threads, most recently active first (viewers).
+#[server(endpoint = "list_threads", input = Json)]
+pub async fn list_threads(graph_id: String) -> Result<Vec<ThreadInfo>, AppError> {
+    use crate::http_status::with_error_status;
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, crate::access::Role::Viewer)
+            .await,
+    )?;
+    with_error_status(ssr::threads(&db, &allowed).await)
+}
+
+/// A thread with its newest state and messages (viewers).
+#[server(endpoint = "get_thread", input = Json)]
+pub async fn get_thread(thread_id: String) -> Result<ThreadView, AppError> {
+    use crate::http_status::with_error_status;
+    let thread = with_error_status(on_thread(&thread_id, crate::access::Role::Viewer).await)?;
+    with_error_status(control()?.thread(&thread).await)
+}
+
+/// Answers a paused thread: its run goes on with `value` (editors).
+#[server(endpoint = "resume_thread", input = Json)]
+pub async fn resume_thread(thread_id: String, value: Value) -> Result<RunInfo, AppError> {
+    use crate::http_status::with_error_status;
+    let thread = with_error_status(on_thread(&thread_id, crate::access::Role::Editor).await)?;
+    with_error_status(control()?.resume(&thread, value).await)
 }
 
 #[cfg(test)]

@@ -36,7 +36,10 @@ pub fn router(state: AppState) -> Router {
     let auth = state.auth.clone();
     let catalog = state.runs.catalog();
     let secret_key = state.runs.secret_key().clone();
+    let runs: std::sync::Arc<dyn heddle_app::runs::ssr::RunControl> =
+        std::sync::Arc::new(state.runs.clone());
     let context = move || {
+        provide_context(std::sync::Arc::clone(&runs));
         provide_context(pool.clone());
         provide_context(auth.clone());
         provide_context(catalog.clone());

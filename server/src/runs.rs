@@ -14,7 +14,6 @@ mod recovery;
 mod replay;
 mod requests;
 
-pub use heddle_app::runs::{RunInfo, ThreadInfo};
+pub use heddle_app::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 pub use hub::{Frame, Replay, RunHub};
 pub use manager::{Notice, Runs};
-pub use requests::{ForkRun, StartRun};

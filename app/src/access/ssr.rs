@@ -112,6 +112,93 @@ pub async fn require(
     Ok(allowed)
 }
 
+/// A run someone may use: found through its graph, with the role they
+/// hold there. Only [`require_run`] makes one.
+#[derive(Debug, Clone)]
+pub struct OnRun {
+    allowed: Allowed,
+    run_id: String,
+}
+
+impl OnRun {
+    /// The access decision on the run's graph.
+    pub fn allowed(&self) -> &Allowed {
+        &self.allowed
+    }
+
+    /// The run.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+}
+
+/// A thread someone may use, as [`OnRun`] for runs. Only
+/// [`require_thread`] makes one.
+#[derive(Debug, Clone)]
+pub struct OnThread {
+    allowed: Allowed,
+    thread_id: String,
+}
+
+impl OnThread {
+    /// The access decision on the thread's graph.
+    pub fn allowed(&self) -> &Allowed {
+        &self.allowed
+    }
+
+    /// The thread.
+    pub fn thread_id(&self) -> &str {
+        &self.thread_id
+    }
+}
+
+/// Checks that `user` holds at least `needed` on the graph of run
+/// `run_id`. Runs take their graph's access: viewers read them, editors
+/// start, cancel, fork and resume them. A run the caller may not see is
+/// "not found", like one that does not exist.
+pub async fn require_run(
+    db: &Db,
+    user: Option<&User>,
+    run_id: &str,
+    needed: Role,
+) -> Result<OnRun, AppError> {
+    user.ok_or_else(AppError::login_required)?;
+    let graph = crate::runs::ssr::graph_of_run(db, run_id).await?;
+    let allowed = hide_graph(require(db, user, &graph, needed).await, "run", run_id)?;
+    Ok(OnRun {
+        allowed,
+        run_id: run_id.to_string(),
+    })
+}
+
+/// The same for a thread.
+pub async fn require_thread(
+    db: &Db,
+    user: Option<&User>,
+    thread_id: &str,
+    needed: Role,
+) -> Result<OnThread, AppError> {
+    user.ok_or_else(AppError::login_required)?;
+    let graph = crate::runs::ssr::graph_of_thread(db, thread_id).await?;
+    let allowed = hide_graph(require(db, user, &graph, needed).await, "thread", thread_id)?;
+    Ok(OnThread {
+        allowed,
+        thread_id: thread_id.to_string(),
+    })
+}
+
+/// A graph the caller may not see makes its run or thread "not found".
+fn hide_graph(
+    result: Result<Allowed, AppError>,
+    what: &str,
+    id: &str,
+) -> Result<Allowed, AppError> {
+    match result {
+        Err(AppError::NotFound { .. }) => Err(AppError::not_found(format!("{what} {id}"))),
+        other => other,
+    }
+}
+
 fn article(role: Role) -> String {
     match role {
         Role::Owner => "the owner".into(),

@@ -1,112 +1,101 @@
-//! The run endpoints the page calls from the browser: start (with an
-//! input, on a thread, up to a node), stop, resume a pause, fork from a
-//! step, and read a graph's runs and threads and a run's events. Errors are
-//! the server's messages.
+//! The run calls the page makes, through the app's typed server functions
+//! ([`crate::runs`]): start (with an input, on a thread, up to a node),
+//! stop, resume a pause, fork from a step, and read a graph's runs and
+//! threads and a run's events. Errors are the server's messages.
 
-use serde_json::{Value, json};
+use heddle_engine::run::Event;
+use serde_json::Value;
 
 use super::StartOptions;
+use crate::error::AppError;
+use crate::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 
-/// Sends `body` to `url` with `method`; the answer, or the error's message.
-async fn send(method: &str, url: &str, body: Option<&Value>) -> Result<Value, String> {
-    let request = match method {
-        "GET" => gloo_net::http::Request::get(url).build(),
-        _ => gloo_net::http::Request::post(url).json(body.unwrap_or(&json!({}))),
+fn message(error: AppError) -> String {
+    error.to_string()
+}
+
+impl From<StartOptions> for StartRequest {
+    fn from(options: StartOptions) -> Self {
+        StartRequest {
+            input: Value::Object(options.input),
+            thread_id: options.thread,
+            interrupt_before: options.stop_before,
+            interrupt_after: Vec::new(),
+        }
     }
-    .map_err(|error| error.to_string())?;
-    let response = request
-        .send()
+}
+
+/// Starts a run of the graph.
+pub async fn start_run(graph_id: &str, options: StartOptions) -> Result<RunInfo, String> {
+    crate::runs::start_run(graph_id.to_string(), options.into())
         .await
-        .map_err(|error| format!("could not reach the server: {error}"))?;
-    let answer: Value = response.json().await.unwrap_or(Value::Null);
-    if response.ok() {
-        return Ok(answer);
-    }
-    Err(answer["error"]["message"].as_str().map_or_else(
-        || format!("the server answered {}", response.status()),
-        str::to_string,
-    ))
-}
-
-/// Starts a run of the graph; the new run's id and thread.
-pub async fn start_run(graph_id: &str, options: StartOptions) -> Result<(String, String), String> {
-    let mut body = json!({"input": options.input, "interrupt_before": options.stop_before});
-    if let Some(thread) = options.thread {
-        body["thread_id"] = json!(thread);
-    }
-    let run = send(
-        "POST",
-        &format!("/api/v1/graphs/{graph_id}/runs"),
-        Some(&body),
-    )
-    .await?;
-    Ok(ids(&run))
-}
-
-fn ids(run: &Value) -> (String, String) {
-    let field = |name: &str| run[name].as_str().unwrap_or_default().to_string();
-    (field("id"), field("thread_id"))
+        .map_err(message)
 }
 
 /// Stops a run.
 pub async fn cancel_run(run_id: &str) -> Result<(), String> {
-    send("POST", &format!("/api/v1/runs/{run_id}/cancel"), None)
+    crate::runs::cancel_run(run_id.to_string())
         .await
         .map(drop)
+        .map_err(message)
 }
 
 /// Answers a paused thread.
 pub async fn resume(thread_id: &str, value: Value) -> Result<(), String> {
-    send(
-        "POST",
-        &format!("/api/v1/threads/{thread_id}/resume"),
-        Some(&json!({"value": value})),
-    )
-    .await
-    .map(drop)
+    crate::runs::resume_thread(thread_id.to_string(), value)
+        .await
+        .map(drop)
+        .map_err(message)
 }
 
-/// Forks a run before `step` with `edits`, at `start_at` when given; the
-/// new run's id and thread.
+/// Forks a run before `step` with `edits`, at `start_at` when given.
 pub async fn fork(
     run_id: &str,
     step: u32,
     edits: serde_json::Map<String, Value>,
     start_at: Option<String>,
-) -> Result<(String, String), String> {
-    let run = send(
-        "POST",
-        &format!("/api/v1/runs/{run_id}/fork"),
-        Some(&json!({"step": step, "edits": edits, "start_at": start_at})),
-    )
-    .await?;
-    Ok(ids(&run))
+) -> Result<RunInfo, String> {
+    let request = ForkRequest {
+        step,
+        edits,
+        start_at,
+    };
+    crate::runs::fork_run(run_id.to_string(), request)
+        .await
+        .map_err(message)
 }
 
 /// A run's record (its thread, status, output).
-pub async fn run(run_id: &str) -> Result<Value, String> {
-    send("GET", &format!("/api/v1/runs/{run_id}"), None).await
+pub async fn run(run_id: &str) -> Result<RunInfo, String> {
+    crate::runs::get_run(run_id.to_string())
+        .await
+        .map_err(message)
 }
 
 /// The graph's threads, newest first.
-pub async fn threads(graph_id: &str) -> Result<Vec<Value>, String> {
-    let list = send("GET", &format!("/api/v1/graphs/{graph_id}/threads"), None).await?;
-    Ok(list.as_array().cloned().unwrap_or_default())
+pub async fn threads(graph_id: &str) -> Result<Vec<ThreadInfo>, String> {
+    crate::runs::list_threads(graph_id.to_string())
+        .await
+        .map_err(message)
 }
 
-/// A thread's messages, by channel.
-pub async fn thread(thread_id: &str) -> Result<Value, String> {
-    send("GET", &format!("/api/v1/threads/{thread_id}"), None).await
+/// A thread with its newest state.
+pub async fn thread(thread_id: &str) -> Result<ThreadView, String> {
+    crate::runs::get_thread(thread_id.to_string())
+        .await
+        .map_err(message)
 }
 
-/// The graph's runs, newest first.
-pub async fn runs(graph_id: &str) -> Result<Vec<Value>, String> {
-    let list = send("GET", &format!("/api/v1/graphs/{graph_id}/runs"), None).await?;
-    Ok(list.as_array().cloned().unwrap_or_default())
+/// The graph's runs, newest first (the 50 newest).
+pub async fn runs(graph_id: &str) -> Result<Vec<RunInfo>, String> {
+    crate::runs::list_runs(graph_id.to_string())
+        .await
+        .map_err(message)
 }
 
-/// A run's stored events, in order.
-pub async fn events(run_id: &str) -> Result<Vec<heddle_engine::run::Event>, String> {
-    let list = send("GET", &format!("/api/v1/runs/{run_id}/events"), None).await?;
-    serde_json::from_value(list).map_err(|error| format!("unreadable events: {error}"))
+/// A run's events, in order.
+pub async fn events(run_id: &str) -> Result<Vec<Event>, String> {
+    crate::runs::run_events(run_id.to_string(), 0)
+        .await
+        .map_err(message)
 }

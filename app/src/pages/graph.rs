@@ -250,23 +250,18 @@ fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let running = move || watch.status.get() == Some(heddle_engine::run::RunStatus::Running);
     let act = move |_| {
-        #[cfg(feature = "hydrate")]
-        {
-            let graph_id = graph_id.clone();
-            let current = watch.view.with_untracked(|view| view.run_id.clone());
-            let stopping = running();
-            leptos::task::spawn_local(async move {
-                let result = match (stopping, current) {
-                    (true, Some(run_id)) => crate::live::api::cancel_run(&run_id).await,
-                    _ => crate::live::api::start_run(&graph_id, Default::default())
-                        .await
-                        .map(|(run, _)| crate::run_panel::start::follow(&run)),
-                };
-                error.set(result.err());
-            });
-        }
-        #[cfg(not(feature = "hydrate"))]
-        let _ = &graph_id;
+        let graph_id = graph_id.clone();
+        let current = watch.view.with_untracked(|view| view.run_id.clone());
+        let stopping = running();
+        leptos::task::spawn_local(async move {
+            let result = match (stopping, current) {
+                (true, Some(run_id)) => crate::live::api::cancel_run(&run_id).await,
+                _ => crate::live::api::start_run(&graph_id, Default::default())
+                    .await
+                    .map(|run| crate::run_panel::start::follow(&run.id)),
+            };
+            error.set(result.err());
+        });
     };
     view! {
         <button

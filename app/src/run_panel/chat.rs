@@ -14,14 +14,7 @@ use super::{input_fields, short_id};
 use crate::editor::state::Editor;
 use crate::graphs::display_timestamp;
 use crate::live::{NodeState, StartOptions, Watch};
-
-/// A thread as the picker lists it.
-#[derive(Clone, Debug, PartialEq)]
-struct ThreadChoice {
-    id: String,
-    runs: i64,
-    updated_at: String,
-}
+use crate::runs::ThreadInfo;
 
 #[component]
 pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
@@ -32,7 +25,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             .map(|field| field.channel)
             .unwrap_or_else(|| "messages".into())
     });
-    let threads = RwSignal::new(Vec::<ThreadChoice>::new());
+    let threads = RwSignal::new(Vec::<ThreadInfo>::new());
     // The thread shown: the watched run's, else the one picked.
     let picked = RwSignal::new(None::<String>);
     let messages = RwSignal::new(Vec::<ChatMessage>::new());
@@ -47,7 +40,6 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
     });
     // The threads, and the picked thread's messages, again whenever the
     // watched run changes status (a reply finished, a pause).
-    #[cfg(feature = "hydrate")]
     {
         let graph_id = graph_id.clone();
         let status = move || watch.status.get();
@@ -58,17 +50,6 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             let graph_id = graph_id.clone();
             leptos::task::spawn_local(async move {
                 if let Ok(list) = crate::live::api::threads(&graph_id).await {
-                    let list = list
-                        .iter()
-                        .map(|thread| ThreadChoice {
-                            id: thread["id"].as_str().unwrap_or_default().to_string(),
-                            runs: thread["runs"].as_i64().unwrap_or_default(),
-                            updated_at: thread["updated_at"]
-                                .as_str()
-                                .unwrap_or_default()
-                                .to_string(),
-                        })
-                        .collect();
                     let _ = threads.try_set(list);
                 }
                 let loaded = match thread {
@@ -76,7 +57,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                         .await
                         .map(|answer| {
                             serde_json::from_value::<Vec<ChatMessage>>(
-                                answer["state"][&channel].clone(),
+                                answer.state[&channel].clone(),
                             )
                             .unwrap_or_default()
                         })
@@ -133,22 +114,17 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             // Show the message at once; the thread's copy replaces it.
             sent.set(Some(text.trim().to_string()));
             draft.set(String::new());
-            #[cfg(feature = "hydrate")]
-            {
-                let graph_id = graph_id.clone();
-                leptos::task::spawn_local(async move {
-                    match crate::live::api::start_run(&graph_id, options).await {
-                        Ok((run, thread)) => {
-                            error.set(None);
-                            picked.set(Some(thread));
-                            super::start::follow(&run);
-                        }
-                        Err(message) => error.set(Some(message)),
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                match crate::live::api::start_run(&graph_id, options).await {
+                    Ok(run) => {
+                        error.set(None);
+                        picked.set(Some(run.thread_id));
+                        super::start::follow(&run.id);
                     }
-                });
-            }
-            #[cfg(not(feature = "hydrate"))]
-            let _ = (&graph_id, options);
+                    Err(message) => error.set(Some(message)),
+                }
+            });
         }
     };
     let send_on_enter = {

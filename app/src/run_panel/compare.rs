@@ -4,47 +4,36 @@
 //! their final states channel by channel.
 
 use leptos::prelude::*;
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::{short_id, show_json};
 use crate::graphs::display_timestamp;
 use crate::live::compare::{Comparison, Ran, compare};
 use crate::live::{RunLog, Watch};
+use crate::runs::RunInfo;
 
-/// Another run to compare with, as the graph's run list gives it.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct RunChoice {
-    pub id: String,
-    pub thread_id: String,
-    pub status: String,
-    #[serde(default)]
-    pub started_by: Option<String>,
-    pub created_at: String,
-}
-
-impl RunChoice {
-    fn label(&self, thread: Option<&str>) -> String {
-        let same = if Some(self.thread_id.as_str()) == thread {
-            " · this thread"
-        } else {
-            ""
-        };
-        format!(
-            "{} · {} · {}{}{same}",
-            short_id(&self.id),
-            self.status,
-            display_timestamp(&self.created_at),
-            self.started_by
-                .as_deref()
-                .map(|who| format!(" · {who}"))
-                .unwrap_or_default()
-        )
-    }
+/// How another run to compare with reads in the picker: short id, status,
+/// time, who, and whether it is of this thread.
+fn label(run: &RunInfo, thread: Option<&str>) -> String {
+    let same = if Some(run.thread_id.as_str()) == thread {
+        " · this thread"
+    } else {
+        ""
+    };
+    format!(
+        "{} · {} · {}{}{same}",
+        short_id(&run.id),
+        run.status,
+        display_timestamp(&run.created_at),
+        run.started_by
+            .as_deref()
+            .map(|who| format!(" · {who}"))
+            .unwrap_or_default()
+    )
 }
 
 /// The thread of the run `current`, as the run list gives it.
-fn thread_of<'a>(runs: &'a [RunChoice], current: &str) -> Option<&'a str> {
+fn thread_of<'a>(runs: &'a [RunInfo], current: &str) -> Option<&'a str> {
     runs.iter()
         .find(|run| run.id == current)
         .map(|run| run.thread_id.as_str())
@@ -52,7 +41,7 @@ fn thread_of<'a>(runs: &'a [RunChoice], current: &str) -> Option<&'a str> {
 
 /// The run to compare with first: the newest other run of the same thread,
 /// else the newest other run. `runs` are newest first.
-pub fn default_choice<'a>(runs: &'a [RunChoice], current: &str) -> Option<&'a RunChoice> {
+pub fn default_choice<'a>(runs: &'a [RunInfo], current: &str) -> Option<&'a RunInfo> {
     let thread = thread_of(runs, current);
     let others = || runs.iter().filter(move |run| run.id != current);
     others()
@@ -62,7 +51,7 @@ pub fn default_choice<'a>(runs: &'a [RunChoice], current: &str) -> Option<&'a Ru
 
 #[component]
 pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
-    let runs = RwSignal::new(Vec::<RunChoice>::new());
+    let runs = RwSignal::new(Vec::<RunInfo>::new());
     let loaded = RwSignal::new(false);
     let picked = RwSignal::new(None::<String>);
     let other = RwSignal::new(None::<RunLog>);
@@ -73,7 +62,6 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
     let chosen = RwSignal::new(false);
     let current = Memo::new(move |_| watch.log.with(|log| log.run_id.clone()));
 
-    #[cfg(feature = "hydrate")]
     {
         // The graph's runs, again when the shown run changes.
         Effect::new(move |_| {
@@ -82,10 +70,6 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
             leptos::task::spawn_local(async move {
                 match crate::live::api::runs(&graph_id).await {
                     Ok(list) => {
-                        let list: Vec<RunChoice> = list
-                            .into_iter()
-                            .filter_map(|run| serde_json::from_value(run).ok())
-                            .collect();
                         let first = default_choice(&list, &current).map(|run| run.id.clone());
                         let _ = runs.try_set(list);
                         let _ = loaded.try_set(true);
@@ -127,8 +111,6 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
             });
         });
     }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = graph_id;
 
     let comparison = Memo::new(move |_| {
         other.with(|other| {
@@ -164,7 +146,7 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                             let thread = thread_of(&runs, &current);
                             runs.iter().filter(|run| run.id != current).map(|run| {
                                 let selected = picked.get().as_deref() == Some(run.id.as_str());
-                                view! { <option value=run.id.clone() selected=selected>{run.label(thread)}</option> }
+                                view! { <option value=run.id.clone() selected=selected>{label(run, thread)}</option> }
                             }).collect_view()
                         }}
                     </select>
@@ -306,15 +288,26 @@ fn before_branch() -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::{RunChoice, default_choice};
+    use heddle_engine::run::RunStatus;
+    use serde_json::Value;
 
-    fn run(id: &str, thread: &str) -> RunChoice {
-        RunChoice {
+    use super::{default_choice, label};
+    use crate::runs::RunInfo;
+
+    fn run(id: &str, thread: &str) -> RunInfo {
+        RunInfo {
             id: id.into(),
+            graph_id: "g".into(),
+            graph_version: 1,
             thread_id: thread.into(),
-            status: "finished".into(),
-            started_by: None,
+            status: RunStatus::Finished,
+            input: Value::Null,
+            output: None,
+            error: None,
             created_at: "2026-11-21T10:00:00Z".into(),
+            started_at: None,
+            finished_at: None,
+            started_by: None,
         }
     }
 
@@ -335,11 +328,11 @@ mod tests {
         let mut choice = run("run-0123456789abcdef", "t1");
         choice.started_by = Some("olivia".into());
         assert_eq!(
-            choice.label(Some("t1")),
+            label(&choice, Some("t1")),
             "01234567 · finished · 2026-11-21 10:00 UTC · olivia · this thread"
         );
         assert_eq!(
-            choice.label(None),
+            label(&choice, None),
             "01234567 · finished · 2026-11-21 10:00 UTC · olivia"
         );
     }

@@ -192,20 +192,17 @@ pub fn ForkForm(
             return;
         };
         pending.set(true);
-        #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let start_at = Some(start_at.get_untracked()).filter(|node| !node.is_empty());
             match crate::live::api::fork(&run_id, step + 1, edits, start_at).await {
-                Ok((run, _)) => {
+                Ok(run) => {
                     open.set(false);
-                    super::start::follow(&run);
+                    super::start::follow(&run.id);
                 }
                 Err(message) => error.set(Some(message)),
             }
             pending.set(false);
         });
-        #[cfg(not(feature = "hydrate"))]
-        let _ = (run_id, edits, open);
     };
 
     let mode_button = move |to: Mode, label: &'static str| {

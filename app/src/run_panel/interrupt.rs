@@ -67,14 +67,13 @@ pub fn InterruptForms(watch: Watch, can_run: bool) -> impl IntoView {
 /// Resumes the watched run's thread with `value`.
 fn answer(watch: Watch, value: Value, error: RwSignal<Option<String>>, pending: RwSignal<bool>) {
     pending.set(true);
-    #[cfg(feature = "hydrate")]
     leptos::task::spawn_local(async move {
         let run_id = watch.log.with_untracked(|log| log.run_id.clone());
         let thread = match watch.thread.get_untracked() {
             Some(thread) => Ok(thread),
             None => crate::live::api::run(&run_id)
                 .await
-                .map(|run| run["thread_id"].as_str().unwrap_or_default().to_string()),
+                .map(|run| run.thread_id),
         };
         let result = match thread {
             Ok(thread) => crate::live::api::resume(&thread, value).await,
@@ -83,8 +82,6 @@ fn answer(watch: Watch, value: Value, error: RwSignal<Option<String>>, pending: 
         error.set(result.err());
         pending.set(false);
     });
-    #[cfg(not(feature = "hydrate"))]
-    let _ = (watch, value, error);
 }
 
 #[component]

@@ -15,15 +15,10 @@ use crate::live::{StartOptions, Watch};
 /// After starting a run from this page, shows it: a page that follows the
 /// graph live joins it by itself; a replay moves to the new run.
 pub fn follow(run: &str) {
-    #[cfg(feature = "hydrate")]
-    {
-        let location = window().location();
-        if location.search().unwrap_or_default().contains("step=") {
-            let _ = location.set_search(&format!("?run={run}"));
-        }
+    let location = window().location();
+    if location.search().unwrap_or_default().contains("step=") {
+        let _ = location.set_search(&format!("?run={run}"));
     }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = run;
 }
 
 /// Reads one field's text as its channel's type.
@@ -107,21 +102,16 @@ pub fn RunTab(
                     .into_iter()
                     .collect(),
             };
-            #[cfg(feature = "hydrate")]
-            {
-                let graph_id = graph_id.clone();
-                leptos::task::spawn_local(async move {
-                    match crate::live::api::start_run(&graph_id, options).await {
-                        Ok((run, _)) => {
-                            error.set(None);
-                            follow(&run);
-                        }
-                        Err(message) => error.set(Some(message)),
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                match crate::live::api::start_run(&graph_id, options).await {
+                    Ok(run) => {
+                        error.set(None);
+                        follow(&run.id);
                     }
-                });
-            }
-            #[cfg(not(feature = "hydrate"))]
-            let _ = (&graph_id, options);
+                    Err(message) => error.set(Some(message)),
+                }
+            });
         }
     };
     let all_nodes = move || node_ids(editor);

@@ -7,16 +7,44 @@
 //! or thread's graph ([`graph_of_run`], [`graph_of_thread`]) and decide
 //! access on it before they read anything else.
 
-use heddle_engine::run::RunStatus;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use heddle_engine::run::{Event, RunStatus};
 use serde_json::Value;
 
-use super::{RunInfo, ThreadInfo};
-use crate::access::ssr::Allowed;
+use super::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
+use crate::access::ssr::{Allowed, OnRun, OnThread};
 use crate::accounts::User;
 use crate::db::{Db, WritePool};
 use crate::error::AppError;
 use crate::graphs::GraphId;
 use crate::on_db;
+
+/// What a run manager call returns.
+pub type RunFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, AppError>> + Send + 'a>>;
+
+/// The server's run manager, as the app's server functions reach it (it
+/// lives in the server crate; the server puts an `Arc<dyn RunControl>` in
+/// every request's context). Each call takes the access decision that
+/// allows it.
+pub trait RunControl: Send + Sync + 'static {
+    /// Starts a run of the graph `allowed` names (an editor's).
+    fn start<'a>(&'a self, allowed: &'a Allowed, request: StartRequest) -> RunFuture<'a, RunInfo>;
+    /// One run.
+    fn get<'a>(&'a self, run: &'a OnRun) -> RunFuture<'a, RunInfo>;
+    /// Stops a run.
+    fn cancel<'a>(&'a self, run: &'a OnRun) -> RunFuture<'a, RunInfo>;
+    /// Forks a run.
+    fn fork<'a>(&'a self, run: &'a OnRun, request: ForkRequest) -> RunFuture<'a, RunInfo>;
+    /// A run's events from `from_seq` on.
+    fn events<'a>(&'a self, run: &'a OnRun, from_seq: u64) -> RunFuture<'a, Vec<Arc<Event>>>;
+    /// A thread with its newest state and messages.
+    fn thread<'a>(&'a self, thread: &'a OnThread) -> RunFuture<'a, ThreadView>;
+    /// Resumes a thread's paused run.
+    fn resume<'a>(&'a self, thread: &'a OnThread, value: Value) -> RunFuture<'a, RunInfo>;
+}
 
 /// `SELECT <the run columns> FROM runs <rest>`, as one literal.
 macro_rules! select_runs {

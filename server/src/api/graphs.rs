@@ -132,12 +132,7 @@ pub async fn delete(
 ) -> Result<StatusCode> {
     let allowed = require(&state.db, who.0.as_ref(), &id, Role::Owner).await?;
     let graph = allowed.graph();
-    // Stop its runs first, so nothing writes to rows being deleted.
-    for run in state.runs.list(&allowed, 1000).await? {
-        if matches!(run.status.as_str(), "queued" | "running") {
-            let _ = state.runs.cancel(&run.id).await;
-        }
-    }
+    state.runs.stop_all(&allowed).await?;
     graphs::delete(&state.db, &allowed).await?;
     state
         .auth

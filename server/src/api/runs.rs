@@ -8,13 +8,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use heddle_app::access::Role;
-use heddle_app::access::ssr::require;
-use heddle_app::error::AppError;
-use heddle_app::runs::ssr::{graph_of_run, graph_of_thread};
+use heddle_app::access::ssr::{require, require_run, require_thread};
+use heddle_app::runs::ThreadView;
 
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
-use crate::runs::{ForkRun, RunInfo, StartRun, ThreadInfo};
+use crate::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo};
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ApiError>;
@@ -25,44 +24,13 @@ pub async fn start(
     State(state): State<AppState>,
     who: Who,
     Path(id): Path<String>,
-    ApiJson(request): ApiJson<StartRun>,
+    ApiJson(request): ApiJson<StartRequest>,
 ) -> Result<(StatusCode, Json<RunInfo>)> {
     let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
         Json(state.runs.start(&allowed, request).await?),
     ))
-}
-
-/// Checks the caller's role on the graph of run `run_id`. A run the
-/// caller cannot see is "not found", like one that does not exist.
-async fn on_run(state: &AppState, who: &Who, run_id: &str, needed: Role) -> Result<()> {
-    who.user()?;
-    let graph = graph_of_run(&state.db, run_id).await?;
-    hide_graph(
-        require(&state.db, who.0.as_ref(), &graph, needed).await,
-        "run",
-        run_id,
-    )
-}
-
-/// The same for a thread.
-async fn on_thread(state: &AppState, who: &Who, thread_id: &str, needed: Role) -> Result<()> {
-    who.user()?;
-    let graph = graph_of_thread(&state.db, thread_id).await?;
-    hide_graph(
-        require(&state.db, who.0.as_ref(), &graph, needed).await,
-        "thread",
-        thread_id,
-    )
-}
-
-fn hide_graph<T>(result: std::result::Result<T, AppError>, what: &str, id: &str) -> Result<()> {
-    match result {
-        Ok(_) => Ok(()),
-        Err(AppError::NotFound { .. }) => Err(AppError::not_found(format!("{what} {id}")).into()),
-        Err(error) => Err(error.into()),
-    }
 }
 
 #[derive(Deserialize)]
@@ -99,8 +67,8 @@ pub async fn get(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<RunInfo>> {
-    on_run(&state, &who, &id, Role::Viewer).await?;
-    Ok(Json(state.runs.get(&id).await?))
+    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    Ok(Json(state.runs.get(&run).await?))
 }
 
 #[derive(Deserialize)]
@@ -116,8 +84,8 @@ pub async fn events(
     Path(id): Path<String>,
     Query(query): Query<EventsQuery>,
 ) -> Result<Json<Value>> {
-    on_run(&state, &who, &id, Role::Viewer).await?;
-    let events = state.runs.events(&id, query.from_seq).await?;
+    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let events = state.runs.events(&run, query.from_seq).await?;
     Ok(Json(serde_json::to_value(&events).unwrap_or(Value::Null)))
 }
 
@@ -126,8 +94,8 @@ pub async fn cancel(
     who: Who,
     Path(id): Path<String>,
 ) -> Result<Json<RunInfo>> {
-    on_run(&state, &who, &id, Role::Editor).await?;
-    Ok(Json(state.runs.cancel(&id).await?))
+    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    Ok(Json(state.runs.cancel(&run).await?))
 }
 
 /// `POST /api/v1/runs/{id}/fork` with `{"step", "edits"}`: a new run on the
@@ -136,13 +104,12 @@ pub async fn fork(
     State(state): State<AppState>,
     who: Who,
     Path(id): Path<String>,
-    ApiJson(request): ApiJson<ForkRun>,
+    ApiJson(request): ApiJson<ForkRequest>,
 ) -> Result<(StatusCode, Json<RunInfo>)> {
-    on_run(&state, &who, &id, Role::Editor).await?;
-    let user = who.user()?;
+    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(state.runs.fork(&id, user, request).await?),
+        Json(state.runs.fork(&run, request).await?),
     ))
 }
 
@@ -151,9 +118,9 @@ pub async fn thread(
     State(state): State<AppState>,
     who: Who,
     Path(id): Path<String>,
-) -> Result<Json<Value>> {
-    on_thread(&state, &who, &id, Role::Viewer).await?;
-    Ok(Json(state.runs.thread(&id).await?))
+) -> Result<Json<ThreadView>> {
+    let thread = require_thread(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    Ok(Json(state.runs.thread(&thread).await?))
 }
 
 #[derive(Deserialize)]
@@ -169,9 +136,9 @@ pub async fn resume(
     Path(id): Path<String>,
     ApiJson(body): ApiJson<Resume>,
 ) -> Result<(StatusCode, Json<RunInfo>)> {
-    on_thread(&state, &who, &id, Role::Editor).await?;
+    let thread = require_thread(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
     Ok((
         StatusCode::ACCEPTED,
-        Json(state.runs.resume(&id, body.value).await?),
+        Json(state.runs.resume(&thread, body.value).await?),
     ))
 }

@@ -11,14 +11,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use heddle_app::access::Role;
-use heddle_app::access::ssr::Allowed;
-use heddle_app::accounts::User;
+use heddle_app::access::ssr::{Allowed, OnRun, OnThread};
 use heddle_app::db::Db;
 use heddle_app::error::AppError;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_app::runs::ssr as records;
-use heddle_app::runs::{RunInfo, ThreadInfo};
+use heddle_app::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 use heddle_app::secrets::ssr as secrets;
 use heddle_engine::run::postgres::PostgresStore;
 use heddle_engine::run::sqlite::SqliteStore;
@@ -35,7 +34,7 @@ use tokio::task::AbortHandle;
 use super::admission::Admission;
 use super::embed;
 use super::hub::RunHub;
-use super::requests::{ForkRun, StartRun, check_input, run_input};
+use super::requests::{check_input, run_input};
 
 /// Runs on this server.
 #[derive(Clone)]
@@ -187,7 +186,11 @@ impl Runs {
 
     /// Starts a run of a graph's newest version for the user `allowed`
     /// names; it waits for a free slot in the background.
-    pub async fn start(&self, allowed: &Allowed, request: StartRun) -> Result<RunInfo, AppError> {
+    pub async fn start(
+        &self,
+        allowed: &Allowed,
+        request: StartRequest,
+    ) -> Result<RunInfo, AppError> {
         allowed.at_least(Role::Editor)?;
         let user = allowed.user();
         let input = run_input(request.input)?;
@@ -246,20 +249,17 @@ impl Runs {
                     .await
             },
         )?;
-        self.get(&run_id).await
+        self.record(&run_id).await
     }
 
     /// Forks run `source_id` (time travel): a new run on its thread goes on
     /// from the checkpoint before `request.step`, with `request.edits`
     /// applied to the state. The source run and its history stay as they
     /// were; the new run is a branch.
-    pub async fn fork(
-        &self,
-        source_id: &str,
-        user: &User,
-        request: ForkRun,
-    ) -> Result<RunInfo, AppError> {
-        let source = self.get(source_id).await?;
+    pub async fn fork(&self, run: &OnRun, request: ForkRequest) -> Result<RunInfo, AppError> {
+        run.allowed().at_least(Role::Editor)?;
+        let (source_id, user) = (run.run_id(), run.allowed().user());
+        let source = self.record(source_id).await?;
         let edits_size = Value::Object(request.edits.clone()).to_string().len();
         if edits_size > MAX_INPUT_BYTES {
             return Err(AppError::TooLarge(format!(
@@ -343,7 +343,7 @@ impl Runs {
                     .await
             },
         )?;
-        self.get(&run_id).await
+        self.record(&run_id).await
     }
 
     /// Makes sure the thread exists, belongs to this graph, and is free.
@@ -381,7 +381,9 @@ impl Runs {
     }
 
     /// Resumes a thread's paused run with `value`.
-    pub async fn resume(&self, thread_id: &str, value: Value) -> Result<RunInfo, AppError> {
+    pub async fn resume(&self, thread: &OnThread, value: Value) -> Result<RunInfo, AppError> {
+        thread.allowed().at_least(Role::Editor)?;
+        let thread_id = thread.thread_id();
         let (run_id, graph_id, user_id) = records::newest_of_thread(&self.inner.db, thread_id)
             .await?
             .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
@@ -420,7 +422,7 @@ impl Runs {
             admission,
             move |durable| async move { durable.resume(&thread, value).await },
         )?;
-        self.get(&run_id).await
+        self.record(&run_id).await
     }
 
     /// Registers a run and starts its task; `prepare` makes the engine run
@@ -608,8 +610,26 @@ impl Runs {
 
     /// Cancels a run: a running one stops at once, a queued one never
     /// starts, a paused one is closed.
-    pub async fn cancel(&self, run_id: &str) -> Result<RunInfo, AppError> {
-        let info = self.get(run_id).await?;
+    pub async fn cancel(&self, run: &OnRun) -> Result<RunInfo, AppError> {
+        run.allowed().at_least(Role::Editor)?;
+        self.stop(run.run_id()).await
+    }
+
+    /// Stops every queued or running run of the graph `allowed` names: its
+    /// owner is deleting it, and nothing may write to rows being deleted.
+    pub async fn stop_all(&self, allowed: &Allowed) -> Result<(), AppError> {
+        allowed.at_least(Role::Owner)?;
+        for run in self.list(allowed, 1000).await? {
+            if run.status.is_active() {
+                // One that ends on its own meanwhile has nothing to stop.
+                let _ = self.stop(&run.id).await;
+            }
+        }
+        Ok(())
+    }
+
+    async fn stop(&self, run_id: &str) -> Result<RunInfo, AppError> {
+        let info = self.record(run_id).await?;
         let handled = {
             let mut active = self.active();
             match active.get_mut(run_id) {
@@ -634,7 +654,7 @@ impl Runs {
                     Some("cancelled before it started".into()),
                 )
                 .await;
-                return self.get(run_id).await;
+                return self.record(run_id).await;
             }
             if info.status != RunStatus::Interrupted {
                 return Err(AppError::InvalidInput(format!(
@@ -655,11 +675,17 @@ impl Runs {
             )
             .await;
         }
-        self.get(run_id).await
+        self.record(run_id).await
     }
 
-    /// One run.
-    pub async fn get(&self, run_id: &str) -> Result<RunInfo, AppError> {
+    /// One run, for a caller allowed to see it.
+    pub async fn get(&self, run: &OnRun) -> Result<RunInfo, AppError> {
+        self.record(run.run_id()).await
+    }
+
+    /// One run's record, with no access check: for the server's own
+    /// work (recovery, the websocket after its own check) and tests.
+    pub async fn record(&self, run_id: &str) -> Result<RunInfo, AppError> {
         records::get(&self.inner.db, run_id)
             .await?
             .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
@@ -677,7 +703,8 @@ impl Runs {
 
     /// A thread: its record, its newest state, and the messages in it (the
     /// values of its `messages`-typed channels).
-    pub async fn thread(&self, thread_id: &str) -> Result<Value, AppError> {
+    pub async fn thread(&self, thread: &OnThread) -> Result<ThreadView, AppError> {
+        let thread_id = thread.thread_id();
         let info = records::thread(&self.inner.db, thread_id)
             .await?
             .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
@@ -704,7 +731,11 @@ impl Runs {
             .flatten()
             .cloned()
             .collect();
-        Ok(serde_json::json!({"thread": info, "state": state, "messages": messages}))
+        Ok(ThreadView {
+            thread: info,
+            state,
+            messages,
+        })
     }
 
     /// Stops every run task at once (on shutdown). Their last checkpoints
@@ -737,5 +768,44 @@ fn outcome(result: &Result<RunOutput, RunError>) -> (RunStatus, Option<Value>, O
             (RunStatus::Cancelled, None, Some(error.to_string()))
         }
         Err(error) => (RunStatus::Failed, None, Some(error.to_string())),
+    }
+}
+
+/// The run manager as the app's server functions reach it.
+impl records::RunControl for Runs {
+    fn start<'a>(
+        &'a self,
+        allowed: &'a Allowed,
+        request: StartRequest,
+    ) -> records::RunFuture<'a, RunInfo> {
+        Box::pin(Runs::start(self, allowed, request))
+    }
+
+    fn get<'a>(&'a self, run: &'a OnRun) -> records::RunFuture<'a, RunInfo> {
+        Box::pin(Runs::get(self, run))
+    }
+
+    fn cancel<'a>(&'a self, run: &'a OnRun) -> records::RunFuture<'a, RunInfo> {
+        Box::pin(Runs::cancel(self, run))
+    }
+
+    fn fork<'a>(&'a self, run: &'a OnRun, request: ForkRequest) -> records::RunFuture<'a, RunInfo> {
+        Box::pin(Runs::fork(self, run, request))
+    }
+
+    fn events<'a>(
+        &'a self,
+        run: &'a OnRun,
+        from_seq: u64,
+    ) -> records::RunFuture<'a, Vec<Arc<heddle_engine::run::Event>>> {
+        Box::pin(Runs::events(self, run, from_seq))
+    }
+
+    fn thread<'a>(&'a self, thread: &'a OnThread) -> records::RunFuture<'a, ThreadView> {
+        Box::pin(Runs::thread(self, thread))
+    }
+
+    fn resume<'a>(&'a self, thread: &'a OnThread, value: Value) -> records::RunFuture<'a, RunInfo> {
+        Box::pin(Runs::resume(self, thread, value))
     }
 }

@@ -60,7 +60,7 @@ impl Runs {
         record: heddle_engine::run::RunRecord,
     ) -> Result<bool, AppError> {
         let run_id = record.run_id.to_string();
-        let Ok(info) = self.get(&run_id).await else {
+        let Ok(info) = self.record(&run_id).await else {
             return Ok(false);
         };
         let user_id = records::starter(&self.inner.db, &run_id).await?;

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use heddle_app::access::ssr::OnRun;
 use heddle_app::error::AppError;
 use heddle_engine::RunId;
 use heddle_engine::run::Event;
@@ -13,8 +14,9 @@ use super::manager::{Runs, internal};
 impl Runs {
     /// A run's events from `from_seq` on: the stored ones, then those of
     /// its running execution that are not stored yet.
-    pub async fn events(&self, run_id: &str, from_seq: u64) -> Result<Vec<Arc<Event>>, AppError> {
-        self.get(run_id).await?;
+    pub async fn events(&self, run: &OnRun, from_seq: u64) -> Result<Vec<Arc<Event>>, AppError> {
+        let run_id = run.run_id();
+        self.record(run_id).await?;
         let hub = self.hub(run_id);
         let in_memory = hub.map(|hub| hub.watch(from_seq));
         let first_live = in_memory

@@ -1,45 +1,11 @@
-//! What a client asks of the run manager: the request bodies to start and
-//! fork runs, and the checks their input passes before anything is queued.
+//! The checks a run's input passes before anything is queued (the request
+//! bodies themselves, `StartRequest` and `ForkRequest`, are shared with the
+//! browser in `heddle_app::runs`).
 
 use heddle_app::error::AppError;
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_engine::CompiledGraph;
 use serde_json::Value;
-
-/// A request to start a run.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct StartRun {
-    /// The run's input: channel values.
-    #[serde(default)]
-    pub input: Value,
-    /// The thread to run on; a new one when absent.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// This run also pauses before these nodes ("run to here"), beside the
-    /// breakpoints the graph marks.
-    #[serde(default)]
-    pub interrupt_before: Vec<String>,
-    /// This run also pauses after these nodes' steps.
-    #[serde(default)]
-    pub interrupt_after: Vec<String>,
-}
-
-/// A request to fork a run: continue from one of its checkpoints, with
-/// some channels edited, as a new run on the same thread.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ForkRun {
-    /// The step the new run goes on with: the checkpoint holding the state
-    /// before that step (so `step: 3` continues after step 2).
-    pub step: u32,
-    /// Channel values to replace first.
-    #[serde(default)]
-    pub edits: serde_json::Map<String, Value>,
-    /// The node to run first, instead of the checkpoint's own next step.
-    #[serde(default)]
-    pub start_at: Option<String>,
-}
 
 /// A run's input: a JSON object (absent means empty), within the size limit.
 pub(super) fn run_input(input: Value) -> Result<Value, AppError> {

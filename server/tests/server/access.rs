@@ -551,6 +551,86 @@ async fn every_server_function_answers_each_caller_as_their_role_allows() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The run server functions (JSON bodies) answer like the run endpoints:
+/// viewers read runs and threads, editors start, stop, fork and resume.
+#[tokio::test]
+async fn run_server_functions_answer_each_caller_as_their_role_allows() {
+    let w = world().await;
+    let (g, run, thread) = (w.graph.as_str(), w.run.as_str(), w.thread.as_str());
+    let cells: Vec<(&str, Value, Need, u16)> = vec![
+        ("get_run", json!({"run_id": run}), Need::Viewer, 200),
+        (
+            "run_events",
+            json!({"run_id": run, "from_seq": 0}),
+            Need::Viewer,
+            200,
+        ),
+        ("list_threads", json!({"graph_id": g}), Need::Viewer, 200),
+        (
+            "get_thread",
+            json!({"thread_id": thread}),
+            Need::Viewer,
+            200,
+        ),
+        // The run is finished and its thread not paused: nothing to stop
+        // or answer, which only those allowed to try learn.
+        ("cancel_run", json!({"run_id": run}), Need::Editor, 400),
+        (
+            "resume_thread",
+            json!({"thread_id": thread, "value": true}),
+            Need::Editor,
+            400,
+        ),
+        (
+            "fork_run",
+            json!({"run_id": run, "request": {"step": 1}}),
+            Need::Editor,
+            200,
+        ),
+        (
+            "start_run",
+            json!({"graph_id": g, "request": {"input": {"target": 1}}}),
+            Need::Editor,
+            200,
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (function, body, need, ok) in &cells {
+        for caller in CALLERS {
+            let response = w.browser(caller).call_json(function, body).await;
+            let status = response.status().as_u16();
+            let want = expected(*need, caller, *ok);
+            let text = response.text().await.unwrap_or_default();
+            if status != want {
+                failures.push(format!(
+                    "{function} as {caller:?}: got {status}, want {want} ({text})"
+                ));
+            }
+            // A run or thread someone may not see does not give its graph away.
+            if status == 404 && body.get("graph_id").is_none() && text.contains(g) {
+                failures.push(format!("{function} as {caller:?} names the graph: {text}"));
+            }
+            // Let a fork or start end before the next caller's, on the same thread.
+            for _ in 0..200 {
+                let (_, runs) = w
+                    .server
+                    .api(Method::GET, &format!("/api/v1/graphs/{g}/runs"), None)
+                    .await;
+                let busy = runs
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|run| matches!(run["status"].as_str(), Some("queued" | "running")));
+                if !busy {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// Pages: anonymous visitors are sent to log in; strangers get a 404 page.
 #[tokio::test]
 async fn pages_answer_each_caller_as_their_role_allows() {

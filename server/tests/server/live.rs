@@ -246,10 +246,12 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
 
     // A new process on the same database.
     let database = server.db().await;
-    let runs = heddle_server::runs::Runs::new(database, 4).await.unwrap();
+    let runs = heddle_server::runs::Runs::new(database.clone(), 4)
+        .await
+        .unwrap();
     assert_eq!(runs.recover().await.unwrap(), 1);
     let info = loop {
-        let info = runs.get(&run).await.unwrap();
+        let info = runs.record(&run).await.unwrap();
         if !info.status.is_active() {
             break info;
         }
@@ -257,7 +259,19 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
     };
     assert_eq!(info.status, heddle_engine::run::RunStatus::Finished);
     assert_eq!(info.output.unwrap()["count"], target);
-    let events = runs.events(&run, 0).await.unwrap();
+    let owner = heddle_app::accounts::ssr::find_user(&database, "owner")
+        .await
+        .unwrap()
+        .unwrap();
+    let on_run = heddle_app::access::ssr::require_run(
+        &database,
+        Some(&owner),
+        &run,
+        heddle_app::access::Role::Viewer,
+    )
+    .await
+    .unwrap();
+    let events = runs.events(&on_run, 0).await.unwrap();
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
     gapless(&seqs);
     // The log holds what viewers saw before the stop (stored ahead of

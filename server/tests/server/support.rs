@@ -99,6 +99,17 @@ impl Browser {
         request
     }
 
+    /// Calls a server function that takes JSON, as the hydrated app does.
+    pub async fn call_json(&self, function: &str, body: &Value) -> reqwest::Response {
+        self.client
+            .post(self.url(&format!("/api/{function}")))
+            .header("accept", "application/json")
+            .json(body)
+            .send()
+            .await
+            .expect("POST")
+    }
+
     /// Calls a server function the way the hydrated app does.
     pub async fn call(&self, function: &str, form: &[(&str, &str)]) -> reqwest::Response {
         self.client
