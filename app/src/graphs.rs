@@ -1,12 +1,16 @@
-//! Graphs as the app sees them: the types sent to the browser, their rows in
-//! SQLite and the server functions that read and create them.
+//! Graphs as the app sees them: the types sent to the browser, their rows
+//! (in [`ssr`]) and the server functions that read, save, import and
+//! delete them: the one way the browser reaches graphs.
 //!
 //! A graph row holds the graph's JSON document (the engine's format), a
-//! version number that every save increments, and timestamps written by
-//! SQLite itself as ISO-8601 UTC strings (so they sort as text).
+//! version number that every save increments, and ISO-8601 UTC timestamps
+//! (so they sort as text).
 
+use heddle_engine::validate::Problem;
 use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::access::Role;
 use crate::error::AppError;
@@ -179,6 +183,93 @@ pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
         crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Editor).await,
     )?;
     with_error_status(ssr::rename(&db, &allowed, &name).await)
+}
+
+/// Where a save left the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Saved {
+    pub id: GraphId,
+    pub version: i64,
+    pub updated_at: String,
+}
+
+/// What an import would create, and what stands in its way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportPreview {
+    pub name: String,
+    pub nodes: usize,
+    pub edges: usize,
+    pub channels: usize,
+    /// Validation problems: an import with them is allowed (fix them in
+    /// the editor).
+    pub problems: Vec<Problem>,
+    /// Credentials it names that the importer has not saved: these stop it.
+    pub missing_credentials: Vec<String>,
+}
+
+/// Saves `document` as the next version of graph `id`, if `base_version`
+/// is the newest (else a conflict: nothing is overwritten). Editors.
+#[server(endpoint = "save_graph", input = Json)]
+pub async fn save_graph(id: String, base_version: i64, document: Value) -> Result<Saved, AppError> {
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Editor).await,
+    )?;
+    let document = with_error_status(ssr::read_document(document))?;
+    with_error_status(ssr::save(&db, &allowed, base_version, &document).await)
+}
+
+/// Saves `document` as a new graph of the caller's own.
+#[server(endpoint = "save_as_new_graph", input = Json)]
+pub async fn save_as_new_graph(document: Value) -> Result<Saved, AppError> {
+    let user = with_error_status(crate::accounts::ssr::require_user())?;
+    let document = with_error_status(ssr::read_document(document))?;
+    with_error_status(ssr::create(&crate::db::from_context()?, &user, Some(document)).await)
+}
+
+/// Deletes a graph with its versions, runs and shares (the owner); its
+/// runs are stopped first.
+#[server(endpoint = "delete_graph", input = Json)]
+pub async fn delete_graph(id: String) -> Result<(), AppError> {
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = with_error_status(
+        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Owner).await,
+    )?;
+    let runs = with_error_status(crate::runs::control())?;
+    let auth = with_error_status(crate::accounts::ssr::auth())?;
+    with_error_status(ssr::delete_with_runs(&db, runs.as_ref(), auth.events(), &allowed).await)
+}
+
+/// What importing `document` would create (a dry run: nothing changes).
+#[server(endpoint = "check_import", input = Json)]
+pub async fn check_import(document: Value) -> Result<ImportPreview, AppError> {
+    let user = with_error_status(crate::accounts::ssr::require_user())?;
+    let registry = ssr::validation_registry();
+    let db = crate::db::from_context()?;
+    let (_, preview) = with_error_status(
+        ssr::prepare_import(&db, &registry, &user, document, &Default::default()).await,
+    )?;
+    Ok(preview)
+}
+
+/// Imports `document` as a new graph of the caller's; refused while it
+/// names credentials they have not saved.
+#[server(endpoint = "import_graph", input = Json)]
+pub async fn import_graph(document: Value) -> Result<Saved, AppError> {
+    let user = with_error_status(crate::accounts::ssr::require_user())?;
+    let registry = ssr::validation_registry();
+    let db = crate::db::from_context()?;
+    let (document, preview) = with_error_status(
+        ssr::prepare_import(&db, &registry, &user, document, &Default::default()).await,
+    )?;
+    if !preview.missing_credentials.is_empty() {
+        return with_error_status(Err(AppError::MissingCredentials {
+            names: preview.missing_credentials,
+        }));
+    }
+    with_error_status(ssr::create(&db, &user, Some(document)).await)
 }
 
 /// Copies a graph the caller may see into a new graph of their own, and

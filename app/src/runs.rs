@@ -135,10 +135,9 @@ pub async fn list_runs(graph_id: String) -> Result<Vec<RunInfo>, AppError> {
     with_error_status(ssr::list(&db, &allowed, 50).await)
 }
 
-/// The access decision, and the run manager the server provides, for a
-/// server function.
+/// The run manager the server provides, for a server function.
 #[cfg(feature = "ssr")]
-fn control() -> Result<std::sync::Arc<dyn ssr::RunControl>, AppError> {
+pub(crate) fn control() -> Result<std::sync::Arc<dyn ssr::RunControl>, AppError> {
     use_context::<std::sync::Arc<dyn ssr::RunControl>>().ok_or_else(|| {
         tracing::error!("no run manager in the request context");
         AppError::Internal

@@ -172,7 +172,7 @@ impl Persistence {
     /// Saves now (the debounce calls this).
     #[cfg(feature = "hydrate")]
     async fn save(self) {
-        use serde_json::{Value, json};
+        use crate::error::AppError;
         if matches!(
             self.status.get_untracked(),
             SaveState::Conflict { .. } | SaveState::Saving
@@ -183,29 +183,16 @@ impl Persistence {
         let document = self.editor.document();
         self.status.set(SaveState::Saving);
         let id = self.graph_id.get_value();
-        let request = gloo_net::http::Request::put(&format!("/api/v1/graphs/{id}"))
-            .json(&json!({"base_version": self.version.get_untracked(), "document": document}));
-        let response = match request {
-            Ok(request) => request.send().await,
-            Err(error) => {
-                self.status.set(SaveState::Failed(error.to_string()));
-                return;
-            }
+        let Ok(document) = serde_json::to_value(&document) else {
+            self.status
+                .set(SaveState::Failed("the graph could not be written".into()));
+            return;
         };
-        let response = match response {
-            Ok(response) => response,
-            Err(_) => {
-                self.status
-                    .set(SaveState::Failed("the server cannot be reached".into()));
-                return;
-            }
-        };
-        let body: Value = response.json().await.unwrap_or(Value::Null);
-        match response.status() {
-            200 => {
-                if let Some(version) = body["version"].as_i64() {
-                    self.version.set(version);
-                }
+        let saved =
+            crate::graphs::save_graph(id.clone(), self.version.get_untracked(), document).await;
+        match saved {
+            Ok(saved) => {
+                self.version.set(saved.version);
                 if self.editor.revision.get_untracked() == revision {
                     if let Some(storage) = Self::storage() {
                         let _ = storage.remove_item(&draft_key(&id));
@@ -217,19 +204,18 @@ impl Persistence {
                     self.changed();
                 }
             }
-            409 => {
-                let theirs = body["error"]["current_version"]
-                    .as_i64()
-                    .unwrap_or_default();
-                self.status.set(SaveState::Conflict { theirs });
+            Err(AppError::Conflict {
+                current_version, ..
+            }) => {
+                self.status.set(SaveState::Conflict {
+                    theirs: current_version,
+                });
             }
-            _ => {
-                let message = body["error"]["message"]
-                    .as_str()
-                    .unwrap_or("the server refused the save")
-                    .to_string();
-                self.status.set(SaveState::Failed(message));
+            Err(AppError::Transport(_)) => {
+                self.status
+                    .set(SaveState::Failed("the server cannot be reached".into()));
             }
+            Err(error) => self.status.set(SaveState::Failed(error.to_string())),
         }
     }
 
@@ -237,26 +223,21 @@ impl Persistence {
     pub fn reload_theirs(self) {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            use serde_json::Value;
             let id = self.graph_id.get_value();
-            let Ok(response) = gloo_net::http::Request::get(&format!("/api/v1/graphs/{id}"))
-                .send()
-                .await
-            else {
-                self.status
-                    .set(SaveState::Failed("the server cannot be reached".into()));
-                return;
+            let opened = match crate::graphs::get_graph(id.clone()).await {
+                Ok(opened) => opened,
+                Err(error) => {
+                    self.status.set(SaveState::Failed(error.to_string()));
+                    return;
+                }
             };
-            let body: Value = response.json().await.unwrap_or(Value::Null);
-            let Ok(document) = GraphDocument::from_value(body["document"].clone()) else {
+            let Ok(document) = GraphDocument::from_json(&opened.graph.document) else {
                 self.status
                     .set(SaveState::Failed("the saved graph does not read".into()));
                 return;
             };
             self.editor.replace(document);
-            if let Some(version) = body["version"].as_i64() {
-                self.version.set(version);
-            }
+            self.version.set(opened.graph.version);
             if let Some(storage) = Self::storage() {
                 let _ = storage.remove_item(&draft_key(&id));
             }
@@ -269,22 +250,17 @@ impl Persistence {
     pub fn keep_mine_as_copy(self) {
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            use serde_json::{Value, json};
             let mut document = self.editor.document();
             document.name = format!("{} (my copy)", document.name);
-            let request = gloo_net::http::Request::post("/api/v1/graphs")
-                .json(&json!({"document": document}));
-            let Ok(request) = request else { return };
-            let Ok(response) = request.send().await else {
-                self.status
-                    .set(SaveState::Failed("the server cannot be reached".into()));
+            let Ok(document) = serde_json::to_value(&document) else {
                 return;
             };
-            let body: Value = response.json().await.unwrap_or(Value::Null);
-            let Some(new_id) = body["id"].as_str() else {
-                self.status
-                    .set(SaveState::Failed("the copy was not saved".into()));
-                return;
+            let new_id = match crate::graphs::save_as_new_graph(document).await {
+                Ok(saved) => saved.id,
+                Err(error) => {
+                    self.status.set(SaveState::Failed(error.to_string()));
+                    return;
+                }
             };
             if let Some(storage) = Self::storage() {
                 let _ = storage.remove_item(&draft_key(&self.graph_id.get_value()));

@@ -10,9 +10,15 @@
 
 use heddle_engine::GraphDocument;
 
-use super::{GraphDetail, GraphId, GraphSummary, VersionSummary};
+use std::collections::BTreeMap;
+
+use heddle_engine::{Catalog, Registry};
+use serde_json::Value;
+
+use super::{GraphDetail, GraphId, GraphSummary, ImportPreview, Saved, VersionSummary};
 use crate::access::Role;
 use crate::access::ssr::Allowed;
+use crate::access::ssr::{AccessChange, AccessEvents};
 use crate::accounts::User;
 use crate::db::{Db, WritePool};
 use crate::error::AppError;
@@ -71,12 +77,66 @@ impl From<DetailRow> for GraphDetail {
     }
 }
 
-/// Where a save left the graph.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Saved {
-    pub id: GraphId,
-    pub version: i64,
-    pub updated_at: String,
+/// Reads a document a client sent; one that is not a graph document (bad
+/// JSON, a newer format) is an invalid graph saying what and where.
+pub fn read_document(value: Value) -> Result<GraphDocument, AppError> {
+    GraphDocument::from_value(value).map_err(|error| AppError::InvalidGraph {
+        message: error.to_string(),
+        problems: Vec::new(),
+    })
+}
+
+/// The registry server functions validate with: the server's catalog of
+/// tools and models (what the editor and the API validate against too).
+pub fn validation_registry() -> Registry {
+    let catalog = leptos::prelude::use_context::<Catalog>().unwrap_or_default();
+    Registry::for_validation(&catalog)
+}
+
+/// Checks a document for import by `user`: read, within the limits, its
+/// credential names rebound by `bindings`, validated against `registry`,
+/// and the credentials it names that `user` has not saved. The document,
+/// ready to create, and what an import would make of it.
+pub async fn prepare_import(
+    db: &Db,
+    registry: &Registry,
+    user: &User,
+    document: Value,
+    bindings: &BTreeMap<String, String>,
+) -> Result<(GraphDocument, ImportPreview), AppError> {
+    let mut document = read_document(document)?;
+    check_document(&document)?;
+    heddle_engine::credentials::rebind(&mut document, bindings);
+    let mine = crate::secrets::ssr::names(db, user.id.as_str()).await?;
+    let missing_credentials = heddle_engine::credentials::referenced(&document)
+        .into_iter()
+        .filter(|name| !mine.contains(name))
+        .collect();
+    let preview = ImportPreview {
+        name: document.name.clone(),
+        nodes: document.nodes.len(),
+        edges: document.edges.len(),
+        channels: document.state.channels.len(),
+        problems: heddle_engine::validate(&document, registry).problems,
+        missing_credentials,
+    };
+    Ok((document, preview))
+}
+
+/// Deletes a graph as its owner asks: its runs are stopped first (nothing
+/// may write to rows being deleted), then everything goes, and open
+/// websockets on it hear that access changed.
+pub async fn delete_with_runs(
+    db: &Db,
+    runs: &dyn crate::runs::ssr::RunControl,
+    events: &AccessEvents,
+    allowed: &Allowed,
+) -> Result<(), AppError> {
+    allowed.at_least(Role::Owner)?;
+    runs.stop_all(allowed).await?;
+    delete(db, allowed).await?;
+    events.announce(AccessChange::Graph(allowed.graph().to_string()));
+    Ok(())
 }
 
 /// A graph id from a URL, or "not found" (a malformed id names nothing).

@@ -44,6 +44,9 @@ pub trait RunControl: Send + Sync + 'static {
     fn thread<'a>(&'a self, thread: &'a OnThread) -> RunFuture<'a, ThreadView>;
     /// Resumes a thread's paused run.
     fn resume<'a>(&'a self, thread: &'a OnThread, value: Value) -> RunFuture<'a, RunInfo>;
+    /// Stops every queued or running run of the graph (its owner is
+    /// deleting it).
+    fn stop_all<'a>(&'a self, allowed: &'a Allowed) -> RunFuture<'a, ()>;
 }
 
 /// `SELECT <the run columns> FROM runs <rest>`, as one literal.

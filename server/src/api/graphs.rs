@@ -8,12 +8,10 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use heddle_app::access::Role;
-use heddle_app::access::ssr::{AccessChange, require};
+use heddle_app::access::ssr::require;
 use heddle_app::error::AppError;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::graphs::{GraphDetail, GraphSummary, VersionSummary};
-use heddle_app::limits::check_document;
-use heddle_app::secrets::ssr as secrets;
 use heddle_engine::GraphDocument;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -26,12 +24,7 @@ type Result<T> = std::result::Result<T, ApiError>;
 
 /// Reads a document sent by a client; a bad one is a 422 naming where.
 fn document(value: Value) -> Result<GraphDocument> {
-    GraphDocument::from_value(value).map_err(|error| {
-        ApiError(AppError::InvalidGraph {
-            message: error.to_string(),
-            problems: Vec::new(),
-        })
-    })
+    Ok(graphs::read_document(value)?)
 }
 
 /// The validation report of a document, as JSON: against the server's own
@@ -131,13 +124,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> Result<StatusCode> {
     let allowed = require(&state.db, who.0.as_ref(), &id, Role::Owner).await?;
-    let graph = allowed.graph();
-    state.runs.stop_all(&allowed).await?;
-    graphs::delete(&state.db, &allowed).await?;
-    state
-        .auth
-        .events()
-        .announce(AccessChange::Graph(graph.to_string()));
+    graphs::delete_with_runs(&state.db, &state.runs, state.auth.events(), &allowed).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -253,31 +240,27 @@ pub async fn import(
         }
         body => (body, BTreeMap::new()),
     };
-    let mut document = document(body)?;
-    check_document(&document)?;
-    heddle_engine::credentials::rebind(&mut document, &bindings);
-    let mine = secrets::names(&state.db, user.id.as_str()).await?;
-    let missing: Vec<String> = heddle_engine::credentials::referenced(&document)
-        .into_iter()
-        .filter(|name| !mine.contains(name))
-        .collect();
-    let problems = report(&state, &document);
+    let (document, preview) =
+        graphs::prepare_import(&state.db, state.runs.registry(), user, body, &bindings).await?;
+    let problems = json!(preview.problems);
     if query.dry_run {
         return Ok(Json(json!({
             "dry_run": true,
             "would_create": {
-                "name": document.name,
-                "nodes": document.nodes.len(),
-                "edges": document.edges.len(),
-                "channels": document.state.channels.len(),
+                "name": preview.name,
+                "nodes": preview.nodes,
+                "edges": preview.edges,
+                "channels": preview.channels,
             },
             "problems": problems,
-            "missing_credentials": missing,
+            "missing_credentials": preview.missing_credentials,
         }))
         .into_response());
     }
-    if !missing.is_empty() {
-        return Err(ApiError(AppError::MissingCredentials { names: missing }));
+    if !preview.missing_credentials.is_empty() {
+        return Err(ApiError(AppError::MissingCredentials {
+            names: preview.missing_credentials,
+        }));
     }
     let saved = graphs::create(&state.db, user, Some(document)).await?;
     Ok((

@@ -808,4 +808,8 @@ impl records::RunControl for Runs {
     fn resume<'a>(&'a self, thread: &'a OnThread, value: Value) -> records::RunFuture<'a, RunInfo> {
         Box::pin(Runs::resume(self, thread, value))
     }
+
+    fn stop_all<'a>(&'a self, allowed: &'a Allowed) -> records::RunFuture<'a, ()> {
+        Box::pin(Runs::stop_all(self, allowed))
+    }
 }

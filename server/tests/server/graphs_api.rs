@@ -120,3 +120,114 @@ async fn examples_are_listed_and_copied_into_new_graphs() {
         404
     );
 }
+
+/// The editor's save, the home page's delete and import: server functions
+/// with JSON bodies, each behind the role it needs.
+#[tokio::test]
+async fn saving_importing_and_deleting_go_through_typed_server_functions() {
+    use serde_json::{Value, json};
+
+    let server = TestServer::start().await;
+    let document = crate::api_runs::counting_loop(3);
+    let graph = server.create_graph(document.clone()).await;
+    let save = |base: i64| json!({"id": graph, "base_version": base, "document": document});
+
+    let saved = server.owner.call_json("save_graph", &save(1)).await;
+    assert_eq!(saved.status(), 200);
+    let saved: Value = saved.json().await.unwrap();
+    assert_eq!(saved["version"], 2);
+    // A save based on an older version is a conflict that says which
+    // version is current; nothing is overwritten.
+    let stale = server.owner.call_json("save_graph", &save(1)).await;
+    assert_eq!(stale.status(), 409);
+    let stale: Value = stale.json().await.unwrap();
+    assert_eq!(stale["Conflict"]["current_version"], 2, "{stale}");
+    // Not a graph document: says what is wrong, changes nothing.
+    let broken = server
+        .owner
+        .call_json(
+            "save_graph",
+            &json!({"id": graph, "base_version": 2, "document": [1]}),
+        )
+        .await;
+    assert_eq!(broken.status(), 422);
+
+    // Others: a stranger does not learn the graph exists; a viewer may not save.
+    let stranger = server.user("stan").await;
+    let answer = stranger.call_json("save_graph", &save(2)).await;
+    assert_eq!(answer.status(), 404);
+    let (_, token) = server.share_link(&graph, "viewer").await;
+    let viewer = server.user("vera").await;
+    let (status, _) = viewer
+        .api(
+            reqwest::Method::POST,
+            &format!("/api/v1/share/{token}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(viewer.call_json("save_graph", &save(2)).await.status(), 403);
+    assert_eq!(
+        viewer
+            .call_json("delete_graph", &json!({"id": graph}))
+            .await
+            .status(),
+        403
+    );
+
+    // Import: checked first; a graph naming a credential the importer lacks
+    // is refused until they have it.
+    let mut needs_key = crate::api_runs::counting_loop(1);
+    needs_key["nodes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "ask", "kind": "llm", "config": {"credential": "openai"}}));
+    let preview: Value = stranger
+        .call_json("check_import", &json!({"document": needs_key}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        preview["missing_credentials"],
+        json!(["openai"]),
+        "{preview}"
+    );
+    assert_eq!(preview["nodes"], 3);
+    let refused = stranger
+        .call_json("import_graph", &json!({"document": needs_key}))
+        .await;
+    assert_eq!(refused.status(), 422);
+    let imported = stranger
+        .call_json(
+            "import_graph",
+            &json!({"document": crate::api_runs::counting_loop(2)}),
+        )
+        .await;
+    assert_eq!(imported.status(), 200);
+    let imported: Value = imported.json().await.unwrap();
+    let (status, mine) = stranger
+        .api(
+            reqwest::Method::GET,
+            &format!("/api/v1/graphs/{}", imported["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{mine}");
+    assert_eq!(mine["role"], "owner");
+
+    // The owner deletes: the graph is gone for everyone.
+    let deleted = server
+        .owner
+        .call_json("delete_graph", &json!({"id": graph}))
+        .await;
+    assert_eq!(deleted.status(), 200);
+    let (status, _) = server
+        .api(
+            reqwest::Method::GET,
+            &format!("/api/v1/graphs/{graph}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
+}

@@ -6,73 +6,37 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::graphs::{ImportPreview, check_import, import_graph};
+
 /// What a dry run said.
 #[derive(Clone, Debug, PartialEq)]
 struct Report {
     name: String,
-    nodes: u64,
-    edges: u64,
+    nodes: usize,
+    edges: usize,
     problems: Vec<String>,
     missing: Vec<String>,
 }
 
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
-fn read_report(body: &Value) -> Report {
-    let strings = |value: &Value| -> Vec<String> {
-        value
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|item| match item {
-                        Value::String(text) => text.clone(),
-                        other => format!(
-                            "{}: {}",
-                            other["path"].as_str().unwrap_or_default(),
-                            other["message"].as_str().unwrap_or_default()
-                        ),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    Report {
-        name: body["would_create"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        nodes: body["would_create"]["nodes"].as_u64().unwrap_or(0),
-        edges: body["would_create"]["edges"].as_u64().unwrap_or(0),
-        problems: strings(&body["problems"]),
-        missing: strings(&body["missing_credentials"]),
+impl From<ImportPreview> for Report {
+    fn from(preview: ImportPreview) -> Self {
+        Report {
+            name: preview.name,
+            nodes: preview.nodes,
+            edges: preview.edges,
+            problems: preview
+                .problems
+                .iter()
+                .map(|problem| format!("{}: {}", problem.path, problem.message))
+                .collect(),
+            missing: preview.missing_credentials,
+        }
     }
 }
 
-/// Sends the import (dry run or for real); the JSON answer or the error.
-#[cfg(feature = "hydrate")]
-async fn send(text: &str, dry_run: bool) -> Result<Value, String> {
-    let document: Value =
-        serde_json::from_str(text).map_err(|error| format!("this is not JSON: {error}"))?;
-    let url = if dry_run {
-        "/api/v1/graphs/import?dry_run=true"
-    } else {
-        "/api/v1/graphs/import"
-    };
-    let response = gloo_net::http::Request::post(url)
-        .json(&document)
-        .map_err(|error| error.to_string())?
-        .send()
-        .await
-        .map_err(|_| "the server cannot be reached".to_string())?;
-    let body: Value = response.json().await.unwrap_or(Value::Null);
-    if response.ok() {
-        Ok(body)
-    } else {
-        Err(body["error"]["message"]
-            .as_str()
-            .unwrap_or("the import was refused")
-            .to_string())
-    }
+/// The pasted or loaded text as JSON, or what is wrong with it.
+fn parse(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|error| format!("this is not JSON: {error}"))
 }
 
 #[component]
@@ -91,13 +55,16 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
     let check = move |_| {
-        #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             busy.set(true);
-            match send(&text.get_untracked(), true).await {
-                Ok(body) => {
+            let checked = match parse(&text.get_untracked()) {
+                Ok(document) => check_import(document).await.map_err(|e| e.to_string()),
+                Err(message) => Err(message),
+            };
+            match checked {
+                Ok(preview) => {
                     error.set(None);
-                    report.set(Some(read_report(&body)));
+                    report.set(Some(Report::from(preview)));
                 }
                 Err(message) => {
                     report.set(None);
@@ -108,14 +75,15 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
         });
     };
     let create = move |_| {
-        #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             busy.set(true);
-            match send(&text.get_untracked(), false).await {
-                Ok(body) => {
-                    if let Some(id) = body["id"].as_str() {
-                        let _ = window().location().set_href(&format!("/graphs/{id}"));
-                    }
+            let imported = match parse(&text.get_untracked()) {
+                Ok(document) => import_graph(document).await.map_err(|e| e.to_string()),
+                Err(message) => Err(message),
+            };
+            match imported {
+                Ok(saved) => {
+                    let _ = window().location().set_href(&saved.id.href());
                 }
                 Err(message) => error.set(Some(message)),
             }
@@ -196,23 +164,33 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
+    use heddle_engine::validate::Problem;
     use serde_json::json;
 
-    use super::read_report;
+    use super::{Report, parse};
+    use crate::graphs::ImportPreview;
 
     #[test]
     fn a_dry_run_reads_as_a_report() {
-        let report = read_report(&json!({
-            "dry_run": true,
-            "would_create": {"name": "g", "nodes": 3, "edges": 2, "channels": 1},
-            "problems": [{"path": "nodes[1].config", "message": "bad"}],
-            "missing_credentials": ["openai"]
-        }));
+        let problem: Problem = serde_json::from_value(json!({
+            "severity": "error", "path": "nodes[1].config", "message": "bad",
+            "kind": {"code": "bad_config", "message": "bad"}
+        }))
+        .unwrap();
+        let report = Report::from(ImportPreview {
+            name: "g".into(),
+            nodes: 3,
+            edges: 2,
+            channels: 1,
+            problems: vec![problem],
+            missing_credentials: vec!["openai".into()],
+        });
         assert_eq!(
             (report.name.as_str(), report.nodes, report.edges),
             ("g", 3, 2)
         );
         assert_eq!(report.problems, ["nodes[1].config: bad"]);
         assert_eq!(report.missing, ["openai"]);
+        assert!(parse("{oops").unwrap_err().starts_with("this is not JSON"));
     }
 }

@@ -161,26 +161,17 @@ fn DeleteDialog(deleting: RwSignal<Option<GraphSummary>>, refresh: RwSignal<u32>
         deleting.get().map(|graph| {
             let id = graph.id.to_string();
             let confirm = move |_| {
-                #[cfg(feature = "hydrate")]
-                {
-                    let id = id.clone();
-                    leptos::task::spawn_local(async move {
-                        let response = gloo_net::http::Request::delete(&format!("/api/v1/graphs/{id}"))
-                            .send()
-                            .await;
-                        match response {
-                            Ok(response) if response.ok() => {
-                                deleting.set(None);
-                                error.set(None);
-                                refresh.update(|n| *n += 1);
-                            }
-                            Ok(response) => error.set(Some(format!("the server answered {}", response.status()))),
-                            Err(_) => error.set(Some("the server cannot be reached".into())),
+                let id = id.clone();
+                leptos::task::spawn_local(async move {
+                    match crate::graphs::delete_graph(id).await {
+                        Ok(()) => {
+                            deleting.set(None);
+                            error.set(None);
+                            refresh.update(|n| *n += 1);
                         }
-                    });
-                }
-                #[cfg(not(feature = "hydrate"))]
-                let _ = (&id, refresh);
+                        Err(message) => error.set(Some(message.to_string())),
+                    }
+                });
             };
             view! {
                 <div class="help-overlay" role="dialog" aria-label="Delete graph" on:click=move |_| deleting.set(None)>
