@@ -157,13 +157,11 @@ test("a teammate's save is a conflict with a choice, never overwritten", async (
 test("an unsaved edit survives a reload (kept in the browser)", async ({ page }) => {
   const id = await newGraph(page);
   // The server is unreachable for saves: the edit stays a draft.
-  await page.route(`**/api/v1/graphs/${id}`, (route) =>
-    route.request().method() === "PUT" ? route.abort() : route.continue(),
-  );
+  await page.route("**/api/save_graph", (route) => route.abort());
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;
   await place(page, "ask", canvas.x + 300, canvas.y + 250);
   await expect(page.getByTestId("save-status")).toHaveText(/Not saved/);
-  await page.unroute(`**/api/v1/graphs/${id}`);
+  await page.unroute("**/api/save_graph");
   page.once("dialog", (dialog) => dialog.accept());
   await page.reload();
   await hydrated(page);
