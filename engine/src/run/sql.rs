@@ -124,3 +124,117 @@ impl TryFrom<RunRow> for RunRecord {
         })
     }
 }
+
+/// The read side of a SQL checkpoint store, written once: SQLite and
+/// PostgreSQL both read `$1`-style parameters, so the same queries run on
+/// either. It expands inside each store's `impl CheckpointStore` (its
+/// `pool` field is the store's own pool type); `threads` is the one query
+/// each database words its own way.
+macro_rules! read_methods {
+    (threads: $threads:literal) => {
+    fn checkpoint<'a>(
+        &'a self,
+        thread: &'a $crate::ids::ThreadId,
+        id: &'a str,
+    ) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::checkpoint::Checkpoint>> {
+        Box::pin(async move {
+            let body: Option<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2
+                 ORDER BY position LIMIT 1",
+            )
+            .bind(thread.as_str())
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot read the checkpoint"))?;
+            body.as_deref().map($crate::run::sql::parse).transpose()
+        })
+    }
+
+    fn latest<'a>(&'a self, thread: &'a $crate::ids::ThreadId) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::checkpoint::Checkpoint>> {
+        Box::pin(async move {
+            let body: Option<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1
+                 ORDER BY position DESC LIMIT 1",
+            )
+            .bind(thread.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot read the thread"))?;
+            body.as_deref().map($crate::run::sql::parse).transpose()
+        })
+    }
+
+    fn history<'a>(&'a self, thread: &'a $crate::ids::ThreadId) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::checkpoint::CheckpointSummary>> {
+        Box::pin(async move {
+            let bodies: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1 ORDER BY position",
+            )
+            .bind(thread.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot read the history"))?;
+            bodies
+                .iter()
+                .map(|body| $crate::run::sql::parse::<$crate::run::checkpoint::Checkpoint>(body).map(|c| $crate::run::checkpoint::CheckpointSummary::from(&c)))
+                .collect()
+        })
+    }
+
+    fn threads<'a>(&'a self) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::checkpoint::ThreadSummary>> {
+        Box::pin(async move {
+            let rows: Vec<(String, i64)> = sqlx::query_as(
+                $threads
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot list the threads"))?;
+            rows.iter()
+                .map(|(body, runs)| $crate::run::sql::thread_summary(body, *runs))
+                .collect()
+        })
+    }
+
+    fn run<'a>(&'a self, run: &'a $crate::ids::RunId) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::store::RunRecord>> {
+        Box::pin(async move {
+            let row: Option<$crate::run::sql::RunRow> = sqlx::query_as(
+                "SELECT run_id, thread_id, graph, status FROM heddle_runs WHERE run_id = $1",
+            )
+            .bind(run.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot read the run"))?;
+            row.map($crate::run::store::RunRecord::try_from).transpose()
+        })
+    }
+
+    fn unfinished<'a>(&'a self) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::store::RunRecord>> {
+        Box::pin(async move {
+            let rows: Vec<$crate::run::sql::RunRow> = sqlx::query_as(
+                "SELECT run_id, thread_id, graph, status FROM heddle_runs
+                 WHERE status = 'running' ORDER BY created_at_us, run_id",
+            )
+            .fetch_all(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot list unfinished runs"))?;
+            rows.into_iter().map($crate::run::store::RunRecord::try_from).collect()
+        })
+    }
+
+    fn events<'a>(&'a self, run: &'a $crate::ids::RunId, from_seq: u64) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::event::Event>> {
+        Box::pin(async move {
+            let batches: Vec<String> = sqlx::query_scalar(
+                "SELECT body FROM heddle_events WHERE run_id = $1 AND last_seq >= $2
+                 ORDER BY first_seq",
+            )
+            .bind(run.as_str())
+            .bind(i64::try_from(from_seq).unwrap_or(i64::MAX))
+            .fetch_all(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot read the events"))?;
+            $crate::run::sql::events_from(&batches, from_seq)
+        })
+    }
+    };
+}
+pub(crate) use read_methods;

@@ -26,14 +26,11 @@ use std::time::Duration;
 use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
-use super::checkpoint::{Checkpoint, CheckpointSummary, ThreadSummary};
+use super::checkpoint::Checkpoint;
 use super::emitter::now_us;
 use super::event::Event;
-use super::sql::{
-    Batch, RunRow, checkpoint_body, error, events_from, integer, parse, thread_summary, write_error,
-};
+use super::sql::{Batch, checkpoint_body, error, integer, write_error};
 use super::store::{CheckpointStore, RunRecord, StoreError, StoreFuture};
-use crate::ids::{RunId, ThreadId};
 
 /// How hard each commit is pushed to disk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -219,107 +216,8 @@ impl CheckpointStore for SqliteStore {
         })
     }
 
-    fn checkpoint<'a>(
-        &'a self,
-        thread: &'a ThreadId,
-        id: &'a str,
-    ) -> StoreFuture<'a, Option<Checkpoint>> {
-        Box::pin(async move {
-            let body: Option<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_checkpoints WHERE thread_id = ? AND checkpoint_id = ?",
-            )
-            .bind(thread.as_str())
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(error("cannot read the checkpoint"))?;
-            body.as_deref().map(parse).transpose()
-        })
-    }
-
-    fn latest<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Option<Checkpoint>> {
-        Box::pin(async move {
-            let body: Option<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_checkpoints WHERE thread_id = ? ORDER BY position DESC LIMIT 1",
-            )
-            .bind(thread.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(error("cannot read the thread"))?;
-            body.as_deref().map(parse).transpose()
-        })
-    }
-
-    fn history<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Vec<CheckpointSummary>> {
-        Box::pin(async move {
-            let bodies: Vec<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_checkpoints WHERE thread_id = ? ORDER BY position",
-            )
-            .bind(thread.as_str())
-            .fetch_all(&self.pool)
-            .await
-            .map_err(error("cannot read the history"))?;
-            bodies
-                .iter()
-                .map(|body| parse::<Checkpoint>(body).map(|c| CheckpointSummary::from(&c)))
-                .collect()
-        })
-    }
-
-    fn threads<'a>(&'a self) -> StoreFuture<'a, Vec<ThreadSummary>> {
-        Box::pin(async move {
-            let rows: Vec<(String, i64)> = sqlx::query_as(
-                "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
+    super::sql::read_methods!(threads: "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
                  FROM heddle_checkpoints c
                  WHERE c.position = (SELECT MAX(position) FROM heddle_checkpoints WHERE thread_id = c.thread_id)
-                 ORDER BY c.position DESC",
-            )
-            .fetch_all(&self.pool)
-            .await
-            .map_err(error("cannot list the threads"))?;
-            rows.iter()
-                .map(|(body, runs)| thread_summary(body, *runs))
-                .collect()
-        })
-    }
-
-    fn run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<RunRecord>> {
-        Box::pin(async move {
-            let row: Option<RunRow> = sqlx::query_as(
-                "SELECT run_id, thread_id, graph, status FROM heddle_runs WHERE run_id = ?",
-            )
-            .bind(run.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(error("cannot read the run"))?;
-            row.map(RunRecord::try_from).transpose()
-        })
-    }
-
-    fn unfinished<'a>(&'a self) -> StoreFuture<'a, Vec<RunRecord>> {
-        Box::pin(async move {
-            let rows: Vec<RunRow> = sqlx::query_as(
-                "SELECT run_id, thread_id, graph, status FROM heddle_runs
-                 WHERE status = 'running' ORDER BY created_at_us, run_id",
-            )
-            .fetch_all(&self.pool)
-            .await
-            .map_err(error("cannot list unfinished runs"))?;
-            rows.into_iter().map(RunRecord::try_from).collect()
-        })
-    }
-
-    fn events<'a>(&'a self, run: &'a RunId, from_seq: u64) -> StoreFuture<'a, Vec<Event>> {
-        Box::pin(async move {
-            let batches: Vec<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_events WHERE run_id = ? AND last_seq >= ? ORDER BY first_seq",
-            )
-            .bind(run.as_str())
-            .bind(i64::try_from(from_seq).unwrap_or(i64::MAX))
-            .fetch_all(&self.pool)
-            .await
-            .map_err(error("cannot read the events"))?;
-            events_from(&batches, from_seq)
-        })
-    }
+                 ORDER BY c.position DESC");
 }
