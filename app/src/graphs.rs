@@ -117,11 +117,7 @@ pub async fn create_graph() -> Result<GraphId, AppError> {
 /// Loads one graph the caller may see, with their role on it.
 #[server(endpoint = "get_graph")]
 pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Viewer).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&id, Role::Viewer).await?;
     Ok(OpenedGraph {
         graph: with_error_status(ssr::get(&db, &allowed).await)?,
         role: allowed.role(),
@@ -132,44 +128,28 @@ pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
 /// joins it live.
 #[server(endpoint = "active_run")]
 pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Viewer).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Viewer).await?;
     with_error_status(crate::runs::ssr::active_run(&db, allowed.graph()).await)
 }
 
 /// Every saved version of a graph, newest first.
 #[server(endpoint = "list_versions")]
 pub async fn list_versions(graph_id: String) -> Result<Vec<VersionSummary>, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Viewer).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Viewer).await?;
     with_error_status(ssr::versions(&db, &allowed).await)
 }
 
 /// One saved version's document (JSON).
 #[server(endpoint = "get_version")]
 pub async fn get_version(graph_id: String, version: i64) -> Result<String, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Viewer).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Viewer).await?;
     with_error_status(ssr::version(&db, &allowed, version).await)
 }
 
 /// Saves an earlier version as the newest; answers the new version number.
 #[server(endpoint = "restore_version")]
 pub async fn restore_version(graph_id: String, version: i64) -> Result<i64, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, Role::Editor).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Editor).await?;
     let saved = with_error_status(ssr::restore(&db, &allowed, version).await)?;
     Ok(saved.version)
 }
@@ -177,11 +157,7 @@ pub async fn restore_version(graph_id: String, version: i64) -> Result<i64, AppE
 /// Renames a graph (a new version with the new name).
 #[server(endpoint = "rename_graph")]
 pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Editor).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&id, Role::Editor).await?;
     with_error_status(ssr::rename(&db, &allowed, &name).await)
 }
 
@@ -211,11 +187,7 @@ pub struct ImportPreview {
 /// is the newest (else a conflict: nothing is overwritten). Editors.
 #[server(endpoint = "save_graph", input = Json)]
 pub async fn save_graph(id: String, base_version: i64, document: Value) -> Result<Saved, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Editor).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&id, Role::Editor).await?;
     let document = with_error_status(ssr::read_document(document))?;
     with_error_status(ssr::save(&db, &allowed, base_version, &document).await)
 }
@@ -232,11 +204,7 @@ pub async fn save_as_new_graph(document: Value) -> Result<Saved, AppError> {
 /// runs are stopped first.
 #[server(endpoint = "delete_graph", input = Json)]
 pub async fn delete_graph(id: String) -> Result<(), AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &id, Role::Owner).await,
-    )?;
+    let (db, allowed) = crate::access::ssr::require_here(&id, Role::Owner).await?;
     let runs = with_error_status(crate::runs::control())?;
     let auth = with_error_status(crate::accounts::ssr::auth())?;
     with_error_status(ssr::delete_with_runs(&db, runs.as_ref(), auth.events(), &allowed).await)

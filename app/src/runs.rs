@@ -126,12 +126,8 @@ impl RunInfo {
 #[server(endpoint = "list_runs")]
 pub async fn list_runs(graph_id: String) -> Result<Vec<RunInfo>, AppError> {
     use crate::http_status::with_error_status;
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, crate::access::Role::Viewer)
-            .await,
-    )?;
+    let (db, allowed) =
+        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
     with_error_status(ssr::list(&db, &allowed, 50).await)
 }
 
@@ -171,12 +167,8 @@ async fn on_thread(
 #[server(endpoint = "start_run", input = Json)]
 pub async fn start_run(graph_id: String, request: StartRequest) -> Result<RunInfo, AppError> {
     use crate::http_status::with_error_status;
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, crate::access::Role::Editor)
-            .await,
-    )?;
+    let (_, allowed) =
+        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
     with_error_status(control()?.start(&allowed, request).await)
 }
 
@@ -220,12 +212,8 @@ pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, App
 #[server(endpoint = "list_threads", input = Json)]
 pub async fn list_threads(graph_id: String) -> Result<Vec<ThreadInfo>, AppError> {
     use crate::http_status::with_error_status;
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    let allowed = with_error_status(
-        crate::access::ssr::require(&db, caller.as_ref(), &graph_id, crate::access::Role::Viewer)
-            .await,
-    )?;
+    let (db, allowed) =
+        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
     with_error_status(ssr::threads(&db, &allowed).await)
 }
 

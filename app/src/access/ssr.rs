@@ -199,6 +199,17 @@ fn hide_graph(
     }
 }
 
+/// [`require`] for a server function: the database and the caller from
+/// the request's context, and the response's status set from a refusal.
+pub async fn require_here(graph_id: &str, needed: Role) -> Result<(Db, Allowed), AppError> {
+    let db = crate::db::from_context()?;
+    let caller = crate::accounts::ssr::caller();
+    let allowed = crate::http_status::with_error_status(
+        require(&db, caller.as_ref(), graph_id, needed).await,
+    )?;
+    Ok((db, allowed))
+}
+
 fn article(role: Role) -> String {
     match role {
         Role::Owner => "the owner".into(),
