@@ -46,6 +46,19 @@ pub enum DbError {
         #[source]
         source: sqlx::Error,
     },
+    /// Another `heddle serve` already serves this SQLite file.
+    #[error(
+        "another Heddle server is serving {}: SQLite serves one server at a time (the command line's `heddle run` may share it); to run several servers, use PostgreSQL (the README says how)",
+        path.display()
+    )]
+    InUse { path: PathBuf },
+    /// The lock file beside the SQLite file could not be made.
+    #[error("cannot lock {}: {source}", path.display())]
+    Lock {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// The PostgreSQL server could not be reached or refused the log-in.
     #[error("cannot connect to the database `{url}`: {source}")]
     Connect {
@@ -143,6 +156,48 @@ async fn migrate(db: &Db) -> Result<(), DbError> {
                 .await
                 .map_err(DbError::Store)
         }
+    }
+}
+
+/// Claims a SQLite database for this server: a second `heddle serve` on
+/// the same file is refused at start, saying why, instead of two servers
+/// each queueing and recovering the same runs. The claim is an exclusive
+/// lock on `<file>.serve.lock`, held by the returned file for as long as the
+/// server runs (the kernel drops it when the process ends, however it
+/// ends). PostgreSQL and in-memory databases need no claim (`None`).
+pub fn claim(url: &str) -> Result<Option<std::fs::File>, DbError> {
+    if !url.starts_with("sqlite:") {
+        return Ok(None);
+    }
+    let Ok(options) = SqliteConnectOptions::from_str(url) else {
+        return Ok(None); // `connect` reports the bad URL
+    };
+    let database = options.get_filename().to_path_buf();
+    if database.as_os_str() == ":memory:" {
+        return Ok(None);
+    }
+    if let Some(dir) = data_dir(&database) {
+        std::fs::create_dir_all(dir).map_err(|source| DbError::DataDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let mut name = database.clone().into_os_string();
+    name.push(".serve.lock");
+    let path = PathBuf::from(name);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|source| DbError::Lock {
+            path: path.clone(),
+            source,
+        })?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(DbError::InUse { path: database }),
+        Err(std::fs::TryLockError::Error(source)) => Err(DbError::Lock { path, source }),
     }
 }
 

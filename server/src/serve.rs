@@ -42,6 +42,8 @@ pub enum ServeError {
 
 /// Runs the server until a shutdown signal.
 pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
+    // Held until the server stops: one server per SQLite file.
+    let _claim = db::claim(&args.database_url)?;
     let database = db::connect(&args.database_url).await?;
     tracing::info!(database = %db::redact(&args.database_url), "database ready");
     let (registry, model) = crate::models::registry();

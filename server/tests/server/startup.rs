@@ -60,6 +60,47 @@ fn serves_creates_its_database_and_stops_on_sigterm() {
     assert!(exit.success(), "graceful shutdown exits 0, got {exit}");
 }
 
+#[test]
+fn a_second_server_on_one_sqlite_file_is_refused_saying_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = heddle()
+        .args(["serve", "--port", "0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    listening(&mut first);
+    let second = heddle()
+        .args(["serve", "--port", "0"])
+        .env("RUST_LOG", "off")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let _ = first.kill();
+    let _ = first.wait();
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(stderr.lines().count(), 1, "one line, got: {stderr}");
+    assert!(
+        stderr.contains("another Heddle server is serving"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("PostgreSQL"), "{stderr}");
+
+    // Once the first has stopped (even killed), the file is free again.
+    let mut again = heddle()
+        .args(["serve", "--port", "0"])
+        .current_dir(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    listening(&mut again);
+    let _ = again.kill();
+    let _ = again.wait();
+}
+
 fn fails_with_one_line(args: &[&str], envs: &[(&str, &str)], expected: &str) {
     let dir = tempfile::tempdir().unwrap();
     let output = heddle()
