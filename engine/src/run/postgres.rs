@@ -29,10 +29,9 @@ use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 
 use super::checkpoint::Checkpoint;
-use super::emitter::now_us;
 use super::event::Event;
 use super::sql::{Batch, checkpoint_body, error, integer, write_error};
-use super::store::{CheckpointStore, RunRecord, StoreError, StoreFuture};
+use super::store::{CheckpointStore, StoreError, StoreFuture};
 
 /// Checkpoints and events in a PostgreSQL database.
 #[derive(Clone, Debug)]
@@ -149,26 +148,6 @@ async fn save_one<'e>(
 }
 
 impl CheckpointStore for PostgresStore {
-    fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let now = integer(now_us(), "time")?;
-            sqlx::query(
-                "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(run.run_id.as_str())
-            .bind(run.thread_id.as_str())
-            .bind(&run.graph)
-            .bind(run.status.as_str())
-            .bind(now)
-            .bind(now)
-            .execute(&self.pool)
-            .await
-            .map_err(error("cannot record the run"))?;
-            Ok(())
-        })
-    }
-
     fn save<'a>(
         &'a self,
         checkpoint: &'a Checkpoint,
@@ -225,7 +204,7 @@ impl CheckpointStore for PostgresStore {
         })
     }
 
-    super::sql::read_methods!(threads: "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
+    super::sql::shared_methods!(threads: "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
                  FROM (SELECT DISTINCT ON (thread_id) thread_id, position, body
                        FROM heddle_checkpoints ORDER BY thread_id, position DESC) c
                  ORDER BY c.position DESC");

@@ -125,13 +125,36 @@ impl TryFrom<RunRow> for RunRecord {
     }
 }
 
-/// The read side of a SQL checkpoint store, written once: SQLite and
-/// PostgreSQL both read `$1`-style parameters, so the same queries run on
-/// either. It expands inside each store's `impl CheckpointStore` (its
-/// `pool` field is the store's own pool type); `threads` is the one query
-/// each database words its own way.
-macro_rules! read_methods {
+/// What a SQL checkpoint store does the same way on SQLite and PostgreSQL
+/// (recording a run, and every read), written once: both read `$1`-style
+/// parameters, so the same queries run on either. It expands inside each
+/// store's `impl CheckpointStore` (its `pool` field is the store's own pool
+/// type); `threads` is the one query each database words its own way.
+/// Saves differ (one held connection and a trigger on SQLite, one
+/// statement on PostgreSQL) and stay in each store.
+macro_rules! shared_methods {
     (threads: $threads:literal) => {
+    fn create_run<'a>(&'a self, run: &'a $crate::run::store::RunRecord) -> $crate::run::store::StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let now = $crate::run::sql::integer($crate::run::emitter::now_us(), "time")?;
+            sqlx::query(
+                "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
+                 VALUES ($1, $2, $3, $4, $5, $6)",
+            )
+            .bind(run.run_id.as_str())
+            .bind(run.thread_id.as_str())
+            .bind(&run.graph)
+            .bind(run.status.as_str())
+            .bind(now)
+            .bind(now)
+            .execute(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot record the run"))?;
+            Ok(())
+        })
+    }
+
+
     fn checkpoint<'a>(
         &'a self,
         thread: &'a $crate::ids::ThreadId,
@@ -237,4 +260,4 @@ macro_rules! read_methods {
     }
     };
 }
-pub(crate) use read_methods;
+pub(crate) use shared_methods;

@@ -27,10 +27,9 @@ use sqlx::SqlitePool;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 
 use super::checkpoint::Checkpoint;
-use super::emitter::now_us;
 use super::event::Event;
 use super::sql::{Batch, checkpoint_body, error, integer, write_error};
-use super::store::{CheckpointStore, RunRecord, StoreError, StoreFuture};
+use super::store::{CheckpointStore, StoreError, StoreFuture};
 
 /// How hard each commit is pushed to disk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -150,26 +149,6 @@ async fn save_one(
 }
 
 impl CheckpointStore for SqliteStore {
-    fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let now = integer(now_us(), "time")?;
-            sqlx::query(
-                "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
-                 VALUES (?, ?, ?, ?, ?, ?)",
-            )
-            .bind(run.run_id.as_str())
-            .bind(run.thread_id.as_str())
-            .bind(&run.graph)
-            .bind(run.status.as_str())
-            .bind(now)
-            .bind(now)
-            .execute(&self.pool)
-            .await
-            .map_err(error("cannot record the run"))?;
-            Ok(())
-        })
-    }
-
     fn save<'a>(
         &'a self,
         checkpoint: &'a Checkpoint,
@@ -216,7 +195,7 @@ impl CheckpointStore for SqliteStore {
         })
     }
 
-    super::sql::read_methods!(threads: "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
+    super::sql::shared_methods!(threads: "SELECT c.body, (SELECT COUNT(*) FROM heddle_runs r WHERE r.thread_id = c.thread_id)
                  FROM heddle_checkpoints c
                  WHERE c.position = (SELECT MAX(position) FROM heddle_checkpoints WHERE thread_id = c.thread_id)
                  ORDER BY c.position DESC");

@@ -6,17 +6,24 @@ use std::time::Duration;
 
 use crate::support::{heddle, listening};
 
-#[test]
-fn serves_creates_its_database_and_stops_on_sigterm() {
-    let dir = tempfile::tempdir().unwrap();
+/// `heddle serve` on a free port in `dir`, with its default database;
+/// the process, once it listens, and its URL.
+fn serve_in(dir: &std::path::Path) -> (std::process::Child, String) {
     let mut child = heddle()
         .args(["serve", "--port", "0"])
-        .current_dir(dir.path())
+        .current_dir(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let url = listening(&mut child);
+    (child, url)
+}
+
+#[test]
+fn serves_creates_its_database_and_stops_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, url) = serve_in(dir.path());
 
     // The default database is ./data/heddle.db, created on first start,
     // with the secrets key beside it, readable by its owner only.
@@ -63,14 +70,7 @@ fn serves_creates_its_database_and_stops_on_sigterm() {
 #[test]
 fn a_second_server_on_one_sqlite_file_is_refused_saying_why() {
     let dir = tempfile::tempdir().unwrap();
-    let mut first = heddle()
-        .args(["serve", "--port", "0"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    listening(&mut first);
+    let (mut first, _) = serve_in(dir.path());
     let second = heddle()
         .args(["serve", "--port", "0"])
         .env("RUST_LOG", "off")
@@ -89,14 +89,7 @@ fn a_second_server_on_one_sqlite_file_is_refused_saying_why() {
     assert!(stderr.contains("PostgreSQL"), "{stderr}");
 
     // Once the first has stopped (even killed), the file is free again.
-    let mut again = heddle()
-        .args(["serve", "--port", "0"])
-        .current_dir(dir.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    listening(&mut again);
+    let (mut again, _) = serve_in(dir.path());
     let _ = again.kill();
     let _ = again.wait();
 }
