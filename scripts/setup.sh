@@ -61,3 +61,16 @@ count_tests() {
   say "$label: $(awk '/^test result:/ {passed += $4} END {print passed + 0}' "$log") tests passed"
   rm -f "$log"
 }
+
+# schemathesis (PyPI), the API fuzzer scripts/api-contract runs, in a
+# virtualenv under target/ so it is installed once per checkout.
+SCHEMATHESIS_VERSION=4.32.5
+ensure_schemathesis() {
+  local venv=target/schemathesis
+  if [ "$("$venv/bin/st" --version 2>/dev/null | grep -o '[0-9.]*$')" = "$SCHEMATHESIS_VERSION" ]; then
+    return
+  fi
+  say "installing schemathesis $SCHEMATHESIS_VERSION"
+  python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$venv"; }
+  "$venv/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
+}

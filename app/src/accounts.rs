@@ -14,7 +14,7 @@ use crate::error::AppError;
 use crate::http_status::with_error_status;
 
 /// A user's id: a UUID.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct UserId(pub(crate) String);
 
@@ -25,7 +25,7 @@ impl UserId {
 }
 
 /// A logged-in user, as pages and checks see them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct User {
     pub id: UserId,
     pub username: String,

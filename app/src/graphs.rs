@@ -18,7 +18,7 @@ use crate::error::AppError;
 use crate::http_status::with_error_status;
 
 /// A graph's id: a UUID in its hyphenated text form.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(transparent)]
 pub struct GraphId(String);
 
@@ -51,7 +51,7 @@ impl std::fmt::Display for GraphId {
 }
 
 /// One line of the graphs list.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphSummary {
     pub id: GraphId,
     pub name: String,
@@ -66,7 +66,7 @@ pub struct GraphSummary {
 }
 
 /// One saved version of a graph.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct VersionSummary {
     pub version: i64,
     pub name: String,
@@ -162,7 +162,7 @@ pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
 }
 
 /// Where a save left the graph.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Saved {
     pub id: GraphId,
     pub version: i64,
@@ -170,7 +170,7 @@ pub struct Saved {
 }
 
 /// What an import would create, and what stands in its way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImportPreview {
     pub name: String,
     pub nodes: usize,

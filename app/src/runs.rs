@@ -16,7 +16,7 @@ use crate::error::AppError;
 /// A run: the graph version it runs, its thread, input, where it stands
 /// and what came of it. The run history, the API and the run manager all
 /// use this one type.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
     pub id: String,
     pub graph_id: String,
@@ -34,7 +34,7 @@ pub struct RunInfo {
 }
 
 /// A thread (a conversation) of a graph.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadInfo {
     pub id: String,
     pub graph_id: String,
@@ -47,7 +47,7 @@ pub struct ThreadInfo {
 }
 
 /// A request to start a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRequest {
     /// The run's input: channel values.
@@ -67,7 +67,7 @@ pub struct StartRequest {
 
 /// A request to fork a run: continue from one of its checkpoints, with
 /// some channels edited, as a new run on the same thread.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ForkRequest {
     /// The step the new run goes on with: the checkpoint holding the state
@@ -84,7 +84,7 @@ pub struct ForkRequest {
 /// A thread as its conversation view shows it: its record, its newest
 /// state, and the messages in it (the values of its `messages`-typed
 /// channels).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadView {
     pub thread: ThreadInfo,
     pub state: Value,

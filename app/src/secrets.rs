@@ -11,7 +11,7 @@ use crate::error::AppError;
 use crate::http_status::with_error_status;
 
 /// A stored secret, without its value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SecretSummary {
     pub name: String,
     pub created_at: String,

@@ -13,7 +13,7 @@ use crate::error::AppError;
 use crate::http_status::with_error_status;
 
 /// A share link as its owner sees it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShareLink {
     pub id: String,
     pub graph_id: String,
@@ -31,14 +31,14 @@ pub struct ShareLink {
 }
 
 /// Someone the owner granted a role by name.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Member {
     pub username: String,
     pub role: Role,
 }
 
 /// Everything the share dialog shows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sharing {
     pub links: Vec<ShareLink>,
     pub members: Vec<Member>,
@@ -54,7 +54,7 @@ pub struct LinkPreview {
 }
 
 /// What opening a link granted, and where to go.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Accepted {
     pub graph_id: String,
     pub role: Role,
@@ -126,7 +126,7 @@ pub async fn accept_share_link(token: String) -> Result<Accepted, AppError> {
 }
 
 /// A role the owner may give: on a share link, or to a member.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Grant {
     Viewer,
@@ -144,7 +144,7 @@ impl From<Grant> for Role {
 
 /// What the owner sets a teammate's access to: a role, or none (the
 /// member is removed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum MemberAccess {
     Viewer,

@@ -11,7 +11,9 @@ use crate::format::{ChannelType, Reducer};
 use crate::ids::{EdgeId, NodeId};
 
 /// How serious a problem is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// The graph cannot run until this is fixed.
@@ -21,7 +23,7 @@ pub enum Severity {
 }
 
 /// One thing wrong with a graph.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Problem {
     pub severity: Severity,
     /// Where in the document, e.g. `nodes[2].config.routes[0].when`.
@@ -49,7 +51,9 @@ impl fmt::Display for Problem {
 }
 
 /// The kinds of problem validation finds.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
+#[derive(
+    Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error, schemars::JsonSchema,
+)]
 #[serde(tag = "code", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum ProblemKind {
@@ -141,7 +145,7 @@ fn known_routes(routes: &[String]) -> String {
 }
 
 /// Which end of an edge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeEnd {
     From,

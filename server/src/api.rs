@@ -9,73 +9,203 @@ mod accounts;
 pub mod contract;
 mod error;
 mod graphs;
+pub mod openapi;
+mod params;
+mod responses;
 mod runs;
 mod secrets;
 mod sharing;
 
 pub use error::{ApiError, ApiJson};
 
+use aide::axum::ApiRouter;
+use aide::axum::routing::{delete_with, get_with, post_with, put_with};
+use aide::transform::TransformOperation;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
-use axum::routing::{any, delete, get, post, put};
+use axum::routing::{any, get};
 
 use crate::state::AppState;
 
 /// The largest request body accepted (a graph import is the largest).
 pub const MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 
-/// The API's routes.
+/// An operation's tag and summary in the OpenAPI document.
+fn doc(
+    tag: &'static str,
+    summary: &'static str,
+) -> impl FnOnce(TransformOperation) -> TransformOperation {
+    move |op| op.tag(tag).summary(summary)
+}
+
+/// The API's routes, and its OpenAPI document at [`openapi::PATH`].
 pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/api/v1/graphs", get(graphs::list).post(graphs::create))
-        .route("/api/v1/graphs/import", post(graphs::import))
-        .route(
+    let documented = ApiRouter::new()
+        .api_route(
+            "/api/v1/graphs",
+            get_with(
+                graphs::list,
+                doc("graphs", "The caller's graphs and those shared with them"),
+            )
+            .post_with(graphs::create, doc("graphs", "Create a graph")),
+        )
+        .api_route(
+            "/api/v1/graphs/import",
+            post_with(graphs::import, doc("graphs", "Import a graph document")),
+        )
+        .api_route(
             "/api/v1/graphs/{id}",
-            get(graphs::get).put(graphs::save).delete(graphs::delete),
+            get_with(graphs::get, doc("graphs", "A graph and its document"))
+                .put_with(graphs::save, doc("graphs", "Save a new version"))
+                .delete_with(
+                    graphs::delete,
+                    doc("graphs", "Delete a graph with its runs"),
+                ),
         )
-        .route("/api/v1/graphs/{id}/export", get(graphs::export))
-        .route("/api/v1/graphs/{id}/versions", get(graphs::versions))
-        .route(
+        .api_route(
+            "/api/v1/graphs/{id}/export",
+            get_with(graphs::export, doc("graphs", "Download the document")),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/versions",
+            get_with(
+                graphs::versions,
+                doc("graphs", "Saved versions, newest first"),
+            ),
+        )
+        .api_route(
             "/api/v1/graphs/{id}/versions/{version}",
-            get(graphs::version),
+            get_with(graphs::version, doc("graphs", "One version's document")),
         )
-        .route(
+        .api_route(
             "/api/v1/graphs/{id}/versions/{version}/restore",
-            post(graphs::restore),
+            post_with(
+                graphs::restore,
+                doc("graphs", "Save an old version as the newest"),
+            ),
         )
-        .route(
+        .api_route(
+            "/api/v1/graphs/{id}/copy",
+            post_with(
+                graphs::copy,
+                doc("graphs", "Copy a graph into the caller's own"),
+            ),
+        )
+        .api_route(
             "/api/v1/graphs/{id}/runs",
-            get(runs::list).post(runs::start),
+            get_with(runs::list, doc("runs", "The graph's runs, newest first"))
+                .post_with(runs::start, doc("runs", "Start a run")),
         )
-        .route("/api/v1/graphs/{id}/threads", get(runs::threads))
-        .route("/api/v1/runs/{id}", get(runs::get))
-        .route("/api/v1/runs/{id}/events", get(runs::events))
-        .route("/api/v1/runs/{id}/cancel", post(runs::cancel))
-        .route("/api/v1/runs/{id}/fork", post(runs::fork))
-        .route("/api/v1/threads/{id}", get(runs::thread))
-        .route("/api/v1/threads/{id}/resume", post(runs::resume))
-        .route("/api/v1/graphs/{id}/copy", post(graphs::copy))
-        .route("/api/v1/graphs/{id}/sharing", get(sharing::get))
-        .route("/api/v1/graphs/{id}/links", post(sharing::create_link))
-        .route(
+        .api_route(
+            "/api/v1/graphs/{id}/threads",
+            get_with(runs::threads, doc("runs", "The graph's threads")),
+        )
+        .api_route(
+            "/api/v1/runs/{id}",
+            get_with(runs::get, doc("runs", "A run")),
+        )
+        .api_route(
+            "/api/v1/runs/{id}/events",
+            get_with(
+                runs::events,
+                doc("runs", "A run's event log from a sequence number"),
+            ),
+        )
+        .api_route(
+            "/api/v1/runs/{id}/cancel",
+            post_with(runs::cancel, doc("runs", "Cancel a run")),
+        )
+        .api_route(
+            "/api/v1/runs/{id}/fork",
+            post_with(
+                runs::fork,
+                doc("runs", "Fork a run from a step, with edits"),
+            ),
+        )
+        .api_route(
+            "/api/v1/threads/{id}",
+            get_with(
+                runs::thread,
+                doc("runs", "A thread: newest state and messages"),
+            ),
+        )
+        .api_route(
+            "/api/v1/threads/{id}/resume",
+            post_with(runs::resume, doc("runs", "Answer a paused thread")),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/sharing",
+            get_with(sharing::get, doc("sharing", "Links and members (owner)")),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/links",
+            post_with(
+                sharing::create_link,
+                doc("sharing", "Make a share link (owner)"),
+            ),
+        )
+        .api_route(
             "/api/v1/graphs/{id}/links/{link}",
-            delete(sharing::revoke_link),
+            delete_with(
+                sharing::revoke_link,
+                doc("sharing", "Revoke a share link (owner)"),
+            ),
         )
-        .route(
+        .api_route(
             "/api/v1/graphs/{id}/members/{username}",
-            put(sharing::set_member),
+            put_with(
+                sharing::set_member,
+                doc("sharing", "Set a teammate's role (owner)"),
+            ),
         )
-        .route("/api/v1/share/{token}", post(sharing::accept))
-        .route("/api/v1/auth/signup", post(accounts::sign_up))
-        .route("/api/v1/auth/login", post(accounts::log_in))
-        .route("/api/v1/auth/logout", post(accounts::log_out))
-        .route("/api/v1/auth/me", get(accounts::me))
-        .route("/api/v1/auth/password", post(accounts::change_password))
-        .route("/api/v1/secrets", get(secrets::list))
-        .route(
+        .api_route(
+            "/api/v1/share/{token}",
+            post_with(sharing::accept, doc("sharing", "Open a share link")),
+        )
+        .api_route(
+            "/api/v1/auth/signup",
+            post_with(
+                accounts::sign_up,
+                doc("accounts", "Create an account and log in"),
+            ),
+        )
+        .api_route(
+            "/api/v1/auth/login",
+            post_with(
+                accounts::log_in,
+                doc("accounts", "Log in: sets the session cookie"),
+            ),
+        )
+        .api_route(
+            "/api/v1/auth/logout",
+            post_with(accounts::log_out, doc("accounts", "End the session")),
+        )
+        .api_route(
+            "/api/v1/auth/me",
+            get_with(accounts::me, doc("accounts", "Who is logged in")),
+        )
+        .api_route(
+            "/api/v1/auth/password",
+            post_with(
+                accounts::change_password,
+                doc("accounts", "Change the password"),
+            ),
+        )
+        .api_route(
+            "/api/v1/secrets",
+            get_with(
+                secrets::list,
+                doc("secrets", "The caller's secrets, without values"),
+            ),
+        )
+        .api_route(
             "/api/v1/secrets/{name}",
-            put(secrets::put).delete(secrets::delete),
-        )
+            put_with(secrets::put, doc("secrets", "Store a secret"))
+                .delete_with(secrets::delete, doc("secrets", "Delete a secret")),
+        );
+    openapi::finish(documented)
+        // The websocket is described in docs/api.md, not in the document:
+        // OpenAPI has no words for its messages.
         .route("/api/v1/ws", get(crate::ws::upgrade))
         .route("/api/v1", any(contract::unknown_endpoint))
         .route("/api/v1/{*rest}", any(contract::unknown_endpoint))

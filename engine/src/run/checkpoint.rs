@@ -68,7 +68,7 @@ pub struct CompletedTask {
 }
 
 /// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     /// Recorded and waiting for a free slot on a server (a server's queue;
@@ -133,7 +133,7 @@ impl std::fmt::Display for RunStatus {
 }
 
 /// Why a run paused.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Interrupt {
     pub node: NodeId,
     /// The task's position in its step.
@@ -144,7 +144,7 @@ pub struct Interrupt {
 }
 
 /// What paused the run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum InterruptWhen {
     /// The node asked, while running.

@@ -9,7 +9,7 @@ use super::checkpoint::Interrupt;
 use crate::ids::{CheckpointId, EdgeId, NodeId, RunId};
 
 /// One thing that happened in a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Event {
     /// The run.
     pub run_id: RunId,
@@ -23,7 +23,7 @@ pub struct Event {
 }
 
 /// A task of a step: a node, and which fanned-out instance of it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct TaskRef {
     pub node: NodeId,
     /// Set for instances started by a fan-out: the item's position.
@@ -32,7 +32,7 @@ pub struct TaskRef {
 }
 
 /// Why an edge was taken.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "reason", rename_all = "snake_case")]
 pub enum EdgeReason {
     /// An edge with no condition and no route.
@@ -48,7 +48,7 @@ pub enum EdgeReason {
 }
 
 /// What happened.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventPayload {

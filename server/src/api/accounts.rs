@@ -3,21 +3,23 @@
 //! app's forms.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::response::NoContent;
 use axum::{Extension, Json};
 use heddle_app::accounts::User;
 use heddle_app::accounts::ssr::{self as accounts, ClientAddress};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
 
+use super::responses::Created;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::state::AppState;
 
 type Result<T> = std::result::Result<T, ApiError>;
 
-#[derive(Deserialize)]
+/// A username and password.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Credentials {
     username: String,
@@ -30,9 +32,9 @@ pub struct Credentials {
 /// `POST /api/v1/auth/signup`: 201 and logged in.
 pub async fn sign_up(
     State(state): State<AppState>,
-    session: Session,
+    Extension(session): Extension<Session>,
     ApiJson(body): ApiJson<Credentials>,
-) -> Result<(StatusCode, Json<User>)> {
+) -> Result<Created<User>> {
     let user = accounts::sign_up(
         &state.db,
         &state.auth,
@@ -42,14 +44,14 @@ pub async fn sign_up(
         body.invite.as_deref(),
     )
     .await?;
-    Ok((StatusCode::CREATED, Json(user)))
+    Ok(Created(user))
 }
 
 /// `POST /api/v1/auth/login`.
 pub async fn log_in(
     State(state): State<AppState>,
     Extension(client): Extension<ClientAddress>,
-    session: Session,
+    Extension(session): Extension<Session>,
     ApiJson(body): ApiJson<Credentials>,
 ) -> Result<Json<User>> {
     let user = accounts::authenticate(
@@ -65,17 +67,29 @@ pub async fn log_in(
 }
 
 /// `POST /api/v1/auth/logout`: 204; the session ends everywhere it is used.
-pub async fn log_out(State(state): State<AppState>, session: Session) -> Result<StatusCode> {
+pub async fn log_out(
+    State(state): State<AppState>,
+    Extension(session): Extension<Session>,
+) -> Result<NoContent> {
     accounts::end_session(&state.auth, &session).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
 /// `GET /api/v1/auth/me`: the logged-in user (401 when nobody is).
-pub async fn me(who: Who) -> Result<Json<Value>> {
-    Ok(Json(json!({ "user": who.user()? })))
+pub async fn me(who: Who) -> Result<Json<Me>> {
+    Ok(Json(Me {
+        user: who.user()?.clone(),
+    }))
 }
 
-#[derive(Deserialize)]
+/// Who is logged in.
+#[derive(Serialize, JsonSchema)]
+pub struct Me {
+    pub user: User,
+}
+
+/// The current password, and the one to replace it.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewPassword {
     current: String,
@@ -87,9 +101,9 @@ pub async fn change_password(
     State(state): State<AppState>,
     Extension(client): Extension<ClientAddress>,
     who: Who,
-    session: Session,
+    Extension(session): Extension<Session>,
     ApiJson(body): ApiJson<NewPassword>,
-) -> Result<StatusCode> {
+) -> Result<NoContent> {
     let user = who.user()?;
     accounts::change_password(
         &state.db,
@@ -101,5 +115,5 @@ pub async fn change_password(
         &body.new,
     )
     .await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }

@@ -7,8 +7,9 @@
 use axum::extract::Request;
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use serde_json::json;
+use axum::response::Response;
+
+use super::error::ErrorBody;
 
 /// The most of a plain-text error body read to become the message.
 const MAX_MESSAGE_BYTES: usize = 4096;
@@ -86,9 +87,5 @@ async fn json_errors(response: Response) -> Response {
 }
 
 fn error(status: StatusCode, code: &str, message: String) -> Response {
-    (
-        status,
-        axum::Json(json!({"error": {"code": code, "message": message}})),
-    )
-        .into_response()
+    ErrorBody::new(code, message).respond(status)
 }

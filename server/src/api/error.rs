@@ -8,8 +8,10 @@ use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use heddle_app::error::AppError;
+use heddle_engine::validate::Problem;
+use schemars::JsonSchema;
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 /// An API error response.
 #[derive(Debug)]
@@ -28,29 +30,79 @@ impl ApiError {
     }
 }
 
+/// The body of every error under `/api/v1`: `{"error": {...}}`.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+/// What went wrong.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ErrorDetail {
+    /// A stable code: `not_found`, `invalid_input`, `invalid_graph`,
+    /// `conflict`, `missing_credentials`, `unauthorized`, `forbidden`,
+    /// `too_large`, `unsupported_media_type`, `method_not_allowed`,
+    /// `too_many_requests`, `gone`, `busy`, `internal`.
+    pub code: String,
+    /// What went wrong, for people, saying where (a JSON path, a node id).
+    pub message: String,
+    /// `invalid_graph`: every problem, located.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub problems: Option<Vec<Problem>>,
+    /// `missing_credentials`: the secrets the graph names that the caller
+    /// has not saved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub missing_credentials: Option<Vec<String>>,
+    /// `conflict`: the version the save was based on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_version: Option<i64>,
+    /// `conflict`: the newest stored version.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current_version: Option<i64>,
+}
+
+impl ErrorBody {
+    /// An error with only a code and a message.
+    pub fn new(code: &str, message: String) -> Self {
+        ErrorBody {
+            error: ErrorDetail {
+                code: code.to_string(),
+                message,
+                problems: None,
+                missing_credentials: None,
+                base_version: None,
+                current_version: None,
+            },
+        }
+    }
+
+    /// The response: this body with `status`.
+    pub fn respond(self, status: StatusCode) -> Response {
+        (status, Json(self)).into_response()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let error = self.0;
         let status =
             StatusCode::from_u16(error.status_code()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut body = json!({
-            "code": error.code(),
-            "message": error.to_string(),
-        });
-        match &error {
-            AppError::InvalidGraph { problems, .. } => body["problems"] = json!(problems),
-            AppError::MissingCredentials { names } => body["missing_credentials"] = json!(names),
+        let retry_after = error.retry_after();
+        let mut body = ErrorBody::new(error.code(), error.to_string());
+        match error {
+            AppError::InvalidGraph { problems, .. } => body.error.problems = Some(problems),
+            AppError::MissingCredentials { names } => body.error.missing_credentials = Some(names),
             AppError::Conflict {
                 base_version,
                 current_version,
             } => {
-                body["base_version"] = json!(base_version);
-                body["current_version"] = json!(current_version);
+                body.error.base_version = Some(base_version);
+                body.error.current_version = Some(current_version);
             }
             _ => {}
         }
-        let mut response = (status, Json(json!({ "error": body }))).into_response();
-        if let Some(seconds) = error.retry_after() {
+        let mut response = body.respond(status);
+        if let Some(seconds) = retry_after {
             response
                 .headers_mut()
                 .insert(axum::http::header::RETRY_AFTER, seconds.into());
@@ -115,11 +167,7 @@ fn json_rejection(rejection: JsonRejection) -> Response {
         ),
         _ => rejection.body_text(),
     };
-    (
-        status,
-        Json(json!({"error": {"code": code, "message": message}})),
-    )
-        .into_response()
+    ErrorBody::new(code, message).respond(status)
 }
 
 fn kind(value: &serde_json::Value) -> &'static str {

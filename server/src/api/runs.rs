@@ -1,9 +1,12 @@
 //! Run and thread endpoints. Runs and threads take the access of their
 //! graph: viewers read them, editors start, cancel and resume them.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use heddle_engine::run::Event;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -11,6 +14,8 @@ use heddle_app::access::Role;
 use heddle_app::access::ssr::{require, require_run, require_thread};
 use heddle_app::runs::ThreadView;
 
+use super::params::{GraphPath, RunPath, ThreadPath};
+use super::responses::Accepted;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo};
@@ -23,17 +28,15 @@ type Result<T> = std::result::Result<T, ApiError>;
 pub async fn start(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(GraphPath { id }): Path<GraphPath>,
     ApiJson(request): ApiJson<StartRequest>,
-) -> Result<(StatusCode, Json<RunInfo>)> {
+) -> Result<Accepted<RunInfo>> {
     let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(state.runs.start(&allowed, request).await?),
-    ))
+    Ok(Accepted(state.runs.start(&allowed, request).await?))
 }
 
-#[derive(Deserialize)]
+/// How many runs to list, newest first (100 by default).
+#[derive(Deserialize, JsonSchema)]
 pub struct ListQuery {
     #[serde(default = "default_limit")]
     limit: i64,
@@ -46,7 +49,7 @@ fn default_limit() -> i64 {
 pub async fn list(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(GraphPath { id }): Path<GraphPath>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<RunInfo>>> {
     let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
@@ -56,7 +59,7 @@ pub async fn list(
 pub async fn threads(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Vec<ThreadInfo>>> {
     let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.threads(&allowed).await?))
@@ -65,13 +68,14 @@ pub async fn threads(
 pub async fn get(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(RunPath { id }): Path<RunPath>,
 ) -> Result<Json<RunInfo>> {
     let run = require_run(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.get(&run).await?))
 }
 
-#[derive(Deserialize)]
+/// The first event's sequence number to return (0 by default).
+#[derive(Deserialize, JsonSchema)]
 pub struct EventsQuery {
     #[serde(default)]
     from_seq: u64,
@@ -81,18 +85,17 @@ pub struct EventsQuery {
 pub async fn events(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(RunPath { id }): Path<RunPath>,
     Query(query): Query<EventsQuery>,
-) -> Result<Json<Value>> {
+) -> Result<Json<Vec<Arc<Event>>>> {
     let run = require_run(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
-    let events = state.runs.events(&run, query.from_seq).await?;
-    Ok(Json(serde_json::to_value(&events).unwrap_or(Value::Null)))
+    Ok(Json(state.runs.events(&run, query.from_seq).await?))
 }
 
 pub async fn cancel(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(RunPath { id }): Path<RunPath>,
 ) -> Result<Json<RunInfo>> {
     let run = require_run(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
     Ok(Json(state.runs.cancel(&run).await?))
@@ -103,27 +106,25 @@ pub async fn cancel(
 pub async fn fork(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(RunPath { id }): Path<RunPath>,
     ApiJson(request): ApiJson<ForkRequest>,
-) -> Result<(StatusCode, Json<RunInfo>)> {
+) -> Result<Accepted<RunInfo>> {
     let run = require_run(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(state.runs.fork(&run, request).await?),
-    ))
+    Ok(Accepted(state.runs.fork(&run, request).await?))
 }
 
 /// `GET /api/v1/threads/{id}`: the thread, its newest state and its messages.
 pub async fn thread(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(ThreadPath { id }): Path<ThreadPath>,
 ) -> Result<Json<ThreadView>> {
     let thread = require_thread(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
     Ok(Json(state.runs.thread(&thread).await?))
 }
 
-#[derive(Deserialize)]
+/// The answer to the question the thread paused on.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Resume {
     value: Value,
@@ -133,12 +134,9 @@ pub struct Resume {
 pub async fn resume(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(ThreadPath { id }): Path<ThreadPath>,
     ApiJson(body): ApiJson<Resume>,
-) -> Result<(StatusCode, Json<RunInfo>)> {
+) -> Result<Accepted<RunInfo>> {
     let thread = require_thread(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
-    Ok((
-        StatusCode::ACCEPTED,
-        Json(state.runs.resume(&thread, body.value).await?),
-    ))
+    Ok(Accepted(state.runs.resume(&thread, body.value).await?))
 }

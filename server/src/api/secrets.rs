@@ -2,11 +2,13 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::response::NoContent;
 use heddle_app::secrets::SecretSummary;
 use heddle_app::secrets::ssr as secrets;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::params::SecretPath;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::state::AppState;
@@ -18,7 +20,8 @@ pub async fn list(State(state): State<AppState>, who: Who) -> Result<Json<Vec<Se
     Ok(Json(secrets::list(&state.db, who.user()?).await?))
 }
 
-#[derive(Deserialize)]
+/// A secret's value: stored encrypted, never shown back.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SecretValue {
     value: String,
@@ -28,9 +31,9 @@ pub struct SecretValue {
 pub async fn put(
     State(state): State<AppState>,
     who: Who,
-    Path(name): Path<String>,
+    Path(SecretPath { name }): Path<SecretPath>,
     ApiJson(body): ApiJson<SecretValue>,
-) -> Result<StatusCode> {
+) -> Result<NoContent> {
     secrets::put(
         &state.db,
         state.runs.secret_key(),
@@ -39,15 +42,15 @@ pub async fn put(
         &body.value,
     )
     .await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
 /// `DELETE /api/v1/secrets/{name}`: 204.
 pub async fn delete(
     State(state): State<AppState>,
     who: Who,
-    Path(name): Path<String>,
-) -> Result<StatusCode> {
+    Path(SecretPath { name }): Path<SecretPath>,
+) -> Result<NoContent> {
     secrets::delete(&state.db, who.user()?, &name).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }

@@ -2,11 +2,14 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::response::NoContent;
 use heddle_app::sharing::ssr as sharing;
 use heddle_app::sharing::{Accepted, Grant, MemberAccess, ShareLink, Sharing};
+use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::params::{GraphPath, LinkPath, MemberPath, TokenPath};
+use super::responses::Created;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::state::AppState;
@@ -17,14 +20,16 @@ type Result<T> = std::result::Result<T, ApiError>;
 pub async fn get(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Sharing>> {
     Ok(Json(
         sharing::sharing(&state.db, who.0.as_ref(), &id).await?,
     ))
 }
 
-#[derive(Deserialize)]
+/// A share link to make: the role it grants, when it expires, and
+/// optionally a run (and step) it opens at.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NewLink {
     role: Grant,
@@ -40,9 +45,9 @@ pub struct NewLink {
 pub async fn create_link(
     State(state): State<AppState>,
     who: Who,
-    Path(id): Path<String>,
+    Path(GraphPath { id }): Path<GraphPath>,
     ApiJson(body): ApiJson<NewLink>,
-) -> Result<(StatusCode, Json<ShareLink>)> {
+) -> Result<Created<ShareLink>> {
     let link = sharing::create_link(
         &state.db,
         who.0.as_ref(),
@@ -53,20 +58,21 @@ pub async fn create_link(
         body.step,
     )
     .await?;
-    Ok((StatusCode::CREATED, Json(link)))
+    Ok(Created(link))
 }
 
 /// `DELETE /api/v1/graphs/{id}/links/{link}`: revokes it (owner only).
 pub async fn revoke_link(
     State(state): State<AppState>,
     who: Who,
-    Path((id, link)): Path<(String, String)>,
-) -> Result<StatusCode> {
+    Path(LinkPath { id, link }): Path<LinkPath>,
+) -> Result<NoContent> {
     sharing::revoke_link(&state.db, state.auth.events(), who.0.as_ref(), &id, &link).await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
-#[derive(Deserialize)]
+/// The access to give a teammate.
+#[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MemberRole {
     /// `viewer`, `editor`, or `none` to remove.
@@ -77,9 +83,9 @@ pub struct MemberRole {
 pub async fn set_member(
     State(state): State<AppState>,
     who: Who,
-    Path((id, username)): Path<(String, String)>,
+    Path(MemberPath { id, username }): Path<MemberPath>,
     ApiJson(body): ApiJson<MemberRole>,
-) -> Result<StatusCode> {
+) -> Result<NoContent> {
     sharing::set_member(
         &state.db,
         state.auth.events(),
@@ -89,14 +95,14 @@ pub async fn set_member(
         body.role,
     )
     .await?;
-    Ok(StatusCode::NO_CONTENT)
+    Ok(NoContent)
 }
 
 /// `POST /api/v1/share/{token}`: opens a link as the caller.
 pub async fn accept(
     State(state): State<AppState>,
     who: Who,
-    Path(token): Path<String>,
+    Path(TokenPath { token }): Path<TokenPath>,
 ) -> Result<Json<Accepted>> {
     Ok(Json(
         sharing::accept(&state.db, who.0.as_ref(), &token).await?,

@@ -15,6 +15,7 @@ mod database;
 mod graphs_api;
 mod live;
 mod migrate;
+mod openapi;
 mod pages;
 mod sessions;
 mod startup;
