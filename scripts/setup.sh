@@ -21,6 +21,21 @@ ensure_rust() {
     say "adding the wasm32-unknown-unknown target"
     rustup target add wasm32-unknown-unknown
   fi
+  if ! rustup which clippy-driver >/dev/null 2>&1; then
+    say "adding clippy"
+    rustup component add clippy
+  fi
+}
+
+# Makes every cargo build that follows lint the workspace's own crates
+# with clippy as it compiles them (warnings are errors), the way `cargo
+# clippy` does it but in the same build as the tests: each crate is
+# compiled once, not once to check and again to test. Dependencies are
+# compiled by plain rustc, as always.
+lint_while_building() {
+  RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver)
+  CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings"
+  export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 }
 
 ensure_chromium() {
