@@ -1,7 +1,7 @@
 # Shared set-up for scripts/run and scripts/test: install what is missing,
 # skip what is present. Sourced, not run.
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+say() { printf '\033[1m==> [%dm%02ds] %s\033[0m\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else

@@ -127,6 +127,12 @@ pub fn hours_from_now(hours: i64) -> String {
     timestamp(time::OffsetDateTime::now_utc() + time::Duration::hours(hours))
 }
 
+/// `duration` from now, in the same form as [`now`].
+pub fn from_now(duration: std::time::Duration) -> String {
+    let duration = time::Duration::try_from(duration).unwrap_or(time::Duration::DAY);
+    timestamp(time::OffsetDateTime::now_utc() + duration)
+}
+
 fn timestamp(at: time::OffsetDateTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",

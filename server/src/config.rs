@@ -187,6 +187,12 @@ pub struct ServeArgs {
     #[arg(long, env = "HEDDLE_TRUST_PROXY", default_value_t = false)]
     pub trust_proxy: bool,
 
+    /// How long, in seconds, a run stays with this server if the server
+    /// stops renewing its lease (it died): then another server on the same
+    /// PostgreSQL database takes the run over from its newest checkpoint.
+    #[arg(long, env = "HEDDLE_LEASE_SECONDS", default_value_t = 15.0)]
+    pub lease_seconds: f64,
+
     /// Threads that run graphs' `script` nodes (default: half the cores).
     #[arg(long, env = "HEDDLE_SCRIPT_THREADS")]
     pub script_threads: Option<usize>,

@@ -130,6 +130,9 @@ const TABLES: &[Table] = &[
             ("finished_at", Text),
             ("user_id", Text),
             ("embeds", Text),
+            // Leases are not copied: the copy's unfinished runs are free for
+            // the first server on it to take.
+            ("request", Text),
         ],
         order: "rowid",
     },

@@ -13,6 +13,7 @@ mod manager;
 mod recovery;
 mod replay;
 mod requests;
+pub mod wake;
 
 pub use heddle_app::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 pub use hub::{Frame, Replay, RunHub};

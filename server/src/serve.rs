@@ -74,6 +74,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let runs = Runs::with_key(database.clone(), args.max_runs, registry, secret_key)
         .await
         .map_err(ServeError::Runs)?;
+    if args.lease_seconds.is_finite() && args.lease_seconds > 0.0 {
+        runs.set_lease_duration(std::time::Duration::from_secs_f64(args.lease_seconds));
+    }
 
     if !args.site_root.join("pkg").join("heddle.js").is_file() {
         tracing::warn!(
@@ -107,6 +110,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if let Err(error) = runs.recover().await {
         tracing::error!(%error, "could not recover the runs of the last start");
     }
+    let leases = runs.keep_leases();
+    let events_listener = runs.listen_for_events();
 
     let signal = shutdown_signal();
     // Printed (not only logged) so scripts and tests can find the port.
@@ -122,8 +127,18 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     })
     .await?;
 
-    // Runs stop at their last checkpoint; the next start finishes them.
+    // Runs stop at their last checkpoint and their leases are given back:
+    // another server takes them over at once, or the next start does.
+    leases.abort();
+    if let Some(listener) = events_listener {
+        listener.abort();
+    }
     runs.shutdown();
+    match runs.release_leases().await {
+        Ok(0) => {}
+        Ok(released) => tracing::info!(released, "handed running work back"),
+        Err(error) => tracing::error!(%error, "cannot release run leases"),
+    }
     sweeper.abort();
     database.close().await;
     tracing::info!("stopped");

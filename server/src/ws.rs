@@ -405,6 +405,15 @@ async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), 
         }
     }
     let (Some(hub), Some(mut replay)) = (hub, replay) else {
+        // No execution here: the stored log is all there is, unless the
+        // run executes on another server; then follow its log.
+        if runs
+            .record(run_id)
+            .await
+            .is_ok_and(|run| run.status.is_active())
+        {
+            return tail(runs, run_id, batcher).await;
+        }
         let next = batcher.next;
         return batcher
             .control(ServerMessage::CaughtUp {
@@ -446,6 +455,70 @@ async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), 
         }
     }
     batcher.flush().await
+}
+
+/// Follows a run executing on another server (PostgreSQL): its stored
+/// log, read again by sequence number whenever a server says it stored
+/// more of it (see [`crate::runs::wake`]), until the run stops.
+async fn tail(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), Gone> {
+    let mut wakeups = runs.wakeups();
+    let mut caught_up = false;
+    loop {
+        // The status first: events stored before it ended are read below.
+        let active = runs
+            .record(run_id)
+            .await
+            .is_ok_and(|run| run.status.is_active());
+        match runs
+            .store()
+            .events(&RunId::from(run_id), batcher.next)
+            .await
+        {
+            Ok(stored) => {
+                for event in stored {
+                    batcher.event(&Arc::new(event), None).await?;
+                }
+            }
+            Err(error) => {
+                tracing::error!(run = %run_id, %error, "cannot read stored events");
+                return batcher
+                    .control(ServerMessage::Error {
+                        message: "cannot read the run's events".into(),
+                    })
+                    .await;
+            }
+        }
+        batcher.flush().await?;
+        if !caught_up {
+            caught_up = true;
+            let next = batcher.next;
+            batcher
+                .control(ServerMessage::CaughtUp {
+                    run_id: run_id.to_string(),
+                    next_seq: next,
+                })
+                .await?;
+        }
+        if !active {
+            return Ok(());
+        }
+        let fallback = tokio::time::sleep(crate::runs::wake::FALLBACK);
+        tokio::pin!(fallback);
+        loop {
+            tokio::select! {
+                woken = wakeups.recv() => match woken {
+                    Ok(id) if &*id == run_id => break,
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(broadcast::error::RecvError::Closed) => {
+                        (&mut fallback).await;
+                        break;
+                    }
+                },
+                () = &mut fallback => break,
+            }
+        }
+    }
 }
 
 async fn watch_graph(

@@ -300,6 +300,29 @@ pub struct NewRun<'a> {
     pub starter: &'a User,
     /// The saved graphs it embeds.
     pub embeds: &'a [GraphId],
+    /// What it is asked to do, as JSON (the server's request type): kept
+    /// so that whichever server takes the queued run does exactly that.
+    pub request: &'a str,
+    /// The server queueing it, which holds its lease from the start.
+    pub lease: &'a Lease,
+}
+
+/// A server's hold on the runs it queues and executes: its name, and how
+/// long a lease lasts unless renewed. A run whose lease lapsed (its server
+/// died) is free for another server to take over.
+#[derive(Clone, Debug)]
+pub struct Lease {
+    /// This server's name, unique per process.
+    pub owner: String,
+    /// How long a lease lasts from its last renewal.
+    pub duration: std::time::Duration,
+}
+
+impl Lease {
+    /// When a lease taken or renewed now lapses.
+    fn until(&self) -> String {
+        crate::db::from_now(self.duration)
+    }
 }
 
 /// Records a new run, queued, and returns its id. The starter's limit of
@@ -328,8 +351,9 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
             )));
         }
         sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7)",
+            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
+                               request, lease_owner, lease_expires_at)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10)",
         )
         .bind(&run_id)
         .bind(run.graph_id)
@@ -338,6 +362,9 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         .bind(run.input.to_string())
         .bind(user)
         .bind(&embeds)
+        .bind(run.request)
+        .bind(&run.lease.owner)
+        .bind(run.lease.until())
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -346,27 +373,145 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
     Ok(run_id)
 }
 
-/// Queues a paused run again (it is being resumed).
-pub async fn requeue(db: &Db, run_id: &str) -> Result<(), AppError> {
-    on_db!(db, pool => sqlx::query("UPDATE runs SET status = 'queued', output = NULL WHERE id = $1")
-        .bind(run_id)
-        .execute(pool)
-        .await
-        .map(|done| done.rows_affected()))?;
-    Ok(())
-}
-
-/// Marks a run as executing (its first start time is kept).
-pub async fn mark_running(db: &Db, run_id: &str) -> Result<(), AppError> {
+/// Queues a paused run again (it is being resumed with what `request`
+/// says), leased to the server that queues it.
+pub async fn requeue(db: &Db, run_id: &str, request: &str, lease: &Lease) -> Result<(), AppError> {
     on_db!(db, pool => sqlx::query(
-        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1) WHERE id = $2",
+        "UPDATE runs SET status = 'queued', output = NULL, request = $1, lease_owner = $2,
+                lease_expires_at = $3
+         WHERE id = $4",
     )
-    .bind(crate::db::now())
+    .bind(request)
+    .bind(&lease.owner)
+    .bind(lease.until())
     .bind(run_id)
     .execute(pool)
     .await
-        .map(|done| done.rows_affected()))?;
+    .map(|done| done.rows_affected()))?;
     Ok(())
+}
+
+/// Marks a run as executing (its first start time is kept); `false` when
+/// another server holds its lease (this one lost it, and must stop).
+pub async fn mark_running(db: &Db, run_id: &str, owner: &str) -> Result<bool, AppError> {
+    let changed = on_db!(db, pool => sqlx::query(
+        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1)
+         WHERE id = $2 AND (lease_owner = $3 OR lease_owner IS NULL)",
+    )
+    .bind(crate::db::now())
+    .bind(run_id)
+    .bind(owner)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))?;
+    Ok(changed == 1)
+}
+
+/// What a queued run was asked to do (JSON), if it says.
+pub async fn request_of(db: &Db, run_id: &str) -> Result<Option<String>, AppError> {
+    let request: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT request FROM runs WHERE id = $1",
+    )
+    .bind(run_id)
+    .fetch_optional(pool)
+    .await)?;
+    Ok(request.flatten())
+}
+
+/// Renews this server's leases; the runs it still holds.
+pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<String>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar(
+        "UPDATE runs SET lease_expires_at = $1
+         WHERE lease_owner = $2 AND status IN ('queued', 'running')
+         RETURNING id",
+    )
+    .bind(lease.until())
+    .bind(&lease.owner)
+    .fetch_all(pool)
+    .await)?)
+}
+
+/// Whether another server holds the run's lease now.
+pub async fn leased_elsewhere(db: &Db, run_id: &str, owner: &str) -> Result<bool, AppError> {
+    let holder: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT lease_owner FROM runs WHERE id = $1",
+    )
+    .bind(run_id)
+    .fetch_optional(pool)
+    .await)?;
+    Ok(holder.flatten().is_some_and(|holder| holder != owner))
+}
+
+/// Gives up this server's leases (it is shutting down after the current
+/// steps): other servers may take the runs at once.
+pub async fn release_leases(db: &Db, owner: &str) -> Result<u64, AppError> {
+    Ok(on_db!(db, pool => sqlx::query(
+        "UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
+         WHERE lease_owner = $1 AND status IN ('queued', 'running')",
+    )
+    .bind(owner)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))?)
+}
+
+/// Takes up to `limit` runs queued or running whose lease lapsed (or that
+/// never had one), oldest first, for `lease`'s server; with `all`, every
+/// unfinished run whatever its lease (a SQLite file's only server, at
+/// start). On PostgreSQL the rows are claimed with `FOR UPDATE SKIP
+/// LOCKED`, so two servers taking over at once never take the same run.
+pub async fn claim_lapsed(
+    db: &Db,
+    lease: &Lease,
+    all: bool,
+    limit: i64,
+) -> Result<Vec<String>, AppError> {
+    let now = if all {
+        // Later than any lease.
+        "9999".to_string()
+    } else {
+        crate::db::now()
+    };
+    Ok(match db {
+        Db::Postgres(pool) => {
+            sqlx::query_scalar(
+                "UPDATE runs SET lease_owner = $1, lease_expires_at = $2
+                 WHERE id IN (
+                     SELECT id FROM runs
+                     WHERE status IN ('queued', 'running')
+                       AND (lease_expires_at IS NULL OR lease_expires_at < $3)
+                     ORDER BY created_at, rowid
+                     LIMIT $4
+                     FOR UPDATE SKIP LOCKED)
+                 RETURNING id",
+            )
+            .bind(&lease.owner)
+            .bind(lease.until())
+            .bind(&now)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+        }
+        // One server per SQLite file: nobody to skip.
+        Db::Sqlite(pool) => {
+            sqlx::query_scalar(
+                "UPDATE runs SET lease_owner = $1, lease_expires_at = $2
+                 WHERE id IN (
+                     SELECT id FROM runs
+                     WHERE status IN ('queued', 'running')
+                       AND (lease_expires_at IS NULL OR lease_expires_at < $3)
+                     ORDER BY created_at, rowid
+                     LIMIT $4)
+                 RETURNING id",
+            )
+            .bind(&lease.owner)
+            .bind(lease.until())
+            .bind(&now)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?
+        }
+    })
 }
 
 /// Records where a run ended up (or paused), and moves its thread to the
@@ -374,24 +519,33 @@ pub async fn mark_running(db: &Db, run_id: &str) -> Result<(), AppError> {
 pub async fn mark_ended(
     db: &Db,
     run_id: &str,
+    owner: &str,
     status: RunStatus,
     output: Option<&Value>,
     error: Option<&str>,
-) -> Result<(), AppError> {
+) -> Result<bool, AppError> {
     let now = crate::db::now();
     let finished_at = (status != RunStatus::Interrupted).then_some(now.as_str());
-    on_db!(db, pool => {
+    Ok(on_db!(db, pool => {
         let mut tx = pool.begin().await?;
-        sqlx::query(
-            "UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4 WHERE id = $5",
+        let changed = sqlx::query(
+            "UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4,
+                    lease_owner = NULL, lease_expires_at = NULL
+             WHERE id = $5 AND (lease_owner = $6 OR lease_owner IS NULL)",
         )
         .bind(status.as_str())
         .bind(output.map(Value::to_string))
         .bind(error)
         .bind(finished_at)
         .bind(run_id)
+        .bind(owner)
         .execute(&mut *tx)
-        .await?;
+        .await?
+        .rows_affected();
+        if changed == 0 {
+            // Another server took the run over: its record is theirs.
+            return Ok(false);
+        }
         sqlx::query(
             "UPDATE threads SET updated_at = $1 WHERE id = (SELECT thread_id FROM runs WHERE id = $2)",
         )
@@ -399,7 +553,7 @@ pub async fn mark_ended(
         .bind(run_id)
         .execute(&mut *tx)
         .await?;
-        tx.commit().await
-    })?;
-    Ok(())
+        tx.commit().await?;
+        true
+    }))
 }

@@ -89,6 +89,12 @@ fn does_not_follow(batch: &Batch, next_seq: i64) -> StoreError {
     ))
 }
 
+/// The channel on which a stored batch of a run's events is announced
+/// (`NOTIFY`, delivered when the write commits; the payload is the run's
+/// id): other processes tailing the run's log `LISTEN` on it and read the
+/// new events from the table.
+pub const EVENTS_CHANNEL: &str = "heddle_run_events";
+
 /// Saves a checkpoint with its events and the run's status in one
 /// statement: one round trip, and the statement is its own transaction
 /// (or part of the caller's). `go` says whether the events follow the
@@ -125,7 +131,10 @@ async fn save_one<'e>(
              UPDATE heddle_runs SET status = $6, updated_at_us = $7
              FROM go WHERE follows AND run_id = $3 AND status <> $6
          )
-         SELECT follows, next_seq FROM go",
+         SELECT go.follows, go.next_seq FROM go
+         -- Wakes whoever tails the run's log (delivered on commit).
+         LEFT JOIN LATERAL (SELECT pg_notify('heddle_run_events', $3)
+                            WHERE go.follows AND $10::BIGINT IS NOT NULL) woken ON true",
     )
     .bind(checkpoint.thread_id.as_str())
     .bind(checkpoint.id.as_str())
@@ -177,7 +186,9 @@ impl CheckpointStore for PostgresStore {
                      INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
                      SELECT $1, $2, $3, $4 FROM go WHERE follows
                  )
-                 SELECT follows, next_seq FROM go",
+                 SELECT go.follows, go.next_seq FROM go
+                 LEFT JOIN LATERAL (SELECT pg_notify('heddle_run_events', $1)
+                                    WHERE go.follows) woken ON true",
             )
             .bind(batch.run.as_str())
             .bind(batch.first)

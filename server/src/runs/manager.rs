@@ -7,8 +7,9 @@
 //! [`super::replay`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use heddle_app::access::Role;
 use heddle_app::access::ssr::{Allowed, OnRun, OnThread};
@@ -34,7 +35,11 @@ use tokio::task::AbortHandle;
 use super::admission::Admission;
 use super::embed;
 use super::hub::RunHub;
-use super::requests::{check_input, run_input};
+use super::requests::{RunRequest, check_input, run_input};
+
+/// How long a lease lasts unless renewed, by default: a server that dies
+/// leaves its runs for this long before another takes them over.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(15);
 
 /// Runs on this server.
 #[derive(Clone)]
@@ -54,6 +59,12 @@ pub(super) struct Inner {
     notices: broadcast::Sender<Notice>,
     /// How many runs one user may have queued or running.
     max_per_user: AtomicUsize,
+    /// This server's name in run leases, unique per process.
+    replica: String,
+    /// How long its leases last, in milliseconds.
+    lease_ms: AtomicU64,
+    /// Runs whose events another server stored (PostgreSQL).
+    wakeups: super::wake::Wakeups,
 }
 
 /// A run being executed (or waiting for its turn).
@@ -128,6 +139,9 @@ impl Runs {
                 active: Mutex::new(HashMap::new()),
                 notices: broadcast::Sender::new(256),
                 max_per_user: AtomicUsize::new(4),
+                replica: format!("server-{}", uuid::Uuid::new_v4()),
+                lease_ms: AtomicU64::new(DEFAULT_LEASE.as_millis() as u64),
+                wakeups: super::wake::Wakeups::default(),
             }),
         })
     }
@@ -157,6 +171,21 @@ impl Runs {
             .store(limit.max(1), Ordering::Relaxed);
     }
 
+    /// Sets how long this server's run leases last unless renewed (they
+    /// are renewed every third of it).
+    pub fn set_lease_duration(&self, duration: Duration) {
+        let ms = duration.as_millis().clamp(300, 3_600_000) as u64;
+        self.inner.lease_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// This server's lease on the runs it queues and executes.
+    pub(super) fn lease(&self) -> records::Lease {
+        records::Lease {
+            owner: self.inner.replica.clone(),
+            duration: Duration::from_millis(self.inner.lease_ms.load(Ordering::Relaxed)),
+        }
+    }
+
     /// The key users' secrets are encrypted under.
     pub fn secret_key(&self) -> &secrets::SecretKey {
         &self.inner.secret_key
@@ -179,6 +208,18 @@ impl Runs {
             .map(|active| Arc::clone(&active.hub))
     }
 
+    /// Hears the ids of runs whose events were stored by any server on this
+    /// database (after [`Runs::listen_for_events`]).
+    pub fn wakeups(&self) -> broadcast::Receiver<Arc<str>> {
+        self.inner.wakeups.subscribe()
+    }
+
+    /// Listens for other servers' stored events (PostgreSQL only), until
+    /// the server stops.
+    pub fn listen_for_events(&self) -> Option<tokio::task::JoinHandle<()>> {
+        self.inner.wakeups.listen(&self.inner.db)
+    }
+
     /// Notices of runs starting, pausing and ending, for graph watchers.
     pub fn notices(&self) -> broadcast::Receiver<Notice> {
         self.inner.notices.subscribe()
@@ -193,6 +234,11 @@ impl Runs {
     ) -> Result<RunInfo, AppError> {
         allowed.at_least(Role::Editor)?;
         let user = allowed.user();
+        let stored = RunRequest::Start {
+            interrupt_before: request.interrupt_before.clone(),
+            interrupt_after: request.interrupt_after.clone(),
+        }
+        .to_json();
         let input = run_input(request.input)?;
         let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
         check_input(&graph, &input)?;
@@ -229,6 +275,8 @@ impl Runs {
                 input: &input,
                 starter: user,
                 embeds: &embeds,
+                request: &stored,
+                lease: &self.lease(),
             })
             .await?;
         let thread = ThreadId::from(thread_id.as_str());
@@ -311,6 +359,12 @@ impl Runs {
         let registry = self.registry_for(Some(user.id.as_str())).await?;
         let edits = Value::Object(request.edits.clone());
         let embeds = records::embeds_of(&self.inner.db, source_id).await?;
+        let stored = RunRequest::Fork {
+            checkpoint: checkpoint.to_string(),
+            edits: request.edits.clone(),
+            start_at: request.start_at.clone(),
+        }
+        .to_json();
         let run_id = self
             .record_queued(records::NewRun {
                 graph_id: &source.graph_id,
@@ -319,6 +373,8 @@ impl Runs {
                 input: &edits,
                 starter: user,
                 embeds: &embeds,
+                request: &stored,
+                lease: &self.lease(),
             })
             .await?;
         let id = RunId::from(run_id.as_str());
@@ -412,7 +468,11 @@ impl Runs {
                 "thread `{thread_id}` is not waiting to be resumed"
             )));
         }
-        records::requeue(&self.inner.db, &run_id).await?;
+        let stored = RunRequest::Resume {
+            value: value.clone(),
+        }
+        .to_json();
+        records::requeue(&self.inner.db, &run_id, &stored, &self.lease()).await?;
         let thread = ThreadId::from(thread_id);
         self.launch(
             &run_id,
@@ -493,6 +553,15 @@ impl Runs {
             .active()
             .get(&run_id)
             .is_some_and(|active| active.cancel_requested);
+        // Another server took the run over while it waited here (this one
+        // could not renew its lease): it is theirs; leave it untouched.
+        let owner = self.inner.replica.clone();
+        if let Ok(true) = records::leased_elsewhere(&self.inner.db, &run_id, &owner).await {
+            tracing::info!(run = %run_id, "another server took this run over");
+            hub.close_now();
+            self.active().remove(&run_id);
+            return;
+        }
         let stopped = cancelled_while_queued || permit.is_err();
         // Access may have changed while the run waited (a link revoked, a
         // member removed): the starter must still reach every graph it runs.
@@ -569,10 +638,11 @@ impl Runs {
     }
 
     async fn record_start(&self, run_id: &str) {
-        if let Err(error) = records::mark_running(&self.inner.db, run_id).await {
-            tracing::error!(run = run_id, %error, "cannot record a run's start");
+        match records::mark_running(&self.inner.db, run_id, &self.inner.replica).await {
+            Ok(true) => self.notify(run_id, RunStatus::Running),
+            Ok(false) => tracing::warn!(run = run_id, "another server holds this run's lease"),
+            Err(error) => tracing::error!(run = run_id, %error, "cannot record a run's start"),
         }
-        self.notify(run_id, RunStatus::Running);
     }
 
     pub(super) async fn record_end(
@@ -585,15 +655,18 @@ impl Runs {
         let recorded = records::mark_ended(
             &self.inner.db,
             run_id,
+            &self.inner.replica,
             status,
             output.as_ref(),
             error.as_deref(),
         )
         .await;
-        if let Err(error) = recorded {
-            tracing::error!(run = run_id, %error, "cannot record a run's end");
+        match recorded {
+            Ok(true) => self.notify(run_id, status),
+            // Its record is the server's that took it over.
+            Ok(false) => tracing::warn!(run = run_id, "another server holds this run's lease"),
+            Err(error) => tracing::error!(run = run_id, %error, "cannot record a run's end"),
         }
-        self.notify(run_id, status);
     }
 
     fn notify(&self, run_id: &str, status: RunStatus) {
@@ -644,6 +717,13 @@ impl Runs {
             }
         };
         if !handled {
+            if info.status.is_active()
+                && records::leased_elsewhere(&self.inner.db, run_id, &self.inner.replica).await?
+            {
+                return Err(AppError::InvalidInput(format!(
+                    "run `{run_id}` is executing on another server; cancel it through that one"
+                )));
+            }
             if info.status.is_active() {
                 // Recorded as waiting or executing, but no task of this
                 // server has it (it could not be recovered): close it.
@@ -742,6 +822,17 @@ impl Runs {
     /// are stored; [`Runs::recover`] finishes them on the next start.
     pub fn shutdown(&self) {
         for active in self.active().values() {
+            if let Some(task) = &active.task {
+                task.abort();
+            }
+            active.hub.close_now();
+        }
+    }
+
+    /// Stops a run here without recording anything: another server holds
+    /// its lease, and its record and log are theirs.
+    pub(super) fn drop_local(&self, run_id: &str) {
+        if let Some(active) = self.active().remove(run_id) {
             if let Some(task) = &active.task {
                 task.abort();
             }

@@ -1,69 +1,135 @@
-//! Recovery after a restart: runs a previous process left executing go on
-//! from their newest checkpoint, runs it left queued are queued again, and
-//! each one recovers on its own (one that cannot is failed with the
-//! reason, and the others go on).
+//! Runs this server takes over: at start, the ones a previous process left
+//! (on SQLite, its only server, all of them at once), and while it serves,
+//! any whose lease lapsed because the server executing it died. A run
+//! executing goes on from its newest checkpoint; a queued one does what
+//! its stored request says (start, fork, resume). Each recovers on its
+//! own: one that cannot is failed with the reason, and the others go on.
+//!
+//! This module also keeps the leases: renewed every third of their
+//! duration, and released at a graceful shutdown.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use heddle_app::access::Role;
 use heddle_app::access::ssr::require;
 use heddle_app::accounts::ssr as accounts;
+use heddle_app::db::Db;
 use heddle_app::error::AppError;
 use heddle_app::runs::RunInfo;
 use heddle_app::runs::ssr as records;
-use heddle_engine::run::{DurableError, RunStatus};
-use heddle_engine::{RunId, ThreadId};
+use heddle_engine::run::{DurableError, RunRecord, RunStatus};
+use heddle_engine::{NodeId, RunId, ThreadId};
 
 use super::admission::Admission;
 use super::manager::{Runs, internal};
+use super::requests::RunRequest;
+
+/// How many runs one claim takes.
+const CLAIM_BATCH: i64 = 32;
 
 impl Runs {
-    /// Finishes the runs a previous process left running or queued. Each
-    /// run recovers on its own: one that cannot (its graph gone, its
-    /// starter no longer allowed, its document broken) is marked failed
-    /// with the reason, and the others go on.
+    /// Takes over the runs a previous process left running or queued. On
+    /// SQLite this server is the file's only one, so every such run is
+    /// taken at once; on PostgreSQL only those whose lease lapsed (the
+    /// rest belong to live servers, or are taken when theirs lapse).
     pub async fn recover(&self) -> Result<usize, AppError> {
+        let all = matches!(self.db(), Db::Sqlite(_));
+        self.take_over_lapsed(all).await
+    }
+
+    /// Claims runs whose lease lapsed and goes on with each; how many.
+    pub async fn take_over_lapsed(&self, all: bool) -> Result<usize, AppError> {
         let mut count = 0;
-        let unfinished = self
-            .inner
-            .store
-            .unfinished()
-            .await
-            .map_err(internal("cannot list unfinished runs"))?;
-        for record in unfinished {
-            let run_id = record.run_id.to_string();
-            match self.recover_running(record).await {
-                Ok(true) => count += 1,
-                Ok(false) => {}
-                Err(error) => self.fail_recovery(&run_id, error).await,
+        loop {
+            let claimed = records::claim_lapsed(self.db(), &self.lease(), all, CLAIM_BATCH).await?;
+            if claimed.is_empty() {
+                break;
             }
-        }
-        // Runs that were still queued never reached the engine: queue them again.
-        let queued = records::queued(&self.inner.db).await?;
-        for run in queued {
-            let run_id = run.id.clone();
-            match self.recover_queued(run).await {
-                Ok(()) => count += 1,
-                Err(error) => self.fail_recovery(&run_id, error).await,
+            let unfinished = self
+                .inner
+                .store
+                .unfinished()
+                .await
+                .map_err(internal("cannot list unfinished runs"))?;
+            let batch = claimed.len();
+            for run_id in claimed {
+                let record = unfinished
+                    .iter()
+                    .find(|record| record.run_id.as_str() == run_id)
+                    .cloned();
+                match self.take_over(&run_id, record).await {
+                    Ok(true) => count += 1,
+                    Ok(false) => {}
+                    Err(error) => self.fail_recovery(&run_id, error).await,
+                }
+            }
+            if batch < CLAIM_BATCH as usize {
+                break;
             }
         }
         if count > 0 {
-            tracing::info!(runs = count, "recovered runs from the last start");
+            tracing::info!(runs = count, "took over runs");
         }
         Ok(count)
     }
 
-    /// Goes on with a run that was executing; `false` when it is not one
-    /// of the app's runs.
-    async fn recover_running(
-        &self,
-        record: heddle_engine::run::RunRecord,
-    ) -> Result<bool, AppError> {
-        let run_id = record.run_id.to_string();
-        let Ok(info) = self.record(&run_id).await else {
+    /// Goes on with one claimed run; `false` when this server already has it.
+    async fn take_over(&self, run_id: &str, record: Option<RunRecord>) -> Result<bool, AppError> {
+        if self.active().contains_key(run_id) {
             return Ok(false);
-        };
-        let user_id = records::starter(&self.inner.db, &run_id).await?;
+        }
+        let info = self.record(run_id).await?;
+        match record {
+            Some(record) => self.recover_running(&info, record).await?,
+            None => self.recover_queued(info).await?,
+        }
+        Ok(true)
+    }
+
+    /// Renews this server's leases every third of their duration and takes
+    /// over runs whose lease lapsed, until the server stops. A run this
+    /// server executes whose lease another server took (this one could not
+    /// renew in time) is dropped here, untouched: it is theirs.
+    pub fn keep_leases(&self) -> tokio::task::JoinHandle<()> {
+        let runs = self.clone();
+        tokio::spawn(async move {
+            loop {
+                let period = runs.lease().duration / 3;
+                tokio::time::sleep(period.max(Duration::from_millis(100))).await;
+                if let Err(error) = runs.renew().await {
+                    tracing::error!(%error, "cannot renew run leases");
+                }
+                if let Err(error) = runs.take_over_lapsed(false).await {
+                    tracing::error!(%error, "cannot take over runs");
+                }
+            }
+        })
+    }
+
+    async fn renew(&self) -> Result<(), AppError> {
+        let held = records::renew_leases(self.db(), &self.lease()).await?;
+        let local: Vec<String> = self.active().keys().cloned().collect();
+        for run_id in local.into_iter().filter(|id| !held.contains(id)) {
+            // Not renewed: it ended meanwhile (fine), or it is someone else's.
+            if records::leased_elsewhere(self.db(), &run_id, &self.lease().owner).await? {
+                tracing::warn!(run = %run_id, "lost this run's lease to another server; dropping it");
+                self.drop_local(&run_id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Gives this server's runs back (after [`Runs::shutdown`] stopped them
+    /// at their last checkpoint), so other servers take them over at once.
+    pub async fn release_leases(&self) -> Result<u64, AppError> {
+        records::release_leases(self.db(), &self.lease().owner).await
+    }
+
+    /// Goes on with a run that was executing, from its newest checkpoint.
+    async fn recover_running(&self, info: &RunInfo, record: RunRecord) -> Result<(), AppError> {
+        let run_id = info.id.clone();
+        let user_id = records::starter(self.db(), &run_id).await?;
         let registry = self.registry_for(user_id.as_deref()).await?;
         let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
         self.launch(
@@ -79,34 +145,83 @@ impl Runs {
                     ))
                 })
             },
-        )?;
-        Ok(true)
+        )
     }
 
-    /// Starts again a run that was queued: its graph is embedded and
+    /// Does what a queued run was asked to: its graph is embedded and
     /// compiled anew, for its starter, through the access check.
     async fn recover_queued(&self, run: RunInfo) -> Result<(), AppError> {
-        let user_id = records::starter(&self.inner.db, &run.id).await?;
+        let user_id = records::starter(self.db(), &run.id).await?;
         let starter = match &user_id {
-            Some(id) => accounts::user_by_id(&self.inner.db, id).await?,
+            Some(id) => accounts::user_by_id(self.db(), id).await?,
             None => None,
         }
         .ok_or_else(|| AppError::Forbidden("the user who started it no longer exists".into()))?;
-        let allowed = require(&self.inner.db, Some(&starter), &run.graph_id, Role::Editor).await?;
-        let (_, registry, graph, embeds) = self.prepare(&allowed).await?;
-        let (thread, id, input) = (
+        let request =
+            RunRequest::from_stored(records::request_of(self.db(), &run.id).await?.as_deref());
+        let (thread, id) = (
             ThreadId::from(run.thread_id.as_str()),
             RunId::from(run.id.as_str()),
-            run.input.clone(),
         );
-        self.launch(
-            &run.id,
-            &run.graph_id,
-            &run.thread_id,
-            registry,
-            Some(Admission { starter, embeds }),
-            move |durable| async move { durable.start(Arc::new(graph), thread, id, input).await },
-        )
+        if let RunRequest::Start {
+            interrupt_before,
+            interrupt_after,
+        } = request
+        {
+            let allowed = require(self.db(), Some(&starter), &run.graph_id, Role::Editor).await?;
+            let (_, registry, graph, embeds) = self.prepare(&allowed).await?;
+            let input = run.input.clone();
+            let nodes = |ids: Vec<String>| -> Vec<NodeId> {
+                ids.iter().map(|id| NodeId::from(id.as_str())).collect()
+            };
+            let (before, after) = (nodes(interrupt_before), nodes(interrupt_after));
+            return self.launch(
+                &run.id,
+                &run.graph_id,
+                &run.thread_id,
+                registry,
+                Some(Admission { starter, embeds }),
+                move |durable| async move {
+                    durable
+                        .with_breakpoints(before, after)
+                        .start(Arc::new(graph), thread, id, input)
+                        .await
+                },
+            );
+        }
+        let registry = self.registry_for(Some(starter.id.as_str())).await?;
+        let admission = self
+            .admission_of(&run.id, Some(starter.id.as_str()))
+            .await?;
+        match request {
+            RunRequest::Fork {
+                checkpoint,
+                edits,
+                start_at,
+            } => {
+                let fork = heddle_engine::run::Fork {
+                    edits,
+                    start_at: start_at.map(|node| NodeId::from(node.as_str())),
+                };
+                self.launch(
+                    &run.id,
+                    &run.graph_id,
+                    &run.thread_id,
+                    registry,
+                    admission,
+                    move |durable| async move { durable.fork(&thread, &checkpoint, fork, id).await },
+                )
+            }
+            RunRequest::Resume { value } => self.launch(
+                &run.id,
+                &run.graph_id,
+                &run.thread_id,
+                registry,
+                admission,
+                move |durable| async move { durable.resume(&thread, value).await },
+            ),
+            RunRequest::Start { .. } => Ok(()),
+        }
     }
 
     /// Marks a run that could not be recovered as failed, saying why.
@@ -116,7 +231,9 @@ impl Runs {
             run_id,
             RunStatus::Failed,
             None,
-            Some(format!("the run could not go on after a restart: {error}")),
+            Some(format!(
+                "the run could not go on after its server stopped: {error}"
+            )),
         )
         .await;
     }

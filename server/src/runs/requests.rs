@@ -46,3 +46,45 @@ pub(super) fn check_input(graph: &CompiledGraph, input: &Value) -> Result<(), Ap
         listed.join("; ")
     )))
 }
+
+/// What a queued run is asked to do, stored with its record so that
+/// whichever server takes it (this one, or another after this one died)
+/// does exactly that. A start's input is the record's `input`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(super) enum RunRequest {
+    /// Run the graph from its entry, pausing at these breakpoints too.
+    Start {
+        #[serde(default)]
+        interrupt_before: Vec<String>,
+        #[serde(default)]
+        interrupt_after: Vec<String>,
+    },
+    /// Go on from another run's checkpoint with edited channels.
+    Fork {
+        checkpoint: String,
+        #[serde(default)]
+        edits: serde_json::Map<String, Value>,
+        #[serde(default)]
+        start_at: Option<String>,
+    },
+    /// Answer the thread's pause.
+    Resume { value: Value },
+}
+
+impl RunRequest {
+    /// The request as stored.
+    pub(super) fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+
+    /// A stored request; a run queued before requests were stored (or
+    /// with one that does not read) is a plain start.
+    pub(super) fn from_stored(json: Option<&str>) -> RunRequest {
+        json.and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or(RunRequest::Start {
+                interrupt_before: Vec::new(),
+                interrupt_after: Vec::new(),
+            })
+    }
+}

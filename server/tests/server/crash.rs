@@ -24,6 +24,9 @@ async fn serve(dir: &std::path::Path, url: &str) -> (Child, std::net::SocketAddr
     tokio::task::spawn_blocking(move || {
         let mut child = heddle()
             .args(["serve", "--port", "0", "--database-url", &url])
+            // On PostgreSQL the new process takes the run over when the
+            // dead one's lease lapses.
+            .env("HEDDLE_LEASE_SECONDS", "1")
             .current_dir(&dir)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -17,6 +17,7 @@ mod live;
 mod migrate;
 mod openapi;
 mod pages;
+mod replicas;
 mod sessions;
 mod startup;
 mod trust;

@@ -489,7 +489,7 @@ async fn one_broken_queued_run_fails_alone_at_recovery_and_orphans_can_be_cancel
         broken_run["error"]
             .as_str()
             .unwrap()
-            .contains("could not go on after a restart"),
+            .contains("could not go on after its server stopped"),
         "{broken_run}"
     );
     let good_run = server.wait_for_run("run-good").await;

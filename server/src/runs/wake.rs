@@ -1,0 +1,69 @@
+//! Wakes the viewers on this server of runs that execute on another one
+//! (PostgreSQL): the engine's store announces every stored batch of a
+//! run's events with `NOTIFY` on [`EVENTS_CHANNEL`] when it commits, one
+//! listener per server passes the run's id on to the viewers here, and
+//! each reads the new events from the table by sequence number. The table
+//! is the only source, so a viewer gets every event once and in order
+//! whatever notifications are merged or lost; a reconnecting listener
+//! may miss some, so viewers also look every [`FALLBACK`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use heddle_app::db::Db;
+use heddle_engine::run::postgres::EVENTS_CHANNEL;
+use sqlx::postgres::PgListener;
+use tokio::sync::broadcast;
+
+/// How long a viewer waits for a notification before it looks anyway.
+pub const FALLBACK: Duration = Duration::from_millis(500);
+
+/// The runs whose events were stored, as their ids.
+#[derive(Clone)]
+pub struct Wakeups(broadcast::Sender<Arc<str>>);
+
+impl Default for Wakeups {
+    fn default() -> Self {
+        Wakeups(broadcast::Sender::new(1024))
+    }
+}
+
+impl Wakeups {
+    /// Hears the runs whose events were stored from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
+        self.0.subscribe()
+    }
+
+    /// Listens on PostgreSQL until the server stops; on SQLite there is
+    /// nothing to listen to (one server per file, whose viewers follow its
+    /// runs directly).
+    pub fn listen(&self, db: &Db) -> Option<tokio::task::JoinHandle<()>> {
+        let Db::Postgres(pool) = db else {
+            return None;
+        };
+        let (pool, sender) = (pool.clone(), self.0.clone());
+        Some(tokio::spawn(async move {
+            loop {
+                match PgListener::connect_with(&pool).await {
+                    Ok(mut listener) => match listener.listen(EVENTS_CHANNEL).await {
+                        Ok(()) => loop {
+                            match listener.recv().await {
+                                Ok(notification) => {
+                                    // Nobody watching is fine.
+                                    let _ = sender.send(Arc::from(notification.payload()));
+                                }
+                                Err(error) => {
+                                    tracing::warn!(%error, "lost the run events listener; reconnecting");
+                                    break;
+                                }
+                            }
+                        },
+                        Err(error) => tracing::error!(%error, "cannot listen for run events"),
+                    },
+                    Err(error) => tracing::error!(%error, "cannot connect the run events listener"),
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        }))
+    }
+}

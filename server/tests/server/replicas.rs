@@ -1,0 +1,314 @@
+//! Several `heddle serve` processes on one PostgreSQL database: a run
+//! started through one, whose server is killed with SIGKILL mid-run, is
+//! taken over by another when its lease lapses and finishes there, from
+//! its newest checkpoint: the stored log has no gap and no reused number,
+//! and no step ran twice (the run counts its node executions).
+
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::{SinkExt, StreamExt};
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio_tungstenite::tungstenite::Message;
+
+use crate::api_runs::counting_loop;
+use crate::support::{Browser, PASSWORD, heddle, listening, on_postgres, test_database};
+
+/// A replica: `heddle serve` on `url` with a one-second lease and the
+/// team's shared secret key.
+async fn replica(url: &str, key: &std::path::Path) -> (Child, Browser) {
+    let (url, key) = (url.to_string(), key.to_path_buf());
+    let (child, addr) = tokio::task::spawn_blocking(move || {
+        let mut child = heddle()
+            .args([
+                "serve",
+                "--port",
+                "0",
+                "--database-url",
+                &url,
+                "--lease-seconds",
+                "1",
+            ])
+            .arg("--key-file")
+            .arg(&key)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let base = listening(&mut child);
+        let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
+        (child, addr)
+    })
+    .await
+    .unwrap();
+    (child, Browser::new(addr))
+}
+
+async fn log_in(browser: &Browser) {
+    let (status, body) = browser
+        .api(
+            Method::POST,
+            "/api/v1/auth/login",
+            Some(json!({"username": "owner", "password": PASSWORD})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+async fn events(browser: &Browser, run: &str) -> Vec<Value> {
+    let (status, events) = browser
+        .api(
+            Method::GET,
+            &format!("/api/v1/runs/{run}/events?from_seq=0"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{events}");
+    events.as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
+    if !on_postgres() {
+        // Replicas need PostgreSQL; SQLite serves one process per file
+        // (startup.rs shows a second one refused). The PostgreSQL pass
+        // runs this test, and cannot skip it.
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = test_database(dir.path()).await;
+    let key = dir.path().join("team.key");
+    let (mut a, through_a) = replica(&url, &key).await;
+    let (b, through_b) = replica(&url, &key).await;
+    let (c, through_c) = replica(&url, &key).await;
+    through_a.sign_up("owner").await;
+    log_in(&through_b).await;
+    log_in(&through_c).await;
+
+    const TARGET: u64 = 3_000;
+    let (status, graph) = through_a
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": counting_loop(TARGET)})),
+        )
+        .await;
+    assert_eq!(status, 201, "{graph}");
+    let graph = graph["id"].as_str().unwrap().to_string();
+    let (status, run) = through_a
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"target": TARGET}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run = run["id"].as_str().unwrap().to_string();
+
+    // A viewer on B follows the run live, whichever server executes it.
+    let (mut socket, _) = tokio_tungstenite::connect_async(through_b.ws_request())
+        .await
+        .unwrap();
+    socket
+        .send(Message::text(
+            json!({"type": "subscribe", "run_id": run, "from_seq": 0}).to_string(),
+        ))
+        .await
+        .unwrap();
+    let viewer = tokio::spawn(async move {
+        let mut seen = Vec::new();
+        loop {
+            let message = tokio::time::timeout(Duration::from_secs(60), socket.next())
+                .await
+                .expect("the viewer hears from B in time")
+                .expect("open")
+                .expect("a frame");
+            let Message::Text(text) = message else {
+                continue;
+            };
+            let message: Value = serde_json::from_str(&text).unwrap();
+            match message["type"].as_str() {
+                Some("event") => seen.push(message["event"].clone()),
+                Some("run_idle") => return (seen, message),
+                _ => {}
+            }
+        }
+    });
+
+    // B sees the run A executes; once it is well under way, A dies.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let seen_before_kill = loop {
+        assert!(Instant::now() < deadline, "the run never got going on A");
+        let seen = events(&through_b, &run).await;
+        if seen.len() > 200 {
+            break seen;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    a.kill().unwrap();
+    a.wait().unwrap();
+    let killed_at = Instant::now();
+
+    // Another replica takes it over when A's lease lapses, and finishes it.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let finished = loop {
+        assert!(Instant::now() < deadline, "no replica finished the run");
+        let (status, info) = through_c
+            .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+            .await;
+        assert_eq!(status, 200, "{info}");
+        if info["status"] == "finished" {
+            break info;
+        }
+        assert!(
+            info["status"] == "running" || info["status"] == "queued",
+            "{info}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        killed_at.elapsed() >= Duration::from_millis(900),
+        "taken over before the lease lapsed"
+    );
+    assert_eq!(finished["output"]["count"], TARGET, "{finished}");
+
+    let stored = events(&through_b, &run).await;
+    let seqs: Vec<u64> = stored
+        .iter()
+        .map(|event| event["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        seqs,
+        (0..stored.len() as u64).collect::<Vec<_>>(),
+        "the log goes on without a gap or a reused number"
+    );
+    for (before, after) in seen_before_kill.iter().zip(&stored) {
+        assert_eq!(before, after, "an event seen before the kill changed");
+    }
+    assert!(
+        stored.iter().any(|event| event["type"] == "run_resumed"),
+        "the run went on from a checkpoint"
+    );
+    // Each of the loop's steps executed (and was committed) exactly once.
+    let mut ticks: Vec<u64> = stored
+        .iter()
+        .filter(|event| event["type"] == "node_succeeded" && event["node"] == "tick")
+        .map(|event| event["step"].as_u64().unwrap())
+        .collect();
+    let executions = ticks.len();
+    ticks.dedup();
+    assert_eq!(executions, ticks.len(), "a step ran twice");
+    assert_eq!(executions as u64, TARGET, "every step ran once");
+
+    // The viewer on B saw every event once, in order, across the takeover.
+    let (watched, idle) = viewer.await.unwrap();
+    assert_eq!(idle["status"], "finished", "{idle}");
+    assert_eq!(
+        watched, stored,
+        "the viewer on B saw the stored log exactly"
+    );
+
+    for mut replica in [b, c] {
+        replica.kill().unwrap();
+        replica.wait().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_queued_run_is_taken_over_with_its_request() {
+    if !on_postgres() {
+        return;
+    }
+    // A run queued on A (A runs one at a time, and is busy) is not lost
+    // when A dies before starting it: B starts it, with the breakpoint the
+    // request asked for.
+    let dir = tempfile::tempdir().unwrap();
+    let url = test_database(dir.path()).await;
+    let key = dir.path().join("team.key");
+    let (mut a, through_a) = {
+        let (url, key) = (url.clone(), key.clone());
+        let (child, addr) = tokio::task::spawn_blocking(move || {
+            let mut child = heddle()
+                .args([
+                    "serve",
+                    "--port",
+                    "0",
+                    "--database-url",
+                    &url,
+                    "--lease-seconds",
+                    "1",
+                ])
+                .args(["--max-runs", "1"])
+                .arg("--key-file")
+                .arg(&key)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let base = listening(&mut child);
+            (
+                child,
+                base.trim_start_matches("http://")
+                    .parse::<std::net::SocketAddr>()
+                    .unwrap(),
+            )
+        })
+        .await
+        .unwrap();
+        (child, Browser::new(addr))
+    };
+    through_a.sign_up("owner").await;
+    let (status, graph) = through_a
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": counting_loop(10_000_000)})),
+        )
+        .await;
+    assert_eq!(status, 201, "{graph}");
+    let graph = graph["id"].as_str().unwrap().to_string();
+    let start = |body: Value| {
+        let (through_a, graph) = (&through_a, &graph);
+        async move {
+            let (status, run) = through_a
+                .api(
+                    Method::POST,
+                    &format!("/api/v1/graphs/{graph}/runs"),
+                    Some(body),
+                )
+                .await;
+            assert_eq!(status, 202, "{run}");
+            run["id"].as_str().unwrap().to_string()
+        }
+    };
+    let busy = start(json!({"input": {"target": 10_000_000}})).await;
+    let queued = start(json!({"input": {"target": 5}, "interrupt_before": ["tick"]})).await;
+    let (_, info) = through_a
+        .api(Method::GET, &format!("/api/v1/runs/{queued}"), None)
+        .await;
+    assert_eq!(info["status"], "queued", "{info}");
+    a.kill().unwrap();
+    a.wait().unwrap();
+
+    let (mut b, through_b) = replica(&url, &key).await;
+    log_in(&through_b).await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(Instant::now() < deadline, "the queued run was lost");
+        let (_, info) = through_b
+            .api(Method::GET, &format!("/api/v1/runs/{queued}"), None)
+            .await;
+        if info["status"] == "interrupted" {
+            // It paused before `tick`, as its request asked.
+            assert_eq!(info["output"]["interrupts"][0]["node"], "tick", "{info}");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    through_b
+        .api(Method::POST, &format!("/api/v1/runs/{busy}/cancel"), None)
+        .await;
+    b.kill().unwrap();
+    b.wait().unwrap();
+}
