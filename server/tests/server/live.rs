@@ -235,6 +235,9 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     server.runs.shutdown();
+    // As `heddle serve` does when it stops: the leases are given back, so
+    // the next server (on PostgreSQL, any server) takes the run at once.
+    assert_eq!(server.runs.release_leases().await.unwrap(), 1);
     tokio::time::sleep(Duration::from_millis(50)).await;
     let (_, stopped) = server
         .api(Method::GET, &format!("/api/v1/runs/{run}"), None)

@@ -216,13 +216,13 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
 }
 
 #[tokio::test]
-async fn a_queued_run_is_taken_over_with_its_request() {
+async fn queued_runs_are_taken_over_with_their_requests() {
     if !on_postgres() {
         return;
     }
-    // A run queued on A (A runs one at a time, and is busy) is not lost
-    // when A dies before starting it: B starts it, with the breakpoint the
-    // request asked for.
+    // Runs queued on A (A runs one at a time, and is busy) are not lost
+    // when A dies before starting them: B does what each asked, a start
+    // with a breakpoint and a resume with its answer.
     let dir = tempfile::tempdir().unwrap();
     let url = test_database(dir.path()).await;
     let key = dir.path().join("team.key");
@@ -282,8 +282,57 @@ async fn a_queued_run_is_taken_over_with_its_request() {
             run["id"].as_str().unwrap().to_string()
         }
     };
+    // A paused run, answered while A is busy: its resume waits in A's queue.
+    let approval: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../engine/examples/graphs/approval.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let (status, approval) = through_a
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": approval})),
+        )
+        .await;
+    assert_eq!(status, 201, "{approval}");
+    let (status, paused) = through_a
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{}/runs", approval["id"].as_str().unwrap()),
+            Some(json!({"input": {"request": "order 1042"}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{paused}");
+    let (paused, thread) = (
+        paused["id"].as_str().unwrap().to_string(),
+        paused["thread_id"].as_str().unwrap().to_string(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the approval never paused");
+        let (_, info) = through_a
+            .api(Method::GET, &format!("/api/v1/runs/{paused}"), None)
+            .await;
+        if info["status"] == "interrupted" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let busy = start(json!({"input": {"target": 10_000_000}})).await;
     let queued = start(json!({"input": {"target": 5}, "interrupt_before": ["tick"]})).await;
+    let (status, resumed) = through_a
+        .api(
+            Method::POST,
+            &format!("/api/v1/threads/{thread}/resume"),
+            Some(json!({"value": true})),
+        )
+        .await;
+    assert_eq!(status, 202, "{resumed}");
+    assert_eq!(resumed["status"], "queued", "{resumed}");
     let (_, info) = through_a
         .api(Method::GET, &format!("/api/v1/runs/{queued}"), None)
         .await;
@@ -304,6 +353,22 @@ async fn a_queued_run_is_taken_over_with_its_request() {
             assert_eq!(info["output"]["interrupts"][0]["node"], "tick", "{info}");
             break;
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The answer queued on A is given on B: the refund is approved.
+    loop {
+        assert!(Instant::now() < deadline, "the queued answer was lost");
+        let (_, info) = through_b
+            .api(Method::GET, &format!("/api/v1/runs/{paused}"), None)
+            .await;
+        if info["status"] == "finished" {
+            assert_eq!(
+                info["output"]["decision"], "Refund approved: order 1042",
+                "{info}"
+            );
+            break;
+        }
+        assert_ne!(info["status"], "failed", "{info}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     through_b
