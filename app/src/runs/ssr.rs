@@ -378,7 +378,7 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
 pub async fn requeue(db: &Db, run_id: &str, request: &str, lease: &Lease) -> Result<(), AppError> {
     on_db!(db, pool => sqlx::query(
         "UPDATE runs SET status = 'queued', output = NULL, request = $1, lease_owner = $2,
-                lease_expires_at = $3
+                lease_expires_at = $3, cancel_requested = 0
          WHERE id = $4",
     )
     .bind(request)
@@ -440,6 +440,44 @@ pub async fn leased_elsewhere(db: &Db, run_id: &str, owner: &str) -> Result<bool
     .fetch_optional(pool)
     .await)?;
     Ok(holder.flatten().is_some_and(|holder| holder != owner))
+}
+
+/// Asks the server executing a queued or running run to cancel it (the
+/// run is leased to another server than the one asked): recorded on the
+/// run, and on PostgreSQL announced on [`CONTROL_CHANNEL`] so that server
+/// acts at once. `false` when the run is not queued or running.
+pub async fn request_cancel(db: &Db, run_id: &str) -> Result<bool, AppError> {
+    let changed = on_db!(db, pool => sqlx::query(
+        "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running')",
+    )
+    .bind(run_id)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))?;
+    if let Db::Postgres(pool) = db {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CONTROL_CHANNEL)
+            .bind(run_id)
+            .execute(pool)
+            .await?;
+    }
+    Ok(changed == 1)
+}
+
+/// The channel on which cancels asked through one server are announced to
+/// the others (PostgreSQL `NOTIFY`; the payload is the run's id).
+pub const CONTROL_CHANNEL: &str = "heddle_run_control";
+
+/// The runs this server holds that someone asked, through another server,
+/// to cancel.
+pub async fn cancels_for(db: &Db, owner: &str) -> Result<Vec<String>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar(
+        "SELECT id FROM runs
+         WHERE lease_owner = $1 AND cancel_requested = 1 AND status IN ('queued', 'running')",
+    )
+    .bind(owner)
+    .fetch_all(pool)
+    .await)?)
 }
 
 /// Gives up this server's leases (it is shutting down after the current
@@ -530,7 +568,7 @@ pub async fn mark_ended(
         let mut tx = pool.begin().await?;
         let changed = sqlx::query(
             "UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4,
-                    lease_owner = NULL, lease_expires_at = NULL
+                    lease_owner = NULL, lease_expires_at = NULL, cancel_requested = 0
              WHERE id = $5 AND (lease_owner = $6 OR lease_owner IS NULL)",
         )
         .bind(status.as_str())

@@ -214,8 +214,13 @@ impl Runs {
         self.inner.wakeups.subscribe()
     }
 
-    /// Listens for other servers' stored events (PostgreSQL only), until
-    /// the server stops.
+    /// Hears the runs someone asked, through another server, to cancel.
+    pub(super) fn cancels(&self) -> broadcast::Receiver<Arc<str>> {
+        self.inner.wakeups.cancels()
+    }
+
+    /// Listens for other servers' stored events and cancels (PostgreSQL
+    /// only), until the server stops.
     pub fn listen_for_events(&self) -> Option<tokio::task::JoinHandle<()>> {
         self.inner.wakeups.listen(&self.inner.db)
     }
@@ -703,26 +708,15 @@ impl Runs {
 
     async fn stop(&self, run_id: &str) -> Result<RunInfo, AppError> {
         let info = self.record(run_id).await?;
-        let handled = {
-            let mut active = self.active();
-            match active.get_mut(run_id) {
-                Some(run) => {
-                    run.cancel_requested = true;
-                    if let Some(cancel) = &run.cancel {
-                        cancel.cancel();
-                    }
-                    true
-                }
-                None => false,
-            }
-        };
+        let handled = self.cancel_local(run_id);
         if !handled {
             if info.status.is_active()
                 && records::leased_elsewhere(&self.inner.db, run_id, &self.inner.replica).await?
             {
-                return Err(AppError::InvalidInput(format!(
-                    "run `{run_id}` is executing on another server; cancel it through that one"
-                )));
+                // Another server executes it: that server stops it (at once
+                // on PostgreSQL's notification, or at its next renewal).
+                records::request_cancel(&self.inner.db, run_id).await?;
+                return self.record(run_id).await;
             }
             if info.status.is_active() {
                 // Recorded as waiting or executing, but no task of this
@@ -826,6 +820,22 @@ impl Runs {
                 task.abort();
             }
             active.hub.close_now();
+        }
+    }
+
+    /// Cancels a run this server executes or queues: a running one stops
+    /// at once, a queued one never starts. `false` when it has no such run.
+    pub(super) fn cancel_local(&self, run_id: &str) -> bool {
+        let mut active = self.active();
+        match active.get_mut(run_id) {
+            Some(run) => {
+                run.cancel_requested = true;
+                if let Some(cancel) = &run.cancel {
+                    cancel.cancel();
+                }
+                true
+            }
+            None => false,
         }
     }
 

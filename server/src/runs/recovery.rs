@@ -6,7 +6,8 @@
 //! own: one that cannot is failed with the reason, and the others go on.
 //!
 //! This module also keeps the leases: renewed every third of their
-//! duration, and released at a graceful shutdown.
+//! duration, and released at a graceful shutdown; and acts on cancels asked
+//! through other servers for the runs this one holds.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -93,10 +94,37 @@ impl Runs {
     /// renew in time) is dropped here, untouched: it is theirs.
     pub fn keep_leases(&self) -> tokio::task::JoinHandle<()> {
         let runs = self.clone();
+        let mut cancels = self.cancels();
         tokio::spawn(async move {
             loop {
                 let period = runs.lease().duration / 3;
-                tokio::time::sleep(period.max(Duration::from_millis(100))).await;
+                let tick = tokio::time::sleep(period.max(Duration::from_millis(100)));
+                tokio::pin!(tick);
+                // A cancel asked through another server is acted on at once;
+                // one whose notification was missed, at the next tick.
+                loop {
+                    tokio::select! {
+                        () = &mut tick => break,
+                        asked = cancels.recv() => match asked {
+                            Ok(run_id) => {
+                                runs.cancel_local(&run_id);
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                                (&mut tick).await;
+                                break;
+                            }
+                        },
+                    }
+                }
+                match records::cancels_for(runs.db(), &runs.lease().owner).await {
+                    Ok(asked) => {
+                        for run_id in asked {
+                            runs.cancel_local(&run_id);
+                        }
+                    }
+                    Err(error) => tracing::error!(%error, "cannot read cancel requests"),
+                }
                 if let Err(error) = runs.renew().await {
                     tracing::error!(%error, "cannot renew run leases");
                 }

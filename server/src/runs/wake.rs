@@ -1,5 +1,5 @@
-//! Wakes the viewers on this server of runs that execute on another one
-//! (PostgreSQL): the engine's store announces every stored batch of a
+//! Wakes the viewers on this server of runs that execute on another one,
+//! and passes on cancels asked through another server (PostgreSQL): the engine's store announces every stored batch of a
 //! run's events with `NOTIFY` on [`EVENTS_CHANNEL`] when it commits, one
 //! listener per server passes the run's id on to the viewers here, and
 //! each reads the new events from the table by sequence number. The table
@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use heddle_app::db::Db;
+use heddle_app::runs::ssr::CONTROL_CHANNEL;
 use heddle_engine::run::postgres::EVENTS_CHANNEL;
 use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
@@ -18,20 +19,32 @@ use tokio::sync::broadcast;
 /// How long a viewer waits for a notification before it looks anyway.
 pub const FALLBACK: Duration = Duration::from_millis(500);
 
-/// The runs whose events were stored, as their ids.
+/// What other servers announce: runs whose events were stored, and runs
+/// someone asked to cancel, as their ids.
 #[derive(Clone)]
-pub struct Wakeups(broadcast::Sender<Arc<str>>);
+pub struct Wakeups {
+    stored: broadcast::Sender<Arc<str>>,
+    cancels: broadcast::Sender<Arc<str>>,
+}
 
 impl Default for Wakeups {
     fn default() -> Self {
-        Wakeups(broadcast::Sender::new(1024))
+        Wakeups {
+            stored: broadcast::Sender::new(1024),
+            cancels: broadcast::Sender::new(256),
+        }
     }
 }
 
 impl Wakeups {
     /// Hears the runs whose events were stored from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
-        self.0.subscribe()
+        self.stored.subscribe()
+    }
+
+    /// Hears the runs someone asked, through any server, to cancel.
+    pub fn cancels(&self) -> broadcast::Receiver<Arc<str>> {
+        self.cancels.subscribe()
     }
 
     /// Listens on PostgreSQL until the server stops; on SQLite there is
@@ -41,25 +54,31 @@ impl Wakeups {
         let Db::Postgres(pool) = db else {
             return None;
         };
-        let (pool, sender) = (pool.clone(), self.0.clone());
+        let (pool, wakeups) = (pool.clone(), self.clone());
         Some(tokio::spawn(async move {
             loop {
                 match PgListener::connect_with(&pool).await {
-                    Ok(mut listener) => match listener.listen(EVENTS_CHANNEL).await {
-                        Ok(()) => loop {
-                            match listener.recv().await {
-                                Ok(notification) => {
-                                    // Nobody watching is fine.
-                                    let _ = sender.send(Arc::from(notification.payload()));
+                    Ok(mut listener) => {
+                        match listener.listen_all([EVENTS_CHANNEL, CONTROL_CHANNEL]).await {
+                            Ok(()) => loop {
+                                match listener.recv().await {
+                                    Ok(notification) => {
+                                        let to = match notification.channel() {
+                                            CONTROL_CHANNEL => &wakeups.cancels,
+                                            _ => &wakeups.stored,
+                                        };
+                                        // Nobody listening is fine.
+                                        let _ = to.send(Arc::from(notification.payload()));
+                                    }
+                                    Err(error) => {
+                                        tracing::warn!(%error, "lost the run events listener; reconnecting");
+                                        break;
+                                    }
                                 }
-                                Err(error) => {
-                                    tracing::warn!(%error, "lost the run events listener; reconnecting");
-                                    break;
-                                }
-                            }
-                        },
-                        Err(error) => tracing::error!(%error, "cannot listen for run events"),
-                    },
+                            },
+                            Err(error) => tracing::error!(%error, "cannot listen for run events"),
+                        }
+                    }
                     Err(error) => tracing::error!(%error, "cannot connect the run events listener"),
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;

@@ -377,3 +377,69 @@ async fn queued_runs_are_taken_over_with_their_requests() {
     b.kill().unwrap();
     b.wait().unwrap();
 }
+
+#[tokio::test]
+async fn a_run_is_cancelled_through_another_server() {
+    if !on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = test_database(dir.path()).await;
+    let key = dir.path().join("team.key");
+    let (mut a, through_a) = replica(&url, &key).await;
+    let (mut b, through_b) = replica(&url, &key).await;
+    through_a.sign_up("owner").await;
+    log_in(&through_b).await;
+    let (status, graph) = through_a
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": counting_loop(10_000_000)})),
+        )
+        .await;
+    assert_eq!(status, 201, "{graph}");
+    let graph = graph["id"].as_str().unwrap().to_string();
+    let (status, run) = through_a
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"target": 10_000_000}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run = run["id"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while events(&through_b, &run).await.len() < 50 {
+        assert!(Instant::now() < deadline, "the run never got going on A");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // B does not execute it, and passes the cancel on to A, which stops it.
+    let (status, info) = through_b
+        .api(Method::POST, &format!("/api/v1/runs/{run}/cancel"), None)
+        .await;
+    assert_eq!(status, 200, "{info}");
+    let asked = Instant::now();
+    loop {
+        let (_, info) = through_b
+            .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+            .await;
+        if info["status"] == "cancelled" {
+            break;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "the cancel never reached A: {info}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A stopped executing it: its log no longer grows.
+    let stopped = events(&through_a, &run).await.len();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(events(&through_a, &run).await.len(), stopped);
+
+    for replica in [&mut a, &mut b] {
+        replica.kill().unwrap();
+        replica.wait().unwrap();
+    }
+}
