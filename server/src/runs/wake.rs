@@ -57,32 +57,29 @@ impl Wakeups {
         let (pool, wakeups) = (pool.clone(), self.clone());
         Some(tokio::spawn(async move {
             loop {
-                match PgListener::connect_with(&pool).await {
-                    Ok(mut listener) => {
-                        match listener.listen_all([EVENTS_CHANNEL, CONTROL_CHANNEL]).await {
-                            Ok(()) => loop {
-                                match listener.recv().await {
-                                    Ok(notification) => {
-                                        let to = match notification.channel() {
-                                            CONTROL_CHANNEL => &wakeups.cancels,
-                                            _ => &wakeups.stored,
-                                        };
-                                        // Nobody listening is fine.
-                                        let _ = to.send(Arc::from(notification.payload()));
-                                    }
-                                    Err(error) => {
-                                        tracing::warn!(%error, "lost the run events listener; reconnecting");
-                                        break;
-                                    }
-                                }
-                            },
-                            Err(error) => tracing::error!(%error, "cannot listen for run events"),
-                        }
-                    }
-                    Err(error) => tracing::error!(%error, "cannot connect the run events listener"),
+                if let Err(error) = wakeups.relay(&pool).await {
+                    tracing::warn!(%error, "lost the run events listener; reconnecting");
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
             }
         }))
+    }
+
+    /// Passes what other servers announce on to this server's listeners,
+    /// until the connection fails.
+    async fn relay(&self, pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
+        let mut listener = PgListener::connect_with(pool).await?;
+        listener
+            .listen_all([EVENTS_CHANNEL, CONTROL_CHANNEL])
+            .await?;
+        loop {
+            let notification = listener.recv().await?;
+            let to = match notification.channel() {
+                CONTROL_CHANNEL => &self.cancels,
+                _ => &self.stored,
+            };
+            // Nobody listening is fine.
+            let _ = to.send(Arc::from(notification.payload()));
+        }
     }
 }
