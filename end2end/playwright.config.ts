@@ -18,7 +18,12 @@ export default defineConfig({
   outputDir: "../target/e2e/results",
   fullyParallel: false,
   workers: 1,
-  retries: 0,
+  // One retry in CI only: "the ReAct example ... animating node by node"
+  // needs the agent seen `running` in some frame, and on a loaded 2-core
+  // machine its events sometimes arrive in one batch (about 1 run in 4 on
+  // 2026-11-22). A retried test is reported as flaky, not hidden; the
+  // cause is open work (see the stop note).
+  retries: process.env.CI ? 1 : 0,
   timeout: 30_000,
   expect: { timeout: 10_000 },
   reporter: [["list"]],

@@ -30,24 +30,7 @@ use heddle_engine::run::sqlite::{SqliteStore, SyncMode};
 use heddle_engine::run::{CheckpointStore, Durability, Durable, EventPayload, RunOptions};
 use heddle_engine::{CompiledGraph, Registry, RunId, ThreadId};
 use serde_json::{Value, json};
-use sqlx::Connection;
-use support::{Server, json, percentile};
-
-/// A fresh database on the PostgreSQL server `admin` names.
-async fn fresh_postgres(admin: &str) -> String {
-    let name = format!("heddle_bench_{}", uuid::Uuid::new_v4().simple());
-    let mut connection = sqlx::PgConnection::connect(admin)
-        .await
-        .unwrap_or_else(|e| panic!("HEDDLE_BENCH_POSTGRES: {e}"));
-    // The name is ours (a fixed prefix and hex digits).
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut connection)
-        .await
-        .unwrap_or_else(|e| panic!("create database: {e}"));
-    let mut url = reqwest::Url::parse(admin).unwrap_or_else(|e| panic!("{admin}: {e}"));
-    url.set_path(&name);
-    url.to_string()
-}
+use support::{Server, fresh_postgres, json, percentile};
 
 fn w1() -> Arc<CompiledGraph> {
     let path = concat!(

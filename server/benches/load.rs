@@ -12,6 +12,7 @@
 //! It prints latency p50/p99, events delivered per second, and the
 //! server's peak memory (VmHWM) and current memory (VmRSS).
 
+#[allow(dead_code)] // this bench uses a part of the shared helpers
 mod support;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

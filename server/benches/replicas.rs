@@ -23,27 +23,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures_util::future::join_all;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use sqlx::Connection;
-use support::{Server, json, percentile};
+use support::{Server, fresh_postgres, json, percentile};
 use tokio_tungstenite::tungstenite::Message;
 
 const LEASE_SECONDS: f64 = 2.0;
-
-/// A fresh database on the PostgreSQL server `admin` names.
-async fn fresh_postgres(admin: &str) -> String {
-    let name = format!("heddle_bench_{}", uuid::Uuid::new_v4().simple());
-    let mut connection = sqlx::PgConnection::connect(admin)
-        .await
-        .unwrap_or_else(|e| panic!("HEDDLE_BENCH_POSTGRES: {e}"));
-    // The name is ours (a fixed prefix and hex digits).
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut connection)
-        .await
-        .unwrap_or_else(|e| panic!("create database: {e}"));
-    let mut url = reqwest::Url::parse(admin).unwrap_or_else(|e| panic!("{admin}: {e}"));
-    url.set_path(&name);
-    url.to_string()
-}
 
 /// A server of the team: the shared database and key, a short lease.
 fn replica(url: &str, key: &std::path::Path) -> Server {

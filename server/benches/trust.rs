@@ -13,6 +13,7 @@
 //!    own address, all with the right password; those told to retry (503)
 //!    do so after `Retry-After`, as a client should.
 
+#[allow(dead_code)] // this bench uses a part of the shared helpers
 mod support;
 
 use std::time::{Duration, Instant};

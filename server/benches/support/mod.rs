@@ -99,3 +99,19 @@ pub async fn json(request: reqwest::RequestBuilder, what: &str) -> serde_json::V
         .await
         .unwrap_or(serde_json::Value::Null)
 }
+
+/// A fresh database on the PostgreSQL server `admin` names.
+pub async fn fresh_postgres(admin: &str) -> String {
+    let name = format!("heddle_bench_{}", uuid::Uuid::new_v4().simple());
+    let mut connection = <sqlx::PgConnection as sqlx::Connection>::connect(admin)
+        .await
+        .unwrap_or_else(|e| panic!("HEDDLE_BENCH_POSTGRES: {e}"));
+    // The name is ours (a fixed prefix and hex digits).
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut connection)
+        .await
+        .unwrap_or_else(|e| panic!("create database: {e}"));
+    let mut url = reqwest::Url::parse(admin).unwrap_or_else(|e| panic!("{admin}: {e}"));
+    url.set_path(&name);
+    url.to_string()
+}

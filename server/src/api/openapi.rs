@@ -20,7 +20,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 
 use super::error::ErrorBody;
-use super::responses::json_response;
+use super::responses::{json_response, only};
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::state::AppState;
@@ -125,8 +125,6 @@ impl OperationOutput for ApiError {
         ctx: &mut GenContext,
         operation: &mut Operation,
     ) -> Vec<(Option<StatusCode>, ApiResponse)> {
-        Self::operation_response(ctx, operation)
-            .map(|response| vec![(None, response)])
-            .unwrap_or_default()
+        only(None, Self::operation_response(ctx, operation))
     }
 }

@@ -76,6 +76,17 @@ pub fn json_response<T: JsonSchema>(ctx: &mut GenContext, description: &str) -> 
     }
 }
 
+/// `response` as the operation's only one with `status` (`None`: the
+/// default response).
+pub fn only(
+    status: Option<u16>,
+    response: Option<ApiResponse>,
+) -> Vec<(Option<StatusCode>, ApiResponse)> {
+    response
+        .map(|response| vec![(status.map(StatusCode::Code), response)])
+        .unwrap_or_default()
+}
+
 impl<T: JsonSchema> OperationOutput for Created<T> {
     type Inner = T;
 
@@ -87,9 +98,7 @@ impl<T: JsonSchema> OperationOutput for Created<T> {
         ctx: &mut GenContext,
         operation: &mut Operation,
     ) -> Vec<(Option<StatusCode>, ApiResponse)> {
-        Self::operation_response(ctx, operation)
-            .map(|response| vec![(Some(StatusCode::Code(201)), response)])
-            .unwrap_or_default()
+        only(Some(201), Self::operation_response(ctx, operation))
     }
 }
 
@@ -104,9 +113,7 @@ impl<T: JsonSchema> OperationOutput for Accepted<T> {
         ctx: &mut GenContext,
         operation: &mut Operation,
     ) -> Vec<(Option<StatusCode>, ApiResponse)> {
-        Self::operation_response(ctx, operation)
-            .map(|response| vec![(Some(StatusCode::Code(202)), response)])
-            .unwrap_or_default()
+        only(Some(202), Self::operation_response(ctx, operation))
     }
 }
 
@@ -124,8 +131,6 @@ impl OperationOutput for Download {
         ctx: &mut GenContext,
         operation: &mut Operation,
     ) -> Vec<(Option<StatusCode>, ApiResponse)> {
-        Self::operation_response(ctx, operation)
-            .map(|response| vec![(Some(StatusCode::Code(200)), response)])
-            .unwrap_or_default()
+        only(Some(200), Self::operation_response(ctx, operation))
     }
 }

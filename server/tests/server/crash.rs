@@ -5,7 +5,7 @@
 //! told the run resumed.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
@@ -14,41 +14,13 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, PASSWORD, heddle, listening, test_database};
+use crate::support::{Browser, serve_process, test_database};
 
-/// Starts `heddle serve` in `dir` on the database at `url`; the process
-/// and its address.
+/// Starts `heddle serve` in `dir` on the database at `url`.
 async fn serve(dir: &std::path::Path, url: &str) -> (Child, std::net::SocketAddr) {
-    let dir = dir.to_path_buf();
-    let url = url.to_string();
-    tokio::task::spawn_blocking(move || {
-        let mut child = heddle()
-            .args(["serve", "--port", "0", "--database-url", &url])
-            // On PostgreSQL the new process takes the run over when the
-            // dead one's lease lapses.
-            .env("HEDDLE_LEASE_SECONDS", "1")
-            .current_dir(&dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let base = listening(&mut child);
-        let addr = base.trim_start_matches("http://").parse().unwrap();
-        (child, addr)
-    })
-    .await
-    .unwrap()
-}
-
-async fn log_in(browser: &Browser) {
-    let (status, body) = browser
-        .api(
-            Method::POST,
-            "/api/v1/auth/login",
-            Some(json!({"username": "owner", "password": PASSWORD})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    // On PostgreSQL the new process takes the run over when the dead
+    // one's lease lapses.
+    serve_process(dir, url, &[], &[("HEDDLE_LEASE_SECONDS", "1")]).await
 }
 
 #[tokio::test]
@@ -110,7 +82,7 @@ async fn event_numbers_seen_live_survive_a_kill_9() {
     // A new process on the same database recovers the run.
     let (mut second, addr) = serve(dir.path(), &url).await;
     let owner = Browser::new(addr);
-    log_in(&owner).await;
+    owner.log_in("owner").await;
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let events = loop {
         assert!(

@@ -4,7 +4,7 @@
 //! its newest checkpoint: the stored log has no gap and no reused number,
 //! and no step ran twice (the run counts its node executions).
 
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
@@ -13,47 +13,29 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, PASSWORD, heddle, listening, on_postgres, test_database};
+use crate::support::{Browser, on_postgres, serve_process, test_database};
 
-/// A replica: `heddle serve` on `url` with a one-second lease and the
-/// team's shared secret key.
-async fn replica(url: &str, key: &std::path::Path) -> (Child, Browser) {
-    let (url, key) = (url.to_string(), key.to_path_buf());
-    let (child, addr) = tokio::task::spawn_blocking(move || {
-        let mut child = heddle()
-            .args([
-                "serve",
-                "--port",
-                "0",
-                "--database-url",
-                &url,
-                "--lease-seconds",
-                "1",
-            ])
-            .arg("--key-file")
-            .arg(&key)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let base = listening(&mut child);
-        let addr: std::net::SocketAddr = base.trim_start_matches("http://").parse().unwrap();
-        (child, addr)
-    })
-    .await
-    .unwrap();
+/// A replica: `heddle serve` on `url` with a one-second lease, the team's
+/// shared secret key, and `args`.
+async fn replica_with(url: &str, key: &std::path::Path, args: &[&str]) -> (Child, Browser) {
+    let key = key.display().to_string();
+    let mut all = vec!["--lease-seconds", "1", "--key-file", key.as_str()];
+    all.extend_from_slice(args);
+    let dir = key_dir(&key);
+    let (child, addr) = serve_process(&dir, url, &all, &[]).await;
     (child, Browser::new(addr))
 }
 
-async fn log_in(browser: &Browser) {
-    let (status, body) = browser
-        .api(
-            Method::POST,
-            "/api/v1/auth/login",
-            Some(json!({"username": "owner", "password": PASSWORD})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+async fn replica(url: &str, key: &std::path::Path) -> (Child, Browser) {
+    replica_with(url, key, &[]).await
+}
+
+/// Where the replicas run: beside their key.
+fn key_dir(key: &str) -> std::path::PathBuf {
+    std::path::Path::new(key)
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 async fn events(browser: &Browser, run: &str) -> Vec<Value> {
@@ -83,8 +65,8 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
     let (b, through_b) = replica(&url, &key).await;
     let (c, through_c) = replica(&url, &key).await;
     through_a.sign_up("owner").await;
-    log_in(&through_b).await;
-    log_in(&through_c).await;
+    through_b.log_in("owner").await;
+    through_c.log_in("owner").await;
 
     const TARGET: u64 = 3_000;
     let (status, graph) = through_a
@@ -190,16 +172,38 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
         stored.iter().any(|event| event["type"] == "run_resumed"),
         "the run went on from a checkpoint"
     );
-    // Each of the loop's steps executed (and was committed) exactly once.
-    let mut ticks: Vec<u64> = stored
+    // No committed step ran twice. Events are stored ahead of their step's
+    // checkpoint, so the step A was executing when it died may show in the
+    // log (seen, not committed) and run again after `run_resumed`.
+    let resumed_at = stored
         .iter()
-        .filter(|event| event["type"] == "node_succeeded" && event["node"] == "tick")
-        .map(|event| event["step"].as_u64().unwrap())
-        .collect();
-    let executions = ticks.len();
-    ticks.dedup();
-    assert_eq!(executions, ticks.len(), "a step ran twice");
-    assert_eq!(executions as u64, TARGET, "every step ran once");
+        .position(|event| event["type"] == "run_resumed")
+        .unwrap();
+    let resumed_step = stored[resumed_at]["step"].as_u64().unwrap();
+    let ticks = |events: &[Value]| -> Vec<u64> {
+        events
+            .iter()
+            .filter(|event| event["type"] == "node_succeeded" && event["node"] == "tick")
+            .map(|event| event["step"].as_u64().unwrap())
+            .collect()
+    };
+    let (before, after) = (ticks(&stored[..resumed_at]), ticks(&stored[resumed_at..]));
+    let unique = |steps: &[u64]| steps.windows(2).all(|pair| pair[0] < pair[1]);
+    assert!(
+        unique(&before) && unique(&after),
+        "a step ran twice on one server"
+    );
+    assert!(after.iter().all(|step| *step >= resumed_step));
+    let committed_before = before.iter().filter(|step| **step < resumed_step).count();
+    assert!(
+        before.len() - committed_before <= 1,
+        "only the step in flight when A died may run again: {before:?}"
+    );
+    assert_eq!(
+        committed_before + after.len(),
+        TARGET as usize,
+        "every step committed exactly once"
+    );
 
     // The viewer on B saw every event once, in order, across the takeover.
     let (watched, idle) = viewer.await.unwrap();
@@ -226,38 +230,7 @@ async fn queued_runs_are_taken_over_with_their_requests() {
     let dir = tempfile::tempdir().unwrap();
     let url = test_database(dir.path()).await;
     let key = dir.path().join("team.key");
-    let (mut a, through_a) = {
-        let (url, key) = (url.clone(), key.clone());
-        let (child, addr) = tokio::task::spawn_blocking(move || {
-            let mut child = heddle()
-                .args([
-                    "serve",
-                    "--port",
-                    "0",
-                    "--database-url",
-                    &url,
-                    "--lease-seconds",
-                    "1",
-                ])
-                .args(["--max-runs", "1"])
-                .arg("--key-file")
-                .arg(&key)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let base = listening(&mut child);
-            (
-                child,
-                base.trim_start_matches("http://")
-                    .parse::<std::net::SocketAddr>()
-                    .unwrap(),
-            )
-        })
-        .await
-        .unwrap();
-        (child, Browser::new(addr))
-    };
+    let (mut a, through_a) = replica_with(&url, &key, &["--max-runs", "1"]).await;
     through_a.sign_up("owner").await;
     let (status, graph) = through_a
         .api(
@@ -341,7 +314,7 @@ async fn queued_runs_are_taken_over_with_their_requests() {
     a.wait().unwrap();
 
     let (mut b, through_b) = replica(&url, &key).await;
-    log_in(&through_b).await;
+    through_b.log_in("owner").await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         assert!(Instant::now() < deadline, "the queued run was lost");
@@ -389,7 +362,7 @@ async fn a_run_is_cancelled_through_another_server() {
     let (mut a, through_a) = replica(&url, &key).await;
     let (mut b, through_b) = replica(&url, &key).await;
     through_a.sign_up("owner").await;
-    log_in(&through_b).await;
+    through_b.log_in("owner").await;
     let (status, graph) = through_a
         .api(
             Method::POST,

@@ -78,6 +78,18 @@ impl Browser {
         assert_eq!(status, 201, "sign up {username}: {body}");
     }
 
+    /// Logs `username` (with [`PASSWORD`]) in, in this browser.
+    pub async fn log_in(&self, username: &str) {
+        let (status, body) = self
+            .api(
+                reqwest::Method::POST,
+                "/api/v1/auth/login",
+                Some(serde_json::json!({"username": username, "password": PASSWORD})),
+            )
+            .await;
+        assert_eq!(status, 200, "log in {username}: {body}");
+    }
+
     /// The `Cookie` header this browser sends.
     pub fn cookie(&self) -> String {
         let url = self.url("/").parse().expect("url");
@@ -410,6 +422,32 @@ pub fn heddle() -> std::process::Command {
         .env_remove("HEDDLE_PORT")
         .env_remove("HEDDLE_HOST");
     command
+}
+
+/// Starts `heddle serve --port 0` on the database at `url` with `args`
+/// and `env`, in `dir`; the process and the address it listens on.
+pub async fn serve_process(
+    dir: &std::path::Path,
+    url: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> (std::process::Child, SocketAddr) {
+    let mut command = heddle();
+    command
+        .args(["serve", "--port", "0", "--database-url", url])
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    tokio::task::spawn_blocking(move || {
+        let mut child = command.spawn().unwrap();
+        let base = listening(&mut child);
+        let addr = base.trim_start_matches("http://").parse().unwrap();
+        (child, addr)
+    })
+    .await
+    .unwrap()
 }
 
 /// Reads the first line a `heddle serve` started with piped stdout
