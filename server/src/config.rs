@@ -166,6 +166,13 @@ pub struct ServeArgs {
     #[arg(long, env = "HEDDLE_MAX_RUNS", default_value_t = 8)]
     pub max_runs: usize,
 
+    /// What this server does: everything (`all`), only pages, the API and
+    /// websockets (`web`: the runs it is asked for are queued for the
+    /// others), or only runs (`worker`: it serves no HTTP). `web` and
+    /// `worker` need PostgreSQL.
+    #[arg(long, value_enum, env = "HEDDLE_ROLE", default_value = "all")]
+    pub role: ServerRole,
+
     /// How many runs one user may have queued or running at once.
     #[arg(long, env = "HEDDLE_MAX_RUNS_PER_USER", default_value_t = 4)]
     pub max_runs_per_user: usize,
@@ -207,6 +214,29 @@ pub struct ServeArgs {
     /// the environment, so it never shows in a process list.
     #[arg(skip = std::env::var("HEDDLE_SECRET_KEY").ok().filter(|key| !key.trim().is_empty()))]
     pub secret_key: Option<String>,
+}
+
+/// `--role`: what one server of several does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ServerRole {
+    /// Serves pages, the API and websockets, and executes runs.
+    All,
+    /// Serves pages, the API and websockets; executes nothing.
+    Web,
+    /// Executes runs; serves no HTTP.
+    Worker,
+}
+
+impl ServerRole {
+    /// Whether it executes runs.
+    pub fn executes(self) -> bool {
+        self != ServerRole::Web
+    }
+
+    /// Whether it serves HTTP.
+    pub fn serves(self) -> bool {
+        self != ServerRole::Worker
+    }
 }
 
 /// `--signup`.

@@ -8,7 +8,7 @@ use tokio::net::TcpListener;
 use heddle_app::accounts::ssr::SignupPolicy;
 use heddle_app::secrets::ssr::{self as secrets, KeyError, SecretKey};
 
-use crate::config::{ServeArgs, SignupArg};
+use crate::config::{ServeArgs, ServerRole, SignupArg};
 use crate::db::{self, DbError};
 use crate::runs::Runs;
 use crate::sessions::DbSessions;
@@ -38,6 +38,11 @@ pub enum ServeError {
     /// The server failed while running.
     #[error("the server stopped with an error: {0}")]
     Io(#[from] std::io::Error),
+    /// `--role web` or `worker` on SQLite, whose file has one server.
+    #[error(
+        "`--role {0}` needs PostgreSQL: a SQLite file is served by one server, which does everything (`--role all`)"
+    )]
+    RoleNeedsPostgres(&'static str),
 }
 
 /// Runs the server until a shutdown signal.
@@ -46,6 +51,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let _claim = db::claim(&args.database_url)?;
     let database = db::connect(&args.database_url).await?;
     tracing::info!(database = %db::redact(&args.database_url), "database ready");
+    if args.role != ServerRole::All && matches!(database, heddle_app::db::Db::Sqlite(_)) {
+        database.close().await;
+        return Err(ServeError::RoleNeedsPostgres(match args.role {
+            ServerRole::Web => "web",
+            _ => "worker",
+        }));
+    }
     let (registry, model) = crate::models::registry();
     tracing::info!(%model, "default model");
     let scripts = args
@@ -77,6 +89,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     if args.lease_seconds.is_finite() && args.lease_seconds > 0.0 {
         runs.set_lease_duration(std::time::Duration::from_secs_f64(args.lease_seconds));
     }
+    runs.set_executes(args.role.executes());
+    if !args.role.serves() {
+        return work(args, database, runs).await;
+    }
 
     if !args.site_root.join("pkg").join("heddle.js").is_file() {
         tracing::warn!(
@@ -107,11 +123,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     )
     .with_settings(settings);
     let sweeper = DbSessions::new(database.clone()).sweep_expired();
-    if let Err(error) = runs.recover().await {
-        tracing::error!(%error, "could not recover the runs of the last start");
-    }
-    let leases = runs.keep_leases();
-    let events_listener = runs.listen_for_events();
+    let executing = match args.role.executes() {
+        true => Some(execute(&runs).await),
+        false => None,
+    };
+    let events_listener = runs.listen_for_events(state.auth.events().clone());
 
     let signal = shutdown_signal();
     // Printed (not only logged) so scripts and tests can find the port.
@@ -127,22 +143,58 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     })
     .await?;
 
-    // Runs stop at their last checkpoint and their leases are given back:
-    // another server takes them over at once, or the next start does.
-    leases.abort();
     if let Some(listener) = events_listener {
         listener.abort();
     }
+    if let Some(leases) = executing {
+        hand_back(&runs, leases).await;
+    }
+    sweeper.abort();
+    database.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// `--role worker`: executes runs, serves nothing, until a shutdown signal.
+async fn work(args: ServeArgs, database: heddle_app::db::Db, runs: Runs) -> Result<(), ServeError> {
+    let signal = shutdown_signal();
+    let leases = execute(&runs).await;
+    // Access changes are nobody's concern here: no socket is open.
+    let events_listener = runs.listen_for_events(Default::default());
+    println!(
+        "Heddle worker is running {} runs at once on {}",
+        args.max_runs.max(1),
+        db::redact(&args.database_url)
+    );
+    signal.await;
+    if let Some(listener) = events_listener {
+        listener.abort();
+    }
+    hand_back(&runs, leases).await;
+    database.close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Takes over what the last start left, and keeps this server's leases
+/// (claiming queued and lapsed runs) until it stops.
+async fn execute(runs: &Runs) -> tokio::task::JoinHandle<()> {
+    if let Err(error) = runs.recover().await {
+        tracing::error!(%error, "could not recover the runs of the last start");
+    }
+    runs.keep_leases()
+}
+
+/// Runs stop at their last checkpoint and their leases are given back:
+/// another server takes them over at once, or the next start does.
+async fn hand_back(runs: &Runs, leases: tokio::task::JoinHandle<()>) {
+    leases.abort();
     runs.shutdown();
     match runs.release_leases().await {
         Ok(0) => {}
         Ok(released) => tracing::info!(released, "handed running work back"),
         Err(error) => tracing::error!(%error, "cannot release run leases"),
     }
-    sweeper.abort();
-    database.close().await;
-    tracing::info!("stopped");
-    Ok(())
 }
 
 /// Resolves on Ctrl-C or SIGTERM. The handlers are installed when this is

@@ -98,17 +98,17 @@ impl AppState {
             .build();
         AppState {
             leptos_options,
+            auth: Auth::new(SignupPolicy::Open, &db),
             db,
             runs,
             shutdown,
-            auth: Auth::new(SignupPolicy::Open),
             settings: Arc::new(Settings::default()),
         }
     }
 
     /// The same state with other settings.
     pub fn with_settings(mut self, settings: Settings) -> Self {
-        self.auth = Auth::new(settings.signup);
+        self.auth = Auth::new(settings.signup, &self.db);
         self.runs.set_max_per_user(settings.max_runs_per_user);
         self.settings = Arc::new(settings);
         self

@@ -9,6 +9,7 @@
 
 mod login_guard;
 mod password;
+mod shared_limit;
 mod username;
 
 use std::net::IpAddr;
@@ -60,12 +61,14 @@ struct AuthInner {
 }
 
 impl Auth {
-    pub fn new(signup: SignupPolicy) -> Self {
+    /// The settings for the servers on `db` (access changes are announced
+    /// to all of them).
+    pub fn new(signup: SignupPolicy, db: &Db) -> Self {
         Auth {
             inner: Arc::new(AuthInner {
                 signup,
                 guard: LoginGuard::default(),
-                events: AccessEvents::default(),
+                events: AccessEvents::on(db),
             }),
         }
     }
@@ -313,7 +316,7 @@ pub async fn authenticate(
         username_key(username)
     };
     let guard = &auth.inner.guard;
-    guard.attempt(client, &key)?;
+    guard.attempt(db, client, &key).await?;
     if too_long {
         return Err(AppError::Unauthorized("wrong username or password".into()));
     }

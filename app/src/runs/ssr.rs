@@ -303,8 +303,10 @@ pub struct NewRun<'a> {
     /// What it is asked to do, as JSON (the server's request type): kept
     /// so that whichever server takes the queued run does exactly that.
     pub request: &'a str,
-    /// The server queueing it, which holds its lease from the start.
-    pub lease: &'a Lease,
+    /// The server queueing it, which holds its lease from the start and
+    /// executes it; `None` queues it for any server to take (it was
+    /// asked of a server that does not execute runs).
+    pub lease: Option<&'a Lease>,
 }
 
 /// A server's hold on the runs it queues and executes: its name, and how
@@ -326,9 +328,11 @@ impl Lease {
 }
 
 /// Records a new run, queued, and returns its id. The starter's limit of
-/// runs queued or running is checked in the same transaction as the
-/// insert, under the starter's write lock, so concurrent starts cannot
-/// race past it.
+/// runs queued or running, and that the thread has none, are checked in
+/// the same transaction as the insert, under the starter's write lock, so
+/// concurrent starts through any servers cannot race past the limit. A
+/// run queued without a lease is announced (after the commit, so whoever
+/// hears of it finds it) for any server to take.
 pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<String, AppError> {
     let run_id = format!("run-{}", uuid::Uuid::new_v4());
     let user = run.starter.id.as_str();
@@ -350,6 +354,15 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
                  Wait for one to end, or cancel one"
             )));
         }
+        let busy: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(run.thread_id)
+        .fetch_one(&mut *tx)
+        .await?;
+        if busy > 0 {
+            return Err(thread_busy(run.thread_id));
+        }
         sqlx::query(
             "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
                                request, lease_owner, lease_expires_at)
@@ -363,31 +376,72 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         .bind(user)
         .bind(&embeds)
         .bind(run.request)
-        .bind(&run.lease.owner)
-        .bind(run.lease.until())
+        .bind(run.lease.map(|lease| lease.owner.as_str()))
+        .bind(run.lease.map(Lease::until))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
         Ok::<_, AppError>(())
     })?;
+    if run.lease.is_none() {
+        announce_queued(db, &run_id).await?;
+    }
     Ok(run_id)
 }
 
+/// The refusal of a second run on a thread.
+pub fn thread_busy(thread: &str) -> AppError {
+    AppError::InvalidInput(format!(
+        "thread `{thread}` has a run in progress; wait for it to end or cancel it"
+    ))
+}
+
 /// Queues a paused run again (it is being resumed with what `request`
-/// says), leased to the server that queues it.
-pub async fn requeue(db: &Db, run_id: &str, request: &str, lease: &Lease) -> Result<(), AppError> {
-    on_db!(db, pool => sqlx::query(
+/// says), leased to the server that queues it, or (`None`) announced for
+/// any server to take. Refused when the run is no longer paused (another
+/// resume, through any server, came first).
+pub async fn requeue(
+    db: &Db,
+    run_id: &str,
+    request: &str,
+    lease: Option<&Lease>,
+) -> Result<(), AppError> {
+    let changed = on_db!(db, pool => sqlx::query(
         "UPDATE runs SET status = 'queued', output = NULL, request = $1, lease_owner = $2,
                 lease_expires_at = $3, cancel_requested = 0
-         WHERE id = $4",
+         WHERE id = $4 AND status = 'interrupted'",
     )
     .bind(request)
-    .bind(&lease.owner)
-    .bind(lease.until())
+    .bind(lease.map(|lease| lease.owner.as_str()))
+    .bind(lease.map(Lease::until))
     .bind(run_id)
     .execute(pool)
     .await
     .map(|done| done.rows_affected()))?;
+    if changed == 0 {
+        return Err(AppError::InvalidInput(format!(
+            "run `{run_id}` is not waiting to be resumed"
+        )));
+    }
+    if lease.is_none() {
+        announce_queued(db, run_id).await?;
+    }
+    Ok(())
+}
+
+/// The channel on which runs queued for any server are announced
+/// (PostgreSQL `NOTIFY`; the payload is the run's id). Servers that
+/// execute runs claim them at once, or at their next look if they missed it.
+pub const QUEUE_CHANNEL: &str = "heddle_run_queue";
+
+async fn announce_queued(db: &Db, run_id: &str) -> Result<(), AppError> {
+    if let Db::Postgres(pool) = db {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(QUEUE_CHANNEL)
+            .bind(run_id)
+            .execute(pool)
+            .await?;
+    }
     Ok(())
 }
 

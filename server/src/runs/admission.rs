@@ -56,6 +56,22 @@ impl Runs {
         Ok((detail, registry, graph, embedded.graphs))
     }
 
+    /// The same for the version `version` of the graph: a queued start
+    /// taken by another server runs the version it was asked for, even
+    /// if the graph was saved again meanwhile.
+    pub(super) async fn prepare_version(
+        &self,
+        allowed: &Allowed,
+        version: i64,
+    ) -> Result<(Registry, CompiledGraph, Vec<GraphId>), AppError> {
+        let user = allowed.user();
+        let document = graphs::version(&self.inner.db, allowed, version).await?;
+        let registry = self.registry_for(Some(user.id.as_str())).await?;
+        let embedded = embed::embed(&self.inner.db, user, allowed.graph(), &document).await?;
+        let graph = compile_value(embedded.document, &registry)?;
+        Ok((registry, graph, embedded.graphs))
+    }
+
     /// Who a run needs access for when it goes on: its starter, and the
     /// graphs it embeds (`None` for runs from before accounts).
     pub(super) async fn admission_of(

@@ -55,6 +55,12 @@ pub(super) struct Inner {
     pub(super) store: Arc<dyn CheckpointStore>,
     pub(super) durable: Durable,
     permits: Arc<Semaphore>,
+    /// How many runs it executes at once.
+    max_concurrent: usize,
+    /// Whether it executes runs (else it queues them for other servers).
+    executes: std::sync::atomic::AtomicBool,
+    /// Told when a run ends here: a slot is free for a queued one.
+    pub(super) slot_freed: tokio::sync::Notify,
     active: Mutex<HashMap<String, Active>>,
     notices: broadcast::Sender<Notice>,
     /// How many runs one user may have queued or running.
@@ -63,8 +69,8 @@ pub(super) struct Inner {
     replica: String,
     /// How long its leases last, in milliseconds.
     lease_ms: AtomicU64,
-    /// Runs whose events another server stored (PostgreSQL).
-    wakeups: super::wake::Wakeups,
+    /// What other servers announce (PostgreSQL).
+    pub(super) wakeups: super::wake::Wakeups,
 }
 
 /// A run being executed (or waiting for its turn).
@@ -77,8 +83,8 @@ pub(super) struct Active {
     task: Option<AbortHandle>,
 }
 
-/// A change a graph's watchers hear about.
-#[derive(Debug, Clone, Serialize)]
+/// A change a graph's watchers hear about, on any server.
+#[derive(Debug, Clone, Serialize, serde::Deserialize)]
 pub struct Notice {
     pub graph_id: String,
     pub run_id: String,
@@ -136,6 +142,9 @@ impl Runs {
                 store,
                 durable,
                 permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
+                max_concurrent: max_concurrent.max(1),
+                executes: std::sync::atomic::AtomicBool::new(true),
+                slot_freed: tokio::sync::Notify::new(),
                 active: Mutex::new(HashMap::new()),
                 notices: broadcast::Sender::new(256),
                 max_per_user: AtomicUsize::new(4),
@@ -176,6 +185,32 @@ impl Runs {
     pub fn set_lease_duration(&self, duration: Duration) {
         let ms = duration.as_millis().clamp(300, 3_600_000) as u64;
         self.inner.lease_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// Makes this server queue the runs it is asked for, for other
+    /// servers to execute (`heddle serve --role web`), or execute them.
+    pub fn set_executes(&self, executes: bool) {
+        self.inner.executes.store(executes, Ordering::Relaxed);
+    }
+
+    fn executes(&self) -> bool {
+        self.inner.executes.load(Ordering::Relaxed)
+    }
+
+    /// How many more runs this server could take now.
+    pub(super) fn free_slots(&self) -> usize {
+        if !self.executes() {
+            return 0;
+        }
+        self.inner
+            .max_concurrent
+            .saturating_sub(self.active().len())
+    }
+
+    /// The lease a run asked of this server is queued with: this server's
+    /// when it executes runs, else none (any server takes it).
+    fn new_lease(&self) -> Option<records::Lease> {
+        self.executes().then(|| self.lease())
     }
 
     /// This server's lease on the runs it queues and executes.
@@ -219,10 +254,21 @@ impl Runs {
         self.inner.wakeups.cancels()
     }
 
-    /// Listens for other servers' stored events and cancels (PostgreSQL
-    /// only), until the server stops.
-    pub fn listen_for_events(&self) -> Option<tokio::task::JoinHandle<()>> {
-        self.inner.wakeups.listen(&self.inner.db)
+    /// Listens for what other servers announce (PostgreSQL only): stored
+    /// events, cancels, queued runs, and access changes (passed on to
+    /// `access`), until the server stops.
+    pub fn listen_for_events(
+        &self,
+        access: heddle_app::access::ssr::AccessEvents,
+    ) -> Option<tokio::task::JoinHandle<()>> {
+        self.inner.wakeups.listen(
+            &self.inner.db,
+            super::wake::Relayed {
+                access,
+                notices: self.inner.notices.clone(),
+                replica: self.inner.replica.clone(),
+            },
+        )
     }
 
     /// Notices of runs starting, pausing and ending, for graph watchers.
@@ -281,9 +327,12 @@ impl Runs {
                 starter: user,
                 embeds: &embeds,
                 request: &stored,
-                lease: &self.lease(),
+                lease: self.new_lease().as_ref(),
             })
             .await?;
+        if !self.executes() {
+            return self.record(&run_id).await;
+        }
         let thread = ThreadId::from(thread_id.as_str());
         let id = RunId::from(run_id.as_str());
         self.launch(
@@ -379,9 +428,12 @@ impl Runs {
                 starter: user,
                 embeds: &embeds,
                 request: &stored,
-                lease: &self.lease(),
+                lease: self.new_lease().as_ref(),
             })
             .await?;
+        if !self.executes() {
+            return self.record(&run_id).await;
+        }
         let id = RunId::from(run_id.as_str());
         let fork = heddle_engine::run::Fork {
             edits: request.edits,
@@ -477,7 +529,10 @@ impl Runs {
             value: value.clone(),
         }
         .to_json();
-        records::requeue(&self.inner.db, &run_id, &stored, &self.lease()).await?;
+        records::requeue(&self.inner.db, &run_id, &stored, self.new_lease().as_ref()).await?;
+        if !self.executes() {
+            return self.record(&run_id).await;
+        }
         let thread = ThreadId::from(thread_id);
         self.launch(
             &run_id,
@@ -640,6 +695,7 @@ impl Runs {
         hub.close().await;
         self.active().remove(&run_id);
         drop(permit);
+        self.inner.slot_freed.notify_one();
     }
 
     async fn record_start(&self, run_id: &str) {
@@ -656,7 +712,7 @@ impl Runs {
         status: RunStatus,
         output: Option<Value>,
         error: Option<String>,
-    ) {
+    ) -> bool {
         let recorded = records::mark_ended(
             &self.inner.db,
             run_id,
@@ -667,10 +723,19 @@ impl Runs {
         )
         .await;
         match recorded {
-            Ok(true) => self.notify(run_id, status),
+            Ok(true) => {
+                self.notify(run_id, status);
+                true
+            }
             // Its record is the server's that took it over.
-            Ok(false) => tracing::warn!(run = run_id, "another server holds this run's lease"),
-            Err(error) => tracing::error!(run = run_id, %error, "cannot record a run's end"),
+            Ok(false) => {
+                tracing::warn!(run = run_id, "another server holds this run's lease");
+                false
+            }
+            Err(error) => {
+                tracing::error!(run = run_id, %error, "cannot record a run's end");
+                false
+            }
         }
     }
 
@@ -682,6 +747,9 @@ impl Runs {
             status,
         });
         if let Some(notice) = notice {
+            self.inner
+                .wakeups
+                .announce_notice(&self.inner.db, &self.inner.replica, &notice);
             let _ = self.inner.notices.send(notice);
         }
     }
@@ -719,15 +787,20 @@ impl Runs {
                 return self.record(run_id).await;
             }
             if info.status.is_active() {
-                // Recorded as waiting or executing, but no task of this
-                // server has it (it could not be recovered): close it.
-                self.record_end(
-                    run_id,
-                    RunStatus::Cancelled,
-                    None,
-                    Some("cancelled before it started".into()),
-                )
-                .await;
+                // Queued for any server and not taken yet, or no task of
+                // this server has it (it could not be recovered): close it,
+                // unless a server took it meanwhile: then ask that one.
+                let closed = self
+                    .record_end(
+                        run_id,
+                        RunStatus::Cancelled,
+                        None,
+                        Some("cancelled before it started".into()),
+                    )
+                    .await;
+                if !closed {
+                    records::request_cancel(&self.inner.db, run_id).await?;
+                }
                 return self.record(run_id).await;
             }
             if info.status != RunStatus::Interrupted {

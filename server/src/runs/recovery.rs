@@ -39,11 +39,20 @@ impl Runs {
         self.take_over_lapsed(all).await
     }
 
-    /// Claims runs whose lease lapsed and goes on with each; how many.
+    /// Claims runs queued for any server, or whose lease lapsed, as many as
+    /// this server has free slots for (with `all`, every one), and goes on
+    /// with each; how many.
     pub async fn take_over_lapsed(&self, all: bool) -> Result<usize, AppError> {
         let mut count = 0;
         loop {
-            let claimed = records::claim_lapsed(self.db(), &self.lease(), all, CLAIM_BATCH).await?;
+            let limit = match all {
+                true => CLAIM_BATCH,
+                false => CLAIM_BATCH.min(self.free_slots() as i64),
+            };
+            if limit == 0 {
+                break;
+            }
+            let claimed = records::claim_lapsed(self.db(), &self.lease(), all, limit).await?;
             if claimed.is_empty() {
                 break;
             }
@@ -65,7 +74,7 @@ impl Runs {
                     Err(error) => self.fail_recovery(&run_id, error).await,
                 }
             }
-            if batch < CLAIM_BATCH as usize {
+            if batch < limit as usize {
                 break;
             }
         }
@@ -89,22 +98,35 @@ impl Runs {
     }
 
     /// Renews this server's leases every third of their duration and takes
-    /// over runs whose lease lapsed, until the server stops. A run this
-    /// server executes whose lease another server took (this one could not
-    /// renew in time) is dropped here, untouched: it is theirs.
+    /// over runs whose lease lapsed, until the server stops; claims runs
+    /// queued for any server when one is announced or a slot frees up. A
+    /// run this server executes whose lease another server took (this one
+    /// could not renew in time) is dropped here, untouched: it is theirs.
     pub fn keep_leases(&self) -> tokio::task::JoinHandle<()> {
         let runs = self.clone();
         let mut cancels = self.cancels();
+        let mut queued = self.inner.wakeups.queued();
         tokio::spawn(async move {
             loop {
                 let period = runs.lease().duration / 3;
                 let tick = tokio::time::sleep(period.max(Duration::from_millis(100)));
                 tokio::pin!(tick);
-                // A cancel asked through another server is acted on at once;
-                // one whose notification was missed, at the next tick.
+                // A cancel asked through another server is acted on at once,
+                // and a queued run claimed at once; what was missed, at the
+                // next tick.
                 loop {
                     tokio::select! {
                         () = &mut tick => break,
+                        () = runs.inner.slot_freed.notified() => runs.claim_queued().await,
+                        heard = queued.recv() => match heard {
+                            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                                runs.claim_queued().await;
+                            }
+                            Err(tokio::sync::broadcast::error::RecvError::Closed) => {
+                                (&mut tick).await;
+                                break;
+                            }
+                        },
                         asked = cancels.recv() => match asked {
                             Ok(run_id) => {
                                 runs.cancel_local(&run_id);
@@ -133,6 +155,13 @@ impl Runs {
                 }
             }
         })
+    }
+
+    /// Claims what is queued for any server, as slots allow.
+    async fn claim_queued(&self) {
+        if let Err(error) = self.take_over_lapsed(false).await {
+            tracing::error!(%error, "cannot claim queued runs");
+        }
     }
 
     async fn renew(&self) -> Result<(), AppError> {
@@ -197,7 +226,8 @@ impl Runs {
         } = request
         {
             let allowed = require(self.db(), Some(&starter), &run.graph_id, Role::Editor).await?;
-            let (_, registry, graph, embeds) = self.prepare(&allowed).await?;
+            let (registry, graph, embeds) =
+                self.prepare_version(&allowed, run.graph_version).await?;
             let input = run.input.clone();
             let nodes = |ids: Vec<String>| -> Vec<NodeId> {
                 ids.iter().map(|id| NodeId::from(id.as_str())).collect()

@@ -1,5 +1,9 @@
-//! Wakes the viewers on this server of runs that execute on another one,
-//! and passes on cancels asked through another server (PostgreSQL): the engine's store announces every stored batch of a
+//! What the servers on one PostgreSQL database tell each other, passed on
+//! to this server's listeners: runs whose events were stored (waking the
+//! viewers here of runs executing elsewhere), cancels asked through
+//! another server, runs queued for any server to take, runs starting,
+//! pausing and ending (for the graph pages watching them), and access
+//! changes (open websockets check again). The engine's store announces every stored batch of a
 //! run's events with `NOTIFY` on [`EVENTS_CHANNEL`] when it commits, one
 //! listener per server passes the run's id on to the viewers here, and
 //! each reads the new events from the table by sequence number. The table
@@ -10,21 +14,52 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use heddle_app::access::ssr::{ACCESS_CHANNEL, AccessEvents};
 use heddle_app::db::Db;
-use heddle_app::runs::ssr::CONTROL_CHANNEL;
+use heddle_app::runs::ssr::{CONTROL_CHANNEL, QUEUE_CHANNEL};
 use heddle_engine::run::postgres::EVENTS_CHANNEL;
 use sqlx::postgres::PgListener;
+
+use super::manager::Notice;
 use tokio::sync::broadcast;
 
 /// How long a viewer waits for a notification before it looks anyway.
 pub const FALLBACK: Duration = Duration::from_millis(500);
 
-/// What other servers announce: runs whose events were stored, and runs
-/// someone asked to cancel, as their ids.
+/// The PostgreSQL channel on which servers announce runs starting,
+/// pausing and ending (the payload is `[server, notice]` in JSON).
+pub const NOTICE_CHANNEL: &str = "heddle_run_notices";
+
+/// Where this server passes on what other servers announce beside run ids.
+pub struct Relayed {
+    /// Access changes, for this server's websockets.
+    pub access: AccessEvents,
+    /// Run notices, for this server's graph watchers.
+    pub notices: broadcast::Sender<Notice>,
+    /// This server's name: its own notices were passed on already.
+    pub replica: String,
+}
+
+impl Relayed {
+    fn hear_notice(&self, payload: &str) {
+        match serde_json::from_str::<(String, Notice)>(payload) {
+            Ok((from, _)) if from == self.replica => {}
+            Ok((_, notice)) => {
+                let _ = self.notices.send(notice);
+            }
+            Err(error) => tracing::warn!(%error, "a run notice could not be read"),
+        }
+    }
+}
+
+/// What other servers announce about runs: runs whose events were stored,
+/// runs someone asked to cancel, and runs queued for any server to take,
+/// as their ids.
 #[derive(Clone)]
 pub struct Wakeups {
     stored: broadcast::Sender<Arc<str>>,
     cancels: broadcast::Sender<Arc<str>>,
+    queued: broadcast::Sender<Arc<str>>,
 }
 
 impl Default for Wakeups {
@@ -32,6 +67,7 @@ impl Default for Wakeups {
         Wakeups {
             stored: broadcast::Sender::new(1024),
             cancels: broadcast::Sender::new(256),
+            queued: broadcast::Sender::new(256),
         }
     }
 }
@@ -47,17 +83,48 @@ impl Wakeups {
         self.cancels.subscribe()
     }
 
-    /// Listens on PostgreSQL until the server stops; on SQLite there is
-    /// nothing to listen to (one server per file, whose viewers follow its
-    /// runs directly).
-    pub fn listen(&self, db: &Db) -> Option<tokio::task::JoinHandle<()>> {
+    /// Hears the runs queued for any server to take.
+    pub fn queued(&self) -> broadcast::Receiver<Arc<str>> {
+        self.queued.subscribe()
+    }
+
+    /// Tells the other servers' graph watchers of a run's notice (sent by
+    /// `replica`, whose own watchers heard it already).
+    pub fn announce_notice(&self, db: &Db, replica: &str, notice: &Notice) {
+        let Db::Postgres(pool) = db else {
+            return;
+        };
+        let payload = match serde_json::to_string(&(replica, notice)) {
+            Ok(payload) => payload,
+            Err(error) => {
+                tracing::warn!(%error, "cannot write a run notice");
+                return;
+            }
+        };
+        let pool = pool.clone();
+        tokio::spawn(async move {
+            if let Err(error) = sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(NOTICE_CHANNEL)
+                .bind(payload)
+                .execute(&pool)
+                .await
+            {
+                tracing::warn!(%error, "cannot announce a run notice to other servers");
+            }
+        });
+    }
+
+    /// Listens on PostgreSQL until the server stops, passing notices and
+    /// access changes on to `here`; on SQLite there is nothing to listen
+    /// to (one server per file, whose viewers follow its runs directly).
+    pub fn listen(&self, db: &Db, here: Relayed) -> Option<tokio::task::JoinHandle<()>> {
         let Db::Postgres(pool) = db else {
             return None;
         };
         let (pool, wakeups) = (pool.clone(), self.clone());
         Some(tokio::spawn(async move {
             loop {
-                if let Err(error) = wakeups.relay(&pool).await {
+                if let Err(error) = wakeups.relay(&pool, &here).await {
                     tracing::warn!(%error, "lost the run events listener; reconnecting");
                 }
                 tokio::time::sleep(Duration::from_secs(1)).await;
@@ -67,15 +134,30 @@ impl Wakeups {
 
     /// Passes what other servers announce on to this server's listeners,
     /// until the connection fails.
-    async fn relay(&self, pool: &sqlx::PgPool) -> Result<(), sqlx::Error> {
+    async fn relay(&self, pool: &sqlx::PgPool, here: &Relayed) -> Result<(), sqlx::Error> {
         let mut listener = PgListener::connect_with(pool).await?;
         listener
-            .listen_all([EVENTS_CHANNEL, CONTROL_CHANNEL])
+            .listen_all([
+                EVENTS_CHANNEL,
+                CONTROL_CHANNEL,
+                QUEUE_CHANNEL,
+                ACCESS_CHANNEL,
+                NOTICE_CHANNEL,
+            ])
             .await?;
         loop {
             let notification = listener.recv().await?;
             let to = match notification.channel() {
+                ACCESS_CHANNEL => {
+                    here.access.hear(notification.payload());
+                    continue;
+                }
+                NOTICE_CHANNEL => {
+                    here.hear_notice(notification.payload());
+                    continue;
+                }
                 CONTROL_CHANNEL => &self.cancels,
+                QUEUE_CHANNEL => &self.queued,
                 _ => &self.stored,
             };
             // Nobody listening is fine.

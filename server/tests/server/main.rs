@@ -10,6 +10,7 @@ mod access;
 mod api_graphs;
 mod api_runs;
 mod cli;
+mod cluster;
 mod crash;
 mod database;
 mod graphs_api;

@@ -17,7 +17,7 @@ use crate::support::{Browser, on_postgres, serve_process, test_database};
 
 /// A replica: `heddle serve` on `url` with a one-second lease, the team's
 /// shared secret key, and `args`.
-async fn replica_with(url: &str, key: &std::path::Path, args: &[&str]) -> (Child, Browser) {
+pub async fn replica_with(url: &str, key: &std::path::Path, args: &[&str]) -> (Child, Browser) {
     let key = key.display().to_string();
     let mut all = vec!["--lease-seconds", "1", "--key-file", key.as_str()];
     all.extend_from_slice(args);
@@ -26,19 +26,19 @@ async fn replica_with(url: &str, key: &std::path::Path, args: &[&str]) -> (Child
     (child, Browser::new(addr))
 }
 
-async fn replica(url: &str, key: &std::path::Path) -> (Child, Browser) {
+pub async fn replica(url: &str, key: &std::path::Path) -> (Child, Browser) {
     replica_with(url, key, &[]).await
 }
 
 /// Where the replicas run: beside their key.
-fn key_dir(key: &str) -> std::path::PathBuf {
+pub fn key_dir(key: &str) -> std::path::PathBuf {
     std::path::Path::new(key)
         .parent()
         .map(std::path::Path::to_path_buf)
         .unwrap_or_default()
 }
 
-async fn events(browser: &Browser, run: &str) -> Vec<Value> {
+pub async fn events(browser: &Browser, run: &str) -> Vec<Value> {
     let (status, events) = browser
         .api(
             Method::GET,

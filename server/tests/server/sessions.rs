@@ -424,7 +424,8 @@ async fn the_first_account_owns_the_graphs_made_before_accounts() {
         .await
         .map(|_| ()))
         .unwrap();
-    let auth = heddle_app::accounts::ssr::Auth::new(heddle_app::accounts::ssr::SignupPolicy::Open);
+    let auth =
+        heddle_app::accounts::ssr::Auth::new(heddle_app::accounts::ssr::SignupPolicy::Open, &pool);
     let first = heddle_app::accounts::ssr::create_user(&pool, &auth, "first", PASSWORD)
         .await
         .unwrap();

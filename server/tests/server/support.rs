@@ -450,6 +450,38 @@ pub async fn serve_process(
     .unwrap()
 }
 
+/// Starts `heddle serve --role worker` on `url` in `dir`, and waits for it
+/// to say it runs (a worker serves no HTTP).
+pub async fn worker_process(
+    dir: &std::path::Path,
+    url: &str,
+    args: &[&str],
+) -> std::process::Child {
+    let mut command = heddle();
+    command
+        .args(["serve", "--role", "worker", "--database-url", url])
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null());
+    tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped stdout");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the first line");
+        assert!(
+            line.starts_with("Heddle worker is running"),
+            "unexpected first line: {line:?}"
+        );
+        child
+    })
+    .await
+    .unwrap()
+}
+
 /// Reads the first line a `heddle serve` started with piped stdout
 /// prints; the base URL it listens on (`http://127.0.0.1:PORT`).
 pub fn listening(child: &mut std::process::Child) -> String {

@@ -5,24 +5,22 @@
 //! milliseconds each: beyond the queue a log-in is refused with 503 and
 //! `Retry-After` instead of piling up memory.
 //!
-//! The limiters are governor's keyed GCRA limiters; their tables are swept
-//! of idle keys as they grow, never cleared wholesale. Hashes run on two
-//! threads of their own (a [`WorkerPool`]), each reusing its own argon2
-//! memory (`password`): tokio's blocking pool spread them over dozens of
-//! threads whose allocator arenas each kept 19 MiB blocks.
+//! The limits are kept in the database (`shared_limit`), so they hold
+//! across every server on it: behind a load balancer an attacker does not
+//! get one budget per server. Hashes run on two threads of their own (a
+//! [`WorkerPool`]), each reusing its own argon2 memory (`password`):
+//! tokio's blocking pool spread them over dozens of threads whose
+//! allocator arenas each kept 19 MiB blocks.
 
 use std::net::IpAddr;
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
-use governor::clock::{Clock, DefaultClock};
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter};
 use heddle_engine::run::WorkerPool;
 
+use super::shared_limit::{Limit, take};
+use crate::db::Db;
 use crate::error::AppError;
-
-type Keyed<K> = RateLimiter<K, DefaultKeyedStateStore<K>, DefaultClock>;
 
 /// Log-in attempts one account may take: a burst of this many, then one
 /// more every [`ACCOUNT_REFILL_SECS`] seconds.
@@ -41,9 +39,6 @@ pub const HASH_QUEUE: usize = 64;
 
 /// The log-in limits and the hashing queue of one server.
 pub struct LoginGuard {
-    accounts: Keyed<String>,
-    addresses: Keyed<IpAddr>,
-    checks: AtomicU64,
     hashing: WorkerPool,
     waiting: AtomicUsize,
 }
@@ -51,56 +46,49 @@ pub struct LoginGuard {
 impl Default for LoginGuard {
     fn default() -> Self {
         LoginGuard {
-            accounts: RateLimiter::keyed(quota(ACCOUNT_BURST, ACCOUNT_REFILL_SECS)),
-            addresses: RateLimiter::keyed(quota(ADDRESS_BURST, ADDRESS_REFILL_SECS)),
-            checks: AtomicU64::new(0),
             hashing: WorkerPool::new(HASH_WORKERS),
             waiting: AtomicUsize::new(0),
         }
     }
 }
 
-fn quota(burst: u32, refill_secs: u64) -> Quota {
-    let burst = NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN);
-    Quota::with_period(std::time::Duration::from_secs(refill_secs))
-        .unwrap_or_else(|| Quota::per_minute(burst))
-        .allow_burst(burst)
-}
+/// The limit on one client address.
+const PER_ADDRESS: Limit = Limit {
+    burst: ADDRESS_BURST,
+    refill: Duration::from_secs(ADDRESS_REFILL_SECS),
+};
+/// The limit on one account.
+const PER_ACCOUNT: Limit = Limit {
+    burst: ACCOUNT_BURST,
+    refill: Duration::from_secs(ACCOUNT_REFILL_SECS),
+};
 
 impl LoginGuard {
     /// Takes one log-in attempt for `address` (when known) and the account
     /// `key` (a normalised username), or says when to try again.
-    pub fn attempt(&self, address: Option<IpAddr>, key: &str) -> Result<(), AppError> {
-        self.sweep();
-        let clock = DefaultClock::default();
+    pub async fn attempt(
+        &self,
+        db: &Db,
+        address: Option<IpAddr>,
+        key: &str,
+    ) -> Result<(), AppError> {
         // The address first: a client over its limit does not even make
         // an entry for the names it sprays.
         if let Some(address) = address
-            && let Err(not_until) = self.addresses.check_key(&address)
+            && let Err(wait) = take(db, &format!("login address {address}"), PER_ADDRESS).await?
         {
-            let wait = not_until.wait_time_from(clock.now()).as_secs().max(1);
             return Err(AppError::TooManyRequests(format!(
-                "too many log-in attempts from your address; try again in {wait} s"
+                "too many log-in attempts from your address; try again in {} s",
+                wait.as_secs().max(1)
             )));
         }
-        if let Err(not_until) = self.accounts.check_key(&key.to_string()) {
-            let wait = not_until.wait_time_from(clock.now()).as_secs().max(1);
+        if let Err(wait) = take(db, &format!("login account {key}"), PER_ACCOUNT).await? {
             return Err(AppError::TooManyRequests(format!(
-                "too many log-in attempts for this username; try again in {wait} s"
+                "too many log-in attempts for this username; try again in {} s",
+                wait.as_secs().max(1)
             )));
         }
         Ok(())
-    }
-
-    /// Forgets keys whose limits have fully recovered, every few thousand
-    /// attempts, so the tables hold only recent attempts.
-    fn sweep(&self) {
-        if self.checks.fetch_add(1, Ordering::Relaxed) % 4096 == 4095 {
-            self.accounts.retain_recent();
-            self.accounts.shrink_to_fit();
-            self.addresses.retain_recent();
-            self.addresses.shrink_to_fit();
-        }
     }
 
     /// Runs `work` (a password hash or check) on a hashing thread once one
@@ -132,35 +120,5 @@ struct Leave<'a>(&'a AtomicUsize);
 impl Drop for Leave<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{ACCOUNT_BURST, ADDRESS_BURST, LoginGuard};
-    use crate::error::AppError;
-
-    #[test]
-    fn each_attempt_counts_per_account_and_per_address() {
-        let guard = LoginGuard::default();
-        let here = Some("192.0.2.1".parse().unwrap());
-        for _ in 0..ACCOUNT_BURST {
-            assert!(guard.attempt(here, "kim").is_ok());
-        }
-        assert!(matches!(
-            guard.attempt(here, "kim"),
-            Err(AppError::TooManyRequests(_))
-        ));
-        // Another account from the same address goes on until the
-        // address's own limit.
-        let mut allowed = 0;
-        for n in 0..ADDRESS_BURST {
-            if guard.attempt(here, &format!("user{n}")).is_ok() {
-                allowed += 1;
-            }
-        }
-        assert_eq!(allowed, ADDRESS_BURST - ACCOUNT_BURST - 1);
-        let elsewhere = Some("192.0.2.2".parse().unwrap());
-        assert!(guard.attempt(elsewhere, "ada").is_ok());
     }
 }
