@@ -89,3 +89,9 @@ ensure_schemathesis() {
   python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$venv"; }
   "$venv/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
 }
+
+# nginx (Debian), which the tests run in front of two servers with the
+# example configuration in deploy/nginx/.
+ensure_nginx() {
+  command -v nginx >/dev/null || apt_install nginx-light
+}

@@ -13,7 +13,9 @@ use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
 use crate::replicas::{events, replica, replica_with};
-use crate::support::{Browser, error_message, heddle, on_postgres, test_database, worker_process};
+use crate::support::{
+    Browser, Killed, error_message, heddle, on_postgres, test_database, worker_process,
+};
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -98,7 +100,9 @@ async fn a_revoke_through_one_server_ends_access_on_another_at_once() {
     let url = test_database(dir.path()).await;
     let key = dir.path().join("team.key");
     let (a, owner) = replica(&url, &key).await;
+    let _a = Killed(a);
     let (b, on_b) = replica(&url, &key).await;
+    let _b = Killed(b);
     owner.sign_up("owner").await;
     let teammate = Browser::new(on_b.addr);
     teammate.sign_up("tess").await;
@@ -160,10 +164,6 @@ async fn a_revoke_through_one_server_ends_access_on_another_at_once() {
         None,
         "B closes the socket of a session ended through A"
     );
-    for mut child in [a, b] {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
 }
 
 #[tokio::test]
@@ -175,7 +175,9 @@ async fn log_in_limits_count_the_attempts_on_every_server() {
     let url = test_database(dir.path()).await;
     let key = dir.path().join("team.key");
     let (a, on_a) = replica(&url, &key).await;
+    let _a = Killed(a);
     let (b, on_b) = replica(&url, &key).await;
+    let _b = Killed(b);
     on_a.sign_up("kim").await;
     // Wrong passwords, alternating between the servers: the account's
     // burst (5) is spent across both, and the next attempt is refused on
@@ -206,10 +208,6 @@ async fn log_in_limits_count_the_attempts_on_every_server() {
             "{body}"
         );
     }
-    for mut child in [a, b] {
-        let _ = child.kill();
-        let _ = child.wait();
-    }
 }
 
 #[tokio::test]
@@ -221,6 +219,7 @@ async fn web_servers_queue_runs_and_workers_execute_them() {
     let url = test_database(dir.path()).await;
     let key = dir.path().join("team.key");
     let (web, owner) = replica_with(&url, &key, &["--role", "web"]).await;
+    let _web = Killed(web);
     owner.sign_up("owner").await;
     let graph = create_graph(&owner, counting_loop(40)).await;
     let mut watching = socket(&owner).await;
@@ -234,12 +233,14 @@ async fn web_servers_queue_runs_and_workers_execute_them() {
 
     // A worker takes it, and the next one as soon as it is queued.
     let key_arg = key.display().to_string();
-    let worker = worker_process(
-        dir.path(),
-        &url,
-        &["--lease-seconds", "1", "--key-file", &key_arg],
-    )
-    .await;
+    let _worker = Killed(
+        worker_process(
+            dir.path(),
+            &url,
+            &["--lease-seconds", "1", "--key-file", &key_arg],
+        )
+        .await,
+    );
     let second = start(&owner, &graph, 40).await;
     for run in [&first, &second] {
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -279,10 +280,6 @@ async fn web_servers_queue_runs_and_workers_execute_them() {
             .map(|(_, status)| status.as_str())
             .collect();
         assert_eq!(statuses, ["running", "finished"], "{run}");
-    }
-    for mut child in [web, worker] {
-        let _ = child.kill();
-        let _ = child.wait();
     }
 }
 

@@ -16,6 +16,7 @@ mod database;
 mod graphs_api;
 mod live;
 mod migrate;
+mod nginx;
 mod openapi;
 mod pages;
 mod replicas;

@@ -450,6 +450,18 @@ pub async fn serve_process(
     .unwrap()
 }
 
+/// A process killed when the test ends, passed or failed: nothing a test
+/// started outlives it (a forgotten nginx would even hold the test
+/// runner's output open).
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Starts `heddle serve --role worker` on `url` in `dir`, and waits for it
 /// to say it runs (a worker serves no HTTP).
 pub async fn worker_process(
