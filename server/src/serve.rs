@@ -185,11 +185,15 @@ async fn execute(runs: &Runs) -> tokio::task::JoinHandle<()> {
     runs.keep_leases()
 }
 
-/// Runs stop at their last checkpoint and their leases are given back:
-/// another server takes them over at once, or the next start does.
+/// How long a graceful shutdown waits for runs to finish their step.
+const STEP_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Runs stop after their current step (or after [`STEP_GRACE`], at their
+/// last checkpoint) and their leases are given back: another server takes
+/// them over at once, or the next start does.
 async fn hand_back(runs: &Runs, leases: tokio::task::JoinHandle<()>) {
     leases.abort();
-    runs.shutdown();
+    runs.hand_over(STEP_GRACE).await;
     match runs.release_leases().await {
         Ok(0) => {}
         Ok(released) => tracing::info!(released, "handed running work back"),

@@ -535,16 +535,20 @@ pub async fn cancels_for(db: &Db, owner: &str) -> Result<Vec<String>, AppError> 
 }
 
 /// Gives up this server's leases (it is shutting down after the current
-/// steps): other servers may take the runs at once.
+/// steps), and announces the runs: other servers take them at once.
 pub async fn release_leases(db: &Db, owner: &str) -> Result<u64, AppError> {
-    Ok(on_db!(db, pool => sqlx::query(
+    let released: Vec<String> = on_db!(db, pool => sqlx::query_scalar(
         "UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
-         WHERE lease_owner = $1 AND status IN ('queued', 'running')",
+         WHERE lease_owner = $1 AND status IN ('queued', 'running')
+         RETURNING id",
     )
     .bind(owner)
-    .execute(pool)
-    .await
-    .map(|done| done.rows_affected()))?)
+    .fetch_all(pool)
+    .await)?;
+    for run_id in &released {
+        announce_queued(db, run_id).await?;
+    }
+    Ok(released.len() as u64)
 }
 
 /// Takes up to `limit` runs queued or running whose lease lapsed (or that

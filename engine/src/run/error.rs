@@ -50,6 +50,10 @@ pub enum RunError {
     /// The run was cancelled.
     #[error("the run was cancelled at step {step}")]
     Cancelled { step: u32 },
+    /// The run stopped before step `step`, as asked, to go on elsewhere
+    /// from its newest checkpoint: it has not ended.
+    #[error("the run was handed over before step {step}")]
+    HandedOver { step: u32 },
     /// The checkpoint store failed; the run stopped at its last checkpoint.
     #[error("{0}")]
     Store(#[from] StoreError),

@@ -245,6 +245,10 @@ impl Run {
             }
         };
         let result = executor.run(&mut progress, persistence.as_mut()).await;
+        if matches!(result, Err(RunError::HandedOver { .. })) {
+            // Not ended: its newest checkpoint stands, to go on from.
+            return result;
+        }
         executor.emit_end(&result);
         if let Some(persistence) = persistence.as_mut()
             && !matches!(result, Err(RunError::Store(_)))
@@ -455,6 +459,9 @@ impl Executor<'_> {
             }
             if self.cancel.is_cancelled() {
                 return Err(RunError::Cancelled { step });
+            }
+            if self.cancel.is_handing_over() && persistence.is_some() {
+                return Err(RunError::HandedOver { step });
             }
             let skip_before = progress.resume.as_ref().is_some_and(|r| r.skip_before);
             if !skip_before {

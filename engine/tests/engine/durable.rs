@@ -567,3 +567,60 @@ async fn a_crashed_run_is_recovered_from_its_last_checkpoint() {
         assert!(durable(&store).recover().await.unwrap().is_empty());
     }
 }
+
+#[tokio::test]
+async fn a_run_handed_over_stops_after_its_step_and_goes_on_elsewhere() {
+    for store in stores().await {
+        let t = thread("hand-over");
+        let run = durable(&store)
+            .start(
+                counting_loop(40),
+                t.clone(),
+                RunId::from("moving"),
+                json!({}),
+            )
+            .await
+            .unwrap();
+        let handle = run.cancel_handle();
+        let task = tokio::spawn(run.execute());
+        loop {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            if store.history(&t).await.unwrap().len() >= 5 {
+                break;
+            }
+        }
+        handle.hand_over();
+        let stopped = task.await.unwrap();
+        let Err(heddle_engine::run::RunError::HandedOver { step }) = stopped else {
+            panic!("expected a hand-over, got {stopped:?}");
+        };
+        // Not ended: still running, its newest checkpoint at that step,
+        // and no end in its log.
+        let record = store.run(&RunId::from("moving")).await.unwrap().unwrap();
+        assert_eq!(record.status, RunStatus::Running);
+        assert_eq!(store.latest(&t).await.unwrap().unwrap().step, step);
+        let events = stored_events(&store, "moving").await;
+        assert!(!events.iter().any(|e| matches!(
+            e,
+            EventPayload::RunCancelled { .. } | EventPayload::RunFailed { .. }
+        )));
+
+        // Another process goes on from there; every step ran once.
+        let runs = durable(&store).recover().await.unwrap();
+        assert_eq!(runs.len(), 1);
+        let output = runs.into_iter().next().unwrap().execute().await.unwrap();
+        assert_eq!(output.state["count"], 40);
+        let events = stored_events(&store, "moving").await;
+        let started: Vec<u32> = events
+            .iter()
+            .filter_map(|e| match e {
+                EventPayload::NodeStarted { node, step, .. } if node.as_str() == "tick" => {
+                    Some(*step)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(started.len(), 40, "{started:?}");
+        assert!(started.windows(2).all(|pair| pair[0] < pair[1]));
+    }
+}

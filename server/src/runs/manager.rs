@@ -61,6 +61,9 @@ pub(super) struct Inner {
     executes: std::sync::atomic::AtomicBool,
     /// Told when a run ends here: a slot is free for a queued one.
     pub(super) slot_freed: tokio::sync::Notify,
+    /// Set when the server shuts down: runs stop after their current step
+    /// and queued ones do not start.
+    handing_over: std::sync::atomic::AtomicBool,
     active: Mutex<HashMap<String, Active>>,
     notices: broadcast::Sender<Notice>,
     /// How many runs one user may have queued or running.
@@ -145,6 +148,7 @@ impl Runs {
                 max_concurrent: max_concurrent.max(1),
                 executes: std::sync::atomic::AtomicBool::new(true),
                 slot_freed: tokio::sync::Notify::new(),
+                handing_over: std::sync::atomic::AtomicBool::new(false),
                 active: Mutex::new(HashMap::new()),
                 notices: broadcast::Sender::new(256),
                 max_per_user: AtomicUsize::new(4),
@@ -609,6 +613,13 @@ impl Runs {
         Fut: Future<Output = Result<Run, DurableError>>,
     {
         let permit = Arc::clone(&self.inner.permits).acquire_owned().await;
+        if self.inner.handing_over.load(Ordering::Acquire) {
+            // The server is shutting down: the run stays queued, for the
+            // server that takes it once this one's lease is released.
+            hub.close_now();
+            self.active().remove(&run_id);
+            return;
+        }
         let cancelled_while_queued = self
             .active()
             .get(&run_id)
@@ -688,9 +699,16 @@ impl Runs {
                 Some(run.execute().await)
             }
         };
-        if let Some(result) = result {
-            let (status, output, error) = outcome(&result);
-            self.record_end(&run_id, status, output, error).await;
+        match result {
+            Some(Err(RunError::HandedOver { step })) => {
+                // Not ended: another server goes on from its checkpoint.
+                tracing::info!(run = %run_id, step, "handed the run over after its step");
+            }
+            Some(result) => {
+                let (status, output, error) = outcome(&result);
+                self.record_end(&run_id, status, output, error).await;
+            }
+            None => {}
         }
         hub.close().await;
         self.active().remove(&run_id);
@@ -883,6 +901,38 @@ impl Runs {
             state,
             messages,
         })
+    }
+
+    /// Hands this server's runs over (a graceful shutdown): each stops
+    /// after the step in flight, once that step's checkpoint is stored, and
+    /// queued ones do not start. Those still in a step after `grace` are
+    /// stopped at once (their step runs again where they are taken over).
+    pub async fn hand_over(&self, grace: Duration) {
+        self.inner.handing_over.store(true, Ordering::Release);
+        for active in self.active().values() {
+            match &active.cancel {
+                Some(cancel) => cancel.hand_over(),
+                None => {
+                    if let Some(task) = &active.task {
+                        task.abort();
+                    }
+                }
+            }
+        }
+        // A permit for a queued run: it sees the flag and leaves.
+        self.inner.permits.add_permits(self.active().len());
+        let deadline = tokio::time::Instant::now() + grace;
+        while tokio::time::Instant::now() < deadline {
+            let busy = self
+                .active()
+                .values()
+                .any(|active| active.task.as_ref().is_some_and(|task| !task.is_finished()));
+            if !busy {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        self.shutdown();
     }
 
     /// Stops every run task at once (on shutdown). Their last checkpoints

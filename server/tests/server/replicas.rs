@@ -15,11 +15,14 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::api_runs::counting_loop;
 use crate::support::{Browser, on_postgres, serve_process, test_database};
 
-/// A replica: `heddle serve` on `url` with a one-second lease, the team's
-/// shared secret key, and `args`.
+/// A replica: `heddle serve` on `url` with the team's shared secret key,
+/// `args`, and a one-second lease unless they say otherwise.
 pub async fn replica_with(url: &str, key: &std::path::Path, args: &[&str]) -> (Child, Browser) {
     let key = key.display().to_string();
-    let mut all = vec!["--lease-seconds", "1", "--key-file", key.as_str()];
+    let mut all = vec!["--key-file", key.as_str()];
+    if !args.contains(&"--lease-seconds") {
+        all.extend(["--lease-seconds", "1"]);
+    }
     all.extend_from_slice(args);
     let dir = key_dir(&key);
     let (child, addr) = serve_process(&dir, url, &all, &[]).await;
@@ -349,6 +352,95 @@ async fn queued_runs_are_taken_over_with_their_requests() {
         .await;
     b.kill().unwrap();
     b.wait().unwrap();
+}
+
+#[tokio::test]
+async fn a_server_shutting_down_hands_its_runs_over_after_their_step() {
+    if !on_postgres() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let url = test_database(dir.path()).await;
+    let key = dir.path().join("team.key");
+    // Leases far longer than the test waits: only the hand-over can move
+    // the run.
+    let (mut a, through_a) = replica_with(&url, &key, &["--lease-seconds", "60"]).await;
+    let (b, through_b) = replica_with(&url, &key, &["--lease-seconds", "60"]).await;
+    let _b = crate::support::Killed(b);
+    through_a.sign_up("owner").await;
+    through_b.log_in("owner").await;
+    const TARGET: u64 = 3_000;
+    let (status, graph) = through_a
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": counting_loop(TARGET)})),
+        )
+        .await;
+    assert_eq!(status, 201, "{graph}");
+    let graph = graph["id"].as_str().unwrap().to_string();
+    let (status, run) = through_a
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"target": TARGET}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run = run["id"].as_str().unwrap().to_string();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while events(&through_b, &run).await.len() < 200 {
+        assert!(Instant::now() < deadline, "the run never got going on A");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+
+    // SIGTERM: A finishes its step, gives the run back and exits cleanly.
+    let stopped = std::process::Command::new("kill")
+        .args(["-TERM", &a.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let exit = tokio::task::spawn_blocking(move || a.wait().unwrap())
+        .await
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+
+    // B takes it over at once (not after the 60 s lease) and finishes it.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let finished = loop {
+        assert!(Instant::now() < deadline, "B never finished the run");
+        let (_, info) = through_b
+            .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+            .await;
+        if info["status"] == "finished" {
+            break info;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(finished["output"]["count"], TARGET, "{finished}");
+    let stored = events(&through_b, &run).await;
+    let seqs: Vec<u64> = stored.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (0..stored.len() as u64).collect::<Vec<_>>());
+    // The step in flight at the signal finished on A: no step ran twice,
+    // not even one seen and not committed.
+    let ticks: Vec<u64> = stored
+        .iter()
+        .filter(|event| event["type"] == "node_started" && event["node"] == "tick")
+        .map(|event| event["step"].as_u64().unwrap())
+        .collect();
+    assert!(
+        ticks.windows(2).all(|pair| pair[0] < pair[1]),
+        "a step started twice"
+    );
+    assert_eq!(ticks.len(), TARGET as usize);
+    assert_eq!(
+        stored
+            .iter()
+            .filter(|event| event["type"] == "run_resumed")
+            .count(),
+        1,
+        "B went on from A's checkpoint"
+    );
 }
 
 #[tokio::test]
