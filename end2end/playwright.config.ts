@@ -18,11 +18,11 @@ export default defineConfig({
   outputDir: "../target/e2e/results",
   fullyParallel: false,
   workers: 1,
-  // One retry in CI only: "the ReAct example ... animating node by node"
-  // needs the agent seen `running` in some frame, and on a loaded 2-core
-  // machine its events sometimes arrive in one batch (about 1 run in 4 on
-  // 2026-11-22). A retried test is reported as flaky, not hidden; the
-  // cause is open work (see the stop note).
+  // One retry in CI only, as a guard: a retried test is reported as flaky,
+  // not hidden. "the ReAct example ... animating node by node" failed about
+  // 1 run in 4 (2026-11-22): on the offline model the run lasted ~200 ms
+  // and could end before the page subscribed, so its events came as one
+  // backlog. The offline model's pace below (60 ms a word) fixes that.
   retries: process.env.CI ? 1 : 0,
   timeout: 30_000,
   expect: { timeout: 10_000 },
@@ -62,6 +62,10 @@ export default defineConfig({
       `--database-url sqlite://../target/e2e/data/heddle.db --site-root ../target/site`,
     url: `http://127.0.0.1:${port}/api/health`,
     reuseExistingServer: false,
+    // The offline model streams a word every 60 ms (25 by default): a
+    // chat run then lasts long enough for the tests that watch it animate
+    // to subscribe while it runs, even on a loaded 2-core machine.
+    env: { HEDDLE_OFFLINE_PACE_MS: "60" },
     timeout: 60_000,
     stdout: "pipe",
     stderr: "pipe",

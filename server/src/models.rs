@@ -12,6 +12,9 @@
 //!
 //! Setting only `OPENAI_API_KEY` uses OpenAI's API. A node can still ask
 //! for the offline model by name (`"model": "offline"`).
+//! `HEDDLE_OFFLINE_PACE_MS` sets how long the offline model takes per
+//! streamed word (default 25, at most 2000): slower for demonstrations
+//! and for the browser tests that watch a run animate.
 //!
 //! The `http_request` tool refuses addresses inside the network;
 //! `HEDDLE_HTTP_ALLOW` lists hosts it may reach anyway (comma-separated).
@@ -91,6 +94,7 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
             .map(|_| "https://api.openai.com/v1".to_string())
     });
     let model = var("HEDDLE_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+    let offline = offline_model(&var);
     // Nodes naming a credential use the configured endpoint (OpenAI's
     // without one) with the runner's own key.
     let keyed = EndpointModels {
@@ -98,9 +102,14 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
             .clone()
             .unwrap_or_else(|| "https://api.openai.com/v1".into()),
         default_model: model.clone(),
+        offline: offline.clone(),
     };
     let Some(base_url) = base_url else {
-        let registry = Registry::new().with_tool(http).with_keyed_models(keyed);
+        let registry = Registry::new()
+            .with_default_model(offline.clone())
+            .with_model("offline", offline.clone())
+            .with_tool(http)
+            .with_keyed_models(keyed);
         return (registry, DefaultModel::Offline);
     };
     let mut config = OpenAiConfig::new(base_url.clone(), model.clone());
@@ -108,7 +117,7 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
     config.timeout = Duration::from_secs(120);
     let registry = Registry::new()
         .with_default_model(OpenAiModel::new(config))
-        .with_model("offline", OfflineModel::new())
+        .with_model("offline", offline.clone())
         .with_tool(http)
         .with_keyed_models(keyed);
     (
@@ -126,12 +135,22 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
 struct EndpointModels {
     base_url: String,
     default_model: String,
+    offline: OfflineModel,
+}
+
+/// The offline model at the pace `HEDDLE_OFFLINE_PACE_MS` asks for.
+fn offline_model(var: &impl Fn(&str) -> Option<String>) -> OfflineModel {
+    let model = OfflineModel::new();
+    match var("HEDDLE_OFFLINE_PACE_MS").and_then(|ms| ms.trim().parse::<u64>().ok()) {
+        Some(ms) => model.with_pace(Duration::from_millis(ms.min(2_000))),
+        None => model,
+    }
 }
 
 impl KeyedModels for EndpointModels {
     fn model(&self, name: Option<&str>, key: &Secret) -> Result<SharedModel, String> {
         let model = match name {
-            Some("offline") => return Ok(Arc::new(OfflineModel::new())),
+            Some("offline") => return Ok(Arc::new(self.offline.clone())),
             None | Some("" | "default") => self.default_model.clone(),
             Some(name) => name.to_string(),
         };
