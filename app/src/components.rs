@@ -5,6 +5,7 @@ mod form_error;
 mod graph_preview;
 mod header;
 mod not_found_view;
+mod publish_control;
 mod share_panel;
 
 pub use error_view::ErrorView;
@@ -12,4 +13,5 @@ pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;
 pub use header::Header;
 pub use not_found_view::NotFoundView;
+pub use publish_control::PublishControl;
 pub use share_panel::SharePanel;

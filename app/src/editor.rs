@@ -58,6 +58,9 @@ pub fn GraphEditor(
     /// menu); no such item without it.
     #[prop(default = None)]
     run_to: Option<Callback<heddle_engine::NodeId>>,
+    /// The graph's published version, marked in the version history.
+    #[prop(optional)]
+    publication: Option<crate::publishing::Live>,
     children: Children,
 ) -> impl IntoView {
     let gestures = Gestures::new();
@@ -112,7 +115,7 @@ pub fn GraphEditor(
             <aside class="inspector" aria-label="Inspector">
                 <Inspector editor catalog />
                 <ProblemList editor problems />
-                <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit />
+                <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit live=publication />
                 {children()}
             </aside>
         </div>

@@ -39,6 +39,7 @@ pub mod http_status;
 pub mod limits;
 pub mod live;
 pub mod pages;
+pub mod publishing;
 pub mod run_panel;
 pub mod runs;
 pub mod secrets;

@@ -13,7 +13,8 @@
 //!   each event's delay from its emission (`at_us`) to its arrival, p50
 //!   and p99, on the executing server and across servers.
 //! - Throughput: 240 short runs started round-robin through 1, 2 and 3
-//!   servers; runs completed per second.
+//!   servers; runs completed per second. The same started through one
+//!   `--role web` server with 1, 2 and 3 `--role worker` processes.
 
 #[allow(dead_code)] // this bench uses a part of the shared helpers
 mod support;
@@ -268,6 +269,59 @@ async fn throughput(admin: &str, servers: usize) -> f64 {
     ids.len() as f64 / started.elapsed().as_secs_f64()
 }
 
+/// Runs completed per second with `workers` worker processes: 240 short
+/// runs started through one `--role web` server, which executes none.
+async fn throughput_of_workers(admin: &str, workers: usize) -> f64 {
+    let url = fresh_postgres(admin).await;
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let key = dir.path().join("team.key");
+    let key_arg = key.display().to_string();
+    let web = Server::start_on(
+        Some(&url),
+        &[
+            "--role",
+            "web",
+            "--key-file",
+            &key_arg,
+            "--max-runs-per-user",
+            "100000",
+        ],
+    );
+    let _workers: Vec<Server> = (0..workers)
+        .map(|_| {
+            Server::start_on(
+                Some(&url),
+                &[
+                    "--role",
+                    "worker",
+                    "--key-file",
+                    &key_arg,
+                    "--lease-seconds",
+                    "2",
+                ],
+            )
+        })
+        .collect();
+    let client = client(&web, true).await;
+    let graph = create_graph(&client, &web).await;
+    let started = Instant::now();
+    let mut ids = Vec::new();
+    for _ in 0..15 {
+        let requests = (0..16).map(|_| start_run(&client, &web, &graph, 20));
+        ids.extend(join_all(requests).await);
+    }
+    for id in &ids {
+        loop {
+            let run = json(client.get(format!("{}/api/v1/runs/{id}", web.base)), "run").await;
+            if !matches!(run["status"].as_str(), Some("queued" | "running")) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+    ids.len() as f64 / started.elapsed().as_secs_f64()
+}
+
 #[tokio::main]
 async fn main() {
     let Ok(admin) = std::env::var("HEDDLE_BENCH_POSTGRES") else {
@@ -300,5 +354,11 @@ async fn main() {
     for servers in 1..=3 {
         let rate = throughput(&admin, servers).await;
         println!("runs completed per second with {servers} server(s): {rate:.0}");
+    }
+    for workers in 1..=3 {
+        let rate = throughput_of_workers(&admin, workers).await;
+        println!(
+            "runs completed per second through a web server with {workers} worker(s): {rate:.0}"
+        );
     }
 }

@@ -11,6 +11,7 @@ mod error;
 mod graphs;
 pub mod openapi;
 mod params;
+mod publishing;
 mod responses;
 mod runs;
 mod secrets;
@@ -156,6 +157,21 @@ pub fn routes() -> Router<AppState> {
             put_with(
                 sharing::set_member,
                 doc("sharing", "Set a teammate's role (owner)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/published",
+            get_with(
+                publishing::get,
+                doc("publishing", "The version calls from outside run"),
+            )
+            .put_with(
+                publishing::put,
+                doc("publishing", "Publish a version (editor)"),
+            )
+            .delete_with(
+                publishing::delete,
+                doc("publishing", "Take the graph offline (editor)"),
             ),
         )
         .api_route(

@@ -8,6 +8,8 @@
 //! Rows go over in batches, in an order that satisfies every foreign key
 //! and the event log's continuity check, so run ids, event numbers,
 //! checkpoints, sessions and sealed secrets arrive exactly as they were.
+//! Log-in rate limits (`rate_limits`) are not copied: they are minutes
+//! of state, and recover on their own.
 
 use futures_util::TryStreamExt;
 use heddle_app::db::Db;
@@ -103,6 +105,16 @@ const TABLES: &[Table] = &[
             ("node_count", Integer),
         ],
         order: "graph_id, version",
+    },
+    Table {
+        name: "graph_publications",
+        columns: &[
+            ("graph_id", Text),
+            ("version", Integer),
+            ("published_at", Text),
+            ("published_by", Text),
+        ],
+        order: "graph_id",
     },
     Table {
         name: "threads",

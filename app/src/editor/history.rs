@@ -9,9 +9,18 @@ use crate::components::GraphPreview;
 use crate::graphs::{
     VersionSummary, display_timestamp, get_version, list_versions, restore_version,
 };
+use crate::publishing::Live;
 
 #[component]
-pub fn VersionHistory(persistence: Persistence, graph_id: String, can_edit: bool) -> impl IntoView {
+pub fn VersionHistory(
+    persistence: Persistence,
+    graph_id: String,
+    can_edit: bool,
+    /// Which version is live, with Publish on the others (a rollback when
+    /// older) and "Take offline" on it.
+    #[prop(default = None)]
+    live: Option<Live>,
+) -> impl IntoView {
     let open = RwSignal::new(false);
     let list_id = graph_id.clone();
     let versions = Resource::new(
@@ -88,6 +97,22 @@ pub fn VersionHistory(persistence: Persistence, graph_id: String, can_edit: bool
                                                 <button class="button button-small" type="button" on:click=move |_| show(number)>"Preview"</button>
                                                 {(can_edit && number != current).then(|| view! {
                                                     <button class="button button-small" type="button" on:click=move |_| restore(number)>"Restore"</button>
+                                                })}
+                                                {live.map(|live| move || {
+                                                    let is_live = live.version() == Some(number);
+                                                    view! {
+                                                        {is_live.then(|| view! { <span class="badge badge-live" data-testid="live-marker">"Live"</span> })}
+                                                        {(can_edit && is_live).then(|| view! {
+                                                            <button class="button button-small" type="button" disabled=move || live.pending.get()
+                                                                title="Refuse calls from outside until a version is published again"
+                                                                on:click=move |_| live.unpublish()>"Take offline"</button>
+                                                        })}
+                                                        {(can_edit && !is_live).then(|| view! {
+                                                            <button class="button button-small" type="button" disabled=move || live.pending.get()
+                                                                title=format!("Make version {number} the one calls from outside run")
+                                                                on:click=move |_| live.publish(number)>"Publish"</button>
+                                                        })}
+                                                    }
                                                 })}
                                             </li>
                                         }

@@ -13,7 +13,7 @@ use leptos::form::ActionForm;
 
 use heddle_engine::GraphDocument;
 
-use crate::components::{ErrorView, NotFoundView, SharePanel};
+use crate::components::{ErrorView, NotFoundView, PublishControl, SharePanel};
 use crate::editor::GraphEditor;
 use crate::editor::persist::{Persistence, SaveState};
 use crate::editor::state::Editor;
@@ -21,6 +21,7 @@ use crate::error::AppError;
 use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
 use crate::http_status::set_http_status;
 use crate::live::{Link, Watch};
+use crate::publishing::Live;
 use crate::run_panel::{PanelState, RunPanel};
 use crate::runs::list_runs;
 
@@ -119,6 +120,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let editor_id = id.clone();
     let panel_id = id.clone();
     let status = persistence.status;
+    let live = Live::new(id.clone());
     let panel = PanelState::new();
     let run_to = role
         .can_edit()
@@ -138,6 +140,9 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 <span class="badge role-badge" title=role.describe() data-testid="role">
                     {role.as_str()}
                 </span>
+                <PublishControl live saved=persistence.version
+                    settled=Signal::derive(move || matches!(status.get(), SaveState::Saved))
+                    can_edit=role.can_edit() />
                 {role.can_edit().then(|| view! {
                     <span class="save-status" data-testid="save-status" data-state=move || match status.get() {
                         SaveState::Saved => "saved",
@@ -170,6 +175,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 live=watch.view
                 dock=move || view! { <RunPanel editor watch panel graph_id=panel_id.clone() can_run=role.can_edit() /> }
                 run_to=run_to
+                publication=live
             >
                 <RunHistory graph_id=history_id watch />
                 {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}

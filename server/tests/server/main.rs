@@ -19,6 +19,7 @@ mod migrate;
 mod nginx;
 mod openapi;
 mod pages;
+mod publishing;
 mod replicas;
 mod sessions;
 mod startup;

@@ -41,6 +41,7 @@ async fn snapshot(browser: &Browser, graph: &str, run: &str) -> Value {
         "run": get(format!("/api/v1/runs/{run}")).await,
         "events": get(format!("/api/v1/runs/{run}/events?from_seq=0")).await,
         "threads": get(format!("/api/v1/graphs/{graph}/threads")).await,
+        "published": get(format!("/api/v1/graphs/{graph}/published")).await,
     })
 }
 
@@ -77,6 +78,14 @@ async fn everything_moves_to_another_database_and_back() {
     let (status, _) = server
         .api(
             Method::PUT,
+            &format!("/api/v1/graphs/{graph}/published"),
+            Some(json!({"version": 1})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, _) = server
+        .api(
+            Method::PUT,
             "/api/v1/secrets/openai",
             Some(json!({"value": "sk-moving-house-123"})),
         )
@@ -88,6 +97,7 @@ async fn everything_moves_to_another_database_and_back() {
     assert_eq!(server.wait_for_run(&run).await["status"], "finished");
     let before = snapshot(&server.owner, &graph, &run).await;
     assert!(before["events"].as_array().unwrap().len() > 10);
+    assert_eq!(before["published"]["published"]["version"], 1);
 
     // Out to a SQLite file, and back into a fresh database of the pass's kind.
     let dir = tempfile::tempdir().unwrap();
