@@ -4,7 +4,7 @@
 -- its graph.
 CREATE TABLE graph_publications (
     graph_id      TEXT    PRIMARY KEY NOT NULL REFERENCES graphs (id) ON DELETE CASCADE,
-    version       INTEGER NOT NULL,
+    version       BIGINT  NOT NULL,
     published_at  TEXT    NOT NULL,
     published_by  TEXT    REFERENCES users (id) ON DELETE SET NULL,
     FOREIGN KEY (graph_id, version) REFERENCES graph_versions (graph_id, version) ON DELETE CASCADE

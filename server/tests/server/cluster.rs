@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
-use crate::replicas::{events, replica, replica_with};
+use crate::replicas::{create_graph, events, replica, replica_with, start_run as start};
 use crate::support::{
     Browser, Killed, error_message, heddle, on_postgres, test_database, worker_process,
 };
@@ -57,30 +57,6 @@ async fn watch(socket: &mut Socket, graph: &str) {
         .expect("open")["type"]
         != "pong"
     {}
-}
-
-async fn create_graph(browser: &Browser, document: Value) -> String {
-    let (status, graph) = browser
-        .api(
-            Method::POST,
-            "/api/v1/graphs",
-            Some(json!({"document": document})),
-        )
-        .await;
-    assert_eq!(status, 201, "{graph}");
-    graph["id"].as_str().unwrap().to_string()
-}
-
-async fn start(browser: &Browser, graph: &str, target: u64) -> String {
-    let (status, run) = browser
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"target": target}})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    run["id"].as_str().unwrap().to_string()
 }
 
 async fn status_of(browser: &Browser, run: &str) -> String {

@@ -7,13 +7,9 @@ use std::net::SocketAddr;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use futures_util::{SinkExt, StreamExt};
 use reqwest::Method;
-use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
 
-use crate::api_runs::counting_loop;
-use crate::replicas::{events, replica_with};
+use crate::replicas::{events, follow, replica_with, start_counting};
 use crate::support::{Browser, Killed, on_postgres, test_database};
 
 /// The example configuration, for `upstreams` and listening on `port`:
@@ -145,52 +141,15 @@ async fn two_servers_behind_the_example_nginx_configuration() {
         let (status, list) = browser.api(Method::GET, "/api/v1/graphs", None).await;
         assert_eq!(status, 200, "{list}");
     }
-    let (status, graph) = browser
-        .api(
-            Method::POST,
-            "/api/v1/graphs",
-            Some(json!({"document": counting_loop(300)})),
-        )
-        .await;
-    assert_eq!(status, 201, "{graph}");
-    let graph = graph["id"].as_str().unwrap().to_string();
-    let (status, run) = browser
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"target": 300}})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let run = run["id"].as_str().unwrap().to_string();
+    let run = start_counting(&browser, 300).await;
 
     // The live view through nginx's websocket is the stored log, whole.
-    let (mut socket, _) = tokio_tungstenite::connect_async(browser.ws_request())
-        .await
-        .expect("a websocket through nginx");
-    socket
-        .send(Message::text(
-            json!({"type": "subscribe", "run_id": run, "from_seq": 0}).to_string(),
-        ))
-        .await
-        .unwrap();
-    let mut live: Vec<u64> = Vec::new();
-    loop {
-        let message = tokio::time::timeout(Duration::from_secs(30), socket.next())
-            .await
-            .expect("the view goes on")
-            .expect("open")
-            .expect("a frame");
-        let Message::Text(text) = message else {
-            continue;
-        };
-        let message: Value = serde_json::from_str(&text).unwrap();
-        match message["type"].as_str() {
-            Some("event") => live.push(message["event"]["seq"].as_u64().unwrap()),
-            Some("run_idle") => break,
-            _ => {}
-        }
-    }
+    let (seen, idle) = follow(browser.ws_request(), run.clone()).await;
+    assert_eq!(idle["status"], "finished", "{idle}");
+    let live: Vec<u64> = seen
+        .iter()
+        .map(|event| event["seq"].as_u64().unwrap())
+        .collect();
     let stored: Vec<u64> = events(&browser, &run)
         .await
         .iter()
@@ -202,7 +161,6 @@ async fn two_servers_behind_the_example_nginx_configuration() {
 
     // nginx spread the requests over both servers (a websocket is logged
     // when it closes).
-    drop(socket);
     tokio::time::sleep(Duration::from_millis(300)).await;
     let log = std::fs::read_to_string(proxy_dir.join("access.log")).unwrap();
     for upstream in [on_a.addr, on_b.addr] {

@@ -53,6 +53,74 @@ pub async fn events(browser: &Browser, run: &str) -> Vec<Value> {
     events.as_array().unwrap().clone()
 }
 
+/// Creates a graph from `document` through `browser`; its id.
+pub async fn create_graph(browser: &Browser, document: Value) -> String {
+    let (status, graph) = browser
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": document})),
+        )
+        .await;
+    assert_eq!(status, 201, "{graph}");
+    graph["id"].as_str().unwrap().to_string()
+}
+
+/// Starts a run of a counting loop graph up to `target`; its id.
+pub async fn start_run(browser: &Browser, graph: &str, target: u64) -> String {
+    let (status, run) = browser
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"target": target}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    run["id"].as_str().unwrap().to_string()
+}
+
+/// A counting loop of `target` steps, created and started through
+/// `browser`; the run's id.
+pub async fn start_counting(browser: &Browser, target: u64) -> String {
+    let graph = create_graph(browser, counting_loop(target)).await;
+    start_run(browser, &graph, target).await
+}
+
+/// Watches run `run` over a websocket opened with `request` (through any
+/// server, or a proxy) until it stops: every event seen, and the closing
+/// `run_idle` message.
+pub async fn follow(
+    request: tokio_tungstenite::tungstenite::handshake::client::Request,
+    run: String,
+) -> (Vec<Value>, Value) {
+    let (mut socket, _) = tokio_tungstenite::connect_async(request)
+        .await
+        .expect("a websocket");
+    socket
+        .send(Message::text(
+            json!({"type": "subscribe", "run_id": run, "from_seq": 0}).to_string(),
+        ))
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let message = tokio::time::timeout(Duration::from_secs(60), socket.next())
+            .await
+            .expect("the viewer hears in time")
+            .expect("open")
+            .expect("a frame");
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let message: Value = serde_json::from_str(&text).unwrap();
+        match message["type"].as_str() {
+            Some("event") => seen.push(message["event"].clone()),
+            Some("run_idle") => return (seen, message),
+            _ => {}
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
     if !on_postgres() {
@@ -72,54 +140,10 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
     through_c.log_in("owner").await;
 
     const TARGET: u64 = 3_000;
-    let (status, graph) = through_a
-        .api(
-            Method::POST,
-            "/api/v1/graphs",
-            Some(json!({"document": counting_loop(TARGET)})),
-        )
-        .await;
-    assert_eq!(status, 201, "{graph}");
-    let graph = graph["id"].as_str().unwrap().to_string();
-    let (status, run) = through_a
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"target": TARGET}})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let run = run["id"].as_str().unwrap().to_string();
+    let run = start_counting(&through_a, TARGET).await;
 
     // A viewer on B follows the run live, whichever server executes it.
-    let (mut socket, _) = tokio_tungstenite::connect_async(through_b.ws_request())
-        .await
-        .unwrap();
-    socket
-        .send(Message::text(
-            json!({"type": "subscribe", "run_id": run, "from_seq": 0}).to_string(),
-        ))
-        .await
-        .unwrap();
-    let viewer = tokio::spawn(async move {
-        let mut seen = Vec::new();
-        loop {
-            let message = tokio::time::timeout(Duration::from_secs(60), socket.next())
-                .await
-                .expect("the viewer hears from B in time")
-                .expect("open")
-                .expect("a frame");
-            let Message::Text(text) = message else {
-                continue;
-            };
-            let message: Value = serde_json::from_str(&text).unwrap();
-            match message["type"].as_str() {
-                Some("event") => seen.push(message["event"].clone()),
-                Some("run_idle") => return (seen, message),
-                _ => {}
-            }
-        }
-    });
+    let viewer = tokio::spawn(follow(through_b.ws_request(), run.clone()));
 
     // B sees the run A executes; once it is well under way, A dies.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -370,24 +394,7 @@ async fn a_server_shutting_down_hands_its_runs_over_after_their_step() {
     through_a.sign_up("owner").await;
     through_b.log_in("owner").await;
     const TARGET: u64 = 3_000;
-    let (status, graph) = through_a
-        .api(
-            Method::POST,
-            "/api/v1/graphs",
-            Some(json!({"document": counting_loop(TARGET)})),
-        )
-        .await;
-    assert_eq!(status, 201, "{graph}");
-    let graph = graph["id"].as_str().unwrap().to_string();
-    let (status, run) = through_a
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"target": TARGET}})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let run = run["id"].as_str().unwrap().to_string();
+    let run = start_counting(&through_a, TARGET).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     while events(&through_b, &run).await.len() < 200 {
         assert!(Instant::now() < deadline, "the run never got going on A");
