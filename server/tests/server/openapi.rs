@@ -31,6 +31,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
         ("/api/v1/graphs/{id}/versions/{version}", &["get"]),
         ("/api/v1/graphs/{id}/versions/{version}/restore", &["post"]),
         ("/api/v1/graphs/{id}/copy", &["post"]),
+        ("/api/v1/graphs/{id}/published", &["get", "put", "delete"]),
         ("/api/v1/graphs/{id}/runs", &["get", "post"]),
         ("/api/v1/graphs/{id}/threads", &["get"]),
         ("/api/v1/runs/{id}", &["get"]),
@@ -64,7 +65,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
     }
     assert_eq!(
         paths.len(),
-        28,
+        29,
         "an endpoint is documented that this test does not know"
     );
 
