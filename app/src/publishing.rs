@@ -7,6 +7,7 @@
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
+#[cfg(feature = "ssr")]
 use crate::access::Role;
 use crate::error::AppError;
 #[cfg(feature = "ssr")]

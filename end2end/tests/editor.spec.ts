@@ -171,6 +171,26 @@ test("an unsaved edit survives a reload (kept in the browser)", async ({ page })
   expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["ask"]);
 });
 
+test("text typed in the graph's fields is kept when the next click is on the canvas", async ({
+  page,
+  errors,
+}) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  // Typed, then straight to the canvas: no Tab, no Enter.
+  await page.locator('textarea[name="graph-description"]').fill("Answers billing questions");
+  await page.mouse.click(canvas.x + 400, canvas.y + 300);
+  await saved(page);
+  await page.locator('input[name="graph-name"]').fill("Billing helper");
+  await place(page, "ask", canvas.x + 300, canvas.y + 250);
+  await page.locator('.canvas-node[data-node="ask"]').click();
+  await saved(page);
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.description).toBe("Answers billing questions");
+  expect(stored.document.name).toBe("Billing helper");
+  expect(errors).toEqual([]);
+});
+
 test("the version history previews and restores an earlier version", async ({ page, errors }) => {
   const id = await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;

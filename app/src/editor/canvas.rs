@@ -147,6 +147,7 @@ pub fn Canvas(
         if event.button() != 0 {
             return;
         }
+        commit_focused_field();
         let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
         else {
             return;
@@ -477,6 +478,7 @@ fn CanvasNode(
             }
             gestures.menu.set(None);
             event.stop_propagation();
+            commit_focused_field();
             let shift = event.shift_key();
             editor.selected_edge.set(None);
             editor.selected.update(|selected| {
@@ -674,6 +676,7 @@ fn EdgePath(
         let id = id.clone();
         move |event: ev::PointerEvent| {
             event.stop_propagation();
+            commit_focused_field();
             editor.selected.set(BTreeSet::new());
             editor.selected_edge.set(Some(id.clone()));
         }
@@ -744,5 +747,20 @@ fn RubberBand(gestures: Gestures) -> impl IntoView {
             );
             view! { <div class="editor-rubber" style=style></div> }
         })
+    }
+}
+
+/// Applies what is half-typed in the inspector before a click on the
+/// canvas changes what the inspector shows. Its fields apply on `change`,
+/// which fires when they lose focus; a click here would otherwise replace
+/// the form first, and the typed text would be lost. Blurring the focused
+/// field fires its `change` now.
+pub(super) fn commit_focused_field() {
+    use wasm_bindgen::JsCast;
+    if let Some(field) = document()
+        .active_element()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        field.blur().ok();
     }
 }

@@ -83,6 +83,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                                 return;
                             }
                             event.prevent_default();
+                            super::canvas::commit_focused_field();
                             gestures.drag.set_value(Drag::Place { kind: kind.name().to_string() });
                         }
                     >
