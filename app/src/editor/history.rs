@@ -90,30 +90,32 @@ pub fn VersionHistory(
                                         view! {
                                             <li class="version-row" data-version=number>
                                                 <span class="version-number">{format!("v{number}")}</span>
+                                                {live.map(|live| move || (live.version() == Some(number)).then(|| view! {
+                                                    <span class="badge badge-live" data-testid="live-marker"
+                                                        title="Calls from outside the editor run this version">"Live"</span>
+                                                }))}
                                                 <span class="version-meta">
                                                     {display_timestamp(&version.created_at)}
                                                     {version.author.map(|author| format!(" · {author}"))}
                                                 </span>
-                                                <button class="button button-small" type="button" on:click=move |_| show(number)>"Preview"</button>
-                                                {(can_edit && number != current).then(|| view! {
-                                                    <button class="button button-small" type="button" on:click=move |_| restore(number)>"Restore"</button>
-                                                })}
-                                                {live.map(|live| move || {
-                                                    let is_live = live.version() == Some(number);
-                                                    view! {
-                                                        {is_live.then(|| view! { <span class="badge badge-live" data-testid="live-marker">"Live"</span> })}
-                                                        {(can_edit && is_live).then(|| view! {
+                                                <span class="version-actions">
+                                                    <button class="button button-small" type="button" on:click=move |_| show(number)>"Preview"</button>
+                                                    {(can_edit && number != current).then(|| view! {
+                                                        <button class="button button-small" type="button" on:click=move |_| restore(number)>"Restore"</button>
+                                                    })}
+                                                    {live.filter(|_| can_edit).map(|live| move || match live.version() == Some(number) {
+                                                        true => view! {
                                                             <button class="button button-small" type="button" disabled=move || live.pending.get()
                                                                 title="Refuse calls from outside until a version is published again"
                                                                 on:click=move |_| live.unpublish()>"Take offline"</button>
-                                                        })}
-                                                        {(can_edit && !is_live).then(|| view! {
+                                                        }.into_any(),
+                                                        false => view! {
                                                             <button class="button button-small" type="button" disabled=move || live.pending.get()
                                                                 title=format!("Make version {number} the one calls from outside run")
                                                                 on:click=move |_| live.publish(number)>"Publish"</button>
-                                                        })}
-                                                    }
-                                                })}
+                                                        }.into_any(),
+                                                    })}
+                                                </span>
                                             </li>
                                         }
                                     })
