@@ -48,6 +48,39 @@ pub fn check_edits(
     Ok(())
 }
 
+/// A person's answer (typed as text in a form, or on a command line) as a
+/// value of its channel's type: `"true"`/`"yes"` and `"false"`/`"no"` into
+/// a boolean channel, digits into a number or an integer one. Any other
+/// value, or channel type, is kept as it is (the channel's reducer checks
+/// it). Text that cannot be read as the type is refused, saying why. The
+/// engine's `ask` node and the server's resume both use this, so a form,
+/// the API and `heddle` read an answer the same way.
+pub fn coerce_answer(ty: crate::format::ChannelType, value: Value) -> Result<Value, String> {
+    use crate::format::ChannelType;
+    let Value::String(text) = &value else {
+        return Ok(value);
+    };
+    let trimmed = text.trim();
+    match ty {
+        ChannelType::Boolean => match trimmed.to_lowercase().as_str() {
+            "true" | "yes" | "y" => Ok(Value::Bool(true)),
+            "false" | "no" | "n" => Ok(Value::Bool(false)),
+            _ => Err(format!("`{trimmed}` is not true or false")),
+        },
+        ChannelType::Integer => trimmed
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| format!("`{trimmed}` is not a whole number")),
+        ChannelType::Number => trimmed
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(|| format!("`{trimmed}` is not a number")),
+        _ => Ok(value),
+    }
+}
+
 fn kind_of_type(ty: crate::format::ChannelType) -> String {
     serde_json::to_value(ty)
         .ok()
@@ -88,4 +121,49 @@ pub fn check_input(
         }
     }
     problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::coerce_answer;
+    use crate::format::ChannelType;
+    use serde_json::json;
+
+    #[test]
+    fn answers_typed_as_text_take_their_channels_type() {
+        assert_eq!(
+            coerce_answer(ChannelType::Boolean, json!(" True ")),
+            Ok(json!(true))
+        );
+        assert_eq!(
+            coerce_answer(ChannelType::Boolean, json!("no")),
+            Ok(json!(false))
+        );
+        assert_eq!(
+            coerce_answer(ChannelType::Boolean, json!(false)),
+            Ok(json!(false))
+        );
+        assert_eq!(
+            coerce_answer(ChannelType::Boolean, json!("maybe")),
+            Err("`maybe` is not true or false".to_string())
+        );
+        assert_eq!(
+            coerce_answer(ChannelType::Integer, json!("42")),
+            Ok(json!(42))
+        );
+        assert!(coerce_answer(ChannelType::Integer, json!("4.5")).is_err());
+        assert_eq!(
+            coerce_answer(ChannelType::Number, json!("4.5")),
+            Ok(json!(4.5))
+        );
+        assert!(coerce_answer(ChannelType::Number, json!("NaN")).is_err());
+        assert_eq!(
+            coerce_answer(ChannelType::String, json!("42")),
+            Ok(json!("42"))
+        );
+        assert_eq!(
+            coerce_answer(ChannelType::Any, json!("true")),
+            Ok(json!("true"))
+        );
+    }
 }

@@ -34,6 +34,9 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     match prompt {
         Some(prompt) if issues.is_empty() => Ok(Built::plain(Ask {
             prompt,
+            ty: cx
+                .channel_type(&config.answer)
+                .unwrap_or(crate::format::ChannelType::Any),
             answer: config.answer,
         })),
         _ => Err(issues),
@@ -43,12 +46,17 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
 struct Ask {
     prompt: Template,
     answer: String,
+    /// The answer channel's type: a typed answer is read as one.
+    ty: crate::format::ChannelType,
 }
 
 impl Ask {
     fn ask(&self, input: &NodeInput) -> Result<NodeOutput, NodeError> {
         if let Some(answer) = input.ctx.resume_value() {
-            return Ok(NodeOutput::update(self.answer.clone(), answer.clone()));
+            let answer = crate::state::coerce_answer(self.ty, answer.clone()).map_err(|why| {
+                NodeError::permanent(format!("the answer for `{}`: {why}", self.answer))
+            })?;
+            return Ok(NodeOutput::update(self.answer.clone(), answer));
         }
         let prompt = self
             .prompt

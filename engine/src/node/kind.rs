@@ -110,6 +110,11 @@ impl BuildContext<'_> {
         }
     }
 
+    /// The type of the channel `channel`, if the graph has it.
+    pub fn channel_type(&self, channel: &str) -> Option<crate::format::ChannelType> {
+        self.state.channels.get(channel).map(|spec| spec.ty)
+    }
+
     /// Whether the graph has a node with this id.
     pub fn has_node(&self, id: &NodeId) -> bool {
         self.nodes.contains(id)

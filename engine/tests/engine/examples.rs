@@ -187,6 +187,43 @@ async fn the_approval_gate_pauses_for_a_person() {
 }
 
 #[tokio::test]
+async fn the_approval_gate_reads_a_typed_answer_as_its_channels_type() {
+    // As a person types it in a form or on a command line: "true" approves
+    // (it used to arrive as the string "true" and decline).
+    for (answer, decision) in [
+        (json!("true"), "Refund approved: order 2"),
+        (json!(" Yes "), "Refund approved: order 2"),
+        (json!("false"), "Refund declined: order 2"),
+        (json!(true), "Refund approved: order 2"),
+    ] {
+        let durable = Durable::new(Arc::new(MemoryStore::new())).with_registry(registry());
+        let thread = ThreadId::from("typed");
+        let paused = durable
+            .start(
+                example("approval.json"),
+                thread.clone(),
+                RunId::from("t"),
+                json!({"request": "order 2"}),
+            )
+            .await
+            .unwrap()
+            .execute()
+            .await
+            .unwrap();
+        assert!(paused.is_interrupted());
+        let output = durable
+            .resume(&thread, answer.clone())
+            .await
+            .unwrap()
+            .execute()
+            .await
+            .unwrap();
+        assert_eq!(output.state["decision"], decision, "{answer}");
+        assert!(output.state["approved"].is_boolean());
+    }
+}
+
+#[tokio::test]
 async fn the_one_node_agent_loops_through_its_tools() {
     let run = Run::new(
         example("agent.json"),

@@ -524,11 +524,18 @@ impl Runs {
             .latest(&ThreadId::from(thread_id))
             .await
             .map_err(internal("cannot read a thread"))?;
-        if latest.as_ref().map(|c| c.status) != Some(heddle_engine::run::RunStatus::Interrupted) {
+        let Some(paused) =
+            latest.filter(|c| c.status == heddle_engine::run::RunStatus::Interrupted)
+        else {
             return Err(AppError::InvalidInput(format!(
                 "thread `{thread_id}` is not waiting to be resumed"
             )));
-        }
+        };
+        let run = self.record(&run_id).await?;
+        let document = graphs::stored_version(&self.inner.db, &run.graph_id, run.graph_version)
+            .await?
+            .and_then(|json| GraphDocument::from_json(&json).ok());
+        let value = super::requests::typed_answer(&paused, document.as_ref(), value)?;
         let stored = RunRequest::Resume {
             value: value.clone(),
         }

@@ -27,6 +27,33 @@ pub(super) fn run_input(input: Value) -> Result<Value, AppError> {
     Ok(input)
 }
 
+/// A person's answer to a pause, read as its answer channel's type (the
+/// engine's `coerce_answer`: "true" into a boolean channel is `true`), or
+/// refused before anything changes, saying what the answer should be.
+/// `paused` is the run's newest checkpoint; `document` its graph version.
+pub(super) fn typed_answer(
+    paused: &heddle_engine::run::Checkpoint,
+    document: Option<&heddle_engine::GraphDocument>,
+    value: Value,
+) -> Result<Value, AppError> {
+    let Some(document) = document else {
+        return Ok(value);
+    };
+    let asked = paused
+        .interrupts
+        .iter()
+        .filter_map(|interrupt| interrupt.payload.get("answer").and_then(Value::as_str));
+    let mut value = value;
+    for channel in asked {
+        if let Some(spec) = document.state.channels.get(channel) {
+            value = heddle_engine::state::coerce_answer(spec.ty, value).map_err(|why| {
+                AppError::InvalidInput(format!("`value`: {why} (the answer for `{channel}`)"))
+            })?;
+        }
+    }
+    Ok(value)
+}
+
 /// Refuses, before the run is queued, input for channels the graph does
 /// not have or values their channels would refuse, naming every one.
 pub(super) fn check_input(graph: &CompiledGraph, input: &Value) -> Result<(), AppError> {

@@ -96,11 +96,26 @@ async fn a_paused_run_is_resumed_over_the_api() {
         "Approve this refund: order 9? Answer true or false."
     );
 
+    // An answer that is not true or false is refused, and the run stays
+    // paused; "true" typed as text (a form, a command line) is `true`.
+    let (status, body) = server
+        .api(
+            Method::POST,
+            "/api/v1/threads/support-1/resume",
+            Some(json!({"value": "maybe"})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(
+        error_message(&body),
+        "`value`: `maybe` is not true or false (the answer for `approved`)"
+    );
+    assert_eq!(server.wait_for_run(&run_id).await["status"], "interrupted");
     let (status, resumed) = server
         .api(
             Method::POST,
             "/api/v1/threads/support-1/resume",
-            Some(json!({"value": true})),
+            Some(json!({"value": "true"})),
         )
         .await;
     assert_eq!(status, 202, "{resumed}");
