@@ -3,13 +3,15 @@
 //! viewers here of runs executing elsewhere), cancels asked through
 //! another server, runs queued for any server to take, runs starting,
 //! pausing and ending (for the graph pages watching them), and access
-//! changes (open websockets check again). The engine's store announces every stored batch of a
-//! run's events with `NOTIFY` on [`EVENTS_CHANNEL`] when it commits, one
-//! listener per server passes the run's id on to the viewers here, and
-//! each reads the new events from the table by sequence number. The table
-//! is the only source, so a viewer gets every event once and in order
-//! whatever notifications are merged or lost; a reconnecting listener
-//! may miss some, so viewers also look every [`FALLBACK`].
+//! changes (open websockets check again).
+//!
+//! The engine's store announces every stored batch of a run's events with
+//! `NOTIFY` on [`EVENTS_CHANNEL`] when it commits, one listener per server
+//! passes the run's id on to the viewers here, and each reads the new
+//! events from the table by sequence number. The table is the only source,
+//! so a viewer gets every event once and in order whatever notifications
+//! are merged or lost; a reconnecting listener may miss some, so viewers
+//! also look every [`FALLBACK`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,9 +21,9 @@ use heddle_app::db::Db;
 use heddle_app::runs::ssr::{CONTROL_CHANNEL, QUEUE_CHANNEL};
 use heddle_engine::run::postgres::EVENTS_CHANNEL;
 use sqlx::postgres::PgListener;
+use tokio::sync::broadcast;
 
 use super::manager::Notice;
-use tokio::sync::broadcast;
 
 /// How long a viewer waits for a notification before it looks anyway.
 pub const FALLBACK: Duration = Duration::from_millis(500);
