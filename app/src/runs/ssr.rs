@@ -390,7 +390,7 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
 }
 
 /// The refusal of a second run on a thread.
-pub fn thread_busy(thread: &str) -> AppError {
+fn thread_busy(thread: &str) -> AppError {
     AppError::InvalidInput(format!(
         "thread `{thread}` has a run in progress; wait for it to end or cancel it"
     ))

@@ -13,7 +13,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::api_runs::counting_loop;
+use crate::replicas::start_counting;
 use crate::support::{Browser, serve_process, test_database};
 
 /// Starts `heddle serve` in `dir` on the database at `url`.
@@ -30,24 +30,7 @@ async fn event_numbers_seen_live_survive_a_kill_9() {
     let (mut first, addr) = serve(dir.path(), &url).await;
     let owner = Browser::new(addr);
     owner.sign_up("owner").await;
-    let (status, graph) = owner
-        .api(
-            Method::POST,
-            "/api/v1/graphs",
-            Some(json!({"document": counting_loop(10_000_000)})),
-        )
-        .await;
-    assert_eq!(status, 201, "{graph}");
-    let graph = graph["id"].as_str().unwrap().to_string();
-    let (status, run) = owner
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"target": 10_000_000}})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let run = run["id"].as_str().unwrap().to_string();
+    let run = start_counting(&owner, 10_000_000).await;
 
     // Watch it live, then kill the server mid-step.
     let (mut socket, _) = tokio_tungstenite::connect_async(owner.ws_request())

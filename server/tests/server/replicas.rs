@@ -86,6 +86,16 @@ pub async fn start_counting(browser: &Browser, target: u64) -> String {
     start_run(browser, &graph, target).await
 }
 
+/// Waits (up to 30 s) until run `run` has stored `events` events, read
+/// through `browser`.
+pub async fn under_way(browser: &Browser, run: &str, events_stored: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while events(browser, run).await.len() < events_stored {
+        assert!(Instant::now() < deadline, "the run never got going");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Watches run `run` over a websocket opened with `request` (through any
 /// server, or a proxy) until it stops: every event seen, and the closing
 /// `run_idle` message.
@@ -395,11 +405,7 @@ async fn a_server_shutting_down_hands_its_runs_over_after_their_step() {
     through_b.log_in("owner").await;
     const TARGET: u64 = 3_000;
     let run = start_counting(&through_a, TARGET).await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while events(&through_b, &run).await.len() < 200 {
-        assert!(Instant::now() < deadline, "the run never got going on A");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    under_way(&through_b, &run, 200).await;
 
     // SIGTERM: A finishes its step, gives the run back and exits cleanly.
     let stopped = std::process::Command::new("kill")
@@ -462,29 +468,8 @@ async fn a_run_is_cancelled_through_another_server() {
     let (mut b, through_b) = replica(&url, &key).await;
     through_a.sign_up("owner").await;
     through_b.log_in("owner").await;
-    let (status, graph) = through_a
-        .api(
-            Method::POST,
-            "/api/v1/graphs",
-            Some(json!({"document": counting_loop(10_000_000)})),
-        )
-        .await;
-    assert_eq!(status, 201, "{graph}");
-    let graph = graph["id"].as_str().unwrap().to_string();
-    let (status, run) = through_a
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"target": 10_000_000}})),
-        )
-        .await;
-    assert_eq!(status, 202, "{run}");
-    let run = run["id"].as_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while events(&through_b, &run).await.len() < 50 {
-        assert!(Instant::now() < deadline, "the run never got going on A");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let run = start_counting(&through_a, 10_000_000).await;
+    under_way(&through_b, &run, 50).await;
 
     // B does not execute it, and passes the cancel on to A, which stops it.
     let (status, info) = through_b
