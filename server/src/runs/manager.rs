@@ -720,7 +720,11 @@ impl Runs {
         hub.close().await;
         self.active().remove(&run_id);
         drop(permit);
-        self.inner.slot_freed.notify_one();
+        // Only PostgreSQL has runs queued for any server (a web server's,
+        // a released lease's); on SQLite every run is this server's already.
+        if matches!(self.inner.db, Db::Postgres(_)) {
+            self.inner.slot_freed.notify_one();
+        }
     }
 
     async fn record_start(&self, run_id: &str) {

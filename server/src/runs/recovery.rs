@@ -150,14 +150,13 @@ impl Runs {
                 if let Err(error) = runs.renew().await {
                     tracing::error!(%error, "cannot renew run leases");
                 }
-                if let Err(error) = runs.take_over_lapsed(false).await {
-                    tracing::error!(%error, "cannot take over runs");
-                }
+                runs.claim_queued().await;
             }
         })
     }
 
-    /// Claims what is queued for any server, as slots allow.
+    /// Claims what is queued for any server or whose lease lapsed, as
+    /// slots allow.
     async fn claim_queued(&self) {
         if let Err(error) = self.take_over_lapsed(false).await {
             tracing::error!(%error, "cannot claim queued runs");
