@@ -90,6 +90,20 @@ ensure_schemathesis() {
   "$venv/bin/pip" install --quiet "schemathesis==$SCHEMATHESIS_VERSION"
 }
 
+# The official `openai` Python client (PyPI), which the tests drive
+# against Heddle's OpenAI-compatible endpoints, in a virtualenv under
+# target/ (server/tests/server/openai_client.rs runs it from there).
+OPENAI_CLIENT_VERSION=3.54.0
+ensure_openai_client() {
+  local venv=target/openai-client
+  if [ "$("$venv/bin/python" -c 'import openai; print(openai.__version__)' 2>/dev/null)" = "$OPENAI_CLIENT_VERSION" ]; then
+    return
+  fi
+  say "installing the openai Python client $OPENAI_CLIENT_VERSION"
+  python3 -m venv "$venv" 2>/dev/null || { apt_install python3-venv && python3 -m venv "$venv"; }
+  "$venv/bin/pip" install --quiet "openai==$OPENAI_CLIENT_VERSION"
+}
+
 # nginx (Debian), which the tests run in front of two servers with the
 # example configuration in deploy/nginx/.
 # Only the binary is needed (the test starts its own nginx): a package

@@ -33,6 +33,14 @@ pub enum AppError {
         /// The newest stored version.
         current_version: i64,
     },
+    /// A call from outside the editor asked for a graph that has no
+    /// published version: it runs only what an editor published.
+    #[error(
+        "graph {graph} has no published version: calls from outside the editor run only the \
+         published version; publish one in the editor (the graph bar's Publish button) or with \
+         PUT /api/v1/graphs/{graph}/published"
+    )]
+    NotPublished { graph: String },
     /// The graph has problems that stop what was asked (a run, an import).
     #[error("{message}")]
     InvalidGraph {
@@ -97,7 +105,7 @@ impl AppError {
         match self {
             AppError::NotFound { .. } => 404,
             AppError::InvalidInput(_) => 400,
-            AppError::Conflict { .. } => 409,
+            AppError::Conflict { .. } | AppError::NotPublished { .. } => 409,
             AppError::TooLarge(_) => 413,
             AppError::InvalidGraph { .. } => 422,
             AppError::MissingCredentials { .. } => 422,
@@ -118,6 +126,7 @@ impl AppError {
             AppError::NotFound { .. } => "not_found",
             AppError::InvalidInput(_) => "invalid_input",
             AppError::Conflict { .. } => "conflict",
+            AppError::NotPublished { .. } => "not_published",
             AppError::InvalidGraph { .. } => "invalid_graph",
             AppError::TooLarge(_) => "too_large",
             AppError::MissingCredentials { .. } => "missing_credentials",

@@ -12,6 +12,7 @@
 //! - [`examples`]: the examples gallery.
 //! - [`accounts`]: log-in, sign-up, sessions and who is calling.
 //! - [`access`]: roles on graphs and the checks every request makes.
+//! - [`api_keys`]: keys that call published graphs from outside.
 //! - [`sharing`]: members and share links.
 //! - [`secrets`]: per-user credentials that graphs name.
 //! - [`session`]: the app-wide "who is logged in" resource.
@@ -27,6 +28,7 @@
 
 pub mod access;
 pub mod accounts;
+pub mod api_keys;
 pub mod catalog;
 pub mod components;
 #[cfg(feature = "ssr")]

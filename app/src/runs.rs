@@ -29,8 +29,57 @@ pub struct RunInfo {
     pub created_at: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
-    /// Who started it (`None` for runs from before accounts).
+    /// Who started it (`None` for runs from before accounts); for a run
+    /// started from outside, the owner of the key or trigger.
     pub started_by: Option<String>,
+    /// How it started.
+    #[serde(default)]
+    pub origin: RunOrigin,
+    /// Which key or trigger started it, by name.
+    #[serde(default)]
+    pub origin_label: Option<String>,
+}
+
+/// How a run started: from the app (the editor, or the JSON API with a
+/// session), or from outside, which runs the published version.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum RunOrigin {
+    #[default]
+    App,
+    /// A call with an API key (invoke, or the chat completions endpoint).
+    ApiKey,
+}
+
+impl RunOrigin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOrigin::App => "app",
+            RunOrigin::ApiKey => "api_key",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<RunOrigin> {
+        match text {
+            "app" => Some(RunOrigin::App),
+            "api_key" => Some(RunOrigin::ApiKey),
+            _ => None,
+        }
+    }
+
+    /// How the run list says where a run came from, e.g. `key "support"`;
+    /// `None` for runs from the app.
+    pub fn describe(self, label: Option<&str>) -> Option<String> {
+        match self {
+            RunOrigin::App => None,
+            RunOrigin::ApiKey => Some(match label {
+                Some(name) => format!("API key “{name}”"),
+                None => "API key".into(),
+            }),
+        }
+    }
 }
 
 /// A thread (a conversation) of a graph.
@@ -252,6 +301,8 @@ mod tests {
             output: None,
             error: None,
             started_by: None,
+            origin: super::RunOrigin::App,
+            origin_label: None,
             created_at: start.into(),
             started_at: Some(start.into()),
             finished_at: Some(end.into()),

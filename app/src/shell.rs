@@ -67,7 +67,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/graphs/:id") view=GraphPage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=LoginPage />
                     <Route path=path!("/signup") view=SignupPage />
-                    <Route path=path!("/settings") view=SettingsPage />
+                    // Async: its lists (secrets, keys, graphs) arrive with the page.
+                    <Route path=path!("/settings") view=SettingsPage ssr=SsrMode::Async />
                     // Async: an unusable link answers with its real status.
                     <Route path=path!("/share/:token") view=SharePage ssr=SsrMode::Async />
                 </Routes>

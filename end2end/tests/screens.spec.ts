@@ -37,7 +37,7 @@ for (const scheme of ["light", "dark"] as const) {
     await page.request.put("/api/v1/secrets/openai", { data: { value: "sk-not-shown" } });
     await page.goto("/settings");
     await hydrated(page);
-    await page.getByText("openai").waitFor();
+    await page.locator(".secret-name", { hasText: "openai" }).waitFor();
     await shot("settings");
 
     // Logged out: the log-in page.

@@ -81,6 +81,25 @@ pub fn coerce_answer(ty: crate::format::ChannelType, value: Value) -> Result<Val
     }
 }
 
+/// A run's input for a channel, as people write it: a string for a
+/// `messages` channel is one user message, and one message object is a
+/// list of one. Everything else is left as it is (the channel's reducer
+/// checks it). The engine applies this to every run's input, so the
+/// browser, the API and `heddle run` take the same input.
+pub fn coerce_input(ty: crate::format::ChannelType, value: Value) -> Value {
+    match (ty, value) {
+        (crate::format::ChannelType::Messages, Value::String(text)) => {
+            serde_json::json!([{"role": "user", "content": text}])
+        }
+        (crate::format::ChannelType::Messages, Value::Object(message))
+            if message.contains_key("role") =>
+        {
+            Value::Array(vec![Value::Object(message)])
+        }
+        (_, value) => value,
+    }
+}
+
 fn kind_of_type(ty: crate::format::ChannelType) -> String {
     serde_json::to_value(ty)
         .ok()
@@ -111,7 +130,7 @@ pub fn check_input(
             channel.ty,
             channel.reducer,
             &mut current,
-            value.clone(),
+            coerce_input(channel.ty, value.clone()),
             &|n| format!("check-{n}"),
         ) {
             problems.push(EditError {
@@ -128,6 +147,34 @@ mod tests {
     use super::coerce_answer;
     use crate::format::ChannelType;
     use serde_json::json;
+
+    #[test]
+    fn a_string_or_one_message_into_a_messages_channel_is_a_list_of_messages() {
+        assert_eq!(
+            super::coerce_input(ChannelType::Messages, json!("hi")),
+            json!([{"role": "user", "content": "hi"}])
+        );
+        assert_eq!(
+            super::coerce_input(
+                ChannelType::Messages,
+                json!({"role": "system", "content": "x"})
+            ),
+            json!([{"role": "system", "content": "x"}])
+        );
+        let list = json!([{"role": "user", "content": "a"}]);
+        assert_eq!(
+            super::coerce_input(ChannelType::Messages, list.clone()),
+            list
+        );
+        assert_eq!(
+            super::coerce_input(ChannelType::String, json!("hi")),
+            json!("hi")
+        );
+        assert_eq!(
+            super::coerce_input(ChannelType::Messages, json!({"content": "no role"})),
+            json!({"content": "no role"})
+        );
+    }
 
     #[test]
     fn answers_typed_as_text_take_their_channels_type() {

@@ -2,13 +2,16 @@
 //! docs/api.md): graphs (create, list, get, save, delete, versions,
 //! import, export), runs (start, cancel, resume, list, events) and threads,
 //! plus the websocket that streams run events (`/api/v1/ws`), accounts,
-//! sharing and secrets. Every endpoint checks who is calling: 401 for
+//! sharing, secrets, publishing, API keys and the invoke endpoint that
+//! runs a published version. Every endpoint checks who is calling: 401 for
 //! nobody, 404 for a graph they cannot see, 403 for a role too low.
 
 mod accounts;
 pub mod contract;
 mod error;
 mod graphs;
+mod invoke;
+mod keys;
 pub mod openapi;
 mod params;
 mod publishing;
@@ -39,6 +42,18 @@ fn doc(
     move |op| op.tag(tag).summary(summary)
 }
 
+/// The same for an operation an API key may call as well as a session.
+fn keyed(
+    tag: &'static str,
+    summary: &'static str,
+) -> impl FnOnce(TransformOperation) -> TransformOperation {
+    move |op| {
+        let mut op = op.tag(tag).summary(summary);
+        openapi::takes_api_keys(op.inner_mut());
+        op
+    }
+}
+
 /// The API's routes, and its OpenAPI document at [`openapi::PATH`].
 pub fn routes() -> Router<AppState> {
     let documented = ApiRouter::new()
@@ -56,7 +71,7 @@ pub fn routes() -> Router<AppState> {
         )
         .api_route(
             "/api/v1/graphs/{id}",
-            get_with(graphs::get, doc("graphs", "A graph and its document"))
+            get_with(graphs::get, keyed("graphs", "A graph and its document"))
                 .put_with(graphs::save, doc("graphs", "Save a new version"))
                 .delete_with(
                     graphs::delete,
@@ -65,18 +80,18 @@ pub fn routes() -> Router<AppState> {
         )
         .api_route(
             "/api/v1/graphs/{id}/export",
-            get_with(graphs::export, doc("graphs", "Download the document")),
+            get_with(graphs::export, keyed("graphs", "Download the document")),
         )
         .api_route(
             "/api/v1/graphs/{id}/versions",
             get_with(
                 graphs::versions,
-                doc("graphs", "Saved versions, newest first"),
+                keyed("graphs", "Saved versions, newest first"),
             ),
         )
         .api_route(
             "/api/v1/graphs/{id}/versions/{version}",
-            get_with(graphs::version, doc("graphs", "One version's document")),
+            get_with(graphs::version, keyed("graphs", "One version's document")),
         )
         .api_route(
             "/api/v1/graphs/{id}/versions/{version}/restore",
@@ -94,45 +109,45 @@ pub fn routes() -> Router<AppState> {
         )
         .api_route(
             "/api/v1/graphs/{id}/runs",
-            get_with(runs::list, doc("runs", "The graph's runs, newest first"))
+            get_with(runs::list, keyed("runs", "The graph's runs, newest first"))
                 .post_with(runs::start, doc("runs", "Start a run")),
         )
         .api_route(
             "/api/v1/graphs/{id}/threads",
-            get_with(runs::threads, doc("runs", "The graph's threads")),
+            get_with(runs::threads, keyed("runs", "The graph's threads")),
         )
         .api_route(
             "/api/v1/runs/{id}",
-            get_with(runs::get, doc("runs", "A run")),
+            get_with(runs::get, keyed("runs", "A run")),
         )
         .api_route(
             "/api/v1/runs/{id}/events",
             get_with(
                 runs::events,
-                doc("runs", "A run's event log from a sequence number"),
+                keyed("runs", "A run's event log from a sequence number"),
             ),
         )
         .api_route(
             "/api/v1/runs/{id}/cancel",
-            post_with(runs::cancel, doc("runs", "Cancel a run")),
+            post_with(runs::cancel, keyed("runs", "Cancel a run")),
         )
         .api_route(
             "/api/v1/runs/{id}/fork",
             post_with(
                 runs::fork,
-                doc("runs", "Fork a run from a step, with edits"),
+                keyed("runs", "Fork a run from a step, with edits"),
             ),
         )
         .api_route(
             "/api/v1/threads/{id}",
             get_with(
                 runs::thread,
-                doc("runs", "A thread: newest state and messages"),
+                keyed("runs", "A thread: newest state and messages"),
             ),
         )
         .api_route(
             "/api/v1/threads/{id}/resume",
-            post_with(runs::resume, doc("runs", "Answer a paused thread")),
+            post_with(runs::resume, keyed("runs", "Answer a paused thread")),
         )
         .api_route(
             "/api/v1/graphs/{id}/sharing",
@@ -163,7 +178,7 @@ pub fn routes() -> Router<AppState> {
             "/api/v1/graphs/{id}/published",
             get_with(
                 publishing::get,
-                doc("publishing", "The version calls from outside run"),
+                keyed("publishing", "The version calls from outside run"),
             )
             .put_with(
                 publishing::put,
@@ -173,6 +188,31 @@ pub fn routes() -> Router<AppState> {
                 publishing::delete,
                 doc("publishing", "Take the graph offline (editor)"),
             ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/invoke",
+            post_with(
+                invoke::invoke,
+                keyed(
+                    "invoke",
+                    "Run the published version and wait for its result (or stream its events)",
+                ),
+            ),
+        )
+        .api_route(
+            "/api/v1/keys",
+            get_with(
+                keys::list,
+                doc("keys", "The caller's API keys, without secrets"),
+            )
+            .post_with(
+                keys::create,
+                doc("keys", "Make an API key: its secret, shown once"),
+            ),
+        )
+        .api_route(
+            "/api/v1/keys/{id}",
+            delete_with(keys::revoke, doc("keys", "Revoke an API key")),
         )
         .api_route(
             "/api/v1/share/{token}",

@@ -6,8 +6,9 @@
 //!   browser (a script) and cannot carry a victim's cookie by accident.
 //!   Together with `SameSite=Lax` cookies this is the CSRF protection.
 //! - the session layer (tower-sessions over [`crate::sessions`]), then
-//!   [`identify`]: reads the session once and puts a [`Caller`] in the
-//!   request's extensions for handlers and server functions.
+//!   [`identify`]: reads the session (or, on the JSON API only, an API
+//!   key) once and puts a [`Caller`] in the request's extensions for
+//!   handlers and server functions.
 //! - [`login_wall`], on pages only: an anonymous visitor is sent to the
 //!   log-in page, and comes back after.
 
@@ -17,10 +18,12 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
 use axum::extract::ConnectInfo;
 use heddle_app::accounts::ssr::{Caller, ClientAddress, session_user};
 use heddle_app::accounts::{User, encode_component};
+use heddle_app::api_keys::ssr as api_keys;
 use heddle_app::error::AppError;
 use serde_json::json;
 use tower_sessions::cookie::SameSite;
@@ -49,15 +52,44 @@ pub fn session_layer(state: &AppState) -> SessionManagerLayer<DbSessions> {
 pub async fn identify(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let client = client_address(&request, state.settings.trust_proxy);
     request.extensions_mut().insert(ClientAddress(client));
-    let user = match request.extensions().get::<Session>() {
-        Some(session) => match session_user(&state.db, session).await {
-            Ok(user) => user,
+    let caller = match bearer(&request) {
+        Some(secret) => match api_keys::grant(&state.db, secret).await {
+            Ok(key) => Caller::Key(Arc::new(key)),
+            // A key that does not work is refused, not ignored: the
+            // caller meant to use it.
             Err(error) => return ApiError(error).into_response(),
         },
-        None => None,
+        None => match request.extensions().get::<Session>() {
+            Some(session) => match session_user(&state.db, session).await {
+                Ok(Some(user)) => Caller::User(user),
+                Ok(None) => Caller::Nobody,
+                Err(error) => return ApiError(error).into_response(),
+            },
+            None => Caller::Nobody,
+        },
     };
-    request.extensions_mut().insert(Caller(user));
+    request.extensions_mut().insert(caller);
     next.run(request).await
+}
+
+/// Where API keys are read: the JSON API and the OpenAI-compatible
+/// endpoints. Pages and the browser's server functions never take one.
+const KEY_PATHS: &[&str] = &["/api/v1/", "/v1/"];
+
+/// The secret of an `Authorization: Bearer` header, on the paths that take
+/// API keys.
+fn bearer(request: &Request) -> Option<&str> {
+    let path = request.uri().path();
+    if !KEY_PATHS.iter().any(|prefix| path.starts_with(prefix)) {
+        return None;
+    }
+    let value = request
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
+    let (scheme, secret) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| secret.trim())
 }
 
 /// The address a request came from: the proxy's last `X-Forwarded-For`
@@ -144,7 +176,7 @@ pub async fn login_wall(request: Request, next: Next) -> Response {
     let anonymous = request
         .extensions()
         .get::<Caller>()
-        .is_none_or(|caller| caller.0.is_none());
+        .is_none_or(|caller| caller.session_user().is_none());
     let path = request.uri().path();
     // Server functions share this router; they answer 401 themselves.
     let page =
@@ -159,15 +191,23 @@ pub async fn login_wall(request: Request, next: Next) -> Response {
     Redirect::to(&format!("/login?next={}", encode_component(target))).into_response()
 }
 
-/// The caller of an API handler: `Who(Some(user))` when logged in.
-pub struct Who(pub Option<User>);
+/// The caller of an API handler. Pass `&who.0` to the access checks;
+/// [`Who::user`] is for what only a logged-in user may do.
+pub struct Who(pub Caller);
 
 impl Who {
-    /// The user, or 401.
+    /// The user logged in with a session: 401 for nobody, 403 for an API
+    /// key (keys work only on the runs of the graphs they name).
     pub fn user(&self) -> Result<&User, ApiError> {
-        self.0
-            .as_ref()
-            .ok_or_else(|| ApiError(AppError::login_required()))
+        match &self.0 {
+            Caller::User(user) => Ok(user),
+            Caller::Nobody => Err(ApiError(AppError::login_required())),
+            Caller::Key(key) => Err(ApiError(AppError::Forbidden(format!(
+                "API key `{}` cannot do this: keys run and read the graphs they name; \
+                 everything else needs a logged-in session",
+                key.name
+            )))),
+        }
     }
 }
 
@@ -178,7 +218,8 @@ impl<S: Send + Sync> FromRequestParts<S> for Who {
         Ok(Who(parts
             .extensions
             .get::<Caller>()
-            .and_then(|caller| caller.0.clone())))
+            .cloned()
+            .unwrap_or_default()))
     }
 }
 

@@ -145,6 +145,9 @@ const TABLES: &[Table] = &[
             // Leases are not copied: the copy's unfinished runs are free for
             // the first server on it to take.
             ("request", Text),
+            ("origin", Text),
+            ("origin_label", Text),
+            ("api_key_id", Text),
         ],
         order: "rowid",
     },
@@ -189,6 +192,27 @@ const TABLES: &[Table] = &[
             ("updated_at", Text),
         ],
         order: "user_id, name",
+    },
+    Table {
+        name: "api_keys",
+        columns: &[
+            ("id", Text),
+            ("user_id", Text),
+            ("name", Text),
+            ("prefix", Text),
+            ("secret_sha256", Text),
+            ("scope", Text),
+            ("created_at", Text),
+            ("expires_at", Text),
+            ("last_used_at", Text),
+            ("revoked_at", Text),
+        ],
+        order: "created_at, id",
+    },
+    Table {
+        name: "api_key_graphs",
+        columns: &[("key_id", Text), ("graph_id", Text)],
+        order: "key_id, graph_id",
     },
     Table {
         name: "sessions",

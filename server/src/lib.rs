@@ -4,6 +4,7 @@
 //!
 //! # Layout
 //! - [`api`]: the HTTP JSON API for scripts.
+//! - [`openai`]: the OpenAI-compatible chat endpoints for published graphs.
 //! - [`auth`]: sessions, who is calling, the CSRF and log-in guards.
 //! - [`sessions`]: the SQLite session store.
 //! - [`runs`]: runs as background tasks, their live events, recovery.
@@ -30,6 +31,7 @@ pub mod db;
 pub mod db_copy;
 pub mod error_status;
 pub mod models;
+pub mod openai;
 pub mod routes;
 pub mod runs;
 pub mod security_headers;

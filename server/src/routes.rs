@@ -58,6 +58,7 @@ pub fn router(state: AppState) -> Router {
     Router::new()
         .route("/api/health", get(health))
         .merge(crate::api::routes())
+        .merge(crate::openai::routes())
         .merge(pages)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context, shell,

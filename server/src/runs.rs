@@ -8,8 +8,10 @@
 
 mod admission;
 pub mod embed;
+pub mod follow;
 mod hub;
 mod manager;
+pub mod outcome;
 mod recovery;
 mod replay;
 mod requests;

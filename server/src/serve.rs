@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
 use heddle_app::accounts::ssr::SignupPolicy;
@@ -106,6 +107,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .await
         .map_err(|source| ServeError::Bind { addr, source })?;
     let local = listener.local_addr()?;
+    // Streamed answers (server-sent events, chat chunks, websocket frames)
+    // are many small writes: without TCP_NODELAY each waits for the
+    // client's delayed acknowledgement of the last, some 40 ms.
+    let listener = listener.tap_io(|stream| {
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY on a connection");
+        }
+    });
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let mut settings = Settings::default().with_public_url(args.public_url.as_deref());
     settings.signup = match args.signup {

@@ -50,16 +50,16 @@ use heddle_app::accounts::ssr::session_user;
 use heddle_app::error::AppError;
 use heddle_app::live::protocol::{ClientMessage, ServerMessage};
 use heddle_app::runs::ssr::graph_of_run;
-use heddle_engine::RunId;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tower_sessions::Session;
 use tower_sessions::session::Id;
 
-use self::batch::{Batcher, Gone};
+use self::batch::Batcher;
 use crate::api::ApiError;
 use crate::auth::{Who, check_origin};
 use crate::runs::Runs;
+use crate::runs::follow;
 use crate::sessions::DbSessions;
 use crate::state::AppState;
 
@@ -357,7 +357,7 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
         return;
     }
     let mut batcher = Batcher::new(out, run_id.clone(), from_seq);
-    if stream(&runs, &run_id, &mut batcher).await.is_err() {
+    if follow::stream(&runs, &run_id, &mut batcher).await.is_err() {
         return;
     }
     let status = runs.record(&run_id).await.ok().map(|run| run.status);
@@ -369,156 +369,6 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
             next_seq: next,
         })
         .await;
-}
-
-async fn stream(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), Gone> {
-    // Subscribe to the live stream before reading the store, so nothing
-    // emitted in between is missed.
-    let hub = runs.hub(run_id);
-    let replay = hub.as_ref().map(|hub| hub.watch(batcher.next));
-    let first_live = replay
-        .as_ref()
-        .and_then(|r| r.first_seq)
-        .unwrap_or(u64::MAX);
-    if batcher.next < first_live {
-        match runs
-            .store()
-            .events(&RunId::from(run_id), batcher.next)
-            .await
-        {
-            Ok(stored) => {
-                for event in stored
-                    .into_iter()
-                    .take_while(|event| event.seq < first_live)
-                {
-                    batcher.event(&Arc::new(event), None).await?;
-                }
-            }
-            Err(error) => {
-                tracing::error!(run = %run_id, %error, "cannot read stored events");
-                return batcher
-                    .control(ServerMessage::Error {
-                        message: "cannot read the run's events".into(),
-                    })
-                    .await;
-            }
-        }
-    }
-    let (Some(hub), Some(mut replay)) = (hub, replay) else {
-        // No execution here: the stored log is all there is, unless the
-        // run executes on another server; then follow its log.
-        if runs
-            .record(run_id)
-            .await
-            .is_ok_and(|run| run.status.is_active())
-        {
-            return tail(runs, run_id, batcher).await;
-        }
-        let next = batcher.next;
-        return batcher
-            .control(ServerMessage::CaughtUp {
-                run_id: run_id.to_string(),
-                next_seq: next,
-            })
-            .await;
-    };
-    for frame in &replay.backlog {
-        batcher.event(&frame.event, Some(&frame.text)).await?;
-    }
-    let next = batcher.next;
-    batcher
-        .control(ServerMessage::CaughtUp {
-            run_id: run_id.to_string(),
-            next_seq: next,
-        })
-        .await?;
-    loop {
-        let received = match batcher.deadline() {
-            Some(deadline) => tokio::select! {
-                received = replay.live.recv() => received,
-                () = tokio::time::sleep_until(deadline) => {
-                    batcher.flush().await?;
-                    continue;
-                }
-            },
-            None => replay.live.recv().await,
-        };
-        match received {
-            Ok(frame) => batcher.event(&frame.event, Some(&frame.text)).await?,
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                // Fell behind: read what was missed from the log.
-                for frame in hub.since(batcher.next) {
-                    batcher.event(&frame.event, Some(&frame.text)).await?;
-                }
-            }
-            Err(broadcast::error::RecvError::Closed) => break,
-        }
-    }
-    batcher.flush().await
-}
-
-/// Follows a run executing on another server (PostgreSQL): its stored
-/// log, read again by sequence number whenever a server says it stored
-/// more of it (see [`crate::runs::wake`]), until the run stops.
-async fn tail(runs: &Runs, run_id: &str, batcher: &mut Batcher) -> Result<(), Gone> {
-    let mut wakeups = runs.wakeups();
-    let mut caught_up = false;
-    loop {
-        // The status first: events stored before it ended are read below.
-        let active = runs
-            .record(run_id)
-            .await
-            .is_ok_and(|run| run.status.is_active());
-        match runs
-            .store()
-            .events(&RunId::from(run_id), batcher.next)
-            .await
-        {
-            Ok(stored) => {
-                for event in stored {
-                    batcher.event(&Arc::new(event), None).await?;
-                }
-            }
-            Err(error) => {
-                tracing::error!(run = %run_id, %error, "cannot read stored events");
-                return batcher
-                    .control(ServerMessage::Error {
-                        message: "cannot read the run's events".into(),
-                    })
-                    .await;
-            }
-        }
-        batcher.flush().await?;
-        if !caught_up {
-            caught_up = true;
-            let next = batcher.next;
-            batcher
-                .control(ServerMessage::CaughtUp {
-                    run_id: run_id.to_string(),
-                    next_seq: next,
-                })
-                .await?;
-        }
-        if !active {
-            return Ok(());
-        }
-        let fallback = tokio::time::sleep(crate::runs::wake::FALLBACK);
-        tokio::pin!(fallback);
-        loop {
-            tokio::select! {
-                woken = wakeups.recv() => match woken {
-                    Ok(id) if &*id == run_id => break,
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => break,
-                    Err(broadcast::error::RecvError::Closed) => {
-                        (&mut fallback).await;
-                        break;
-                    }
-                },
-                () = &mut fallback => break,
-            }
-        }
-    }
 }
 
 async fn watch_graph(

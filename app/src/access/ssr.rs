@@ -8,6 +8,9 @@ use tokio::sync::broadcast;
 
 use super::Role;
 use crate::accounts::User;
+use crate::accounts::ssr::Caller;
+use crate::api_keys::KeyScope;
+use crate::api_keys::ssr::KeyGrant;
 use crate::error::AppError;
 use crate::graphs::GraphId;
 use crate::graphs::ssr::graph_id;
@@ -48,20 +51,30 @@ pub async fn role(db: &Db, user: &User, graph: &GraphId) -> Result<Option<Role>,
     .max())
 }
 
-/// What an allowed request learned: who, which graph, with what role.
+/// What an allowed request learned: who, which graph, with what role, and
+/// the API key it came with, if any.
 ///
-/// Only [`require`] makes one (its fields are private), and every read of
-/// a graph's content takes one (`graphs::ssr::get` and its kin): there is
-/// no way to load a graph for a user without the decision that allows it.
+/// Only [`require`] and its kin make one (its fields are private), and
+/// every read of a graph's content takes one (`graphs::ssr::get` and its
+/// kin): there is no way to load a graph for a user without the decision
+/// that allows it.
 #[derive(Debug, Clone)]
 pub struct Allowed {
     user: User,
     graph: GraphId,
     role: Role,
+    key: Option<KeyRef>,
+}
+
+/// The API key a request came with: runs it starts are labelled with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRef {
+    pub id: String,
+    pub name: String,
 }
 
 impl Allowed {
-    /// Who was allowed.
+    /// Who was allowed (for a key, its owner).
     pub fn user(&self) -> &User {
         &self.user
     }
@@ -71,34 +84,100 @@ impl Allowed {
         &self.graph
     }
 
-    /// Their role on it.
+    /// Their role on it (for a key, capped by its scope).
     pub fn role(&self) -> Role {
         self.role
+    }
+
+    /// The API key the request came with.
+    pub fn key(&self) -> Option<&KeyRef> {
+        self.key.as_ref()
     }
 
     /// Refuses (403) unless the role is at least `needed`; for functions
     /// that take an [`Allowed`] and do more than read.
     pub fn at_least(&self, needed: Role) -> Result<(), AppError> {
         if self.role < needed {
-            return Err(AppError::Forbidden(format!(
-                "you are {} of this graph; this needs the {needed} role",
-                article(self.role)
-            )));
+            return Err(AppError::Forbidden(match &self.key {
+                Some(key) => format!(
+                    "API key `{}` may not do this: keys start runs of the published version \
+                     and never change a graph",
+                    key.name
+                ),
+                None => format!(
+                    "you are {} of this graph; this needs the {needed} role",
+                    article(self.role)
+                ),
+            }));
         }
         Ok(())
     }
 }
 
-/// Checks that `user` holds at least `needed` on graph `id`: anonymous
-/// callers get 401, users who cannot see the graph 404 (its existence is
-/// not revealed), users with a lower role 403 saying which role it takes.
-pub async fn require(
+/// Who is asking, as the access checks see them.
+#[derive(Debug, Clone, Copy)]
+pub enum Principal<'a> {
+    Nobody,
+    User(&'a User),
+    Key(&'a KeyGrant),
+}
+
+impl<'a> From<Option<&'a User>> for Principal<'a> {
+    fn from(user: Option<&'a User>) -> Self {
+        user.map_or(Principal::Nobody, Principal::User)
+    }
+}
+
+impl<'a> From<&'a User> for Principal<'a> {
+    fn from(user: &'a User) -> Self {
+        Principal::User(user)
+    }
+}
+
+impl<'a> From<&'a Caller> for Principal<'a> {
+    fn from(caller: &'a Caller) -> Self {
+        match caller {
+            Caller::Nobody => Principal::Nobody,
+            Caller::User(user) => Principal::User(user),
+            Caller::Key(key) => Principal::Key(key),
+        }
+    }
+}
+
+/// Checks that the caller holds at least `needed` on graph `id`:
+/// anonymous callers get 401, callers who cannot see the graph 404 (its
+/// existence is not revealed), those with a lower role 403 saying which
+/// role it takes.
+///
+/// An API key sees only the graphs it names, with its owner's access to
+/// them, and only reads (with the `read` scope): it changes nothing. Keys
+/// start runs through [`require_to_run`], and act on the runs they
+/// started through [`require_run`] and [`require_thread`].
+pub async fn require<'a>(
     db: &Db,
-    user: Option<&User>,
+    who: impl Into<Principal<'a>>,
     id: &str,
     needed: Role,
 ) -> Result<Allowed, AppError> {
-    let user = user.ok_or_else(AppError::login_required)?;
+    match who.into() {
+        Principal::Nobody => Err(AppError::login_required()),
+        Principal::User(user) => require_user(db, user, id, needed).await,
+        Principal::Key(key) => {
+            let allowed = key_on_graph(db, key, id, Role::Viewer).await?;
+            if key.scope != KeyScope::Read {
+                return Err(AppError::Forbidden(format!(
+                    "API key `{}` may run this graph but not read it; make a key with the \
+                     `read` scope",
+                    key.name
+                )));
+            }
+            allowed.at_least(needed)?;
+            Ok(allowed)
+        }
+    }
+}
+
+async fn require_user(db: &Db, user: &User, id: &str, needed: Role) -> Result<Allowed, AppError> {
     let graph = graph_id(id)?;
     let role = role(db, user, &graph)
         .await?
@@ -107,9 +186,67 @@ pub async fn require(
         user: user.clone(),
         graph,
         role,
+        key: None,
     };
     allowed.at_least(needed)?;
     Ok(allowed)
+}
+
+/// A key's access to a graph: 404 unless the key names it and its owner
+/// can still see it; 403 unless the owner holds `owner_needs`, which a
+/// key never may when it is [`Role::Owner`]. The role granted is
+/// `owner_needs`.
+async fn key_on_graph(
+    db: &Db,
+    key: &KeyGrant,
+    id: &str,
+    owner_needs: Role,
+) -> Result<Allowed, AppError> {
+    let graph = graph_id(id)?;
+    let hidden = || AppError::not_found(format!("graph {graph}"));
+    if !key.covers(&graph) {
+        return Err(hidden());
+    }
+    if owner_needs > Role::Editor {
+        return Err(AppError::Forbidden(format!(
+            "API key `{}` may not do this: only the graph's owner, logged in, may",
+            key.name
+        )));
+    }
+    let held = role(db, &key.owner, &graph).await?.ok_or_else(hidden)?;
+    if held < owner_needs {
+        return Err(AppError::Forbidden(format!(
+            "API key `{}` belongs to {}, who is {} of this graph; running it needs the editor \
+             role",
+            key.name,
+            key.owner.username,
+            article(held)
+        )));
+    }
+    Ok(Allowed {
+        user: key.owner.clone(),
+        graph,
+        role: owner_needs,
+        key: Some(KeyRef {
+            id: key.id.clone(),
+            name: key.name.clone(),
+        }),
+    })
+}
+
+/// Checks that the caller may start runs of graph `id`: a user needs the
+/// editor role; a key must name the graph, and its owner be an editor of
+/// it. What a key starts runs the published version (the runs manager
+/// sees [`Allowed::key`]).
+pub async fn require_to_run<'a>(
+    db: &Db,
+    who: impl Into<Principal<'a>>,
+    id: &str,
+) -> Result<Allowed, AppError> {
+    match who.into() {
+        Principal::Key(key) => key_on_graph(db, key, id, Role::Editor).await,
+        other => require(db, other, id, Role::Editor).await,
+    }
 }
 
 /// A run someone may use: found through its graph, with the role they
@@ -152,42 +289,81 @@ impl OnThread {
     }
 }
 
-/// Checks that `user` holds at least `needed` on the graph of run
+/// Checks that the caller holds at least `needed` on the graph of run
 /// `run_id`. Runs take their graph's access: viewers read them, editors
-/// start, cancel, fork and resume them. A run the caller may not see is
+/// start, cancel, fork and resume them. A key does to the runs it started
+/// what an editor may (while its owner is an editor), and reads the
+/// others only with the `read` scope. A run the caller may not see is
 /// "not found", like one that does not exist.
-pub async fn require_run(
+pub async fn require_run<'a>(
     db: &Db,
-    user: Option<&User>,
+    who: impl Into<Principal<'a>>,
     run_id: &str,
     needed: Role,
 ) -> Result<OnRun, AppError> {
-    user.ok_or_else(AppError::login_required)?;
+    let who = who.into();
+    if matches!(who, Principal::Nobody) {
+        return Err(AppError::login_required());
+    }
     let graph = crate::runs::ssr::graph_of_run(db, run_id).await?;
-    let allowed = hide_graph(require(db, user, &graph, needed).await, "run", run_id)?;
+    let allowed = match who {
+        Principal::Key(key) if crate::api_keys::ssr::started_run(db, &key.id, run_id).await? => {
+            key_on_graph(db, key, &graph, needed).await
+        }
+        other => require(db, other, &graph, needed).await,
+    };
     Ok(OnRun {
-        allowed,
+        allowed: hide_graph(allowed, "run", run_id)?,
         run_id: run_id.to_string(),
     })
 }
 
-/// The same for a thread.
-pub async fn require_thread(
+/// The same for a thread: a key acts on the threads its runs started.
+pub async fn require_thread<'a>(
     db: &Db,
-    user: Option<&User>,
+    who: impl Into<Principal<'a>>,
     thread_id: &str,
     needed: Role,
 ) -> Result<OnThread, AppError> {
-    user.ok_or_else(AppError::login_required)?;
+    let who = who.into();
+    if matches!(who, Principal::Nobody) {
+        return Err(AppError::login_required());
+    }
     let graph = crate::runs::ssr::graph_of_thread(db, thread_id).await?;
-    let allowed = hide_graph(require(db, user, &graph, needed).await, "thread", thread_id)?;
+    let allowed = match who {
+        Principal::Key(key)
+            if crate::api_keys::ssr::started_thread(db, &key.id, thread_id).await? =>
+        {
+            key_on_graph(db, key, &graph, needed).await
+        }
+        other => require(db, other, &graph, needed).await,
+    };
     Ok(OnThread {
-        allowed,
+        allowed: hide_graph(allowed, "thread", thread_id)?,
         thread_id: thread_id.to_string(),
     })
 }
 
-/// A graph the caller may not see makes its run or thread "not found".
+/// Checks that the caller may run on thread `thread_id`: one that does
+/// not exist yet is theirs to start; one that does needs
+/// [`require_thread`] with the editor role (for a key: a thread its runs
+/// started), so that nobody continues, and so reads, a conversation they
+/// may not see.
+pub async fn require_thread_to_run<'a>(
+    db: &Db,
+    who: impl Into<Principal<'a>>,
+    thread_id: &str,
+) -> Result<(), AppError> {
+    match crate::runs::ssr::thread_graph(db, thread_id).await? {
+        None => Ok(()),
+        Some(_) => require_thread(db, who, thread_id, Role::Editor)
+            .await
+            .map(|_| ()),
+    }
+}
+
+/// A graph the caller may not see makes its run or thread "not found";
+/// so does a key that may not read it.
 fn hide_graph(
     result: Result<Allowed, AppError>,
     what: &str,

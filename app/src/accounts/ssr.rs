@@ -30,9 +30,26 @@ pub use username::username_key;
 /// The longest a username may be, in characters.
 const MAX_USERNAME_CHARS: usize = 64;
 
-/// Who made a request: the logged-in user, or nobody.
+/// Who made a request: nobody, a logged-in user, or an API key (only on
+/// the JSON API; see `server::auth::identify`).
 #[derive(Clone, Debug, Default)]
-pub struct Caller(pub Option<User>);
+pub enum Caller {
+    #[default]
+    Nobody,
+    User(User),
+    Key(std::sync::Arc<crate::api_keys::ssr::KeyGrant>),
+}
+
+impl Caller {
+    /// The user logged in with a session; `None` for nobody and for a
+    /// key (a key never stands in for a session).
+    pub fn session_user(&self) -> Option<&User> {
+        match self {
+            Caller::User(user) => Some(user),
+            Caller::Nobody | Caller::Key(_) => None,
+        }
+    }
+}
 
 /// Whether anyone may create an account.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +119,11 @@ fn client_address() -> Option<IpAddr> {
 
 /// Who is calling the server function or rendering the page.
 pub fn caller() -> Option<User> {
-    request_parts()?.extensions.get::<Caller>()?.0.clone()
+    request_parts()?
+        .extensions
+        .get::<Caller>()?
+        .session_user()
+        .cloned()
 }
 
 /// The caller, or 401.

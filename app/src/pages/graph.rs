@@ -319,6 +319,7 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                             {list.into_iter().map(|summary| {
                                 let href = format!("?run={}", summary.id);
                                 let duration = summary.duration();
+                                let origin = summary.origin.describe(summary.origin_label.as_deref());
                                 view! {
                                     <li class="version-row" data-run=summary.id.clone()>
                                         <span class=format!("run-pill run-{}", summary.status)>{summary.status.as_str()}</span>
@@ -326,6 +327,9 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                             {display_timestamp(&summary.created_at)}
                                             {summary.started_by.map(|who| format!(" · {who}"))}
                                             {duration.map(|took| format!(" · {took}"))}
+                                            {origin.map(|origin| view! {
+                                                <span class="origin-tag" title="Started from outside the editor: it ran the published version">{origin}</span>
+                                            })}
                                         </span>
                                         <a class="button button-small" href=href rel="external">"Open"</a>
                                     </li>

@@ -1,5 +1,8 @@
-//! `/settings`: the logged-in user's password and secrets. A secret's
-//! value is typed once and never shown again: the list holds names only.
+//! `/settings`: the logged-in user's secrets, API keys and password. A
+//! secret's value is typed once and never shown again: the list holds
+//! names only; so is an API key's.
+
+mod api_keys;
 
 use leptos::form::ActionForm;
 use leptos::prelude::*;
@@ -20,10 +23,11 @@ pub fn SettingsPage() -> impl IntoView {
             <div class="page-head">
                 <div>
                     <h1>"Settings"</h1>
-                    <p class="page-sub">"Your password, and the credentials your graphs use."</p>
+                    <p class="page-sub">"The credentials your graphs use, the keys that call them, and your password."</p>
                 </div>
             </div>
             <Secrets />
+            <api_keys::ApiKeys />
             <Password />
         </section>
     }

@@ -308,6 +308,8 @@ mod tests {
             started_at: None,
             finished_at: None,
             started_by: None,
+            origin: crate::runs::RunOrigin::App,
+            origin_label: None,
         }
     }
 

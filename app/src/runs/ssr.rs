@@ -14,8 +14,8 @@ use std::sync::Arc;
 use heddle_engine::run::{Event, RunStatus};
 use serde_json::Value;
 
-use super::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
-use crate::access::ssr::{Allowed, OnRun, OnThread};
+use super::{ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView};
+use crate::access::ssr::{Allowed, KeyRef, OnRun, OnThread};
 use crate::accounts::User;
 use crate::db::{Db, WritePool};
 use crate::error::AppError;
@@ -55,7 +55,8 @@ macro_rules! select_runs {
         concat!(
             "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
             "created_at, started_at, finished_at, ",
-            "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by FROM runs ",
+            "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by, ",
+            "origin, origin_label FROM runs ",
             $rest
         )
     };
@@ -90,6 +91,8 @@ struct RunRow {
     started_at: Option<String>,
     finished_at: Option<String>,
     started_by: Option<String>,
+    origin: String,
+    origin_label: Option<String>,
 }
 
 impl TryFrom<RunRow> for RunInfo {
@@ -100,6 +103,7 @@ impl TryFrom<RunRow> for RunInfo {
             tracing::error!(run = %row.id, "a stored run's {what} does not read back");
             AppError::Internal
         };
+        let origin = RunOrigin::parse(&row.origin).ok_or_else(|| broken("origin"))?;
         Ok(RunInfo {
             status: status(&row.status).ok_or_else(|| broken("status"))?,
             input: serde_json::from_str(&row.input).map_err(|_| broken("input"))?,
@@ -118,6 +122,8 @@ impl TryFrom<RunRow> for RunInfo {
             started_at: row.started_at,
             finished_at: row.finished_at,
             started_by: row.started_by,
+            origin,
+            origin_label: row.origin_label,
         })
     }
 }
@@ -307,6 +313,9 @@ pub struct NewRun<'a> {
     /// executes it; `None` queues it for any server to take (it was
     /// asked of a server that does not execute runs).
     pub lease: Option<&'a Lease>,
+    /// The API key it came with: the run is labelled with it, and the key
+    /// may read it.
+    pub key: Option<&'a KeyRef>,
 }
 
 /// A server's hold on the runs it queues and executes: its name, and how
@@ -365,8 +374,8 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         }
         sqlx::query(
             "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
-                               request, lease_owner, lease_expires_at)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10)",
+                               request, lease_owner, lease_expires_at, origin, origin_label, api_key_id)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13)",
         )
         .bind(&run_id)
         .bind(run.graph_id)
@@ -378,6 +387,12 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         .bind(run.request)
         .bind(run.lease.map(|lease| lease.owner.as_str()))
         .bind(run.lease.map(Lease::until))
+        .bind(match run.key {
+            Some(_) => RunOrigin::ApiKey.as_str(),
+            None => RunOrigin::App.as_str(),
+        })
+        .bind(run.key.map(|key| key.name.as_str()))
+        .bind(run.key.map(|key| key.id.as_str()))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -83,6 +83,31 @@ impl ChatMessage {
             .unwrap_or_default()
     }
 
+    /// A run's answer, as people read it: the text of the last assistant
+    /// message in its final state's `messages` channel (or, in a graph
+    /// without one, in the first channel that holds messages). `None` when
+    /// the state holds no assistant text.
+    pub fn final_answer(state: &Value) -> Option<String> {
+        let channels = state.as_object()?;
+        let is_messages = |value: &Value| {
+            value.as_array().is_some_and(|items| {
+                !items.is_empty()
+                    && items
+                        .iter()
+                        .all(|item| item.get("role").is_some_and(Value::is_string))
+            })
+        };
+        let channel = channels
+            .get("messages")
+            .filter(|value| is_messages(value))
+            .or_else(|| channels.values().find(|value| is_messages(value)))?;
+        ChatMessage::list_from(channel)
+            .into_iter()
+            .rev()
+            .find(|message| message.role == Role::Assistant && !message.content.is_empty())
+            .map(|message| message.content)
+    }
+
     /// The conversation's last message, if it is an assistant's with tool
     /// calls still to answer.
     pub fn pending_tool_calls(messages: &[ChatMessage]) -> Option<&ChatMessage> {
@@ -103,5 +128,36 @@ impl ChatMessage {
     /// The message as a channel value.
     pub fn to_value(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ChatMessage;
+    use serde_json::json;
+
+    #[test]
+    fn the_final_answer_is_the_last_assistant_text() {
+        let state = json!({
+            "messages": [
+                {"role": "user", "content": "2+2?"},
+                {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "calc", "arguments": "{}"}]},
+                {"role": "tool", "content": "4", "tool_call_id": "c"},
+                {"role": "assistant", "content": "It is 4."},
+                {"role": "user", "content": "thanks"}
+            ],
+            "count": 3
+        });
+        assert_eq!(
+            ChatMessage::final_answer(&state).as_deref(),
+            Some("It is 4.")
+        );
+        let elsewhere = json!({"history": [{"role": "assistant", "content": "hi"}], "n": 1});
+        assert_eq!(ChatMessage::final_answer(&elsewhere).as_deref(), Some("hi"));
+        assert_eq!(ChatMessage::final_answer(&json!({"n": 1})), None);
+        assert_eq!(
+            ChatMessage::final_answer(&json!({"messages": [{"role": "user", "content": "x"}]})),
+            None
+        );
     }
 }

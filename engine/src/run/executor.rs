@@ -682,12 +682,13 @@ impl Executor<'_> {
             let idx = layout.index(&channel).ok_or_else(|| RunError::BadInput {
                 message: format!("`{channel}` is not a channel of this graph's state"),
             })?;
+            let ty = layout.types[idx.0 as usize];
             reduce(
                 &channel,
-                layout.types[idx.0 as usize],
+                ty,
                 layout.reducers[idx.0 as usize],
                 state.at_mut(idx),
-                value,
+                crate::state::coerce_input(ty, value),
                 &|k| format!("input-{}-{n}-{k}", self.run_id),
             )
             .map_err(|error| RunError::BadInput {

@@ -29,6 +29,16 @@ impl Server {
     /// Starts `heddle serve --port 0` with `args`, on the database at
     /// `url` (a new SQLite file when `None`).
     pub fn start_on(url: Option<&str>, args: &[&str]) -> Server {
+        Server::spawn(url, args, &[])
+    }
+
+    /// Starts `heddle serve --port 0` with `args` and environment `env`,
+    /// on a new SQLite database.
+    pub fn start_with_env(args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::spawn(None, args, env)
+    }
+
+    fn spawn(url: Option<&str>, args: &[&str], env: &[(&str, &str)]) -> Server {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("temp dir: {e}"));
         let url = url.map_or_else(
             || format!("sqlite://{}", dir.path().join("bench.db").display()),
@@ -39,6 +49,7 @@ impl Server {
             .args(args)
             .env("DATABASE_URL", url)
             .env("RUST_LOG", "warn")
+            .envs(env.iter().copied())
             .current_dir(dir.path())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

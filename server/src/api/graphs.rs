@@ -102,7 +102,7 @@ pub async fn get(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<GraphView>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     let GraphDetail {
         id,
         name,
@@ -160,7 +160,7 @@ pub async fn save(
     Path(GraphPath { id }): Path<GraphPath>,
     ApiJson(body): ApiJson<Save>,
 ) -> Result<Json<SaveReport>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
     let document = document(body.document.0)?;
     let saved = graphs::save(&state.db, &allowed, body.base_version, &document).await?;
     Ok(Json(SaveReport {
@@ -178,7 +178,7 @@ pub async fn delete(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<NoContent> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Owner).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Owner).await?;
     graphs::delete_with_runs(&state.db, &state.runs, state.auth.events(), &allowed).await?;
     Ok(NoContent)
 }
@@ -189,7 +189,7 @@ pub async fn versions(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Vec<VersionSummary>>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(graphs::versions(&state.db, &allowed).await?))
 }
 
@@ -199,7 +199,7 @@ pub async fn version(
     who: Who,
     Path(VersionPath { id, version }): Path<VersionPath>,
 ) -> Result<Json<DocumentJson>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     let json = graphs::version(&state.db, &allowed, version).await?;
     Ok(Json(stored(&json)?))
 }
@@ -218,7 +218,7 @@ pub async fn restore(
     who: Who,
     Path(VersionPath { id, version }): Path<VersionPath>,
 ) -> Result<Json<Restored>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
     let saved = graphs::restore(&state.db, &allowed, version).await?;
     Ok(Json(Restored {
         id: saved.id,
@@ -234,7 +234,7 @@ pub async fn export(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Download> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     let detail = graphs::get(&state.db, &allowed).await?;
     let document = GraphDocument::from_json(&detail.document).map_err(|error| {
         tracing::error!(graph = %detail.id, %error, "a stored graph does not read back");
@@ -421,6 +421,6 @@ pub async fn copy(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Created<Saved>> {
-    let saved = graphs::copy(&state.db, who.0.as_ref(), &id).await?;
+    let saved = graphs::copy(&state.db, Some(who.user()?), &id).await?;
     Ok(Created(saved))
 }

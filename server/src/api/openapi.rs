@@ -30,6 +30,8 @@ pub const PATH: &str = "/api/v1/openapi.json";
 
 /// The name of the session cookie's security scheme in the document.
 const SESSION: &str = "session";
+/// The security scheme of API keys (`Authorization: Bearer`).
+const API_KEY: &str = "api_key";
 
 /// Generates the document from `routes`, and serves it beside them.
 pub fn finish(routes: aide::axum::ApiRouter<AppState>) -> Router<AppState> {
@@ -40,9 +42,14 @@ pub fn finish(routes: aide::axum::ApiRouter<AppState>) -> Router<AppState> {
             .description(
                 "Graphs, runs, threads, sharing and secrets, for scripts. \
                  Log in with `POST /api/v1/auth/login`; the session cookie it \
-                 sets authenticates the rest. Run events stream on the \
-                 websocket `/api/v1/ws` (see docs/api.md). Every error is \
-                 JSON: `{\"error\": {\"code\", \"message\", ...}}`.",
+                 sets authenticates the rest. Scripts and other services \
+                 use an API key instead (`Authorization: Bearer heddle_...`, \
+                 made under Settings or with `POST /api/v1/keys`): it runs \
+                 the published version of the graphs it names through \
+                 `POST /api/v1/graphs/{id}/invoke`, and reads what its scope \
+                 allows (see docs/deploy-agents.md). Run events stream on \
+                 the websocket `/api/v1/ws` (see docs/api.md). Every error \
+                 is JSON: `{\"error\": {\"code\", \"message\", ...}}`.",
             )
             .security_scheme(
                 SESSION,
@@ -50,6 +57,19 @@ pub fn finish(routes: aide::axum::ApiRouter<AppState>) -> Router<AppState> {
                     location: ApiKeyLocation::Cookie,
                     name: "heddle_session".into(),
                     description: Some("The session cookie set by log-in or sign-up.".into()),
+                    extensions: IndexMap::default(),
+                },
+            )
+            .security_scheme(
+                API_KEY,
+                SecurityScheme::Http {
+                    scheme: "bearer".into(),
+                    bearer_format: Some("heddle_<64 hex digits>".into()),
+                    description: Some(
+                        "An API key: invoke, and read what its scope allows; never pages, \
+                         keys, secrets or sharing (those answer 403)."
+                            .into(),
+                    ),
                     extensions: IndexMap::default(),
                 },
             )
@@ -73,13 +93,24 @@ pub fn finish(routes: aide::axum::ApiRouter<AppState>) -> Router<AppState> {
 }
 
 /// An operation taking [`Who`] needs the session cookie; one that does not
-/// (sign-up, log-in) says nothing.
+/// (sign-up, log-in) says nothing. Those an API key may call too say so
+/// with [`takes_api_keys`].
 impl OperationInput for Who {
     fn operation_input(_: &mut GenContext, operation: &mut Operation) {
-        let requirement = IndexMap::from_iter([(SESSION.to_string(), Vec::new())]);
-        if !operation.security.contains(&requirement) {
-            operation.security.push(requirement);
-        }
+        require_scheme(operation, SESSION);
+    }
+}
+
+/// Marks an operation as one an API key may call (what a key may do there
+/// is the access layer's decision: see `access::ssr::require`).
+pub fn takes_api_keys(operation: &mut Operation) {
+    require_scheme(operation, API_KEY);
+}
+
+fn require_scheme(operation: &mut Operation, scheme: &str) {
+    let requirement = IndexMap::from_iter([(scheme.to_string(), Vec::new())]);
+    if !operation.security.contains(&requirement) {
+        operation.security.push(requirement);
     }
 }
 

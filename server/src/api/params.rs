@@ -66,3 +66,10 @@ pub struct SecretPath {
     /// The secret's name.
     pub name: String,
 }
+
+/// `/keys/{id}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct KeyPath {
+    /// The API key's id (not its secret).
+    pub id: String,
+}

@@ -29,7 +29,7 @@ pub async fn get(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Published>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(Published {
         published: publishing::publication(&state.db, &allowed).await?,
     }))
@@ -51,7 +51,7 @@ pub async fn put(
     Path(GraphPath { id }): Path<GraphPath>,
     ApiJson(body): ApiJson<Publish>,
 ) -> Result<Json<Publication>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
     Ok(Json(
         publishing::publish(&state.db, &allowed, body.version).await?,
     ))
@@ -64,7 +64,7 @@ pub async fn delete(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<NoContent> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
     publishing::unpublish(&state.db, &allowed).await?;
     Ok(NoContent)
 }

@@ -31,7 +31,7 @@ pub async fn start(
     Path(GraphPath { id }): Path<GraphPath>,
     ApiJson(request): ApiJson<StartRequest>,
 ) -> Result<Accepted<RunInfo>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
     Ok(Accepted(state.runs.start(&allowed, request).await?))
 }
 
@@ -52,7 +52,7 @@ pub async fn list(
     Path(GraphPath { id }): Path<GraphPath>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<RunInfo>>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(state.runs.list(&allowed, query.limit).await?))
 }
 
@@ -61,7 +61,7 @@ pub async fn threads(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Vec<ThreadInfo>>> {
-    let allowed = require(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(state.runs.threads(&allowed).await?))
 }
 
@@ -70,7 +70,7 @@ pub async fn get(
     who: Who,
     Path(RunPath { id }): Path<RunPath>,
 ) -> Result<Json<RunInfo>> {
-    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let run = require_run(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(state.runs.get(&run).await?))
 }
 
@@ -88,7 +88,7 @@ pub async fn events(
     Path(RunPath { id }): Path<RunPath>,
     Query(query): Query<EventsQuery>,
 ) -> Result<Json<Vec<Arc<Event>>>> {
-    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let run = require_run(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(state.runs.events(&run, query.from_seq).await?))
 }
 
@@ -97,7 +97,7 @@ pub async fn cancel(
     who: Who,
     Path(RunPath { id }): Path<RunPath>,
 ) -> Result<Json<RunInfo>> {
-    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let run = require_run(&state.db, &who.0, &id, Role::Editor).await?;
     Ok(Json(state.runs.cancel(&run).await?))
 }
 
@@ -109,7 +109,7 @@ pub async fn fork(
     Path(RunPath { id }): Path<RunPath>,
     ApiJson(request): ApiJson<ForkRequest>,
 ) -> Result<Accepted<RunInfo>> {
-    let run = require_run(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let run = require_run(&state.db, &who.0, &id, Role::Editor).await?;
     Ok(Accepted(state.runs.fork(&run, request).await?))
 }
 
@@ -119,7 +119,7 @@ pub async fn thread(
     who: Who,
     Path(ThreadPath { id }): Path<ThreadPath>,
 ) -> Result<Json<ThreadView>> {
-    let thread = require_thread(&state.db, who.0.as_ref(), &id, Role::Viewer).await?;
+    let thread = require_thread(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(state.runs.thread(&thread).await?))
 }
 
@@ -137,6 +137,6 @@ pub async fn resume(
     Path(ThreadPath { id }): Path<ThreadPath>,
     ApiJson(body): ApiJson<Resume>,
 ) -> Result<Accepted<RunInfo>> {
-    let thread = require_thread(&state.db, who.0.as_ref(), &id, Role::Editor).await?;
+    let thread = require_thread(&state.db, &who.0, &id, Role::Editor).await?;
     Ok(Accepted(state.runs.resume(&thread, body.value).await?))
 }

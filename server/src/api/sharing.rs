@@ -23,7 +23,7 @@ pub async fn get(
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Sharing>> {
     Ok(Json(
-        sharing::sharing(&state.db, who.0.as_ref(), &id).await?,
+        sharing::sharing(&state.db, Some(who.user()?), &id).await?,
     ))
 }
 
@@ -50,7 +50,7 @@ pub async fn create_link(
 ) -> Result<Created<ShareLink>> {
     let link = sharing::create_link(
         &state.db,
-        who.0.as_ref(),
+        Some(who.user()?),
         &id,
         body.role,
         body.expires_in_hours,
@@ -67,7 +67,14 @@ pub async fn revoke_link(
     who: Who,
     Path(LinkPath { id, link }): Path<LinkPath>,
 ) -> Result<NoContent> {
-    sharing::revoke_link(&state.db, state.auth.events(), who.0.as_ref(), &id, &link).await?;
+    sharing::revoke_link(
+        &state.db,
+        state.auth.events(),
+        Some(who.user()?),
+        &id,
+        &link,
+    )
+    .await?;
     Ok(NoContent)
 }
 
@@ -89,7 +96,7 @@ pub async fn set_member(
     sharing::set_member(
         &state.db,
         state.auth.events(),
-        who.0.as_ref(),
+        Some(who.user()?),
         &id,
         &username,
         body.role,
@@ -105,6 +112,6 @@ pub async fn accept(
     Path(TokenPath { token }): Path<TokenPath>,
 ) -> Result<Json<Accepted>> {
     Ok(Json(
-        sharing::accept(&state.db, who.0.as_ref(), &token).await?,
+        sharing::accept(&state.db, Some(who.user()?), &token).await?,
     ))
 }

@@ -15,6 +15,7 @@ use heddle_app::access::Role;
 use heddle_app::access::ssr::{Allowed, OnRun, OnThread};
 use heddle_app::db::Db;
 use heddle_app::error::AppError;
+use heddle_app::graphs::GraphId;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_app::runs::ssr as records;
@@ -26,7 +27,7 @@ use heddle_engine::run::{
     CancelHandle, CheckpointStore, Durable, DurableError, Run, RunError, RunOptions, RunOutput,
     RunStatus,
 };
-use heddle_engine::{GraphDocument, Registry, RunId, ThreadId};
+use heddle_engine::{CompiledGraph, GraphDocument, Registry, RunId, ThreadId};
 use serde::Serialize;
 use serde_json::Value;
 use tokio::sync::{Semaphore, broadcast};
@@ -280,14 +281,55 @@ impl Runs {
         self.inner.notices.subscribe()
     }
 
-    /// Starts a run of a graph's newest version for the user `allowed`
-    /// names; it waits for a free slot in the background.
+    /// Starts a run of a graph's newest version (the draft, as the editor
+    /// shows it) for the user `allowed` names; it waits for a free slot in
+    /// the background. API keys never run drafts: see
+    /// [`Runs::start_published`].
     pub async fn start(
         &self,
         allowed: &Allowed,
         request: StartRequest,
     ) -> Result<RunInfo, AppError> {
         allowed.at_least(Role::Editor)?;
+        if let Some(key) = allowed.key() {
+            return Err(AppError::Forbidden(format!(
+                "API key `{}` runs only the published version: POST /api/v1/graphs/{}/invoke",
+                key.name,
+                allowed.graph()
+            )));
+        }
+        let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
+        self.start_compiled(allowed, request, detail.version, (registry, graph, embeds))
+            .await
+    }
+
+    /// Starts a run of the graph's published version: what calls from
+    /// outside the editor run (409 when nothing is published).
+    pub async fn start_published(
+        &self,
+        allowed: &Allowed,
+        request: StartRequest,
+    ) -> Result<RunInfo, AppError> {
+        allowed.at_least(Role::Editor)?;
+        let version = heddle_app::publishing::ssr::publication(&self.inner.db, allowed)
+            .await?
+            .ok_or_else(|| AppError::NotPublished {
+                graph: allowed.graph().to_string(),
+            })?
+            .version;
+        let prepared = self.prepare_version(allowed, version).await?;
+        self.start_compiled(allowed, request, version, prepared)
+            .await
+    }
+
+    /// Records and launches a start of `version`, compiled.
+    async fn start_compiled(
+        &self,
+        allowed: &Allowed,
+        request: StartRequest,
+        version: i64,
+        (registry, graph, embeds): (Registry, CompiledGraph, Vec<GraphId>),
+    ) -> Result<RunInfo, AppError> {
         let user = allowed.user();
         let stored = RunRequest::Start {
             interrupt_before: request.interrupt_before.clone(),
@@ -295,7 +337,6 @@ impl Runs {
         }
         .to_json();
         let input = run_input(request.input)?;
-        let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
         check_input(&graph, &input)?;
         let breakpoints = |field: &str, ids: Vec<String>| {
             ids.into_iter()
@@ -316,7 +357,7 @@ impl Runs {
         };
         let before = breakpoints("interrupt_before", request.interrupt_before)?;
         let after = breakpoints("interrupt_after", request.interrupt_after)?;
-        let graph_id = detail.id.to_string();
+        let graph_id = allowed.graph().to_string();
         let thread_id = match request.thread_id {
             Some(thread) => thread,
             None => format!("thread-{}", uuid::Uuid::new_v4()),
@@ -325,13 +366,14 @@ impl Runs {
         let run_id = self
             .record_queued(records::NewRun {
                 graph_id: &graph_id,
-                graph_version: detail.version,
+                graph_version: version,
                 thread_id: &thread_id,
                 input: &input,
                 starter: user,
                 embeds: &embeds,
                 request: &stored,
                 lease: self.new_lease().as_ref(),
+                key: allowed.key(),
             })
             .await?;
         if !self.executes() {
@@ -433,6 +475,7 @@ impl Runs {
                 embeds: &embeds,
                 request: &stored,
                 lease: self.new_lease().as_ref(),
+                key: run.allowed().key(),
             })
             .await?;
         if !self.executes() {

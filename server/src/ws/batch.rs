@@ -24,8 +24,8 @@ struct Pending {
     since: Instant,
 }
 
-/// The client went away.
-pub(super) struct Gone;
+use crate::runs::follow::Follower;
+pub(super) use crate::runs::follow::Gone;
 
 /// One subscription's outgoing events.
 pub(super) struct Batcher {
@@ -127,5 +127,38 @@ impl Batcher {
             .send(Message::Text(Utf8Bytes::from(message.to_text())))
             .await
             .map_err(|_| Gone)
+    }
+}
+
+impl Follower for Batcher {
+    fn next(&self) -> u64 {
+        self.next
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        Batcher::deadline(self)
+    }
+
+    async fn event(&mut self, event: &Arc<Event>, text: Option<&Utf8Bytes>) -> Result<(), Gone> {
+        Batcher::event(self, event, text).await
+    }
+
+    async fn flush(&mut self) -> Result<(), Gone> {
+        Batcher::flush(self).await
+    }
+
+    async fn caught_up(&mut self) -> Result<(), Gone> {
+        let message = ServerMessage::CaughtUp {
+            run_id: self.run_id.clone(),
+            next_seq: self.next,
+        };
+        self.control(message).await
+    }
+
+    async fn failed(&mut self, message: &str) -> Result<(), Gone> {
+        let message = ServerMessage::Error {
+            message: message.to_string(),
+        };
+        self.control(message).await
     }
 }

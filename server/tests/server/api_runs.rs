@@ -23,7 +23,7 @@ pub fn counting_loop(target: u64) -> Value {
     })
 }
 
-fn approval() -> Value {
+pub fn approval() -> Value {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../engine/examples/graphs/approval.json"

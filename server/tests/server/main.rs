@@ -8,15 +8,18 @@ mod support;
 
 mod access;
 mod api_graphs;
+mod api_keys;
 mod api_runs;
 mod cli;
 mod cluster;
 mod crash;
 mod database;
 mod graphs_api;
+mod invoke;
 mod live;
 mod migrate;
 mod nginx;
+mod openai_client;
 mod openapi;
 mod pages;
 mod publishing;

@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, TestServer, heddle, test_database};
+use crate::support::{Browser, KeyClient, TestServer, heddle, test_database};
 
 fn migrate(from: &str, to: &str) -> Output {
     heddle()
@@ -42,6 +42,8 @@ async fn snapshot(browser: &Browser, graph: &str, run: &str) -> Value {
         "events": get(format!("/api/v1/runs/{run}/events?from_seq=0")).await,
         "threads": get(format!("/api/v1/graphs/{graph}/threads")).await,
         "published": get(format!("/api/v1/graphs/{graph}/published")).await,
+        "keys": get("/api/v1/keys".into()).await,
+        "runs": get(format!("/api/v1/graphs/{graph}/runs")).await,
     })
 }
 
@@ -95,6 +97,15 @@ async fn everything_moves_to_another_database_and_back() {
         .start_run(&graph, json!({"input": {"target": 4}}))
         .await;
     assert_eq!(server.wait_for_run(&run).await["status"], "finished");
+    let key = server.owner.key_client("run", &[&graph]).await;
+    let (status, invoked) = key
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/invoke"),
+            Some(json!({"input": {"target": 2}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{invoked}");
     let before = snapshot(&server.owner, &graph, &run).await;
     assert!(before["events"].as_array().unwrap().len() > 10);
     assert_eq!(before["published"]["published"]["version"], 1);
@@ -140,6 +151,17 @@ async fn everything_moves_to_another_database_and_back() {
     };
     let after = snapshot(&owner, &graph, &run).await;
     assert_eq!(after, before);
+    assert_eq!(after["runs"][0]["origin"], "api_key");
+    // The key works on the copy, and still reads the run it started.
+    let key = KeyClient::new(moved.addr, &key.secret);
+    let (status, _) = key
+        .api(
+            Method::GET,
+            &format!("/api/v1/runs/{}", invoked["run_id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
     // And it goes on from there: the next save is version 3, the next run
     // has its own events.
     let (status, saved) = owner

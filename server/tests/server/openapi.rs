@@ -52,6 +52,9 @@ async fn the_document_describes_every_endpoint_with_its_types() {
         ("/api/v1/auth/password", &["post"]),
         ("/api/v1/secrets", &["get"]),
         ("/api/v1/secrets/{name}", &["put", "delete"]),
+        ("/api/v1/graphs/{id}/invoke", &["post"]),
+        ("/api/v1/keys", &["get", "post"]),
+        ("/api/v1/keys/{id}", &["delete"]),
     ] {
         for method in methods {
             let operation = &paths[path][method];
@@ -65,9 +68,35 @@ async fn the_document_describes_every_endpoint_with_its_types() {
     }
     assert_eq!(
         paths.len(),
-        29,
+        32,
         "an endpoint is documented that this test does not know"
     );
+
+    // Sessions and API keys are both described; the handlers' access
+    // checks decide which an operation takes.
+    let schemes = &doc["components"]["securitySchemes"];
+    assert_eq!(schemes["api_key"]["scheme"], "bearer");
+    assert_eq!(schemes["session"]["in"], "cookie");
+    let invoke = &paths["/api/v1/graphs/{id}/invoke"]["post"];
+    assert_eq!(
+        invoke["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/InvokeRequest"
+    );
+    for status in ["200", "202"] {
+        assert_eq!(
+            invoke["responses"][status]["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/Outcome",
+            "{status}"
+        );
+    }
+    let mut security: Vec<String> = invoke["security"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    security.sort();
+    assert_eq!(security, [r#"{"api_key":[]}"#, r#"{"session":[]}"#]);
 
     let start = &paths["/api/v1/graphs/{id}/runs"]["post"];
     assert_eq!(
@@ -114,6 +143,16 @@ async fn operations_say_which_need_the_session_cookie() {
         doc["paths"]["/api/v1/secrets/{name}"]["put"]["security"],
         session
     );
+    // Keys are taken where the access layer lets them act, nowhere else.
+    assert_eq!(doc["paths"]["/api/v1/keys"]["post"]["security"], session);
+    for (path, method) in [
+        ("/api/v1/graphs/{id}/invoke", "post"),
+        ("/api/v1/runs/{id}", "get"),
+        ("/api/v1/graphs/{id}", "get"),
+    ] {
+        let security = doc["paths"][path][method]["security"].to_string();
+        assert!(security.contains("api_key"), "{method} {path}: {security}");
+    }
     // No document-wide requirement, so an operation without one is open.
     assert!(doc["security"].is_null());
     assert!(

@@ -55,15 +55,7 @@ impl Browser {
         if let Some(body) = body {
             request = request.json(&body);
         }
-        let response = request.send().await.expect("request");
-        let status = response.status().as_u16();
-        let text = response.text().await.expect("body");
-        let value = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
-        };
-        (status, value)
+        status_and_json(request.send().await.expect("request")).await
     }
 
     /// Signs up `username` (with [`PASSWORD`]) in this browser.
@@ -405,6 +397,94 @@ impl Drop for TestServer {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// A script calling with an API key (`Authorization: Bearer`), and no
+/// cookies.
+pub struct KeyClient {
+    pub addr: SocketAddr,
+    pub secret: String,
+    pub client: reqwest::Client,
+}
+
+impl KeyClient {
+    pub fn new(addr: SocketAddr, secret: &str) -> KeyClient {
+        KeyClient {
+            addr,
+            secret: secret.to_string(),
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+        }
+    }
+
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.client
+            .request(method, format!("http://{}{path}", self.addr))
+            .bearer_auth(&self.secret)
+    }
+
+    /// A JSON request; the status and the JSON body.
+    pub async fn api(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut request = self.request(method, path);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        status_and_json(request.send().await.expect("request")).await
+    }
+}
+
+impl Browser {
+    /// Makes an API key (`{"name", "scope", "graphs", ...}`) as this user;
+    /// the answer (the key and its secret).
+    pub async fn make_key(&self, request: Value) -> Value {
+        let (status, body) = self
+            .api(reqwest::Method::POST, "/api/v1/keys", Some(request))
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body
+    }
+
+    /// A client with a new key of this user's on `graphs` with `scope`.
+    pub async fn key_client(&self, scope: &str, graphs: &[&str]) -> KeyClient {
+        let made = self
+            .make_key(serde_json::json!({"name": format!("{scope} key"), "scope": scope, "graphs": graphs}))
+            .await;
+        KeyClient::new(self.addr, made["secret"].as_str().unwrap())
+    }
+}
+
+impl TestServer {
+    /// Publishes version `version` of `graph` as the owner.
+    pub async fn publish(&self, graph: &str, version: i64) {
+        let (status, body) = self
+            .api(
+                reqwest::Method::PUT,
+                &format!("/api/v1/graphs/{graph}/published"),
+                Some(serde_json::json!({"version": version})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+}
+
+/// A response's status, and its body as JSON (a string when it is not
+/// JSON, `null` when empty).
+pub async fn status_and_json(response: reqwest::Response) -> (u16, Value) {
+    let status = response.status().as_u16();
+    let text = response.text().await.expect("body");
+    let value = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, value)
 }
 
 /// The message of an API error body (`{"error": {"message": ...}}`), or ""
