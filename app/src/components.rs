@@ -1,5 +1,6 @@
 //! Pieces of UI the pages share, one file per component.
 
+mod copy_button;
 mod error_view;
 mod form_error;
 mod graph_preview;
@@ -7,7 +8,9 @@ mod header;
 mod not_found_view;
 mod publish_control;
 mod share_panel;
+mod triggers;
 
+pub use copy_button::{CopyButton, page_origin};
 pub use error_view::ErrorView;
 pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;
@@ -15,3 +18,4 @@ pub use header::Header;
 pub use not_found_view::NotFoundView;
 pub use publish_control::PublishControl;
 pub use share_panel::SharePanel;
+pub use triggers::TriggersPanel;

@@ -14,7 +14,9 @@
 //! - [`access`]: roles on graphs and the checks every request makes.
 //! - [`api_keys`]: keys that call published graphs from outside.
 //! - [`sharing`]: members and share links.
+//! - [`schedules`]: cron schedules that run a graph's published version.
 //! - [`secrets`]: per-user credentials that graphs name.
+//! - [`webhooks`]: secret URLs that run a graph's published version.
 //! - [`session`]: the app-wide "who is logged in" resource.
 //! - `db` (server only): the database, SQLite or PostgreSQL, and the
 //!   macro that runs one query on either.
@@ -44,9 +46,11 @@ pub mod pages;
 pub mod publishing;
 pub mod run_panel;
 pub mod runs;
+pub mod schedules;
 pub mod secrets;
 pub mod session;
 pub mod sharing;
 pub mod shell;
+pub mod webhooks;
 
 pub use shell::{App, shell};

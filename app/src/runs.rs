@@ -51,6 +51,10 @@ pub enum RunOrigin {
     App,
     /// A call with an API key (invoke, or the chat completions endpoint).
     ApiKey,
+    /// A webhook's URL was called.
+    Webhook,
+    /// A schedule fired.
+    Schedule,
 }
 
 impl RunOrigin {
@@ -58,6 +62,8 @@ impl RunOrigin {
         match self {
             RunOrigin::App => "app",
             RunOrigin::ApiKey => "api_key",
+            RunOrigin::Webhook => "webhook",
+            RunOrigin::Schedule => "schedule",
         }
     }
 
@@ -65,6 +71,8 @@ impl RunOrigin {
         match text {
             "app" => Some(RunOrigin::App),
             "api_key" => Some(RunOrigin::ApiKey),
+            "webhook" => Some(RunOrigin::Webhook),
+            "schedule" => Some(RunOrigin::Schedule),
             _ => None,
         }
     }
@@ -72,13 +80,16 @@ impl RunOrigin {
     /// How the run list says where a run came from, e.g. `key "support"`;
     /// `None` for runs from the app.
     pub fn describe(self, label: Option<&str>) -> Option<String> {
-        match self {
-            RunOrigin::App => None,
-            RunOrigin::ApiKey => Some(match label {
-                Some(name) => format!("API key “{name}”"),
-                None => "API key".into(),
-            }),
-        }
+        let kind = match self {
+            RunOrigin::App => return None,
+            RunOrigin::ApiKey => "API key",
+            RunOrigin::Webhook => "Webhook",
+            RunOrigin::Schedule => "Schedule",
+        };
+        Some(match label {
+            Some(name) => format!("{kind} “{name}”"),
+            None => kind.to_string(),
+        })
     }
 }
 

@@ -17,8 +17,10 @@ mod params;
 mod publishing;
 mod responses;
 mod runs;
+mod schedules;
 mod secrets;
 mod sharing;
+mod webhooks;
 
 pub use error::{ApiError, ApiJson};
 
@@ -196,6 +198,67 @@ pub fn routes() -> Router<AppState> {
                 keyed(
                     "invoke",
                     "Run the published version and wait for its result (or stream its events)",
+                ),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/webhooks",
+            get_with(
+                webhooks::list,
+                doc("webhooks", "The graph's webhooks, without URLs"),
+            )
+            .post_with(
+                webhooks::create,
+                doc("webhooks", "Make a webhook: its URL, shown once (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/webhooks/{hook}",
+            put_with(
+                webhooks::update,
+                doc("webhooks", "Change a webhook (editor)"),
+            )
+            .delete_with(
+                webhooks::delete,
+                doc("webhooks", "Delete a webhook (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/webhooks/{hook}/regenerate",
+            post_with(
+                webhooks::regenerate,
+                doc("webhooks", "Give a webhook a new URL (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/schedules",
+            get_with(
+                schedules::list,
+                doc("schedules", "The graph's schedules, with their next times"),
+            )
+            .post_with(
+                schedules::create,
+                doc("schedules", "Make a schedule (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/schedules/{schedule}",
+            put_with(
+                schedules::update,
+                doc("schedules", "Change a schedule (editor)"),
+            )
+            .delete_with(
+                schedules::delete,
+                doc("schedules", "Delete a schedule (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/hooks/{token}",
+            post_with(
+                webhooks::call,
+                doc(
+                    "webhooks",
+                    "Call a webhook: runs its graph's published version",
                 ),
             ),
         )

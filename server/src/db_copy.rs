@@ -53,9 +53,11 @@ enum Kind {
     Text,
     Integer,
     Bytes,
+    /// `BOOLEAN`: an integer on SQLite, a boolean on PostgreSQL.
+    Bool,
 }
 
-use Kind::{Bytes, Integer, Text};
+use Kind::{Bool, Bytes, Integer, Text};
 
 /// One table to copy: its columns, and the order that keeps foreign keys
 /// and insertion order (the `rowid` ties) intact.
@@ -215,6 +217,62 @@ const TABLES: &[Table] = &[
         order: "key_id, graph_id",
     },
     Table {
+        name: "webhooks",
+        columns: &[
+            ("id", Text),
+            ("graph_id", Text),
+            ("name", Text),
+            ("token_sha256", Text),
+            ("prefix", Text),
+            ("mapping", Text),
+            ("signing_secret", Text),
+            ("respond", Text),
+            ("enabled", Bool),
+            ("created_by", Text),
+            ("created_at", Text),
+            ("last_used_at", Text),
+        ],
+        order: "created_at, id",
+    },
+    Table {
+        name: "webhook_deliveries",
+        columns: &[
+            ("webhook_id", Text),
+            ("delivery", Text),
+            ("run_id", Text),
+            ("received_at", Text),
+        ],
+        order: "webhook_id, delivery",
+    },
+    Table {
+        name: "schedules",
+        columns: &[
+            ("id", Text),
+            ("graph_id", Text),
+            ("name", Text),
+            ("cron", Text),
+            ("timezone", Text),
+            ("input", Text),
+            ("missed", Text),
+            ("enabled", Bool),
+            ("next_at", Text),
+            ("created_by", Text),
+            ("created_at", Text),
+        ],
+        order: "created_at, id",
+    },
+    Table {
+        name: "schedule_fires",
+        columns: &[
+            ("schedule_id", Text),
+            ("fire_at", Text),
+            ("run_id", Text),
+            ("error", Text),
+            ("fired_at", Text),
+        ],
+        order: "schedule_id, fire_at",
+    },
+    Table {
         name: "sessions",
         columns: &[("id", Text), ("data", Bytes), ("expiry_date", Integer)],
         order: "id",
@@ -262,6 +320,7 @@ enum Cell {
     Text(Option<String>),
     Integer(Option<i64>),
     Bytes(Option<Vec<u8>>),
+    Bool(Option<bool>),
 }
 
 impl Table {
@@ -331,6 +390,7 @@ pub async fn copy(from: &Db, to: &Db) -> Result<Vec<Copied>, CopyError> {
                                 Text => Cell::Text(row.try_get(index).map_err(failed)?),
                                 Integer => Cell::Integer(row.try_get(index).map_err(failed)?),
                                 Bytes => Cell::Bytes(row.try_get(index).map_err(failed)?),
+                                Bool => Cell::Bool(row.try_get(index).map_err(failed)?),
                             });
                         }
                     }
@@ -343,6 +403,7 @@ pub async fn copy(from: &Db, to: &Db) -> Result<Vec<Copied>, CopyError> {
                                 Cell::Text(value) => insert.bind(value),
                                 Cell::Integer(value) => insert.bind(value),
                                 Cell::Bytes(value) => insert.bind(value),
+                                Cell::Bool(value) => insert.bind(value),
                             };
                         }
                         insert.execute(&mut *tx).await.map_err(failed)?;

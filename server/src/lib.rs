@@ -8,6 +8,7 @@
 //! - [`auth`]: sessions, who is calling, the CSRF and log-in guards.
 //! - [`sessions`]: the SQLite session store.
 //! - [`runs`]: runs as background tasks, their live events, recovery.
+//! - [`schedules`]: firing cron schedules, once per time across servers.
 //! - [`ws`]: the websocket that streams run events.
 //! - [`cli`]: the headless commands (run, resume, validate, ...).
 //! - [`config`]: the command line and environment of the `heddle` binary.
@@ -34,6 +35,7 @@ pub mod models;
 pub mod openai;
 pub mod routes;
 pub mod runs;
+pub mod schedules;
 pub mod security_headers;
 pub mod serve;
 pub mod sessions;

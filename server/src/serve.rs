@@ -132,6 +132,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     )
     .with_settings(settings);
     let sweeper = DbSessions::new(database.clone()).sweep_expired();
+    let scheduler = crate::schedules::keep_firing(runs.clone());
     let executing = match args.role.executes() {
         true => Some(execute(&runs).await),
         false => None,
@@ -159,6 +160,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         hand_back(&runs, leases).await;
     }
     sweeper.abort();
+    scheduler.abort();
     database.close().await;
     tracing::info!("stopped");
     Ok(())
@@ -168,6 +170,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
 async fn work(args: ServeArgs, database: heddle_app::db::Db, runs: Runs) -> Result<(), ServeError> {
     let signal = shutdown_signal();
     let leases = execute(&runs).await;
+    let scheduler = crate::schedules::keep_firing(runs.clone());
     // Access changes are nobody's concern here: no socket is open.
     let events_listener = runs.listen_for_events(Default::default());
     println!(
@@ -179,6 +182,7 @@ async fn work(args: ServeArgs, database: heddle_app::db::Db, runs: Runs) -> Resu
     if let Some(listener) = events_listener {
         listener.abort();
     }
+    scheduler.abort();
     hand_back(&runs, leases).await;
     database.close().await;
     tracing::info!("stopped");

@@ -14,6 +14,7 @@ use crate::api_keys::ssr::KeyGrant;
 use crate::error::AppError;
 use crate::graphs::GraphId;
 use crate::graphs::ssr::graph_id;
+use crate::runs::RunOrigin;
 
 /// The user's role on a graph; `None` when the graph does not exist or
 /// the user has no access to it (the two look the same to them).
@@ -52,7 +53,7 @@ pub async fn role(db: &Db, user: &User, graph: &GraphId) -> Result<Option<Role>,
 }
 
 /// What an allowed request learned: who, which graph, with what role, and
-/// the API key it came with, if any.
+/// the trigger it came through (an API key, a webhook, a schedule), if any.
 ///
 /// Only [`require`] and its kin make one (its fields are private), and
 /// every read of a graph's content takes one (`graphs::ssr::get` and its
@@ -63,13 +64,17 @@ pub struct Allowed {
     user: User,
     graph: GraphId,
     role: Role,
-    key: Option<KeyRef>,
+    trigger: Option<Trigger>,
 }
 
-/// The API key a request came with: runs it starts are labelled with it.
+/// What a request from outside the editor came through: runs it starts
+/// are labelled with it, and run the published version.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyRef {
+pub struct Trigger {
+    pub origin: RunOrigin,
+    /// The key's, webhook's or schedule's id.
     pub id: String,
+    /// Its name, as people gave it.
     pub name: String,
 }
 
@@ -89,20 +94,20 @@ impl Allowed {
         self.role
     }
 
-    /// The API key the request came with.
-    pub fn key(&self) -> Option<&KeyRef> {
-        self.key.as_ref()
+    /// The trigger the request came through.
+    pub fn trigger(&self) -> Option<&Trigger> {
+        self.trigger.as_ref()
     }
 
     /// Refuses (403) unless the role is at least `needed`; for functions
     /// that take an [`Allowed`] and do more than read.
     pub fn at_least(&self, needed: Role) -> Result<(), AppError> {
         if self.role < needed {
-            return Err(AppError::Forbidden(match &self.key {
-                Some(key) => format!(
-                    "API key `{}` may not do this: keys start runs of the published version \
-                     and never change a graph",
-                    key.name
+            return Err(AppError::Forbidden(match &self.trigger {
+                Some(trigger) => format!(
+                    "{} may not do this: it starts runs of the published version and never \
+                     changes a graph",
+                    trigger.describe()
                 ),
                 None => format!(
                     "you are {} of this graph; this needs the {needed} role",
@@ -186,7 +191,7 @@ async fn require_user(db: &Db, user: &User, id: &str, needed: Role) -> Result<Al
         user: user.clone(),
         graph,
         role,
-        key: None,
+        trigger: None,
     };
     allowed.at_least(needed)?;
     Ok(allowed)
@@ -227,11 +232,39 @@ async fn key_on_graph(
         user: key.owner.clone(),
         graph,
         role: owner_needs,
-        key: Some(KeyRef {
+        trigger: Some(Trigger {
+            origin: RunOrigin::ApiKey,
             id: key.id.clone(),
             name: key.name.clone(),
         }),
     })
+}
+
+impl Trigger {
+    /// The trigger in words, e.g. ``API key `support site` ``.
+    pub fn describe(&self) -> String {
+        let kind = match self.origin {
+            RunOrigin::App => "the app",
+            RunOrigin::ApiKey => "API key",
+            RunOrigin::Webhook => "webhook",
+            RunOrigin::Schedule => "schedule",
+        };
+        format!("{kind} `{}`", self.name)
+    }
+}
+
+/// Checks that `maker`, who set up a webhook or a schedule, may still run
+/// graph `id` (an editor or the owner), and labels what it starts with
+/// `trigger`: a trigger never does more than the person who made it.
+pub async fn require_trigger(
+    db: &Db,
+    maker: &User,
+    id: &str,
+    trigger: Trigger,
+) -> Result<Allowed, AppError> {
+    let mut allowed = require_user(db, maker, id, Role::Editor).await?;
+    allowed.trigger = Some(trigger);
+    Ok(allowed)
 }
 
 /// Checks that the caller may start runs of graph `id`: a user needs the

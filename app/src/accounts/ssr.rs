@@ -9,7 +9,7 @@
 
 mod login_guard;
 mod password;
-mod shared_limit;
+pub mod shared_limit;
 mod username;
 
 use std::net::IpAddr;

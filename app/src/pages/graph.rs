@@ -13,7 +13,7 @@ use leptos::form::ActionForm;
 
 use heddle_engine::GraphDocument;
 
-use crate::components::{ErrorView, NotFoundView, PublishControl, SharePanel};
+use crate::components::{ErrorView, NotFoundView, PublishControl, SharePanel, TriggersPanel};
 use crate::editor::GraphEditor;
 use crate::editor::persist::{Persistence, SaveState};
 use crate::editor::state::Editor;
@@ -115,6 +115,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let copy = ServerAction::<CopyGraph>::new();
     let share_id = id.clone();
     let history_id = id.clone();
+    let triggers_id = id.clone();
     let run_id = id.clone();
     let copy_id = id.clone();
     let editor_id = id.clone();
@@ -178,6 +179,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 publication=live
             >
                 <RunHistory graph_id=history_id watch />
+                <TriggersPanel graph_id=triggers_id can_edit=role.can_edit() />
                 {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
                 <details class="document">
                     <summary>"Details"</summary>

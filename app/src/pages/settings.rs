@@ -54,7 +54,7 @@ fn Secrets() -> impl IntoView {
         <section class="panel" aria-labelledby="secrets-title">
             <h2 id="secrets-title">"Secrets"</h2>
             <p class="page-sub">
-                "API keys and tokens, kept on the server. A graph names a secret (an llm node's "
+                "Model keys and tool tokens, kept on the server. A graph names a secret (an llm node's "
                 <code>"credential"</code>
                 "), never its value: exports never hold one, and nobody you share a graph with "
                 "can read yours. Runs you start use your secrets."

@@ -15,7 +15,7 @@ use heddle_engine::run::{Event, RunStatus};
 use serde_json::Value;
 
 use super::{ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView};
-use crate::access::ssr::{Allowed, KeyRef, OnRun, OnThread};
+use crate::access::ssr::{Allowed, OnRun, OnThread, Trigger};
 use crate::accounts::User;
 use crate::db::{Db, WritePool};
 use crate::error::AppError;
@@ -313,9 +313,9 @@ pub struct NewRun<'a> {
     /// executes it; `None` queues it for any server to take (it was
     /// asked of a server that does not execute runs).
     pub lease: Option<&'a Lease>,
-    /// The API key it came with: the run is labelled with it, and the key
-    /// may read it.
-    pub key: Option<&'a KeyRef>,
+    /// What it came through from outside the editor: the run is labelled
+    /// with it (and an API key may read it).
+    pub trigger: Option<&'a Trigger>,
 }
 
 /// A server's hold on the runs it queues and executes: its name, and how
@@ -387,12 +387,13 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         .bind(run.request)
         .bind(run.lease.map(|lease| lease.owner.as_str()))
         .bind(run.lease.map(Lease::until))
-        .bind(match run.key {
-            Some(_) => RunOrigin::ApiKey.as_str(),
-            None => RunOrigin::App.as_str(),
-        })
-        .bind(run.key.map(|key| key.name.as_str()))
-        .bind(run.key.map(|key| key.id.as_str()))
+        .bind(run.trigger.map_or(RunOrigin::App, |trigger| trigger.origin).as_str())
+        .bind(run.trigger.map(|trigger| trigger.name.as_str()))
+        .bind(
+            run.trigger
+                .filter(|trigger| trigger.origin == RunOrigin::ApiKey)
+                .map(|trigger| trigger.id.as_str()),
+        )
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -71,7 +71,7 @@ fn default_wait() -> u32 {
 }
 
 /// The answer: the outcome (200 when the run stopped, 202 while it runs),
-/// or its events as they happen.
+/// or its events as they happen. Webhooks answer the same way.
 pub enum InvokeAnswer {
     Stopped(Json<Outcome>),
     Running(Accepted<Outcome>),
@@ -96,6 +96,29 @@ impl OperationOutput for InvokeAnswer {
         operation: &mut Operation,
     ) -> Vec<(Option<StatusCode>, ApiResponse)> {
         let mut responses = Json::<Outcome>::inferred_responses(ctx, operation);
+        // Asked for a stream, the 200 is server-sent events (the engine's
+        // events, then `outcome`), each described as its fields.
+        for (_, response) in &mut responses {
+            response.content.insert(
+                "text/event-stream".to_string(),
+                aide::openapi::MediaType {
+                    schema: Some(aide::openapi::SchemaObject {
+                        json_schema: schemars::json_schema!({
+                            "type": "object",
+                            "properties": {
+                                "event": {"type": "string", "description": "the engine event's type, or `outcome` last"},
+                                "id": {"type": "string", "description": "the event's sequence number"},
+                                "data": {"type": "string", "description": "the event (or the outcome) as JSON"}
+                            },
+                            "required": ["data"]
+                        }),
+                        example: None,
+                        external_docs: None,
+                    }),
+                    ..Default::default()
+                },
+            );
+        }
         responses.extend(Accepted::<Outcome>::inferred_responses(ctx, operation));
         responses
     }

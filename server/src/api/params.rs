@@ -73,3 +73,28 @@ pub struct KeyPath {
     /// The API key's id (not its secret).
     pub id: String,
 }
+
+/// `/graphs/{id}/webhooks/{hook}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct WebhookPath {
+    /// The graph's id (a UUID).
+    pub id: String,
+    /// The webhook's id (not its URL's token).
+    pub hook: String,
+}
+
+/// `/hooks/{token}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct HookPath {
+    /// The secret token of the webhook's URL.
+    pub token: String,
+}
+
+/// `/graphs/{id}/schedules/{schedule}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct SchedulePath {
+    /// The graph's id (a UUID).
+    pub id: String,
+    /// The schedule's id.
+    pub schedule: String,
+}

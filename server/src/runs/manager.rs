@@ -291,10 +291,10 @@ impl Runs {
         request: StartRequest,
     ) -> Result<RunInfo, AppError> {
         allowed.at_least(Role::Editor)?;
-        if let Some(key) = allowed.key() {
+        if let Some(trigger) = allowed.trigger() {
             return Err(AppError::Forbidden(format!(
-                "API key `{}` runs only the published version: POST /api/v1/graphs/{}/invoke",
-                key.name,
+                "{} runs only the published version: POST /api/v1/graphs/{}/invoke",
+                trigger.describe(),
                 allowed.graph()
             )));
         }
@@ -373,7 +373,7 @@ impl Runs {
                 embeds: &embeds,
                 request: &stored,
                 lease: self.new_lease().as_ref(),
-                key: allowed.key(),
+                trigger: allowed.trigger(),
             })
             .await?;
         if !self.executes() {
@@ -475,7 +475,7 @@ impl Runs {
                 embeds: &embeds,
                 request: &stored,
                 lease: self.new_lease().as_ref(),
-                key: run.allowed().key(),
+                trigger: run.allowed().trigger(),
             })
             .await?;
         if !self.executes() {

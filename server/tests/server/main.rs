@@ -26,4 +26,5 @@ mod publishing;
 mod replicas;
 mod sessions;
 mod startup;
+mod triggers;
 mod trust;

@@ -55,6 +55,15 @@ async fn the_document_describes_every_endpoint_with_its_types() {
         ("/api/v1/graphs/{id}/invoke", &["post"]),
         ("/api/v1/keys", &["get", "post"]),
         ("/api/v1/keys/{id}", &["delete"]),
+        ("/api/v1/graphs/{id}/webhooks", &["get", "post"]),
+        ("/api/v1/graphs/{id}/webhooks/{hook}", &["put", "delete"]),
+        ("/api/v1/graphs/{id}/webhooks/{hook}/regenerate", &["post"]),
+        ("/api/v1/hooks/{token}", &["post"]),
+        ("/api/v1/graphs/{id}/schedules", &["get", "post"]),
+        (
+            "/api/v1/graphs/{id}/schedules/{schedule}",
+            &["put", "delete"],
+        ),
     ] {
         for method in methods {
             let operation = &paths[path][method];
@@ -68,7 +77,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
     }
     assert_eq!(
         paths.len(),
-        32,
+        38,
         "an endpoint is documented that this test does not know"
     );
 

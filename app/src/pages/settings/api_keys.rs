@@ -7,7 +7,7 @@ use leptos::prelude::*;
 use crate::api_keys::{
     ApiKeySummary, CreateApiKey, CreatedApiKey, KeyScope, NewApiKey, RevokeApiKey, list_api_keys,
 };
-use crate::components::{ErrorView, FormError, action_error};
+use crate::components::{CopyButton, ErrorView, FormError, action_error, page_origin};
 use crate::graphs::{GraphId, GraphSummary, display_timestamp, list_graphs};
 
 /// How long a new key may last, as offered.
@@ -187,14 +187,6 @@ fn GraphChoices(runnable: Vec<GraphSummary>, chosen: RwSignal<Vec<GraphId>>) -> 
 #[component]
 fn NewKey(created: CreatedApiKey, shown: RwSignal<Option<CreatedApiKey>>) -> impl IntoView {
     let secret = created.secret.clone();
-    let copied = RwSignal::new(false);
-    let copy = {
-        let secret = secret.clone();
-        move |_| {
-            copy_to_clipboard(&secret);
-            copied.set(true);
-        }
-    };
     let graph = created
         .key
         .graphs
@@ -215,9 +207,7 @@ fn NewKey(created: CreatedApiKey, shown: RwSignal<Option<CreatedApiKey>>) -> imp
                 <input class="mono" readonly aria-label="The new key" value=secret.clone() on:focus=|event| {
                     event_target::<web_sys::HtmlInputElement>(&event).select();
                 } />
-                <button class="button button-primary" type="button" on:click=copy>
-                    {move || if copied.get() { "Copied" } else { "Copy" }}
-                </button>
+                <CopyButton text=secret.clone() />
             </div>
             <pre class="new-key-example mono">{example}</pre>
             <p class="field-hint">
@@ -304,27 +294,4 @@ fn KeyList(list: Vec<ApiKeySummary>, revoke: ServerAction<RevokeApiKey>) -> impl
         </ul>
     }
     .into_any()
-}
-
-/// This server's origin as the browser reached it (`$HEDDLE` when
-/// rendered on the server, which never shows a new key).
-fn page_origin() -> String {
-    #[cfg(feature = "hydrate")]
-    if let Ok(origin) = window().location().origin() {
-        return origin;
-    }
-    String::from("$HEDDLE")
-}
-
-/// Puts text on the clipboard (in the browser; nothing on the server).
-fn copy_to_clipboard(text: &str) {
-    #[cfg(feature = "hydrate")]
-    {
-        let promise = window().navigator().clipboard().write_text(text);
-        wasm_bindgen_futures::spawn_local(async move {
-            let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-        });
-    }
-    #[cfg(not(feature = "hydrate"))]
-    let _ = text;
 }

@@ -1,0 +1,318 @@
+//! Webhooks over the API: editors make, change, regenerate and delete a
+//! graph's hooks (viewers list them), and anyone holding a hook's URL
+//! calls it (`POST /api/v1/hooks/{token}`): the JSON body, mapped onto the
+//! input, starts a run of the published version as the hook's maker.
+//!
+//! A hook with a signing secret takes only signed calls, either Heddle's
+//! way (`X-Heddle-Timestamp: <unix seconds>` and `X-Heddle-Signature:
+//! sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`, for 5 minutes) or
+//! GitHub's (`X-Hub-Signature-256: sha256=<hex HMAC of the body>`). A
+//! delivery is handled once: the same `X-Heddle-Delivery` (or
+//! `X-GitHub-Delivery`, `Idempotency-Key`, or for signed calls the same
+//! signature) answers with the run it started instead of starting another.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use axum::Json;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::NoContent;
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{Trigger, require, require_trigger};
+use heddle_app::accounts::ssr::shared_limit::{self, Limit};
+use heddle_app::error::AppError;
+use heddle_app::runs::{RunOrigin, StartRequest};
+use heddle_app::webhooks::ssr::{self as webhooks, Delivery, Hook};
+use heddle_app::webhooks::{Respond, Webhook, WebhookSettings, WebhookUrl};
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{Map, Value};
+use sha2::Sha256;
+
+use super::invoke::InvokeAnswer;
+use super::params::{GraphPath, HookPath, WebhookPath};
+use super::responses::{Accepted, Created};
+use super::{ApiError, ApiJson};
+use crate::auth::Who;
+use crate::runs::outcome;
+use crate::state::AppState;
+
+type Result<T> = std::result::Result<T, ApiError>;
+
+/// How long a signed call stays good.
+const SIGNATURE_WINDOW_SECONDS: u64 = 300;
+/// How long a hook answering with the result waits for it.
+const RESULT_WITHIN: Duration = Duration::from_secs(30);
+/// Calls one hook takes: a burst, then one a second.
+const CALLS: Limit = Limit {
+    burst: 30,
+    refill: Duration::from_secs(1),
+};
+
+/// `GET /api/v1/graphs/{id}/webhooks` (viewers and up).
+pub async fn list(
+    State(state): State<AppState>,
+    who: Who,
+    Path(GraphPath { id }): Path<GraphPath>,
+) -> Result<Json<Vec<Webhook>>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
+    Ok(Json(webhooks::list(&state.db, &allowed).await?))
+}
+
+/// `POST /api/v1/graphs/{id}/webhooks`: 201 with the hook and its URL's
+/// path, shown this once.
+pub async fn create(
+    State(state): State<AppState>,
+    who: Who,
+    Path(GraphPath { id }): Path<GraphPath>,
+    ApiJson(settings): ApiJson<WebhookSettings>,
+) -> Result<Created<WebhookUrl>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
+    Ok(Created(
+        webhooks::create(&state.db, &allowed, settings).await?,
+    ))
+}
+
+/// `PUT /api/v1/graphs/{id}/webhooks/{hook}`: its new settings.
+pub async fn update(
+    State(state): State<AppState>,
+    who: Who,
+    Path(WebhookPath { id, hook }): Path<WebhookPath>,
+    ApiJson(settings): ApiJson<WebhookSettings>,
+) -> Result<Json<Webhook>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
+    Ok(Json(
+        webhooks::update(&state.db, &allowed, &hook, settings).await?,
+    ))
+}
+
+/// `POST /api/v1/graphs/{id}/webhooks/{hook}/regenerate`: a new URL.
+pub async fn regenerate(
+    State(state): State<AppState>,
+    who: Who,
+    Path(WebhookPath { id, hook }): Path<WebhookPath>,
+) -> Result<Json<WebhookUrl>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
+    Ok(Json(
+        webhooks::regenerate(&state.db, &allowed, &hook).await?,
+    ))
+}
+
+/// `DELETE /api/v1/graphs/{id}/webhooks/{hook}`: 204.
+pub async fn delete(
+    State(state): State<AppState>,
+    who: Who,
+    Path(WebhookPath { id, hook }): Path<WebhookPath>,
+) -> Result<NoContent> {
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
+    webhooks::delete(&state.db, &allowed, &hook).await?;
+    Ok(NoContent)
+}
+
+/// `POST /api/v1/hooks/{token}`: runs the hook's graph; 202 with the run,
+/// or (for hooks that answer with the result) 200 with its outcome.
+pub async fn call(
+    State(state): State<AppState>,
+    Path(HookPath { token }): Path<HookPath>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<InvokeAnswer> {
+    let db = &state.db;
+    let hook = webhooks::by_token(db, &token)
+        .await?
+        .ok_or_else(|| AppError::not_found("a webhook at this URL"))?;
+    if !hook.enabled {
+        return Err(AppError::Gone(format!("webhook `{}` is turned off", hook.name)).into());
+    }
+    if let Err(wait) = shared_limit::take(db, &format!("webhook:{}", hook.id), CALLS).await? {
+        return Err(AppError::TooManyRequests(format!(
+            "webhook `{}` takes {} calls at once, then one a second; try again in {} s",
+            hook.name,
+            CALLS.burst,
+            wait.as_secs().max(1)
+        ))
+        .into());
+    }
+    let signature = match &hook.signing_secret {
+        Some(secret) => Some(verify(&state, &hook, secret, &headers, &body).await?),
+        None => None,
+    };
+    let input = input(&hook, &body)?;
+    let delivery = header(&headers, "x-heddle-delivery")
+        .or_else(|| header(&headers, "x-github-delivery"))
+        .or_else(|| header(&headers, "idempotency-key"))
+        .map(str::to_string)
+        .or(signature);
+    if let Some(delivery) = &delivery {
+        match webhooks::claim_delivery(db, &hook.id, delivery).await? {
+            Delivery::New => {}
+            Delivery::Seen(Some(run)) => {
+                let run = state.runs.record(&run).await?;
+                let stopped = !run.status.is_active();
+                let outcome = outcome::outcome(&state.runs, run).await?;
+                return Ok(match stopped {
+                    true => InvokeAnswer::Stopped(Json(outcome)),
+                    false => InvokeAnswer::Running(Accepted(outcome)),
+                });
+            }
+            Delivery::Seen(None) => {
+                return Err(AppError::InvalidInput(format!(
+                    "delivery `{delivery}` is being handled; send it again in a moment"
+                ))
+                .into());
+            }
+        }
+    }
+    let started = start(&state, &hook, input).await;
+    if let Some(delivery) = &delivery {
+        let run = started.as_ref().ok().map(|run| run.id.as_str());
+        webhooks::finish_delivery(db, &hook.id, delivery, run).await?;
+    }
+    let run = started?;
+    webhooks::touch(db, &hook.id).await?;
+    let run = match hook.respond {
+        Respond::Run => run,
+        Respond::Result => outcome::wait(&state.runs, &run.id, RESULT_WITHIN).await?,
+    };
+    let stopped = !run.status.is_active();
+    let outcome = outcome::outcome(&state.runs, run).await?;
+    Ok(match stopped {
+        true => InvokeAnswer::Stopped(Json(outcome)),
+        false => InvokeAnswer::Running(Accepted(outcome)),
+    })
+}
+
+/// Starts the run as the hook's maker, who must still be an editor.
+async fn start(
+    state: &AppState,
+    hook: &Hook,
+    input: Value,
+) -> std::result::Result<heddle_app::runs::RunInfo, ApiError> {
+    let refused = || {
+        AppError::Forbidden(format!(
+            "webhook `{}` cannot run its graph: the person who made it is no longer an editor of it",
+            hook.name
+        ))
+    };
+    let maker = heddle_app::accounts::ssr::user_by_id(&state.db, &hook.created_by)
+        .await?
+        .ok_or_else(refused)?;
+    let trigger = Trigger {
+        origin: RunOrigin::Webhook,
+        id: hook.id.clone(),
+        name: hook.name.clone(),
+    };
+    let allowed = require_trigger(&state.db, &maker, &hook.graph_id, trigger)
+        .await
+        .map_err(|error| match error {
+            AppError::NotFound { .. } | AppError::Forbidden(_) => refused(),
+            other => other,
+        })?;
+    let request = StartRequest {
+        input,
+        ..StartRequest::default()
+    };
+    Ok(state.runs.start_published(&allowed, request).await?)
+}
+
+fn header<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    headers
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::trim)
+        .filter(|value| !value.is_empty())
+}
+
+/// The run's input from the body, through the hook's mapping.
+fn input(hook: &Hook, body: &[u8]) -> Result<Value> {
+    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Object(Map::new())
+    } else {
+        serde_json::from_slice(body)
+            .map_err(|error| AppError::InvalidInput(format!("the body is not JSON: {error}")))?
+    };
+    let Some(mapping) = &hook.mapping else {
+        return match body {
+            Value::Object(_) => Ok(body),
+            _ => Err(AppError::InvalidInput(
+                "the body must be a JSON object of channel values (or give the webhook a mapping)"
+                    .into(),
+            )
+            .into()),
+        };
+    };
+    let mut input = Map::new();
+    for (channel, pointer) in mapping {
+        let value = body.pointer(pointer).ok_or_else(|| {
+            AppError::InvalidInput(format!(
+                "`mapping.{channel}`: the body has nothing at `{pointer}`"
+            ))
+        })?;
+        input.insert(channel.clone(), value.clone());
+    }
+    Ok(Value::Object(input))
+}
+
+/// Checks the call's signature with the maker's secret `secret`; the
+/// signature (the delivery's id when the sender gives none).
+async fn verify(
+    state: &AppState,
+    hook: &Hook,
+    secret: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Result<String> {
+    let refused =
+        |why: String| ApiError(AppError::Unauthorized(format!("signature refused: {why}")));
+    let key =
+        heddle_app::secrets::ssr::values(&state.db, state.runs.secret_key(), &hook.created_by)
+            .await?
+            .remove(secret)
+            .ok_or_else(|| {
+                tracing::warn!(webhook = %hook.id, secret, "a webhook's signing secret is missing");
+                refused(format!(
+                    "webhook `{}` cannot check signatures: its signing secret is missing",
+                    hook.name
+                ))
+            })?;
+    let (signed, given): (Vec<u8>, &str) = if let Some(given) =
+        header(headers, "x-heddle-signature")
+    {
+        let timestamp = header(headers, "x-heddle-timestamp").ok_or_else(|| {
+            refused("`X-Heddle-Signature` comes with `X-Heddle-Timestamp` (unix seconds)".into())
+        })?;
+        let at: u64 = timestamp.parse().map_err(|_| {
+            refused(format!(
+                "`X-Heddle-Timestamp` `{timestamp}` is not unix seconds"
+            ))
+        })?;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        if now.abs_diff(at) > SIGNATURE_WINDOW_SECONDS {
+            return Err(refused(format!(
+                "the timestamp is {} s from now; signed calls are taken for {SIGNATURE_WINDOW_SECONDS} s",
+                now.abs_diff(at)
+            )));
+        }
+        let mut signed = format!("{timestamp}.").into_bytes();
+        signed.extend_from_slice(body);
+        (signed, given)
+    } else if let Some(given) = header(headers, "x-hub-signature-256") {
+        (body.to_vec(), given)
+    } else {
+        return Err(refused(format!(
+            "webhook `{}` takes only signed calls: `X-Heddle-Signature` and \
+                 `X-Heddle-Timestamp` (see docs/deploy-agents.md)",
+            hook.name
+        )));
+    };
+    let hex = given.strip_prefix("sha256=").unwrap_or(given);
+    let expected = hex::decode(hex).map_err(|_| refused("the signature is not hex".into()))?;
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(key.as_bytes()).map_err(|_| ApiError(AppError::Internal))?;
+    mac.update(&signed);
+    mac.verify_slice(&expected)
+        .map_err(|_| refused("it does not match the body".into()))?;
+    Ok(format!("sig:{}", hex.to_ascii_lowercase()))
+}
