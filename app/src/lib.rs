@@ -17,6 +17,7 @@
 //! - [`schedules`]: cron schedules that run a graph's published version.
 //! - [`secrets`]: per-user credentials that graphs name.
 //! - [`webhooks`]: secret URLs that run a graph's published version.
+//! - [`widgets`]: chat bubbles for a published chat graph on other sites.
 //! - [`session`]: the app-wide "who is logged in" resource.
 //! - `db` (server only): the database, SQLite or PostgreSQL, and the
 //!   macro that runs one query on either.
@@ -52,5 +53,6 @@ pub mod session;
 pub mod sharing;
 pub mod shell;
 pub mod webhooks;
+pub mod widgets;
 
 pub use shell::{App, shell};

@@ -55,6 +55,8 @@ pub enum RunOrigin {
     Webhook,
     /// A schedule fired.
     Schedule,
+    /// Someone chatted through a chat widget on another site.
+    Widget,
 }
 
 impl RunOrigin {
@@ -64,6 +66,7 @@ impl RunOrigin {
             RunOrigin::ApiKey => "api_key",
             RunOrigin::Webhook => "webhook",
             RunOrigin::Schedule => "schedule",
+            RunOrigin::Widget => "widget",
         }
     }
 
@@ -73,6 +76,7 @@ impl RunOrigin {
             "api_key" => Some(RunOrigin::ApiKey),
             "webhook" => Some(RunOrigin::Webhook),
             "schedule" => Some(RunOrigin::Schedule),
+            "widget" => Some(RunOrigin::Widget),
             _ => None,
         }
     }
@@ -85,6 +89,7 @@ impl RunOrigin {
             RunOrigin::ApiKey => "API key",
             RunOrigin::Webhook => "Webhook",
             RunOrigin::Schedule => "Schedule",
+            RunOrigin::Widget => "Chat widget",
         };
         Some(match label {
             Some(name) => format!("{kind} “{name}”"),

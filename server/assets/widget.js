@@ -46,6 +46,7 @@
     style.textContent =
       ":host{all:initial}" +
       ".bubble{position:fixed;bottom:20px;" + side + ":20px;width:56px;height:56px;border-radius:50%;border:0;" +
+      "display:flex;align-items:center;justify-content:center;" +
       "background:" + color + ";color:#fff;font:600 24px/1 system-ui,sans-serif;cursor:pointer;" +
       "box-shadow:0 4px 14px rgba(0,0,0,.25);z-index:2147483000}" +
       ".panel{position:fixed;bottom:88px;" + side + ":20px;width:min(360px,calc(100vw - 40px));height:min(520px,calc(100vh - 120px));" +
@@ -63,7 +64,12 @@
       "button.send{padding:8px 12px;border:0;border-radius:8px;background:" + color + ";color:#fff;font:inherit;cursor:pointer}" +
       "button:disabled{opacity:.6;cursor:default}";
     root.appendChild(style);
-    var bubble = el("button", { "class": "bubble", "type": "button", "aria-label": "Open the chat: " + title }, "💬");
+    var bubble = el("button", { "class": "bubble", "type": "button", "aria-label": "Open the chat: " + title });
+    // A speech balloon drawn, not an emoji: every system has the glyphs.
+    bubble.innerHTML =
+      '<svg width="26" height="26" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" ' +
+      'stroke-linecap="round" stroke-linejoin="round" aria-hidden="true">' +
+      '<path d="M21 12a8 8 0 0 1-11.6 7.1L4 20l1.1-4.6A8 8 0 1 1 21 12z"/></svg>';
     var panel = el("div", { "class": "panel", "role": "dialog", "aria-label": title });
     var log = el("div", { "class": "log", "aria-live": "polite" });
     var form = el("form");
@@ -131,8 +137,11 @@
             streamed += value.data.text;
             reply.textContent = streamed;
           } else if (name === "outcome") {
-            var answer = value.reply || value.answer;
-            if (answer && (!streamed || value.paused)) reply.textContent = answer;
+            var asks = (value.paused && value.paused.asks || [])
+              .map(function (ask) { return ask.payload && ask.payload.prompt; })
+              .filter(Boolean);
+            var answer = asks.length ? asks.join("\n") : value.answer;
+            if (answer && (!streamed || asks.length)) reply.textContent = answer;
             if (value.status === "failed") { reply.textContent = "Something went wrong; try again."; reply.className = "msg note"; }
           } else if (name === "error") {
             reply.textContent = (value.error && value.error.message) || "The chat is not available.";

@@ -21,6 +21,7 @@ mod schedules;
 mod secrets;
 mod sharing;
 mod webhooks;
+mod widgets;
 
 pub use error::{ApiError, ApiJson};
 
@@ -250,6 +251,24 @@ pub fn routes() -> Router<AppState> {
             .delete_with(
                 schedules::delete,
                 doc("schedules", "Delete a schedule (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/widgets",
+            get_with(widgets::list, doc("widgets", "The graph's chat widgets")).post_with(
+                widgets::create,
+                doc("widgets", "Make a chat widget (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/widgets/{widget}",
+            put_with(
+                widgets::update,
+                doc("widgets", "Change a chat widget (editor)"),
+            )
+            .delete_with(
+                widgets::delete,
+                doc("widgets", "Delete a chat widget (editor)"),
             ),
         )
         .api_route(

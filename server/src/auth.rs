@@ -5,6 +5,8 @@
 //!   (`Sec-Fetch-Site`, `Origin`); a request with neither is not from a
 //!   browser (a script) and cannot carry a victim's cookie by accident.
 //!   Together with `SameSite=Lax` cookies this is the CSRF protection.
+//!   The chat widget's endpoints are the exception: they take no cookie
+//!   and check the page's origin against the widget's own list.
 //! - the session layer (tower-sessions over [`crate::sessions`]), then
 //!   [`identify`]: reads the session (or, on the JSON API only, an API
 //!   key) once and puts a [`Caller`] in the request's extensions for
@@ -113,13 +115,18 @@ fn client_address(request: &Request, trust_proxy: bool) -> Option<IpAddr> {
         .map(|ConnectInfo(peer)| peer.ip())
 }
 
+/// Where the chat widget's public endpoints are (see [`crate::widget`]).
+const WIDGET_PATHS: &str = "/api/v1/widget/";
+
 /// Refuses cross-site requests that change state.
 pub async fn same_origin(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let safe = matches!(
         *request.method(),
         Method::GET | Method::HEAD | Method::OPTIONS
     );
-    if safe {
+    // The chat widget is called from other sites by design: it reads no
+    // cookie and checks the page's origin against its own allowed list.
+    if safe || request.uri().path().starts_with(WIDGET_PATHS) {
         return next.run(request).await;
     }
     if let Err(reason) = check_origin(request.headers(), state.settings.public_origin()) {

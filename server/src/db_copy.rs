@@ -273,6 +273,23 @@ const TABLES: &[Table] = &[
         order: "schedule_id, fire_at",
     },
     Table {
+        name: "widgets",
+        columns: &[
+            ("id", Text),
+            ("graph_id", Text),
+            ("name", Text),
+            ("token", Text),
+            ("allowed_origins", Text),
+            ("title", Text),
+            ("color", Text),
+            ("greeting", Text),
+            ("enabled", Bool),
+            ("created_by", Text),
+            ("created_at", Text),
+        ],
+        order: "created_at, id",
+    },
+    Table {
         name: "sessions",
         columns: &[("id", Text), ("data", Bytes), ("expiry_date", Integer)],
         order: "id",

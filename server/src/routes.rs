@@ -59,6 +59,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/health", get(health))
         .merge(crate::api::routes())
         .merge(crate::openai::routes())
+        .merge(crate::widget::routes())
         .merge(pages)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context, shell,

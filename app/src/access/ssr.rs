@@ -248,6 +248,7 @@ impl Trigger {
             RunOrigin::ApiKey => "API key",
             RunOrigin::Webhook => "webhook",
             RunOrigin::Schedule => "schedule",
+            RunOrigin::Widget => "chat widget",
         };
         format!("{kind} `{}`", self.name)
     }

@@ -1,10 +1,12 @@
 //! The graph page's Triggers section: what starts runs of the published
-//! version from outside the editor. Webhooks and schedules are listed (to
-//! everyone who can see the graph) and managed (by editors) here; API keys
-//! live under Settings, since a key can span graphs.
+//! version from outside the editor. Webhooks, schedules and chat widgets
+//! are listed (to everyone who can see the graph) and managed (by
+//! editors) here; API keys live under Settings, since a key can span
+//! graphs.
 
 mod schedules;
 mod webhooks;
+mod widgets;
 
 use leptos::prelude::*;
 
@@ -18,12 +20,13 @@ pub fn TriggersPanel(graph_id: String, can_edit: bool) -> impl IntoView {
         }>
             <summary>"Triggers"</summary>
             <p class="field-hint">
-                "Webhooks and schedules run the published version, as the person who made them. "
+                "Webhooks, schedules and chat widgets run the published version, as the person who made them. "
                 "Scripts and OpenAI clients use an API key: "
                 <a href="/settings">"Settings"</a> "."
             </p>
             <webhooks::Webhooks graph_id=graph_id.clone() can_edit open />
-            <schedules::Schedules graph_id can_edit open />
+            <schedules::Schedules graph_id=graph_id.clone() can_edit open />
+            <widgets::Widgets graph_id can_edit open />
         </details>
     }
 }

@@ -10,7 +10,6 @@
 //! Users call it with a session, scripts with an API key; either way it
 //! runs the published version, never the draft.
 
-use std::convert::Infallible;
 use std::time::Duration;
 
 use aide::OperationOutput;
@@ -19,22 +18,20 @@ use aide::openapi::{Operation, Response as ApiResponse, StatusCode};
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, header};
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::Stream;
 use heddle_app::access::Role;
 use heddle_app::access::ssr::{require_thread, require_thread_to_run, require_to_run};
 use heddle_app::error::AppError;
 use heddle_app::runs::StartRequest;
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::params::GraphPath;
 use super::responses::Accepted;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
-use crate::runs::outcome::{self, Outcome, Streamed};
+use crate::runs::outcome::{self, Outcome};
 use crate::state::AppState;
 
 /// How long a call waits for the run by default, and at most.
@@ -167,11 +164,7 @@ pub async fn invoke(
     };
     if request.stream || wants_events(&headers) {
         let events = outcome::events(state.runs.clone(), run.id);
-        return Ok(InvokeAnswer::Stream(
-            Sse::new(server_sent(events))
-                .keep_alive(KeepAlive::default())
-                .into_response(),
-        ));
+        return Ok(InvokeAnswer::Stream(outcome::sse(events).into_response()));
     }
     let wait = Duration::from_secs(u64::from(request.wait_seconds));
     let run = outcome::wait(&state.runs, &run.id, wait).await?;
@@ -191,35 +184,4 @@ fn wants_events(headers: &HeaderMap) -> bool {
         .iter()
         .filter_map(|value| value.to_str().ok())
         .any(|value| value.contains("text/event-stream"))
-}
-
-/// Each engine event as an SSE event named by its type (`node_started`,
-/// `custom`, ...) with its `seq` as the id; then `outcome`, or `error`.
-fn server_sent(
-    events: tokio::sync::mpsc::Receiver<Streamed>,
-) -> impl Stream<Item = Result<SseEvent, Infallible>> {
-    futures_util::stream::unfold(events, |mut events| async move {
-        let next = events.recv().await?;
-        let sse = match next {
-            Streamed::Event(event) => {
-                let value = serde_json::to_value(&*event).unwrap_or(Value::Null);
-                let kind = value
-                    .get("type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("event")
-                    .to_string();
-                SseEvent::default()
-                    .event(kind)
-                    .id(event.seq.to_string())
-                    .data(value.to_string())
-            }
-            Streamed::Outcome(outcome) => SseEvent::default()
-                .event("outcome")
-                .data(serde_json::to_string(&outcome).unwrap_or_else(|_| "null".into())),
-            Streamed::Failed(error) => SseEvent::default().event("error").data(
-                json!({"error": {"code": error.code(), "message": error.to_string()}}).to_string(),
-            ),
-        };
-        Some((Ok(sse), events))
-    })
 }

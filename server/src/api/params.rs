@@ -98,3 +98,12 @@ pub struct SchedulePath {
     /// The schedule's id.
     pub schedule: String,
 }
+
+/// `/graphs/{id}/widgets/{widget}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct WidgetPath {
+    /// The graph's id (a UUID).
+    pub id: String,
+    /// The widget's id (not its token).
+    pub widget: String,
+}

@@ -4,10 +4,13 @@
 //! answer it), and its events as they happen. The invoke endpoint and the
 //! OpenAI-compatible chat endpoint both use these.
 
+use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::Utf8Bytes;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
 use heddle_app::error::AppError;
 use heddle_app::runs::RunInfo;
 use heddle_engine::ThreadId;
@@ -199,4 +202,36 @@ pub fn events(runs: Runs, run_id: String) -> mpsc::Receiver<Streamed> {
         let _ = sender.send(last).await;
     });
     receiver
+}
+
+/// Each engine event as an SSE event named by its type (`node_started`,
+/// `custom`, ...) with its `seq` as the id; then `outcome`, or `error`.
+pub fn sse(
+    events: mpsc::Receiver<Streamed>,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let stream = futures_util::stream::unfold(events, |mut events| async move {
+        let next = events.recv().await?;
+        let sse = match next {
+            Streamed::Event(event) => {
+                let value = serde_json::to_value(&*event).unwrap_or(Value::Null);
+                let kind = value
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("event")
+                    .to_string();
+                SseEvent::default()
+                    .event(kind)
+                    .id(event.seq.to_string())
+                    .data(value.to_string())
+            }
+            Streamed::Outcome(outcome) => SseEvent::default()
+                .event("outcome")
+                .data(serde_json::to_string(&outcome).unwrap_or_else(|_| "null".into())),
+            Streamed::Failed(error) => SseEvent::default().event("error").data(
+                json!({"error": {"code": error.code(), "message": error.to_string()}}).to_string(),
+            ),
+        };
+        Some((Ok(sse), events))
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }

@@ -28,3 +28,4 @@ mod sessions;
 mod startup;
 mod triggers;
 mod trust;
+mod widget;

@@ -43,6 +43,9 @@ async fn snapshot(browser: &Browser, graph: &str, run: &str) -> Value {
         "threads": get(format!("/api/v1/graphs/{graph}/threads")).await,
         "published": get(format!("/api/v1/graphs/{graph}/published")).await,
         "keys": get("/api/v1/keys".into()).await,
+        "webhooks": get(format!("/api/v1/graphs/{graph}/webhooks")).await,
+        "schedules": get(format!("/api/v1/graphs/{graph}/schedules")).await,
+        "widgets": get(format!("/api/v1/graphs/{graph}/widgets")).await,
         "runs": get(format!("/api/v1/graphs/{graph}/runs")).await,
     })
 }
@@ -98,6 +101,31 @@ async fn everything_moves_to_another_database_and_back() {
         .await;
     assert_eq!(server.wait_for_run(&run).await["status"], "finished");
     let key = server.owner.key_client("run", &[&graph]).await;
+    // Triggers, with their booleans (an integer on SQLite, a boolean on
+    // PostgreSQL), one of them off.
+    for (path, body) in [
+        (
+            "webhooks",
+            json!({"name": "hook", "mapping": {"target": "/n"}, "enabled": false}),
+        ),
+        (
+            "schedules",
+            json!({"name": "daily", "cron": "0 9 * * *", "input": {"target": 1}}),
+        ),
+        (
+            "widgets",
+            json!({"name": "bubble", "allowed_origins": ["https://shop.example"]}),
+        ),
+    ] {
+        let (status, made) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/graphs/{graph}/{path}"),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 201, "{path}: {made}");
+    }
     let (status, invoked) = key
         .api(
             Method::POST,
@@ -152,6 +180,8 @@ async fn everything_moves_to_another_database_and_back() {
     let after = snapshot(&owner, &graph, &run).await;
     assert_eq!(after, before);
     assert_eq!(after["runs"][0]["origin"], "api_key");
+    assert_eq!(after["webhooks"][0]["enabled"], false);
+    assert_eq!(after["widgets"][0]["enabled"], true);
     // The key works on the copy, and still reads the run it started.
     let key = KeyClient::new(moved.addr, &key.secret);
     let (status, _) = key

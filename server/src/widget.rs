@@ -1,0 +1,245 @@
+//! The chat widget's public side: `GET /widget.js` (the script a page
+//! embeds), `GET /api/v1/widget/{token}` (its title, colour and greeting)
+//! and `POST /api/v1/widget/{token}/messages` (a message; the reply
+//! streams back as server-sent events, the engine's events and then
+//! `outcome`, as invoke streams them).
+//!
+//! A widget's token is public: what holds it back is the browser's
+//! `Origin`, which must be one of the widget's allowed origins (answers
+//! carry `Access-Control-Allow-Origin` for it alone), and rate limits per
+//! visitor and per widget, counted across servers. The message is sent as
+//! `text/plain` JSON (a "simple" request, with no preflight); no cookie is
+//! read. Each browser's conversation (an id the script keeps in
+//! localStorage) is a thread of the graph, run as the widget's maker.
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use heddle_app::access::Role;
+use heddle_app::access::ssr::{Trigger, require_thread, require_trigger};
+use heddle_app::accounts::ssr::ClientAddress;
+use heddle_app::accounts::ssr::shared_limit::{self, Limit};
+use heddle_app::error::AppError;
+use heddle_app::runs::{RunOrigin, StartRequest};
+use heddle_app::widgets::ssr::{self as widgets, Embedded};
+use heddle_engine::run::RunStatus;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::api::ApiError;
+use crate::runs::outcome;
+use crate::state::AppState;
+
+/// The script, served as it is written.
+const SCRIPT: &str = include_str!("../assets/widget.js");
+
+/// Messages one visitor may send: a few at once, then one every 3 s.
+const PER_VISITOR: Limit = Limit {
+    burst: 10,
+    refill: Duration::from_secs(3),
+};
+/// Messages one widget takes from everyone together.
+const PER_WIDGET: Limit = Limit {
+    burst: 120,
+    refill: Duration::from_millis(500),
+};
+/// The longest message taken.
+const MAX_MESSAGE_CHARS: usize = 4000;
+
+/// The widget's routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/widget.js", get(script))
+        .route("/api/v1/widget/{token}", get(config))
+        .route("/api/v1/widget/{token}/messages", post(message))
+}
+
+async fn script() -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, "public, max-age=300"),
+        ],
+        SCRIPT,
+    )
+        .into_response()
+}
+
+/// An answer for the page at `origin`: readable by it alone.
+fn for_origin(origin: Option<&str>, response: impl IntoResponse) -> Response {
+    let mut response = response.into_response();
+    if let Some(value) = origin.and_then(|origin| HeaderValue::from_str(origin).ok()) {
+        response
+            .headers_mut()
+            .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, value);
+    }
+    response
+        .headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("Origin"));
+    response
+}
+
+/// The widget `token` names, if the page at the request's origin may use
+/// it now.
+async fn allowed(state: &AppState, token: &str, headers: &HeaderMap) -> Result<Embedded, AppError> {
+    let embedded = widgets::by_token(&state.db, token)
+        .await?
+        .ok_or_else(|| AppError::not_found("this chat"))?;
+    if !embedded.widget.enabled {
+        return Err(AppError::Gone("this chat is turned off".into()));
+    }
+    let origin = headers
+        .get(header::ORIGIN)
+        .and_then(|origin| origin.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if !embedded.widget.allowed_origins.contains(&origin) {
+        return Err(AppError::Forbidden(
+            "this chat is not available on this site".into(),
+        ));
+    }
+    Ok(embedded)
+}
+
+fn origin(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::ORIGIN)
+        .and_then(|origin| origin.to_str().ok())
+}
+
+/// What the script needs to draw the chat.
+#[derive(Serialize)]
+struct Config {
+    title: String,
+    color: String,
+    greeting: Option<String>,
+}
+
+/// `GET /api/v1/widget/{token}`.
+async fn config(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let answer = allowed(&state, &token, &headers)
+        .await
+        .map(|embedded| {
+            axum::Json(Config {
+                title: embedded.widget.title,
+                color: embedded.widget.color,
+                greeting: embedded.widget.greeting,
+            })
+        })
+        .map_err(ApiError);
+    for_origin(origin(&headers), answer)
+}
+
+/// A message from the page.
+#[derive(Deserialize)]
+struct Message {
+    /// The browser's conversation id (16 to 64 letters, digits, `-`, `_`).
+    conversation: String,
+    message: String,
+}
+
+/// `POST /api/v1/widget/{token}/messages`.
+async fn message(
+    State(state): State<AppState>,
+    Path(token): Path<String>,
+    client: Option<axum::Extension<ClientAddress>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let visitor = client.and_then(|axum::Extension(ClientAddress(address))| address);
+    let answer = reply(&state, &token, &headers, visitor, &body).await;
+    for_origin(origin(&headers), answer.map_err(ApiError))
+}
+
+async fn reply(
+    state: &AppState,
+    token: &str,
+    headers: &HeaderMap,
+    visitor: Option<std::net::IpAddr>,
+    body: &[u8],
+) -> Result<Response, AppError> {
+    let embedded = allowed(state, token, headers).await?;
+    let widget = &embedded.widget;
+    let visitor = visitor.map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
+    for (key, limit) in [
+        (format!("widget:{}:{visitor}", widget.id), PER_VISITOR),
+        (format!("widget:{}", widget.id), PER_WIDGET),
+    ] {
+        if let Err(wait) = shared_limit::take(&state.db, &key, limit).await? {
+            return Err(AppError::TooManyRequests(format!(
+                "too many messages; try again in {} s",
+                wait.as_secs().max(1)
+            )));
+        }
+    }
+    let message: Message = serde_json::from_slice(body).map_err(|error| {
+        AppError::InvalidInput(format!(
+            "the body must be {{\"conversation\", \"message\"}}: {error}"
+        ))
+    })?;
+    let conversation_ok = (16..=64).contains(&message.conversation.len())
+        && message
+            .conversation
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    if !conversation_ok {
+        return Err(AppError::InvalidInput(
+            "`conversation`: 16 to 64 letters, digits, `-` or `_`".into(),
+        ));
+    }
+    let text = message.message.trim();
+    if text.is_empty() || text.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(AppError::InvalidInput(format!(
+            "`message`: 1 to {MAX_MESSAGE_CHARS} characters"
+        )));
+    }
+    let maker = heddle_app::accounts::ssr::user_by_id(&state.db, &embedded.created_by)
+        .await?
+        .ok_or_else(|| AppError::Gone("this chat is no longer available".into()))?;
+    let trigger = Trigger {
+        origin: RunOrigin::Widget,
+        id: widget.id.clone(),
+        name: widget.name.clone(),
+    };
+    let unavailable = |error: AppError| match error {
+        AppError::NotFound { .. } | AppError::Forbidden(_) => {
+            AppError::Gone("this chat is no longer available".into())
+        }
+        other => other,
+    };
+    let allowed = require_trigger(&state.db, &maker, &widget.graph_id, trigger)
+        .await
+        .map_err(unavailable)?;
+    let thread_id = format!("widget-{}-{}", widget.id, message.conversation);
+    let newest = heddle_app::runs::ssr::newest_of_thread(&state.db, &thread_id).await?;
+    let paused = match newest {
+        Some((run_id, ..)) => state.runs.record(&run_id).await?.status == RunStatus::Interrupted,
+        None => false,
+    };
+    let run = if paused {
+        let thread = require_thread(&state.db, &maker, &thread_id, Role::Editor)
+            .await
+            .map_err(unavailable)?;
+        state
+            .runs
+            .resume(&thread, serde_json::Value::String(text.to_string()))
+            .await?
+    } else {
+        let request = StartRequest {
+            input: json!({ "messages": text }),
+            thread_id: Some(thread_id),
+            ..StartRequest::default()
+        };
+        state.runs.start_published(&allowed, request).await?
+    };
+    Ok(outcome::sse(outcome::events(state.runs.clone(), run.id)).into_response())
+}
