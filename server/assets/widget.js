@@ -133,16 +133,16 @@
           });
           if (!data) return;
           var value = JSON.parse(data);
-          if (name === "custom" && value.name === "token" && value.data && value.data.text) {
-            streamed += value.data.text;
+          if (name === "token" && value.text) {
+            streamed += value.text;
             reply.textContent = streamed;
-          } else if (name === "outcome") {
-            var asks = (value.paused && value.paused.asks || [])
-              .map(function (ask) { return ask.payload && ask.payload.prompt; })
-              .filter(Boolean);
-            var answer = asks.length ? asks.join("\n") : value.answer;
-            if (answer && (!streamed || asks.length)) reply.textContent = answer;
-            if (value.status === "failed") { reply.textContent = "Something went wrong; try again."; reply.className = "msg note"; }
+          } else if (name === "reply") {
+            if (value.failed) {
+              reply.textContent = "Something went wrong; try again.";
+              reply.className = "msg note";
+            } else if (value.text && (!streamed || value.asking)) {
+              reply.textContent = value.text;
+            }
           } else if (name === "error") {
             reply.textContent = (value.error && value.error.message) || "The chat is not available.";
             reply.className = "msg note";

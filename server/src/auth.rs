@@ -126,7 +126,9 @@ pub async fn same_origin(State(state): State<AppState>, request: Request, next: 
     );
     // The chat widget is called from other sites by design: it reads no
     // cookie and checks the page's origin against its own allowed list.
-    if safe || request.uri().path().starts_with(WIDGET_PATHS) {
+    // So is a request with an API key: it carries no cookie a foreign page
+    // could ride on (and its key alone says who calls).
+    if safe || request.uri().path().starts_with(WIDGET_PATHS) || bearer(&request).is_some() {
         return next.run(request).await;
     }
     if let Err(reason) = check_origin(request.headers(), state.settings.public_origin()) {

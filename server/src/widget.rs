@@ -1,8 +1,8 @@
 //! The chat widget's public side: `GET /widget.js` (the script a page
 //! embeds), `GET /api/v1/widget/{token}` (its title, colour and greeting)
 //! and `POST /api/v1/widget/{token}/messages` (a message; the reply
-//! streams back as server-sent events, the engine's events and then
-//! `outcome`, as invoke streams them).
+//! streams back as server-sent events: the words as they come, `token`,
+//! then the reply, `reply`, and nothing else of the run).
 //!
 //! A widget's token is public: what holds it back is the browser's
 //! `Origin`, which must be one of the widget's allowed origins (answers
@@ -18,6 +18,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderValue, header};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use heddle_app::access::Role;
@@ -27,7 +28,7 @@ use heddle_app::accounts::ssr::shared_limit::{self, Limit};
 use heddle_app::error::AppError;
 use heddle_app::runs::{RunOrigin, StartRequest};
 use heddle_app::widgets::ssr::{self as widgets, Embedded};
-use heddle_engine::run::RunStatus;
+use heddle_engine::run::{EventPayload, RunStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -229,6 +230,13 @@ async fn reply(
         let thread = require_thread(&state.db, &maker, &thread_id, Role::Editor)
             .await
             .map_err(unavailable)?;
+        // The conversation's thread is this widget's graph's (a thread of
+        // the same name elsewhere is not answered from here).
+        if thread.allowed().graph().as_str() != widget.graph_id {
+            return Err(AppError::InvalidInput(
+                "`conversation`: start a new conversation".into(),
+            ));
+        }
         state
             .runs
             .resume(&thread, serde_json::Value::String(text.to_string()))
@@ -239,7 +247,72 @@ async fn reply(
             thread_id: Some(thread_id),
             ..StartRequest::default()
         };
-        state.runs.start_published(&allowed, request).await?
+        state
+            .runs
+            .start_published(&allowed, request)
+            .await
+            .map_err(|error| match error {
+                AppError::InvalidInput(why) if why.contains("has a run in progress") => {
+                    AppError::InvalidInput("wait for the answer to your last message".into())
+                }
+                // What the graph's editors must fix is theirs to read (in
+                // the log), not the visitor's.
+                AppError::NotPublished { .. }
+                | AppError::InvalidInput(_)
+                | AppError::InvalidGraph { .. } => {
+                    tracing::warn!(widget = %widget.id, %error, "a chat widget cannot answer");
+                    AppError::Gone("this chat is not available right now".into())
+                }
+                other => other,
+            })?
     };
-    Ok(outcome::sse(outcome::events(state.runs.clone(), run.id)).into_response())
+    Ok(visitor_stream(outcome::events(state.runs.clone(), run.id)).into_response())
+}
+
+/// What a visitor sees of the run: the words the graph streams (`token`),
+/// then its reply (`reply`: the answer, or what a paused graph asks), or
+/// `error`. Nothing else of the run (its state, its nodes, tool traffic)
+/// leaves the server.
+fn visitor_stream(
+    events: tokio::sync::mpsc::Receiver<outcome::Streamed>,
+) -> Sse<impl futures_util::Stream<Item = Result<SseEvent, std::convert::Infallible>>> {
+    let stream = futures_util::stream::unfold(events, |mut events| async move {
+        loop {
+            let sse = match events.recv().await? {
+                outcome::Streamed::Event(event) => match &event.payload {
+                    EventPayload::Custom { name, data, .. } if name == "token" => {
+                        let Some(text) = data.get("text").and_then(|text| text.as_str()) else {
+                            continue;
+                        };
+                        SseEvent::default()
+                            .event("token")
+                            .data(json!({ "text": text }).to_string())
+                    }
+                    _ => continue,
+                },
+                outcome::Streamed::Outcome(outcome) => {
+                    let asks: Vec<&str> = outcome
+                        .paused
+                        .iter()
+                        .flat_map(|paused| &paused.asks)
+                        .filter_map(|ask| ask.payload.get("prompt").and_then(|p| p.as_str()))
+                        .collect();
+                    let (text, asking) = match asks.is_empty() {
+                        true => (outcome.answer.clone().unwrap_or_default(), false),
+                        false => (asks.join("\n"), true),
+                    };
+                    let failed = matches!(outcome.status, RunStatus::Failed | RunStatus::Cancelled);
+                    SseEvent::default()
+                        .event("reply")
+                        .data(json!({"text": text, "asking": asking, "failed": failed}).to_string())
+                }
+                outcome::Streamed::Failed(_) => SseEvent::default().event("error").data(
+                    json!({"error": {"message": "the chat could not answer; try again"}})
+                        .to_string(),
+                ),
+            };
+            return Some((Ok(sse), events));
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }

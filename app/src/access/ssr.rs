@@ -268,6 +268,30 @@ pub async fn require_trigger(
     Ok(allowed)
 }
 
+/// Refuses (403) a change to a trigger someone else made: a webhook, a
+/// schedule or a widget runs as its maker, with their secrets, so only
+/// they change it (or give it a new URL); the graph's owner may also
+/// delete it (`deleting`), never make it run differently.
+pub fn require_maker(
+    allowed: &Allowed,
+    maker_id: &str,
+    what: &str,
+    deleting: bool,
+) -> Result<(), AppError> {
+    allowed.at_least(Role::Editor)?;
+    let mine = allowed.user().id.as_str() == maker_id;
+    if mine || (deleting && allowed.role() == Role::Owner) {
+        return Ok(());
+    }
+    Err(AppError::Forbidden(format!(
+        "this {what} runs as the person who made it: only they may change it{}",
+        match allowed.role() {
+            Role::Owner => " (you may delete it)",
+            _ => "",
+        }
+    )))
+}
+
 /// Checks that the caller may start runs of graph `id`: a user needs the
 /// editor role; a key must name the graph, and its owner be an editor of
 /// it. What a key starts runs the published version (the runs manager

@@ -351,17 +351,40 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
     let lock = format!("runs of {user}");
     on_db!(db, pool => {
         let mut tx = pool.begin_write(&lock).await?;
-        let active: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND status IN ('queued', 'running')",
-        )
-        .bind(user)
-        .fetch_one(&mut *tx)
-        .await?;
+        // A person's own runs, and each trigger's (a key, a hook, a
+        // schedule, a widget), are counted apart: strangers using a widget
+        // never use up its maker's runs.
+        let active: i64 = match run.trigger {
+            None => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = 'app'
+                   AND status IN ('queued', 'running')",
+            )
+            .bind(user)
+            .fetch_one(&mut *tx)
+            .await?,
+            Some(trigger) => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = $2 AND origin_label = $3
+                   AND graph_id = $4 AND status IN ('queued', 'running')",
+            )
+            .bind(user)
+            .bind(trigger.origin.as_str())
+            .bind(&trigger.name)
+            .bind(run.graph_id)
+            .fetch_one(&mut *tx)
+            .await?,
+        };
         if active >= limit {
-            return Err(AppError::TooManyRequests(format!(
-                "you have {active} runs queued or running; the limit is {limit} per user. \
-                 Wait for one to end, or cancel one"
-            )));
+            return Err(AppError::TooManyRequests(match run.trigger {
+                None => format!(
+                    "you have {active} runs queued or running; the limit is {limit} per user. \
+                     Wait for one to end, or cancel one"
+                ),
+                Some(trigger) => format!(
+                    "{} has {active} runs queued or running; the limit is {limit}. Try again \
+                     when one has ended",
+                    trigger.describe()
+                ),
+            }));
         }
         let busy: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND status IN ('queued', 'running')",

@@ -195,6 +195,18 @@ pub async fn list(db: &Db, allowed: &Allowed) -> Result<Vec<Schedule>, AppError>
     rows.into_iter().map(ScheduleRow::into_schedule).collect()
 }
 
+/// Who made a schedule (their user id).
+async fn maker(db: &Db, allowed: &Allowed, id: &str) -> Result<String, AppError> {
+    let maker: Option<String> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT created_by FROM schedules WHERE graph_id = $1 AND id = $2",
+    )
+    .bind(allowed.graph().as_str())
+    .bind(id)
+    .fetch_optional(pool)
+    .await)?;
+    maker.ok_or_else(|| AppError::not_found(format!("schedule {id}")))
+}
+
 async fn one(db: &Db, allowed: &Allowed, id: &str) -> Result<Schedule, AppError> {
     let row: Option<ScheduleRow> = on_db!(db, pool => sqlx::query_as(select_schedules!(
         "WHERE s.graph_id = $1 AND s.id = $2"
@@ -246,8 +258,8 @@ pub async fn update(
     id: &str,
     settings: ScheduleSettings,
 ) -> Result<Schedule, AppError> {
-    allowed.at_least(Role::Editor)?;
-    one(db, allowed, id).await?;
+    let maker = maker(db, allowed, id).await?;
+    crate::access::ssr::require_maker(allowed, &maker, "schedule", false)?;
     let next = check(&settings)?;
     on_db!(db, pool => sqlx::query(
         "UPDATE schedules SET name = $1, cron = $2, timezone = $3, input = $4, missed = $5,
@@ -271,8 +283,8 @@ pub async fn update(
 
 /// Deletes a schedule.
 pub async fn delete(db: &Db, allowed: &Allowed, id: &str) -> Result<(), AppError> {
-    allowed.at_least(Role::Editor)?;
-    one(db, allowed, id).await?;
+    let maker = maker(db, allowed, id).await?;
+    crate::access::ssr::require_maker(allowed, &maker, "schedule", true)?;
     on_db!(db, pool => sqlx::query("DELETE FROM schedules WHERE id = $1 AND graph_id = $2")
         .bind(id)
         .bind(allowed.graph().as_str())

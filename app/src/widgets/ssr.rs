@@ -87,7 +87,25 @@ fn check_origin(index: usize, origin: &str) -> Result<String, AppError> {
              `https://shop.example`, with no path)"
         )));
     }
-    Ok(trimmed.to_ascii_lowercase())
+    let origin = trimmed.to_ascii_lowercase();
+    // Browsers leave a default port out of `Origin`; so does the list.
+    let (scheme, rest) = origin.split_once("://").unwrap_or_default();
+    let bracketed = rest.starts_with('[');
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((host, port)) if !bracketed || host.ends_with(']') => (host, Some(port)),
+        _ => (rest, None),
+    };
+    match port {
+        None => Ok(origin.clone()),
+        Some(port) => match port.parse::<u16>() {
+            Ok(443) if scheme == "https" => Ok(format!("{scheme}://{host}")),
+            Ok(80) if scheme == "http" => Ok(format!("{scheme}://{host}")),
+            Ok(port) if port > 0 => Ok(format!("{scheme}://{host}:{port}")),
+            _ => Err(AppError::InvalidInput(format!(
+                "`allowed_origins[{index}]`: `{origin}` has no valid port (1 to 65535)"
+            ))),
+        },
+    }
 }
 
 /// Checks settings; the origins as stored.
@@ -162,6 +180,10 @@ pub async fn list(db: &Db, allowed: &Allowed) -> Result<Vec<Widget>, AppError> {
 }
 
 async fn one(db: &Db, allowed: &Allowed, id: &str) -> Result<Widget, AppError> {
+    Ok(embedded(db, allowed, id).await?.widget)
+}
+
+async fn embedded(db: &Db, allowed: &Allowed, id: &str) -> Result<Embedded, AppError> {
     let row: Option<WidgetRow> = on_db!(db, pool => sqlx::query_as(select_widgets!(
         "WHERE w.graph_id = $1 AND w.id = $2"
     ))
@@ -169,10 +191,8 @@ async fn one(db: &Db, allowed: &Allowed, id: &str) -> Result<Widget, AppError> {
     .bind(id)
     .fetch_optional(pool)
     .await)?;
-    Ok(row
-        .ok_or_else(|| AppError::not_found(format!("widget {id}")))?
-        .into_embedded()?
-        .widget)
+    row.ok_or_else(|| AppError::not_found(format!("widget {id}")))?
+        .into_embedded()
 }
 
 /// Makes a widget, made by the editor `allowed` names.
@@ -216,8 +236,8 @@ pub async fn update(
     id: &str,
     settings: WidgetSettings,
 ) -> Result<Widget, AppError> {
-    allowed.at_least(Role::Editor)?;
-    one(db, allowed, id).await?;
+    let current = embedded(db, allowed, id).await?;
+    crate::access::ssr::require_maker(allowed, &current.created_by, "chat widget", false)?;
     let origins = check(&settings)?;
     let title = title(db, allowed, &settings).await?;
     on_db!(db, pool => sqlx::query(
@@ -241,8 +261,8 @@ pub async fn update(
 
 /// Deletes a widget.
 pub async fn delete(db: &Db, allowed: &Allowed, id: &str) -> Result<(), AppError> {
-    allowed.at_least(Role::Editor)?;
-    one(db, allowed, id).await?;
+    let current = embedded(db, allowed, id).await?;
+    crate::access::ssr::require_maker(allowed, &current.created_by, "chat widget", true)?;
     on_db!(db, pool => sqlx::query("DELETE FROM widgets WHERE id = $1 AND graph_id = $2")
         .bind(id)
         .bind(allowed.graph().as_str())
@@ -277,6 +297,16 @@ mod tests {
             check_origin(0, "http://127.0.0.1:8080").unwrap(),
             "http://127.0.0.1:8080"
         );
+        assert_eq!(
+            check_origin(0, "https://p.example:443").unwrap(),
+            "https://p.example"
+        );
+        assert_eq!(
+            check_origin(0, "http://q.example:80").unwrap(),
+            "http://q.example"
+        );
+        assert!(check_origin(0, "http://q.example:99999").is_err());
+        assert!(check_origin(0, "http://q.example:0").is_err());
         for bad in [
             "shop.example",
             "https://shop.example/page",

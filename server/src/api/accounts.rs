@@ -15,6 +15,7 @@ use super::responses::Created;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::state::AppState;
+use heddle_app::accounts::ssr::Caller;
 
 type Result<T> = std::result::Result<T, ApiError>;
 
@@ -69,8 +70,13 @@ pub async fn log_in(
 /// `POST /api/v1/auth/logout`: 204; the session ends everywhere it is used.
 pub async fn log_out(
     State(state): State<AppState>,
+    who: Who,
     Extension(session): Extension<Session>,
 ) -> Result<NoContent> {
+    // A key never stands in for the browser's session, not even to end it.
+    if let Caller::Key(_) = &who.0 {
+        who.user()?;
+    }
     accounts::end_session(&state.auth, &session).await?;
     Ok(NoContent)
 }

@@ -138,11 +138,15 @@ pub async fn call(
         None => None,
     };
     let input = input(&hook, &body)?;
-    let delivery = header(&headers, "x-heddle-delivery")
-        .or_else(|| header(&headers, "x-github-delivery"))
-        .or_else(|| header(&headers, "idempotency-key"))
-        .map(str::to_string)
-        .or(signature);
+    // A signed call is remembered by its signature, which the sender's
+    // secret made: a delivery id is not signed, so for signed hooks it is
+    // not what tells one call from another (a replay could pick a new one).
+    let delivery = signature.or_else(|| {
+        header(&headers, "x-heddle-delivery")
+            .or_else(|| header(&headers, "x-github-delivery"))
+            .or_else(|| header(&headers, "idempotency-key"))
+            .map(str::to_string)
+    });
     if let Some(delivery) = &delivery {
         match webhooks::claim_delivery(db, &hook.id, delivery).await? {
             Delivery::New => {}
@@ -254,7 +258,9 @@ fn input(hook: &Hook, body: &[u8]) -> Result<Value> {
 }
 
 /// Checks the call's signature with the maker's secret `secret`; the
-/// signature (the delivery's id when the sender gives none).
+/// signature, as the delivery's id. One made with a timestamp is good for
+/// minutes and is remembered for days; GitHub's has no timestamp, so it is
+/// remembered for good (`kept:`), and never starts a second run.
 async fn verify(
     state: &AppState,
     hook: &Hook,
@@ -275,6 +281,7 @@ async fn verify(
                     hook.name
                 ))
             })?;
+    let mut forever = false;
     let (signed, given): (Vec<u8>, &str) = if let Some(given) =
         header(headers, "x-heddle-signature")
     {
@@ -299,6 +306,7 @@ async fn verify(
         signed.extend_from_slice(body);
         (signed, given)
     } else if let Some(given) = header(headers, "x-hub-signature-256") {
+        forever = true;
         (body.to_vec(), given)
     } else {
         return Err(refused(format!(
@@ -314,5 +322,9 @@ async fn verify(
     mac.update(&signed);
     mac.verify_slice(&expected)
         .map_err(|_| refused("it does not match the body".into()))?;
-    Ok(format!("sig:{}", hex.to_ascii_lowercase()))
+    let signature = format!("sig:{}", hex.to_ascii_lowercase());
+    Ok(match forever {
+        true => format!("{}{signature}", webhooks::KEPT),
+        false => signature,
+    })
 }

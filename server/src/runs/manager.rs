@@ -19,7 +19,7 @@ use heddle_app::graphs::GraphId;
 use heddle_app::graphs::ssr as graphs;
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_app::runs::ssr as records;
-use heddle_app::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
+use heddle_app::runs::{ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView};
 use heddle_app::secrets::ssr as secrets;
 use heddle_engine::run::postgres::PostgresStore;
 use heddle_engine::run::sqlite::SqliteStore;
@@ -37,6 +37,10 @@ use super::admission::Admission;
 use super::embed;
 use super::hub::RunHub;
 use super::requests::{RunRequest, check_input, run_input};
+
+/// Where the chat widgets' threads are named (`widget-<widget>-<conversation>`):
+/// nobody else may start a thread there.
+pub const WIDGET_THREADS: &str = "widget-";
 
 /// How long a lease lasts unless renewed, by default: a server that dies
 /// leaves its runs for this long before another takes them over.
@@ -358,6 +362,16 @@ impl Runs {
         let before = breakpoints("interrupt_before", request.interrupt_before)?;
         let after = breakpoints("interrupt_after", request.interrupt_after)?;
         let graph_id = allowed.graph().to_string();
+        if let Some(thread) = &request.thread_id
+            && thread.starts_with(WIDGET_THREADS)
+            && allowed
+                .trigger()
+                .is_none_or(|trigger| trigger.origin != RunOrigin::Widget)
+        {
+            return Err(AppError::InvalidInput(format!(
+                "`thread_id`: ids starting `{WIDGET_THREADS}` are the chat widgets' own"
+            )));
+        }
         let thread_id = match request.thread_id {
             Some(thread) => thread,
             None => format!("thread-{}", uuid::Uuid::new_v4()),
@@ -511,6 +525,11 @@ impl Runs {
         if thread.is_empty() || thread.len() > 200 {
             return Err(AppError::InvalidInput(
                 "`thread_id` must be 1 to 200 characters".into(),
+            ));
+        }
+        if thread.chars().any(char::is_control) {
+            return Err(AppError::InvalidInput(
+                "`thread_id` must not hold control characters".into(),
             ));
         }
         match records::thread_graph(&self.inner.db, thread).await? {

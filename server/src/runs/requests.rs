@@ -49,6 +49,17 @@ pub(super) fn typed_answer(
             value = heddle_engine::state::coerce_answer(spec.ty, value).map_err(|why| {
                 AppError::InvalidInput(format!("`value`: {why} (the answer for `{channel}`)"))
             })?;
+            // An answer its channel would refuse is refused now, and the
+            // run stays paused (the engine would fail the run on it).
+            let mut fields = serde_json::Map::new();
+            fields.insert(channel.to_string(), value.clone());
+            let channels = std::collections::BTreeMap::from([(channel.to_string(), spec.clone())]);
+            if let Some(problem) = heddle_engine::state::check_input(&channels, &fields).first() {
+                return Err(AppError::InvalidInput(format!(
+                    "`value`: {} (the answer for `{channel}`)",
+                    problem.message
+                )));
+            }
         }
     }
     Ok(value)

@@ -125,6 +125,7 @@ async fn a_key_runs_the_published_version_of_its_graphs_and_nothing_else() {
         (Method::GET, "/api/v1/secrets".into(), None),
         (Method::GET, "/api/v1/auth/me".into(), None),
         (Method::POST, format!("/api/v1/graphs/{graph}/copy"), None),
+        (Method::POST, "/api/v1/auth/logout".into(), None),
     ];
     for (method, path, body) in refused {
         let (status, answer) = key.api(method.clone(), &path, body).await;
@@ -134,6 +135,17 @@ async fn a_key_runs_the_published_version_of_its_graphs_and_nothing_else() {
             "{method} {path}: {answer}"
         );
     }
+    // A key's request from a page elsewhere is still the key's (no cookie
+    // rides on it, so the cross-site guard has nothing to guard).
+    let from_elsewhere = key
+        .request(Method::POST, &format!("/api/v1/graphs/{graph}/invoke"))
+        .header("origin", "https://integrations.example")
+        .header("sec-fetch-site", "cross-site")
+        .json(&json!({"input": {"target": 1}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(from_elsewhere.status(), 200);
     // A graph it does not name does not exist for it.
     let (status, answer) = invoke(&key, &other, json!({})).await;
     assert_eq!(status, 404, "{answer}");

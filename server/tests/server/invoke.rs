@@ -199,6 +199,30 @@ async fn a_pause_comes_back_with_what_it_asks_and_is_answered_by_invoking_again(
     assert_eq!(paused["paused"]["resume"]["path"], path(&graph));
     assert_eq!(paused["paused"]["resume"]["body"]["thread_id"], thread);
 
+    // Bad answers (text that is no boolean, a value of another type) are
+    // refused and the run stays paused; the widgets' threads are theirs.
+    for bad in [json!({"a": 1}), json!([true]), json!(7)] {
+        let (status, answer) = key
+            .api(
+                Method::POST,
+                &path(&graph),
+                Some(json!({"thread_id": thread, "resume": bad})),
+            )
+            .await;
+        assert_eq!(status, 400, "{bad}: {answer}");
+    }
+    let (status, answer) = key
+        .api(
+            Method::POST,
+            &path(&graph),
+            Some(json!({"thread_id": "widget-mine", "input": {}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        error_message(&answer).contains("are the chat widgets' own"),
+        "{answer}"
+    );
     // A bad answer is refused and the run stays paused.
     let (status, answer) = key
         .api(

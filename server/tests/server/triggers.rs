@@ -271,6 +271,11 @@ async fn a_signed_webhook_refuses_unsigned_forged_stale_and_replayed_calls() {
     let (status, again) = call(&server, &path, body, &signed).await;
     assert!(status == 200 || status == 202, "{again}");
     assert_eq!(again["run_id"], first["run_id"]);
+    // A delivery id is not signed: a replay with a new one starts nothing.
+    let mut replayed = signed.to_vec();
+    replayed.push(("x-heddle-delivery", "fresh-1".to_string()));
+    let (_, again) = call(&server, &path, body, &replayed).await;
+    assert_eq!(again["run_id"], first["run_id"]);
     // GitHub's way: a signature of the body, and its delivery id.
     let delivery = [
         (
@@ -339,14 +344,25 @@ async fn only_editors_manage_hooks_and_a_hook_stops_with_its_makers_access() {
         error_message(&answer),
         "webhook `eddie's hook` cannot run its graph: the person who made it is no longer an editor of it"
     );
-    // Turned off: refused, saying so; unknown tokens are not found.
+    // It runs as Eddie, with his secrets: nobody else changes it or gives
+    // it a new URL, not even the owner (who may delete it).
     let id = made["webhook"]["id"].as_str().unwrap();
-    let (status, _) = server
-        .api(
-            Method::PUT,
-            &format!("{hooks}/{id}"),
-            Some(json!({"name": "eddie's hook", "enabled": false})),
-        )
+    let off = json!({"name": "eddie's hook", "enabled": false});
+    for (method, path, body) in [
+        (Method::PUT, format!("{hooks}/{id}"), Some(off.clone())),
+        (Method::POST, format!("{hooks}/{id}/regenerate"), None),
+    ] {
+        let (status, answer) = server.api(method, &path, body).await;
+        assert_eq!(status, 403, "{answer}");
+        assert_eq!(
+            error_message(&answer),
+            "this webhook runs as the person who made it: only they may change it (you may delete it)"
+        );
+    }
+    // Turned off by Eddie: refused, saying so; unknown tokens are not found.
+    set_role("editor").await;
+    let (status, _) = eddie
+        .api(Method::PUT, &format!("{hooks}/{id}"), Some(off))
         .await;
     assert_eq!(status, 200);
     assert_eq!(call(&server, path, "{}", &[]).await.0, 410);

@@ -54,12 +54,12 @@ async fn send(
     (status, allow, response.text().await.unwrap())
 }
 
-/// The `outcome` event of a streamed answer.
-fn outcome(stream: &str) -> Value {
+/// The `reply` event of a streamed answer.
+fn reply(stream: &str) -> Value {
     let block = stream
         .split("\n\n")
-        .find(|block| block.starts_with("event: outcome"))
-        .unwrap_or_else(|| panic!("no outcome in {stream}"));
+        .find(|block| block.starts_with("event: reply"))
+        .unwrap_or_else(|| panic!("no reply in {stream}"));
     let data = block
         .lines()
         .find_map(|line| line.strip_prefix("data: "))
@@ -124,20 +124,19 @@ async fn a_widget_chats_only_with_pages_on_its_origins() {
         send(&server, token, SHOP, conversation, "Hi, my name is Ada").await;
     assert_eq!(status, 200, "{stream}");
     assert_eq!(allow.as_deref(), Some(SHOP));
-    assert!(stream.contains("event: custom"), "tokens stream: {stream}");
+    assert!(stream.contains("event: token"), "tokens stream: {stream}");
+    // Nothing of the run but its words reaches the visitor.
+    for private in ["run_started", "state", "node", "\"step\"", "thread"] {
+        assert!(!stream.contains(private), "{private} leaked: {stream}");
+    }
     assert_eq!(
-        outcome(&stream)["answer"],
+        reply(&stream)["text"],
         "(offline model) Nice to meet you, Ada. I will remember your name in this conversation."
     );
     let (_, _, stream) = send(&server, token, SHOP, conversation, "What is my name?").await;
-    let answered = outcome(&stream);
-    assert_eq!(answered["answer"], "(offline model) Your name is Ada.");
+    assert_eq!(reply(&stream)["text"], "(offline model) Your name is Ada.");
     // The owner opens the conversation in the app; its runs are labelled.
-    let thread = answered["thread_id"].as_str().unwrap();
-    assert_eq!(
-        thread,
-        format!("widget-{}-{conversation}", made["id"].as_str().unwrap())
-    );
+    let thread = format!("widget-{}-{conversation}", made["id"].as_str().unwrap());
     let (status, view) = server
         .api(Method::GET, &format!("/api/v1/threads/{thread}"), None)
         .await;
@@ -265,9 +264,26 @@ async fn only_editors_make_widgets_and_a_widget_ends_with_its_makers_access() {
     assert_eq!(status, 410, "{body}");
     assert!(body.contains("this chat is no longer available"), "{body}");
 
-    // Turned off by the owner: 410 too; unknown tokens are not found.
+    // Only Eddie changes it (it runs as him): the owner may not add a site.
     let id = made["id"].as_str().unwrap();
+    let (status, answer) = server
+        .api(
+            Method::PUT,
+            &format!("{path}/{id}"),
+            Some(json!({"name": "eddie's", "allowed_origins": [SHOP, "https://owner.example"]})),
+        )
+        .await;
+    assert_eq!(status, 403, "{answer}");
+    // Turned off by Eddie: 410 too; unknown tokens are not found.
     let (status, _) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}/members/eddie"),
+            Some(json!({"role": "editor"})),
+        )
+        .await;
+    assert_eq!(status, 204);
+    let (status, _) = eddie
         .api(
             Method::PUT,
             &format!("{path}/{id}"),
