@@ -31,8 +31,11 @@ test("add a webhook and call it, add a schedule and see its next times", async (
   await hydrated(page);
 
   const triggers = page.locator("details.triggers");
-  await triggers.locator("summary").click();
+  await triggers.locator(":scope > summary").click();
   await expect(triggers.getByText("No webhooks.")).toBeVisible();
+  // The forms fold behind their buttons until asked for.
+  await expect(triggers.locator('input[name="hook-name"]')).toBeHidden();
+  await triggers.getByText("New webhook").click();
   await triggers.locator('input[name="hook-name"]').fill("Order form");
   await triggers.locator('textarea[name="hook-mapping"]').fill("target = /quantity");
   await triggers.getByRole("button", { name: "Add webhook" }).click();
@@ -54,6 +57,7 @@ test("add a webhook and call it, add a schedule and see its next times", async (
   await triggers.getByRole("button", { name: "Add webhook" }).click();
   await expect(triggers.getByRole("alert")).toContainText("line 1: write `channel = /pointer`");
 
+  await triggers.getByText("New schedule").click();
   await triggers.locator('input[name="schedule-name"]').fill("Weekday mornings");
   await triggers.locator('input[name="schedule-cron"]').fill("0 9 * * MON-FRI");
   await triggers.locator('input[name="schedule-zone"]').fill("Europe/Paris");
@@ -72,7 +76,7 @@ test("add a webhook and call it, add a schedule and see its next times", async (
   await expect(page.locator(".run-list .origin-tag").first()).toHaveText("Webhook “Order form”");
 
   await page.setViewportSize({ width: 1024, height: 700 });
-  await page.locator("details.triggers summary").click();
+  await page.locator("details.triggers > summary").click();
   await page.locator("details.triggers").scrollIntoViewIfNeeded();
   await page.screenshot({ path: "../target/e2e/screens/triggers-1024.png" });
 });

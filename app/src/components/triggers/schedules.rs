@@ -83,7 +83,12 @@ pub fn Schedules(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl
                     })
                 }}
             </Transition>
-            {can_edit.then(|| view! { <NewSchedule graph_id create /> })}
+            {can_edit.then(|| view! {
+                <details class="trigger-new">
+                    <summary class="button button-small">"New schedule"</summary>
+                    <NewSchedule graph_id create />
+                </details>
+            })}
             <FormError error=action_error(update.value()) />
             <FormError error=action_error(delete.value()) />
         </section>

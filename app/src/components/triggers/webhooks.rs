@@ -124,7 +124,12 @@ pub fn Webhooks(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl 
                     })
                 }}
             </Transition>
-            {can_edit.then(|| view! { <NewHook graph_id create /> })}
+            {can_edit.then(|| view! {
+                <details class="trigger-new">
+                    <summary class="button button-small">"New webhook"</summary>
+                    <NewHook graph_id create />
+                </details>
+            })}
             <FormError error=action_error(update.value()) />
             <FormError error=action_error(regenerate.value()) />
             <FormError error=action_error(delete.value()) />

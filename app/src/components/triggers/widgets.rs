@@ -62,7 +62,12 @@ pub fn Widgets(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl I
                     })
                 }}
             </Transition>
-            {can_edit.then(|| view! { <NewWidget graph_id create /> })}
+            {can_edit.then(|| view! {
+                <details class="trigger-new">
+                    <summary class="button button-small">"New chat widget"</summary>
+                    <NewWidget graph_id create />
+                </details>
+            })}
             <FormError error=action_error(update.value()) />
             <FormError error=action_error(delete.value()) />
         </section>
