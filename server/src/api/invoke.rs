@@ -22,7 +22,7 @@ use axum::response::{IntoResponse, Response};
 use heddle_app::access::Role;
 use heddle_app::access::ssr::{require_thread, require_thread_to_run, require_to_run};
 use heddle_app::error::AppError;
-use heddle_app::runs::StartRequest;
+use heddle_app::runs::{RunInfo, StartRequest};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -73,6 +73,19 @@ pub enum InvokeAnswer {
     Stopped(Json<Outcome>),
     Running(Accepted<Outcome>),
     Stream(Response),
+}
+
+impl InvokeAnswer {
+    /// The answer for `run` as it stands: 200 once it stopped, 202 while
+    /// it is queued or running.
+    pub async fn of(runs: &crate::runs::Runs, run: RunInfo) -> Result<InvokeAnswer, ApiError> {
+        let stopped = !run.status.is_active();
+        let outcome = outcome::outcome(runs, run).await?;
+        Ok(match stopped {
+            true => InvokeAnswer::Stopped(Json(outcome)),
+            false => InvokeAnswer::Running(Accepted(outcome)),
+        })
+    }
 }
 
 impl IntoResponse for InvokeAnswer {
@@ -168,13 +181,7 @@ pub async fn invoke(
     }
     let wait = Duration::from_secs(u64::from(request.wait_seconds));
     let run = outcome::wait(&state.runs, &run.id, wait).await?;
-    let stopped = !run.status.is_active();
-    let outcome = outcome::outcome(&state.runs, run).await?;
-    Ok(if stopped {
-        InvokeAnswer::Stopped(Json(outcome))
-    } else {
-        InvokeAnswer::Running(Accepted(outcome))
-    })
+    InvokeAnswer::of(&state.runs, run).await
 }
 
 /// Whether the caller asked for server-sent events.

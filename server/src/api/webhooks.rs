@@ -31,7 +31,7 @@ use sha2::Sha256;
 
 use super::invoke::InvokeAnswer;
 use super::params::{GraphPath, HookPath, WebhookPath};
-use super::responses::{Accepted, Created};
+use super::responses::Created;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::runs::outcome;
@@ -152,12 +152,7 @@ pub async fn call(
             Delivery::New => {}
             Delivery::Seen(Some(run)) => {
                 let run = state.runs.record(&run).await?;
-                let stopped = !run.status.is_active();
-                let outcome = outcome::outcome(&state.runs, run).await?;
-                return Ok(match stopped {
-                    true => InvokeAnswer::Stopped(Json(outcome)),
-                    false => InvokeAnswer::Running(Accepted(outcome)),
-                });
+                return InvokeAnswer::of(&state.runs, run).await;
             }
             Delivery::Seen(None) => {
                 return Err(AppError::InvalidInput(format!(
@@ -178,12 +173,7 @@ pub async fn call(
         Respond::Run => run,
         Respond::Result => outcome::wait(&state.runs, &run.id, RESULT_WITHIN).await?,
     };
-    let stopped = !run.status.is_active();
-    let outcome = outcome::outcome(&state.runs, run).await?;
-    Ok(match stopped {
-        true => InvokeAnswer::Stopped(Json(outcome)),
-        false => InvokeAnswer::Running(Accepted(outcome)),
-    })
+    InvokeAnswer::of(&state.runs, run).await
 }
 
 /// Starts the run as the hook's maker, who must still be an editor.
