@@ -7,7 +7,9 @@
 //! - [`layout`]: the layered auto-layout.
 //! - [`state`]: the reactive state: a signal per node position.
 //! - [`canvas`]: nodes, edges and the pointer gestures.
-//! - [`palette`], [`inspector`], [`problems`]: the panels.
+//! - [`palette`], [`inspector`], [`problems`]: the panels; [`config_form`]:
+//!   a node's settings as a form generated from its kind's schema;
+//!   [`channels`]: the state channels as a form.
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
 //! - [`persist`]: drafts in the browser, autosave, conflicts.
 //! - [`history`]: the version history panel.
@@ -17,6 +19,8 @@
 //!   centred when the canvas changes size.
 
 pub mod canvas;
+pub mod channels;
+pub mod config_form;
 pub mod history;
 pub mod inspector;
 pub mod keys;
@@ -84,7 +88,7 @@ pub fn GraphEditor(
     Effect::new(move |done: Option<()>| {
         if done.is_none() {
             if unplaced && editor.can_edit {
-                keys::auto_layout(editor);
+                keys::auto_layout(editor, gestures);
             }
             // After the first layout, when the canvas has its size.
             request_animation_frame(move || {
@@ -113,7 +117,7 @@ pub fn GraphEditor(
                 {dock.run()}
             </div>
             <aside class="inspector" aria-label="Inspector">
-                <Inspector editor catalog />
+                <Inspector editor catalog problems />
                 <ProblemList editor problems />
                 <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit live=publication />
                 {children()}
@@ -150,7 +154,7 @@ fn Toolbar(
             <button class="tool" type="button" title="Zoom in" aria-label="Zoom in" on:click=move |_| zoom(1.2)>"+"</button>
             <button class="tool" type="button" title="Fit to view (F)" on:click=move |_| { let (w, h) = gestures.size(); editor.fit(w, h); }>"Fit"</button>
             {editor.can_edit.then(|| view! {
-                <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor)>"Layout"</button>
+                <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor, gestures)>"Layout"</button>
                 <button class="tool" type="button" title="Add a sticky note (N)" on:click=move |_| {
                     let (width, height) = gestures.size();
                     let center = editor.viewport.get_untracked().to_world(width / 2.0 - 100.0, height / 2.0 - 60.0);

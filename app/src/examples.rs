@@ -17,6 +17,8 @@ pub struct ExampleSummary {
     pub name: String,
     pub description: String,
     pub node_count: usize,
+    /// The graph itself, for the gallery's preview.
+    pub document: String,
 }
 
 /// Every example, in gallery order.
@@ -87,6 +89,17 @@ pub mod ssr {
         ),
     ];
 
+    /// Starting points "New graph" offers, `(slug, file contents)`.
+    const TEMPLATES: &[(&str, &str)] = &[(
+        "chat-agent",
+        include_str!("../../engine/examples/graphs/chat_agent.json"),
+    )];
+
+    /// The template `slug`, as a new graph's document.
+    pub fn template(slug: &str) -> Result<GraphDocument, AppError> {
+        read(TEMPLATES, slug, "template")
+    }
+
     pub fn summaries() -> Vec<ExampleSummary> {
         EXAMPLES
             .iter()
@@ -97,18 +110,27 @@ pub mod ssr {
                     name: document.name,
                     description: document.description,
                     node_count: document.nodes.len(),
+                    document: text.to_string(),
                 })
             })
             .collect()
     }
 
     pub fn document(slug: &str) -> Result<GraphDocument, AppError> {
-        let (_, text) = EXAMPLES
+        read(EXAMPLES, slug, "example")
+    }
+
+    fn read(
+        files: &[(&str, &str)],
+        slug: &str,
+        what: &'static str,
+    ) -> Result<GraphDocument, AppError> {
+        let (_, text) = files
             .iter()
             .find(|(name, _)| *name == slug)
-            .ok_or_else(|| AppError::not_found(format!("example {slug}")))?;
+            .ok_or_else(|| AppError::not_found(format!("{what} {slug}")))?;
         GraphDocument::from_json(text).map_err(|error| {
-            tracing::error!(%error, slug, "an embedded example does not read");
+            tracing::error!(%error, slug, "an embedded {what} does not read");
             AppError::Internal
         })
     }
@@ -118,6 +140,9 @@ pub mod ssr {
         #[test]
         fn every_example_reads() {
             assert_eq!(super::summaries().len(), super::EXAMPLES.len());
+            for (slug, _) in super::TEMPLATES {
+                assert!(super::template(slug).is_ok(), "{slug}");
+            }
         }
     }
 }

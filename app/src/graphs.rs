@@ -103,13 +103,18 @@ pub async fn list_graphs() -> Result<Vec<GraphSummary>, AppError> {
     with_error_status(ssr::list(&crate::db::from_context()?, &user).await)
 }
 
-/// Creates an empty graph, returns its id and sends the browser to its page
-/// (a client-side navigation when the app is hydrated, a plain redirect when
-/// the form was posted without JavaScript).
+/// Creates a graph, empty or from a starting template (`chat-agent`),
+/// returns its id and sends the browser to its page (a client-side
+/// navigation when the app is hydrated, a plain redirect when the form was
+/// posted without JavaScript).
 #[server(endpoint = "create_graph")]
-pub async fn create_graph() -> Result<GraphId, AppError> {
+pub async fn create_graph(template: Option<String>) -> Result<GraphId, AppError> {
     let user = with_error_status(crate::accounts::ssr::require_user())?;
-    let id = with_error_status(ssr::create(&crate::db::from_context()?, &user, None).await)?.id;
+    let document = match template.as_deref() {
+        None | Some("" | "empty") => None,
+        Some(slug) => Some(with_error_status(crate::examples::ssr::template(slug))?),
+    };
+    let id = with_error_status(ssr::create(&crate::db::from_context()?, &user, document).await)?.id;
     leptos_axum::redirect(&id.href());
     Ok(id)
 }

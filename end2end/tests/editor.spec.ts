@@ -2,7 +2,7 @@
 // palette, connect them, write a prompt, undo and redo, reload and find it
 // all saved; copy and paste between graphs; a conflict with a teammate's
 // save is shown with a choice, never overwritten.
-import { test, expect, hydrated } from "./fixtures";
+import { test, expect, hydrated, place } from "./fixtures";
 import { Page } from "@playwright/test";
 
 async function newGraph(page: Page): Promise<string> {
@@ -15,16 +15,6 @@ async function newGraph(page: Page): Promise<string> {
   return id;
 }
 
-/** Drags a palette kind to a point of the canvas (page coordinates). */
-async function place(page: Page, kind: string, x: number, y: number) {
-  const item = page.locator(`.palette-item[data-kind="${kind}"]`);
-  const box = (await item.boundingBox())!;
-  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(x - 40, y, { steps: 4 });
-  await page.mouse.move(x, y, { steps: 4 });
-  await page.mouse.up();
-}
 
 /** Drags from a node's output dot onto another node. */
 async function connect(page: Page, from: string, to: string) {

@@ -26,3 +26,14 @@ export { expect };
 export async function hydrated(page: Page) {
   await expect(page.locator("html")).toHaveAttribute("data-hydrated", "true");
 }
+
+/** Drags a palette kind to a point of the canvas (page coordinates). */
+export async function place(page: Page, kind: string, x: number, y: number) {
+  const item = page.locator(`.palette-item[data-kind="${kind}"]`);
+  const box = (await item.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(x - 40, y, { steps: 4 });
+  await page.mouse.move(x, y, { steps: 4 });
+  await page.mouse.up();
+}

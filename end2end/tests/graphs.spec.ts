@@ -12,6 +12,7 @@ test("a new graph is created, opened, and listed after a reload", async ({ page,
   await page.evaluate(() => ((window as any).__heddleMarker = "same-document"));
 
   await page.getByRole("button", { name: "New graph" }).first().click();
+  await page.getByRole("button", { name: /^Empty graph/ }).first().click();
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
   const title = page.locator(".graph-title");
   await expect(title).toHaveText(/^Untitled graph \d+$/);
@@ -53,7 +54,18 @@ test("an example from the gallery becomes a graph of one's own", async ({ page, 
   const card = page.getByRole("button", { name: /ReAct agent with calculator and clock/ });
   await expect(card).toBeVisible();
   await card.click();
+  // A preview first: nothing is copied until asked for.
+  const preview = page.getByRole("dialog");
+  await expect(preview).toContainText("ReAct agent with calculator and clock");
+  await expect(preview.locator("svg")).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/example-preview-light.png" });
+  await page.keyboard.press("Escape");
+  await expect(preview).toHaveCount(0);
+  const before = (await (await page.request.get("/api/v1/graphs")).json()).length;
+  await card.click();
+  await preview.getByRole("button", { name: "Use this example" }).click();
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  expect((await (await page.request.get("/api/v1/graphs")).json()).length).toBe(before + 1);
   await expect(page.locator(".graph-title")).toHaveText("ReAct agent with calculator and clock");
   // The canvas shows the graph: four nodes, four edges.
   await expect(page.locator(".canvas-node")).toHaveCount(4);

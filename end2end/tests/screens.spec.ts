@@ -23,6 +23,8 @@ for (const scheme of ["light", "dark"] as const) {
     await page.goto("/");
     await hydrated(page);
     await page.getByRole("button", { name: "New graph" }).first().click();
+    await shot("new-graph-menu");
+    await page.getByRole("button", { name: /^Chat agent/ }).first().click();
     await page.waitForURL(/\/graphs\//);
     await hydrated(page);
     await shot("graph");
@@ -30,6 +32,7 @@ for (const scheme of ["light", "dark"] as const) {
     await page.goto("/");
     await hydrated(page);
     await page.getByRole("button", { name: /Approve before a tool runs/ }).click();
+    await page.getByRole("dialog").getByRole("button", { name: "Use this example" }).click();
     await page.waitForURL(/\/graphs\//);
     await hydrated(page);
     await shot("graph-example");

@@ -12,7 +12,7 @@ use crate::ids::{EdgeId, NodeId};
 use crate::kinds::BuiltinKind;
 use crate::node::{BuildContext, Built, Node, Registry};
 use crate::state::{StateLayout, fits, is_of_type};
-use crate::validate::{EdgeEnd, ProblemKind, Report, Severity};
+use crate::validate::{EdgeEnd, Fix, ProblemKind, Report, Severity};
 
 /// A node's position in a compiled graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -332,7 +332,8 @@ fn build_node(
                             message: issue.message,
                         },
                     )
-                    .at_node(&spec.id);
+                    .at_node(&spec.id)
+                    .with_fix(issue.fix);
             }
             None
         }
@@ -544,8 +545,20 @@ fn find_entry(
                 .filter(|node| node.kind == BuiltinKind::Start.name());
             match (starts.next(), starts.next()) {
                 (Some(start), None) => ids.get(&start.id).copied(),
-                _ => {
-                    report.push(Severity::Error, "entry", ProblemKind::NoEntry);
+                (first, _) => {
+                    // With no start at all, one can be added before the
+                    // first node nothing leads to.
+                    let fix = first.is_none().then(|| Fix::AddStart {
+                        before: document
+                            .nodes
+                            .iter()
+                            .find(|node| !document.edges.iter().any(|edge| edge.to == node.id))
+                            .or(document.nodes.first())
+                            .map(|node| node.id.clone()),
+                    });
+                    report
+                        .push(Severity::Error, "entry", ProblemKind::NoEntry)
+                        .with_fix(fix);
                     None
                 }
             }
@@ -578,7 +591,8 @@ fn check_reachability(
         }
     }
 
-    let reached = walk(&forward, [entry.get()]);
+    let depth = depths(&forward, entry.get());
+    let reached: Vec<bool> = depth.iter().map(Option::is_some).collect();
     // A branch ends at an `end` node or at a node with nowhere to go.
     let ends = (0..count).filter(|&i| {
         forward[i].is_empty() || built[i].as_ref().is_some_and(|built| built.terminal)
@@ -605,9 +619,38 @@ fn check_reachability(
                         node: node.id.clone(),
                     },
                 )
-                .at_node(&node.id);
+                .at_node(&node.id)
+                // Where a loop closes (an edge back to a node no deeper
+                // than this one), a node that chooses no route can simply
+                // go on to an end as well.
+                .with_fix(
+                    (built[i]
+                        .as_ref()
+                        .is_some_and(|built| built.routes.is_empty())
+                        && forward[i].iter().any(|&j| depth[j] <= depth[i]))
+                    .then(|| Fix::AddEnd {
+                        after: node.id.clone(),
+                    }),
+                );
         }
     }
+}
+
+/// How many links from `start` each node is (none: unreachable).
+fn depths(links: &[Vec<usize>], start: usize) -> Vec<Option<usize>> {
+    let mut depth = vec![None; links.len()];
+    depth[start] = Some(0);
+    let mut queue = VecDeque::from([start]);
+    while let Some(at) = queue.pop_front() {
+        let next_depth = depth[at].map(|d| d + 1);
+        for &next in &links[at] {
+            if depth[next].is_none() {
+                depth[next] = next_depth;
+                queue.push_back(next);
+            }
+        }
+    }
+    depth
 }
 
 /// Breadth-first reach over `links` from `starts`.

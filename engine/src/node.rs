@@ -4,10 +4,12 @@
 //! library user adds kinds of their own next to the built-in ones.
 
 mod context;
+mod hint;
 mod kind;
 mod output;
 
 pub use context::{CancelFlag, Emit, NodeContext};
+pub use hint::{FieldHint, HINT_KEYWORD, KEY_HINT_KEYWORD};
 pub use kind::{
     BuildContext, Built, ConfigIssue, DuplicateKind, FileAccess, NodeKind, Registry, parse_config,
 };

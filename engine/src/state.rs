@@ -4,8 +4,8 @@
 mod reducer;
 mod values;
 
-pub use reducer::{ReduceError, fits, reduce};
-pub(crate) use reducer::{is_of_type, kind as kind_of};
+pub(crate) use reducer::kind as kind_of;
+pub use reducer::{ReduceError, fits, is_of_type, reduce};
 pub use values::{ChannelIdx, State, StateLayout};
 
 use std::collections::BTreeMap;

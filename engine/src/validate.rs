@@ -3,12 +3,16 @@
 //! reports every problem at once; the checks themselves run in
 //! [`crate::compile`], which builds the runnable graph in the same pass.
 
+mod fix;
+
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
 use crate::format::{ChannelType, Reducer};
 use crate::ids::{EdgeId, NodeId};
+
+pub use fix::{Fix, new_channel, type_name};
 
 /// How serious a problem is.
 #[derive(
@@ -38,6 +42,9 @@ pub struct Problem {
     pub kind: ProblemKind,
     /// What is wrong, for people.
     pub message: String,
+    /// The edit that removes it, when validation knows one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fix: Option<Fix>,
 }
 
 impl fmt::Display for Problem {
@@ -200,6 +207,7 @@ impl Report {
             edge: None,
             message: kind.to_string(),
             kind,
+            fix: None,
         });
         let last = self.problems.len() - 1;
         &mut self.problems[last]
@@ -214,6 +222,11 @@ impl Problem {
 
     pub(crate) fn at_edge(&mut self, edge: &EdgeId) -> &mut Self {
         self.edge = Some(edge.clone());
+        self
+    }
+
+    pub(crate) fn with_fix(&mut self, fix: Option<Fix>) -> &mut Self {
+        self.fix = fix;
         self
     }
 }

@@ -9,43 +9,13 @@ use heddle_engine::GraphDocument;
 use heddle_engine::NodeId;
 use heddle_engine::format::{NodeSpec, StateSchema};
 use heddle_engine::kinds::BuiltinKind;
+use heddle_engine::validate::Problem;
 use leptos::prelude::*;
-use serde_json::Value;
 
+use super::channels::ChannelTable;
+use super::config_form::{Choices, ConfigForm};
 use super::state::Editor;
 use crate::secrets::list_secrets;
-
-/// Text fields a kind's config is known to have: (key, label, multi-line).
-fn known_fields(kind: &str) -> &'static [(&'static str, &'static str, bool)] {
-    match kind {
-        "llm" => &[
-            ("model", "Model", false),
-            ("credential", "Credential (a secret's name)", false),
-            ("system", "System prompt", true),
-            ("prompt", "Prompt", true),
-        ],
-        "agent" => &[
-            ("model", "Model", false),
-            ("credential", "Credential (a secret's name)", false),
-            ("system", "System prompt", true),
-        ],
-        "router" => &[
-            ("model", "Model", false),
-            ("credential", "Credential (a secret's name)", false),
-            ("input", "Input (template)", true),
-        ],
-        "memory" => &[
-            ("model", "Model", false),
-            ("credential", "Credential (a secret's name)", false),
-        ],
-        "ask" => &[
-            ("question", "Question", true),
-            ("output", "Answer channel", false),
-        ],
-        "script" => &[("source", "Script (Rhai)", true)],
-        _ => &[],
-    }
-}
 
 /// Changes the node `id` with `edit`.
 fn edit_node(editor: Editor, id: &NodeId, edit: impl FnOnce(&mut NodeSpec)) {
@@ -61,6 +31,8 @@ pub fn Inspector(
     editor: Editor,
     /// The server's tools and models, for the pickers.
     catalog: Resource<Result<heddle_engine::Catalog, crate::error::AppError>>,
+    /// The validator's problems, shown at the fields they concern.
+    problems: Memo<Vec<Problem>>,
 ) -> impl IntoView {
     // The pickers' choices: the server's tools and models, the user's secrets.
     let secrets = Resource::new(|| (), |_| list_secrets());
@@ -71,13 +43,15 @@ pub fn Inspector(
             .map(|catalog| catalog.tool_names())
             .unwrap_or_default()
     });
-    let lists = move || {
-        let models = catalog
+    let models = Signal::derive(move || {
+        catalog
             .get()
             .and_then(Result::ok)
             .map(|c| c.models)
-            .unwrap_or_default();
-        let names = secrets
+            .unwrap_or_default()
+    });
+    let secret_names = Signal::derive(move || {
+        secrets
             .get()
             .and_then(Result::ok)
             .map(|list| {
@@ -85,8 +59,21 @@ pub fn Inspector(
                     .map(|secret| secret.name)
                     .collect::<Vec<_>>()
             })
-            .unwrap_or_default();
+            .unwrap_or_default()
+    });
+    let choices = Choices {
+        tools,
+        models,
+        secrets: secret_names,
+    };
+    let lists = move || {
+        let models = models.get();
+        let names = secret_names.get();
+        let tool_names = tools.get();
         view! {
+            <datalist id="heddle-tools">
+                {tool_names.into_iter().map(|name| view! { <option value=name></option> }).collect_view()}
+            </datalist>
             <datalist id="heddle-models">
                 {models.into_iter().map(|name| view! { <option value=name></option> }).collect_view()}
             </datalist>
@@ -108,7 +95,9 @@ pub fn Inspector(
                 .nodes
                 .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied());
             return node
-                .map(|node| view! { <NodeForm editor spec=node.spec tools /> }.into_any())
+                .map(|node| {
+                    view! { <NodeForm editor spec=node.spec problems choices /> }.into_any()
+                })
                 .unwrap_or_else(|| ().into_any());
         }
         let count = editor.selected.with(|selected| selected.len());
@@ -133,7 +122,12 @@ pub fn Inspector(
 }
 
 #[component]
-fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>, tools: Signal<Vec<String>>) -> impl IntoView {
+fn NodeForm(
+    editor: Editor,
+    spec: RwSignal<NodeSpec>,
+    problems: Memo<Vec<Problem>>,
+    choices: Choices,
+) -> impl IntoView {
     let id = spec.with_untracked(|spec| spec.id.clone());
     let kind = spec.with_untracked(|spec| spec.kind.clone());
     let summary = BuiltinKind::from_name(&kind).map_or("A kind this server adds.", |k| k.summary());
@@ -144,77 +138,6 @@ fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>, tools: Signal<Vec<String>>
         let label = event_target_value(&event);
         edit_node(editor, &label_id, |node| {
             node.label = label.trim().to_string()
-        });
-    };
-
-    let fields = known_fields(&kind)
-        .iter()
-        .map(|&(key, title, multiline)| {
-            let value = move || {
-                spec.with(|spec| spec.config.get(key).and_then(Value::as_str).unwrap_or_default().to_string())
-            };
-            let id = id.clone();
-            let apply = move |event: leptos::ev::Event| {
-                let text = event_target_value(&event);
-                edit_node(editor, &id, |node| {
-                    if !node.config.is_object() {
-                        node.config = Value::Object(Default::default());
-                    }
-                    if let Some(config) = node.config.as_object_mut() {
-                        if text.is_empty() {
-                            config.remove(key);
-                        } else {
-                            config.insert(key.to_string(), Value::String(text));
-                        }
-                    }
-                });
-            };
-            let field_name = format!("config.{key}");
-            view! {
-                <label class="field">
-                    <span class="field-label">{title}</span>
-                    {if multiline {
-                        view! { <textarea name=field_name rows="4" prop:value=value on:change=apply readonly=read_only></textarea> }.into_any()
-                    } else {
-                        let list = match key {
-                            "model" => Some("heddle-models"),
-                            "credential" => Some("heddle-secrets"),
-                            _ => None,
-                        };
-                        view! { <input name=field_name list=list prop:value=value on:change=apply readonly=read_only /> }.into_any()
-                    }}
-                </label>
-            }
-        })
-        .collect_view();
-
-    let tool_picker = matches!(kind.as_str(), "llm" | "agent").then(|| {
-        let id = id.clone();
-        view! { <ToolPicker editor id spec tools read_only /> }
-    });
-
-    // The whole config as JSON: applied only when it reads.
-    let config_error = RwSignal::new(None::<String>);
-    let config_text =
-        move || spec.with(|spec| serde_json::to_string_pretty(&spec.config).unwrap_or_default());
-    let config_id = id.clone();
-    let apply_config = move |event: leptos::ev::Event| {
-        let text = event_target_value(&event);
-        match serde_json::from_str::<Value>(&text) {
-            Ok(value @ Value::Object(_)) => {
-                config_error.set(None);
-                edit_node(editor, &config_id, |node| node.config = value);
-            }
-            Ok(_) => config_error.set(Some("the config must be a JSON object".into())),
-            Err(error) => config_error.set(Some(format!("not JSON: {error}"))),
-        }
-    };
-    let check_config = move |event: leptos::ev::Event| {
-        let text = event_target_value(&event);
-        config_error.set(match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(_)) => None,
-            Ok(_) => Some("the config must be a JSON object".into()),
-            Err(error) => Some(format!("not JSON: {error}")),
         });
     };
 
@@ -250,13 +173,7 @@ fn NodeForm(editor: Editor, spec: RwSignal<NodeSpec>, tools: Signal<Vec<String>>
                 <input name="label" prop:value=move || spec.with(|s| s.label.clone()) placeholder=id.to_string() on:change=set_label readonly=read_only />
             </label>
             <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
-            {fields}
-            {tool_picker}
-            <label class="field">
-                <span class="field-label">"Config (JSON)"</span>
-                <textarea class="mono" name="config" rows="6" prop:value=config_text on:input=check_config on:change=apply_config readonly=read_only></textarea>
-                {move || config_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
-            </label>
+            <ConfigForm editor spec problems choices />
             <div class="field-row">
                 <label class="field">
                     <span class="field-label">"Timeout (ms)"</span>
@@ -376,103 +293,18 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                 <textarea name="graph-description" rows="3" prop:value=move || skeleton.with(|d| d.description.clone()) readonly=read_only
                     on:change=set_text(|document, text| document.description = text.trim().to_string())></textarea>
             </label>
-            <label class="field">
-                <span class="field-label">"State channels (JSON)"</span>
-                <textarea class="mono" name="graph-state" rows="8" readonly=read_only
-                    prop:value=move || skeleton.with(|d| serde_json::to_string_pretty(&d.state).unwrap_or_default())
-                    on:change=apply_state></textarea>
-                <span class="field-hint">"Each channel has a type and a reducer; the problems list says what is wrong."</span>
-                {move || state_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
-            </label>
+            <ChannelTable editor />
+            <details class="form-more form-advanced">
+                <summary>"Advanced: the channels as JSON"</summary>
+                <label class="field">
+                    <span class="field-label">"State channels (JSON)"</span>
+                    <textarea class="mono" name="graph-state" rows="8" readonly=read_only spellcheck="false"
+                        prop:value=move || skeleton.with(|d| serde_json::to_string_pretty(&d.state).unwrap_or_default())
+                        on:change=apply_state></textarea>
+                    {move || state_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
+                </label>
+            </details>
         </section>
-    }
-}
-
-/// The tools a model node may call: the server's, ticked on and off.
-#[component]
-fn ToolPicker(
-    editor: Editor,
-    id: heddle_engine::NodeId,
-    spec: RwSignal<NodeSpec>,
-    tools: Signal<Vec<String>>,
-    read_only: bool,
-) -> impl IntoView {
-    let bound = move || {
-        spec.with(|spec| {
-            spec.config
-                .get("tools")
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
-        })
-    };
-    let choices = move || {
-        let mut names = tools.get();
-        for name in bound() {
-            if !names.contains(&name) {
-                names.push(name);
-            }
-        }
-        names
-    };
-    view! {
-        <fieldset class="field tool-picker">
-            <legend class="field-label">"Tools it may call"</legend>
-            {move || {
-                let id = id.clone();
-                let on = bound();
-                let names = choices();
-                if names.is_empty() {
-                    return view! { <span class="field-hint">"This server offers no tools."</span> }.into_any();
-                }
-                names
-                    .into_iter()
-                    .map(|name| {
-                        let checked = on.contains(&name);
-                        let id = id.clone();
-                        let toggle = {
-                            let name = name.clone();
-                            move |event: leptos::ev::Event| {
-                                let wanted = event_target_checked(&event);
-                                let name = name.clone();
-                                edit_node(editor, &id, move |node| {
-                                    if !node.config.is_object() {
-                                        node.config = Value::Object(Default::default());
-                                    }
-                                    let Some(config) = node.config.as_object_mut() else { return };
-                                    let mut list: Vec<String> = config
-                                        .get("tools")
-                                        .and_then(Value::as_array)
-                                        .map(|l| l.iter().filter_map(Value::as_str).map(str::to_string).collect())
-                                        .unwrap_or_default();
-                                    list.retain(|tool| *tool != name);
-                                    if wanted {
-                                        list.push(name);
-                                    }
-                                    if list.is_empty() {
-                                        config.remove("tools");
-                                    } else {
-                                        config.insert("tools".into(), Value::from(list));
-                                    }
-                                });
-                            }
-                        };
-                        view! {
-                            <label class="check">
-                                <input type="checkbox" name="tool" value=name.clone() prop:checked=checked disabled=read_only on:change=toggle />
-                                <span class="mono">{name}</span>
-                            </label>
-                        }
-                    })
-                    .collect_view()
-                    .into_any()
-            }}
-        </fieldset>
     }
 }
 

@@ -83,13 +83,18 @@ fn paste_text(editor: Editor, text: &str) -> bool {
 }
 
 /// Lays the whole graph out.
-pub fn auto_layout(editor: Editor) {
+/// Lays the graph out left to right, then fits it in view.
+pub fn auto_layout(editor: Editor, gestures: Gestures) {
     editor.change(|document| {
         let positions = layout(document);
         for node in &mut document.nodes {
             node.position = positions.get(&node.id).copied();
         }
     });
+    let (width, height) = gestures.size();
+    if width > 100.0 && height > 100.0 {
+        editor.fit(width, height);
+    }
 }
 
 pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
@@ -146,7 +151,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                 true
             }
             (false, "l" | "L") => {
-                auto_layout(editor);
+                auto_layout(editor, gestures);
                 true
             }
             (false, "?") => {

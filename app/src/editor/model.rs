@@ -17,25 +17,12 @@ pub const NODE_HEIGHT: f64 = 56.0;
 
 /// A fresh node id for `kind`: `llm`, then `llm_2`, `llm_3`, ...
 pub fn new_node_id(document: &GraphDocument, kind: &str) -> NodeId {
-    let taken: BTreeSet<&str> = document.nodes.iter().map(|n| n.id.as_str()).collect();
-    if !taken.contains(kind) {
-        return NodeId::from(kind);
-    }
-    (2..)
-        .map(|n| format!("{kind}_{n}"))
-        .find(|id| !taken.contains(id.as_str()))
-        .map(NodeId::from)
-        .unwrap_or_else(|| NodeId::from(kind))
+    document.fresh_node_id(kind)
 }
 
 /// A fresh edge id: `e1`, `e2`, ...
 pub fn new_edge_id(document: &GraphDocument) -> EdgeId {
-    let taken: BTreeSet<&str> = document.edges.iter().map(|e| e.id.as_str()).collect();
-    (1..)
-        .map(|n| format!("e{n}"))
-        .find(|id| !taken.contains(id.as_str()))
-        .map(EdgeId::from)
-        .unwrap_or_else(|| EdgeId::from("e"))
+    document.fresh_edge_id()
 }
 
 /// The config a new node of `kind` starts with: what it needs to make sense.
@@ -44,8 +31,9 @@ pub fn starting_config(kind: &str) -> Value {
         Some(BuiltinKind::Llm) => json!({"system": "You are a helpful assistant."}),
         Some(BuiltinKind::Wait) => json!({"ms": 1000}),
         Some(BuiltinKind::Ask) => {
-            json!({"question": "What should happen next?", "output": "answer"})
+            json!({"prompt": "What should happen next?", "answer": "answer"})
         }
+        Some(BuiltinKind::Agent) => json!({"system": "You are a helpful assistant."}),
         _ => json!({}),
     }
 }

@@ -1,7 +1,8 @@
 //! Live validation: the engine's own validator (compiled to wasm) runs on
 //! every committed change, against the server's catalog of tools and
 //! models (so it reports what the server would, no more); problems show on
-//! their nodes and in this list, and clicking one selects its node.
+//! their nodes and in this list, and clicking one selects its node. A
+//! problem validation knows the fix for has a button that makes it.
 
 use std::collections::BTreeSet;
 
@@ -76,12 +77,21 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                     Severity::Error => "error",
                                     Severity::Warning => "warning",
                                 };
+                                // The fix, when validation knows one: one click, one undo step.
+                                let fix = problem.fix.clone().filter(|_| editor.can_edit).map(|fix| {
+                                    let label = fix.label();
+                                    view! {
+                                        <button type="button" class="button button-small fix-button"
+                                            on:click=move |_| editor.change(|document| fix.apply(document))>{label}</button>
+                                    }
+                                });
                                 view! {
                                     <li>
                                         <button type="button" class=format!("problem problem-{severity}") on:click=select>
                                             <span class="problem-where mono">{problem.node.as_ref().map_or(problem.path.clone(), |n| n.to_string())}</span>
                                             <span class="problem-message">{problem.message.clone()}</span>
                                         </button>
+                                        {fix}
                                     </li>
                                 }
                             })

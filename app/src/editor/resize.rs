@@ -1,11 +1,14 @@
-//! Keeps what is in the middle of the canvas in the middle when the canvas
-//! changes size (the run panel opening under it, the window resized):
-//! otherwise the graph would slide off to one side or under the minimap.
+//! Keeps the graph in view when the canvas changes size (the run panel
+//! opening under it, the window resized): a view nobody has panned or
+//! zoomed since it was fitted is fitted again; otherwise what is in the
+//! middle stays in the middle, so the graph never slides off to one side
+//! or under the minimap.
 
 use super::canvas::Gestures;
 use super::state::Editor;
 
-/// Watches the canvas's size and moves the view by half of each change.
+/// Watches the canvas's size: fits again, or moves the view by half of
+/// each change.
 #[cfg(feature = "hydrate")]
 pub fn keep_centred(editor: Editor, gestures: Gestures) {
     use std::cell::Cell;
@@ -22,6 +25,10 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
             let (was_width, was_height) = last.replace((width, height));
             let (dx, dy) = ((width - was_width) / 2.0, (height - was_height) / 2.0);
             if dx.abs() < 0.5 && dy.abs() < 0.5 {
+                return;
+            }
+            if editor.still_framed() && width > 100.0 && height > 100.0 {
+                editor.fit(width, height);
                 return;
             }
             let _ = editor.viewport.try_update(|view| {

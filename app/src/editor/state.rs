@@ -78,6 +78,9 @@ pub struct Editor {
     /// Moves on at every committed change.
     pub revision: RwSignal<u64>,
     history: StoredValue<History>,
+    /// The view the last fit made: while the view is still that one (no
+    /// pan or zoom since), the canvas fits again when its size changes.
+    framed: StoredValue<Option<Viewport>>,
     /// The editor's reactive owner: node signals are made under it, never
     /// under whatever effect happens to load a document (an effect that
     /// runs again disposes what it made).
@@ -97,6 +100,7 @@ impl Editor {
             viewport: RwSignal::new(Viewport::default()),
             revision: RwSignal::new(0),
             history: StoredValue::new(History::default()),
+            framed: StoredValue::new(None),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
             can_edit,
         };
@@ -177,8 +181,16 @@ impl Editor {
         let ids: BTreeSet<NodeId> = self
             .nodes
             .with_untracked(|nodes| nodes.iter().map(|node| node.id.get_value()).collect());
-        self.selected
-            .update(|selected| selected.retain(|id| ids.contains(id)));
+        // Only when one is gone: the inspector follows the selection, and
+        // telling it of a change that is none would draw its form again
+        // (losing the focus and whatever a form holds open).
+        if self
+            .selected
+            .with_untracked(|selected| selected.iter().any(|id| !ids.contains(id)))
+        {
+            self.selected
+                .update(|selected| selected.retain(|id| ids.contains(id)));
+        }
     }
 
     /// Applies an edit to the document, remembering the state before it.
@@ -284,17 +296,28 @@ impl Editor {
         });
         let Some((x1, y1, x2, y2)) = bounds else {
             self.viewport.set(Viewport::default());
+            self.framed.set_value(Some(Viewport::default()));
             return;
         };
         let margin = 48.0;
         let zoom = ((width - 2.0 * margin) / (x2 - x1))
             .min((height - 2.0 * margin) / (y2 - y1))
             .clamp(Viewport::MIN_ZOOM, 1.25);
-        self.viewport.set(Viewport {
+        let view = Viewport {
             x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
             y: (height - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
             zoom,
-        });
+        };
+        self.viewport.set(view);
+        self.framed.set_value(Some(view));
+    }
+
+    /// Whether the view is still the one the last fit made, or no fit has
+    /// happened yet (the canvas was not laid out when the graph opened).
+    pub fn still_framed(&self) -> bool {
+        self.framed
+            .get_value()
+            .is_none_or(|view| view == self.viewport.get_untracked())
     }
 }
 

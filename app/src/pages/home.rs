@@ -4,7 +4,7 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::ErrorView;
+use crate::components::{ErrorView, GraphPreview};
 use crate::examples::{ExampleSummary, UseExample, list_examples};
 use crate::graphs::{CreateGraph, list_graphs};
 
@@ -60,16 +60,18 @@ pub fn HomePage() -> impl IntoView {
     }
 }
 
-/// Examples to start from: each card is a form, so it works before the
-/// wasm has loaded too.
+/// Examples to start from. Each card is a form, so it works before the
+/// wasm has loaded; once it has, a click opens a preview first (what the
+/// graph looks like, what it does) and only "Use this example" copies it.
 #[component]
 fn Gallery(
     examples: Resource<Result<Vec<ExampleSummary>, crate::error::AppError>>,
     use_example: ServerAction<UseExample>,
 ) -> impl IntoView {
     let pending = use_example.pending();
+    let preview = RwSignal::new(None::<ExampleSummary>);
     view! {
-        <section class="gallery" aria-labelledby="gallery-title">
+        <section class="gallery" id="gallery" aria-labelledby="gallery-title">
             <h2 id="gallery-title">"Start from an example"</h2>
             <p class="page-sub">
                 "Each runs as it is on the built-in offline model: no key, no network."
@@ -84,11 +86,16 @@ fn Gallery(
                                     {list
                                         .into_iter()
                                         .map(|example| {
+                                            let shown = example.clone();
+                                            let open = move |event: leptos::ev::MouseEvent| {
+                                                event.prevent_default();
+                                                preview.set(Some(shown.clone()));
+                                            };
                                             view! {
                                                 <li>
                                                     <ActionForm action=use_example attr:class="example-card-form">
                                                         <input type="hidden" name="slug" value=example.slug.clone() />
-                                                        <button class="example-card" type="submit" disabled=pending>
+                                                        <button class="example-card" type="submit" disabled=pending on:click=open>
                                                             <span class="example-name">{example.name}</span>
                                                             <span class="example-description">{example.description}</span>
                                                             <span class="example-meta">
@@ -105,22 +112,107 @@ fn Gallery(
                         })
                 })}
             </Transition>
+            {move || preview.get().map(|example| view! { <ExamplePreview example use_example close=preview /> })}
         </section>
     }
 }
 
-/// A form, so that it works before (and without) the wasm: the server then
-/// answers with a redirect to the new graph.
+/// An example before it is copied: its picture, what it does, and the one
+/// button that makes it yours.
+#[component]
+fn ExamplePreview(
+    example: ExampleSummary,
+    use_example: ServerAction<UseExample>,
+    close: RwSignal<Option<ExampleSummary>>,
+) -> impl IntoView {
+    let pending = use_example.pending();
+    let dismiss = move |_| close.set(None);
+    let on_key = move |event: leptos::ev::KeyboardEvent| {
+        if event.key() == "Escape" {
+            close.set(None);
+        }
+    };
+    let cancel = NodeRef::<leptos::html::Button>::new();
+    // Focus moves into the dialog, so Escape and Tab work at once.
+    Effect::new(move |_| {
+        if let Some(button) = cancel.get() {
+            let _ = button.focus();
+        }
+    });
+    view! {
+        <div class="dialog-backdrop" on:click=dismiss></div>
+        <div class="dialog example-preview" role="dialog" aria-modal="true" aria-labelledby="example-preview-title" on:keydown=on_key>
+            <h2 id="example-preview-title">{example.name.clone()}</h2>
+            <p class="page-sub">{example.description.clone()}</p>
+            <div class="example-preview-picture">
+                <GraphPreview document=example.document.clone() />
+            </div>
+            <p class="field-hint">{format!("{} nodes · runs on the offline model", example.node_count)}</p>
+            <div class="dialog-actions">
+                <button type="button" class="button" node_ref=cancel on:click=dismiss>"Cancel"</button>
+                <ActionForm action=use_example attr:class="inline-form">
+                    <input type="hidden" name="slug" value=example.slug.clone() />
+                    <button class="button button-primary" type="submit" disabled=pending>
+                        {move || if pending.get() { "Copying…" } else { "Use this example" }}
+                    </button>
+                </ActionForm>
+            </div>
+        </div>
+    }
+}
+
+/// "New graph": a chat agent that runs as it is, an empty canvas, or an
+/// example. A disclosure and forms, so it works before the wasm has loaded.
 #[component]
 fn NewGraphButton(create: ServerAction<CreateGraph>) -> impl IntoView {
     let pending = create.pending();
+    let menu = NodeRef::<leptos::html::Details>::new();
+    let close_on_escape = move |event: leptos::ev::KeyboardEvent| {
+        if event.key() == "Escape"
+            && let Some(menu) = menu.get()
+        {
+            menu.set_open(false);
+        }
+    };
     view! {
-        <ActionForm action=create attr:class="inline-form">
-            <button class="button button-primary" type="submit" disabled=pending>
+        <details class="new-graph" node_ref=menu on:keydown=close_on_escape>
+            <summary class="button button-primary" role="button">
                 <span class="button-icon" aria-hidden="true">"+"</span>
                 {move || if pending.get() { "Creating…" } else { "New graph" }}
-            </button>
-        </ActionForm>
+            </summary>
+            <div class="new-graph-menu">
+                <NewGraphChoices create />
+            </div>
+        </details>
+    }
+}
+
+/// The ways to start a graph, as buttons.
+#[component]
+fn NewGraphChoices(create: ServerAction<CreateGraph>) -> impl IntoView {
+    let pending = create.pending();
+    let choice = move |template: &'static str, title: &'static str, text: &'static str| {
+        view! {
+            <ActionForm action=create attr:class="new-graph-form">
+                <input type="hidden" name="template" value=template />
+                <button type="submit" class="new-graph-choice" disabled=pending>
+                    <span class="choice-title">{title}</span>
+                    <span class="choice-text">{text}</span>
+                </button>
+            </ActionForm>
+        }
+    };
+    view! {
+        {choice(
+            "chat-agent",
+            "Chat agent",
+            "Start, an agent and an end, with the conversation kept on its thread. Runs as it is; tick tools to give it some.",
+        )}
+        {choice("empty", "Empty graph", "A blank canvas, to place nodes yourself.")}
+        <a class="new-graph-choice" href="#gallery">
+            <span class="choice-title">"From an example"</span>
+            <span class="choice-text">"Routers, approvals, memory, supervisors: see them below."</span>
+        </a>
     }
 }
 
@@ -152,9 +244,11 @@ fn EmptyGraphs(create: ServerAction<CreateGraph>) -> impl IntoView {
             <h2>"No graphs yet"</h2>
             <p>
                 "A graph wires model calls, tools, conditions and people into an agent. "
-                "Create one to get started."
+                "Start with a chat agent that runs as it is, or a blank canvas."
             </p>
-            <NewGraphButton create />
+            <div class="new-graph-inline">
+                <NewGraphChoices create />
+            </div>
         </div>
     }
 }

@@ -56,6 +56,31 @@ pub struct Note {
 }
 
 impl GraphDocument {
+    /// A node id not yet taken: `kind`, then `kind_2`, `kind_3`, ...
+    pub fn fresh_node_id(&self, kind: &str) -> NodeId {
+        let ids: std::collections::BTreeSet<&str> =
+            self.nodes.iter().map(|node| node.id.as_str()).collect();
+        let taken = |id: &str| ids.contains(id);
+        if !taken(kind) {
+            return NodeId::from(kind);
+        }
+        (2..)
+            .map(|n| format!("{kind}_{n}"))
+            .find(|id| !taken(id))
+            .map_or_else(|| NodeId::from(kind), NodeId::from)
+    }
+
+    /// An edge id not yet taken: `e1`, `e2`, ...
+    pub fn fresh_edge_id(&self) -> EdgeId {
+        let ids: std::collections::BTreeSet<&str> =
+            self.edges.iter().map(|edge| edge.id.as_str()).collect();
+        let taken = |id: &str| ids.contains(id);
+        (1..)
+            .map(|n| format!("e{n}"))
+            .find(|id| !taken(id))
+            .map_or_else(|| EdgeId::from("e"), EdgeId::from)
+    }
+
     /// An empty graph with the given name.
     pub fn new(name: &str) -> Self {
         GraphDocument {

@@ -38,19 +38,24 @@ use crate::tools::{Tool, ToolError, ToolFuture};
 pub struct AgentConfig {
     /// Which model (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "model"))]
     pub model: Option<String>,
     /// The secret the model authenticates with, by name; bound by whoever
     /// runs the graph (never its value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "credential"))]
     pub credential: Option<String>,
     /// The system prompt, a template.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(extend("x-heddle" = "template"))]
     pub system: String,
     /// The conversation: a `messages` channel.
     #[serde(default = "messages_channel")]
+    #[schemars(extend("x-heddle" = "messages_channel"))]
     pub messages: String,
     /// The tools the agent may call.
     #[serde(default)]
+    #[schemars(extend("x-heddle" = "tool"))]
     pub tools: Vec<String>,
     /// The most rounds of tool calls before the agent must answer.
     #[serde(default = "default_rounds")]
@@ -62,6 +67,7 @@ pub struct AgentConfig {
     /// An expression the final reply must satisfy, reading it as `reply`
     /// (e.g. `len(reply) < 500`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "expression"))]
     pub validator: Option<String>,
     /// The longest one tool call may take.
     #[serde(default = "default_tool_timeout")]
@@ -85,6 +91,7 @@ pub struct SubAgent {
     pub description: String,
     /// The graph, embedded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "graph"))]
     pub graph: Option<Value>,
     /// Or a graph file.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,6 +5,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::format::ChannelType;
 use serde_json::{Value, json};
 
 use super::scope;
@@ -19,15 +21,17 @@ use crate::node::{
 #[serde(deny_unknown_fields)]
 pub struct AskConfig {
     /// The question shown to the person, a template (`{{ ... }}` holes).
+    #[schemars(extend("x-heddle" = "template"))]
     pub prompt: String,
     /// The channel the answer is written to.
+    #[schemars(extend("x-heddle" = "channel"))]
     pub answer: String,
 }
 
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
     let config: AskConfig = parse_config(config)?;
     let mut issues: Vec<ConfigIssue> = cx
-        .check_channel("answer", &config.answer)
+        .check_channel("answer", &config.answer, ChannelType::String)
         .into_iter()
         .collect();
     let prompt = Template::parse_field("prompt", &config.prompt, &mut issues);

@@ -32,6 +32,7 @@ pub struct Branch {
     /// The route's name, matched by out-edges' `route`.
     pub route: String,
     /// When to take it: an expression over the state.
+    #[schemars(extend("x-heddle" = "expression"))]
     pub when: String,
 }
 

@@ -21,8 +21,10 @@ use crate::node::{
 #[serde(deny_unknown_fields)]
 pub struct FanOutConfig {
     /// An expression giving the list to fan out over, e.g. `documents`.
+    #[schemars(extend("x-heddle" = "expression"))]
     pub over: String,
     /// The node each item is sent to.
+    #[schemars(extend("x-heddle" = "node"))]
     pub to: NodeId,
     /// The most items accepted; a longer list fails the node.
     #[serde(default = "default_max_items")]

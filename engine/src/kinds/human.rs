@@ -25,9 +25,11 @@ use crate::node::{
 pub struct HumanConfig {
     /// What the person is asked, a template.
     #[serde(default = "default_prompt")]
+    #[schemars(extend("x-heddle" = "template"))]
     pub prompt: String,
     /// The conversation whose last message holds the tool calls.
     #[serde(default = "messages_channel")]
+    #[schemars(extend("x-heddle" = "messages_channel"))]
     pub messages: String,
 }
 

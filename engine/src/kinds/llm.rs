@@ -6,6 +6,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::format::ChannelType;
 use serde_json::{Value, json};
 
 use super::scope;
@@ -23,26 +25,33 @@ pub struct LlmConfig {
     /// Which model: a configured endpoint's name, `offline`, or none for
     /// the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "model"))]
     pub model: Option<String>,
     /// The secret the model authenticates with, by name; bound by whoever
     /// runs the graph (never its value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "credential"))]
     pub credential: Option<String>,
     /// The system prompt, a template (`{{ ... }}` holes).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(extend("x-heddle" = "template"))]
     pub system: String,
     /// A user message to add, a template; without it the conversation so
     /// far is the prompt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "template"))]
     pub prompt: Option<String>,
     /// The conversation: a `messages` channel.
     #[serde(default = "messages_channel")]
+    #[schemars(extend("x-heddle" = "messages_channel"))]
     pub messages: String,
     /// Tools the model may call, by name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-heddle" = "tool"))]
     pub tools: Vec<String>,
     /// Also write the reply's text to this channel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "channel"))]
     pub output: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
@@ -64,7 +73,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .into_iter()
         .collect();
     if let Some(output) = &config.output {
-        issues.extend(cx.check_channel("output", output));
+        issues.extend(cx.check_channel("output", output, ChannelType::String));
     }
     let model = cx
         .model(

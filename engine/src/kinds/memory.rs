@@ -23,6 +23,7 @@ use crate::node::{
 pub struct MemoryConfig {
     /// The conversation: a `messages` channel (usually thread-scoped).
     #[serde(default = "messages_channel")]
+    #[schemars(extend("x-heddle" = "messages_channel"))]
     pub messages: String,
     /// Keep at most this many non-system messages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -36,10 +37,12 @@ pub struct MemoryConfig {
     pub summarize: bool,
     /// Which model summarizes (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "model"))]
     pub model: Option<String>,
     /// The secret the model authenticates with, by name; bound by whoever
     /// runs the graph (never its value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "credential"))]
     pub credential: Option<String>,
 }
 

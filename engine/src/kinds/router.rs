@@ -27,17 +27,21 @@ pub struct RouterConfig {
     pub otherwise: Option<String>,
     /// Which model (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "model"))]
     pub model: Option<String>,
     /// The secret the model authenticates with, by name; bound by whoever
     /// runs the graph (never its value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "credential"))]
     pub credential: Option<String>,
     /// What to classify, a template; the conversation's last user message
     /// when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "template"))]
     pub input: Option<String>,
     /// The conversation: a `messages` channel.
     #[serde(default = "messages_channel")]
+    #[schemars(extend("x-heddle" = "messages_channel"))]
     pub messages: String,
 }
 

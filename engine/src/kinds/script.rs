@@ -30,6 +30,7 @@ pub const MAX_TIMEOUT_MS: u64 = 30_000;
 #[serde(deny_unknown_fields)]
 pub struct ScriptConfig {
     /// The script, in Rhai. It returns a map of channel updates.
+    #[schemars(extend("x-heddle" = "script"))]
     pub source: String,
     /// The most operations one run of the script may take (1 to
     /// 100,000,000; there is no "unlimited").

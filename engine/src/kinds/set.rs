@@ -7,6 +7,8 @@ use std::collections::BTreeMap;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::format::ChannelType;
 use serde_json::Value;
 
 use super::scope;
@@ -23,6 +25,7 @@ use crate::node::{
 pub struct SetConfig {
     /// What to write, by channel.
     #[serde(default)]
+    #[schemars(extend("x-heddle-key" = "channel"))]
     pub values: BTreeMap<String, Assignment>,
 }
 
@@ -34,8 +37,10 @@ pub enum Assignment {
     Value(Value),
     /// The value of an expression over the state (`item` is the fanned-out
     /// item, when there is one).
+    #[schemars(extend("x-heddle" = "expression"))]
     Expr(String),
     /// Text with `{{ expression }}` holes.
+    #[schemars(extend("x-heddle" = "template"))]
     Template(String),
 }
 
@@ -50,7 +55,9 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     let mut issues = Vec::new();
     let mut writes = Vec::new();
     for (channel, assignment) in &config.values {
-        if let Some(issue) = cx.check_channel(format!("values.{channel}"), channel) {
+        if let Some(issue) =
+            cx.check_channel(format!("values.{channel}"), channel, ChannelType::Any)
+        {
             issues.push(issue);
             continue;
         }

@@ -3,6 +3,8 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::format::ChannelType;
 use serde_json::Value;
 
 use crate::node::{
@@ -16,6 +18,7 @@ pub struct StartConfig {
     /// The channels a run's input sets (the editor builds its input form
     /// from them). Input may still set any channel.
     #[serde(default)]
+    #[schemars(extend("x-heddle" = "channel"))]
     pub inputs: Vec<String>,
 }
 
@@ -25,7 +28,9 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .inputs
         .iter()
         .enumerate()
-        .filter_map(|(i, channel)| cx.check_channel(format!("inputs[{i}]"), channel))
+        .filter_map(|(i, channel)| {
+            cx.check_channel(format!("inputs[{i}]"), channel, ChannelType::String)
+        })
         .collect();
     if issues.is_empty() {
         Ok(Built::plain(Start))

@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::format::ChannelType;
 use serde_json::Value;
 
 use super::scope;
@@ -40,6 +42,7 @@ thread_local! {
 pub struct SubgraphConfig {
     /// The child graph, embedded (a graph document).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "graph"))]
     pub graph: Option<Value>,
     /// Or the path of a graph file, read when this graph is compiled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,6 +58,7 @@ pub struct SubgraphConfig {
     /// This graph's channels, each set from a channel of the child's final
     /// state.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("x-heddle-key" = "channel"))]
     pub outputs: BTreeMap<String, String>,
 }
 
@@ -150,7 +154,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         }
     }
     for (parent, child_channel) in &config.outputs {
-        issues.extend(cx.check_channel(format!("outputs.{parent}"), parent));
+        issues.extend(cx.check_channel(format!("outputs.{parent}"), parent, ChannelType::Any));
         if !document.state.channels.contains_key(child_channel) {
             issues.push(ConfigIssue::new(
                 format!("outputs.{parent}"),

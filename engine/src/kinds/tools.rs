@@ -10,6 +10,8 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+
+use crate::format::ChannelType;
 use serde_json::{Map, Value, json};
 
 use super::llm::messages_channel;
@@ -25,9 +27,11 @@ use crate::tools::{Tool, ToolError};
 pub struct ToolsConfig {
     /// The conversation: a `messages` channel.
     #[serde(default = "messages_channel")]
+    #[schemars(extend("x-heddle" = "messages_channel"))]
     pub messages: String,
     /// The tools this node may run; all known tools when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-heddle" = "tool"))]
     pub tools: Vec<String>,
     /// The longest one call may take.
     #[serde(default = "default_timeout_ms")]
@@ -39,6 +43,7 @@ pub struct ToolsConfig {
     /// An `object` channel (reducer `merge`) to keep every full result in,
     /// by tool call id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "channel"))]
     pub full_results: Option<String>,
 }
 
@@ -57,7 +62,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .into_iter()
         .collect();
     if let Some(channel) = &config.full_results {
-        issues.extend(cx.check_channel("full_results", channel));
+        issues.extend(cx.check_channel("full_results", channel, ChannelType::Object));
     }
     let names = if config.tools.is_empty() {
         cx.registry.tools().names()

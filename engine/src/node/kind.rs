@@ -22,6 +22,8 @@ pub struct ConfigIssue {
     pub path: String,
     /// What is wrong.
     pub message: String,
+    /// The edit that removes it, when one is known.
+    pub fix: Option<crate::validate::Fix>,
 }
 
 impl ConfigIssue {
@@ -30,7 +32,14 @@ impl ConfigIssue {
         ConfigIssue {
             path: path.into(),
             message: message.into(),
+            fix: None,
         }
+    }
+
+    /// The issue, with the edit that removes it.
+    pub fn with_fix(mut self, fix: crate::validate::Fix) -> Self {
+        self.fix = Some(fix);
+        self
     }
 }
 
@@ -99,10 +108,16 @@ impl BuildContext<'_> {
     ) -> Option<ConfigIssue> {
         let path = path.into();
         match self.state.channels.get(channel) {
-            None => Some(ConfigIssue::new(
-                path,
-                format!("`{channel}` is not a channel of this graph's state"),
-            )),
+            None => Some(
+                ConfigIssue::new(
+                    path,
+                    format!("`{channel}` is not a channel of this graph's state"),
+                )
+                .with_fix(crate::validate::Fix::AddChannel {
+                    channel: channel.to_string(),
+                    ty: crate::format::ChannelType::Messages,
+                }),
+            ),
             Some(spec) if spec.ty != crate::format::ChannelType::Messages => Some(
                 ConfigIssue::new(path, format!("`{channel}` is not a `messages` channel")),
             ),
@@ -121,12 +136,24 @@ impl BuildContext<'_> {
     }
 
     /// An issue if `channel` is not one of the graph's channels.
-    pub fn check_channel(&self, path: impl Into<String>, channel: &str) -> Option<ConfigIssue> {
+    ///
+    /// The issue's fix creates the channel with type `ty`, what the node
+    /// writes there.
+    pub fn check_channel(
+        &self,
+        path: impl Into<String>,
+        channel: &str,
+        ty: crate::format::ChannelType,
+    ) -> Option<ConfigIssue> {
         (!self.state.channels.contains_key(channel)).then(|| {
             ConfigIssue::new(
                 path,
                 format!("`{channel}` is not a channel of this graph's state"),
             )
+            .with_fix(crate::validate::Fix::AddChannel {
+                channel: channel.to_string(),
+                ty,
+            })
         })
     }
 }

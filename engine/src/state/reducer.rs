@@ -38,7 +38,7 @@ pub(crate) fn empty(ty: ChannelType) -> Value {
 }
 
 /// Whether `value` is of type `ty` (`null` fits any type: it clears).
-pub(crate) fn is_of_type(value: &Value, ty: ChannelType) -> bool {
+pub fn is_of_type(value: &Value, ty: ChannelType) -> bool {
     match (ty, value) {
         (_, Value::Null) | (ChannelType::Any, _) => true,
         (ChannelType::String, Value::String(_)) => true,

@@ -438,3 +438,38 @@ async fn generate_validate_fix_loops_until_valid_or_out_of_attempts() {
         .count();
     assert_eq!(feedback, 2);
 }
+
+/// The "Chat agent" that "New graph" offers runs as it is, remembers the
+/// conversation on its thread, and uses a tool once one is ticked.
+#[tokio::test]
+async fn the_chat_agent_template_answers_and_uses_a_tool_once_given_one() {
+    let graph = example("chat_agent.json");
+    let run = Run::new(graph, RunId::from("r"), say("hello"), RunOptions::default());
+    let output = run.execute().await.unwrap();
+    assert_eq!(roles(&output.state), ["user", "assistant"]);
+
+    let path = format!(
+        "{}/examples/graphs/chat_agent.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let mut document: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    document["nodes"][1]["config"]["tools"] = json!(["calculator"]);
+    let graph = Arc::new(CompiledGraph::from_json(&document.to_string(), &registry()).unwrap());
+    let run = Run::new(
+        graph,
+        RunId::from("r2"),
+        say("What is 17 * 23?"),
+        RunOptions::default(),
+    );
+    let output = run.execute().await.unwrap();
+    assert_eq!(
+        roles(&output.state),
+        ["user", "assistant", "tool", "assistant"]
+    );
+    assert!(
+        last_content(&output.state).contains("391"),
+        "{}",
+        last_content(&output.state)
+    );
+}

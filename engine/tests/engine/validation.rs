@@ -213,3 +213,110 @@ fn problems_serialize_with_a_code_for_the_editor() {
     assert_eq!(value["problems"][0]["path"], "nodes[0].kind");
     assert_eq!(value["problems"][0]["node"], "x");
 }
+
+/// Applies every fix the report offers, once, in order.
+fn apply_fixes(document: &mut heddle_engine::GraphDocument, report: &Report) -> usize {
+    let fixes: Vec<_> = report
+        .problems
+        .iter()
+        .filter_map(|p| p.fix.clone())
+        .collect();
+    for fix in &fixes {
+        fix.apply(document);
+    }
+    fixes.len()
+}
+
+#[test]
+fn a_lone_agent_is_made_runnable_by_its_fixes_alone() {
+    // What a new user makes first: one agent node, nothing else.
+    let mut graph = document(json!({
+        "nodes": [{"id": "agent", "kind": "agent", "position": {"x": 300.0, "y": 40.0}}]
+    }));
+    let before = heddle_engine::validate(&graph, &registry());
+    let labels: Vec<String> = before
+        .problems
+        .iter()
+        .filter_map(|p| p.fix.as_ref().map(|fix| fix.label()))
+        .collect();
+    assert_eq!(
+        labels,
+        ["Create channel `messages` (messages)", "Add a start node"],
+        "{before}"
+    );
+    assert_eq!(apply_fixes(&mut graph, &before), 2);
+    let after = heddle_engine::validate(&graph, &registry());
+    assert!(after.problems.is_empty(), "{after}");
+    // The channel is a conversation, the start asks for it and leads in.
+    let messages = &graph.state.channels["messages"];
+    assert_eq!(
+        messages.reducer,
+        heddle_engine::format::Reducer::AddMessages
+    );
+    assert_eq!(messages.scope, heddle_engine::format::ChannelScope::Thread);
+    let start = &graph.nodes[0];
+    assert_eq!(start.kind, "start");
+    assert_eq!(start.config, json!({"inputs": ["messages"]}));
+    assert_eq!(start.position.map(|p| (p.x, p.y)), Some((60.0, 40.0)));
+    assert_eq!(graph.edges[0].from.as_str(), "start");
+    assert_eq!(graph.edges[0].to.as_str(), "agent");
+    // A fix that no longer applies changes nothing.
+    let again = graph.clone();
+    apply_fixes(&mut graph, &before);
+    assert_eq!(graph, again);
+}
+
+#[test]
+fn a_node_that_only_loops_gets_an_end_and_a_missing_answer_channel_a_string() {
+    let mut graph = document(json!({
+        "state": {"channels": channels()},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "ask", "kind": "ask", "config": {"prompt": "Name?", "answer": "name"}},
+            {"id": "again", "kind": "set", "config": {"values": {"count": {"expr": "count + 1"}}}}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "ask"},
+            {"id": "e2", "from": "ask", "to": "again"},
+            {"id": "e3", "from": "again", "to": "ask"}
+        ]
+    }));
+    let before = heddle_engine::validate(&graph, &registry());
+    let fixes: Vec<_> = before
+        .problems
+        .iter()
+        .filter_map(|p| p.fix.clone())
+        .collect();
+    assert!(
+        fixes.contains(&heddle_engine::validate::Fix::AddChannel {
+            channel: "name".into(),
+            ty: heddle_engine::format::ChannelType::String
+        }),
+        "{fixes:?}"
+    );
+    // Offered where the loop closes, not at every node on the way.
+    let ends: Vec<_> = fixes
+        .iter()
+        .filter(|fix| matches!(fix, heddle_engine::validate::Fix::AddEnd { .. }))
+        .collect();
+    assert_eq!(
+        ends,
+        [&heddle_engine::validate::Fix::AddEnd {
+            after: "again".into()
+        }]
+    );
+    // One end is enough: after the first, no node loops for ever.
+    let first_end = fixes
+        .iter()
+        .find(|fix| matches!(fix, heddle_engine::validate::Fix::AddEnd { .. }));
+    for fix in fixes
+        .iter()
+        .filter(|fix| !matches!(fix, heddle_engine::validate::Fix::AddEnd { .. }))
+        .chain(first_end)
+    {
+        fix.apply(&mut graph);
+    }
+    let after = heddle_engine::validate(&graph, &registry());
+    assert!(after.problems.is_empty(), "{after}");
+    assert_eq!(graph.nodes.iter().filter(|n| n.kind == "end").count(), 1);
+}

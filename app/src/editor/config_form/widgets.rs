@@ -1,0 +1,851 @@
+//! The form's widgets, one per [`Shape`]: each reads its value from the
+//! node's config at its path and writes it back through the editor, so
+//! undo, autosave and validation see every change the same way.
+
+use heddle_engine::node::FieldHint;
+use leptos::html;
+use leptos::prelude::*;
+use serde_json::{Map, Value};
+
+use super::FormCx;
+use super::path::{self, Path, Step};
+use super::shape::{Field, Shape, Variant};
+use crate::editor::inspector::condition_problem;
+
+/// One labelled field: its title, control, help and problems.
+pub fn field(cx: FormCx, parent: Path, field: Field) -> AnyView {
+    let path = path::join(&parent, Step::Key(field.key.clone()));
+    let id = control_id(cx, &path);
+    let Field {
+        title,
+        help,
+        shape,
+        required,
+        default,
+        ..
+    } = field;
+    let help = (!help.is_empty()).then(|| view! { <span class="field-hint">{help}</span> });
+    let problems = problems(cx, path.clone());
+    let grouped = matches!(
+        shape,
+        Shape::Names(_) | Shape::List(_) | Shape::Map { .. } | Shape::Record(_)
+    );
+    if shape == Shape::Boolean {
+        return view! {
+            <div class="field">
+                <label class="check">{boolean(cx, path, default, id)}{title}</label>
+                {help}
+                {problems}
+            </div>
+        }
+        .into_any();
+    }
+    let mark =
+        required.then(|| view! { <span class="field-required" title="Required">" *"</span> });
+    let control = control(cx, path, &shape, required, default, id.clone());
+    if grouped {
+        let class = match shape {
+            Shape::Names(FieldHint::Tool) => "field form-group tool-picker",
+            _ => "field form-group",
+        };
+        return view! {
+            <fieldset class=class>
+                <legend class="field-label">{title}{mark}</legend>
+                {help}
+                {control}
+                {problems}
+            </fieldset>
+        }
+        .into_any();
+    }
+    view! {
+        <div class="field">
+            <label class="field-label" for=id>{title}{mark}</label>
+            {control}
+            {help}
+            {problems}
+        </div>
+    }
+    .into_any()
+}
+
+/// The control for a value of `shape` at `path`.
+fn control(
+    cx: FormCx,
+    path: Path,
+    shape: &Shape,
+    required: bool,
+    default: Option<Value>,
+    id: String,
+) -> AnyView {
+    match shape {
+        Shape::Text(hint) => text(cx, path, *hint, required, default, id),
+        Shape::Integer | Shape::Number => number(cx, path, shape == &Shape::Integer, default, id),
+        Shape::Boolean => boolean(cx, path, default, id).into_any(),
+        Shape::Choice(choices) => choice(cx, path, choices.clone(), required, id),
+        Shape::Names(hint) => names(cx, path, *hint),
+        Shape::List(item) => list(cx, path, (**item).clone()),
+        Shape::Record(fields) => fields
+            .iter()
+            .cloned()
+            .map(|sub| field(cx, path.clone(), sub))
+            .collect_view()
+            .into_any(),
+        Shape::Map { key, value } => map(cx, path, *key, (**value).clone()),
+        Shape::Variants(variants) => one_of(cx, path, variants.clone(), id),
+        Shape::Json => json(cx, path, id),
+    }
+}
+
+/// A unique element id for the control at `path` of this node.
+fn control_id(cx: FormCx, path: &Path) -> String {
+    let raw = format!("cfg-{}-{}", cx.node.get_value(), path::name(path));
+    raw.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+fn field_name(path: &Path) -> String {
+    format!("config.{}", path::name(path))
+}
+
+/// Writes `value`; an optional key is removed instead when the value is
+/// empty or the default, so configs stay as small as the user's choices.
+fn commit(cx: FormCx, path: &Path, value: Option<Value>, default: &Option<Value>, keep: bool) {
+    let removable = !keep && matches!(path.last(), Some(Step::Key(_)));
+    let empty = match &value {
+        None => true,
+        Some(Value::String(text)) => text.is_empty(),
+        Some(other) => Some(other) == default.as_ref(),
+    };
+    if removable && empty {
+        cx.write(path, None);
+    } else if let Some(value) = value {
+        cx.write(path, Some(value));
+    }
+}
+
+fn text(
+    cx: FormCx,
+    path: Path,
+    hint: Option<FieldHint>,
+    required: bool,
+    default: Option<Value>,
+    id: String,
+) -> AnyView {
+    let name = field_name(&path);
+    let placeholder = default
+        .as_ref()
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .unwrap_or_default();
+    let read_only = cx.read_only;
+    let value = {
+        let path = path.clone();
+        move || cx.text(&path)
+    };
+    let apply = {
+        let path = path.clone();
+        let default = default.clone();
+        move |text: String| commit(cx, &path, Some(Value::String(text)), &default, required)
+    };
+    let on_change = {
+        let apply = apply.clone();
+        move |event: leptos::ev::Event| apply(event_target_value(&event))
+    };
+    match hint {
+        Some(FieldHint::Template) => template(cx, value, apply, id, name, read_only),
+        Some(FieldHint::Script) => view! {
+            <textarea id=id name=name class="mono code" rows="10" spellcheck="false"
+                prop:value=value on:change=on_change readonly=read_only></textarea>
+        }
+        .into_any(),
+        Some(FieldHint::Expression) => {
+            let error = RwSignal::new(condition_problem(&value()));
+            view! {
+                <input id=id name=name class="mono" spellcheck="false" placeholder="count < 3"
+                    prop:value=value readonly=read_only
+                    on:input=move |event| error.set(condition_problem(&event_target_value(&event)))
+                    on:change=on_change />
+                {move || error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
+            }
+            .into_any()
+        }
+        Some(hint @ (FieldHint::Channel | FieldHint::MessagesChannel | FieldHint::Node)) => {
+            pick(cx, path, hint, required, id, name)
+        }
+        Some(hint @ (FieldHint::Model | FieldHint::Credential | FieldHint::Tool)) => {
+            let list = match hint {
+                FieldHint::Model => "heddle-models",
+                FieldHint::Credential => "heddle-secrets",
+                _ => "heddle-tools",
+            };
+            let placeholder = match hint {
+                FieldHint::Model => "the server's default",
+                FieldHint::Credential => "none",
+                _ => "",
+            };
+            view! {
+                <input id=id name=name list=list placeholder=placeholder autocomplete="off"
+                    prop:value=value readonly=read_only
+                    on:change=move |event| apply(event_target_value(&event).trim().to_string()) />
+            }
+            .into_any()
+        }
+        Some(FieldHint::Graph) | None => view! {
+            <input id=id name=name placeholder=placeholder prop:value=value readonly=read_only on:change=on_change />
+        }
+        .into_any(),
+    }
+}
+
+/// A template: a text area and a chip per channel that inserts
+/// `{{ channel }}` where the caret is.
+fn template(
+    cx: FormCx,
+    value: impl Fn() -> String + Clone + Send + Sync + 'static,
+    apply: impl Fn(String) + Clone + Send + Sync + 'static,
+    id: String,
+    name: String,
+    read_only: bool,
+) -> AnyView {
+    let area = NodeRef::<html::Textarea>::new();
+    let on_change = {
+        let apply = apply.clone();
+        move |event: leptos::ev::Event| apply(event_target_value(&event))
+    };
+    let chips = move || {
+        let channels = cx.channels(None);
+        (!read_only && !channels.is_empty()).then(|| {
+            let chips = channels
+                .into_iter()
+                .map(|channel| {
+                    let label = hole_label(&channel);
+                    let apply = apply.clone();
+                    let insert = move |_| {
+                        let Some(area) = area.get() else { return };
+                        let text = area.value();
+                        let caret = area
+                            .selection_start()
+                            .ok()
+                            .flatten()
+                            .map_or(text.len(), |at| byte_offset(&text, at as usize));
+                        let hole = hole_label(&channel);
+                        let next = format!("{}{hole}{}", &text[..caret], &text[caret..]);
+                        area.set_value(&next);
+                        apply(next);
+                    };
+                    view! { <button type="button" class="chip mono" on:click=insert>{label}</button> }
+                })
+                .collect_view();
+            view! {
+                <div class="template-chips" aria-label="Insert a channel">
+                    <span class="field-hint">"Insert"</span>
+                    {chips}
+                </div>
+            }
+        })
+    };
+    view! {
+        <textarea id=id name=name rows="4" node_ref=area prop:value=value on:change=on_change readonly=read_only></textarea>
+        {chips}
+    }
+    .into_any()
+}
+
+/// A chip's text: the hole it inserts.
+fn hole_label(channel: &str) -> String {
+    format!("{{{{ {channel} }}}}")
+}
+
+/// The byte offset of UTF-16 offset `at` in `text` (a caret position).
+fn byte_offset(text: &str, at: usize) -> usize {
+    let mut units = 0;
+    for (offset, c) in text.char_indices() {
+        if units >= at {
+            return offset;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+/// A pick from the graph's channels or nodes; a name that is not there
+/// stays shown, marked missing, until changed.
+fn pick(
+    cx: FormCx,
+    path: Path,
+    hint: FieldHint,
+    required: bool,
+    id: String,
+    name: String,
+) -> AnyView {
+    let current = {
+        let path = path.clone();
+        move || cx.text(&path)
+    };
+    let options = {
+        let current = current.clone();
+        move || {
+            let names = cx.names(hint);
+            let now = current();
+            let missing = (!now.is_empty() && !names.contains(&now)).then(|| {
+                let label = format!("{now} (missing)");
+                view! { <option value=now.clone() selected=true>{label}</option> }
+            });
+            let empty = if required { "Choose…" } else { "(none)" };
+            view! {
+                <option value="" selected=now.is_empty()>{empty}</option>
+                {names
+                    .into_iter()
+                    .map(|name| {
+                        let selected = name == now;
+                        let label = name.clone();
+                        view! { <option value=name selected=selected>{label}</option> }
+                    })
+                    .collect_view()}
+                {missing}
+            }
+        }
+    };
+    view! {
+        <select id=id name=name prop:value=current disabled=cx.read_only
+            on:change=move |event| {
+                let text = event_target_value(&event);
+                commit(cx, &path, Some(Value::String(text)), &None, required);
+            }>
+            {options}
+        </select>
+    }
+    .into_any()
+}
+
+fn number(cx: FormCx, path: Path, integer: bool, default: Option<Value>, id: String) -> AnyView {
+    let name = field_name(&path);
+    let placeholder = default.as_ref().map(Value::to_string).unwrap_or_default();
+    let value = {
+        let path = path.clone();
+        move || {
+            cx.read(&path)
+                .filter(Value::is_number)
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        }
+    };
+    let apply = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        let text = text.trim();
+        let value = if text.is_empty() {
+            None
+        } else if integer {
+            text.parse::<i64>().ok().map(Value::from)
+        } else {
+            text.parse::<f64>().ok().map(Value::from)
+        };
+        commit(cx, &path, value, &default, false);
+    };
+    let step = if integer { "1" } else { "any" };
+    view! {
+        <input id=id name=name type="number" step=step min=integer.then_some("0") placeholder=placeholder
+            prop:value=value on:change=apply readonly=cx.read_only />
+    }
+    .into_any()
+}
+
+fn boolean(cx: FormCx, path: Path, default: Option<Value>, id: String) -> impl IntoView {
+    let name = field_name(&path);
+    let checked = {
+        let path = path.clone();
+        let default = default.clone();
+        move || {
+            cx.read(&path)
+                .or_else(|| default.clone())
+                .and_then(|value| value.as_bool())
+                .unwrap_or(false)
+        }
+    };
+    view! {
+        <input id=id name=name type="checkbox" prop:checked=checked disabled=cx.read_only
+            on:change=move |event| {
+                let on = event_target_checked(&event);
+                commit(cx, &path, Some(Value::Bool(on)), &default.clone().or(Some(Value::Bool(false))), false);
+            } />
+    }
+}
+
+fn choice(cx: FormCx, path: Path, choices: Vec<String>, required: bool, id: String) -> AnyView {
+    let name = field_name(&path);
+    let current = {
+        let path = path.clone();
+        move || cx.text(&path)
+    };
+    let options = {
+        let current = current.clone();
+        move || {
+            let now = current();
+            choices
+                .iter()
+                .map(|choice| {
+                    let selected = *choice == now;
+                    view! { <option value=choice.clone() selected=selected>{choice.clone()}</option> }
+                })
+                .collect_view()
+        }
+    };
+    view! {
+        <select id=id name=name prop:value=current disabled=cx.read_only
+            on:change=move |event| commit(cx, &path, Some(Value::String(event_target_value(&event))), &None, required)>
+            {(!required).then(|| view! { <option value="">"(none)"</option> })}
+            {options}
+        </select>
+    }
+    .into_any()
+}
+
+/// Names of one sort, ticked on and off: the server's tools, the graph's
+/// channels. A name the list does not offer stays, ticked, until unticked.
+fn names(cx: FormCx, path: Path, hint: FieldHint) -> AnyView {
+    let bound = {
+        let path = path.clone();
+        move || -> Vec<String> {
+            cx.read(&path)
+                .and_then(|value| {
+                    value.as_array().map(|list| {
+                        list.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_string)
+                            .collect()
+                    })
+                })
+                .unwrap_or_default()
+        }
+    };
+    let empty = match hint {
+        FieldHint::Tool => "This server offers no tools.",
+        FieldHint::Channel | FieldHint::MessagesChannel => {
+            "The graph has no channels yet: add them in the graph's settings (click the canvas)."
+        }
+        _ => "Nothing to choose from.",
+    };
+    let rows = move || {
+        let on = bound();
+        let mut choices = cx.names(hint);
+        for name in &on {
+            if !choices.contains(name) {
+                choices.push(name.clone());
+            }
+        }
+        if choices.is_empty() {
+            return view! { <span class="field-hint">{empty}</span> }.into_any();
+        }
+        choices
+            .into_iter()
+            .map(|name| {
+                let checked = on.contains(&name);
+                let field = field_name(&path);
+                let path = path.clone();
+                let item = name.clone();
+                let toggle = move |event: leptos::ev::Event| {
+                    let wanted = event_target_checked(&event);
+                    let mut list: Vec<String> = cx
+                        .read(&path)
+                        .and_then(|value| {
+                            value.as_array().map(|list| {
+                                list.iter()
+                                    .filter_map(Value::as_str)
+                                    .map(str::to_string)
+                                    .collect()
+                            })
+                        })
+                        .unwrap_or_default();
+                    list.retain(|name| *name != item);
+                    if wanted {
+                        list.push(item.clone());
+                    }
+                    let value = (!list.is_empty()).then(|| Value::from(list));
+                    commit(cx, &path, value, &None, false);
+                };
+                view! {
+                    <label class="check">
+                        <input type="checkbox" name=field value=name.clone() prop:checked=checked
+                            disabled=cx.read_only on:change=toggle />
+                        <span class="mono">{name}</span>
+                    </label>
+                }
+            })
+            .collect_view()
+            .into_any()
+    };
+    view! { <div class="names-picker">{rows}</div> }.into_any()
+}
+
+/// A new, blank value of `shape`: what "Add" puts in a list.
+fn blank(shape: &Shape) -> Value {
+    match shape {
+        Shape::Text(_) | Shape::Choice(_) => Value::String(String::new()),
+        Shape::Integer | Shape::Number => Value::from(0),
+        Shape::Boolean => Value::Bool(false),
+        Shape::Names(_) | Shape::List(_) => Value::Array(Vec::new()),
+        Shape::Record(fields) => Value::Object(
+            fields
+                .iter()
+                .filter(|field| field.required)
+                .map(|field| {
+                    let value = field.default.clone().unwrap_or_else(|| blank(&field.shape));
+                    (field.key.clone(), value)
+                })
+                .collect(),
+        ),
+        Shape::Map { .. } => Value::Object(Map::new()),
+        Shape::Variants(variants) => variants
+            .iter()
+            .find(|variant| variant.key != "value")
+            .or(variants.first())
+            .map(|variant| {
+                Value::Object(Map::from_iter([(
+                    variant.key.clone(),
+                    blank(&variant.shape),
+                )]))
+            })
+            .unwrap_or(Value::Null),
+        Shape::Json => Value::Null,
+    }
+}
+
+/// Rows of one shape, each removable, and a button that adds one.
+fn list(cx: FormCx, path: Path, item: Shape) -> AnyView {
+    let length = {
+        let path = path.clone();
+        Memo::new(move |_| {
+            cx.read(&path)
+                .and_then(|value| value.as_array().map(Vec::len))
+                .unwrap_or(0)
+        })
+    };
+    let rows = {
+        let path = path.clone();
+        let item = item.clone();
+        move || {
+            (0..length.get())
+                .map(|i| {
+                    let row = path::join(&path, Step::Index(i));
+                    let id = control_id(cx, &row);
+                    let inner = control(cx, row.clone(), &item, true, None, id);
+                    removable_row(cx, row, format!("Remove item {}", i + 1), inner)
+                })
+                .collect_view()
+        }
+    };
+    let add = move |_| {
+        let at = path::join(&path, Step::Index(length.get_untracked()));
+        cx.write(&at, Some(blank(&item)));
+    };
+    rows_with_add(cx, rows, add)
+}
+
+/// One row of a list or map: its controls and a button that removes the
+/// value at `row`.
+fn removable_row(cx: FormCx, row: Path, label: String, body: AnyView) -> AnyView {
+    let remove = move |_| cx.write(&row, None);
+    view! {
+        <div class="form-row">
+            <div class="form-row-body">{body}</div>
+            {(!cx.read_only).then(|| view! {
+                <button type="button" class="icon-button form-row-remove" title="Remove"
+                    aria-label=label on:click=remove>"×"</button>
+            })}
+        </div>
+    }
+    .into_any()
+}
+
+/// The rows, and the button that adds one (not for viewers).
+fn rows_with_add(
+    cx: FormCx,
+    rows: impl IntoView + 'static,
+    add: impl Fn(leptos::ev::MouseEvent) + 'static,
+) -> AnyView {
+    view! {
+        <div class="form-rows">{rows}</div>
+        {(!cx.read_only).then(|| view! { <button type="button" class="button button-small" on:click=add>"+ Add"</button> })}
+    }
+    .into_any()
+}
+
+/// An object used as a map: a row per key (picked from the channels when
+/// the keys are channels) with its value's control.
+fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView {
+    let keys = {
+        let path = path.clone();
+        Memo::new(move |_| {
+            cx.read(&path)
+                .and_then(|value| {
+                    value
+                        .as_object()
+                        .map(|map| map.keys().cloned().collect::<Vec<_>>())
+                })
+                .unwrap_or_default()
+        })
+    };
+    let entries = {
+        let path = path.clone();
+        move || {
+            cx.read(&path)
+                .and_then(|value| value.as_object().cloned())
+                .unwrap_or_default()
+        }
+    };
+    let rename = {
+        let path = path.clone();
+        let entries = entries.clone();
+        move |from: String, to: String| {
+            let to = to.trim().to_string();
+            let mut map = entries();
+            if to.is_empty() || to == from || map.contains_key(&to) {
+                return;
+            }
+            // Keep the key's place: rebuild in order with the new name.
+            map = map
+                .into_iter()
+                .map(|(k, v)| if k == from { (to.clone(), v) } else { (k, v) })
+                .collect();
+            cx.write(&path, Some(Value::Object(map)));
+        }
+    };
+    let rows = {
+        let path = path.clone();
+        let value = value.clone();
+        move || {
+            keys.get()
+                .into_iter()
+                .map(|name| {
+                    let row = path::join(&path, Step::Key(name.clone()));
+                    let id = control_id(cx, &row);
+                    let inner = control(cx, row.clone(), &value, true, None, id);
+                    let rename = rename.clone();
+                    let from = name.clone();
+                    let key_control = match key {
+                        Some(FieldHint::Channel) => {
+                            let channels = cx.names(FieldHint::Channel);
+                            let missing = (!channels.contains(&name)).then(|| view! {
+                                <option value=name.clone() selected=true>{format!("{name} (missing)")}</option>
+                            });
+                            view! {
+                                <select class="form-key" aria-label="Channel" disabled=cx.read_only
+                                    on:change=move |event| rename(from.clone(), event_target_value(&event))>
+                                    {channels.into_iter().map(|channel| {
+                                        let selected = channel == name;
+                                        let label = channel.clone();
+                                        view! { <option value=channel selected=selected>{label}</option> }
+                                    }).collect_view()}
+                                    {missing}
+                                </select>
+                            }
+                            .into_any()
+                        }
+                        _ => view! {
+                            <input class="form-key mono" aria-label="Name" prop:value=name.clone() readonly=cx.read_only
+                                on:change=move |event| rename(from.clone(), event_target_value(&event)) />
+                        }
+                        .into_any(),
+                    };
+                    removable_row(cx, row, format!("Remove {name}"), view! { {key_control}{inner} }.into_any())
+                })
+                .collect_view()
+        }
+    };
+    let add = move |_| {
+        let taken = keys.get_untracked();
+        let fresh = match key {
+            Some(FieldHint::Channel) => cx.editor.skeleton.with_untracked(|document| {
+                document
+                    .state
+                    .channels
+                    .keys()
+                    .find(|name| !taken.contains(name))
+                    .cloned()
+            }),
+            _ => None,
+        }
+        .unwrap_or_else(|| {
+            (1..)
+                .map(|n| {
+                    if n == 1 {
+                        "name".to_string()
+                    } else {
+                        format!("name_{n}")
+                    }
+                })
+                .find(|name| !taken.contains(name))
+                .unwrap_or_default()
+        });
+        cx.write(&path::join(&path, Step::Key(fresh)), Some(blank(&value)));
+    };
+    rows_with_add(cx, rows, add)
+}
+
+/// One of several single-key objects: a select of which, and its value.
+fn one_of(cx: FormCx, path: Path, variants: Vec<Variant>, id: String) -> AnyView {
+    let current = {
+        let path = path.clone();
+        Memo::new(move |_| {
+            cx.read(&path)
+                .and_then(|value| value.as_object().and_then(|map| map.keys().next().cloned()))
+        })
+    };
+    let choose = {
+        let path = path.clone();
+        let variants = variants.clone();
+        move |event: leptos::ev::Event| {
+            let key = event_target_value(&event);
+            if let Some(variant) = variants.iter().find(|variant| variant.key == key) {
+                // The text carries over between an expression and a template.
+                let carried = cx
+                    .read(&path)
+                    .and_then(|value| {
+                        value
+                            .as_object()
+                            .and_then(|map| map.values().next().cloned())
+                    })
+                    .filter(|value| value.is_string() && matches!(variant.shape, Shape::Text(_)));
+                let value = carried.unwrap_or_else(|| blank(&variant.shape));
+                cx.write(&path, Some(Value::Object(Map::from_iter([(key, value)]))));
+            }
+        }
+    };
+    let options = {
+        let variants = variants.clone();
+        move || {
+            let now = current.get();
+            variants
+                .iter()
+                .map(|variant| {
+                    let selected = now.as_deref() == Some(variant.key.as_str());
+                    let label = match variant.key.as_str() {
+                        "value" => "A JSON value".to_string(),
+                        "expr" => "An expression".to_string(),
+                        "template" => "A template".to_string(),
+                        other => other.to_string(),
+                    };
+                    view! { <option value=variant.key.clone() title=variant.help.clone() selected=selected>{label}</option> }
+                })
+                .collect_view()
+        }
+    };
+    let body = move || {
+        let key = current.get()?;
+        let variant = variants.iter().find(|variant| variant.key == key)?;
+        let inner = path::join(&path, Step::Key(key));
+        let id = control_id(cx, &inner);
+        Some(control(cx, inner, &variant.shape, true, None, id))
+    };
+    view! {
+        <select id=id class="form-variant" aria-label="Kind of value" disabled=cx.read_only on:change=choose>{options}</select>
+        {body}
+    }
+    .into_any()
+}
+
+/// Any value as JSON, applied when it reads.
+fn json(cx: FormCx, path: Path, id: String) -> AnyView {
+    let error = RwSignal::new(None::<String>);
+    let name = field_name(&path);
+    let text = {
+        let path = path.clone();
+        move || {
+            cx.read(&path)
+                .map(|value| serde_json::to_string_pretty(&value).unwrap_or_default())
+                .unwrap_or_default()
+        }
+    };
+    let apply = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        if text.trim().is_empty() {
+            error.set(None);
+            commit(cx, &path, None, &None, false);
+            return;
+        }
+        match serde_json::from_str::<Value>(&text) {
+            Ok(value) => {
+                error.set(None);
+                cx.write(&path, Some(value));
+            }
+            Err(problem) => error.set(Some(format!("not JSON: {problem}"))),
+        }
+    };
+    view! {
+        <textarea id=id name=name class="mono" rows="3" spellcheck="false" prop:value=text on:change=apply readonly=cx.read_only></textarea>
+        {move || error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
+    }
+    .into_any()
+}
+
+/// The whole config as JSON: checked as it is typed, applied when it reads.
+pub fn json_config(cx: FormCx) -> AnyView {
+    let error = RwSignal::new(None::<String>);
+    let check = |text: &str| match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(_)) => Ok(()),
+        Ok(_) => Err("the config must be a JSON object".to_string()),
+        Err(problem) => Err(format!("not JSON: {problem}")),
+    };
+    let text = move || {
+        cx.spec
+            .with(|spec| serde_json::to_string_pretty(&spec.config).unwrap_or_default())
+    };
+    let apply = move |event: leptos::ev::Event| {
+        let text = event_target_value(&event);
+        match check(&text)
+            .and_then(|()| serde_json::from_str::<Value>(&text).map_err(|e| e.to_string()))
+        {
+            Ok(value) => {
+                error.set(None);
+                cx.write(&Vec::new(), Some(value));
+            }
+            Err(problem) => error.set(Some(problem)),
+        }
+    };
+    view! {
+        <label class="field">
+            <span class="field-label">"Config (JSON)"</span>
+            <textarea class="mono" name="config" rows="8" spellcheck="false" prop:value=text readonly=cx.read_only
+                on:input=move |event| error.set(check(&event_target_value(&event)).err())
+                on:change=apply></textarea>
+            {move || error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
+        </label>
+    }
+    .into_any()
+}
+
+/// The validator's problems at `path`, each with its fix when it has one.
+fn problems(cx: FormCx, path: Path) -> impl IntoView {
+    move || {
+        cx.problems_at(&path)
+            .into_iter()
+            .map(|problem| {
+                let fix = problem.fix.clone().filter(|_| !cx.read_only).map(|fix| {
+                    let label = fix.label();
+                    view! {
+                        <button type="button" class="button button-small fix-button"
+                            on:click=move |_| cx.editor.change(|document| fix.apply(document))>{label}</button>
+                    }
+                });
+                view! {
+                    <span class="field-error" role="alert">{problem.message.clone()}{fix}</span>
+                }
+            })
+            .collect_view()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_offset;
+
+    #[test]
+    fn a_caret_in_utf16_units_lands_on_the_right_byte() {
+        assert_eq!(byte_offset("abc", 1), 1);
+        assert_eq!(byte_offset("héllo", 2), 3);
+        assert_eq!(byte_offset("😀x", 2), 4);
+        assert_eq!(byte_offset("ab", 9), 2);
+    }
+}

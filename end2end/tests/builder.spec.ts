@@ -1,0 +1,162 @@
+// Building agents without writing JSON: "New graph" starts a chat agent
+// that runs as it is; every node's settings are a form generated from its
+// kind's schema (pickers, lists, maps, code fields with the validator's
+// problems); problems come with one-click fixes; the state channels are a
+// form too. No step here types into a JSON field.
+import { test, expect, hydrated, place } from "./fixtures";
+import { Page } from "@playwright/test";
+
+const saved = (page: Page) => expect(page.getByTestId("save-status")).toHaveText("Saved");
+
+
+async function stored(page: Page): Promise<any> {
+  const id = page.url().split("/").pop();
+  return (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+}
+
+test("a ReAct agent from New graph, with the mouse and keyboard only, answers as text", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto("/");
+  await hydrated(page);
+  // Each user action is counted: the figure is in docs/performance.md.
+  let actions = 0;
+  const act = async (step: () => Promise<unknown>) => {
+    actions += 1;
+    await step();
+  };
+
+  await act(() => page.getByRole("button", { name: "New graph" }).first().click());
+  await act(() => page.getByRole("button", { name: /^Chat agent/ }).first().click());
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await hydrated(page);
+  // It runs as it is: three nodes, no problems.
+  await expect(page.locator(".canvas-node")).toHaveCount(3);
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+
+  // The agent's settings are a form: its tools are ticked from the server's.
+  await act(() => page.locator('.canvas-node[data-node="agent"]').click());
+  await expect(page.getByLabel("System")).toHaveValue(/helpful assistant/);
+  await act(() => page.locator('.tool-picker input[value="calculator"]').check());
+  await saved(page);
+  expect((await stored(page)).nodes[1].config.tools).toEqual(["calculator"]);
+  await page.screenshot({ path: "../target/e2e/screens/builder-agent-light.png" });
+
+  // A chat graph opens on its chat; the answer is text.
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
+  await act(() => page.getByTestId("chat-input").click());
+  await act(() => page.keyboard.type("What is 17 * 23?"));
+  await act(() => page.keyboard.press("Enter"));
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText("391");
+  expect(actions).toBeLessThanOrEqual(12);
+  console.log(`builder: ${actions} user actions from "New graph" to the answer`);
+  expect(errors).toEqual([]);
+});
+
+test("a lone agent is made runnable by its one-click fixes", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs", { data: {} });
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "agent", canvas.x + 400, canvas.y + 250);
+  const problems = page.locator(".problems");
+  await expect(problems.getByRole("button", { name: "Create channel `messages` (messages)" })).toBeVisible();
+  // The same fix sits under the field it concerns, in the node's form.
+  await page.locator('.canvas-node[data-node="agent"]').click();
+  await page.getByText(/^More settings/).click();
+  await expect(
+    page.locator(".config-form").getByRole("button", { name: "Create channel `messages` (messages)" }),
+  ).toBeVisible();
+  await problems.getByRole("button", { name: "Create channel `messages` (messages)" }).click();
+  await problems.getByRole("button", { name: "Add a start node" }).click();
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(page.locator(".canvas-node")).toHaveCount(2);
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  await saved(page);
+  const document = await stored(page);
+  expect(document.state.channels.messages).toEqual({
+    type: "messages",
+    reducer: "add_messages",
+    scope: "thread",
+  });
+  expect(document.nodes[0]).toMatchObject({ kind: "start", config: { inputs: ["messages"] } });
+  // One undo step per fix.
+  await page.locator(".editor-canvas").click({ position: { x: 300, y: 450 } });
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".canvas-node")).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
+test("routes, values and channels are edited as forms, and what is typed stays", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs", { data: {} });
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+
+  // The state channels: add one, name it, type it; the reducers offered fit the type.
+  await page.getByRole("button", { name: "+ Add channel" }).click();
+  const card = page.locator(".channel-card").first();
+  await card.locator('input[name="channel-name"]').fill("approved");
+  await card.locator('input[name="channel-name"]').press("Tab");
+  await page.locator(".channel-card", { hasText: "approved" }).locator('select[name="channel-type"]').selectOption("boolean");
+  const reducers = page.locator(".channel-card", { hasText: "approved" }).locator('select[name="channel-reducer"] option');
+  await expect(reducers).toHaveText(["replace"]);
+  await page.getByRole("button", { name: "+ Add channel" }).click();
+  await saved(page);
+  let document = await stored(page);
+  expect(document.state.channels.approved).toEqual({ type: "boolean", reducer: "replace" });
+  expect(document.state.channels.channel).toEqual({ type: "string", reducer: "replace" });
+
+  // The graph's description survives a click on the canvas and a reload.
+  await page.locator('textarea[name="graph-description"]').fill("Decides refunds.");
+  await page.locator(".editor-canvas").click({ position: { x: 300, y: 300 } });
+  await saved(page);
+
+  // A condition's routes: a list of route + expression rows, checked as typed.
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "condition", canvas.x + 300, canvas.y + 200);
+  await page.locator('.canvas-node[data-node="condition"]').click();
+  await page.locator(".config-form").getByRole("button", { name: "+ Add" }).first().click();
+  await page.locator('input[name="config.routes.0.route"]').fill("yes");
+  await page.locator('input[name="config.routes.0.route"]').press("Tab");
+  const when = page.locator('input[name="config.routes.0.when"]');
+  await when.fill("approved ==");
+  const whenField = page.locator(".field", { has: when }).last();
+  await expect(whenField.locator(".field-error", { hasText: "at column" })).toBeVisible();
+  await when.fill("approved == true");
+  await when.press("Tab");
+  await page.locator('input[name="config.otherwise"]').fill("no");
+  await page.locator('input[name="config.otherwise"]').press("Tab");
+  await saved(page);
+  document = await stored(page);
+  expect(document.nodes[0].config).toEqual({ routes: [{ route: "yes", when: "approved == true" }], otherwise: "no" });
+
+  // A set node's values: a map from channel to a value, an expression or a template.
+  await place(page, "set", canvas.x + 600, canvas.y + 200);
+  await page.locator('.canvas-node[data-node="set"]').click();
+  await page.locator(".config-form").getByRole("button", { name: "+ Add" }).first().click();
+  const key = page.locator(".config-form select.form-key").first();
+  await expect(key).toHaveValue("approved");
+  await page.locator(".config-form select.form-variant").first().selectOption("value");
+  await page.locator('textarea[name="config.values.approved.value"]').fill("true");
+  await page.locator('textarea[name="config.values.approved.value"]').press("Tab");
+  await saved(page);
+  document = await stored(page);
+  expect(document.nodes[1].config).toEqual({ values: { approved: { value: true } } });
+
+  // Every one of those is still there after a reload.
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator('textarea[name="graph-description"]')).toHaveValue("Decides refunds.");
+  await page.locator('.canvas-node[data-node="condition"]').click();
+  await expect(page.locator('input[name="config.routes.0.when"]')).toHaveValue("approved == true");
+  await expect(page.locator('input[name="config.otherwise"]')).toHaveValue("no");
+  await page.screenshot({ path: "../target/e2e/screens/builder-condition-light.png" });
+  expect(errors).toEqual([]);
+});

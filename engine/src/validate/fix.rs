@@ -1,0 +1,180 @@
+//! One-click fixes: for some problems validation knows the edit that
+//! removes them (a missing channel, a graph with no start, a node with no
+//! way to an end). The fix is data on the [`Problem`](super::Problem), and
+//! applying it is a pure function over the document, so the editor (in
+//! wasm) and any other client make exactly the same edit.
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+use crate::format::{
+    Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, NodeSpec, Position, Reducer,
+};
+use crate::ids::NodeId;
+use crate::kinds::BuiltinKind;
+
+/// How far apart the fix places a new node from the one it joins.
+const STEP_X: f64 = 240.0;
+
+/// An edit that removes a problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum Fix {
+    /// Add the channel, with the type the node needs. A `messages` channel
+    /// is a conversation: reducer `add_messages`, kept on the thread.
+    AddChannel { channel: String, ty: ChannelType },
+    /// Add a `start` node (which becomes the entry), wired to `before`.
+    AddStart { before: Option<NodeId> },
+    /// Add an `end` node after `after`.
+    AddEnd { after: NodeId },
+}
+
+impl Fix {
+    /// What the fix does, as a button says it.
+    pub fn label(&self) -> String {
+        match self {
+            Fix::AddChannel { channel, ty } => {
+                format!("Create channel `{channel}` ({})", type_name(*ty))
+            }
+            Fix::AddStart { .. } => "Add a start node".to_string(),
+            Fix::AddEnd { after } => format!("Add an end node after `{after}`"),
+        }
+    }
+
+    /// Makes the edit. A fix that no longer applies (the channel exists by
+    /// now, the node is gone) changes nothing.
+    pub fn apply(&self, document: &mut GraphDocument) {
+        match self {
+            Fix::AddChannel { channel, ty } => {
+                if channel.is_empty() || document.state.channels.contains_key(channel) {
+                    return;
+                }
+                document
+                    .state
+                    .channels
+                    .insert(channel.clone(), new_channel(*ty));
+            }
+            Fix::AddStart { before } => {
+                if document
+                    .nodes
+                    .iter()
+                    .any(|node| node.kind == BuiltinKind::Start.name())
+                {
+                    return;
+                }
+                let target = before
+                    .as_ref()
+                    .and_then(|id| document.nodes.iter().find(|node| &node.id == id));
+                let at = target.and_then(|node| node.position).map_or(
+                    Position { x: 0.0, y: 0.0 },
+                    |p| Position {
+                        x: p.x - STEP_X,
+                        y: p.y,
+                    },
+                );
+                let target = target.map(|node| node.id.clone());
+                // A conversation's graph asks for its messages at the start.
+                let inputs: Vec<&str> = document
+                    .state
+                    .channels
+                    .iter()
+                    .filter(|(_, channel)| channel.ty == ChannelType::Messages)
+                    .map(|(name, _)| name.as_str())
+                    .collect();
+                let id = document.fresh_node_id(BuiltinKind::Start.name());
+                document.nodes.insert(
+                    0,
+                    node(
+                        id.clone(),
+                        BuiltinKind::Start,
+                        json!({ "inputs": inputs }),
+                        at,
+                    ),
+                );
+                if document.entry.is_some() {
+                    document.entry = Some(id.clone());
+                }
+                if let Some(target) = target {
+                    connect(document, id, target);
+                }
+            }
+            Fix::AddEnd { after } => {
+                let Some(from) = document.nodes.iter().find(|node| &node.id == after) else {
+                    return;
+                };
+                let at = from
+                    .position
+                    .map_or(Position { x: 0.0, y: 0.0 }, |p| Position {
+                        x: p.x + STEP_X,
+                        y: p.y,
+                    });
+                let id = document.fresh_node_id(BuiltinKind::End.name());
+                document
+                    .nodes
+                    .push(node(id.clone(), BuiltinKind::End, json!({}), at));
+                connect(document, after.clone(), id);
+            }
+        }
+    }
+}
+
+/// A new channel of type `ty`, with the reducer and scope it usually has.
+pub fn new_channel(ty: ChannelType) -> Channel {
+    let conversation = ty == ChannelType::Messages;
+    Channel {
+        ty,
+        reducer: if conversation {
+            Reducer::AddMessages
+        } else {
+            Reducer::Replace
+        },
+        default: None,
+        description: String::new(),
+        scope: if conversation {
+            ChannelScope::Thread
+        } else {
+            ChannelScope::Run
+        },
+    }
+}
+
+/// A type's name as the document writes it.
+pub fn type_name(ty: ChannelType) -> &'static str {
+    match ty {
+        ChannelType::Any => "any",
+        ChannelType::String => "string",
+        ChannelType::Number => "number",
+        ChannelType::Integer => "integer",
+        ChannelType::Boolean => "boolean",
+        ChannelType::List => "list",
+        ChannelType::Object => "object",
+        ChannelType::Messages => "messages",
+    }
+}
+
+fn node(id: NodeId, kind: BuiltinKind, config: serde_json::Value, at: Position) -> NodeSpec {
+    NodeSpec {
+        id,
+        kind: kind.name().to_string(),
+        version: kind.version(),
+        label: String::new(),
+        config,
+        position: Some(at),
+        size: None,
+        retry: None,
+        timeout_ms: None,
+        interrupt_before: false,
+        interrupt_after: false,
+    }
+}
+
+fn connect(document: &mut GraphDocument, from: NodeId, to: NodeId) {
+    let id = document.fresh_edge_id();
+    document.edges.push(EdgeSpec {
+        id,
+        from,
+        to,
+        condition: None,
+        route: None,
+    });
+}
