@@ -15,6 +15,7 @@
 //! - [`history`]: the version history panel.
 //! - [`minimap`], [`quick_add`], [`notes`]: the overview, double-click to
 //!   add, sticky notes.
+//! - [`kind_icon`]: a line icon per node kind.
 //! - [`node_menu`]: a node's context menu; [`resize`]: the view stays
 //!   centred when the canvas changes size.
 
@@ -24,6 +25,7 @@ pub mod config_form;
 pub mod history;
 pub mod inspector;
 pub mod keys;
+pub mod kind_icon;
 pub mod layout;
 pub mod minimap;
 pub mod model;
@@ -102,11 +104,17 @@ pub fn GraphEditor(
     #[cfg(not(feature = "hydrate"))]
     let _ = unplaced;
 
+    // The side panels fold away for room (the canvas fits itself again).
+    let panels = Panels {
+        palette: RwSignal::new(true),
+        inspector: RwSignal::new(true),
+    };
+    let palette_shown = move || editor.can_edit && panels.palette.get();
     view! {
-        <div class="editor" class:read-only=!editor.can_edit>
-            {editor.can_edit.then(|| view! { <Palette editor gestures /> }.into_any())}
+        <div class="editor" class:read-only=!editor.can_edit class:no-palette=move || !palette_shown() class:inspector-closed=move || !panels.inspector.get()>
+            {move || palette_shown().then(|| view! { <Palette editor gestures /> }.into_any())}
             <div class="editor-stage">
-                <Toolbar editor gestures help graph_id />
+                <Toolbar editor gestures help graph_id panels />
                 <ConflictBanner persistence />
                 <div class="editor-viewport">
                     {view! { <Canvas editor gestures live problems /> }.into_any()}
@@ -116,7 +124,7 @@ pub fn GraphEditor(
                 </div>
                 {dock.run()}
             </div>
-            <aside class="inspector" aria-label="Inspector">
+            <aside class="inspector" aria-label="Inspector" hidden=move || !panels.inspector.get()>
                 <Inspector editor catalog problems />
                 <ProblemList editor problems />
                 <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit live=publication />
@@ -127,13 +135,22 @@ pub fn GraphEditor(
     .into_any()
 }
 
+/// Whether the palette and the inspector are shown.
+#[derive(Clone, Copy)]
+struct Panels {
+    palette: RwSignal<bool>,
+    inspector: RwSignal<bool>,
+}
+
 #[component]
 fn Toolbar(
     editor: Editor,
     gestures: Gestures,
     help: RwSignal<bool>,
     graph_id: String,
+    panels: Panels,
 ) -> impl IntoView {
+    let toggle = |shown: RwSignal<bool>| move |_| shown.update(|shown| *shown = !*shown);
     let zoom = move |factor: f64| {
         let (width, height) = gestures.size();
         editor
@@ -145,6 +162,11 @@ fn Toolbar(
     view! {
         <div class="editor-toolbar" role="toolbar" aria-label="Canvas tools">
             {editor.can_edit.then(|| view! {
+                <button class="tool" type="button" data-testid="toggle-palette"
+                    title=move || if panels.palette.get() { "Hide the node kinds" } else { "Show the node kinds" }
+                    aria-pressed=move || panels.palette.get().to_string()
+                    on:click=toggle(panels.palette)>"◧"</button>
+                <span class="tool-gap"></span>
                 <button class="tool" type="button" title="Undo (Ctrl+Z)" aria-label="Undo" on:click=move |_| editor.undo()>"↶"</button>
                 <button class="tool" type="button" title="Redo (Ctrl+Y)" aria-label="Redo" on:click=move |_| editor.redo()>"↷"</button>
                 <span class="tool-gap"></span>
@@ -167,6 +189,11 @@ fn Toolbar(
                 mermaid.update(|text| *text = match text { Some(_) => None, None => Some(model::mermaid(&editor.document())) });
             }>"Mermaid"</button>
             <button class="tool" type="button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|shown| *shown = !*shown)>"?"</button>
+            <span class="tool-gap"></span>
+            <button class="tool" type="button" data-testid="toggle-inspector"
+                title=move || if panels.inspector.get() { "Hide the inspector" } else { "Show the inspector" }
+                aria-pressed=move || panels.inspector.get().to_string()
+                on:click=toggle(panels.inspector)>"◨"</button>
         </div>
         {move || mermaid.get().map(|text| view! {
             <div class="mermaid-panel">

@@ -260,9 +260,19 @@ pub fn RunPanel(
             }
         }
     };
+    // Its height, once dragged by its top edge (or moved with the arrow keys).
+    let height = RwSignal::new(None::<f64>);
+    let section = NodeRef::<leptos::html::Section>::new();
+    let style = move || {
+        height
+            .get()
+            .filter(|_| open.get())
+            .map(|px| format!("height: {px:.0}px"))
+    };
     view! {
         <section class="run-panel" class:open=move || open.get() aria-label="Run" data-testid="run-panel"
-            data-events=event_count>
+            data-events=event_count node_ref=section style=style>
+            {move || open.get().then(|| view! { <PanelGrip section height /> })}
             <div class="run-panel-bar">
                 <div class="run-tabs" role="tablist">
                     <For each=tabs key=|tab| *tab let:item>
@@ -297,6 +307,63 @@ pub fn RunPanel(
             </div>
             <div class="run-panel-body">{body}</div>
         </section>
+    }
+}
+
+/// The run panel's top edge: drag it (or focus it and press the arrow
+/// keys) to give the panel more or less of the stage.
+#[component]
+fn PanelGrip(
+    section: NodeRef<leptos::html::Section>,
+    height: RwSignal<Option<f64>>,
+) -> impl IntoView {
+    // Where a drag began: the pointer's y and the panel's height then.
+    let drag = StoredValue::new(None::<(f64, f64)>);
+    let clamp = move |px: f64| {
+        let stage = section
+            .get_untracked()
+            .and_then(|panel| panel.parent_element())
+            .map_or(800.0, |stage| stage.get_bounding_client_rect().height());
+        px.clamp(120.0, (stage - 160.0).max(120.0))
+    };
+    let current = move || {
+        section
+            .get_untracked()
+            .map_or(300.0, |panel| panel.get_bounding_client_rect().height())
+    };
+    let down = move |event: leptos::ev::PointerEvent| {
+        if event.button() != 0 {
+            return;
+        }
+        event.prevent_default();
+        drag.set_value(Some((event.client_y() as f64, current())));
+        if let Some(grip) = event
+            .current_target()
+            .and_then(|target| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(target).ok())
+        {
+            let _ = grip.set_pointer_capture(event.pointer_id());
+        }
+    };
+    let moved = move |event: leptos::ev::PointerEvent| {
+        if let Some((from_y, from_height)) = drag.get_value() {
+            height.set(Some(clamp(from_height + from_y - event.client_y() as f64)));
+        }
+    };
+    let up = move |_| drag.set_value(None);
+    let keys = move |event: leptos::ev::KeyboardEvent| {
+        let step = match event.key().as_str() {
+            "ArrowUp" => 24.0,
+            "ArrowDown" => -24.0,
+            _ => return,
+        };
+        event.prevent_default();
+        height.set(Some(clamp(current() + step)));
+    };
+    view! {
+        <div class="run-panel-grip" role="separator" aria-orientation="horizontal" tabindex="0"
+            aria-label="Resize the run panel" title="Drag to resize (or use the arrow keys)"
+            data-testid="run-panel-grip"
+            on:pointerdown=down on:pointermove=moved on:pointerup=up on:pointercancel=up on:keydown=keys></div>
     }
 }
 

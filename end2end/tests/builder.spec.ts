@@ -160,3 +160,60 @@ test("routes, values and channels are edited as forms, and what is typed stays",
   await page.screenshot({ path: "../target/e2e/screens/builder-condition-light.png" });
   expect(errors).toEqual([]);
 });
+
+test("at 1024×700 the panels fit, fold away, and the run panel is resized by its edge", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByRole("button", { name: "New graph" }).first().click();
+  await page.getByRole("button", { name: /^Chat agent/ }).first().click();
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await hydrated(page);
+  await expect(page.locator(".canvas-node")).toHaveCount(3);
+
+  // The toolbar stays left of the inspector, the run tabs on one line.
+  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
+  const inspector = (await page.locator(".inspector").boundingBox())!;
+  expect(toolbar.x + toolbar.width).toBeLessThanOrEqual(inspector.x);
+  const tabs = await page.locator(".run-tab").evaluateAll((all) =>
+    all.map((tab) => Math.round(tab.getBoundingClientRect().top)),
+  );
+  expect(new Set(tabs).size).toBe(1);
+  // The whole graph is in view, clear of the minimap (hidden: nothing is out of view).
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  for (const node of await page.locator(".canvas-node").all()) {
+    const box = (await node.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(canvas.x);
+    expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+  }
+  await expect(page.locator(".minimap")).toBeHidden();
+  await page.screenshot({ path: "../target/e2e/screens/builder-1024-light.png" });
+
+  // Both side panels fold away, and the canvas takes the room.
+  await page.getByTestId("toggle-palette").click();
+  await expect(page.locator(".palette")).toHaveCount(0);
+  await page.getByTestId("toggle-inspector").click();
+  await expect(page.locator(".inspector")).toBeHidden();
+  const wide = (await page.locator(".editor-canvas").boundingBox())!;
+  expect(wide.width).toBeGreaterThan(canvas.width + 400);
+  await page.getByTestId("toggle-inspector").click();
+  await expect(page.locator(".inspector")).toBeVisible();
+
+  // The run panel's top edge drags it taller; the arrow keys move it too.
+  const panel = page.getByTestId("run-panel");
+  const before = (await panel.boundingBox())!;
+  await page.mouse.move(before.x + 200, before.y + 1);
+  await page.mouse.down();
+  await page.mouse.move(before.x + 200, before.y - 100, { steps: 5 });
+  await page.mouse.up();
+  const taller = (await panel.boundingBox())!;
+  expect(Math.abs(taller.height - (before.height + 101))).toBeLessThanOrEqual(4);
+  await page.getByTestId("run-panel-grip").focus();
+  await page.keyboard.press("ArrowDown");
+  const shorter = (await panel.boundingBox())!;
+  expect(Math.round(taller.height - shorter.height)).toBe(24);
+  expect(errors).toEqual([]);
+});

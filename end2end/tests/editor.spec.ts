@@ -215,6 +215,15 @@ test("double-click to add a node where you are; the minimap moves the view", asy
   await expect(page.locator('.canvas-node[data-node="wait"]')).toHaveCount(1);
   await saved(page);
 
+  // All of the graph is in view: no map, the corner is free.
+  await expect(page.locator(".minimap")).toBeHidden();
+  // Panned so the node is half out of view, the map shows.
+  const box = (await canvas.boundingBox())!;
+  await page.mouse.move(box.x + 150, box.y + 400);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 150, box.y + 40, { steps: 6 });
+  await page.mouse.up();
+  await expect(page.locator(".minimap")).toBeVisible();
   const world = page.locator(".editor-world");
   const before = await world.getAttribute("style");
   const map = (await page.locator(".minimap").boundingBox())!;

@@ -30,6 +30,8 @@ export async function hydrated(page: Page) {
 /** Drags a palette kind to a point of the canvas (page coordinates). */
 export async function place(page: Page, kind: string, x: number, y: number) {
   const item = page.locator(`.palette-item[data-kind="${kind}"]`);
+  // The palette scrolls: a person scrolls to the kind first.
+  await item.scrollIntoViewIfNeeded();
   const box = (await item.boundingBox())!;
   await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
   await page.mouse.down();

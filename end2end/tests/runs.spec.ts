@@ -52,6 +52,13 @@ async function finishedRun(page: Page, graph: string, input: object): Promise<st
   return id;
 }
 
+/** One value of the Run tab's result, as it lists the final state. */
+const resultValue = (page: Page, channel: string) =>
+  page
+    .getByTestId("run-result")
+    .locator(".run-values dt", { hasText: new RegExp(`^${channel}$`) })
+    .locator("xpath=following-sibling::dd[1]");
+
 /** Moves the scrubber's slider as a person dragging it would. */
 async function scrubTo(page: Page, step: number) {
   await page.getByTestId("scrub-range").evaluate((range, value) => {
@@ -166,6 +173,31 @@ test("a human gate shows its tool call; approving it finishes the run", async ({
   );
 });
 
+test("a yes-or-no question is answered with Yes and No, and the refund is approved", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const graph = await importGraph(page, example("approval.json"));
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Run" }).click();
+  await page.getByTestId("run-form").locator('[name="request"]').fill("order 7, 40 EUR");
+  await page.getByTestId("run-start").click();
+  const gate = page.getByTestId("interrupt");
+  await expect(gate).toContainText("Approve this refund: order 7, 40 EUR?");
+  // The answer channel is a boolean: two buttons, no text to type.
+  await expect(gate.getByTestId("answer-text")).toHaveCount(0);
+  await page.screenshot({ path: "../target/e2e/screens/run-question-light.png" });
+  await gate.getByTestId("answer-yes").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(resultValue(page, "decision")).toHaveText("Refund approved: order 7, 40 EUR");
+  await expect(resultValue(page, "approved")).toHaveText("true");
+  const [run] = await runs(page, graph);
+  expect(run.output.approved).toBe(true);
+  await page.screenshot({ path: "../target/e2e/screens/run-result-light.png" });
+});
+
 test("the input form starts a run, and a run can stop before a chosen node", async ({
   page,
   errors,
@@ -182,7 +214,7 @@ test("the input form starts a run, and a run can stop before a chosen node", asy
   await expect(form).toContainText("Where to stop");
   await form.locator('input[name="target"]').fill("3");
   await page.getByTestId("run-start").click();
-  await expect(page.getByTestId("run-result")).toContainText('"count": 3');
+  await expect(resultValue(page, "count")).toHaveText("3");
   await expect(page.locator('.canvas-node[data-node="tick"] .canvas-node-count')).toHaveText("×3");
 
   // Run to a node: the run pauses before it, and "Continue" goes on.
@@ -192,7 +224,7 @@ test("the input form starts a run, and a run can stop before a chosen node", asy
   await expect(page.getByTestId("run-status")).toHaveText("Run interrupted");
   await page.getByTestId("continue").click();
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
-  await expect(page.getByTestId("run-result")).toContainText('"count": 3');
+  await expect(resultValue(page, "count")).toHaveText("3");
 
   // The same from the canvas: a node's menu runs to it, and sets a
   // breakpoint that is part of the graph (saved, shown on the node).
@@ -286,7 +318,7 @@ test("a finished run replays step by step, and forks from a step with an edited 
   expect(fork.output.count).toBe(8);
   expect(original.output.count).toBe(5);
   await page.getByRole("tab", { name: "Run" }).click();
-  await expect(page.getByTestId("run-result")).toContainText('"count": 8');
+  await expect(resultValue(page, "count")).toHaveText("8");
 
   // Side by side with the run it branched from (the other run of its
   // thread): they part at step 3, where the fork's target took effect.

@@ -1,6 +1,8 @@
 //! The minimap: the whole graph small, with the visible part outlined;
 //! clicking it moves the view there. Each node's box follows its own
 //! position signal; the frame is recomputed when a change is committed.
+//! It shows only when part of the graph is out of view: a graph that is
+//! all on screen needs no map, and the corner is free for the graph.
 
 use heddle_engine::format::Position;
 use leptos::ev;
@@ -40,6 +42,21 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
             (x1 - MARGIN, y1 - MARGIN, x2 + MARGIN, y2 + MARGIN)
         })
     });
+    // Whether some node is outside the canvas as it is now.
+    let needed = move || {
+        let v = editor.viewport.get();
+        let (width, height) = gestures.size();
+        editor.nodes.with(|nodes| {
+            nodes.iter().any(|node| {
+                let p = node.position.get();
+                let (x, y) = (p.x * v.zoom + v.x, p.y * v.zoom + v.y);
+                x < 0.0
+                    || y < 0.0
+                    || x + NODE_WIDTH * v.zoom > width
+                    || y + NODE_HEIGHT * v.zoom > height
+            })
+        })
+    };
     let view_box = move || {
         let (x0, y0, scale) = frame(bounds.get());
         let v = editor.viewport.get();
@@ -83,6 +100,7 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     view! {
         <svg
             class="minimap"
+            class:minimap-hidden=move || !needed()
             viewBox=format!("0 0 {WIDTH} {HEIGHT}")
             role="img"
             aria-label="Minimap: click to move the view"

@@ -1,12 +1,15 @@
-//! The palette: every node kind, grouped, with a search box. Drag a kind
-//! onto the canvas to place it (or press Enter in the search to place the
-//! first match in the middle of the view).
+//! The palette: every node kind, grouped (models, tools, people, flow,
+//! state), each with its icon and what it does in a line, and a search box
+//! that finds kinds by name or by what they do. Drag a kind onto the canvas
+//! to place it (or press Enter in the search to place the first match in
+//! the middle of the view).
 
 use heddle_engine::kinds::BuiltinKind;
 use leptos::ev;
 use leptos::prelude::*;
 
 use super::canvas::{Drag, Gestures, place};
+use super::kind_icon::KindIcon;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::state::Editor;
 
@@ -72,31 +75,64 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                 on:input=move |event| query.set(event_target_value(&event))
                 on:keydown=place_first
             />
-            <ul class="palette-list">
-                <For each=kinds key=|kind| kind.name() let:kind>
-                    <li
-                        class=format!("palette-item kind-{}", kind.name())
-                        data-kind=kind.name()
-                        title=kind.summary()
-                        on:pointerdown=move |event: ev::PointerEvent| {
-                            if event.button() != 0 {
-                                return;
-                            }
-                            event.prevent_default();
-                            super::canvas::commit_focused_field();
-                            gestures.drag.set_value(Drag::Place { kind: kind.name().to_string() });
+            {move || {
+                let found = kinds();
+                if query.with(|query| !query.trim().is_empty()) {
+                    // A search: one list, best match first.
+                    return view! { <ul class="palette-list">{items(gestures, found)}</ul> }.into_any();
+                }
+                GROUPS
+                    .iter()
+                    .map(|group| {
+                        let members: Vec<BuiltinKind> =
+                            found.iter().copied().filter(|kind| kind.group() == *group).collect();
+                        view! {
+                            <section class="palette-section" aria-label=*group>
+                                <h3 class="palette-heading">{*group}</h3>
+                                <ul class="palette-list">{items(gestures, members)}</ul>
+                            </section>
                         }
-                    >
-                        <span class="palette-dot" aria-hidden="true"></span>
-                        <span class="palette-name">{kind.name()}</span>
-                        <span class="palette-group">{kind.group()}</span>
-                    </li>
-                </For>
-            </ul>
+                    })
+                    .collect_view()
+                    .into_any()
+            }}
             {move || kinds().is_empty().then(|| view! { <p class="empty-note">"No kind matches."</p> })}
             <Ghost gestures />
         </aside>
     }
+}
+
+/// The groups, in the order a new user looks for them.
+const GROUPS: [&str; 5] = ["Models", "Tools", "People", "Flow", "State"];
+
+/// A palette row per kind: drag it onto the canvas.
+fn items(gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
+    kinds
+        .into_iter()
+        .map(|kind| {
+            view! {
+                <li
+                    class=format!("palette-item kind-{}", kind.name())
+                    data-kind=kind.name()
+                    title=kind.summary()
+                    on:pointerdown=move |event: ev::PointerEvent| {
+                        if event.button() != 0 {
+                            return;
+                        }
+                        event.prevent_default();
+                        super::canvas::commit_focused_field();
+                        gestures.drag.set_value(Drag::Place { kind: kind.name().to_string() });
+                    }
+                >
+                    <KindIcon kind=kind.name() />
+                    <span class="palette-text">
+                        <span class="palette-name">{kind.name()}</span>
+                        <span class="palette-summary">{kind.summary()}</span>
+                    </span>
+                </li>
+            }
+        })
+        .collect_view()
 }
 
 /// The kind following the pointer while it is dragged over the canvas.
@@ -117,6 +153,13 @@ fn Ghost(gestures: Gestures) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::matching;
+
+    #[test]
+    fn every_kind_is_in_a_palette_group() {
+        for kind in heddle_engine::kinds::BuiltinKind::ALL {
+            assert!(super::GROUPS.contains(&kind.group()), "{}", kind.name());
+        }
+    }
 
     #[test]
     fn search_finds_kinds_by_name_and_purpose() {

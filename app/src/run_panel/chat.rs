@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::interrupt::InterruptForms;
 use super::{input_fields, short_id};
+use crate::components::Markdown;
 use crate::editor::state::Editor;
 use crate::graphs::display_timestamp;
 use crate::live::{NodeState, StartOptions, Watch};
@@ -93,6 +94,23 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 .find(|text| !text.is_empty())
         })
     };
+    // The newest message stays in view: a new one, a streamed word, the
+    // message just sent.
+    let list = NodeRef::<leptos::html::Ol>::new();
+    Effect::new(move |_| {
+        messages.track();
+        sent.track();
+        let _ = streaming();
+        if let Some(list) = list.get_untracked() {
+            request_animation_frame(move || {
+                if let Some(last) = list.last_element_child() {
+                    let options = web_sys::ScrollIntoViewOptions::new();
+                    options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                    last.scroll_into_view_with_scroll_into_view_options(&options);
+                }
+            });
+        }
+    });
     let busy = move || watch.status.get() == Some(RunStatus::Running);
     let send = {
         let graph_id = graph_id.clone();
@@ -159,7 +177,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                     </select>
                 </label>
             </div>
-            <ol class="chat-messages" data-testid="chat-messages">
+            <ol class="chat-messages" data-testid="chat-messages" node_ref=list>
                 {move || (messages.with(Vec::is_empty) && sent.with(Option::is_none)).then(|| view! {
                     <li class="empty-note">"No messages yet. Say something to start a conversation."</li>
                 })}
@@ -172,7 +190,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                     </li>
                 })}
             </ol>
-            <InterruptForms watch can_run />
+            <InterruptForms watch editor can_run />
             {can_run.then(|| view! {
                 <form class="chat-compose" on:submit=move |event| { event.prevent_default(); send(); }>
                     <textarea rows="2" placeholder="Message (Enter to send, Shift+Enter for a new line)"
@@ -206,6 +224,8 @@ fn message_view(message: ChatMessage) -> impl IntoView {
             </details>
         }
         .into_any(),
+        // A reply is read as Markdown (safely: no HTML of its own).
+        Role::Assistant => view! { <Markdown text=message.content.clone() /> }.into_any(),
         _ => view! { <p>{message.content.clone()}</p> }.into_any(),
     };
     view! {

@@ -3,12 +3,14 @@
 //! question in words, or go on past a breakpoint. Answering resumes the
 //! run, and the canvas goes on animating it.
 
+use heddle_engine::format::ChannelType;
 use heddle_engine::model::ToolCall;
 use heddle_engine::run::{Interrupt, InterruptWhen};
 use leptos::prelude::*;
 use serde_json::{Value, json};
 
 use super::show_json;
+use crate::editor::state::Editor;
 use crate::live::Watch;
 
 /// What kind of answer a pause wants, read from its payload.
@@ -21,8 +23,8 @@ pub enum Ask {
     },
     /// A breakpoint: go on.
     Breakpoint { before: bool },
-    /// A question (an `ask` node): answer in words.
-    Question { prompt: String },
+    /// A question (an `ask` node), answered into channel `answer`.
+    Question { prompt: String, answer: String },
     /// Something else: answer with JSON.
     Other,
 }
@@ -41,15 +43,18 @@ impl Ask {
             return Ask::Approval { prompt, calls };
         }
         if payload["prompt"].is_string() {
-            return Ask::Question { prompt };
+            let answer = payload["answer"].as_str().unwrap_or_default().to_string();
+            return Ask::Question { prompt, answer };
         }
         Ask::Other
     }
 }
 
-/// The answer forms of the watched run's pauses (editors only).
+/// The answer forms of the watched run's pauses (editors only). The
+/// graph's channels say what an answer is: yes or no for a boolean, a
+/// number for a number, words otherwise.
 #[component]
-pub fn InterruptForms(watch: Watch, can_run: bool) -> impl IntoView {
+pub fn InterruptForms(watch: Watch, editor: Editor, can_run: bool) -> impl IntoView {
     let interrupts = move || {
         if watch.cursor.get().is_some() {
             return Vec::new();
@@ -59,7 +64,7 @@ pub fn InterruptForms(watch: Watch, can_run: bool) -> impl IntoView {
     move || {
         interrupts()
             .into_iter()
-            .map(|interrupt| view! { <InterruptForm watch interrupt can_run /> })
+            .map(|interrupt| view! { <InterruptForm watch editor interrupt can_run /> })
             .collect_view()
     }
 }
@@ -85,7 +90,12 @@ fn answer(watch: Watch, value: Value, error: RwSignal<Option<String>>, pending: 
 }
 
 #[component]
-fn InterruptForm(watch: Watch, interrupt: Interrupt, can_run: bool) -> impl IntoView {
+fn InterruptForm(
+    watch: Watch,
+    editor: Editor,
+    interrupt: Interrupt,
+    can_run: bool,
+) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let pending = RwSignal::new(false);
     let node = interrupt.node.to_string();
@@ -174,21 +184,21 @@ fn InterruptForm(watch: Watch, interrupt: Interrupt, can_run: bool) -> impl Into
             }
             .into_any()
         }
-        Ask::Question { prompt } => {
-            let text = RwSignal::new(String::new());
+        Ask::Question {
+            prompt,
+            answer: channel,
+        } => {
+            let ty = editor.skeleton.with_untracked(|document| {
+                document
+                    .state
+                    .channels
+                    .get(&channel)
+                    .map(|channel| channel.ty)
+            });
+            let form = can_run.then(|| question_form(watch, ty, error, pending));
             view! {
                 <p class="interrupt-prompt">{prompt}</p>
-                {can_run.then(|| view! {
-                    <textarea rows="2" aria-label="Your answer" data-testid="answer-text"
-                        on:input=move |event| text.set(event_target_value(&event))></textarea>
-                    <div class="form-actions">
-                        <button type="button" class="button button-primary" data-testid="answer"
-                            disabled=move || pending.get() || text.with(|t| t.trim().is_empty())
-                            on:click=move |_| answer(watch, Value::String(text.get_untracked()), error, pending)>
-                            "Send answer"
-                        </button>
-                    </div>
-                })}
+                {form}
             }
             .into_any()
         }
@@ -223,6 +233,72 @@ fn InterruptForm(watch: Watch, interrupt: Interrupt, can_run: bool) -> impl Into
     }
 }
 
+/// The answer form of a question, by the type of the channel it fills.
+fn question_form(
+    watch: Watch,
+    ty: Option<ChannelType>,
+    error: RwSignal<Option<String>>,
+    pending: RwSignal<bool>,
+) -> AnyView {
+    match ty {
+        Some(ChannelType::Boolean) => view! {
+            <div class="form-actions">
+                <button type="button" class="button button-primary" data-testid="answer-yes"
+                    disabled=move || pending.get()
+                    on:click=move |_| answer(watch, Value::Bool(true), error, pending)>"Yes"</button>
+                <button type="button" class="button" data-testid="answer-no"
+                    disabled=move || pending.get()
+                    on:click=move |_| answer(watch, Value::Bool(false), error, pending)>"No"</button>
+            </div>
+        }
+        .into_any(),
+        Some(ty @ (ChannelType::Number | ChannelType::Integer)) => {
+            let text = RwSignal::new(String::new());
+            let send = move || {
+                let raw = text.get_untracked();
+                let parsed = if ty == ChannelType::Integer {
+                    raw.trim().parse::<i64>().ok().map(Value::from)
+                } else {
+                    raw.trim().parse::<f64>().ok().map(Value::from)
+                };
+                match parsed {
+                    Some(value) => answer(watch, value, error, pending),
+                    None => error.set(Some(if ty == ChannelType::Integer {
+                        "the answer must be a whole number".to_string()
+                    } else {
+                        "the answer must be a number".to_string()
+                    })),
+                }
+            };
+            view! {
+                <form class="form-actions" on:submit=move |event| { event.prevent_default(); send(); }>
+                    <input type="number" step=if ty == ChannelType::Integer { "1" } else { "any" }
+                        aria-label="Your answer" data-testid="answer-number"
+                        on:input=move |event| text.set(event_target_value(&event)) />
+                    <button type="submit" class="button button-primary" data-testid="answer"
+                        disabled=move || pending.get() || text.with(|t| t.trim().is_empty())>"Send answer"</button>
+                </form>
+            }
+            .into_any()
+        }
+        _ => {
+            let text = RwSignal::new(String::new());
+            view! {
+                <textarea rows="2" aria-label="Your answer" data-testid="answer-text"
+                    on:input=move |event| text.set(event_target_value(&event))></textarea>
+                <div class="form-actions">
+                    <button type="button" class="button button-primary" data-testid="answer"
+                        disabled=move || pending.get() || text.with(|t| t.trim().is_empty())
+                        on:click=move |_| answer(watch, Value::String(text.get_untracked()), error, pending)>
+                        "Send answer"
+                    </button>
+                </div>
+            }
+            .into_any()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use heddle_engine::run::Interrupt;
@@ -254,7 +330,8 @@ mod tests {
                 json!({"prompt": "Refund?", "answer": "approved"})
             )),
             Ask::Question {
-                prompt: "Refund?".into()
+                prompt: "Refund?".into(),
+                answer: "approved".into()
             }
         );
         assert_eq!(

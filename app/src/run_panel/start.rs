@@ -3,12 +3,14 @@
 //! the run is paused, and the run's result or error.
 
 use heddle_engine::format::ChannelType;
-use heddle_engine::run::RunStatus;
+use heddle_engine::model::ChatMessage;
+use heddle_engine::run::{EventPayload, RunStatus};
 use leptos::prelude::*;
 use serde_json::{Map, Value};
 
 use super::interrupt::InterruptForms;
 use super::{InputField, PanelState, input_fields, node_ids, show_json};
+use crate::components::Markdown;
 use crate::editor::state::Editor;
 use crate::live::{StartOptions, Watch};
 
@@ -158,7 +160,7 @@ pub fn RunTab(
                 <p class="hint">"You can watch, replay and inspect runs here; starting, answering and forking them needs the editor role."</p>
             })}
             <div class="run-outcome">
-                <InterruptForms watch can_run />
+                <InterruptForms watch editor can_run />
                 <RunResult watch />
             </div>
         </div>
@@ -233,46 +235,108 @@ pub(super) fn InputRow(
     }
 }
 
-/// The run's result: its output when it finished, why it failed.
+/// How a run ended, for people.
+#[derive(Clone, PartialEq)]
+enum Ending {
+    /// Its final state.
+    Finished(Value),
+    Failed(String),
+    Cancelled(u32),
+}
+
+/// The run's result, for people: the answer (the last assistant message,
+/// rendered), the other channels it set in a short list, the whole state
+/// behind a toggle; or why it failed.
 #[component]
 fn RunResult(watch: Watch) -> impl IntoView {
-    let result = move || {
+    let ending = Memo::new(move |_| {
         watch.log.with(|log| {
             log.events
                 .iter()
                 .rev()
                 .find_map(|event| match &event.payload {
-                    heddle_engine::run::EventPayload::RunFinished { output, .. } => {
-                        Some((RunStatus::Finished, show_json(output, 4000)))
+                    EventPayload::RunFinished { output, .. } => {
+                        Some(Ending::Finished(output.clone()))
                     }
-                    heddle_engine::run::EventPayload::RunFailed { error, .. } => {
-                        Some((RunStatus::Failed, error.clone()))
-                    }
-                    heddle_engine::run::EventPayload::RunCancelled { step } => {
-                        Some((RunStatus::Cancelled, format!("Stopped at step {step}.")))
-                    }
+                    EventPayload::RunFailed { error, .. } => Some(Ending::Failed(error.clone())),
+                    EventPayload::RunCancelled { step } => Some(Ending::Cancelled(*step)),
                     _ => None,
                 })
         })
-    };
+    });
     move || {
         if watch.cursor.get().is_some() {
             return None;
         }
-        result().map(|(status, text)| {
-            let heading = match status {
-                RunStatus::Finished => "Output",
-                RunStatus::Failed => "Failed",
-                _ => "Cancelled",
-            };
-            view! {
-                <section class=format!("run-result run-result-{}", status.as_str()) data-testid="run-result">
-                    <h3>{heading}</h3>
-                    <pre class="json">{text}</pre>
+        Some(match ending.get()? {
+            Ending::Finished(output) => {
+                let answer = ChatMessage::final_answer(&output);
+                let values = shown_values(&output);
+                let state = show_json(&output, 20_000);
+                view! {
+                    <section class="run-result run-result-finished" data-testid="run-result">
+                        {answer.map(|text| view! {
+                            <h3>"Answer"</h3>
+                            <Markdown text class="run-answer" />
+                        })}
+                        {(!values.is_empty()).then(|| view! {
+                            <dl class="run-values">
+                                {values.into_iter().map(|(name, value)| view! {
+                                    <dt class="mono">{name}</dt>
+                                    <dd>{value}</dd>
+                                }).collect_view()}
+                            </dl>
+                        })}
+                        <details class="run-state">
+                            <summary>"The whole state (JSON)"</summary>
+                            <pre class="json">{state}</pre>
+                        </details>
+                    </section>
+                }
+                .into_any()
+            }
+            Ending::Failed(error) => view! {
+                <section class="run-result run-result-failed" data-testid="run-result">
+                    <h3>"Failed"</h3>
+                    <pre class="json">{error}</pre>
                 </section>
             }
+            .into_any(),
+            Ending::Cancelled(step) => view! {
+                <section class="run-result run-result-cancelled" data-testid="run-result">
+                    <h3>"Cancelled"</h3>
+                    <p>{format!("Stopped at step {step}.")}</p>
+                </section>
+            }
+            .into_any(),
         })
     }
+}
+
+/// The channels of a final state worth a line each: text, numbers, yes or
+/// no, short lists and objects (a conversation is the answer above).
+fn shown_values(output: &Value) -> Vec<(String, String)> {
+    let Some(channels) = output.as_object() else {
+        return Vec::new();
+    };
+    channels
+        .iter()
+        .filter_map(|(name, value)| {
+            let text = match value {
+                Value::Null => return None,
+                Value::String(text) if text.is_empty() => return None,
+                Value::String(text) => text.clone(),
+                Value::Array(items)
+                    if items.is_empty() || items.iter().all(|item| item.get("role").is_some()) =>
+                {
+                    return None;
+                }
+                Value::Object(map) if map.is_empty() => return None,
+                other => show_json(other, 300),
+            };
+            Some((name.clone(), text))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -280,8 +344,29 @@ mod tests {
     use heddle_engine::format::ChannelType;
     use serde_json::json;
 
-    use super::parse_field;
+    use super::{parse_field, shown_values};
     use crate::run_panel::InputField;
+
+    #[test]
+    fn a_result_lists_what_reads_as_a_line_and_leaves_the_conversation_to_the_answer() {
+        let output = json!({
+            "messages": [{"role": "user", "content": "hi"}],
+            "decision": "Refund approved",
+            "approved": true,
+            "count": 3,
+            "notes": "",
+            "empty": {},
+            "nothing": null
+        });
+        assert_eq!(
+            shown_values(&output),
+            [
+                ("approved".to_string(), "true".to_string()),
+                ("count".to_string(), "3".to_string()),
+                ("decision".to_string(), "Refund approved".to_string()),
+            ]
+        );
+    }
 
     fn field(ty: ChannelType) -> InputField {
         InputField {
