@@ -74,6 +74,14 @@ pub struct VersionSummary {
     pub created_at: String,
     /// Who saved it (`None` before accounts).
     pub author: Option<String>,
+    /// What the save changed, in words ("added node `tools`, edited the
+    /// system prompt of `agent`"); empty for versions saved before Heddle
+    /// kept it.
+    #[serde(default)]
+    pub summary: String,
+    /// The name someone gave the version, if any.
+    #[serde(default)]
+    pub label: Option<String>,
 }
 
 /// Everything the graph page shows.
@@ -160,6 +168,14 @@ pub async fn restore_version(graph_id: String, version: i64) -> Result<i64, AppE
 }
 
 /// Renames a graph (a new version with the new name).
+/// Names a version ("before the billing rework"); an empty label takes the
+/// name away.
+#[server(endpoint = "label_version")]
+pub async fn label_version(graph_id: String, version: i64, label: String) -> Result<(), AppError> {
+    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Editor).await?;
+    with_error_status(ssr::label_version(&db, &allowed, version, &label).await)
+}
+
 #[server(endpoint = "rename_graph")]
 pub async fn rename_graph(id: String, name: String) -> Result<(), AppError> {
     let (db, allowed) = crate::access::ssr::require_here(&id, Role::Editor).await?;

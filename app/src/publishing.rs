@@ -61,6 +61,14 @@ pub struct Live {
     pub pending: RwSignal<bool>,
 }
 
+/// The published version in what the server answered, if it answered.
+fn live_version(loaded: Option<&Result<Option<Publication>, AppError>>) -> Option<i64> {
+    loaded
+        .and_then(|result| result.as_ref().ok())
+        .and_then(Option::as_ref)
+        .map(|publication| publication.version)
+}
+
 impl Live {
     pub fn new(graph_id: String) -> Self {
         let changed = RwSignal::new(0u32);
@@ -79,10 +87,13 @@ impl Live {
     /// The live version, once loaded.
     pub fn version(&self) -> Option<i64> {
         self.publication
-            .get()
-            .and_then(Result::ok)
-            .flatten()
-            .map(|publication| publication.version)
+            .with(|loaded| live_version(loaded.as_ref()))
+    }
+
+    /// The live version, read without tracking.
+    pub fn version_untracked(&self) -> Option<i64> {
+        self.publication
+            .with_untracked(|loaded| live_version(loaded.as_ref()))
     }
 
     /// Makes `version` live.

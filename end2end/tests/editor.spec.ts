@@ -191,9 +191,25 @@ test("the version history previews and restores an earlier version", async ({ pa
   await expect(page.getByTestId("version")).toHaveText("v3");
 
   await page.locator(".history summary", { hasText: "Version history" }).click();
+  // Each version says what it changed; one person's saves minutes apart
+  // are one entry, the earlier ones folded under the newest.
+  const v3 = page.locator('.version-row[data-version="3"]');
+  await expect(v3.locator(".version-summary")).toHaveText("added node `end`");
   const v2 = page.locator('.version-row[data-version="2"]');
+  await expect(v2).toBeHidden();
+  await page.locator(".version-fold summary", { hasText: "2 earlier saves" }).click();
   await expect(v2).toContainText("olivia");
-  await v2.getByRole("button", { name: "Preview" }).click();
+  await expect(v2.locator(".version-summary")).toHaveText("added node `start`");
+  await expect(page.locator('.version-row[data-version="1"] .version-summary')).toHaveText("created the graph");
+  // A version can be named; a named one stands on its own.
+  await v3.getByRole("button", { name: "Name" }).click();
+  await v3.getByLabel("Version name").fill("both ends");
+  await v3.getByLabel("Version name").press("Enter");
+  await expect(page.locator('.version-row[data-version="3"] .version-label')).toHaveText("both ends");
+  const versions = await (await page.request.get(`/api/v1/graphs/${id}/versions`)).json();
+  expect(versions[0]).toMatchObject({ version: 3, label: "both ends", summary: "added node `end`" });
+  await page.screenshot({ path: "../target/e2e/screens/versions-light.png" });
+  await page.locator('.version-row[data-version="2"]').getByRole("button", { name: "Preview" }).click();
   await expect(page.getByRole("dialog", { name: "Version preview" })).toContainText("Version 2");
   await page.getByRole("button", { name: "Restore this version" }).click();
   await expect(page.locator(".canvas-node")).toHaveCount(1);

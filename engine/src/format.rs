@@ -8,9 +8,11 @@
 //! here; each kind reads its own during validation, so an unknown kind or a
 //! bad config is a located problem, not a parse failure.
 
+mod changes;
 mod document;
 mod migrate;
 
+pub use changes::{Change, changes, summary};
 pub use document::{
     Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Limits, NodeSpec, Note, Position,
     Reducer, RetryOn, RetryPolicy, Size, StateSchema,

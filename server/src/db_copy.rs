@@ -105,6 +105,8 @@ const TABLES: &[Table] = &[
             ("created_at", Text),
             ("author_id", Text),
             ("node_count", Integer),
+            ("summary", Text),
+            ("label", Text),
         ],
         order: "graph_id, version",
     },

@@ -230,8 +230,8 @@ pub async fn create(
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(
-            "INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id, node_count)
-             VALUES ($1, 1, $2, $3, $4, $5, $6)",
+            "INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id, node_count, summary)
+             VALUES ($1, 1, $2, $3, $4, $5, $6, 'created the graph')",
         )
         .bind(&id)
         .bind(&name)
@@ -283,11 +283,23 @@ pub async fn get(db: &Db, allowed: &Allowed) -> Result<GraphDetail, AppError> {
 }
 
 /// Saves `document` as the next version, if `base_version` is the newest.
+/// The version records what changed since the one before, in words.
 pub async fn save(
     db: &Db,
     allowed: &Allowed,
     base_version: i64,
     document: &GraphDocument,
+) -> Result<Saved, AppError> {
+    save_noted(db, allowed, base_version, document, None).await
+}
+
+/// [`save`], with what the version is (`note`) said instead of worked out.
+async fn save_noted(
+    db: &Db,
+    allowed: &Allowed,
+    base_version: i64,
+    document: &GraphDocument,
+    note: Option<String>,
 ) -> Result<Saved, AppError> {
     allowed.at_least(Role::Editor)?;
     let (id, author) = (allowed.graph().clone(), allowed.user());
@@ -298,17 +310,29 @@ pub async fn save(
     let lock = format!("graph {}", id.as_str());
     let (version, updated_at) = on_db!(db, pool => {
         let mut tx = pool.begin_write(&lock).await?;
-        let current: Option<i64> = sqlx::query_scalar("SELECT version FROM graphs WHERE id = $1")
-            .bind(id.as_str())
-            .fetch_optional(&mut *tx)
-            .await?;
-        let current = current.ok_or_else(|| not_found(&id))?;
+        let current: Option<(i64, String)> =
+            sqlx::query_as("SELECT version, graph_json FROM graphs WHERE id = $1")
+                .bind(id.as_str())
+                .fetch_optional(&mut *tx)
+                .await?;
+        let (current, previous) = current.ok_or_else(|| not_found(&id))?;
         if current != base_version {
             return Err(AppError::Conflict {
                 base_version,
                 current_version: current,
             });
         }
+        let summary = note.clone().unwrap_or_else(|| {
+            // A stored version that no longer reads is described as a whole.
+            GraphDocument::from_json(&previous).map_or_else(
+                |_| "replaced the graph".to_string(),
+                |previous| {
+                    heddle_engine::format::summary(&heddle_engine::format::changes(
+                        &previous, document,
+                    ))
+                },
+            )
+        });
         let version = current + 1;
         let updated_at: String = sqlx::query_scalar(
             "UPDATE graphs SET graph_json = $1, name = $2, version = $3, node_count = $4, updated_at = $5
@@ -325,8 +349,8 @@ pub async fn save(
         .fetch_one(&mut *tx)
         .await?;
         sqlx::query(
-            "INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id, node_count)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            "INSERT INTO graph_versions (graph_id, version, name, graph_json, created_at, author_id, node_count, summary)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
         )
         .bind(id.as_str())
         .bind(version)
@@ -335,6 +359,7 @@ pub async fn save(
         .bind(&updated_at)
         .bind(author.id.as_str())
         .bind(nodes)
+        .bind(&summary)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -348,10 +373,18 @@ pub async fn save(
 }
 
 pub async fn versions(db: &Db, allowed: &Allowed) -> Result<Vec<VersionSummary>, AppError> {
-    /// version, name, node count, time, author
-    type Row = (i64, String, i64, String, Option<String>);
+    /// version, name, node count, time, author, what changed, its label
+    type Row = (
+        i64,
+        String,
+        i64,
+        String,
+        Option<String>,
+        String,
+        Option<String>,
+    );
     let rows: Vec<Row> = on_db!(db, pool => sqlx::query_as(
-        "SELECT v.version, v.name, v.node_count, v.created_at, u.username
+        "SELECT v.version, v.name, v.node_count, v.created_at, u.username, v.summary, v.label
          FROM graph_versions v LEFT JOIN users u ON u.id = v.author_id
          WHERE v.graph_id = $1 ORDER BY v.version DESC",
     )
@@ -361,12 +394,14 @@ pub async fn versions(db: &Db, allowed: &Allowed) -> Result<Vec<VersionSummary>,
     Ok(rows
         .into_iter()
         .map(
-            |(version, name, node_count, created_at, author)| VersionSummary {
+            |(version, name, node_count, created_at, author, summary, label)| VersionSummary {
                 version,
                 name,
                 node_count,
                 created_at,
                 author,
+                summary,
+                label,
             },
         )
         .collect())
@@ -410,7 +445,44 @@ pub async fn restore(db: &Db, allowed: &Allowed, version_number: i64) -> Result<
         AppError::Internal
     })?;
     let current = get(db, allowed).await?.version;
-    save(db, allowed, current, &document).await
+    let note = format!("restored version {version_number}");
+    save_noted(db, allowed, current, &document, Some(note)).await
+}
+
+/// Names version `version_number` ("before the billing rework"), or with
+/// an empty label takes its name away. Editors and owners only.
+pub async fn label_version(
+    db: &Db,
+    allowed: &Allowed,
+    version_number: i64,
+    label: &str,
+) -> Result<(), AppError> {
+    allowed.at_least(Role::Editor)?;
+    let label = label.trim();
+    if label.chars().count() > 80 {
+        return Err(AppError::InvalidInput(
+            "label: a version's name is at most 80 characters".into(),
+        ));
+    }
+    if label.chars().any(char::is_control) {
+        return Err(AppError::InvalidInput(
+            "label: a version's name is one line of text".into(),
+        ));
+    }
+    let label = (!label.is_empty()).then_some(label);
+    let changed = on_db!(db, pool => sqlx::query(
+        "UPDATE graph_versions SET label = $1 WHERE graph_id = $2 AND version = $3",
+    )
+    .bind(label)
+    .bind(allowed.graph().as_str())
+    .bind(version_number)
+    .execute(pool)
+    .await
+    .map(|done| done.rows_affected()))?;
+    if changed == 0 {
+        return Err(AppError::not_found(format!("version {version_number}")));
+    }
+    Ok(())
 }
 
 /// Deletes a graph with its versions, threads, runs, checkpoints and

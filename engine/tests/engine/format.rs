@@ -138,3 +138,51 @@ async fn the_example_in_the_format_docs_runs() {
     let (result, _) = crate::support::run(&std::sync::Arc::new(graph), json!({})).await;
     assert_eq!(result.unwrap().state["count"], 3);
 }
+
+#[test]
+fn a_save_is_described_by_what_it_changed() {
+    use heddle_engine::format::{changes, summary};
+    let before = crate::support::document(json!({
+        "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+        "nodes": [
+            {"id": "start", "kind": "start", "position": {"x": 0.0, "y": 0.0}},
+            {"id": "agent", "kind": "agent", "config": {"system": "Be brief."}, "position": {"x": 240.0, "y": 0.0}},
+            {"id": "old", "kind": "end"}
+        ],
+        "edges": [{"id": "e1", "from": "start", "to": "agent"}, {"id": "e2", "from": "agent", "to": "old"}]
+    }));
+    let mut after = before.clone();
+    after.nodes[1].config = json!({"system": "Be kind.", "tools": ["calculator"]});
+    after.nodes[0].position = Some(heddle_engine::format::Position { x: 10.0, y: 0.0 });
+    after.nodes.retain(|node| node.id.as_str() != "old");
+    after.edges.retain(|edge| edge.id.as_str() != "e2");
+    let mut end: heddle_engine::format::NodeSpec =
+        serde_json::from_value(json!({"id": "end", "kind": "end"})).unwrap();
+    end.label = "Done".into();
+    after.nodes.push(end);
+    after
+        .edges
+        .push(serde_json::from_value(json!({"id": "e3", "from": "agent", "to": "end"})).unwrap());
+    after.description = "Answers.".into();
+    let found: Vec<String> = changes(&before, &after)
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        found,
+        [
+            "edited the description",
+            "edited the system prompt and the tools of `agent`",
+            "added node `end`",
+            "removed node `old`",
+            "moved a node",
+            "connected `agent` → `end`",
+            "removed the edge `agent` → `old`",
+        ]
+    );
+    assert_eq!(
+        summary(&changes(&before, &after)),
+        "edited the description, edited the system prompt and the tools of `agent`, added node `end` and 4 more"
+    );
+    assert!(changes(&before, &before).is_empty());
+}

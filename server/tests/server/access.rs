@@ -495,6 +495,18 @@ async fn every_server_function_answers_each_caller_as_their_role_allows() {
             Need::Editor,
             200,
         ),
+        (
+            "label_version",
+            vec![("graph_id", g), ("version", "1"), ("label", "first")],
+            Need::Editor,
+            200,
+        ),
+        (
+            "create_graph",
+            vec![("template", "chat-agent")],
+            Need::Account,
+            200,
+        ),
         ("sharing", vec![("graph_id", g)], Need::Owner, 200),
         (
             "create_share_link",

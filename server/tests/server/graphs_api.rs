@@ -1,5 +1,7 @@
 //! The graph server functions over HTTP, as the app and scripts call them.
 
+use reqwest::Method;
+
 use crate::support::TestServer;
 
 #[tokio::test]
@@ -230,4 +232,122 @@ async fn saving_importing_and_deleting_go_through_typed_server_functions() {
         )
         .await;
     assert_eq!(status, 404);
+}
+
+/// "New graph" → "Chat agent" makes a graph that can run at once; an
+/// unknown template is a 404 naming it, and nothing is made.
+#[tokio::test]
+async fn the_chat_agent_template_makes_a_graph_that_runs_as_it_is() {
+    let server = TestServer::start().await;
+    let response = server
+        .call("create_graph", &[("template", "chat-agent")])
+        .await;
+    assert_eq!(response.status(), 200);
+    let id: String = response.json().await.unwrap();
+    let (status, graph) = server
+        .api(Method::GET, &format!("/api/v1/graphs/{id}"), None)
+        .await;
+    assert_eq!(status, 200, "{graph}");
+    assert_eq!(graph["name"], "Chat agent");
+    let run = server
+        .start_run(&id, serde_json::json!({"input": {"messages": "hello"}}))
+        .await;
+    let finished = server.wait_for_run(&run).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+
+    let response = server
+        .call("create_graph", &[("template", "../../etc/passwd")])
+        .await;
+    assert_eq!(response.status(), 404);
+    assert!(
+        response
+            .text()
+            .await
+            .unwrap()
+            .contains("template ../../etc/passwd")
+    );
+    let (_, list) = server.api(Method::GET, "/api/v1/graphs", None).await;
+    assert_eq!(list.as_array().map(Vec::len), Some(1));
+}
+
+/// Each version says what its save changed; restoring says so; a version
+/// can be named, within limits, by editors.
+#[tokio::test]
+async fn versions_say_what_changed_and_can_be_named() {
+    let server = TestServer::start().await;
+    let (_, created) = server
+        .api(Method::POST, "/api/v1/graphs", Some(serde_json::json!({})))
+        .await;
+    let id = created["id"].as_str().unwrap().to_string();
+    let (_, graph) = server
+        .api(Method::GET, &format!("/api/v1/graphs/{id}"), None)
+        .await;
+    let mut document: serde_json::Value = graph["document"].clone();
+    document["nodes"] = serde_json::json!([{"id": "start", "kind": "start"}]);
+    let (status, saved) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{id}"),
+            Some(serde_json::json!({"base_version": 1, "document": document})),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    let response = server
+        .call("restore_version", &[("graph_id", &id), ("version", "1")])
+        .await;
+    assert_eq!(response.status(), 200);
+    let response = server
+        .call(
+            "label_version",
+            &[
+                ("graph_id", &id),
+                ("version", "2"),
+                ("label", "  with a start  "),
+            ],
+        )
+        .await;
+    assert_eq!(response.status(), 200);
+    let (_, versions) = server
+        .api(Method::GET, &format!("/api/v1/graphs/{id}/versions"), None)
+        .await;
+    let described: Vec<(i64, &str, Option<&str>)> = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["version"].as_i64().unwrap(),
+                v["summary"].as_str().unwrap(),
+                v["label"].as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        described,
+        [
+            (3, "restored version 1", None),
+            (2, "added node `start`", Some("with a start")),
+            (1, "created the graph", None),
+        ]
+    );
+    for (label, error) in [
+        ("x".repeat(81), "at most 80 characters"),
+        ("two\nlines".to_string(), "one line of text"),
+    ] {
+        let response = server
+            .call(
+                "label_version",
+                &[("graph_id", &id), ("version", "2"), ("label", &label)],
+            )
+            .await;
+        assert_eq!(response.status(), 400);
+        assert!(response.text().await.unwrap().contains(error));
+    }
+    let response = server
+        .call(
+            "label_version",
+            &[("graph_id", &id), ("version", "9"), ("label", "nope")],
+        )
+        .await;
+    assert_eq!(response.status(), 404);
 }
