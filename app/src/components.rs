@@ -1,6 +1,7 @@
 //! Pieces of UI the pages share, one file per component.
 
 mod copy_button;
+mod dialog;
 mod error_view;
 mod form_error;
 mod graph_preview;
@@ -12,6 +13,7 @@ mod share_panel;
 mod triggers;
 
 pub use copy_button::{CopyButton, page_origin};
+pub use dialog::Dialog;
 pub use error_view::ErrorView;
 pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;
@@ -19,5 +21,5 @@ pub use header::Header;
 pub use markdown::{Markdown, to_html as markdown_html};
 pub use not_found_view::NotFoundView;
 pub use publish_control::PublishControl;
-pub use share_panel::SharePanel;
+pub use share_panel::ShareDialog;
 pub use triggers::TriggersPanel;

@@ -42,12 +42,20 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   await owner.goto(`/graphs/${id}`);
   await hydrated(owner);
   await expect(owner.getByTestId("role")).toHaveText("owner");
+  // The owner's copy is their graph: no "Make a copy"; Share opens the dialog.
+  await expect(owner.getByRole("button", { name: "Make a copy" })).toHaveCount(0);
+  await owner.getByTestId("share").click();
+  const dialog = owner.getByRole("dialog", { name: "Share" });
+  await expect(dialog).toBeVisible();
   await owner.getByTestId("link-role").selectOption("viewer");
   await owner.getByRole("button", { name: "Create link" }).click();
   const urlBox = owner.getByTestId("share-url");
-  await expect(urlBox).toHaveValue(/\/share\/[0-9a-f]{64}$/);
+  await expect(urlBox).toHaveValue(/^http:\/\/127\.0\.0\.1:\d+\/share\/[0-9a-f]{64}$/);
+  await expect(dialog.getByRole("button", { name: "Copy" })).toBeVisible();
   const shareUrl = await urlBox.inputValue();
   await owner.screenshot({ path: "../target/e2e/screens/share-owner-light.png" });
+  await dialog.getByRole("button", { name: "Done" }).click();
+  await expect(dialog).toHaveCount(0);
 
   // The teammate opens it, is asked to log in, makes an account instead,
   // and lands on the graph as a viewer.
@@ -106,9 +114,14 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   expect(refused.body.error.message).toBe("you are a viewer of this graph; this needs the editor role");
 
   // The owner revokes the link; the teammate's open page hears it.
+  await owner.getByTestId("share").click();
   await owner.getByRole("button", { name: "Revoke" }).click();
   await expect(owner.getByText("No active links.")).toBeVisible();
   await expect(teammate.getByTestId("access-ended")).toBeVisible();
+  // Nothing that would fail is offered any more.
+  await expect(teammate.getByRole("button", { name: "Make a copy" })).toBeDisabled();
+  await owner.keyboard.press("Escape");
+  await expect(dialog).toHaveCount(0);
   await teammate.screenshot({ path: "../target/e2e/screens/share-revoked-light.png" });
   const reloaded = await teammate.reload();
   expect(reloaded?.status()).toBe(404);

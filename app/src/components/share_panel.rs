@@ -1,19 +1,41 @@
-//! The owner's share panel on a graph's page: share links (role, expiry,
-//! copy, revoke) and teammates granted a role by name.
+//! The owner's Share dialog on a graph's page (the Share button in the
+//! graph's bar): share links (role, expiry, copy, revoke) and teammates
+//! granted a role by name.
 
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 
 use crate::access::Role;
-use crate::components::{ErrorView, FormError, action_error};
+use crate::components::{CopyButton, Dialog, ErrorView, FormError, action_error, page_origin};
 use crate::graphs::display_timestamp;
 use crate::sharing::{
     CreateShareLink, RevokeShareLink, SetMemberRole, ShareLink, Sharing, get_sharing,
 };
 
-/// The panel; only rendered for the graph's owner.
+/// The dialog; only offered to the graph's owner. Escape, the backdrop
+/// and Done close it.
 #[component]
-pub fn SharePanel(graph_id: String) -> impl IntoView {
+pub fn ShareDialog(graph_id: String, open: RwSignal<bool>) -> impl IntoView {
+    let done = NodeRef::<leptos::html::Button>::new();
+    // Focus moves into the dialog, so Tab works at once.
+    Effect::new(move |_| {
+        if let Some(button) = done.get() {
+            let _ = button.focus();
+        }
+    });
+    view! {
+        <Dialog on_close=Callback::new(move |()| open.set(false)) labelled_by="share-title" class="share-dialog">
+            <SharePanel graph_id />
+            <div class="dialog-actions">
+                <button class="button" type="button" node_ref=done on:click=move |_| open.set(false)>"Done"</button>
+            </div>
+        </Dialog>
+    }
+}
+
+/// Links and teammates.
+#[component]
+fn SharePanel(graph_id: String) -> impl IntoView {
     let create = ServerAction::<CreateShareLink>::new();
     let revoke = ServerAction::<RevokeShareLink>::new();
     let member = ServerAction::<SetMemberRole>::new();
@@ -32,7 +54,8 @@ pub fn SharePanel(graph_id: String) -> impl IntoView {
     let member_graph = graph_id.clone();
     view! {
         <section class="share-panel" aria-labelledby="share-title">
-            <h2 class="inspector-title" id="share-title">"Share"</h2>
+            <h2 id="share-title">"Share"</h2>
+            <p class="page-sub">"A link gives whoever opens it (after logging in) the role you choose; teammates get theirs by name."</p>
             <ActionForm action=create attr:class="share-form">
                 <input type="hidden" name="graph_id" value=graph_id.clone() />
                 <label class="field">
@@ -120,17 +143,7 @@ fn Links(sharing: Sharing, revoke: ServerAction<RevokeShareLink>) -> impl IntoVi
 
 #[component]
 fn LinkRow(link: ShareLink, revoke: ServerAction<RevokeShareLink>) -> impl IntoView {
-    let url = move || {
-        #[cfg(feature = "hydrate")]
-        {
-            let origin = window().location().origin().unwrap_or_default();
-            format!("{origin}{}", link.path)
-        }
-        #[cfg(not(feature = "hydrate"))]
-        {
-            link.path.clone()
-        }
-    };
+    let url = format!("{}{}", page_origin(), link.path);
     let expiry = link
         .expires_at
         .as_deref()
@@ -148,7 +161,8 @@ fn LinkRow(link: ShareLink, revoke: ServerAction<RevokeShareLink>) -> impl IntoV
     };
     view! {
         <li class="link-row">
-            <input class="mono link-url" readonly value=url aria-label="Share link" data-testid="share-url" />
+            <input class="mono link-url" readonly value=url.clone() aria-label="Share link" data-testid="share-url" />
+            <CopyButton text=url />
             <span class="link-meta">{format!("{role} · {expiry} · {uses}")}</span>
             <ActionForm action=revoke attr:class="inline-form">
                 <input type="hidden" name="graph_id" value=link.graph_id.clone() />

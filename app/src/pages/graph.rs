@@ -13,7 +13,7 @@ use leptos::form::ActionForm;
 
 use heddle_engine::GraphDocument;
 
-use crate::components::{ErrorView, NotFoundView, PublishControl, SharePanel, TriggersPanel};
+use crate::components::{ErrorView, NotFoundView, PublishControl, ShareDialog, TriggersPanel};
 use crate::editor::GraphEditor;
 use crate::editor::persist::{Persistence, SaveState};
 use crate::editor::state::Editor;
@@ -122,6 +122,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let panel_id = id.clone();
     let status = persistence.status;
     let live = Live::new(id.clone());
+    let sharing = RwSignal::new(false);
     let panel = PanelState::new();
     let run_to = role
         .can_edit()
@@ -158,11 +159,22 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 <RunStatus watch />
                 <span class="graph-bar-spacer"></span>
                 {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch /> })}
-                <ActionForm action=copy attr:class="inline-form">
-                    <input type="hidden" name="id" value=copy_id />
-                    <button class="button" type="submit" disabled=copy.pending()>"Make a copy"</button>
-                </ActionForm>
+                {(role == Role::Owner).then(|| view! {
+                    <button class="button" type="button" data-testid="share"
+                        aria-haspopup="dialog" on:click=move |_| sharing.set(true)>"Share"</button>
+                })}
+                // The owner has the graph already (Duplicate is on the graphs
+                // page); a copy is for the people it was shared with, while
+                // their access lasts.
+                {(role != Role::Owner).then(|| view! {
+                    <ActionForm action=copy attr:class="inline-form">
+                        <input type="hidden" name="id" value=copy_id />
+                        <button class="button" type="submit"
+                            disabled=move || copy.pending().get() || watch.link.get() == Link::Revoked>"Make a copy"</button>
+                    </ActionForm>
+                })}
             </div>
+            {move || sharing.get().then(|| view! { <ShareDialog graph_id=share_id.clone() open=sharing /> })}
             {move || (watch.link.get() == Link::Revoked).then(|| view! {
                 <p class="notice notice-error graph-notice" role="alert" data-testid="access-ended">
                     "Your access to this graph ended: the owner revoked the link or your role. "
@@ -180,7 +192,6 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
             >
                 <RunHistory graph_id=history_id watch />
                 <TriggersPanel graph_id=triggers_id can_edit=role.can_edit() />
-                {(role == Role::Owner).then(move || view! { <SharePanel graph_id=share_id /> })}
                 <details class="document">
                     <summary>"Details"</summary>
                     <dl class="facts">

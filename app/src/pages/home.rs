@@ -4,7 +4,7 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::components::{ErrorView, GraphPreview};
+use crate::components::{Dialog, ErrorView, GraphPreview};
 use crate::examples::{ExampleSummary, UseExample, list_examples};
 use crate::graphs::{CreateGraph, list_graphs};
 
@@ -126,22 +126,15 @@ fn ExamplePreview(
     close: RwSignal<Option<ExampleSummary>>,
 ) -> impl IntoView {
     let pending = use_example.pending();
-    let dismiss = move |_| close.set(None);
-    let on_key = move |event: leptos::ev::KeyboardEvent| {
-        if event.key() == "Escape" {
-            close.set(None);
-        }
-    };
     let cancel = NodeRef::<leptos::html::Button>::new();
-    // Focus moves into the dialog, so Escape and Tab work at once.
+    // Focus moves into the dialog, so Tab works at once.
     Effect::new(move |_| {
         if let Some(button) = cancel.get() {
             let _ = button.focus();
         }
     });
     view! {
-        <div class="dialog-backdrop" on:click=dismiss></div>
-        <div class="dialog example-preview" role="dialog" aria-modal="true" aria-labelledby="example-preview-title" on:keydown=on_key>
+        <Dialog on_close=Callback::new(move |()| close.set(None)) labelled_by="example-preview-title" class="example-preview">
             <h2 id="example-preview-title">{example.name.clone()}</h2>
             <p class="page-sub">{example.description.clone()}</p>
             <div class="example-preview-picture">
@@ -149,7 +142,7 @@ fn ExamplePreview(
             </div>
             <p class="field-hint">{format!("{} nodes · runs on the offline model", example.node_count)}</p>
             <div class="dialog-actions">
-                <button type="button" class="button" node_ref=cancel on:click=dismiss>"Cancel"</button>
+                <button type="button" class="button" node_ref=cancel on:click=move |_| close.set(None)>"Cancel"</button>
                 <ActionForm action=use_example attr:class="inline-form">
                     <input type="hidden" name="slug" value=example.slug.clone() />
                     <button class="button button-primary" type="submit" disabled=pending>
@@ -157,7 +150,7 @@ fn ExamplePreview(
                     </button>
                 </ActionForm>
             </div>
-        </div>
+        </Dialog>
     }
 }
 

@@ -1,0 +1,30 @@
+//! A modal dialog: a backdrop that closes it when clicked, Escape that
+//! closes it wherever the focus is (even after the button that had it went
+//! away), and the panel, labelled by its heading.
+
+use leptos::prelude::*;
+
+#[component]
+pub fn Dialog(
+    /// Closes the dialog.
+    on_close: Callback<()>,
+    /// The id of the element naming the dialog (its heading).
+    labelled_by: &'static str,
+    /// More classes for the panel.
+    #[prop(optional)]
+    class: &'static str,
+    children: Children,
+) -> impl IntoView {
+    let escape = window_event_listener(leptos::ev::keydown, move |event| {
+        if event.key() == "Escape" {
+            on_close.run(());
+        }
+    });
+    on_cleanup(move || escape.remove());
+    view! {
+        <div class="dialog-backdrop" on:click=move |_| on_close.run(())></div>
+        <div class=format!("dialog {class}") role="dialog" aria-modal="true" aria-labelledby=labelled_by>
+            {children()}
+        </div>
+    }
+}
