@@ -282,7 +282,14 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
   expect(stored.document.nodes[0].config.tools).toEqual(["calculator"]);
 
   await connect(page, "llm", "tools");
-  await page.locator(".editor-edge-hit").first().dispatchEvent("pointerdown", { button: 0 });
+  // A click on the drawn line itself selects the edge.
+  const onLine = await page.locator(".editor-edge-line").first().evaluate((line) => {
+    const path = line as SVGPathElement;
+    const point = path.getPointAtLength(path.getTotalLength() / 2);
+    const screen = point.matrixTransform(path.getScreenCTM()!);
+    return { x: screen.x, y: screen.y };
+  });
+  await page.mouse.click(onLine.x, onLine.y);
   const condition = page.locator('input[name="condition"]');
   await condition.fill("len(last(messages).tool_calls) >");
   await expect(page.locator(".field-error")).toContainText("at column");
@@ -292,6 +299,8 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
   await saved(page);
   stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
   expect(stored.document.edges[0].condition).toBe("len(last(messages).tool_calls) > 0");
-  await expect(page.locator(".editor-edge text")).toContainText("len(last(messages)");
+  // A long condition keeps its start and its end; the whole is its tooltip.
+  await expect(page.locator(".editor-edge text")).toContainText("len(last(messa…ol_calls) > 0");
+  await expect(page.locator(".editor-edge text title")).toHaveText("len(last(messages).tool_calls) > 0");
   expect(errors).toEqual([]);
 });

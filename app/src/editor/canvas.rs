@@ -234,6 +234,7 @@ pub fn Canvas(
                     <CanvasNode editor gestures node live problems />
                 </For>
                 <RubberBand gestures />
+                <WireReason gestures />
             </div>
             <QuickAddBox editor open=gestures.quick />
             {move || editor.nodes.with(Vec::is_empty).then(|| view! {
@@ -639,13 +640,7 @@ fn EdgePath(
         })
     };
     let full = edge.route.clone().or_else(|| edge.condition.clone());
-    let label = full.clone().map(|full| {
-        if full.chars().count() > 24 {
-            format!("{}…", full.chars().take(23).collect::<String>())
-        } else {
-            full
-        }
-    });
+    let label = full.as_deref().map(edge_label);
     let conditional = full.is_some();
     let id: EdgeId = edge.id.clone();
     let own_problems = {
@@ -681,6 +676,7 @@ fn EdgePath(
             editor.selected_edge.set(Some(id.clone()));
         }
     };
+    // The whole edge selects it: the wide hit area, the drawn line, the label.
     view! {
         <g
             class="editor-edge"
@@ -689,8 +685,9 @@ fn EdgePath(
             class:taken=taken
             class:has-problems=move || own_problems.with(|text| !text.is_empty())
             data-edge=id.to_string()
+            on:pointerdown=select
         >
-            <path class="editor-edge-hit" d=path on:pointerdown=select>
+            <path class="editor-edge-hit" d=path>
                 {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
             </path>
             <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />
@@ -707,7 +704,21 @@ fn EdgePath(
     }
 }
 
-/// The edge being drawn, red with the reason when it cannot land.
+/// An edge's label as drawn: short ones whole; long ones keep their start
+/// and their end, so two conditions that share a beginning still read
+/// apart (the whole text is the label's tooltip).
+pub fn edge_label(full: &str) -> String {
+    const MAX: usize = 28;
+    let chars: Vec<char> = full.chars().collect();
+    if chars.len() <= MAX {
+        return full.to_string();
+    }
+    let head: String = chars[..MAX / 2].iter().collect();
+    let tail: String = chars[chars.len() - (MAX / 2 - 1)..].iter().collect();
+    format!("{}…{}", head.trim_end(), tail.trim_start())
+}
+
+/// The edge being drawn, red when it cannot land.
 #[component]
 fn WirePreview(
     gestures: Gestures,
@@ -726,11 +737,20 @@ fn WirePreview(
         Some(view! {
             <g class="editor-wire" class:refused=refused>
                 <path d=d />
-                {wire.refusal.map(|reason| view! {
-                    <text class="editor-wire-reason" x=wire.to.x + 12.0 y=wire.to.y - 10.0>{reason}</text>
-                })}
             </g>
         })
+    }
+}
+
+/// Why the edge being drawn cannot land, next to the pointer and above the
+/// nodes (the edges' layer is under them).
+#[component]
+fn WireReason(gestures: Gestures) -> impl IntoView {
+    move || {
+        let wire = gestures.wire.get()?;
+        let reason = wire.refusal?;
+        let style = format!("left: {}px; top: {}px", wire.to.x + 14.0, wire.to.y + 14.0);
+        Some(view! { <div class="editor-wire-reason" role="status" style=style>{reason}</div> })
     }
 }
 
@@ -762,5 +782,21 @@ pub(super) fn commit_focused_field() {
         .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
     {
         field.blur().ok();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::edge_label;
+
+    #[test]
+    fn long_labels_keep_their_start_and_end_so_they_read_apart() {
+        assert_eq!(edge_label("count < 3"), "count < 3");
+        let a = edge_label("len(last(messages).tool_calls) > 0");
+        let b = edge_label("len(last(messages).tool_calls) == 0");
+        assert_ne!(a, b);
+        assert_eq!(a, "len(last(messa…ol_calls) > 0");
+        assert!(a.chars().count() <= 28, "{a}");
+        assert!(b.ends_with("== 0"), "{b}");
     }
 }
