@@ -136,6 +136,9 @@ test("the ReAct example answers in the chat, animating node by node in the order
   // The trace: a bar per execution, and every event in the log.
   await page.getByRole("tab", { name: "Trace" }).click();
   await expect(page.locator(".timeline-bar")).toHaveCount(started.length);
+  // Lanes are named as the canvas names the nodes; bars say how long they took.
+  await expect(page.locator('.timeline-lane[data-lane="tools"] .timeline-label')).toHaveText("Run tools");
+  await expect(page.locator(".timeline-bar").first()).toHaveAttribute("aria-label", /step \d+ · attempt 1 · /);
   await page.screenshot({ path: "../target/e2e/screens/run-trace-light.png" });
   await page.getByRole("tab", { name: "Events" }).click();
   const nonTokens = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;

@@ -211,6 +211,15 @@ fn EdgeForm(editor: Editor, edge: heddle_engine::EdgeId) -> impl IntoView {
             .edges
             .with(|edges| edges.iter().find(|e| e.id == edge).cloned())
     };
+    // The fields follow the edge (an undo changes it under the open form).
+    let condition_now = {
+        let spec = spec.clone();
+        move || spec().and_then(|edge| edge.condition).unwrap_or_default()
+    };
+    let route_now = {
+        let spec = spec.clone();
+        move || spec().and_then(|edge| edge.route).unwrap_or_default()
+    };
     let Some(current) = spec() else {
         return ().into_any();
     };
@@ -244,14 +253,14 @@ fn EdgeForm(editor: Editor, edge: heddle_engine::EdgeId) -> impl IntoView {
             <p class="inspector-doc">{format!("{} → {}", current.from, current.to)}</p>
             <label class="field">
                 <span class="field-label">"Condition"</span>
-                <input name="condition" class="mono" placeholder="count < 3" prop:value=current.condition.clone().unwrap_or_default()
+                <input name="condition" class="mono" placeholder="count < 3" prop:value=condition_now
                     on:input=check_condition on:change=set("condition") readonly=read_only />
                 <span class="field-hint">"Taken only when this holds (see the condition language)."</span>
                 {move || condition_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
             </label>
             <label class="field">
                 <span class="field-label">"Route"</span>
-                <input name="route" placeholder="billing" prop:value=current.route.clone().unwrap_or_default() on:change=set("route") readonly=read_only />
+                <input name="route" placeholder="billing" prop:value=route_now on:change=set("route") readonly=read_only />
                 <span class="field-hint">"Taken when a router or condition node picks this route."</span>
             </label>
         </section>

@@ -67,10 +67,25 @@ fn Lane(
             })
         }
     };
-    let label = node.clone();
+    // The lane is named as the canvas names the node: its label, with its
+    // id beside it when the two differ.
+    let label = editor
+        .nodes
+        .with_untracked(|nodes| {
+            nodes
+                .iter()
+                .find(|view| view.id.get_value().as_str() == node)
+                .map(|view| view.spec.with_untracked(|spec| spec.label.clone()))
+        })
+        .filter(|label| !label.is_empty() && *label != node);
+    let title = label
+        .as_ref()
+        .map_or_else(|| node.clone(), |label| format!("{label} ({node})"));
     view! {
         <div class="timeline-lane" data-lane=node.clone()>
-            <span class="timeline-label" title=label.clone()>{label.clone()}</span>
+            <span class="timeline-label" title=title>
+                {label.unwrap_or_else(|| node.clone())}
+            </span>
             <div class="timeline-track">
                 {move || {
                     let (start, length) = span.get();
@@ -117,12 +132,16 @@ fn bar(
             class:marked=matches!(execution.outcome, Outcome::Retried | Outcome::Failed)
             style:left=format!("{left:.3}%")
             style:width=format!("{width:.3}%")
-            title=title
+            title=title.clone()
+            aria-label=title
             data-step=step.to_string()
             on:click=move |_| {
                 select_node(editor, &node);
                 watch.seek(Some(step));
             }
-        ></button>
+        >
+            // How long it took, where the bar has room to say so.
+            {(width >= 8.0).then(|| view! { <span class="timeline-bar-text">{took}</span> })}
+        </button>
     }
 }
