@@ -9,13 +9,15 @@
 //! - [`canvas`]: nodes, edges and the pointer gestures.
 //! - [`palette`], [`inspector`], [`problems`]: the panels; [`config_form`]:
 //!   a node's settings as a form generated from its kind's schema;
-//!   [`channels`]: the state channels as a form.
+//!   [`channels`]: the state channels as a form; [`rename`]: a channel
+//!   renamed everywhere it is used.
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
 //! - [`persist`]: drafts in the browser, autosave, conflicts.
 //! - [`history`]: the version history panel.
 //! - [`minimap`], [`quick_add`], [`notes`]: the overview, double-click to
 //!   add, sticky notes.
 //! - [`kind_icon`]: a line icon per node kind.
+//! - [`routing`]: where edges and their labels are drawn (loops apart).
 //! - [`node_menu`]: a node's context menu; [`resize`]: the view stays
 //!   centred when the canvas changes size.
 
@@ -35,7 +37,9 @@ pub mod palette;
 pub mod persist;
 pub mod problems;
 pub mod quick_add;
+pub mod rename;
 pub mod resize;
+pub mod routing;
 pub mod state;
 
 use leptos::prelude::*;

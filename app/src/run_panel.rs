@@ -12,13 +12,15 @@
 //!   conversation.
 //! - [`trace`]: a lane per node, a bar per execution; [`events`]: the log
 //!   with filters; [`state`]: the state after each step, and [`fork`]
-//!   from one; [`compare`]: this run next to another.
+//!   from one; [`compare`]: this run next to another; [`marked`]: JSON
+//!   with the lines that differ from another value highlighted.
 
 pub mod chat;
 pub mod compare;
 pub mod events;
 pub mod fork;
 pub mod interrupt;
+pub mod marked;
 pub mod scrubber;
 pub mod start;
 pub mod state;
@@ -294,6 +296,7 @@ pub fn RunPanel(
                         </button>
                     </For>
                 </div>
+                <fork::ForkBadge watch />
                 <scrubber::Scrubber watch />
                 <button
                     type="button"

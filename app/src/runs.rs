@@ -38,6 +38,18 @@ pub struct RunInfo {
     /// Which key or trigger started it, by name.
     #[serde(default)]
     pub origin_label: Option<String>,
+    /// For a fork: the run it went on from, and where.
+    #[serde(default)]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// Where a fork went on from: another run of the same thread, before one
+/// of its steps.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForkOrigin {
+    pub run_id: String,
+    /// The step the fork went on with (the source's state before it).
+    pub step: u32,
 }
 
 /// How a run started: from the app (the editor, or the JSON API with a
@@ -109,6 +121,50 @@ pub struct ThreadInfo {
     pub runs: i64,
     /// Where its newest run stands.
     pub last_status: Option<RunStatus>,
+    /// What it is about: the first thing said in it (its first run's
+    /// input, shortened), when that was text.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// A run's input in a line, as lists show it: the message when the input
+/// is a conversation (a string or a list of messages for a channel), else
+/// the first text value; shortened to 60 characters on a word boundary.
+pub fn input_summary(input: &Value) -> Option<String> {
+    fn text(value: &Value) -> Option<&str> {
+        match value {
+            Value::String(text) => Some(text),
+            // A list of messages: the first a person wrote.
+            Value::Array(items) => items.iter().find_map(|item| {
+                let role = item.get("role").and_then(Value::as_str);
+                (role.is_none_or(|role| role == "user"))
+                    .then(|| item.get("content").and_then(Value::as_str))
+                    .flatten()
+                    .or_else(|| item.as_str())
+            }),
+            // One message.
+            Value::Object(_) => value.get("content").and_then(Value::as_str),
+            _ => None,
+        }
+    }
+    let found = match input {
+        Value::Object(channels) => channels.values().find_map(text),
+        other => text(other),
+    }?;
+    let line = found.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.is_empty() {
+        return None;
+    }
+    const MAX: usize = 60;
+    if line.chars().count() <= MAX {
+        return Some(line);
+    }
+    let cut: String = line.chars().take(MAX).collect();
+    let cut = match cut.rfind(' ') {
+        Some(space) if space > MAX / 2 => &cut[..space],
+        _ => cut.as_str(),
+    };
+    Some(format!("{}…", cut.trim_end_matches([',', '.', ';', ':'])))
 }
 
 /// A request to start a run.
@@ -319,6 +375,7 @@ mod tests {
             started_by: None,
             origin: super::RunOrigin::App,
             origin_label: None,
+            forked_from: None,
             created_at: start.into(),
             started_at: Some(start.into()),
             finished_at: Some(end.into()),
@@ -341,5 +398,32 @@ mod tests {
                 .as_deref(),
             Some("5 min")
         );
+    }
+
+    #[test]
+    fn an_input_reads_as_its_first_words() {
+        use serde_json::json;
+        let summary = |input: Value| super::input_summary(&input);
+        assert_eq!(
+            summary(json!({"messages": "What is 17 * 23?"})).as_deref(),
+            Some("What is 17 * 23?")
+        );
+        assert_eq!(
+            summary(json!({"messages": [
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "  Hello\n  there "}
+            ]}))
+            .as_deref(),
+            Some("Hello there")
+        );
+        assert_eq!(
+            summary(json!({"count": 3, "topic": "rust"})).as_deref(),
+            Some("rust")
+        );
+        assert_eq!(summary(json!({"count": 3})), None);
+        assert_eq!(summary(json!({"messages": "   "})), None);
+        let long = summary(json!({"q": "word ".repeat(40)})).unwrap_or_default();
+        assert!(long.ends_with("word…"), "{long}");
+        assert!(long.chars().count() <= 61);
     }
 }

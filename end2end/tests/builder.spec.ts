@@ -217,3 +217,90 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   expect(Math.round(taller.height - shorter.height)).toBe(24);
   expect(errors).toEqual([]);
 });
+
+test("templates complete channel names as typed, and a channel renamed is renamed everywhere", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Renames",
+      state: {
+        channels: {
+          question: { type: "string" },
+          answer: { type: "string" },
+          messages: { type: "messages", reducer: "add_messages" },
+        },
+      },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["question"] }, position: { x: 0, y: 0 } },
+        { id: "reply", kind: "llm", config: { prompt: "Answer", messages: "messages", output: "answer" }, position: { x: 260, y: 0 } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "reply", condition: "len(question) > 0" },
+        { id: "e2", from: "reply", to: "end" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+
+  // In the prompt, `{{` offers the channels; typing narrows them, Enter takes one.
+  await page.locator('.canvas-node[data-node="reply"]').click();
+  const prompt = page.locator('textarea[name="config.prompt"]');
+  await prompt.click();
+  await prompt.press("End");
+  await prompt.pressSequentially(" {{ qu");
+  const offered = page.getByTestId("template-complete");
+  await expect(offered.getByRole("option")).toHaveText(["question"]);
+  await prompt.press("Enter");
+  await expect(offered).toHaveCount(0);
+  await expect(prompt).toHaveValue("Answer {{ question }}");
+  // With the mouse: pick from the list.
+  await prompt.pressSequentially(" or {{ ");
+  await expect(offered.getByRole("option")).toHaveText(["answer", "messages", "question"]);
+  await offered.getByRole("option", { name: "answer" }).click();
+  await expect(prompt).toHaveValue("Answer {{ question }} or {{ answer }}");
+  // Escape closes the list and keeps what is typed.
+  await prompt.pressSequentially(" {{ m");
+  await prompt.press("Escape");
+  await expect(offered).toHaveCount(0);
+  await prompt.pressSequentially("essages }}");
+  await page.locator(".editor-canvas").click({ position: { x: 600, y: 400 } });
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored(page)).nodes[1].config.prompt).toBe("Answer {{ question }} or {{ answer }} {{ messages }}");
+
+  // Renaming `question` renames it everywhere it is used, as one undo step.
+  await page.locator(".channel-card summary", { hasText: "question" }).click();
+  const name = page.locator(".channel-card", { hasText: "question" }).locator('input[name="channel-name"]');
+  await name.fill("query");
+  await name.press("Tab");
+  await expect(page.getByTestId("rename-notice")).toHaveText("Renamed `question` to `query` in 4 places.");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  let document = await stored(page);
+  expect(Object.keys(document.state.channels).sort()).toEqual(["answer", "messages", "query"]);
+  expect(document.nodes[0].config.inputs).toEqual(["query"]);
+  expect(document.nodes[1].config.prompt).toBe("Answer {{ query }} or {{ answer }} {{ messages }}");
+  expect(document.edges[0].condition).toBe("len(query) > 0");
+  // The renamed card stays open; a name that is taken is refused, and
+  // nothing changes.
+  const again = page.locator(".channel-card", { hasText: "query" }).locator('input[name="channel-name"]');
+  await expect(again).toBeVisible();
+  await again.fill("answer");
+  await again.press("Tab");
+  await expect(page.getByTestId("rename-notice")).toHaveText("Not renamed: a channel named `answer` exists already.");
+  await expect(again).toHaveValue("query");
+  // One undo puts the old name back everywhere.
+  await page.locator(".editor-canvas").click({ position: { x: 600, y: 400 } });
+  await page.keyboard.press("Control+z");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  document = await stored(page);
+  expect(document.edges[0].condition).toBe("len(question) > 0");
+  expect(document.nodes[0].config.inputs).toEqual(["question"]);
+  expect(errors).toEqual([]);
+});

@@ -2,7 +2,7 @@
 // palette, connect them, write a prompt, undo and redo, reload and find it
 // all saved; copy and paste between graphs; a conflict with a teammate's
 // save is shown with a choice, never overwritten.
-import { test, expect, hydrated, place } from "./fixtures";
+import { test, expect, hydrated, place, useExample } from "./fixtures";
 import { Page } from "@playwright/test";
 
 async function newGraph(page: Page): Promise<string> {
@@ -109,8 +109,18 @@ test("copy in one graph, paste in another", async ({ page, context, errors }) =>
   await newGraph(other);
   await other.locator(".editor-canvas").click({ position: { x: 400, y: 400 } });
   await other.keyboard.press("Control+v");
-  await expect(other.locator('.canvas-node[data-node="wait"]')).toHaveCount(1);
+  const pasted = other.locator('.canvas-node[data-node="wait"]');
+  await expect(pasted).toHaveCount(1);
   await expect(other.getByTestId("save-status")).toHaveText("Saved");
+  // It lands where the pointer is, not where it was in the first graph.
+  const area = (await other.locator(".editor-canvas").boundingBox())!;
+  const box = (await pasted.boundingBox())!;
+  expect(Math.abs(box.x - (area.x + 400))).toBeLessThan(4);
+  expect(Math.abs(box.y - (area.y + 400))).toBeLessThan(4);
+  // Pasted again, a readable id beside the first.
+  await other.mouse.move(area.x + 150, area.y + 150);
+  await other.keyboard.press("Control+v");
+  await expect(other.locator('.canvas-node[data-node="wait_2"]')).toHaveCount(1);
 });
 
 // (The refused save logs a 409 in the console: that is the point.)
@@ -300,7 +310,41 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
   stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
   expect(stored.document.edges[0].condition).toBe("len(last(messages).tool_calls) > 0");
   // A long condition keeps its start and its end; the whole is its tooltip.
-  await expect(page.locator(".editor-edge text")).toContainText("len(last(messa…ol_calls) > 0");
-  await expect(page.locator(".editor-edge text title")).toHaveText("len(last(messages).tool_calls) > 0");
+  const label = page.locator(".editor-edge-label");
+  await expect(label).toHaveText("len(last(messa…ol_calls) > 0");
+  await expect(label).toHaveAttribute("title", "len(last(messages).tool_calls) > 0");
+  // The label is drawn above the nodes, and a click on it selects its edge.
+  await page.locator(".editor-canvas").click({ position: { x: 20, y: 120 } });
+  await expect(condition).toHaveCount(0);
+  await label.click();
+  await expect(condition).toHaveValue("len(last(messages).tool_calls) > 0");
+  expect(errors).toEqual([]);
+});
+
+test("loops into one node run apart, and no edge label sits under a node", async ({ page, errors }) => {
+  await useExample(page, /Approve before a tool runs/);
+  await expect(page.locator(".canvas-node")).toHaveCount(5);
+  // "rejected" (human → agent) and tools → agent both go back to the agent.
+  const bottoms = await page.locator(".editor-edge-line").evaluateAll((lines) =>
+    lines.map((line) => (line as SVGPathElement).getBoundingClientRect().bottom),
+  );
+  const nodeBottom = Math.max(
+    ...(await page.locator(".canvas-node").evaluateAll((nodes) => nodes.map((n) => n.getBoundingClientRect().bottom))),
+  );
+  const loops = bottoms.filter((bottom) => bottom > nodeBottom).sort((a, b) => a - b);
+  expect(loops.length).toBe(2);
+  expect(loops[1] - loops[0]).toBeGreaterThan(8);
+  // Every label is clear of every node.
+  const overlaps = await page.evaluate(() => {
+    const boxes = (selector: string) =>
+      [...document.querySelectorAll(selector)].map((element) => element.getBoundingClientRect());
+    const nodes = boxes(".canvas-node");
+    return boxes(".editor-edge-label").filter((label) =>
+      nodes.some((node) => label.left < node.right && label.right > node.left && label.top < node.bottom && label.bottom > node.top),
+    ).length;
+  });
+  expect(overlaps).toBe(0);
+  await expect(page.locator(".editor-edge-label", { hasText: "approved" })).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/loops-light.png" });
   expect(errors).toEqual([]);
 });

@@ -39,3 +39,14 @@ export async function place(page: Page, kind: string, x: number, y: number) {
   await page.mouse.move(x, y, { steps: 4 });
   await page.mouse.up();
 }
+
+/** Copies a gallery example into a graph of one's own, as a person does
+ *  (its card, then "Use this example"), and waits for its page. */
+export async function useExample(page: Page, title: RegExp) {
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByRole("button", { name: title }).click();
+  await page.getByRole("dialog").getByRole("button", { name: "Use this example" }).click();
+  await page.waitForURL(/\/graphs\//);
+  await hydrated(page);
+}

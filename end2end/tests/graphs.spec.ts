@@ -11,6 +11,16 @@ test("a new graph is created, opened, and listed after a reload", async ({ page,
   // still there on the graph page, the hydrated app did the navigating.
   await page.evaluate(() => ((window as any).__heddleMarker = "same-document"));
 
+  // The menu closes on Escape and on a click outside it, as menus do.
+  const menu = page.locator(".new-graph-menu").first();
+  await page.getByRole("button", { name: "New graph" }).first().click();
+  await expect(menu).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(menu).toBeHidden();
+  await page.getByRole("button", { name: "New graph" }).first().click();
+  await expect(menu).toBeVisible();
+  await page.getByRole("heading", { name: "Graphs", level: 1 }).click();
+  await expect(menu).toBeHidden();
   await page.getByRole("button", { name: "New graph" }).first().click();
   await page.getByRole("button", { name: /^Empty graph/ }).first().click();
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);

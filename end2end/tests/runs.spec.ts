@@ -109,6 +109,8 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await expect(messages.getByText("Called calculator")).toBeVisible();
   await expect(messages.getByText("Result of calculator")).toBeVisible();
   await page.screenshot({ path: "../target/e2e/screens/run-chat-light.png" });
+  // The conversation is named by its first message.
+  await expect(page.getByTestId("chat-thread").locator("option:checked")).toContainText("What is 6 * 7? · 1 run");
 
   // The canvas went through the nodes in the order the trace records.
   const [run] = await runs(page, graph);
@@ -274,6 +276,8 @@ test("a finished run replays step by step, and forks from a step with an edited 
   const count = page.locator('.state-table tr[data-channel="count"]');
   await expect(count.locator("pre.json").first()).toHaveText("2");
   await expect(count).toHaveClass(/changed/);
+  // What the step changed is marked inside the value.
+  await expect(count.locator("pre.json").first().locator("span.differs")).toHaveText("2");
   await page.getByTestId("scrub-back").click();
   await expect(page.getByTestId("scrub-step")).toHaveText("Step 1 of 5");
   await expect(count.locator("pre.json").first()).toHaveText("1");
@@ -322,6 +326,22 @@ test("a finished run replays step by step, and forks from a step with an edited 
   expect(original.output.count).toBe(5);
   await page.getByRole("tab", { name: "Run" }).click();
   await expect(resultValue(page, "count")).toHaveText("8");
+  // The fork is marked as one: in its record, its address (a reload or a
+  // copied link opens it), the run panel's bar and the run list.
+  expect(fork.forked_from).toEqual({ run_id: run, step: 3 });
+  expect(original.forked_from).toBeNull();
+  await expect(page).toHaveURL(new RegExp(`run=${fork.id}`));
+  const badge = page.getByTestId("fork-badge");
+  await expect(badge).toHaveText(`Fork of ${run.slice(4, 12)} at step 3`);
+  await page.reload();
+  await hydrated(page);
+  await expect(badge).toHaveText(`Fork of ${run.slice(4, 12)} at step 3`);
+  await expect(tick.locator(".canvas-node-count")).toHaveText("×6");
+  await page.locator("details.history summary", { hasText: "Runs" }).click();
+  await expect(page.locator(`.run-list li[data-run="${fork.id}"] .fork-tag`)).toHaveText(
+    `fork of ${run.slice(4, 12)} at step 3`,
+  );
+  await expect(page.locator(`.run-list li[data-run="${run}"] .fork-tag`)).toHaveCount(0);
 
   // Side by side with the run it branched from (the other run of its
   // thread): they part at step 3, where the fork's target took effect.
@@ -332,6 +352,8 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await expect(countRow).toHaveClass(/differs/);
   await expect(countRow.locator("td").first()).toHaveText("8");
   await expect(countRow.locator("td").last()).toHaveText("5");
+  // Inside the values, what differs is marked.
+  await expect(countRow.locator("td").first().locator(".differs")).toHaveText("8");
   // Steps 0 to 2 are the original's alone; the fork goes on past its end.
   const step0 = page.locator('.compare-table tr[data-step="0"]');
   await expect(step0.locator("td").first()).toHaveText("before its branch");
@@ -359,7 +381,9 @@ test("a finished run replays step by step, and forks from a step with an edited 
   // Start from a chosen node with a step's state: after the fork's step 5
   // (its steps start at 3, where it branched), `tick` with a target of 6.
   await page.getByRole("tab", { name: "State" }).click();
-  await expect(page.locator(".state-step").first()).toHaveText("Step 3");
+  // Each step says which nodes ran in it.
+  await expect(page.locator(".state-step").first().locator(".state-step-number")).toHaveText("Step 3");
+  await expect(page.locator(".state-step").first().locator(".state-step-nodes")).toHaveText("tick");
   await page.locator('.state-step[data-step="5"]').click();
   await page.getByTestId("fork-open").click();
   const again = page.getByTestId("fork-form");

@@ -1,7 +1,7 @@
 // Renders each screen in both themes and keeps the pictures under
 // target/e2e/screens for people to look at; the pages must render without
 // a single browser error.
-import { test, hydrated } from "./fixtures";
+import { test, hydrated, useExample } from "./fixtures";
 
 for (const scheme of ["light", "dark"] as const) {
   test(`screens render cleanly (${scheme})`, async ({ page, browser, errors }) => {
@@ -29,12 +29,7 @@ for (const scheme of ["light", "dark"] as const) {
     await hydrated(page);
     await shot("graph");
 
-    await page.goto("/");
-    await hydrated(page);
-    await page.getByRole("button", { name: /Approve before a tool runs/ }).click();
-    await page.getByRole("dialog").getByRole("button", { name: "Use this example" }).click();
-    await page.waitForURL(/\/graphs\//);
-    await hydrated(page);
+    await useExample(page, /Approve before a tool runs/);
     await shot("graph-example");
 
     await page.request.put("/api/v1/secrets/openai", { data: { value: "sk-not-shown" } });

@@ -123,9 +123,19 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   await owner.keyboard.press("Escape");
   await expect(dialog).toHaveCount(0);
   await teammate.screenshot({ path: "../target/e2e/screens/share-revoked-light.png" });
+  // A reload says the same: their access ended, and why (not "not found").
   const reloaded = await teammate.reload();
-  expect(reloaded?.status()).toBe(404);
-  await expect(teammate.getByRole("heading", { name: "Graph not found" })).toBeVisible();
+  expect(reloaded?.status()).toBe(410);
+  await expect(teammate.getByRole("heading", { name: "Your access has ended" })).toBeVisible();
+  await expect(teammate.getByText("The share link you opened was revoked. Ask its owner for a new link.")).toBeVisible();
+  await teammate.screenshot({ path: "../target/e2e/screens/share-ended-light.png" });
+  // The API says so too.
+  const ended = await teammate.evaluate(async (graph) => {
+    const response = await fetch(`/api/v1/graphs/${graph}`);
+    return { status: response.status, body: await response.json() };
+  }, id);
+  expect(ended.status).toBe(410);
+  expect(ended.body.error.message).toContain("your access to this graph has ended");
   // And the link itself says it was revoked.
   const again = await teammate.goto(shareUrl);
   expect(again?.status()).toBe(410);

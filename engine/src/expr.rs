@@ -36,9 +36,11 @@
 mod eval;
 mod lexer;
 mod parser;
+mod rename;
 
 pub use eval::EvalError;
 pub use parser::{Expr, ParseError};
+pub use rename::rename_channel;
 
 /// Longest accepted source text, in bytes.
 pub const MAX_SOURCE_LEN: usize = 4096;

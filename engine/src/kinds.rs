@@ -36,6 +36,7 @@ pub use script::ScriptConfig;
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
 pub use subgraph::SubgraphConfig;
+pub use template::rename_in_template;
 pub use tools::ToolsConfig;
 pub use wait::WaitConfig;
 

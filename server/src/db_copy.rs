@@ -152,6 +152,8 @@ const TABLES: &[Table] = &[
             ("origin", Text),
             ("origin_label", Text),
             ("api_key_id", Text),
+            ("forked_from", Text),
+            ("forked_at_step", Integer),
         ],
         order: "rowid",
     },

@@ -144,7 +144,7 @@ async fn resolve(state: &AppState, caller: &Caller, model: &str) -> Result<Allow
         return require_to_run(&state.db, caller, model)
             .await
             .map_err(|error| match error {
-                AppError::NotFound { .. } => unknown_model(model),
+                AppError::NotFound { .. } | AppError::Gone(_) => unknown_model(model),
                 other => other,
             });
     }

@@ -52,6 +52,44 @@ pub async fn role(db: &Db, user: &User, graph: &GraphId) -> Result<Option<Role>,
     .max())
 }
 
+/// The refusal of `user`, who has no role on graph `id`: "your access
+/// ended" when a share link once let them in, else "not found".
+async fn explain_denial(db: &Db, user: &User, id: &str) -> Result<AppError, AppError> {
+    let graph = graph_id(id)?;
+    Ok(match ended_link(db, user, &graph).await? {
+        Some(how) => AppError::Gone(format!(
+            "your access to this graph has ended: {how}. Ask its owner for a new link"
+        )),
+        None => AppError::not_found(format!("graph {graph}")),
+    })
+}
+
+/// Why a share link this user once opened for `graph` no longer lets them
+/// in (revoked, or expired), when that is why they have no access. Only
+/// someone who was let in is told: to anyone else the graph stays "not
+/// found".
+async fn ended_link(
+    db: &Db,
+    user: &User,
+    graph: &GraphId,
+) -> Result<Option<&'static str>, AppError> {
+    let revoked: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT l.revoked_at FROM link_grants lg JOIN share_links l ON l.id = lg.link_id
+          WHERE l.graph_id = $1 AND lg.user_id = $2
+            AND (l.revoked_at IS NOT NULL OR (l.expires_at IS NOT NULL AND l.expires_at <= $3))
+          ORDER BY lg.created_at DESC LIMIT 1",
+    )
+    .bind(graph.as_str())
+    .bind(user.id.as_str())
+    .bind(crate::db::now())
+    .fetch_optional(pool)
+    .await)?;
+    Ok(revoked.map(|revoked| match revoked {
+        Some(_) => "the share link you opened was revoked",
+        None => "the share link you opened has expired",
+    }))
+}
+
 /// What an allowed request learned: who, which graph, with what role, and
 /// the trigger it came through (an API key, a webhook, a schedule), if any.
 ///
@@ -166,7 +204,12 @@ pub async fn require<'a>(
 ) -> Result<Allowed, AppError> {
     match who.into() {
         Principal::Nobody => Err(AppError::login_required()),
-        Principal::User(user) => require_user(db, user, id, needed).await,
+        // The person asking is told when their own access ended; callers
+        // acting for someone else (a trigger's maker) use `require_user`.
+        Principal::User(user) => match require_user(db, user, id, needed).await {
+            Err(AppError::NotFound { .. }) => Err(explain_denial(db, user, id).await?),
+            other => other,
+        },
         Principal::Key(key) => {
             let allowed = key_on_graph(db, key, id, Role::Viewer).await?;
             if key.scope != KeyScope::Read {
@@ -428,7 +471,10 @@ fn hide_graph(
     id: &str,
 ) -> Result<Allowed, AppError> {
     match result {
-        Err(AppError::NotFound { .. }) => Err(AppError::not_found(format!("{what} {id}"))),
+        // Whose access to the graph ended, too, learns nothing of its runs.
+        Err(AppError::NotFound { .. } | AppError::Gone(_)) => {
+            Err(AppError::not_found(format!("{what} {id}")))
+        }
         other => other,
     }
 }

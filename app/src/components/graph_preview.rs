@@ -5,6 +5,7 @@
 use heddle_engine::GraphDocument;
 use leptos::prelude::*;
 
+use crate::editor::routing::{self, EdgeEnds, NodeSize};
 use crate::live::RunView;
 
 const NODE_WIDTH: f64 = 168.0;
@@ -52,27 +53,15 @@ pub fn GraphPreview(
         )
     };
     let width = max_x - min_x + NODE_WIDTH + 2.0 * MARGIN;
-    // Room below for loops drawn under the nodes.
-    let height = max_y - min_y + 2.0 * NODE_HEIGHT + 3.0 * MARGIN;
     let index = |id: &heddle_engine::NodeId| document.nodes.iter().position(|node| &node.id == id);
-
-    let edges = document
+    let placed: Vec<(f64, f64)> = (0..positions.len()).map(at).collect();
+    let texts: Vec<(String, String, bool)> = document
         .edges
         .iter()
-        .filter_map(|edge| {
-            let (from, to) = (index(&edge.from)?, index(&edge.to)?);
-            let (fx, fy) = at(from);
-            let (tx, ty) = at(to);
-            let (x1, y1) = (fx + NODE_WIDTH, fy + NODE_HEIGHT / 2.0);
-            let (x2, y2) = (tx, ty + NODE_HEIGHT / 2.0);
-            // The canvas's own curve: loops bend below the nodes.
-            let (path, lx, ly) = crate::editor::canvas::edge_curve(x1, y1, x2, y2);
-            let conditional = edge.condition.is_some() || edge.route.is_some();
-            let full = edge
-                .route
-                .clone()
-                .or_else(|| edge.condition.clone())
-                .unwrap_or_default();
+        .map(|edge| {
+            let full = edge.route.clone().or_else(|| edge.condition.clone());
+            let conditional = full.is_some();
+            let full = full.unwrap_or_default();
             // Long conditions are shortened on the picture; the full text
             // is the label's tooltip.
             let label = if full.chars().count() > 22 {
@@ -80,15 +69,59 @@ pub fn GraphPreview(
             } else {
                 full.clone()
             };
-            Some(view! {
-                <g class="preview-edge" class:conditional=conditional>
-                    <path d=path marker-end="url(#arrow)" />
-                    <text x=lx y=ly text-anchor="middle">
-                        <title>{full}</title>
-                        {label}
-                    </text>
+            (full, label, conditional)
+        })
+        .collect();
+    let (kept, ends): (Vec<usize>, Vec<EdgeEnds>) = document
+        .edges
+        .iter()
+        .enumerate()
+        .filter_map(|(i, edge)| {
+            let label = Some(texts[i].1.as_str()).filter(|label| !label.is_empty());
+            Some((
+                i,
+                EdgeEnds {
+                    from: index(&edge.from)?,
+                    to: index(&edge.to)?,
+                    label,
+                },
+            ))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .unzip();
+    // The canvas's own routes: loops run below the nodes, apart.
+    let size = NodeSize {
+        width: NODE_WIDTH,
+        height: NODE_HEIGHT,
+    };
+    let routes = routing::routes(&placed, size, &ends);
+    // Room below for the lowest loop.
+    let lowest = routes.iter().map(|route| route.label.1).fold(0.0, f64::max);
+    let height = (max_y - min_y + NODE_HEIGHT).max(lowest) + 2.0 * MARGIN;
+    let lines = kept
+        .iter()
+        .zip(&routes)
+        .map(|(&i, route)| {
+            view! {
+                <g class="preview-edge" class:conditional=texts[i].2>
+                    <path d=route.path.clone() marker-end="url(#arrow)" />
                 </g>
-            })
+            }
+        })
+        .collect_view();
+    let labels = kept
+        .iter()
+        .zip(&routes)
+        .filter(|(i, _)| texts[**i].2)
+        .map(|(&i, route)| {
+            let (full, label, _) = texts[i].clone();
+            view! {
+                <text class="preview-edge-label" x=route.label.0 y=route.label.1 + 4.0 text-anchor="middle">
+                    <title>{full}</title>
+                    {label}
+                </text>
+            }
         })
         .collect_view();
 
@@ -143,8 +176,9 @@ pub fn GraphPreview(
                     <path d="M0,0 L10,5 L0,10 z" />
                 </marker>
             </defs>
-            {edges}
+            {lines}
             {nodes}
+            {labels}
         </svg>
     })
 }

@@ -4,7 +4,7 @@
 //! machine fed by window-level pointer events, so a drag that leaves the
 //! canvas still ends cleanly.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use heddle_engine::format::Position;
 use heddle_engine::validate::Problem;
@@ -16,6 +16,7 @@ use leptos::prelude::*;
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
 use super::notes::Notes;
 use super::quick_add::{QuickAdd, QuickAddBox};
+use super::routing::{self, EdgeEnds, NodeSize, Route};
 use super::state::{Editor, NodeView, Viewport};
 use crate::live::RunView;
 
@@ -74,6 +75,8 @@ pub struct Gestures {
     pub canvas: NodeRef<html::Div>,
     /// A node's context menu, when open.
     pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
+    /// Where the pointer last was (screen), for pasting where it points.
+    pub pointer: StoredValue<Option<(f64, f64)>>,
 }
 
 impl Gestures {
@@ -86,7 +89,15 @@ impl Gestures {
             quick: RwSignal::new(None),
             canvas: NodeRef::new(),
             menu: RwSignal::new(None),
+            pointer: StoredValue::new(None),
         }
+    }
+
+    /// The point of the graph under the pointer, when it is over the canvas.
+    pub fn pointer_in_world(&self, viewport: Viewport) -> Option<Position> {
+        let (cx, cy) = self.pointer.get_value()?;
+        let (x, y, inside) = self.local(cx, cy)?;
+        inside.then(|| viewport.to_world(x, y))
     }
 
     /// The pointer relative to the canvas, and whether it is over it.
@@ -125,6 +136,7 @@ pub fn Canvas(
 ) -> impl IntoView {
     install_pointer_listeners(editor, gestures);
     let positions = editor.positions();
+    let routes = edge_routes(editor, positions);
     let viewport = editor.viewport;
     let world_style = move || {
         let v = viewport.get();
@@ -225,13 +237,20 @@ pub fn Canvas(
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
-                        <EdgePath editor positions edge live problems />
+                        <EdgePath editor routes edge live problems />
                     </For>
                     <WirePreview gestures positions />
                 </svg>
                 <Notes editor gestures />
                 <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
                     <CanvasNode editor gestures node live problems />
+                </For>
+                <For
+                    each=move || editor.edges.get().into_iter().filter(|edge| edge.route.is_some() || edge.condition.is_some())
+                    key=|edge| (edge.id.clone(), edge.condition.clone(), edge.route.clone())
+                    let:edge
+                >
+                    <EdgeLabel editor routes edge live />
                 </For>
                 <RubberBand gestures />
                 <WireReason gestures />
@@ -257,6 +276,9 @@ pub fn Canvas(
 /// leaves the canvas, and ends wherever it is released.
 fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
     let moving = window_event_listener(ev::pointermove, move |event: ev::PointerEvent| {
+        gestures
+            .pointer
+            .set_value(Some((event.client_x() as f64, event.client_y() as f64)));
         let drag = gestures.drag.get_value();
         if matches!(drag, Drag::None) {
             return;
@@ -588,61 +610,78 @@ fn CanvasNode(
     }
 }
 
-/// The curve of an edge from `(x1, y1)` to `(x2, y2)`; an edge that goes
-/// back (a loop) bends below its nodes so it reads as one. Also returns
-/// where its label goes.
-pub fn edge_curve(x1: f64, y1: f64, x2: f64, y2: f64) -> (String, f64, f64) {
-    if x2 <= x1 {
-        let drop = y1.max(y2) + NODE_HEIGHT;
-        let path = format!(
-            "M{x1},{y1} C{},{y1} {},{drop} {},{drop} S{},{y2} {x2},{y2}",
-            x1 + 60.0,
-            x1 + 60.0,
-            (x1 + x2) / 2.0,
-            x2 - 60.0
-        );
-        (path, (x1 + x2) / 2.0, drop + 14.0)
-    } else {
-        let mid = (x1 + x2) / 2.0;
-        (
-            format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"),
-            mid,
-            (y1 + y2) / 2.0 - 6.0,
-        )
-    }
+/// Every edge's route, recomputed when a node moves or an edge changes:
+/// loops need to know about each other to keep apart.
+fn edge_routes(
+    editor: Editor,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+) -> Memo<HashMap<EdgeId, Route>> {
+    Memo::new(move |_| {
+        let (ids, at): (Vec<NodeId>, Vec<(f64, f64)>) = positions.with(|map| {
+            map.iter()
+                .map(|(id, position)| {
+                    let p = position.get();
+                    (id.clone(), (p.x, p.y))
+                })
+                .unzip()
+        });
+        let index: HashMap<&NodeId, usize> =
+            ids.iter().enumerate().map(|(i, id)| (id, i)).collect();
+        editor.edges.with(|edges| {
+            let labels: Vec<Option<String>> = edges
+                .iter()
+                .map(|edge| {
+                    edge.route
+                        .as_deref()
+                        .or(edge.condition.as_deref())
+                        .map(edge_label)
+                })
+                .collect();
+            let (kept, ends): (Vec<EdgeId>, Vec<EdgeEnds>) = edges
+                .iter()
+                .zip(&labels)
+                .filter_map(|(edge, label)| {
+                    Some((
+                        edge.id.clone(),
+                        EdgeEnds {
+                            from: *index.get(&edge.from)?,
+                            to: *index.get(&edge.to)?,
+                            label: label.as_deref(),
+                        },
+                    ))
+                })
+                .unzip();
+            let size = NodeSize {
+                width: NODE_WIDTH,
+                height: NODE_HEIGHT,
+            };
+            kept.into_iter()
+                .zip(routing::routes(&at, size, &ends))
+                .collect()
+        })
+    })
 }
 
 #[component]
 fn EdgePath(
     editor: Editor,
-    positions: Memo<std::collections::HashMap<NodeId, RwSignal<Position>>>,
+    routes: Memo<HashMap<EdgeId, Route>>,
     edge: heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
     problems: Memo<Vec<Problem>>,
 ) -> impl IntoView {
-    let (from, to) = (edge.from.clone(), edge.to.clone());
-    let curve = Memo::new(move |_| {
-        let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
-        let (a, b) = (a?.get(), b?.get());
-        Some(edge_curve(
-            a.x + NODE_WIDTH,
-            a.y + NODE_HEIGHT / 2.0,
-            b.x,
-            b.y + NODE_HEIGHT / 2.0,
-        ))
-    });
-    let path = move || {
-        curve.with(|curve| {
-            curve
-                .as_ref()
-                .map(|(d, _, _)| d.clone())
-                .unwrap_or_default()
-        })
-    };
-    let full = edge.route.clone().or_else(|| edge.condition.clone());
-    let label = full.as_deref().map(edge_label);
-    let conditional = full.is_some();
     let id: EdgeId = edge.id.clone();
+    let path = {
+        let id = id.clone();
+        move || {
+            routes.with(|all| {
+                all.get(&id)
+                    .map(|route| route.path.clone())
+                    .unwrap_or_default()
+            })
+        }
+    };
+    let conditional = edge.route.is_some() || edge.condition.is_some();
     let own_problems = {
         let id = id.clone();
         Memo::new(move |_| {
@@ -655,8 +694,39 @@ fn EdgePath(
             })
         })
     };
+    let (selected, taken, select) = edge_looks(editor, &edge, live);
+    // The whole edge selects it: the wide hit area and the drawn line.
+    view! {
+        <g
+            class="editor-edge"
+            class:conditional=conditional
+            class:selected=selected
+            class:taken=taken
+            class:has-problems=move || own_problems.with(|text| !text.is_empty())
+            data-edge=id.to_string()
+            on:pointerdown=select
+        >
+            <path class="editor-edge-hit" d=path.clone()>
+                {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
+            </path>
+            <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />
+        </g>
+    }
+}
+
+/// Whether an edge is selected, whether the watched run took it, and the
+/// handler that selects it: shared by its line and its label.
+fn edge_looks(
+    editor: Editor,
+    edge: &heddle_engine::format::EdgeSpec,
+    live: RwSignal<RunView>,
+) -> (
+    impl Fn() -> bool + Clone + Send + Sync + use<>,
+    impl Fn() -> bool + Clone + Send + Sync + use<>,
+    impl Fn(ev::PointerEvent) + Clone + use<>,
+) {
     let selected = {
-        let id = id.clone();
+        let id = edge.id.clone();
         move || {
             editor
                 .selected_edge
@@ -668,7 +738,7 @@ fn EdgePath(
         move || live.with(|view| view.edges_taken.iter().any(|(a, b)| *a == from && *b == to))
     };
     let select = {
-        let id = id.clone();
+        let id = edge.id.clone();
         move |event: ev::PointerEvent| {
             event.stop_propagation();
             commit_focused_field();
@@ -676,31 +746,46 @@ fn EdgePath(
             editor.selected_edge.set(Some(id.clone()));
         }
     };
-    // The whole edge selects it: the wide hit area, the drawn line, the label.
+    (selected, taken, select)
+}
+
+/// An edge's condition or route, on a background above the nodes (so no
+/// node hides it), at the place its route chose; the whole text on hover.
+#[component]
+fn EdgeLabel(
+    editor: Editor,
+    routes: Memo<HashMap<EdgeId, Route>>,
+    edge: heddle_engine::format::EdgeSpec,
+    live: RwSignal<RunView>,
+) -> impl IntoView {
+    let full = edge
+        .route
+        .clone()
+        .or_else(|| edge.condition.clone())
+        .unwrap_or_default();
+    let label = edge_label(&full);
+    let id = edge.id.clone();
+    let style = move || {
+        routes.with(|all| {
+            all.get(&id).map_or_else(
+                || "display: none".to_string(),
+                |route| format!("left: {}px; top: {}px", route.label.0, route.label.1),
+            )
+        })
+    };
+    let (selected, taken, select) = edge_looks(editor, &edge, live);
     view! {
-        <g
-            class="editor-edge"
-            class:conditional=conditional
+        <div
+            class="editor-edge-label"
             class:selected=selected
             class:taken=taken
-            class:has-problems=move || own_problems.with(|text| !text.is_empty())
-            data-edge=id.to_string()
+            data-edge=edge.id.to_string()
+            style=style
+            title=full
             on:pointerdown=select
         >
-            <path class="editor-edge-hit" d=path>
-                {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
-            </path>
-            <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />
-            {label.map(|label| {
-                let at = move || curve.with(|curve| curve.as_ref().map(|(_, x, y)| (*x, *y)).unwrap_or_default());
-                view! {
-                    <text x=move || at().0 y=move || at().1 text-anchor="middle">
-                        <title>{full.clone()}</title>
-                        {label}
-                    </text>
-                }
-            })}
-        </g>
+            {label}
+        </div>
     }
 }
 
@@ -722,17 +807,18 @@ pub fn edge_label(full: &str) -> String {
 #[component]
 fn WirePreview(
     gestures: Gestures,
-    positions: Memo<std::collections::HashMap<NodeId, RwSignal<Position>>>,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
 ) -> impl IntoView {
     move || {
         let wire = gestures.wire.get()?;
         let from = positions.with(|map| map.get(&wire.from).copied())?.get();
-        let (d, _, _) = edge_curve(
+        let d = routing::forward(
             from.x + NODE_WIDTH,
             from.y + NODE_HEIGHT / 2.0,
             wire.to.x,
             wire.to.y,
-        );
+        )
+        .path;
         let refused = wire.refusal.is_some();
         Some(view! {
             <g class="editor-wire" class:refused=refused>

@@ -9,6 +9,7 @@ use heddle_engine::validate::{new_channel, type_name};
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::rename::{Renamed, rename_channel};
 use super::state::Editor;
 
 const TYPES: [ChannelType; 8] = [
@@ -75,6 +76,27 @@ pub fn retype(channel: &mut Channel, ty: ChannelType) {
     }
 }
 
+/// What a rename did, in a sentence.
+fn renamed_notice(from: &str, to: &str, done: &Renamed) -> String {
+    let places = match done.places {
+        1 => "1 place".to_string(),
+        n => format!("{n} places"),
+    };
+    let mut text = format!("Renamed `{from}` to `{to}` in {places}.");
+    if !done.scripts.is_empty() {
+        let nodes: Vec<String> = done
+            .scripts
+            .iter()
+            .map(|node| format!("`{node}`"))
+            .collect();
+        text.push_str(&format!(
+            " Scripts are not rewritten: check {} for `{from}`.",
+            nodes.join(", ")
+        ));
+    }
+    text
+}
+
 #[component]
 pub fn ChannelTable(editor: Editor) -> impl IntoView {
     let read_only = !editor.can_edit;
@@ -85,6 +107,8 @@ pub fn ChannelTable(editor: Editor) -> impl IntoView {
     });
     // The card just added opens, to be named.
     let opened = RwSignal::new(None::<String>);
+    // What the last rename did, or why it was refused.
+    let notice = RwSignal::new(None::<Result<String, String>>);
     let add = move |_| {
         let name = editor.skeleton.with_untracked(|document| {
             (1..)
@@ -111,7 +135,7 @@ pub fn ChannelTable(editor: Editor) -> impl IntoView {
         names
             .get()
             .into_iter()
-            .map(|name| view! { <ChannelCard editor name opened read_only /> })
+            .map(|name| view! { <ChannelCard editor name opened notice read_only /> })
             .collect_view()
     };
     view! {
@@ -119,6 +143,10 @@ pub fn ChannelTable(editor: Editor) -> impl IntoView {
             <legend class="field-label">"State channels"</legend>
             <span class="field-hint">"What a run remembers. Each node reads the state and writes to channels; a channel's reducer says how writes combine."</span>
             {move || names.with(Vec::is_empty).then(|| view! { <p class="empty-note">"No channels yet."</p> })}
+            {move || notice.get().map(|notice| match notice {
+                Ok(text) => view! { <p class="field-hint rename-notice" role="status" data-testid="rename-notice">{text}</p> }.into_any(),
+                Err(text) => view! { <p class="field-error" role="alert" data-testid="rename-notice">{text}</p> }.into_any(),
+            })}
             <div class="channel-cards">{cards}</div>
             {(!read_only).then(|| view! { <button type="button" class="button button-small" on:click=add>"+ Add channel"</button> })}
         </fieldset>
@@ -130,6 +158,7 @@ fn ChannelCard(
     editor: Editor,
     name: String,
     opened: RwSignal<Option<String>>,
+    notice: RwSignal<Option<Result<String, String>>>,
     read_only: bool,
 ) -> impl IntoView {
     let key = StoredValue::new(name.clone());
@@ -155,22 +184,30 @@ fn ChannelCard(
         })
     };
     let open = opened.get_untracked().as_deref() == Some(name.as_str());
+    // A new name is the channel's everywhere the graph uses it (one undo
+    // step), or refused with the reason, changing nothing.
     let rename = move |event: leptos::ev::Event| {
         let to = event_target_value(&event).trim().to_string();
         let from = key.get_value();
-        if to.is_empty() || to == from {
+        if to == from {
             return;
         }
-        opened.set(Some(to.clone()));
-        editor.change(|document| {
-            let channels = &mut document.state.channels;
-            if channels.contains_key(&to) {
-                return;
+        let mut attempt = editor.document();
+        match rename_channel(&mut attempt, &from, &to) {
+            Ok(done) => {
+                opened.set(Some(to.clone()));
+                notice.set(Some(Ok(renamed_notice(&from, &to, &done))));
+                editor.change(|document| *document = attempt);
             }
-            if let Some(channel) = channels.remove(&from) {
-                channels.insert(to, channel);
+            Err(error) => {
+                notice.set(Some(Err(format!("Not renamed: {error}."))));
+                if let Some(input) = event.target().and_then(|target| {
+                    wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(target).ok()
+                }) {
+                    input.set_value(&from);
+                }
             }
-        });
+        }
     };
     let set_type = move |event: leptos::ev::Event| {
         let text = event_target_value(&event);

@@ -8,8 +8,9 @@
 //! Enter), each change one undo step; the whole config stays editable as
 //! JSON under "Advanced".
 
+mod completion;
 mod path;
-mod shape;
+pub(crate) mod shape;
 mod widgets;
 
 use heddle_engine::NodeId;

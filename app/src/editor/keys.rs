@@ -4,6 +4,7 @@
 
 use std::collections::BTreeSet;
 
+use heddle_engine::format::Position;
 use leptos::ev;
 use leptos::prelude::*;
 
@@ -71,13 +72,15 @@ pub fn delete_selection(editor: Editor) {
     editor.selected_edge.set(None);
 }
 
-/// Pastes a fragment, selecting what was pasted.
-fn paste_text(editor: Editor, text: &str) -> bool {
+/// Pastes a fragment, selecting what was pasted: with its top-left corner
+/// at `at` (where the pointer is), else beside the originals.
+fn paste_text(editor: Editor, text: &str, at: Option<Position>) -> bool {
     let Some(fragment) = model::read_fragment(text) else {
         return false;
     };
+    let offset = at.map_or((40.0, 40.0), |at| model::offset_to(&fragment, at));
     let mut added = Vec::new();
-    editor.change(|document| added = model::paste(document, &fragment, (40.0, 40.0)));
+    editor.change(|document| added = model::paste(document, &fragment, offset));
     editor.selected.set(added.into_iter().collect());
     true
 }
@@ -121,7 +124,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                 let fragment = model::copy(&editor.document(), &editor.selected.get_untracked());
                 if !fragment.nodes.is_empty() {
                     let text = serde_json::to_string(&fragment).unwrap_or_default();
-                    paste_text(editor, &text);
+                    paste_text(editor, &text, None);
                 }
                 true
             }
@@ -194,7 +197,8 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             .clipboard_data()
             .and_then(|data| data.get_data("text/plain").ok())
             .unwrap_or_default();
-        if paste_text(editor, &text) {
+        let at = gestures.pointer_in_world(editor.viewport.get_untracked());
+        if paste_text(editor, &text, at) {
             event.prevent_default();
         }
     });

@@ -156,6 +156,19 @@ pub fn read_fragment(text: &str) -> Option<Fragment> {
     })
 }
 
+/// How far to move `fragment` so its top-left node lands at `at`.
+pub fn offset_to(fragment: &Fragment, at: Position) -> (f64, f64) {
+    let corner = fragment
+        .nodes
+        .iter()
+        .map(|node| node.position.unwrap_or(Position { x: 0.0, y: 0.0 }))
+        .fold(None::<(f64, f64)>, |corner, p| {
+            Some(corner.map_or((p.x, p.y), |(x, y)| (x.min(p.x), y.min(p.y))))
+        })
+        .unwrap_or((0.0, 0.0));
+    (at.x - corner.0, at.y - corner.1)
+}
+
 /// Pastes `fragment` into `document`, moved by `offset`, with fresh ids
 /// where they clash. Returns the new nodes' ids.
 pub fn paste(document: &mut GraphDocument, fragment: &Fragment, offset: (f64, f64)) -> Vec<NodeId> {
@@ -382,6 +395,23 @@ mod tests {
         );
         let moved = document.nodes.iter().find(|n| n.id == id("llm_2")).unwrap();
         assert_eq!(moved.position, Some(Position { x: 260.0, y: 40.0 }));
+        // Pasted where the pointer is: the fragment's top-left node lands there.
+        let offset = offset_to(
+            &read,
+            Position {
+                x: 1000.0,
+                y: 500.0,
+            },
+        );
+        let added = paste(&mut document, &read, offset);
+        let corner = document
+            .nodes
+            .iter()
+            .filter(|n| added.contains(&n.id))
+            .filter_map(|n| n.position)
+            .fold((f64::MAX, f64::MAX), |(x, y), p| (x.min(p.x), y.min(p.y)));
+        assert_eq!(corner, (1000.0, 500.0));
+        assert_eq!(added, [id("start_3"), id("llm_3")]);
         // A whole exported graph pastes too; other text does not.
         assert_eq!(read_fragment(&graph().to_json()).unwrap().nodes.len(), 3);
         assert!(read_fragment("hello").is_none());

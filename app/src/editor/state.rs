@@ -249,6 +249,19 @@ impl Editor {
         self.load(document);
     }
 
+    /// A node's label as the canvas shows it, when it has one other than
+    /// its id (read untracked: for names in lists drawn once).
+    pub fn label_of(&self, node: &str) -> Option<String> {
+        self.nodes
+            .with_untracked(|nodes| {
+                nodes
+                    .iter()
+                    .find(|view| view.id.get_value().as_str() == node)
+                    .map(|view| view.spec.with_untracked(|spec| spec.label.clone()))
+            })
+            .filter(|label| !label.is_empty() && label != node)
+    }
+
     /// The position signal of every node, by id.
     pub fn positions(&self) -> Memo<HashMap<NodeId, RwSignal<Position>>> {
         let nodes = self.nodes;

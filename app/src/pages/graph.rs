@@ -63,6 +63,13 @@ pub fn GraphPage() -> impl IntoView {
                             set_http_status(404);
                             Ok(view! { <GraphNotFound /> }.into_any())
                         }
+                        Err(AppError::Gone(why)) => {
+                            set_http_status(410);
+                            Ok(view! {
+                                <NotFoundView title="Your access has ended" explanation=sentence(&why) code="410" />
+                            }
+                            .into_any())
+                        }
                         Err(error) => {
                             set_http_status(error.status_code());
                             Err(error)
@@ -333,13 +340,20 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                 let href = format!("?run={}", summary.id);
                                 let duration = summary.duration();
                                 let origin = summary.origin.describe(summary.origin_label.as_deref());
+                                let input = crate::runs::input_summary(&summary.input);
                                 view! {
                                     <li class="version-row" data-run=summary.id.clone()>
                                         <span class=format!("run-pill run-{}", summary.status)>{summary.status.as_str()}</span>
                                         <span class="version-meta">
+                                            {input.map(|input| view! { <span class="run-input" title="Its input">{input}</span> })}
                                             {display_timestamp(&summary.created_at)}
                                             {summary.started_by.map(|who| format!(" · {who}"))}
                                             {duration.map(|took| format!(" · {took}"))}
+                                            {summary.forked_from.map(|fork| view! {
+                                                <span class="origin-tag fork-tag" title="Went on from another run's step, with edits">
+                                                    {format!("fork of {} at step {}", crate::run_panel::short_id(&fork.run_id), fork.step)}
+                                                </span>
+                                            })}
                                             {origin.map(|origin| view! {
                                                 <span class="origin-tag" title="Started from outside the editor: it ran the published version">{origin}</span>
                                             })}
@@ -355,6 +369,18 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
             </Transition>
         </details>
     }
+}
+
+/// A message as a sentence: capitalised, with a full stop.
+fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    let first = chars
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>())
+        .unwrap_or_default();
+    let rest = chars.as_str();
+    let stop = if rest.ends_with('.') { "" } else { "." };
+    format!("{first}{rest}{stop}")
 }
 
 /// A link to a graph that does not exist (any more).

@@ -167,6 +167,24 @@ fn NewGraphButton(create: ServerAction<CreateGraph>) -> impl IntoView {
             menu.set_open(false);
         }
     };
+    // A click anywhere outside the menu closes it, as menus do.
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let listener = window_event_listener(leptos::ev::pointerdown, move |event| {
+            let Some(menu) = menu.get_untracked() else {
+                return;
+            };
+            let inside = event
+                .target()
+                .and_then(|target| target.dyn_into::<web_sys::Node>().ok())
+                .is_some_and(|target| menu.contains(Some(&target)));
+            if !inside && menu.open() {
+                menu.set_open(false);
+            }
+        });
+        on_cleanup(move || listener.remove());
+    }
     view! {
         <details class="new-graph" node_ref=menu on:keydown=close_on_escape>
             <summary class="button button-primary" role="button">
@@ -202,7 +220,26 @@ fn NewGraphChoices(create: ServerAction<CreateGraph>) -> impl IntoView {
             "Start, an agent and an end, with the conversation kept on its thread. Runs as it is; tick tools to give it some.",
         )}
         {choice("empty", "Empty graph", "A blank canvas, to place nodes yourself.")}
-        <a class="new-graph-choice" href="#gallery">
+        <a
+            class="new-graph-choice"
+            href="#gallery"
+            on:click=|event| {
+                // Following the link closes the menu it sits in.
+                #[cfg(feature = "hydrate")]
+                {
+                    use wasm_bindgen::JsCast;
+                    if let Some(menu) = event
+                        .target()
+                        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                        .and_then(|target| target.closest("details").ok().flatten())
+                    {
+                        let _ = menu.remove_attribute("open");
+                    }
+                }
+                #[cfg(not(feature = "hydrate"))]
+                let _ = event;
+            }
+        >
             <span class="choice-title">"From an example"</span>
             <span class="choice-text">"Routers, approvals, memory, supervisors: see them below."</span>
         </a>

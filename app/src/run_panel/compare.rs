@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::marked::MarkedJson;
 use super::{short_id, show_json};
 use crate::graphs::display_timestamp;
 use crate::live::compare::{Comparison, Ran, compare};
@@ -20,8 +21,19 @@ fn label(run: &RunInfo, thread: Option<&str>) -> String {
     } else {
         ""
     };
+    let fork = run
+        .forked_from
+        .as_ref()
+        .map(|fork| {
+            format!(
+                " · fork of {} at step {}",
+                short_id(&fork.run_id),
+                fork.step
+            )
+        })
+        .unwrap_or_default();
     format!(
-        "{} · {} · {}{}{same}",
+        "{}{fork} · {} · {}{}{same}",
         short_id(&run.id),
         run.status,
         display_timestamp(&run.created_at),
@@ -244,8 +256,8 @@ fn ComparisonView(
                             view! {
                                 <tr class:differs=differs class:hidden=hidden data-channel=pair.channel.clone()>
                                     <th scope="row">{pair.channel.clone()}</th>
-                                    <td>{value_view(pair.left)}</td>
-                                    <td>{value_view(pair.right)}</td>
+                                    <td>{value_view(pair.left.clone(), pair.right.as_ref())}</td>
+                                    <td>{value_view(pair.right, pair.left.as_ref())}</td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -272,11 +284,15 @@ fn ran_view(ran: Ran) -> AnyView {
     }
 }
 
-/// A channel's value as a cell shows it.
-fn value_view(value: Option<Value>) -> AnyView {
-    match value {
-        Some(value) => view! { <pre class="json">{show_json(&value, 1200)}</pre> }.into_any(),
-        None => before_branch().into_any(),
+/// A channel's value as a cell shows it, with the lines that differ from
+/// the other run's value marked.
+fn value_view(value: Option<Value>, other: Option<&Value>) -> AnyView {
+    match (value, other) {
+        (Some(value), Some(other)) if value != *other => {
+            view! { <MarkedJson value against=other.clone() limit=1200 /> }.into_any()
+        }
+        (Some(value), _) => view! { <pre class="json">{show_json(&value, 1200)}</pre> }.into_any(),
+        (None, _) => before_branch().into_any(),
     }
 }
 
@@ -310,6 +326,7 @@ mod tests {
             started_by: None,
             origin: crate::runs::RunOrigin::App,
             origin_label: None,
+            forked_from: None,
         }
     }
 

@@ -13,6 +13,7 @@ use super::InputField;
 use super::start::{InputRow, parse_field};
 use crate::editor::state::Editor;
 use crate::live::Watch;
+use crate::runs::ForkOrigin;
 
 /// How the state is being edited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,7 +198,7 @@ pub fn ForkForm(
             match crate::live::api::fork(&run_id, step + 1, edits, start_at).await {
                 Ok(run) => {
                     open.set(false);
-                    super::start::follow(&run.id);
+                    super::start::follow_fork(&run.id);
                 }
                 Err(message) => error.set(Some(message)),
             }
@@ -369,5 +370,45 @@ mod tests {
                 .contains("JSON object")
         );
         assert!(json_edits("{", &state).unwrap_err().contains("line 1"));
+    }
+}
+
+/// Says that the watched run is a fork, of which run and from which step,
+/// with a link to the run it came from; nothing for other runs.
+#[component]
+pub fn ForkBadge(watch: Watch) -> impl IntoView {
+    // Fetched in the browser only, once per watched run (an effect: the
+    // server renders no badge, and waits for nothing).
+    let origin = RwSignal::new(None::<ForkOrigin>);
+    Effect::new(move |shown: Option<String>| {
+        let run_id = watch.log.with(|log| log.run_id.clone());
+        if shown.as_deref() != Some(run_id.as_str()) {
+            origin.set(None);
+            if !run_id.is_empty() {
+                let asked = run_id.clone();
+                leptos::task::spawn_local(async move {
+                    let found = crate::live::api::run(&asked)
+                        .await
+                        .ok()
+                        .and_then(|run| run.forked_from);
+                    // The watched run may have changed meanwhile.
+                    if watch.log.with_untracked(|log| log.run_id == asked) {
+                        let _ = origin.try_set(found);
+                    }
+                });
+            }
+        }
+        run_id
+    });
+    move || {
+        let origin = origin.get()?;
+        let href = format!("?run={}", origin.run_id);
+        Some(view! {
+            <span class="fork-badge" data-testid="fork-badge" title="This run went on from another run's step, with edits">
+                "Fork of "
+                <a href=href rel="external">{super::short_id(&origin.run_id).to_string()}</a>
+                {format!(" at step {}", origin.step)}
+            </span>
+        })
     }
 }

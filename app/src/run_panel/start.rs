@@ -23,6 +23,19 @@ pub fn follow(run: &str) {
     }
 }
 
+/// Follows a fork just started, and gives the page its address: a reload
+/// or a copied link opens the fork, marked as one.
+pub fn follow_fork(run: &str) {
+    follow(run);
+    if let Ok(history) = window().history() {
+        let _ = history.replace_state_with_url(
+            &wasm_bindgen::JsValue::NULL,
+            "",
+            Some(&format!("?run={run}")),
+        );
+    }
+}
+
 /// Reads one field's text as its channel's type.
 pub fn parse_field(field: &InputField, text: &str) -> Result<Option<Value>, String> {
     let text = text.trim();

@@ -8,6 +8,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::fork::ForkForm;
+use super::marked::MarkedJson;
 use super::{duration, show_json};
 use crate::editor::state::Editor;
 use crate::live::Watch;
@@ -34,16 +35,36 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
             (state, changed, before, executions)
         })
     });
+    // Which nodes ran in each step, by the names the canvas shows.
+    let ran = Memo::new(move |_| {
+        let mut ran: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
+        watch.log.with(|log| {
+            for execution in log.executions() {
+                let names = ran.entry(execution.step).or_default();
+                let name = editor.label_of(&execution.node).unwrap_or(execution.node);
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        });
+        ran
+    });
     let forking = RwSignal::new(false);
     view! {
         <div class="state-inspector" data-testid="state-inspector">
             <nav class="state-steps" aria-label="Steps">
-                {move || last.get().map(|last| (first.get()..=last).map(|at| view! {
-                    <button type="button" class="state-step" data-step=at.to_string()
-                        aria-current=move || (step() == Some(at)).then_some("step")
-                        on:click=move |_| watch.seek((at != last).then_some(at))>
-                        {format!("Step {at}")}
-                    </button>
+                {move || last.get().map(|last| (first.get()..=last).map(|at| {
+                    let names = ran.with(|ran| ran.get(&at).map(|names| names.join(", ")));
+                    let title = names.clone();
+                    view! {
+                        <button type="button" class="state-step" data-step=at.to_string()
+                            title=title
+                            aria-current=move || (step() == Some(at)).then_some("step")
+                            on:click=move |_| watch.seek((at != last).then_some(at))>
+                            <span class="state-step-number">{format!("Step {at}")}</span>
+                            {names.map(|names| view! { <span class="state-step-nodes">{names}</span> })}
+                        </button>
+                    }
                 }).collect_view())}
             </nav>
             <div class="state-detail">
@@ -74,11 +95,16 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                                         <tr class:changed=was_changed data-channel=channel.clone()>
                                             <th scope="row">{channel.clone()}</th>
                                             <td>
-                                                <pre class="json">{show_json(value, 2000)}</pre>
+                                                {if was_changed {
+                                                    // What this step changed, marked in the value.
+                                                    view! { <MarkedJson value=value.clone() against=previous.clone() /> }.into_any()
+                                                } else {
+                                                    view! { <pre class="json">{show_json(value, 2000)}</pre> }.into_any()
+                                                }}
                                                 {was_changed.then(|| view! {
                                                     <details class="was">
                                                         <summary>"changed in this step; before"</summary>
-                                                        <pre class="json">{show_json(&previous, 2000)}</pre>
+                                                        <MarkedJson value=previous against=value.clone() />
                                                     </details>
                                                 })}
                                             </td>
@@ -93,7 +119,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                                 let took = execution.end_us.map(|end| duration(end.saturating_sub(execution.start_us)));
                                 view! {
                                     <li class=format!("step-execution outcome-{}", execution.outcome.as_str())>
-                                        <strong>{execution.node.clone()}</strong>
+                                        <strong>{editor.label_of(&execution.node).unwrap_or_else(|| execution.node.clone())}</strong>
                                         <span class="version-meta">
                                             {execution.outcome.as_str()}
                                             {took.map(|took| format!(" · {took}"))}

@@ -69,15 +69,7 @@ fn Lane(
     };
     // The lane is named as the canvas names the node: its label, with its
     // id beside it when the two differ.
-    let label = editor
-        .nodes
-        .with_untracked(|nodes| {
-            nodes
-                .iter()
-                .find(|view| view.id.get_value().as_str() == node)
-                .map(|view| view.spec.with_untracked(|spec| spec.label.clone()))
-        })
-        .filter(|label| !label.is_empty() && *label != node);
+    let label = editor.label_of(&node);
     let title = label
         .as_ref()
         .map_or_else(|| node.clone(), |label| format!("{label} ({node})"));

@@ -14,7 +14,10 @@ use std::sync::Arc;
 use heddle_engine::run::{Event, RunStatus};
 use serde_json::Value;
 
-use super::{ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView};
+use super::{
+    ForkOrigin, ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView,
+    input_summary,
+};
 use crate::access::ssr::{Allowed, OnRun, OnThread, Trigger};
 use crate::accounts::User;
 use crate::db::{Db, WritePool};
@@ -56,7 +59,7 @@ macro_rules! select_runs {
             "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
             "created_at, started_at, finished_at, ",
             "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by, ",
-            "origin, origin_label FROM runs ",
+            "origin, origin_label, forked_from, forked_at_step FROM runs ",
             $rest
         )
     };
@@ -69,7 +72,9 @@ macro_rules! select_threads {
             "SELECT t.id, t.graph_id, t.created_at, t.updated_at,
                     (SELECT COUNT(*) FROM runs r WHERE r.thread_id = t.id) AS runs,
                     (SELECT status FROM runs r WHERE r.thread_id = t.id
-                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status
+                     ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status,
+                    (SELECT input FROM runs r WHERE r.thread_id = t.id
+                     ORDER BY r.created_at, r.rowid LIMIT 1) AS first_input
              FROM threads t ",
             $rest
         )
@@ -93,6 +98,8 @@ struct RunRow {
     started_by: Option<String>,
     origin: String,
     origin_label: Option<String>,
+    forked_from: Option<String>,
+    forked_at_step: Option<i64>,
 }
 
 impl TryFrom<RunRow> for RunInfo {
@@ -124,6 +131,15 @@ impl TryFrom<RunRow> for RunInfo {
             started_by: row.started_by,
             origin,
             origin_label: row.origin_label,
+            forked_from: row
+                .forked_from
+                .zip(row.forked_at_step)
+                .and_then(|(run_id, step)| {
+                    Some(ForkOrigin {
+                        run_id,
+                        step: u32::try_from(step).ok()?,
+                    })
+                }),
         })
     }
 }
@@ -136,6 +152,7 @@ struct ThreadRow {
     updated_at: String,
     runs: i64,
     last_status: Option<String>,
+    first_input: Option<String>,
 }
 
 impl From<ThreadRow> for ThreadInfo {
@@ -147,6 +164,10 @@ impl From<ThreadRow> for ThreadInfo {
             updated_at: row.updated_at,
             runs: row.runs,
             last_status: row.last_status.as_deref().and_then(status),
+            title: row
+                .first_input
+                .and_then(|input| serde_json::from_str(&input).ok())
+                .and_then(|input| input_summary(&input)),
         }
     }
 }
@@ -316,6 +337,8 @@ pub struct NewRun<'a> {
     /// What it came through from outside the editor: the run is labelled
     /// with it (and an API key may read it).
     pub trigger: Option<&'a Trigger>,
+    /// For a fork: the run and step it goes on from.
+    pub fork: Option<(&'a str, u32)>,
 }
 
 /// A server's hold on the runs it queues and executes: its name, and how
@@ -397,8 +420,9 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         }
         sqlx::query(
             "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
-                               request, lease_owner, lease_expires_at, origin, origin_label, api_key_id)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13)",
+                               request, lease_owner, lease_expires_at, origin, origin_label, api_key_id,
+                               forked_from, forked_at_step)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
         )
         .bind(&run_id)
         .bind(run.graph_id)
@@ -417,6 +441,8 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
                 .filter(|trigger| trigger.origin == RunOrigin::ApiKey)
                 .map(|trigger| trigger.id.as_str()),
         )
+        .bind(run.fork.map(|(source, _)| source))
+        .bind(run.fork.map(|(_, step)| i64::from(step)))
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -77,6 +77,32 @@ impl Template {
     }
 }
 
+/// `source` with every read of channel `from` in its holes made a read of
+/// `to`, and whether anything changed; the text around the holes is kept
+/// as it is. A template that does not parse is refused.
+pub fn rename_in_template(
+    source: &str,
+    from: &str,
+    to: &str,
+) -> Result<(String, bool), ParseError> {
+    Template::parse(source)?;
+    let mut out = String::with_capacity(source.len());
+    let mut rest = source;
+    let mut changed = false;
+    while let Some(open) = rest.find("{{") {
+        let after = &rest[open + 2..];
+        // The template parsed: every hole is closed.
+        let close = after.find("}}").unwrap_or(after.len());
+        let (hole, renamed) = crate::expr::rename_channel(&after[..close], from, to)?;
+        out.push_str(&rest[..open + 2]);
+        out.push_str(&hole);
+        changed |= renamed;
+        rest = &after[close..];
+    }
+    out.push_str(rest);
+    Ok((out, changed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,5 +128,25 @@ mod tests {
                 .unwrap(),
             "no holes"
         );
+    }
+
+    #[test]
+    fn a_channel_renamed_in_a_template_keeps_the_text_around_it() {
+        let (text, changed) = super::rename_in_template(
+            "Dear {{ name }}, {{name}} is {{ 'name' }} of {{ len(name) }}: name",
+            "name",
+            "who",
+        )
+        .unwrap();
+        assert!(changed);
+        assert_eq!(
+            text,
+            "Dear {{ who }}, {{who}} is {{ 'name' }} of {{ len(who) }}: name"
+        );
+        assert_eq!(
+            super::rename_in_template("plain", "name", "who").unwrap(),
+            ("plain".to_string(), false)
+        );
+        assert!(super::rename_in_template("{{ name", "name", "who").is_err());
     }
 }

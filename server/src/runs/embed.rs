@@ -151,7 +151,7 @@ impl Walk<'_> {
         let allowed: Allowed = require(self.db, Some(self.starter), id, Role::Viewer)
             .await
             .map_err(|error| match error {
-                AppError::NotFound { .. } | AppError::Forbidden(_) => {
+                AppError::NotFound { .. } | AppError::Gone(_) | AppError::Forbidden(_) => {
                     unreachable_graph(&format!("subgraph node `{node_id}`"), id)
                 }
                 other => other,

@@ -388,6 +388,7 @@ impl Runs {
                 request: &stored,
                 lease: self.new_lease().as_ref(),
                 trigger: allowed.trigger(),
+                fork: None,
             })
             .await?;
         if !self.executes() {
@@ -490,6 +491,7 @@ impl Runs {
                 request: &stored,
                 lease: self.new_lease().as_ref(),
                 trigger: run.allowed().trigger(),
+                fork: Some((source_id, request.step)),
             })
             .await?;
         if !self.executes() {

@@ -942,3 +942,70 @@ async fn only_viewer_and_editor_can_be_granted() {
         .await;
     assert_eq!(sharing["members"], json!([]));
 }
+
+/// Someone let in by a share link that was then revoked is told their
+/// access ended (410, on the graph and its page); its runs and threads stay
+/// hidden (404), and to a stranger who never had a link the graph is
+/// still "not found".
+#[tokio::test]
+async fn a_revoked_link_tells_whom_it_let_in_that_their_access_ended() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(2)).await;
+    let run = server.start_run(&graph, json!({})).await;
+    server.wait_for_run(&run).await;
+    let (_, link) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/links"),
+            Some(json!({"role": "viewer"})),
+        )
+        .await;
+    let token = link["path"].as_str().unwrap().trim_start_matches("/share/");
+    let viewer = server.user("vera").await;
+    let (status, _) = viewer
+        .api(Method::POST, &format!("/api/v1/share/{token}"), None)
+        .await;
+    assert_eq!(status, 200);
+    let stranger = server.user("stan").await;
+    let (status, _) = viewer
+        .api(Method::GET, &format!("/api/v1/graphs/{graph}"), None)
+        .await;
+    assert_eq!(status, 200, "let in");
+
+    let (status, _) = server
+        .api(
+            Method::DELETE,
+            &format!(
+                "/api/v1/graphs/{graph}/links/{}",
+                link["id"].as_str().unwrap()
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(status, 204);
+    let (status, answer) = viewer
+        .api(Method::GET, &format!("/api/v1/graphs/{graph}"), None)
+        .await;
+    assert_eq!(status, 410, "{answer}");
+    assert_eq!(
+        error_message(&answer),
+        "your access to this graph has ended: the share link you opened was revoked. \
+         Ask its owner for a new link"
+    );
+    let page = viewer
+        .client
+        .get(viewer.url(&format!("/graphs/{graph}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), 410);
+    assert!(page.text().await.unwrap().contains("Your access has ended"));
+    let (status, _) = viewer
+        .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+        .await;
+    assert_eq!(status, 404, "a run says nothing to whose access ended");
+    let (status, _) = stranger
+        .api(Method::GET, &format!("/api/v1/graphs/{graph}"), None)
+        .await;
+    assert_eq!(status, 404, "a stranger learns nothing");
+}

@@ -77,6 +77,7 @@ async fn a_run_goes_from_queued_to_finished_with_its_events_stored() {
         .await;
     assert_eq!(threads[0]["runs"], 1);
     assert_eq!(threads[0]["last_status"], "finished");
+    assert_eq!(threads[0]["title"], Value::Null, "a number names nothing");
 }
 
 #[tokio::test]
@@ -148,6 +149,10 @@ async fn a_paused_run_is_resumed_over_the_api() {
     assert_eq!(status, 200);
     assert_eq!(thread["state"]["decision"], "Refund approved: order 9");
     assert_eq!(thread["thread"]["runs"], 1);
+    assert_eq!(
+        thread["thread"]["title"], "order 9",
+        "a thread is named by its first input"
+    );
 
     // The events of both executions form one gapless log.
     let (_, events) = server
@@ -482,6 +487,12 @@ async fn a_run_forks_from_a_step_with_edited_state_leaving_the_original_as_it_wa
         .await
         .1;
     assert_eq!(original["output"]["count"], 5, "the original is untouched");
+    assert_eq!(
+        forked["forked_from"],
+        json!({"run_id": source, "step": 3}),
+        "a fork says what it went on from"
+    );
+    assert_eq!(original["forked_from"], Value::Null);
     let (_, events) = server
         .api(Method::GET, &format!("/api/v1/runs/{fork_id}/events"), None)
         .await;

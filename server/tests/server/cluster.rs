@@ -122,7 +122,7 @@ async fn a_revoke_through_one_server_ends_access_on_another_at_once() {
     let (status, _) = teammate
         .api(Method::GET, &format!("/api/v1/graphs/{graph}"), None)
         .await;
-    assert_eq!(status, 404);
+    assert_eq!(status, 410, "their access ended, and they are told so");
 
     // A log-out through A closes the owner's socket on B (cookies are
     // per host, so the owner's browser sends its session to B as well).

@@ -132,3 +132,31 @@ async fn pages_render_concurrently_on_a_multi_threaded_runtime() {
         task.await.unwrap();
     }
 }
+
+/// A browser asks for compressed pages; every page must still end (a
+/// resource that never resolves on the server once kept the graph page's
+/// compressed stream open for ever, and the browser waiting on it).
+#[tokio::test]
+async fn compressed_pages_end() {
+    let server = TestServer::start().await;
+    let id: String = server.call("create_graph", &[]).await.json().await.unwrap();
+    for path in [
+        "/".to_string(),
+        format!("/graphs/{id}"),
+        "/settings".to_string(),
+    ] {
+        let request = server
+            .client
+            .get(server.url(&path))
+            .header("accept-encoding", "gzip")
+            .header("accept", "text/html");
+        let body = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            let response = request.send().await.expect("GET");
+            assert_eq!(response.status(), 200, "{path}");
+            response.bytes().await.expect("body")
+        })
+        .await
+        .unwrap_or_else(|_| panic!("{path} never ended"));
+        assert!(!body.is_empty(), "{path}");
+    }
+}

@@ -117,11 +117,11 @@ async fn a_revoked_link_ends_access_at_once_also_for_open_sockets() {
     };
     assert_eq!(revoked["run_id"], run_id);
     assert_eq!(revoked["message"], "your access to this graph ended");
-    // ...and so does every request.
+    // ...and so does every request, saying so.
     let (status, _) = teammate
         .api(Method::GET, &format!("/api/v1/graphs/{graph}"), None)
         .await;
-    assert_eq!(status, 404);
+    assert_eq!(status, 410);
     let (_, list) = teammate.api(Method::GET, "/api/v1/graphs", None).await;
     assert_eq!(list, json!([]));
     // Opening the link again says what happened.
@@ -175,10 +175,14 @@ async fn an_expired_link_says_so_and_ends_the_access_it_gave() {
         error_message(&body),
         "this share link expired on 2026-01-02 03:04 UTC; ask the graph's owner for a new one"
     );
-    let (status, _) = early
+    let (status, body) = early
         .api(Method::GET, &format!("/api/v1/graphs/{graph}"), None)
         .await;
-    assert_eq!(status, 404, "the access it gave ended with it");
+    assert_eq!(status, 410, "the access it gave ended with it");
+    assert!(
+        error_message(&body).contains("the share link you opened has expired"),
+        "{body}"
+    );
     // The page says it too, with the same status.
     let page = late.client.get(late.url(&path)).send().await.unwrap();
     assert_eq!(page.status(), 410);

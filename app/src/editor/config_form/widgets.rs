@@ -7,9 +7,9 @@ use leptos::html;
 use leptos::prelude::*;
 use serde_json::{Map, Value};
 
-use super::FormCx;
 use super::path::{self, Path, Step};
 use super::shape::{Field, Shape, Variant};
+use super::{FormCx, completion};
 use crate::editor::inspector::condition_problem;
 
 /// One labelled field: its title, control, help and problems.
@@ -199,8 +199,19 @@ fn text(
     }
 }
 
-/// A template: a text area and a chip per channel that inserts
-/// `{{ channel }}` where the caret is.
+/// A channel completion on offer in a template: where the typed name
+/// starts and the caret is (bytes), the names offered, the one chosen.
+#[derive(Clone, Debug, PartialEq)]
+struct Offer {
+    start: usize,
+    caret: usize,
+    names: Vec<String>,
+    active: usize,
+}
+
+/// A template: a text area that offers the graph's channels after `{{`
+/// as you type, and a chip per channel that inserts `{{ channel }}` where
+/// the caret is.
 fn template(
     cx: FormCx,
     value: impl Fn() -> String + Clone + Send + Sync + 'static,
@@ -210,9 +221,100 @@ fn template(
     read_only: bool,
 ) -> AnyView {
     let area = NodeRef::<html::Textarea>::new();
+    let offer = RwSignal::new(None::<Offer>);
     let on_change = {
         let apply = apply.clone();
         move |event: leptos::ev::Event| apply(event_target_value(&event))
+    };
+    let caret_of = move |area: &web_sys::HtmlTextAreaElement, text: &str| {
+        area.selection_start()
+            .ok()
+            .flatten()
+            .map_or(text.len(), |at| byte_offset(text, at as usize))
+    };
+    let on_input = move |_| {
+        let Some(area) = area.get() else { return };
+        let text = area.value();
+        let caret = caret_of(&area, &text);
+        let next = completion::pending_hole(&text[..caret]).and_then(|(start, typed)| {
+            let names = completion::suggestions(&cx.channels(None), typed, 8);
+            (!names.is_empty()).then_some(Offer {
+                start,
+                caret,
+                names,
+                active: 0,
+            })
+        });
+        offer.set(next);
+    };
+    let accept = {
+        let apply = apply.clone();
+        move |choice: usize| {
+            let (Some(area), Some(open)) = (area.get(), offer.get_untracked()) else {
+                return;
+            };
+            let Some(name) = open.names.get(choice) else {
+                return;
+            };
+            let text = area.value();
+            if open.caret > text.len() || open.start > open.caret {
+                offer.set(None);
+                return;
+            }
+            let (next, at) = completion::complete(&text, open.start, open.caret, name);
+            area.set_value(&next);
+            let at = next[..at].encode_utf16().count() as u32;
+            let _ = area.set_selection_range(at, at);
+            offer.set(None);
+            apply(next);
+        }
+    };
+    let on_keydown = {
+        let accept = accept.clone();
+        move |event: leptos::ev::KeyboardEvent| {
+            let Some(open) = offer.get_untracked() else {
+                return;
+            };
+            let count = open.names.len();
+            match event.key().as_str() {
+                "ArrowDown" => offer.update(|o| {
+                    if let Some(o) = o {
+                        o.active = (o.active + 1) % count;
+                    }
+                }),
+                "ArrowUp" => offer.update(|o| {
+                    if let Some(o) = o {
+                        o.active = (o.active + count - 1) % count;
+                    }
+                }),
+                "Enter" | "Tab" => accept(open.active),
+                "Escape" => offer.set(None),
+                _ => return,
+            }
+            event.prevent_default();
+            event.stop_propagation();
+        }
+    };
+    let list = move || {
+        let open = offer.get()?;
+        let accept = accept.clone();
+        Some(view! {
+            <ul class="template-complete" role="listbox" aria-label="Channels" data-testid="template-complete">
+                {open.names.into_iter().enumerate().map(|(i, name)| {
+                    let accept = accept.clone();
+                    view! {
+                        <li role="option" class="mono" aria-selected=(i == open.active).to_string()
+                            on:pointerdown=move |event| {
+                                // Keep the focus in the text.
+                                event.prevent_default();
+                                accept(i);
+                            }>
+                            {name}
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        })
     };
     let chips = move || {
         let channels = cx.channels(None);
@@ -225,11 +327,7 @@ fn template(
                     let insert = move |_| {
                         let Some(area) = area.get() else { return };
                         let text = area.value();
-                        let caret = area
-                            .selection_start()
-                            .ok()
-                            .flatten()
-                            .map_or(text.len(), |at| byte_offset(&text, at as usize));
+                        let caret = caret_of(&area, &text);
                         let hole = hole_label(&channel);
                         let next = format!("{}{hole}{}", &text[..caret], &text[caret..]);
                         area.set_value(&next);
@@ -247,7 +345,12 @@ fn template(
         })
     };
     view! {
-        <textarea id=id name=name rows="4" node_ref=area prop:value=value on:change=on_change readonly=read_only></textarea>
+        <div class="template-field">
+            <textarea id=id name=name rows="4" node_ref=area prop:value=value on:change=on_change
+                on:input=on_input on:keydown=on_keydown on:blur=move |_| offer.set(None)
+                readonly=read_only aria-autocomplete="list"></textarea>
+            {list}
+        </div>
         {chips}
     }
     .into_any()

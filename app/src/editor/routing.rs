@@ -1,0 +1,276 @@
+//! Where each edge is drawn, for the canvas and the read-only preview.
+//!
+//! A forward edge is an S curve from the source's right port to the
+//! target's left port. An edge that goes back (a loop, or a target left of
+//! the source's right side) leaves to the right, runs under every node
+//! between its ends and comes up into the target from the left; loops whose
+//! runs would overlap get lanes of their own, so two loops never draw as one
+//! line. Labels sit at the middle of the path, moved above or below the
+//! nodes when the middle falls on one.
+
+/// The size of a node's box, which differs between the canvas and the
+/// smaller preview.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NodeSize {
+    pub width: f64,
+    pub height: f64,
+}
+
+/// How one edge is drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Route {
+    /// The SVG path.
+    pub path: String,
+    /// The centre of the edge's label.
+    pub label: (f64, f64),
+    /// Drawn as a loop under the nodes.
+    pub back: bool,
+}
+
+/// An edge to route: the indices of its two nodes in the position list,
+/// and its label (if it has one) so it can be kept off the nodes.
+pub struct EdgeEnds<'a> {
+    pub from: usize,
+    pub to: usize,
+    pub label: Option<&'a str>,
+}
+
+/// Vertical distance between two loops' runs.
+const LANE: f64 = 16.0;
+/// How far below the lowest node in its way a loop runs.
+const CLEARANCE: f64 = 26.0;
+/// How far a loop swings out of its ports before it turns.
+const SWING: f64 = 36.0;
+
+/// Routes every edge (in order) between nodes whose top-left corners are
+/// `positions`.
+pub fn routes(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Vec<Route> {
+    let mut routes: Vec<Option<Route>> = vec![None; edges.len()];
+    // Loops first: the narrow ones inside, nearest the nodes.
+    let mut loops: Vec<(usize, Loop)> = edges
+        .iter()
+        .enumerate()
+        .filter_map(|(i, edge)| {
+            let (a, b) = (*positions.get(edge.from)?, *positions.get(edge.to)?);
+            (b.0 <= a.0 + size.width).then(|| (i, Loop::new(a, b, size, positions)))
+        })
+        .collect();
+    loops.sort_by(|x, y| {
+        (x.1.floor, x.1.right - x.1.left)
+            .partial_cmp(&(y.1.floor, y.1.right - y.1.left))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut placed: Vec<(f64, f64, f64)> = Vec::new();
+    for (i, mut run) in loops {
+        let mut lane = 0.0;
+        loop {
+            let drop = run.floor + lane * LANE;
+            let clash = placed.iter().any(|&(left, right, other)| {
+                left < run.right + SWING && run.left - SWING < right && (other - drop).abs() < LANE
+            });
+            if !clash {
+                run.drop = drop;
+                run.swing = SWING + lane * LANE / 2.0;
+                break;
+            }
+            lane += 1.0;
+        }
+        placed.push((run.left, run.right, run.drop));
+        routes[i] = Some(run.route());
+    }
+    edges
+        .iter()
+        .zip(routes)
+        .map(|(edge, route)| {
+            route.unwrap_or_else(|| {
+                let a = positions.get(edge.from).copied().unwrap_or_default();
+                let b = positions.get(edge.to).copied().unwrap_or_default();
+                let route = forward(
+                    a.0 + size.width,
+                    a.1 + size.height / 2.0,
+                    b.0,
+                    b.1 + size.height / 2.0,
+                );
+                match edge.label {
+                    Some(text) => Route {
+                        label: off_nodes(route.label, text, (a, b), size, positions),
+                        ..route
+                    },
+                    None => route,
+                }
+            })
+        })
+        .collect()
+}
+
+/// The S curve of a forward edge (also the wire being drawn).
+pub fn forward(x1: f64, y1: f64, x2: f64, y2: f64) -> Route {
+    let mid = (x1 + x2) / 2.0;
+    Route {
+        path: format!("M{x1},{y1} C{mid},{y1} {mid},{y2} {x2},{y2}"),
+        label: (mid, (y1 + y2) / 2.0),
+        back: false,
+    }
+}
+
+/// A loop's run under the nodes.
+struct Loop {
+    /// Source's right port and target's left port.
+    from: (f64, f64),
+    to: (f64, f64),
+    left: f64,
+    right: f64,
+    /// Just below the lowest node in its way.
+    floor: f64,
+    drop: f64,
+    swing: f64,
+}
+
+impl Loop {
+    fn new(a: (f64, f64), b: (f64, f64), size: NodeSize, positions: &[(f64, f64)]) -> Loop {
+        let from = (a.0 + size.width, a.1 + size.height / 2.0);
+        let to = (b.0, b.1 + size.height / 2.0);
+        let (left, right) = (to.0.min(from.0), to.0.max(from.0));
+        let (top, bottom) = (a.1.min(b.1), a.1.max(b.1) + size.height);
+        // The lowest node the run would cross, between the two rows.
+        let lowest = positions
+            .iter()
+            .filter(|(x, y)| {
+                *x < right && x + size.width > left && *y < bottom && y + size.height > top
+            })
+            .map(|(_, y)| y + size.height)
+            .fold(bottom, f64::max);
+        let floor = lowest + CLEARANCE;
+        Loop {
+            from,
+            to,
+            left,
+            right,
+            floor,
+            drop: floor,
+            swing: SWING,
+        }
+    }
+
+    fn route(&self) -> Route {
+        let ((x1, y1), (x2, y2)) = (self.from, self.to);
+        let (drop, k) = (self.drop, self.swing);
+        // Out of the source to the right and down, along under the nodes,
+        // then up into the target from its left.
+        let path = format!(
+            "M{x1},{y1} C{},{y1} {},{drop} {x1},{drop} L{x2},{drop} C{},{drop} {},{y2} {x2},{y2}",
+            x1 + k,
+            x1 + k,
+            x2 - k,
+            x2 - k,
+        );
+        Route {
+            path,
+            label: ((x1 + x2) / 2.0, drop),
+            back: true,
+        }
+    }
+}
+
+/// A label's place: the middle of the path unless a node is there; then
+/// above the edge's two nodes, or below them.
+fn off_nodes(
+    middle: (f64, f64),
+    text: &str,
+    (a, b): ((f64, f64), (f64, f64)),
+    size: NodeSize,
+    positions: &[(f64, f64)],
+) -> (f64, f64) {
+    let half_width = text.chars().count() as f64 * 3.3 + 8.0;
+    let half_height = 10.0;
+    let on_a_node = |(x, y): (f64, f64)| {
+        positions.iter().any(|(nx, ny)| {
+            x - half_width < nx + size.width
+                && x + half_width > *nx
+                && y - half_height < ny + size.height
+                && y + half_height > *ny
+        })
+    };
+    let above = (middle.0, a.1.min(b.1) - half_height - 4.0);
+    let below = (middle.0, a.1.max(b.1) + size.height + half_height + 4.0);
+    [middle, above, below]
+        .into_iter()
+        .find(|&at| !on_a_node(at))
+        .unwrap_or(middle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SIZE: NodeSize = NodeSize {
+        width: 180.0,
+        height: 56.0,
+    };
+
+    fn ends(from: usize, to: usize) -> EdgeEnds<'static> {
+        EdgeEnds {
+            from,
+            to,
+            label: None,
+        }
+    }
+
+    #[test]
+    fn a_forward_edge_is_a_curve_from_port_to_port() {
+        let routes = routes(&[(0.0, 0.0), (300.0, 100.0)], SIZE, &[ends(0, 1)]);
+        assert!(!routes[0].back);
+        assert!(routes[0].path.starts_with("M180,28 "));
+        assert!(routes[0].path.ends_with(" 300,128"));
+        assert_eq!(routes[0].label, (240.0, 78.0));
+    }
+
+    #[test]
+    fn two_loops_into_the_same_node_get_their_own_lanes() {
+        // agent → human → tools in a row; human → agent and tools → agent.
+        let at = [(0.0, 0.0), (260.0, 0.0), (520.0, 0.0)];
+        let routes = routes(&at, SIZE, &[ends(1, 0), ends(2, 0)]);
+        assert!(routes.iter().all(|route| route.back));
+        let (a, b) = (routes[0].label.1, routes[1].label.1);
+        assert!(a >= 56.0 + CLEARANCE && b >= 56.0 + CLEARANCE);
+        assert!((a - b).abs() >= LANE, "lanes {a} and {b} overlap");
+        // The narrower loop runs nearer the nodes.
+        assert!(a < b);
+    }
+
+    #[test]
+    fn a_loop_runs_under_the_nodes_between_its_ends() {
+        // A tall node between the ends pushes the run below it.
+        let at = [(0.0, 0.0), (260.0, 40.0), (520.0, 0.0)];
+        let routes = routes(&at, SIZE, &[ends(2, 0)]);
+        assert!(routes[0].label.1 >= 40.0 + 56.0 + CLEARANCE);
+    }
+
+    #[test]
+    fn loops_far_apart_share_a_lane() {
+        let at = [(0.0, 0.0), (260.0, 0.0), (1000.0, 0.0), (1260.0, 0.0)];
+        let routes = routes(&at, SIZE, &[ends(1, 0), ends(3, 2)]);
+        assert_eq!(routes[0].label.1, routes[1].label.1);
+    }
+
+    #[test]
+    fn a_label_between_close_nodes_moves_off_them() {
+        // Two nodes 30 px apart: the middle is on a node, so above them.
+        let at = [(0.0, 0.0), (210.0, 0.0)];
+        let edge = EdgeEnds {
+            from: 0,
+            to: 1,
+            label: Some("approved"),
+        };
+        let routes = routes(&at, SIZE, &[edge]);
+        assert!(routes[0].label.1 < 0.0, "{:?}", routes[0].label);
+        // A short label with room stays at the middle.
+        let at = [(0.0, 0.0), (400.0, 0.0)];
+        let edge = EdgeEnds {
+            from: 0,
+            to: 1,
+            label: Some("ok"),
+        };
+        assert_eq!(super::routes(&at, SIZE, &[edge])[0].label, (290.0, 28.0));
+    }
+}
