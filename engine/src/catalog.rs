@@ -63,7 +63,7 @@ impl Tool for Declared {
 
     fn call(&self, _arguments: Value) -> ToolFuture<'_> {
         let message = format!("`{}` runs on the server only", self.0.name);
-        Box::pin(std::future::ready(Err(ToolError(message))))
+        Box::pin(std::future::ready(Err(ToolError::new(message))))
     }
 }
 

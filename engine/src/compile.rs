@@ -33,6 +33,8 @@ pub struct CompiledGraph {
     pub(crate) index: HashMap<NodeId, NodeIdx>,
     pub(crate) entry: NodeIdx,
     pub(crate) max_steps: u32,
+    /// How model calls are priced (the registry's table).
+    pub(crate) prices: Arc<crate::usage::PriceTable>,
     warnings: Report,
     document: GraphDocument,
 }
@@ -179,6 +181,7 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         index: ids,
         entry,
         max_steps: document.limits.max_steps,
+        prices: registry.prices(),
         warnings: report,
         document: document.clone(),
     })

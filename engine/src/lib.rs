@@ -39,6 +39,7 @@ pub mod node;
 pub mod run;
 pub mod state;
 pub mod tools;
+pub mod usage;
 pub mod validate;
 
 pub use catalog::Catalog;

@@ -44,7 +44,7 @@ mod persist;
 #[cfg(feature = "postgres")]
 pub mod postgres;
 #[cfg(feature = "runtime")]
-mod retry;
+pub(crate) mod retry;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod sql;
 #[cfg(feature = "sqlite")]

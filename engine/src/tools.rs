@@ -1,15 +1,25 @@
 //! Tools models can call: the [`Tool`] trait, the [`Toolbox`] a graph's
-//! tool nodes draw from, and the built-in tools (one file each).
+//! tool nodes draw from (with the server's policy per tool and the state
+//! every run shares), and the built-in tools (one file each).
 
 mod calculator;
+mod call;
 mod clock;
+#[cfg(feature = "runtime")]
+mod gate;
+mod policy;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 
 pub use calculator::Calculator;
+pub use call::BoundTool;
+pub(crate) use call::Called;
 pub use clock::Clock;
+#[cfg(feature = "runtime")]
+pub use gate::{BreakerState, ToolGates};
+pub use policy::{BreakerPolicy, EffectivePolicy, ToolPolicy};
 #[cfg(feature = "http")]
 pub use http::{HttpRequest, is_internal};
 
@@ -28,8 +38,32 @@ pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> 
 /// Why a tool call failed. The tools node turns it into a message the
 /// model reads, not a failed run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ToolError(pub String);
+#[error("{message}")]
+pub struct ToolError {
+    /// What went wrong, for the model and for people.
+    pub message: String,
+    /// Whether trying again may succeed (a timeout, a 5xx, a dropped
+    /// connection); a tool policy's `retry_on: transient` retries only these.
+    pub transient: bool,
+}
+
+impl ToolError {
+    /// A failure that trying again will not fix (bad arguments, a refusal).
+    pub fn new(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            transient: false,
+        }
+    }
+
+    /// A failure worth trying again: a timeout, a 5xx, a dropped connection.
+    pub fn transient(message: impl Into<String>) -> Self {
+        ToolError {
+            message: message.into(),
+            transient: true,
+        }
+    }
+}
 
 /// A tool.
 pub trait Tool: Send + Sync + 'static {
@@ -40,10 +74,14 @@ pub trait Tool: Send + Sync + 'static {
     fn call(&self, arguments: Value) -> ToolFuture<'_>;
 }
 
-/// The tools available to a graph, by name.
+/// The tools available to a graph, by name, with the server's policy for
+/// each. Clones share the tools' gates (calls in flight, breakers).
 #[derive(Clone, Default)]
 pub struct Toolbox {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    policies: BTreeMap<String, ToolPolicy>,
+    #[cfg(feature = "runtime")]
+    gates: ToolGates,
 }
 
 impl Toolbox {
@@ -77,6 +115,34 @@ impl Toolbox {
     /// Every tool's name.
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
+    }
+
+    /// Sets the server's policy for a tool: a floor the graphs' own
+    /// policies cannot lower (see [`EffectivePolicy::combine`]).
+    pub fn set_policy(&mut self, name: impl Into<String>, policy: ToolPolicy) {
+        self.policies.insert(name.into(), policy);
+    }
+
+    /// The server's policy for a tool.
+    pub fn policy(&self, name: &str) -> Option<&ToolPolicy> {
+        self.policies.get(name)
+    }
+
+    /// `tool` bound under `policy` (the node's, put over the server's).
+    pub fn bind(
+        &self,
+        name: &str,
+        tool: Arc<dyn Tool>,
+        default_timeout_ms: u64,
+        policy: Option<&ToolPolicy>,
+    ) -> BoundTool {
+        BoundTool {
+            name: name.to_string(),
+            tool,
+            policy: EffectivePolicy::combine(default_timeout_ms, policy, self.policy(name)),
+            #[cfg(feature = "runtime")]
+            gate: self.gates.gate(name),
+        }
     }
 
     /// Every tool's spec, by name.

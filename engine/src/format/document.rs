@@ -279,6 +279,14 @@ pub struct Limits {
     /// The most super-steps a run may take before it fails.
     #[serde(default = "default_max_steps")]
     pub max_steps: u32,
+    /// The most tokens (prompt and completion, every model call) a run
+    /// may use; over it, the run fails naming this budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    /// The most a run's model calls may cost, in US dollars (by the
+    /// server's price table; models without a price count as free).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_cost: Option<f64>,
 }
 
 fn default_max_steps() -> u32 {
@@ -289,6 +297,8 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_steps: default_max_steps(),
+            max_tokens: None,
+            max_cost: None,
         }
     }
 }

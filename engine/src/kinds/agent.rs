@@ -5,13 +5,18 @@
 //! `context_window` messages. With a `validator`, a final reply that does
 //! not satisfy it is sent back once per round with what was wrong.
 //!
+//! Tools are called under their policies (see `tools`). A tool listed in
+//! `return_direct` ends the agent when a call of it succeeds: its result
+//! is the agent's answer, with no further model call (a lookup whose
+//! result is the reply, a tool that sends the message itself).
+//!
 //! Sub-agents are other graphs (each with a `messages` channel) offered to
 //! the model as tools: a call runs the graph with the task as the user's
 //! message and returns its last reply (a supervisor delegating to
 //! specialists).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -21,7 +26,7 @@ use super::llm::{messages_channel, model_error};
 use super::scope;
 use super::subgraph::load_child;
 use super::template::Template;
-use super::tools::{BoundTools, bind, execute};
+use super::tools::{Executed, bind, check_policies, execute};
 use crate::compile::CompiledGraph;
 use crate::expr::Expr;
 use crate::model::ToolSpec;
@@ -30,7 +35,7 @@ use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
 };
-use crate::tools::{Tool, ToolError, ToolFuture};
+use crate::tools::{BoundTool, Tool, ToolError, ToolFuture, ToolPolicy};
 
 /// Settings of an `agent` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -78,6 +83,14 @@ pub struct AgentConfig {
     /// Graphs the agent can delegate to, as tools.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sub_agents: Vec<SubAgent>,
+    /// How each tool is called, by tool name (see the `tools` node).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, ToolPolicy>,
+    /// Tools whose result, when a call of them succeeds, is the agent's
+    /// answer: the agent ends without asking the model again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-heddle" = "tool"))]
+    pub return_direct: Vec<String>,
 }
 
 /// A graph an agent delegates to.
@@ -114,7 +127,7 @@ impl Tool for SubAgentTool {
             let task = arguments["task"]
                 .as_str()
                 .or_else(|| arguments["input"].as_str())
-                .ok_or_else(|| ToolError("expected {\"task\": \"...\"}".into()))?
+                .ok_or_else(|| ToolError::new("expected {\"task\": \"...\"}"))?
                 .to_string();
             delegate(&self.graph, &self.spec.name, task).await
         })
@@ -141,7 +154,7 @@ async fn delegate(
     let output = run
         .execute()
         .await
-        .map_err(|error| ToolError(format!("{name} failed: {error}")))?;
+        .map_err(|error| ToolError::new(format!("{name} failed: {error}")))?;
     let reply = ChatMessage::list_from(&output.state["messages"])
         .into_iter()
         .rev()
@@ -153,8 +166,8 @@ async fn delegate(
 
 #[cfg(not(feature = "runtime"))]
 async fn delegate(_: &Arc<CompiledGraph>, _: &str, _: String) -> Result<Value, ToolError> {
-    Err(ToolError(
-        "running a sub-agent needs the engine's `runtime` feature".into(),
+    Err(ToolError::new(
+        "running a sub-agent needs the engine's `runtime` feature",
     ))
 }
 
@@ -184,9 +197,15 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         )
         .map_err(|issue| issues.push(issue))
         .ok();
-    let mut tools = bind(&config.tools, cx, "tools")
-        .map_err(|more| issues.extend(more))
-        .ok();
+    let mut tools = bind(
+        &config.tools,
+        cx,
+        "tools",
+        &config.policies,
+        config.tool_timeout_ms,
+    )
+    .map_err(|more| issues.extend(more))
+    .ok();
     for (i, sub) in config.sub_agents.iter().enumerate() {
         let at = format!("sub_agents[{i}]");
         match load_child(sub.graph.as_ref(), sub.path.as_deref(), cx, &at) {
@@ -213,13 +232,26 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                     }),
                 };
                 if let Some(tools) = &mut tools {
-                    tools.push((
-                        sub.name.clone(),
+                    tools.push(cx.registry.tools().bind(
+                        &sub.name,
                         Arc::new(SubAgentTool { spec, graph }) as Arc<dyn Tool>,
+                        config.tool_timeout_ms,
+                        config.policies.get(&sub.name),
                     ));
                 }
             }
             Err(more) => issues.extend(more),
+        }
+    }
+    if let Some(tools) = &tools {
+        issues.extend(check_policies(&config.policies, tools));
+        for (i, name) in config.return_direct.iter().enumerate() {
+            if !tools.iter().any(|tool| &tool.name == name) {
+                issues.push(ConfigIssue::new(
+                    format!("return_direct[{i}]"),
+                    format!("`{name}` is not one of this agent's tools or sub-agents"),
+                ));
+            }
         }
     }
     let system = Template::parse_field("system", &config.system, &mut issues);
@@ -252,7 +284,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
 
 struct Agent {
     model: SharedModel,
-    tools: BoundTools,
+    tools: Vec<BoundTool>,
     system: Template,
     validator: Option<Expr>,
     config: AgentConfig,
@@ -277,7 +309,7 @@ impl Agent {
         messages.extend(conversation[start..].iter().cloned());
         ChatRequest {
             messages,
-            tools: self.tools.iter().map(|(_, tool)| tool.spec()).collect(),
+            tools: self.tools.iter().map(|bound| bound.tool.spec()).collect(),
             ..ChatRequest::default()
         }
     }
@@ -295,7 +327,6 @@ impl Agent {
                 ctx.emit("token", json!({"text": text}));
             }
         };
-        let timeout = Duration::from_millis(self.config.tool_timeout_ms);
         let mut round = 0;
         loop {
             if ctx.is_cancelled() {
@@ -311,7 +342,7 @@ impl Agent {
                 .chat(request, &deltas)
                 .await
                 .map_err(model_error)?;
-            ctx.emit("usage", json!({"model": reply.model, "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens}));
+            ctx.record_usage(&reply.model, &reply.usage)?;
             let mut assistant = ChatMessage::new(Role::Assistant, reply.content.clone());
             assistant.tool_calls = reply.tool_calls;
             conversation.push(assistant.clone());
@@ -319,16 +350,25 @@ impl Agent {
             if !assistant.tool_calls.is_empty() && round < self.config.max_tool_rounds {
                 round += 1;
                 ctx.emit("agent_round", json!({"round": round, "tools": assistant.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>()}));
-                let (results, _) = execute(
+                let Executed {
+                    replies, succeeded, ..
+                } = execute(
                     &self.tools,
                     &assistant.tool_calls,
-                    timeout,
                     self.config.max_result_chars,
                     ctx,
                 )
-                .await;
-                conversation.extend(results.iter().cloned());
-                added.extend(results);
+                .await?;
+                conversation.extend(replies.iter().cloned());
+                added.extend(replies);
+                let direct = succeeded
+                    .into_iter()
+                    .find(|(name, _)| self.config.return_direct.contains(name));
+                if let Some((name, result)) = direct {
+                    ctx.emit("return_direct", json!({"tool": name}));
+                    added.push(ChatMessage::new(Role::Assistant, result));
+                    break;
+                }
                 continue;
             }
             if let Some(validator) = &self.validator {

@@ -83,9 +83,9 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         )
         .map_err(|issue| issues.push(issue))
         .ok();
-    let tools: Vec<ToolSpec> = super::tools::bind(&config.tools, cx, "tools")
+    let tools: Vec<ToolSpec> = super::tools::bind(&config.tools, cx, "tools", &Default::default(), 0)
         .map_err(|more| issues.extend(more))
-        .map(|bound| bound.iter().map(|(_, tool)| tool.spec()).collect())
+        .map(|bound| bound.iter().map(|bound| bound.tool.spec()).collect())
         .unwrap_or_default();
     let system = Template::parse_field("system", &config.system, &mut issues);
     let prompt = match &config.prompt {
@@ -172,10 +172,7 @@ impl Llm {
             .chat(request, &deltas)
             .await
             .map_err(model_error)?;
-        ctx.emit(
-            "usage",
-            json!({"model": reply.model, "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens}),
-        );
+        ctx.record_usage(&reply.model, &reply.usage)?;
         let mut assistant = ChatMessage::new(Role::Assistant, reply.content.clone());
         assistant.tool_calls = reply.tool_calls;
         let mut new_messages: Vec<Value> = user.iter().map(ChatMessage::to_value).collect();

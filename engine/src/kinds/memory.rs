@@ -142,6 +142,7 @@ impl Memory {
                 .chat(request, &|_| {})
                 .await
                 .map_err(model_error)?;
+            input.ctx.record_usage(&reply.model, &reply.usage)?;
             let summary = ChatMessage::new(
                 Role::System,
                 format!("Summary of earlier messages: {}", reply.content),

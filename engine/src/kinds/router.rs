@@ -157,6 +157,7 @@ impl Router {
             .chat(request, &|_| {})
             .await
             .map_err(model_error)?;
+        input.ctx.record_usage(&reply.model, &reply.usage)?;
         let answer = reply.content.trim().trim_matches(['"', '\'', '.']);
         let chosen = self
             .config

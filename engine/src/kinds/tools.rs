@@ -1,11 +1,13 @@
 //! `tools`: runs the tool calls of the conversation's last assistant
-//! message, all at once, each with a timeout. A failing or unknown tool
-//! becomes a tool message the model can read ("error: ..."), not a failed
-//! run. Long results are cut short in the conversation (the model's
-//! context stays small); the full results can be kept in another channel.
+//! message, all at once, each under its policy (timeout, retries, a cap
+//! on calls in flight, a circuit breaker; see [`crate::tools::ToolPolicy`]).
+//! A failing, unknown or refused tool becomes a tool message the model can
+//! read ("error: ..."), not a failed run, unless its policy says
+//! `fail_node`. Long results are cut short in the conversation (the
+//! model's context stays small); the full results can be kept in another
+//! channel.
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::collections::BTreeMap;
 
 use futures_util::future::join_all;
 use schemars::JsonSchema;
@@ -17,9 +19,10 @@ use serde_json::{Map, Value, json};
 use super::llm::messages_channel;
 use crate::model::{ChatMessage, ToolCall};
 use crate::node::{
-    BuildContext, Built, ConfigIssue, Node, NodeFuture, NodeInput, NodeOutput, parse_config,
+    BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
+    parse_config,
 };
-use crate::tools::{Tool, ToolError};
+use crate::tools::{BoundTool, Called, EffectivePolicy, ToolError, ToolPolicy};
 
 /// Settings of a `tools` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -33,7 +36,7 @@ pub struct ToolsConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-heddle" = "tool"))]
     pub tools: Vec<String>,
-    /// The longest one call may take.
+    /// The longest one call may take (a tool's policy may say otherwise).
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
     /// Results longer than this many characters are cut short in the
@@ -45,6 +48,10 @@ pub struct ToolsConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-heddle" = "channel"))]
     pub full_results: Option<String>,
+    /// How each tool is called, by tool name: timeout, retries, a cap on
+    /// calls in flight, a circuit breaker, whether a failure fails the node.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub policies: BTreeMap<String, ToolPolicy>,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -69,9 +76,12 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     } else {
         config.tools.clone()
     };
-    let tools = bind(&names, cx, "tools")
+    let tools = bind(&names, cx, "tools", &config.policies, config.timeout_ms)
         .map_err(|more| issues.extend(more))
         .ok();
+    if let Some(tools) = &tools {
+        issues.extend(check_policies(&config.policies, tools));
+    }
     match tools {
         Some(tools) if issues.is_empty() => Ok(Built::plain(ToolsNode { tools, config })),
         _ => Err(issues),
@@ -79,30 +89,33 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
 }
 
 struct ToolsNode {
-    tools: BoundTools,
+    tools: Vec<BoundTool>,
     config: ToolsConfig,
 }
 
-/// Tools bound to a node, by name.
-pub(super) type BoundTools = Vec<(String, Arc<dyn Tool>)>;
-
-/// The tools a node names, or an issue for each unknown one.
+/// The tools a node names, each under its policy, or an issue for each
+/// unknown one.
 pub(super) fn bind(
     names: &[String],
     cx: &BuildContext,
     path: &str,
-) -> Result<BoundTools, Vec<ConfigIssue>> {
+    policies: &BTreeMap<String, ToolPolicy>,
+    default_timeout_ms: u64,
+) -> Result<Vec<BoundTool>, Vec<ConfigIssue>> {
+    let toolbox = cx.registry.tools();
     let mut tools = Vec::new();
     let mut issues = Vec::new();
     for (i, name) in names.iter().enumerate() {
-        match cx.registry.tools().get(name) {
-            Some(tool) => tools.push((name.clone(), Arc::clone(tool))),
+        match toolbox.get(name) {
+            Some(tool) => tools.push(toolbox.bind(
+                name,
+                std::sync::Arc::clone(tool),
+                default_timeout_ms,
+                policies.get(name),
+            )),
             None => issues.push(ConfigIssue::new(
                 format!("{path}[{i}]"),
-                format!(
-                    "no tool `{name}` (known: {})",
-                    cx.registry.tools().names().join(", ")
-                ),
+                format!("no tool `{name}` (known: {})", toolbox.names().join(", ")),
             )),
         }
     }
@@ -113,79 +126,114 @@ pub(super) fn bind(
     }
 }
 
-async fn call_one(
-    tools: &BoundTools,
-    call: &ToolCall,
-    timeout: Duration,
-) -> Result<Value, ToolError> {
-    let tool = tools
-        .iter()
-        .find(|(name, _)| name == &call.name)
-        .map(|(_, tool)| tool)
-        .ok_or_else(|| ToolError(format!("there is no tool `{}` here", call.name)))?;
-    let arguments: Value = serde_json::from_str(&call.arguments)
-        .map_err(|error| ToolError(format!("the arguments are not JSON: {error}")))?;
-    #[cfg(feature = "runtime")]
-    {
-        match tokio::time::timeout(timeout, tool.call(arguments)).await {
-            Ok(result) => result,
-            Err(_) => Err(ToolError(format!(
-                "timed out after {} ms",
-                timeout.as_millis()
-            ))),
+/// Each policy must name one of the node's tools and make sense.
+pub(super) fn check_policies(
+    policies: &BTreeMap<String, ToolPolicy>,
+    tools: &[BoundTool],
+) -> Vec<ConfigIssue> {
+    let mut issues = Vec::new();
+    for (name, policy) in policies {
+        if !tools.iter().any(|tool| &tool.name == name) {
+            let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_str()).collect();
+            issues.push(ConfigIssue::new(
+                format!("policies.{name}"),
+                format!(
+                    "`{name}` is not one of this node's tools ({})",
+                    names.join(", ")
+                ),
+            ));
+        }
+        for (field, problem) in EffectivePolicy::problems(policy) {
+            issues.push(ConfigIssue::new(format!("policies.{name}.{field}"), problem));
         }
     }
-    #[cfg(not(feature = "runtime"))]
-    {
-        let _ = timeout;
-        tool.call(arguments).await
+    issues
+}
+
+/// What running a message's tool calls gave.
+pub(super) struct Executed {
+    /// One tool message per call, in the calls' order.
+    pub replies: Vec<ChatMessage>,
+    /// Every full result, by call id.
+    pub full: Map<String, Value>,
+    /// The tools whose calls succeeded, with their full results.
+    pub succeeded: Vec<(String, String)>,
+}
+
+async fn call_one(tools: &[BoundTool], call: &ToolCall, ctx: &crate::node::NodeContext<'_>) -> (Called, bool) {
+    match tools.iter().find(|tool| tool.name == call.name) {
+        Some(tool) => (tool.call(call, ctx).await, tool.policy.fail_node),
+        None => (
+            Called {
+                result: Err(ToolError::new(format!("there is no tool `{}` here", call.name))),
+                attempts: 0,
+            },
+            false,
+        ),
     }
 }
 
 /// Runs `calls` at once; each becomes a tool message (an error one if it
-/// failed), its text cut at `max_chars`. Also returns each full result.
+/// failed), its text cut at `max_chars`. A call that failed for good under
+/// a `fail_node` policy fails the node instead.
 pub(super) async fn execute(
-    tools: &BoundTools,
+    tools: &[BoundTool],
     calls: &[ToolCall],
-    timeout: Duration,
     max_chars: usize,
     ctx: &crate::node::NodeContext<'_>,
-) -> (Vec<ChatMessage>, Map<String, Value>) {
-    let results = join_all(calls.iter().map(|call| call_one(tools, call, timeout))).await;
-    let mut replies = Vec::new();
-    let mut full = Map::new();
-    for (call, result) in calls.iter().zip(results) {
-        let text = match &result {
+) -> Result<Executed, NodeError> {
+    let results = join_all(calls.iter().map(|call| call_one(tools, call, ctx))).await;
+    let mut executed = Executed {
+        replies: Vec::new(),
+        full: Map::new(),
+        succeeded: Vec::new(),
+    };
+    for (call, (called, fail_node)) in calls.iter().zip(results) {
+        let text = match &called.result {
             Ok(Value::String(text)) => text.clone(),
             Ok(value) => value.to_string(),
             Err(error) => format!("error: {error}"),
         };
         ctx.emit(
             "tool_result",
-            json!({"id": call.id, "name": call.name, "ok": result.is_ok(), "chars": text.chars().count()}),
+            json!({
+                "id": call.id,
+                "name": call.name,
+                "ok": called.result.is_ok(),
+                "attempts": called.attempts,
+                "chars": text.chars().count(),
+            }),
         );
-        let message = ChatMessage::tool_reply(call, truncate(&text, max_chars));
-        replies.push(message);
-        full.insert(call.id.clone(), Value::String(text));
+        if let (Err(error), true) = (&called.result, fail_node) {
+            return Err(NodeError::permanent(format!(
+                "the tool `{}` failed: {error}",
+                call.name
+            )));
+        }
+        if called.result.is_ok() {
+            executed.succeeded.push((call.name.clone(), text.clone()));
+        }
+        executed
+            .replies
+            .push(ChatMessage::tool_reply(call, truncate(&text, max_chars)));
+        executed.full.insert(call.id.clone(), Value::String(text));
     }
-    (replies, full)
+    Ok(executed)
 }
 
 impl ToolsNode {
-    async fn run_calls(&self, input: NodeInput<'_>) -> Result<NodeOutput, crate::node::NodeError> {
+    async fn run_calls(&self, input: NodeInput<'_>) -> Result<NodeOutput, NodeError> {
         let messages = ChatMessage::list_in(input.state, &self.config.messages);
         let Some(last) = ChatMessage::pending_tool_calls(&messages) else {
             return Ok(NodeOutput::default());
         };
-        let timeout = Duration::from_millis(self.config.timeout_ms);
-        let (replies, full) = execute(
+        let Executed { replies, full, .. } = execute(
             &self.tools,
             &last.tool_calls,
-            timeout,
             self.config.max_result_chars,
             input.ctx,
         )
-        .await;
+        .await?;
         let replies = replies.iter().map(ChatMessage::to_value).collect();
         let mut output = NodeOutput::update(self.config.messages.clone(), Value::Array(replies));
         if let Some(channel) = &self.config.full_results {

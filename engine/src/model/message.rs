@@ -29,6 +29,9 @@ pub struct ToolCall {
 pub struct Usage {
     pub prompt_tokens: u32,
     pub completion_tokens: u32,
+    /// Prompt tokens the endpoint served from its prompt cache.
+    #[serde(default)]
+    pub cached_tokens: u32,
 }
 
 /// One message.

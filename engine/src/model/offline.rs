@@ -103,6 +103,7 @@ fn answer(request: &ChatRequest) -> ChatReply {
         usage: Usage {
             prompt_tokens,
             completion_tokens: words(&content) + tool_calls.len() as u32,
+            cached_tokens: 0,
         },
         content,
         tool_calls,

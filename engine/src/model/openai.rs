@@ -298,6 +298,9 @@ fn usage(value: &Value) -> Usage {
     Usage {
         prompt_tokens: value["prompt_tokens"].as_u64().unwrap_or(0) as u32,
         completion_tokens: value["completion_tokens"].as_u64().unwrap_or(0) as u32,
+        cached_tokens: value["prompt_tokens_details"]["cached_tokens"]
+            .as_u64()
+            .unwrap_or(0) as u32,
     }
 }
 

@@ -1,11 +1,14 @@
 //! What a running node knows about where it runs, and how it reports.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use serde_json::Value;
 
+use super::NodeError;
 use crate::ids::{NodeId, RunId};
+use crate::model::Usage;
+use crate::usage::{Meter, PriceTable, UsageTotals};
 
 /// Receives a node's custom events (token chunks, tool calls, logs). The
 /// executor implements it; tests can too.
@@ -49,6 +52,11 @@ pub struct NodeContext<'a> {
     pub(crate) emit: &'a dyn Emit,
     pub(crate) cancel: &'a CancelFlag,
     pub(crate) resume: Option<&'a Value>,
+    /// The run's meter (none outside a run: calls are priced by the
+    /// default table and no budget applies).
+    pub(crate) meter: Option<&'a Meter>,
+    /// What this execution's model calls used.
+    pub(crate) spent: Mutex<UsageTotals>,
 }
 
 impl<'a> NodeContext<'a> {
@@ -69,6 +77,8 @@ impl<'a> NodeContext<'a> {
             emit,
             cancel,
             resume: None,
+            meter: None,
+            spent: Mutex::new(UsageTotals::default()),
         }
     }
 
@@ -88,6 +98,24 @@ impl<'a> NodeContext<'a> {
     /// Emits a custom event (e.g. `token`, `tool_call`, `log`).
     pub fn emit(&self, name: &str, data: Value) {
         self.emit.emit(self.node, name, data);
+    }
+
+    /// Records a model call: its tokens and cost become a `usage` event,
+    /// and a call that takes the run over its budget fails the node with
+    /// the budget named.
+    pub fn record_usage(&self, model: &str, usage: &Usage) -> Result<(), NodeError> {
+        let mut own = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
+        let (data, within) = match self.meter {
+            Some(meter) => meter.record(model, usage, &mut own),
+            None => {
+                static DEFAULTS: OnceLock<PriceTable> = OnceLock::new();
+                let prices = DEFAULTS.get_or_init(PriceTable::default);
+                (crate::usage::meter::call_totals(prices, model, usage).0, Ok(()))
+            }
+        };
+        drop(own);
+        self.emit("usage", data);
+        within.map_err(|over| NodeError::permanent(over.to_string()))
     }
 
     /// Whether the run has been cancelled.

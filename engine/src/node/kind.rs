@@ -252,6 +252,7 @@ pub struct Registry {
     credentials: Option<Credentials>,
     keyed_models: Option<Arc<dyn KeyedModels>>,
     files: FileAccess,
+    prices: Arc<crate::usage::PriceTable>,
     #[cfg(feature = "runtime")]
     scripts: Option<Arc<crate::run::WorkerPool>>,
 }
@@ -279,6 +280,7 @@ impl Default for Registry {
             credentials: None,
             keyed_models: None,
             files: FileAccess::Denied,
+            prices: Arc::new(crate::usage::PriceTable::default()),
             #[cfg(feature = "runtime")]
             scripts: None,
         }
@@ -353,6 +355,23 @@ impl Registry {
     /// Adds a tool nodes can bind.
     pub fn with_tool(mut self, tool: impl Tool) -> Self {
         self.tools.add(tool);
+        self
+    }
+
+    /// How model calls are priced (the default table when not set).
+    pub fn with_prices(mut self, prices: crate::usage::PriceTable) -> Self {
+        self.prices = Arc::new(prices);
+        self
+    }
+
+    /// The price table.
+    pub fn prices(&self) -> Arc<crate::usage::PriceTable> {
+        Arc::clone(&self.prices)
+    }
+
+    /// Sets the server's policy for a tool (see [`crate::tools::ToolPolicy`]).
+    pub fn with_tool_policy(mut self, name: impl Into<String>, policy: crate::tools::ToolPolicy) -> Self {
+        self.tools.set_policy(name, policy);
         self
     }
 

@@ -46,6 +46,10 @@ pub struct Checkpoint {
     pub error: Option<String>,
     /// When, in microseconds since the Unix epoch.
     pub created_at_us: u64,
+    /// The tokens and cost the run's model calls used so far: a resumed
+    /// run goes on counting against its budget from here.
+    #[serde(default, skip_serializing_if = "crate::usage::UsageTotals::is_empty")]
+    pub usage: crate::usage::UsageTotals,
 }
 
 /// A task waiting to run.

@@ -47,6 +47,9 @@ pub enum RunError {
         names(loop_nodes)
     )]
     StepLimit { limit: u32, loop_nodes: Vec<NodeId> },
+    /// The run's model calls went over a budget of the graph's limits.
+    #[error("{0}")]
+    OverBudget(crate::usage::OverBudget),
     /// The run was cancelled.
     #[error("the run was cancelled at step {step}")]
     Cancelled { step: u32 },

@@ -35,6 +35,7 @@ use crate::compile::{CompiledGraph, NodeIdx};
 use crate::ids::{CheckpointId, EdgeId, NodeId, RunId};
 use crate::node::{NodeContext, NodeError, NodeInput, NodeOutput};
 use crate::state::{ChannelIdx, State, reduce};
+use crate::usage::Meter;
 
 /// How a run reports itself, and where it pauses.
 #[derive(Clone)]
@@ -230,12 +231,14 @@ impl Run {
             breakpoints,
             mut persistence,
         } = self;
+        let meter = Meter::new(Arc::clone(&graph.prices), &graph.document().limits);
         let executor = Executor {
             graph: &graph,
             run_id: &run_id,
             emitter: &emitter,
             cancel: &cancel,
             breakpoints: &breakpoints,
+            meter: &meter,
         };
         let mut progress = match executor.begin(start) {
             Ok(progress) => progress,
@@ -298,6 +301,7 @@ pub(crate) struct Executor<'a> {
     emitter: &'a Emitter,
     cancel: &'a CancelHandle,
     breakpoints: &'a Breakpoints,
+    meter: &'a Meter,
 }
 
 impl Executor<'_> {
@@ -336,6 +340,9 @@ impl Executor<'_> {
                 resume,
                 same_run,
             } => {
+                if same_run {
+                    self.meter.seed(checkpoint.usage);
+                }
                 let restored = self.restore(&mut state, &checkpoint.state);
                 self.emitter.emit(EventPayload::RunResumed {
                     step: checkpoint.step,
@@ -487,6 +494,7 @@ impl Executor<'_> {
                     .collect(),
             });
             let resume = progress.resume.take();
+            self.meter.begin_step();
             let outcomes = self
                 .run_step(step, &progress.tasks, &progress.state, resume)
                 .await?;
@@ -524,6 +532,7 @@ impl Executor<'_> {
             let delta = self.merge(step, &progress.tasks, &mut outputs, &mut progress.state)?;
             self.emitter
                 .emit(EventPayload::StepFinished { step, delta });
+            self.meter.check().map_err(RunError::OverBudget)?;
             if progress.recent.len() == window {
                 progress.recent.pop_front();
             }
@@ -661,6 +670,7 @@ impl Executor<'_> {
             next_seq,
             error,
             created_at_us: now_us(),
+            usage: self.meter.total(),
         }
     }
 
@@ -769,6 +779,8 @@ impl Executor<'_> {
                 emit: self.emitter,
                 cancel: self.cancel.flag(),
                 resume,
+                meter: Some(self.meter),
+                spent: Default::default(),
             };
             let future = node.runtime.run(NodeInput {
                 state,
@@ -803,8 +815,10 @@ impl Executor<'_> {
                     return Ok(TaskOutcome::Interrupted(payload));
                 }
                 Err(error) => {
+                    // A run over budget is not given another attempt.
                     if let Some(policy) = &node.retry
                         && should_retry(policy, attempt, &error)
+                        && self.meter.check().is_ok()
                     {
                         let wait = delay(policy, attempt, (self.run_id, &node.id, step, index));
                         self.emitter.emit(EventPayload::NodeRetrying {

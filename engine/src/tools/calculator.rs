@@ -14,18 +14,18 @@ fn evaluate(arguments: &Value) -> Result<Value, ToolError> {
     let expression = arguments
         .get("expression")
         .and_then(Value::as_str)
-        .ok_or_else(|| ToolError("expected {\"expression\": \"...\"}".into()))?;
-    let expr = Expr::parse(expression).map_err(|error| ToolError(error.to_string()))?;
+        .ok_or_else(|| ToolError::new("expected {\"expression\": \"...\"}"))?;
+    let expr = Expr::parse(expression).map_err(|error| ToolError::new(error.to_string()))?;
     if let Some(name) = expr.channels().first() {
-        return Err(ToolError(format!(
+        return Err(ToolError::new(format!(
             "`{name}` is not a number; the calculator takes numbers and + - * / % ( )"
         )));
     }
     let value = expr
         .eval(&|_| None)
-        .map_err(|error| ToolError(error.message))?;
+        .map_err(|error| ToolError::new(error.message))?;
     if !value.is_number() {
-        return Err(ToolError("the expression is not arithmetic".into()));
+        return Err(ToolError::new("the expression is not arithmetic"));
     }
     Ok(value)
 }
@@ -66,13 +66,13 @@ mod tests {
         assert!(
             evaluate(&json!({"expression": "1 / 0"}))
                 .unwrap_err()
-                .0
+                .message
                 .contains("division by zero")
         );
         assert!(
             evaluate(&json!({"expression": "secret * 2"}))
                 .unwrap_err()
-                .0
+                .message
                 .contains("not a number")
         );
         assert!(evaluate(&json!({"expr": "1"})).is_err());

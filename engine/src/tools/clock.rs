@@ -23,7 +23,7 @@ impl Tool for Clock {
         let result = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|now| json!({"utc": iso_utc(now.as_secs()), "unix": now.as_secs()}))
-            .map_err(|_| ToolError("the system clock is before 1970".into()));
+            .map_err(|_| ToolError::new("the system clock is before 1970"));
         Box::pin(std::future::ready(result))
     }
 }

@@ -67,18 +67,18 @@ impl HttpRequest {
     async fn fetch(&self, arguments: Value) -> Result<Value, ToolError> {
         let url = arguments["url"]
             .as_str()
-            .ok_or_else(|| ToolError("expected {\"url\": \"...\"}".into()))?;
+            .ok_or_else(|| ToolError::new("expected {\"url\": \"...\"}"))?;
         let url =
-            reqwest::Url::parse(url).map_err(|error| ToolError(format!("not a URL: {error}")))?;
+            reqwest::Url::parse(url).map_err(|error| ToolError::new(format!("not a URL: {error}")))?;
         if !matches!(url.scheme(), "http" | "https") {
-            return Err(ToolError(format!(
+            return Err(ToolError::new(format!(
                 "only http and https URLs are fetched, not {}",
                 url.scheme()
             )));
         }
         let host = url
             .host_str()
-            .ok_or_else(|| ToolError("the URL has no host".into()))?
+            .ok_or_else(|| ToolError::new("the URL has no host"))?
             .to_string();
         let port = url.port_or_known_default().unwrap_or(80);
         let bare_host = host
@@ -87,7 +87,7 @@ impl HttpRequest {
             .to_string();
         let addresses: Vec<SocketAddr> = tokio::net::lookup_host((bare_host.as_str(), port))
             .await
-            .map_err(|error| ToolError(format!("cannot resolve {host}: {error}")))?
+            .map_err(|error| ToolError::new(format!("cannot resolve {host}: {error}")))?
             .collect();
         let allowed = self
             .allow
@@ -98,12 +98,12 @@ impl HttpRequest {
             .find(|address| allowed || !is_internal(address.ip()))
             .copied()
             .ok_or_else(|| {
-                ToolError(format!(
+                ToolError::new(format!(
                     "{host} is an address inside the network; the server's configuration must allow it"
                 ))
             })?;
         if !allowed && addresses.iter().any(|address| is_internal(address.ip())) {
-            return Err(ToolError(format!(
+            return Err(ToolError::new(format!(
                 "{host} resolves inside the network; refused"
             )));
         }
@@ -112,7 +112,7 @@ impl HttpRequest {
             .timeout(self.timeout)
             .resolve(&bare_host, address)
             .build()
-            .map_err(|error| ToolError(error.to_string()))?;
+            .map_err(|error| ToolError::new(error.to_string()))?;
         let method = arguments["method"]
             .as_str()
             .unwrap_or("GET")
@@ -121,7 +121,7 @@ impl HttpRequest {
             "GET" => client.get(url),
             "POST" => client.post(url).json(&arguments["body"]),
             other => {
-                return Err(ToolError(format!(
+                return Err(ToolError::new(format!(
                     "method {other} is not supported (GET or POST)"
                 )));
             }
@@ -129,7 +129,7 @@ impl HttpRequest {
         let response = request
             .send()
             .await
-            .map_err(|error| ToolError(format!("request failed: {error}")))?;
+            .map_err(|error| ToolError::transient(format!("request failed: {error}")))?;
         let status = response.status().as_u16();
         let content_type = response
             .headers()
@@ -142,7 +142,7 @@ impl HttpRequest {
         let mut cut = false;
         while let Some(chunk) = stream.next().await {
             let chunk = chunk
-                .map_err(|error| ToolError(format!("reading the response failed: {error}")))?;
+                .map_err(|error| ToolError::transient(format!("reading the response failed: {error}")))?;
             let room = self.max_bytes - body.len();
             body.extend_from_slice(&chunk[..chunk.len().min(room)]);
             if chunk.len() > room {

@@ -39,19 +39,19 @@ pub async fn connect(name: &str, server: &McpServer) -> Result<Vec<McpTool>, Too
         McpServer::Command { command } => {
             let (program, args) = command
                 .split_first()
-                .ok_or_else(|| ToolError(format!("MCP server `{name}` has an empty command")))?;
+                .ok_or_else(|| ToolError::new(format!("MCP server `{name}` has an empty command")))?;
             let mut process = tokio::process::Command::new(program);
             process.args(args);
             let transport = rmcp::transport::TokioChildProcess::new(process)
-                .map_err(|error| ToolError(format!("cannot start MCP server `{name}`: {error}")))?;
+                .map_err(|error| ToolError::new(format!("cannot start MCP server `{name}`: {error}")))?;
             ().serve(transport)
                 .await
-                .map_err(|error| ToolError(format!("MCP server `{name}` did not start: {error}")))?
+                .map_err(|error| ToolError::new(format!("MCP server `{name}` did not start: {error}")))?
         }
         McpServer::Url { url } => {
             let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.clone());
             ().serve(transport).await.map_err(|error| {
-                ToolError(format!(
+                ToolError::new(format!(
                     "cannot reach MCP server `{name}` at {url}: {error}"
                 ))
             })?
@@ -63,7 +63,7 @@ pub async fn connect(name: &str, server: &McpServer) -> Result<Vec<McpTool>, Too
 /// The tools of a connected client.
 pub async fn tools_of(name: &str, client: McpClient) -> Result<Vec<McpTool>, ToolError> {
     let listed = client.list_all_tools().await.map_err(|error| {
-        ToolError(format!(
+        ToolError::new(format!(
             "MCP server `{name}` did not list its tools: {error}"
         ))
     })?;
@@ -86,14 +86,14 @@ impl McpTool {
         let arguments = match arguments {
             Value::Object(map) => map,
             Value::Null => serde_json::Map::new(),
-            _ => return Err(ToolError("MCP tools take an object of arguments".into())),
+            _ => return Err(ToolError::new("MCP tools take an object of arguments")),
         };
         let params = CallToolRequestParams::new(self.remote.clone()).with_arguments(arguments);
         let result = self
             .client
             .call_tool(params)
             .await
-            .map_err(|error| ToolError(format!("the MCP call failed: {error}")))?;
+            .map_err(|error| ToolError::new(format!("the MCP call failed: {error}")))?;
         let text: Vec<String> = result
             .content
             .iter()
@@ -107,7 +107,7 @@ impl McpTool {
             None => Value::String(text.join("\n")),
         };
         if result.is_error == Some(true) {
-            return Err(ToolError(match value {
+            return Err(ToolError::new(match value {
                 Value::String(text) => text,
                 other => other.to_string(),
             }));

@@ -68,6 +68,7 @@ fn checkpoint(
         next_seq,
         error: None,
         created_at_us: 1_700_000_000_000_000 + u64::from(n),
+        usage: Default::default(),
     }
 }
 

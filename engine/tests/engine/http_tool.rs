@@ -14,7 +14,7 @@ async fn loopback_and_private_addresses_are_refused_by_default() {
         .call(json!({"url": format!("{}/x", fake.base_url)}))
         .await
         .unwrap_err();
-    assert!(error.0.contains("inside the network"), "{error}");
+    assert!(error.message.contains("inside the network"), "{error}");
     assert!(fake.requests.lock().unwrap().is_empty(), "nothing was sent");
     for url in [
         "http://169.254.169.254/latest/meta-data",
@@ -27,7 +27,7 @@ async fn loopback_and_private_addresses_are_refused_by_default() {
         tool.call(json!({"url": "file:///etc/passwd"}))
             .await
             .unwrap_err()
-            .0
+            .message
             .contains("only http and https")
     );
 }

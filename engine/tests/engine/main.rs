@@ -27,4 +27,5 @@ mod retry;
 mod routing;
 mod script;
 mod subgraph;
+mod tool_policies;
 mod validation;
