@@ -60,6 +60,10 @@ pub mod ssr {
             include_str!("../../engine/examples/graphs/supervisor.json"),
         ),
         (
+            "triage",
+            include_str!("../../engine/examples/graphs/triage.json"),
+        ),
+        (
             "router",
             include_str!("../../engine/examples/graphs/router.json"),
         ),

@@ -13,7 +13,8 @@
 //! - [`trace`]: a lane per node, a bar per execution; [`events`]: the log
 //!   with filters; [`state`]: the state after each step, and [`fork`]
 //!   from one; [`compare`]: this run next to another; [`marked`]: JSON
-//!   with the lines that differ from another value highlighted.
+//!   with the lines that differ from another value highlighted;
+//!   [`usage`]: tokens and cost, the run's and the graph's.
 
 pub mod chat;
 pub mod compare;
@@ -25,6 +26,7 @@ pub mod scrubber;
 pub mod start;
 pub mod state;
 pub mod trace;
+pub mod usage;
 
 use heddle_engine::NodeId;
 use heddle_engine::format::ChannelType;
@@ -297,6 +299,7 @@ pub fn RunPanel(
                     </For>
                 </div>
                 <fork::ForkBadge watch />
+                <usage::RunUsage watch />
                 <scrubber::Scrubber watch />
                 <button
                     type="button"

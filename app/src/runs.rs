@@ -6,6 +6,7 @@
 pub mod ssr;
 
 use heddle_engine::run::{Event, RunStatus};
+use heddle_engine::usage::UsageTotals;
 use leptos::prelude::*;
 use leptos::server_fn::codec::Json;
 use serde::{Deserialize, Serialize};
@@ -41,6 +42,27 @@ pub struct RunInfo {
     /// For a fork: the run it went on from, and where.
     #[serde(default)]
     pub forked_from: Option<ForkOrigin>,
+    /// What its model calls used (recorded when it ends or pauses).
+    #[serde(default)]
+    pub usage: UsageTotals,
+}
+
+/// What a graph's runs used: in all, and per day.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct GraphUsage {
+    /// Runs counted (those of the days listed).
+    pub runs: u64,
+    pub total: UsageTotals,
+    /// Days with runs, oldest first, as `YYYY-MM-DD` (UTC).
+    pub days: Vec<DayUsage>,
+}
+
+/// One day of a graph's usage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DayUsage {
+    pub day: String,
+    pub runs: u64,
+    pub usage: UsageTotals,
 }
 
 /// Where a fork went on from: another run of the same thread, before one
@@ -125,6 +147,12 @@ pub struct ThreadInfo {
     /// input, shortened), when that was text.
     #[serde(default)]
     pub title: Option<String>,
+    /// Tokens its runs used (prompt and completion).
+    #[serde(default)]
+    pub tokens: u64,
+    /// What its runs cost, in US dollars.
+    #[serde(default)]
+    pub cost_usd: f64,
 }
 
 /// A run's input in a line, as lists show it: the message when the input
@@ -329,6 +357,15 @@ pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, App
     Ok(events.iter().map(|event| Event::clone(event)).collect())
 }
 
+/// What the graph's runs used over the last 30 days with runs (viewers).
+#[server(endpoint = "usage_of_graph", input = Json)]
+pub async fn usage_of_graph(graph_id: String) -> Result<GraphUsage, AppError> {
+    use crate::http_status::with_error_status;
+    let (db, allowed) =
+        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(ssr::usage(&db, &allowed, 30).await)
+}
+
 /// A graph's threads, most recently active first (viewers).
 #[server(endpoint = "list_threads", input = Json)]
 pub async fn list_threads(graph_id: String) -> Result<Vec<ThreadInfo>, AppError> {
@@ -376,6 +413,7 @@ mod tests {
             origin: super::RunOrigin::App,
             origin_label: None,
             forked_from: None,
+            usage: Default::default(),
             created_at: start.into(),
             started_at: Some(start.into()),
             finished_at: Some(end.into()),

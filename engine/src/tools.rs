@@ -18,8 +18,8 @@ pub use call::BoundTool;
 pub(crate) use call::Called;
 pub use clock::Clock;
 #[cfg(feature = "runtime")]
-pub use gate::{BreakerState, ToolGates};
-pub use policy::{BreakerPolicy, EffectivePolicy, ToolPolicy};
+pub use gate::ToolGates;
+pub use policy::{BreakerPolicy, BreakerState, EffectivePolicy, ToolPolicy};
 #[cfg(feature = "http")]
 pub use http::{HttpRequest, is_internal};
 

@@ -120,6 +120,13 @@ pub fn routes() -> Router<AppState> {
             get_with(runs::threads, keyed("runs", "The graph's threads")),
         )
         .api_route(
+            "/api/v1/graphs/{id}/usage",
+            get_with(
+                runs::usage,
+                keyed("runs", "Tokens and cost of the graph's runs, per day"),
+            ),
+        )
+        .api_route(
             "/api/v1/runs/{id}",
             get_with(runs::get, keyed("runs", "A run")),
         )

@@ -79,9 +79,14 @@ async fn run(command: Command) -> ExitCode {
         // The command line runs the machine user's own graphs: it may read
         // the graph files they name (the server never does).
         Command::Run(_) | Command::Resume(_) | Command::Recover(_) | Command::Validate(_) => {
-            heddle_server::models::with_mcp_tools(registry)
-                .await
-                .with_file_access(heddle_engine::FileAccess::Allowed)
+            let registry = heddle_server::models::with_mcp_tools(registry).await;
+            match heddle_server::models::with_operator_files(registry) {
+                Ok(registry) => registry.with_file_access(heddle_engine::FileAccess::Allowed),
+                Err(error) => {
+                    eprintln!("heddle: {error}");
+                    return ExitCode::FAILURE;
+                }
+            }
         }
         _ => registry,
     };

@@ -25,7 +25,16 @@
 //! `<server>__<tool>`. Only this file decides what runs: a graph names
 //! tools, never commands. A server that does not start is logged and
 //! skipped.
+//!
+//! `HEDDLE_TOOL_POLICIES` names a JSON file of the server's policy per
+//! tool, `{"http_request": {"timeout_ms": 10000, "max_concurrent": 8,
+//! "breaker": {"failures": 5}}}` (see `ToolPolicy`): graphs may be
+//! stricter, never looser. `HEDDLE_PRICES` names a JSON file of model
+//! prices in dollars per million tokens, put over the built-in table:
+//! `{"my-model": {"input": 0.2, "cached_input": 0.1, "output": 0.8}}`. An
+//! unreadable file of either stops the server with where it is wrong.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -34,7 +43,77 @@ use heddle_engine::credentials::{KeyedModels, Secret};
 use heddle_engine::model::OfflineModel;
 use heddle_engine::model::SharedModel;
 use heddle_engine::model::openai::{OpenAiConfig, OpenAiModel};
-use heddle_engine::tools::HttpRequest;
+use heddle_engine::tools::{HttpRequest, ToolPolicy};
+use heddle_engine::usage::PriceTable;
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+#[error("{variable}={path}: {message}")]
+pub struct ConfigFileError {
+    pub variable: &'static str,
+    pub path: String,
+    pub message: String,
+}
+
+/// The registry with the server's tool policies and prices, from the
+/// files `HEDDLE_TOOL_POLICIES` and `HEDDLE_PRICES` name.
+pub fn with_operator_files(registry: Registry) -> Result<Registry, ConfigFileError> {
+    with_operator_files_from(registry, |name| {
+        std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    })
+}
+
+/// The same, from any source of variables (tests).
+pub fn with_operator_files_from(
+    mut registry: Registry,
+    var: impl Fn(&str) -> Option<String>,
+) -> Result<Registry, ConfigFileError> {
+    let read = |variable: &'static str, path: &str| {
+        std::fs::read_to_string(path).map_err(|error| ConfigFileError {
+            variable,
+            path: path.to_string(),
+            message: error.to_string(),
+        })
+    };
+    if let Some(path) = var("HEDDLE_TOOL_POLICIES") {
+        let text = read("HEDDLE_TOOL_POLICIES", &path)?;
+        let deserializer = &mut serde_json::Deserializer::from_str(&text);
+        let policies: BTreeMap<String, ToolPolicy> = serde_path_to_error::deserialize(deserializer)
+            .map_err(|error| ConfigFileError {
+                variable: "HEDDLE_TOOL_POLICIES",
+                path: path.clone(),
+                message: format!("at {}: {}", error.path(), error.inner()),
+            })?;
+        let known = registry.tools().names();
+        for (tool, policy) in policies {
+            if !known.contains(&tool) {
+                return Err(ConfigFileError {
+                    variable: "HEDDLE_TOOL_POLICIES",
+                    path,
+                    message: format!("no tool `{tool}` on this server (known: {})", known.join(", ")),
+                });
+            }
+            if let Some((field, problem)) = heddle_engine::tools::EffectivePolicy::problems(&policy).first() {
+                return Err(ConfigFileError {
+                    variable: "HEDDLE_TOOL_POLICIES",
+                    path,
+                    message: format!("at {tool}.{field}: {problem}"),
+                });
+            }
+            registry = registry.with_tool_policy(tool, policy);
+        }
+    }
+    if let Some(path) = var("HEDDLE_PRICES") {
+        let text = read("HEDDLE_PRICES", &path)?;
+        let ours = PriceTable::parse(&text).map_err(|error| ConfigFileError {
+            variable: "HEDDLE_PRICES",
+            path: path.clone(),
+            message: format!("at {}: {}", error.path, error.message),
+        })?;
+        registry = registry.with_prices(PriceTable::default().with_overrides(ours));
+    }
+    Ok(registry)
+}
 
 /// What the default model is, for the log (never the key).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -44,6 +44,9 @@ pub enum ServeError {
         "`--role {0}` needs PostgreSQL: a SQLite file is served by one server, which does everything (`--role all`)"
     )]
     RoleNeedsPostgres(&'static str),
+    /// A configuration file (tool policies, prices) is wrong.
+    #[error(transparent)]
+    Config(#[from] crate::models::ConfigFileError),
 }
 
 /// Runs the server until a shutdown signal.
@@ -64,8 +67,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let scripts = args
         .script_threads
         .unwrap_or_else(heddle_engine::run::WorkerPool::default_threads);
-    let registry = crate::models::with_mcp_tools(registry)
-        .await
+    // After the MCP tools: a policy may name one of them.
+    let registry = crate::models::with_operator_files(crate::models::with_mcp_tools(registry).await)?
         .with_script_pool(std::sync::Arc::new(heddle_engine::run::WorkerPool::new(
             scripts,
         )));

@@ -136,7 +136,7 @@ pub fn Canvas(
 ) -> impl IntoView {
     install_pointer_listeners(editor, gestures);
     let positions = editor.positions();
-    let routes = edge_routes(editor, positions);
+    let loops = loop_routes(editor, positions);
     let viewport = editor.viewport;
     let world_style = move || {
         let v = viewport.get();
@@ -237,7 +237,7 @@ pub fn Canvas(
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
-                        <EdgePath editor routes edge live problems />
+                        <EdgePath editor positions loops edge live problems />
                     </For>
                     <WirePreview gestures positions />
                 </svg>
@@ -250,7 +250,7 @@ pub fn Canvas(
                     key=|edge| (edge.id.clone(), edge.condition.clone(), edge.route.clone())
                     let:edge
                 >
-                    <EdgeLabel editor routes edge live />
+                    <EdgeLabel editor positions loops edge live />
                 </For>
                 <RubberBand gestures />
                 <WireReason gestures />
@@ -436,11 +436,42 @@ fn CanvasNode(
         stats.with(|stats| {
             let stats = stats.as_ref()?;
             let took = stats.last_duration_us.map(crate::run_panel::duration);
-            let tokens = (stats.tokens > 0).then(|| format!("{} tok", stats.tokens));
-            (took.is_some() || tokens.is_some()).then(|| view! {
+            let usage = &stats.usage;
+            let tokens = (!usage.is_empty()).then(|| {
+                let cost = if usage.unpriced_calls == usage.calls {
+                    String::new()
+                } else {
+                    format!(" · {}", crate::run_panel::usage::cost(usage.cost_usd))
+                };
+                (
+                    format!("{} tok{cost}", crate::run_panel::usage::tokens(usage.tokens())),
+                    crate::run_panel::usage::summary(usage).unwrap_or_default(),
+                )
+            });
+            let breakers: Vec<(String, &'static str)> = stats
+                .breakers
+                .iter()
+                .map(|(tool, state)| {
+                    let state = match state {
+                        heddle_engine::tools::BreakerState::HalfOpen => "half-open",
+                        _ => "open",
+                    };
+                    (tool.clone(), state)
+                })
+                .collect();
+            (took.is_some() || tokens.is_some() || !breakers.is_empty()).then(|| view! {
                 <span class="canvas-node-badges">
                     {took.map(|took| view! { <span class="node-badge" title="How long its last run took">{took}</span> })}
-                    {tokens.map(|tokens| view! { <span class="node-badge" title="Model tokens used">{tokens}</span> })}
+                    {tokens.map(|(tokens, detail)| view! { <span class="node-badge" title=format!("Model calls: {detail}")>{tokens}</span> })}
+                    {breakers.into_iter().map(|(tool, state)| view! {
+                        <span
+                            class=format!("node-badge breaker-badge breaker-{state}")
+                            data-testid="breaker-badge"
+                            title=format!("The circuit breaker of `{tool}` is {state}: calls fail at once until it closes")
+                        >
+                            {format!("{tool}: {state}")}
+                        </span>
+                    }).collect_view()}
                 </span>
             })
         })
@@ -610,9 +641,16 @@ fn CanvasNode(
     }
 }
 
-/// Every edge's route, recomputed when a node moves or an edge changes:
-/// loops need to know about each other to keep apart.
-fn edge_routes(
+const NODE_SIZE: NodeSize = NodeSize {
+    width: NODE_WIDTH,
+    height: NODE_HEIGHT,
+};
+
+/// The routes of the edges that go back, recomputed when a node moves or
+/// an edge changes: loops need to know about each other to keep apart.
+/// Forward edges are routed one by one ([`edge_route`]), so dragging a node
+/// redraws only what it touches.
+fn loop_routes(
     editor: Editor,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
 ) -> Memo<HashMap<EdgeId, Route>> {
@@ -628,58 +666,87 @@ fn edge_routes(
         let index: HashMap<&NodeId, usize> =
             ids.iter().enumerate().map(|(i, id)| (id, i)).collect();
         editor.edges.with(|edges| {
-            let labels: Vec<Option<String>> = edges
+            let (kept, ends): (Vec<&EdgeId>, Vec<EdgeEnds>) = edges
                 .iter()
-                .map(|edge| {
-                    edge.route
-                        .as_deref()
-                        .or(edge.condition.as_deref())
-                        .map(edge_label)
-                })
-                .collect();
-            let (kept, ends): (Vec<EdgeId>, Vec<EdgeEnds>) = edges
-                .iter()
-                .zip(&labels)
-                .filter_map(|(edge, label)| {
+                .filter_map(|edge| {
                     Some((
-                        edge.id.clone(),
+                        &edge.id,
                         EdgeEnds {
                             from: *index.get(&edge.from)?,
                             to: *index.get(&edge.to)?,
-                            label: label.as_deref(),
+                            label: None,
                         },
                     ))
                 })
                 .unzip();
-            let size = NodeSize {
-                width: NODE_WIDTH,
-                height: NODE_HEIGHT,
-            };
             kept.into_iter()
-                .zip(routing::routes(&at, size, &ends))
+                .zip(routing::loops(&at, NODE_SIZE, &ends))
+                .filter_map(|(id, route)| Some((id.clone(), route?)))
                 .collect()
         })
+    })
+}
+
+/// One edge's route: its loop's, or its own curve between its two nodes
+/// (with its label kept off the nodes). A memo, so a drag updates only
+/// the edges whose route changed.
+fn edge_route(
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    loops: Memo<HashMap<EdgeId, Route>>,
+    edge: &heddle_engine::format::EdgeSpec,
+) -> Memo<Option<Route>> {
+    let (id, from, to) = (edge.id.clone(), edge.from.clone(), edge.to.clone());
+    let label = edge
+        .route
+        .as_deref()
+        .or(edge.condition.as_deref())
+        .map(edge_label);
+    Memo::new(move |_| {
+        if let Some(route) = loops.with(|loops| loops.get(&id).cloned()) {
+            return Some(route);
+        }
+        let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
+        let (a, b) = (a?.get(), b?.get());
+        let (a, b) = ((a.x, a.y), (b.x, b.y));
+        let others: Vec<(f64, f64)> = match &label {
+            Some(_) => positions.with(|map| {
+                map.values()
+                    .map(|position| {
+                        let p = position.get();
+                        (p.x, p.y)
+                    })
+                    .collect()
+            }),
+            None => Vec::new(),
+        };
+        Some(routing::forward_edge(
+            a,
+            b,
+            NODE_SIZE,
+            label.as_deref(),
+            &others,
+        ))
     })
 }
 
 #[component]
 fn EdgePath(
     editor: Editor,
-    routes: Memo<HashMap<EdgeId, Route>>,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    loops: Memo<HashMap<EdgeId, Route>>,
     edge: heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
     problems: Memo<Vec<Problem>>,
 ) -> impl IntoView {
     let id: EdgeId = edge.id.clone();
-    let path = {
-        let id = id.clone();
-        move || {
-            routes.with(|all| {
-                all.get(&id)
-                    .map(|route| route.path.clone())
-                    .unwrap_or_default()
-            })
-        }
+    let route = edge_route(positions, loops, &edge);
+    let path = move || {
+        route.with(|route| {
+            route
+                .as_ref()
+                .map(|route| route.path.clone())
+                .unwrap_or_default()
+        })
     };
     let conditional = edge.route.is_some() || edge.condition.is_some();
     let own_problems = {
@@ -754,20 +821,21 @@ fn edge_looks(
 #[component]
 fn EdgeLabel(
     editor: Editor,
-    routes: Memo<HashMap<EdgeId, Route>>,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    loops: Memo<HashMap<EdgeId, Route>>,
     edge: heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
 ) -> impl IntoView {
+    let route = edge_route(positions, loops, &edge);
     let full = edge
         .route
         .clone()
         .or_else(|| edge.condition.clone())
         .unwrap_or_default();
     let label = edge_label(&full);
-    let id = edge.id.clone();
     let style = move || {
-        routes.with(|all| {
-            all.get(&id).map_or_else(
+        route.with(|route| {
+            route.as_ref().map_or_else(
                 || "display: none".to_string(),
                 |route| format!("left: {}px; top: {}px", route.label.0, route.label.1),
             )

@@ -303,6 +303,40 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                     on:change=set_text(|document, text| document.description = text.trim().to_string())></textarea>
             </label>
             <ChannelTable editor />
+            <fieldset class="field-group" aria-label="Limits of a run">
+                <legend class="field-label">"Limits of a run"</legend>
+                <div class="field-row">
+                    <label class="field">
+                        <span class="field-label">"Steps"</span>
+                        <input name="max_steps" type="number" min="1" readonly=read_only
+                            prop:value=move || skeleton.with(|d| d.limits.max_steps.to_string())
+                            on:change=move |event| {
+                                if let Ok(steps) = event_target_value(&event).trim().parse::<u32>() && steps > 0 {
+                                    editor.change(|document| document.limits.max_steps = steps);
+                                }
+                            } />
+                    </label>
+                    <label class="field">
+                        <span class="field-label">"Tokens"</span>
+                        <input name="max_tokens" type="number" min="1" placeholder="no limit" readonly=read_only
+                            prop:value=move || skeleton.with(|d| d.limits.max_tokens.map(|n| n.to_string()).unwrap_or_default())
+                            on:change=move |event| {
+                                let budget = event_target_value(&event).trim().parse::<u64>().ok().filter(|n| *n > 0);
+                                editor.change(|document| document.limits.max_tokens = budget);
+                            } />
+                    </label>
+                    <label class="field">
+                        <span class="field-label">"Cost (US$)"</span>
+                        <input name="max_cost" type="number" min="0" step="0.01" placeholder="no limit" readonly=read_only
+                            prop:value=move || skeleton.with(|d| d.limits.max_cost.map(|n| n.to_string()).unwrap_or_default())
+                            on:change=move |event| {
+                                let budget = event_target_value(&event).trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n > 0.0);
+                                editor.change(|document| document.limits.max_cost = budget);
+                            } />
+                    </label>
+                </div>
+                <span class="field-hint">"A run that takes more steps, or whose model calls use more tokens or cost more, stops with an error naming the limit."</span>
+            </fieldset>
             <details class="form-more form-advanced">
                 <summary>"Advanced: the channels as JSON"</summary>
                 <label class="field">

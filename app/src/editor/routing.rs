@@ -45,6 +45,34 @@ const SWING: f64 = 36.0;
 /// Routes every edge (in order) between nodes whose top-left corners are
 /// `positions`.
 pub fn routes(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Vec<Route> {
+    edges
+        .iter()
+        .zip(loops(positions, size, edges))
+        .map(|(edge, route)| {
+            route.unwrap_or_else(|| {
+                let a = positions.get(edge.from).copied().unwrap_or_default();
+                let b = positions.get(edge.to).copied().unwrap_or_default();
+                forward_edge(a, b, size, edge.label, positions)
+            })
+        })
+        .collect()
+}
+
+/// Whether an edge from a node at `a` to one at `b` goes back (drawn as a
+/// loop under the nodes).
+pub fn goes_back(a: (f64, f64), b: (f64, f64), size: NodeSize) -> bool {
+    b.0 <= a.0 + size.width
+}
+
+/// The routes of the edges that go back, in lanes that keep them apart;
+/// `None` for the edges that go forward. Only these need to know about
+/// each other: a forward edge depends on its own two nodes (and, for its
+/// label, where the nodes are), so the canvas routes those one by one.
+pub fn loops(
+    positions: &[(f64, f64)],
+    size: NodeSize,
+    edges: &[EdgeEnds<'_>],
+) -> Vec<Option<Route>> {
     let mut routes: Vec<Option<Route>> = vec![None; edges.len()];
     // Loops first: the narrow ones inside, nearest the nodes.
     let mut loops: Vec<(usize, Loop)> = edges
@@ -52,7 +80,7 @@ pub fn routes(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) 
         .enumerate()
         .filter_map(|(i, edge)| {
             let (a, b) = (*positions.get(edge.from)?, *positions.get(edge.to)?);
-            (b.0 <= a.0 + size.width).then(|| (i, Loop::new(a, b, size, positions)))
+            goes_back(a, b, size).then(|| (i, Loop::new(a, b, size, positions)))
         })
         .collect();
     loops.sort_by(|x, y| {
@@ -78,29 +106,31 @@ pub fn routes(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) 
         placed.push((run.left, run.right, run.drop));
         routes[i] = Some(run.route());
     }
-    edges
-        .iter()
-        .zip(routes)
-        .map(|(edge, route)| {
-            route.unwrap_or_else(|| {
-                let a = positions.get(edge.from).copied().unwrap_or_default();
-                let b = positions.get(edge.to).copied().unwrap_or_default();
-                let route = forward(
-                    a.0 + size.width,
-                    a.1 + size.height / 2.0,
-                    b.0,
-                    b.1 + size.height / 2.0,
-                );
-                match edge.label {
-                    Some(text) => Route {
-                        label: off_nodes(route.label, text, (a, b), size, positions),
-                        ..route
-                    },
-                    None => route,
-                }
-            })
-        })
-        .collect()
+    routes
+}
+
+/// A forward edge between nodes at `a` and `b`: its curve, and its label
+/// (when it has one) kept off the nodes at `positions`.
+pub fn forward_edge(
+    a: (f64, f64),
+    b: (f64, f64),
+    size: NodeSize,
+    label: Option<&str>,
+    positions: &[(f64, f64)],
+) -> Route {
+    let route = forward(
+        a.0 + size.width,
+        a.1 + size.height / 2.0,
+        b.0,
+        b.1 + size.height / 2.0,
+    );
+    match label {
+        Some(text) => Route {
+            label: off_nodes(route.label, text, (a, b), size, positions),
+            ..route
+        },
+        None => route,
+    }
 }
 
 /// The S curve of a forward edge (also the wire being drawn).

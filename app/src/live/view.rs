@@ -4,9 +4,11 @@
 //! [`RunView::apply`] is pure, so a replay at any step is the same fold
 //! stopped earlier.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use heddle_engine::run::{Event, EventPayload, Interrupt, RunStatus};
+use heddle_engine::tools::BreakerState;
+use heddle_engine::usage::UsageTotals;
 
 /// Where a node stands in the run being watched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,8 +43,10 @@ pub struct NodeStats {
     pub runs: u32,
     /// How long its last execution took, in microseconds.
     pub last_duration_us: Option<u64>,
-    /// Model tokens it used (prompt and completion), over all executions.
-    pub tokens: u64,
+    /// What its model calls used, over all executions.
+    pub usage: UsageTotals,
+    /// Its tools' circuit breakers that are not closed, by tool.
+    pub breakers: BTreeMap<String, BreakerState>,
     /// Why it failed, the last time it did.
     pub error: Option<String>,
     /// What its current (or last) execution streamed.
@@ -68,6 +72,9 @@ pub struct RunView {
     pub error: Option<String>,
     /// Events applied, tokens not counted.
     pub events: u64,
+    /// What the run's model calls used, in all and per step.
+    pub usage: UsageTotals,
+    pub step_usage: BTreeMap<u32, UsageTotals>,
 }
 
 impl RunView {
@@ -129,11 +136,29 @@ impl RunView {
             }
             EventPayload::Custom { node, name, data } => match name.as_str() {
                 "usage" => {
-                    let used = ["prompt_tokens", "completion_tokens"]
-                        .iter()
-                        .filter_map(|field| data[*field].as_u64())
-                        .sum::<u64>();
-                    self.stats.entry(node.to_string()).or_default().tokens += used;
+                    let mut call = UsageTotals::default();
+                    call.add_event(data);
+                    self.stats
+                        .entry(node.to_string())
+                        .or_default()
+                        .usage
+                        .add(&call);
+                    self.usage.add(&call);
+                    self.step_usage.entry(self.step).or_default().add(&call);
+                }
+                "tool_breaker" => {
+                    let tool = data["name"].as_str().unwrap_or_default().to_string();
+                    let state: Option<BreakerState> =
+                        serde_json::from_value(data["state"].clone()).ok();
+                    let breakers = &mut self.stats.entry(node.to_string()).or_default().breakers;
+                    match state {
+                        Some(BreakerState::Closed) | None => {
+                            breakers.remove(&tool);
+                        }
+                        Some(state) => {
+                            breakers.insert(tool, state);
+                        }
+                    }
                 }
                 "token" => {
                     // Tokens come coalesced (see `tokens`); one sent as an
@@ -212,7 +237,7 @@ mod tests {
     use heddle_engine::run::Event;
     use serde_json::{Value, json};
 
-    use super::{NodeState, RunView};
+    use super::{BreakerState, NodeState, RunView};
 
     fn event(seq: u64, body: Value) -> Event {
         let mut body = body;
@@ -242,7 +267,9 @@ mod tests {
             json!({"type": "edge_taken", "step": 0, "from": "a", "to": "c", "reason": "static"}),
         ]);
         assert_eq!(view.state_of("a"), "succeeded");
-        assert_eq!(view.stats["a"].tokens, 42);
+        assert_eq!(view.stats["a"].usage.tokens(), 42);
+        assert_eq!(view.usage.tokens(), 42);
+        assert_eq!(view.step_usage[&0].calls, 1);
         assert_eq!(view.stats["a"].last_duration_us, Some(4200));
         assert_eq!(
             view.edges_taken,
@@ -250,6 +277,26 @@ mod tests {
             "parallel branches light up together"
         );
         assert_eq!(view.events, 7);
+    }
+
+    #[test]
+    fn a_tool_breaker_shows_on_its_node_while_it_is_not_closed() {
+        let breaker = |state: &str| {
+            json!({"type": "custom", "node": "agent", "name": "tool_breaker",
+                   "data": {"name": "search", "state": state, "failures": 3}})
+        };
+        let open = fold(&[breaker("open")]);
+        assert_eq!(
+            open.stats["agent"].breakers.get("search"),
+            Some(&BreakerState::Open)
+        );
+        let trial = fold(&[breaker("open"), breaker("half_open")]);
+        assert_eq!(
+            trial.stats["agent"].breakers.get("search"),
+            Some(&BreakerState::HalfOpen)
+        );
+        let closed = fold(&[breaker("open"), breaker("half_open"), breaker("closed")]);
+        assert!(closed.stats["agent"].breakers.is_empty());
     }
 
     #[test]

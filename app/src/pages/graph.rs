@@ -316,9 +316,10 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
             let graph_id = list_id.clone();
             async move {
                 if open {
-                    list_runs(graph_id).await
+                    let usage = crate::runs::usage_of_graph(graph_id.clone()).await.ok();
+                    list_runs(graph_id).await.map(|runs| (runs, usage))
                 } else {
-                    Ok(Vec::new())
+                    Ok((Vec::new(), None))
                 }
             }
         },
@@ -330,11 +331,12 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
             <summary>"Runs"</summary>
             <Transition fallback=|| view! { <p class="loading">"Loading runs…"</p> }>
                 {move || Suspend::new(async move {
-                    let list = runs.await.unwrap_or_default();
+                    let (list, usage) = runs.await.unwrap_or_default();
                     if list.is_empty() {
                         return view! { <p class="empty-note">"No runs yet."</p> }.into_any();
                     }
                     view! {
+                        {usage.map(|usage| view! { <crate::run_panel::usage::UsageChart usage /> })}
                         <ul class="version-list run-list">
                             {list.into_iter().map(|summary| {
                                 let href = format!("?run={}", summary.id);
@@ -349,6 +351,9 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                             {display_timestamp(&summary.created_at)}
                                             {summary.started_by.map(|who| format!(" · {who}"))}
                                             {duration.map(|took| format!(" · {took}"))}
+                                            {crate::run_panel::usage::summary(&summary.usage).map(|used| view! {
+                                                <span class="run-usage-tag" data-testid="run-usage-tag">{format!(" · {used}")}</span>
+                                            })}
                                             {summary.forked_from.map(|fork| view! {
                                                 <span class="origin-tag fork-tag" title="Went on from another run's step, with edits">
                                                     {format!("fork of {} at step {}", crate::run_panel::short_id(&fork.run_id), fork.step)}

@@ -327,6 +327,7 @@ mod tests {
             origin: crate::runs::RunOrigin::App,
             origin_label: None,
             forked_from: None,
+            usage: Default::default(),
         }
     }
 

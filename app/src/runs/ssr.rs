@@ -12,10 +12,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use heddle_engine::run::{Event, RunStatus};
+use heddle_engine::usage::UsageTotals;
 use serde_json::Value;
 
 use super::{
-    ForkOrigin, ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView,
+    DayUsage, ForkOrigin, ForkRequest, GraphUsage, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView,
     input_summary,
 };
 use crate::access::ssr::{Allowed, OnRun, OnThread, Trigger};
@@ -59,7 +60,9 @@ macro_rules! select_runs {
             "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
             "created_at, started_at, finished_at, ",
             "(SELECT username FROM users WHERE users.id = runs.user_id) AS started_by, ",
-            "origin, origin_label, forked_from, forked_at_step FROM runs ",
+            "origin, origin_label, forked_from, forked_at_step, ",
+            "model_calls, prompt_tokens, completion_tokens, cached_tokens, cost_nanos, ",
+            "unpriced_calls FROM runs ",
             $rest
         )
     };
@@ -74,7 +77,11 @@ macro_rules! select_threads {
                     (SELECT status FROM runs r WHERE r.thread_id = t.id
                      ORDER BY r.created_at DESC, r.rowid DESC LIMIT 1) AS last_status,
                     (SELECT input FROM runs r WHERE r.thread_id = t.id
-                     ORDER BY r.created_at, r.rowid LIMIT 1) AS first_input
+                     ORDER BY r.created_at, r.rowid LIMIT 1) AS first_input,
+                    (SELECT CAST(COALESCE(SUM(r.prompt_tokens + r.completion_tokens), 0) AS BIGINT)
+                     FROM runs r WHERE r.thread_id = t.id) AS tokens,
+                    (SELECT CAST(COALESCE(SUM(r.cost_nanos), 0) AS BIGINT)
+                     FROM runs r WHERE r.thread_id = t.id) AS cost_nanos
              FROM threads t ",
             $rest
         )
@@ -100,6 +107,25 @@ struct RunRow {
     origin_label: Option<String>,
     forked_from: Option<String>,
     forked_at_step: Option<i64>,
+    model_calls: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    cached_tokens: i64,
+    cost_nanos: i64,
+    unpriced_calls: i64,
+}
+
+/// Dollars as stored: whole billionths.
+fn nanos(dollars: f64) -> i64 {
+    (dollars * 1e9).round() as i64
+}
+
+fn dollars(nanos: i64) -> f64 {
+    nanos as f64 / 1e9
+}
+
+fn count(n: i64) -> u64 {
+    u64::try_from(n).unwrap_or(0)
 }
 
 impl TryFrom<RunRow> for RunInfo {
@@ -131,6 +157,14 @@ impl TryFrom<RunRow> for RunInfo {
             started_by: row.started_by,
             origin,
             origin_label: row.origin_label,
+            usage: UsageTotals {
+                calls: count(row.model_calls),
+                prompt_tokens: count(row.prompt_tokens),
+                completion_tokens: count(row.completion_tokens),
+                cached_tokens: count(row.cached_tokens),
+                cost_usd: dollars(row.cost_nanos),
+                unpriced_calls: count(row.unpriced_calls),
+            },
             forked_from: row
                 .forked_from
                 .zip(row.forked_at_step)
@@ -153,6 +187,8 @@ struct ThreadRow {
     runs: i64,
     last_status: Option<String>,
     first_input: Option<String>,
+    tokens: i64,
+    cost_nanos: i64,
 }
 
 impl From<ThreadRow> for ThreadInfo {
@@ -168,6 +204,8 @@ impl From<ThreadRow> for ThreadInfo {
                 .first_input
                 .and_then(|input| serde_json::from_str(&input).ok())
                 .and_then(|input| input_summary(&input)),
+            tokens: count(row.tokens),
+            cost_usd: dollars(row.cost_nanos),
         }
     }
 }
@@ -260,6 +298,45 @@ pub async fn create_thread(db: &Db, thread_id: &str, graph_id: &str) -> Result<(
     .await
         .map(|done| done.rows_affected()))?;
     Ok(())
+}
+
+/// What a graph's runs used, in all and per day (the last `days` days
+/// with runs, oldest first).
+pub async fn usage(db: &Db, allowed: &Allowed, days: i64) -> Result<GraphUsage, AppError> {
+    let rows: Vec<(String, i64, i64, i64, i64, i64, i64, i64)> = on_db!(db, pool => sqlx::query_as(
+        "SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS runs,
+                CAST(COALESCE(SUM(model_calls), 0) AS BIGINT),
+                CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT),
+                CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT),
+                CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT),
+                CAST(COALESCE(SUM(cost_nanos), 0) AS BIGINT),
+                CAST(COALESCE(SUM(unpriced_calls), 0) AS BIGINT)
+         FROM runs WHERE graph_id = $1
+         GROUP BY substr(created_at, 1, 10) ORDER BY day DESC LIMIT $2",
+    )
+    .bind(allowed.graph().as_str())
+    .bind(days.clamp(1, 366))
+    .fetch_all(pool)
+    .await)?;
+    let mut usage = GraphUsage::default();
+    for (day, runs, calls, prompt, completion, cached, cost, unpriced) in rows.into_iter().rev() {
+        let totals = UsageTotals {
+            calls: count(calls),
+            prompt_tokens: count(prompt),
+            completion_tokens: count(completion),
+            cached_tokens: count(cached),
+            cost_usd: dollars(cost),
+            unpriced_calls: count(unpriced),
+        };
+        usage.total.add(&totals);
+        usage.runs += count(runs);
+        usage.days.push(DayUsage {
+            day,
+            runs: count(runs),
+            usage: totals,
+        });
+    }
+    Ok(usage)
 }
 
 /// A graph's threads, most recently active first.
@@ -675,8 +752,9 @@ pub async fn claim_lapsed(
     })
 }
 
-/// Records where a run ended up (or paused), and moves its thread to the
-/// top of the graph's conversations.
+/// Records where a run ended up (or paused), with what its model calls
+/// used (kept as it was when `None`), and moves its thread to the top of
+/// the graph's conversations.
 pub async fn mark_ended(
     db: &Db,
     run_id: &str,
@@ -684,14 +762,22 @@ pub async fn mark_ended(
     status: RunStatus,
     output: Option<&Value>,
     error: Option<&str>,
+    usage: Option<&UsageTotals>,
 ) -> Result<bool, AppError> {
+    let signed = |n: fn(&UsageTotals) -> u64| usage.map(|u| i64::try_from(n(u)).unwrap_or(i64::MAX));
     let now = crate::db::now();
     let finished_at = (status != RunStatus::Interrupted).then_some(now.as_str());
     Ok(on_db!(db, pool => {
         let mut tx = pool.begin().await?;
         let changed = sqlx::query(
             "UPDATE runs SET status = $1, output = $2, error = $3, finished_at = $4,
-                    lease_owner = NULL, lease_expires_at = NULL, cancel_requested = 0
+                    lease_owner = NULL, lease_expires_at = NULL, cancel_requested = 0,
+                    model_calls = COALESCE($7, model_calls),
+                    prompt_tokens = COALESCE($8, prompt_tokens),
+                    completion_tokens = COALESCE($9, completion_tokens),
+                    cached_tokens = COALESCE($10, cached_tokens),
+                    cost_nanos = COALESCE($11, cost_nanos),
+                    unpriced_calls = COALESCE($12, unpriced_calls)
              WHERE id = $5 AND (lease_owner = $6 OR lease_owner IS NULL)",
         )
         .bind(status.as_str())
@@ -700,6 +786,12 @@ pub async fn mark_ended(
         .bind(finished_at)
         .bind(run_id)
         .bind(owner)
+        .bind(signed(|u| u.calls))
+        .bind(signed(|u| u.prompt_tokens))
+        .bind(signed(|u| u.completion_tokens))
+        .bind(signed(|u| u.cached_tokens))
+        .bind(usage.map(|u| nanos(u.cost_usd)))
+        .bind(signed(|u| u.unpriced_calls))
         .execute(&mut *tx)
         .await?
         .rows_affected();

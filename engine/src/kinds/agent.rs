@@ -10,13 +10,21 @@
 //! is the agent's answer, with no further model call (a lookup whose
 //! result is the reply, a tool that sends the message itself).
 //!
+//! With `handoffs`, the agent may pass the conversation to another agent
+//! of the graph (see [`handoff`]): it then ends on the handoff's route,
+//! and on the route `done` when it answers itself.
+//!
 //! Sub-agents are other graphs (each with a `messages` channel) offered to
 //! the model as tools: a call runs the graph with the task as the user's
 //! message and returns its last reply (a supervisor delegating to
 //! specialists).
 
+mod handoff;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
+
+pub use handoff::{DONE_ROUTE, Handoff};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -85,12 +93,22 @@ pub struct AgentConfig {
     pub sub_agents: Vec<SubAgent>,
     /// How each tool is called, by tool name (see the `tools` node).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("x-heddle-key" = "tool"))]
     pub policies: BTreeMap<String, ToolPolicy>,
     /// Tools whose result, when a call of them succeeds, is the agent's
     /// answer: the agent ends without asking the model again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-heddle" = "tool"))]
     pub return_direct: Vec<String>,
+    /// Code around each model call: rewrite the messages before it,
+    /// accept or reject the reply after it (see `ModelHooks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<super::hooks::ModelHooks>,
+    /// Other agents this one may hand the conversation to, each by the
+    /// route of an out-edge; the agent then ends on that route, or on
+    /// `done` when it answers itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub handoffs: Vec<Handoff>,
 }
 
 /// A graph an agent delegates to.
@@ -268,25 +286,69 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
             "the model must see at least one message",
         ));
     }
-    match (model, tools, system, validator) {
-        (Some(model), Some(tools), Some(system), Some(validator)) if issues.is_empty() => {
-            Ok(Built::plain(Agent {
+    let mut routes: Vec<String> = Vec::new();
+    for (i, handoff) in config.handoffs.iter().enumerate() {
+        let at = format!("handoffs[{i}].route");
+        let valid = !handoff.route.is_empty()
+            && handoff
+                .route
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        if !valid {
+            issues.push(ConfigIssue::new(
+                at,
+                "a route is letters, digits, `_` and `-` (it names the tool `transfer_to_<route>`)",
+            ));
+        } else if handoff.route == DONE_ROUTE || routes.contains(&handoff.route) {
+            issues.push(ConfigIssue::new(
+                at,
+                format!("the route `{}` is taken (each handoff needs its own, and `done` is the agent's own answer)", handoff.route),
+            ));
+        } else if tools
+            .as_ref()
+            .is_some_and(|tools| tools.iter().any(|tool| tool.name == handoff.tool_name()))
+        {
+            issues.push(ConfigIssue::new(
+                at,
+                format!("a tool is already named `{}`", handoff.tool_name()),
+            ));
+        }
+        routes.push(handoff.route.clone());
+    }
+    if !routes.is_empty() {
+        routes.push(DONE_ROUTE.to_string());
+    }
+    let hooks = super::hooks::Hooks::build(config.hooks.as_ref(), cx, "hooks")
+        .map_err(|more| issues.extend(more))
+        .ok();
+    match (model, tools, system, validator, hooks) {
+        (Some(model), Some(tools), Some(system), Some(validator), Some(hooks))
+            if issues.is_empty() =>
+        {
+            let mut built = Built::plain(Agent {
+                id: cx.node.to_string(),
                 model,
                 tools,
                 system,
                 validator,
+                hooks,
                 config,
-            }))
+            });
+            built.routes = routes;
+            Ok(built)
         }
         _ => Err(issues),
     }
 }
 
 struct Agent {
+    /// Its node id: it signs its replies with it.
+    id: String,
     model: SharedModel,
     tools: Vec<BoundTool>,
     system: Template,
     validator: Option<Expr>,
+    hooks: super::hooks::Hooks,
     config: AgentConfig,
 }
 
@@ -306,10 +368,12 @@ impl Agent {
         while start > 0 && conversation[start].role == Role::Tool {
             start -= 1;
         }
-        messages.extend(conversation[start..].iter().cloned());
+        messages.extend(handoff::as_seen_by(&self.id, &conversation[start..]));
+        let mut tools: Vec<ToolSpec> = self.tools.iter().map(|bound| bound.tool.spec()).collect();
+        tools.extend(self.config.handoffs.iter().map(Handoff::spec));
         ChatRequest {
             messages,
-            tools: self.tools.iter().map(|bound| bound.tool.spec()).collect(),
+            tools,
             ..ChatRequest::default()
         }
     }
@@ -328,6 +392,11 @@ impl Agent {
             }
         };
         let mut round = 0;
+        let mut rejections = 0;
+        // Where the rejected replies and notes start in `conversation`: they
+        // are dropped once a reply is accepted.
+        let mut rejected_since: Option<usize> = None;
+        let mut route: Option<String> = None;
         loop {
             if ctx.is_cancelled() {
                 return Err(NodeError::permanent("cancelled"));
@@ -337,16 +406,55 @@ impl Agent {
                 // Out of rounds: it must answer with what it has.
                 request.tools.clear();
             }
+            request.messages = self
+                .hooks
+                .before(ctx, input.state, std::mem::take(&mut request.messages))
+                .await?;
             let reply = self
                 .model
-                .chat(request, &deltas)
+                .chat(request.clone(), &deltas)
                 .await
                 .map_err(model_error)?;
             ctx.record_usage(&reply.model, &reply.usage)?;
+            if let Some(reason) = self
+                .hooks
+                .after(ctx, input.state, &request.messages, &reply)
+                .await?
+            {
+                // The rejected reply and why go to the model, not into the
+                // conversation.
+                rejections += 1;
+                if rejections > self.hooks.max_rejections() {
+                    return Err(super::llm::rejected(rejections, &reason));
+                }
+                let mut said = ChatMessage::new(Role::Assistant, reply.content);
+                said.name = Some(self.id.clone());
+                conversation.push(said);
+                conversation.push(ChatMessage::new(Role::User, super::llm::retry_note(&reason)));
+                rejected_since.get_or_insert(conversation.len() - 2);
+                continue;
+            }
+            if let Some(at) = rejected_since.take() {
+                conversation.truncate(at);
+            }
             let mut assistant = ChatMessage::new(Role::Assistant, reply.content.clone());
             assistant.tool_calls = reply.tool_calls;
+            assistant.name = Some(self.id.clone());
             conversation.push(assistant.clone());
             added.push(assistant.clone());
+            if let Some(handoff) = handoff::chosen(&self.config.handoffs, &assistant.tool_calls) {
+                for call in &assistant.tool_calls {
+                    let note = if call.name == handoff.tool_name() {
+                        format!("Handed the conversation over to {}.", handoff.route)
+                    } else {
+                        format!("not run: the conversation was handed over to {}", handoff.route)
+                    };
+                    added.push(ChatMessage::tool_reply(call, note));
+                }
+                ctx.emit("handoff", json!({"route": handoff.route}));
+                route = Some(handoff.route.clone());
+                break;
+            }
             if !assistant.tool_calls.is_empty() && round < self.config.max_tool_rounds {
                 round += 1;
                 ctx.emit("agent_round", json!({"round": round, "tools": assistant.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>()}));
@@ -366,7 +474,9 @@ impl Agent {
                     .find(|(name, _)| self.config.return_direct.contains(name));
                 if let Some((name, result)) = direct {
                     ctx.emit("return_direct", json!({"tool": name}));
-                    added.push(ChatMessage::new(Role::Assistant, result));
+                    let mut answer = ChatMessage::new(Role::Assistant, result);
+                    answer.name = Some(self.id.clone());
+                    added.push(answer);
                     break;
                 }
                 continue;
@@ -397,10 +507,11 @@ impl Agent {
             break;
         }
         let added = added.iter().map(ChatMessage::to_value).collect();
-        Ok(NodeOutput::update(
-            self.config.messages.clone(),
-            Value::Array(added),
-        ))
+        let mut output = NodeOutput::update(self.config.messages.clone(), Value::Array(added));
+        if !self.config.handoffs.is_empty() {
+            output.route = Some(route.unwrap_or_else(|| DONE_ROUTE.to_string()));
+        }
+        Ok(output)
     }
 }
 

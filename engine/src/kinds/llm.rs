@@ -60,6 +60,10 @@ pub struct LlmConfig {
     /// Ask for a JSON object as the reply.
     #[serde(default)]
     pub json: bool,
+    /// Code around the model call: rewrite the messages before it, accept
+    /// or reject the reply after it (see `ModelHooks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hooks: Option<super::hooks::ModelHooks>,
 }
 
 pub(super) fn messages_channel() -> String {
@@ -92,14 +96,20 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         Some(prompt) => Template::parse_field("prompt", prompt, &mut issues).map(Some),
         None => Some(None),
     };
-    match (model, system, prompt) {
-        (Some(model), Some(system), Some(prompt)) if issues.is_empty() => Ok(Built::plain(Llm {
-            model,
-            system,
-            prompt,
-            tools,
-            config,
-        })),
+    let hooks = super::hooks::Hooks::build(config.hooks.as_ref(), cx, "hooks")
+        .map_err(|more| issues.extend(more))
+        .ok();
+    match (model, system, prompt, hooks) {
+        (Some(model), Some(system), Some(prompt), Some(hooks)) if issues.is_empty() => {
+            Ok(Built::plain(Llm {
+                model,
+                system,
+                prompt,
+                tools,
+                hooks,
+                config,
+            }))
+        }
         _ => Err(issues),
     }
 }
@@ -109,7 +119,20 @@ struct Llm {
     system: Template,
     prompt: Option<Template>,
     tools: Vec<ToolSpec>,
+    hooks: super::hooks::Hooks,
     config: LlmConfig,
+}
+
+/// The node's failure when `hooks.after` kept rejecting the replies.
+pub(super) fn rejected(times: u32, reason: &str) -> NodeError {
+    NodeError::permanent(format!(
+        "hooks.after rejected the model's reply {times} times; the last time: {reason}"
+    ))
+}
+
+/// What the model reads after a rejected reply.
+pub(super) fn retry_note(reason: &str) -> String {
+    format!("Your reply was not accepted: {reason}. Please answer again.")
 }
 
 /// A model failure as a node failure: transient ones are worth a retry.
@@ -145,16 +168,8 @@ impl Llm {
         if let Some(user) = &user {
             messages.push(user.clone());
         }
-        let request = ChatRequest {
-            model: None,
-            messages,
-            tools: self.tools.clone(),
-            temperature: self.config.temperature,
-            max_tokens: self.config.max_tokens,
-            json: self.config.json,
-            choices: Vec::new(),
-        };
         let ctx = input.ctx;
+        let mut messages = self.hooks.before(ctx, input.state, messages).await?;
         let deltas = |delta: Delta| match delta {
             Delta::Text(text) => ctx.emit("token", json!({"text": text})),
             Delta::ToolCall {
@@ -167,12 +182,33 @@ impl Llm {
                 json!({"index": index, "id": id, "name": name, "arguments": arguments}),
             ),
         };
-        let reply = self
-            .model
-            .chat(request, &deltas)
-            .await
-            .map_err(model_error)?;
-        ctx.record_usage(&reply.model, &reply.usage)?;
+        let mut rejections = 0;
+        let reply = loop {
+            let request = ChatRequest {
+                model: None,
+                messages: messages.clone(),
+                tools: self.tools.clone(),
+                temperature: self.config.temperature,
+                max_tokens: self.config.max_tokens,
+                json: self.config.json,
+                choices: Vec::new(),
+            };
+            let reply = self
+                .model
+                .chat(request, &deltas)
+                .await
+                .map_err(model_error)?;
+            ctx.record_usage(&reply.model, &reply.usage)?;
+            let Some(reason) = self.hooks.after(ctx, input.state, &messages, &reply).await? else {
+                break reply;
+            };
+            rejections += 1;
+            if rejections > self.hooks.max_rejections() {
+                return Err(rejected(rejections, &reason));
+            }
+            messages.push(ChatMessage::new(Role::Assistant, reply.content));
+            messages.push(ChatMessage::new(Role::User, retry_note(&reason)));
+        };
         let mut assistant = ChatMessage::new(Role::Assistant, reply.content.clone());
         assistant.tool_calls = reply.tool_calls;
         let mut new_messages: Vec<Value> = user.iter().map(ChatMessage::to_value).collect();

@@ -84,31 +84,109 @@ fn check_limits(config: &ScriptConfig) -> Vec<ConfigIssue> {
 
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
     let config: ScriptConfig = parse_config(config)?;
-    let issues = check_limits(&config);
-    if !issues.is_empty() {
-        return Err(issues);
-    }
-    let ast = engine(&config).compile(&config.source).map_err(|error| {
-        vec![ConfigIssue::new(
-            "source",
-            format!("the script does not compile: {error}"),
-        )]
-    })?;
-    #[cfg(not(feature = "runtime"))]
-    let _ = cx;
     Ok(Built::plain(Script {
-        ast: Arc::new(ast),
-        config,
-        #[cfg(feature = "runtime")]
-        pool: cx.registry.script_pool(),
+        sandbox: Sandbox::build(config, cx, "")?,
     }))
 }
 
 struct Script {
+    sandbox: Sandbox,
+}
+
+/// A compiled script with its limits, run on the registry's script pool:
+/// the `script` kind's and the model hooks' (see `hooks`).
+pub(super) struct Sandbox {
     ast: Arc<AST>,
     config: ScriptConfig,
     #[cfg(feature = "runtime")]
     pool: Arc<crate::run::WorkerPool>,
+}
+
+impl Sandbox {
+    fn compiled(ast: AST, config: ScriptConfig, cx: &BuildContext) -> Sandbox {
+        #[cfg(not(feature = "runtime"))]
+        let _ = cx;
+        Sandbox {
+            ast: Arc::new(ast),
+            config,
+            #[cfg(feature = "runtime")]
+            pool: cx.registry.script_pool(),
+        }
+    }
+
+    /// Checks and compiles `config`'s script; issues are located under
+    /// `path` (`hooks.before.script`).
+    pub(super) fn build(
+        config: ScriptConfig,
+        cx: &BuildContext,
+        path: &str,
+    ) -> Result<Sandbox, Vec<ConfigIssue>> {
+        let at = |field: &str| {
+            if path.is_empty() {
+                field.to_string()
+            } else {
+                format!("{path}.{field}")
+            }
+        };
+        let issues: Vec<ConfigIssue> = check_limits(&config)
+            .into_iter()
+            .map(|issue| ConfigIssue::new(at(&issue.path), issue.message))
+            .collect();
+        if !issues.is_empty() {
+            return Err(issues);
+        }
+        let ast = engine(&config).compile(&config.source).map_err(|error| {
+            vec![ConfigIssue::new(
+                at("source"),
+                format!("the script does not compile: {error}"),
+            )]
+        })?;
+        Ok(Sandbox::compiled(ast, config, cx))
+    }
+
+    /// Runs the script with `inputs` as its constants; what it printed
+    /// becomes `log` events of the node.
+    pub(super) async fn eval(
+        &self,
+        ctx: &crate::node::NodeContext<'_>,
+        inputs: Vec<(&'static str, Value)>,
+    ) -> Result<Value, NodeError> {
+        let (result, printed) = self.execute(ctx, inputs).await?;
+        for line in printed {
+            ctx.emit("log", json!({"text": line}));
+        }
+        result.map_err(NodeError::permanent)
+    }
+
+    /// On the script pool, never on the async runtime's threads.
+    #[cfg(feature = "runtime")]
+    async fn execute(
+        &self,
+        ctx: &crate::node::NodeContext<'_>,
+        inputs: Vec<(&'static str, Value)>,
+    ) -> Result<Evaluated, NodeError> {
+        let ast = Arc::clone(&self.ast);
+        let config = self.config.clone();
+        let cancelled = ctx.cancel.clone();
+        self.pool
+            .run(move |abort| {
+                let abort = abort.clone();
+                evaluate(&ast, &config, inputs, move || {
+                    abort.is_set() || cancelled.is_cancelled()
+                })
+            })
+            .await
+            .map_err(|error| NodeError::permanent(error.to_string()))
+    }
+
+    #[cfg(not(feature = "runtime"))]
+    async fn execute(
+        &self,
+        _: &crate::node::NodeContext<'_>,
+        inputs: Vec<(&'static str, Value)>,
+    ) -> Result<Evaluated, NodeError> {
+        Ok(evaluate(&self.ast, &self.config, inputs, || false))
+    }
 }
 
 /// What one run of a script gave: its result, and the lines it printed.
@@ -120,8 +198,7 @@ type Evaluated = (Result<Value, String>, Vec<String>);
 fn evaluate(
     ast: &AST,
     config: &ScriptConfig,
-    state: Value,
-    item: Option<Value>,
+    inputs: Vec<(&'static str, Value)>,
     stop: impl Fn() -> bool + Send + Sync + 'static,
 ) -> Evaluated {
     let mut engine = engine(config);
@@ -146,12 +223,11 @@ fn evaluate(
     let result = (|| {
         let to_dynamic = |value: &Value| {
             rhai::serde::to_dynamic(value)
-                .map_err(|error| format!("cannot pass the state: {error}"))
+                .map_err(|error| format!("cannot pass the script its inputs: {error}"))
         };
         let mut scope = Scope::new();
-        scope.push_constant("state", to_dynamic(&state)?);
-        if let Some(item) = &item {
-            scope.push_constant("item", to_dynamic(item)?);
+        for (name, value) in &inputs {
+            scope.push_constant(*name, to_dynamic(value)?);
         }
         let result = engine
             .eval_ast_with_scope::<Dynamic>(&mut scope, ast)
@@ -185,13 +261,11 @@ fn evaluate(
 
 impl Script {
     async fn run_script(&self, input: NodeInput<'_>) -> Result<NodeOutput, NodeError> {
-        let state = input.state.to_json();
-        let item = input.arg.cloned();
-        let (result, printed) = self.execute(&input, state, item).await?;
-        for line in printed {
-            input.ctx.emit("log", json!({"text": line}));
+        let mut inputs = vec![("state", input.state.to_json())];
+        if let Some(item) = input.arg {
+            inputs.push(("item", item.clone()));
         }
-        match result.map_err(NodeError::permanent)? {
+        match self.sandbox.eval(input.ctx, inputs).await? {
             Value::Object(fields) => Ok(NodeOutput {
                 update: fields.into_iter().collect(),
                 ..NodeOutput::default()
@@ -204,38 +278,6 @@ impl Script {
                 "the script must return a map of channel updates, e.g. #{ total: 3 }",
             )),
         }
-    }
-
-    /// On the script pool, never on the async runtime's threads.
-    #[cfg(feature = "runtime")]
-    async fn execute(
-        &self,
-        input: &NodeInput<'_>,
-        state: Value,
-        item: Option<Value>,
-    ) -> Result<Evaluated, NodeError> {
-        let ast = Arc::clone(&self.ast);
-        let config = self.config.clone();
-        let cancelled = input.ctx.cancel.clone();
-        self.pool
-            .run(move |abort| {
-                let abort = abort.clone();
-                evaluate(&ast, &config, state, item, move || {
-                    abort.is_set() || cancelled.is_cancelled()
-                })
-            })
-            .await
-            .map_err(|error| NodeError::permanent(error.to_string()))
-    }
-
-    #[cfg(not(feature = "runtime"))]
-    async fn execute(
-        &self,
-        _: &NodeInput<'_>,
-        state: Value,
-        item: Option<Value>,
-    ) -> Result<Evaluated, NodeError> {
-        Ok(evaluate(&self.ast, &self.config, state, item, || false))
     }
 }
 

@@ -51,6 +51,7 @@ pub struct ToolsConfig {
     /// How each tool is called, by tool name: timeout, retries, a cap on
     /// calls in flight, a circuit breaker, whether a failure fails the node.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(extend("x-heddle-key" = "tool"))]
     pub policies: BTreeMap<String, ToolPolicy>,
 }
 

@@ -233,7 +233,13 @@ fn tool_calls(tools: &[ToolSpec], user: &str) -> Vec<ToolCall> {
             .map(|props| props.keys().map(String::as_str).collect())
             .unwrap_or_default();
         let mentioned = lower.contains(&name.replace(['_', '-'], " ")) || lower.contains(&name);
-        if properties.contains(&"expression") {
+        if let Some(target) = name.strip_prefix("transfer_to_") {
+            // A handoff: taken when the message names its target.
+            let target = target.replace(['_', '-'], " ");
+            if lower.contains(&target) {
+                call(&tool.name, json!({}));
+            }
+        } else if properties.contains(&"expression") {
             // A calculator: called when the message holds arithmetic.
             if let Some(expression) = arithmetic(user) {
                 call(&tool.name, json!({"expression": expression}));

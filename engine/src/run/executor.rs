@@ -113,6 +113,7 @@ pub struct Run {
     log: Option<Arc<EventLog>>,
     breakpoints: Breakpoints,
     persistence: Option<Persistence>,
+    meter: Arc<Meter>,
 }
 
 struct Breakpoints {
@@ -185,6 +186,10 @@ impl Run {
         let after: Vec<bool> = mark(&options.interrupt_after, |node| node.interrupt_after);
         let any = before.iter().chain(&after).any(|marked| *marked);
         let breakpoints = Breakpoints { before, after, any };
+        let meter = Arc::new(Meter::new(
+            Arc::clone(&graph.prices),
+            &graph.document().limits,
+        ));
         Run {
             graph,
             run_id,
@@ -194,7 +199,14 @@ impl Run {
             log,
             breakpoints,
             persistence,
+            meter,
         }
+    }
+
+    /// The run's tokens and cost so far; read it after [`Run::execute`]
+    /// for the totals (a resumed run's include what it used before).
+    pub fn meter(&self) -> Arc<Meter> {
+        Arc::clone(&self.meter)
     }
 
     /// The run's id.
@@ -230,8 +242,8 @@ impl Run {
             log: _,
             breakpoints,
             mut persistence,
+            meter,
         } = self;
-        let meter = Meter::new(Arc::clone(&graph.prices), &graph.document().limits);
         let executor = Executor {
             graph: &graph,
             run_id: &run_id,

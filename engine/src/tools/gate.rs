@@ -7,11 +7,10 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use super::policy::BreakerPolicy;
+use super::policy::{BreakerPolicy, BreakerState};
 
 /// The gates of every tool, by name.
 #[derive(Clone, Default)]
@@ -33,15 +32,6 @@ pub struct ToolGate {
     in_flight: Mutex<u32>,
     freed: Notify,
     breakers: Mutex<HashMap<BreakerPolicy, Breaker>>,
-}
-
-/// Where a breaker stands, as run events report it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BreakerState {
-    Closed,
-    Open,
-    HalfOpen,
 }
 
 /// A breaker that changed state, for the run's events.

@@ -53,6 +53,16 @@ pub struct BreakerPolicy {
     pub cool_down_ms: u64,
 }
 
+/// Where a circuit breaker stands, as `tool_breaker` run events say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BreakerState {
+    Closed,
+    Open,
+    /// One trial call is let through.
+    HalfOpen,
+}
+
 fn default_window_ms() -> u64 {
     60_000
 }

@@ -473,3 +473,98 @@ async fn the_chat_agent_template_answers_and_uses_a_tool_once_given_one() {
         last_content(&output.state)
     );
 }
+
+#[tokio::test]
+async fn triage_hands_the_conversation_to_billing_who_reads_it_as_context() {
+    let run = Run::new(
+        example("triage.json"),
+        RunId::from("t"),
+        say("I was charged twice, billing please"),
+        RunOptions::default(),
+    );
+    let log = run.log().unwrap();
+    let output = run.execute().await.unwrap();
+    let taken: Vec<(String, String, Option<String>)> = log
+        .since(0)
+        .iter()
+        .filter_map(|event| match &event.payload {
+            EventPayload::EdgeTaken { from, to, why, .. } => Some((
+                from.to_string(),
+                to.to_string(),
+                match why {
+                    heddle_engine::run::EdgeReason::Route { route } => Some(route.clone()),
+                    _ => None,
+                },
+            )),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        taken.contains(&("triage".into(), "billing".into(), Some("billing".into()))),
+        "{taken:?}"
+    );
+    assert!(!taken.iter().any(|(from, to, _)| from == "triage" && to == "end"));
+    assert_eq!(roles(&output.state), ["user", "assistant", "tool", "assistant"]);
+    let messages = output.state["messages"].as_array().unwrap();
+    assert_eq!(messages[1]["name"], "triage");
+    assert_eq!(messages[1]["tool_calls"][0]["name"], "transfer_to_billing");
+    assert_eq!(
+        messages[2]["content"],
+        "Handed the conversation over to billing."
+    );
+    assert_eq!(messages[3]["name"], "billing", "billing answered on the thread");
+    assert!(
+        last_content(&output.state).contains("I was charged twice"),
+        "billing read the customer's message: {}",
+        last_content(&output.state)
+    );
+
+    // A greeting is triage's own to answer: it ends on its `done` route.
+    let run = Run::new(
+        example("triage.json"),
+        RunId::from("t2"),
+        say("hello there"),
+        RunOptions::default(),
+    );
+    let log = run.log().unwrap();
+    let output = run.execute().await.unwrap();
+    assert_eq!(roles(&output.state), ["user", "assistant"]);
+    assert!(log.since(0).iter().any(|event| matches!(
+        &event.payload,
+        EventPayload::EdgeTaken { from, to, .. } if from.as_str() == "triage" && to.as_str() == "end"
+    )));
+}
+
+#[test]
+fn handoffs_need_an_edge_per_route_and_routes_of_their_own() {
+    let document = |handoffs: Value, edges: Value| {
+        heddle_engine::GraphDocument::from_value(json!({
+            "format_version": 2, "name": "h",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "a", "kind": "agent", "config": {"handoffs": handoffs}},
+                {"id": "b", "kind": "agent"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": edges
+        }))
+        .unwrap()
+    };
+    let edges = json!([
+        {"id": "e0", "from": "start", "to": "a"},
+        {"id": "e1", "from": "a", "to": "b", "route": "b"},
+        {"id": "e2", "from": "b", "to": "end"}
+    ]);
+    let report = heddle_engine::validate(&document(json!([{"route": "b"}]), edges.clone()), &registry());
+    let text = report.to_string();
+    assert!(text.contains("done"), "the agent's own answer needs its edge: {text}");
+    let report = heddle_engine::validate(
+        &document(json!([{"route": "b"}, {"route": "b"}, {"route": "done"}, {"route": "no spaces"}]), edges),
+        &registry(),
+    );
+    let text = report.to_string();
+    assert!(text.contains("handoffs[1].route") && text.contains("is taken"), "{text}");
+    assert!(text.contains("handoffs[2].route"), "{text}");
+    assert!(text.contains("handoffs[3].route"), "{text}");
+}

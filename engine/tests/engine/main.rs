@@ -14,6 +14,7 @@ mod examples;
 #[cfg(feature = "http")]
 mod fake_http;
 mod format;
+mod hooks;
 mod fuzz;
 #[cfg(feature = "http")]
 mod http_tool;

@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use heddle_app::access::Role;
 use heddle_app::access::ssr::{require, require_run, require_thread};
-use heddle_app::runs::ThreadView;
+use heddle_app::runs::{GraphUsage, ThreadView};
 
 use super::params::{GraphPath, RunPath, ThreadPath};
 use super::responses::Accepted;
@@ -63,6 +63,29 @@ pub async fn threads(
 ) -> Result<Json<Vec<ThreadInfo>>> {
     let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(state.runs.threads(&allowed).await?))
+}
+
+/// How many days of usage to list (the last 30 with runs by default).
+#[derive(Deserialize, JsonSchema)]
+pub struct UsageQuery {
+    #[serde(default = "default_days")]
+    days: i64,
+}
+
+fn default_days() -> i64 {
+    30
+}
+
+pub async fn usage(
+    State(state): State<AppState>,
+    who: Who,
+    Path(GraphPath { id }): Path<GraphPath>,
+    Query(query): Query<UsageQuery>,
+) -> Result<Json<GraphUsage>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
+    Ok(Json(
+        heddle_app::runs::ssr::usage(&state.db, &allowed, query.days).await?,
+    ))
 }
 
 pub async fn get(

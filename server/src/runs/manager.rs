@@ -767,17 +767,19 @@ impl Runs {
                     active.cancel = Some(cancel);
                 }
                 self.record_start(&run_id).await;
-                Some(run.execute().await)
+                let meter = run.meter();
+                Some((run.execute().await, meter.total()))
             }
         };
         match result {
-            Some(Err(RunError::HandedOver { step })) => {
+            Some((Err(RunError::HandedOver { step }), _)) => {
                 // Not ended: another server goes on from its checkpoint.
                 tracing::info!(run = %run_id, step, "handed the run over after its step");
             }
-            Some(result) => {
+            Some((result, usage)) => {
                 let (status, output, error) = outcome(&result);
-                self.record_end(&run_id, status, output, error).await;
+                self.record_end_using(&run_id, status, output, error, Some(&usage))
+                    .await;
             }
             None => {}
         }
@@ -799,12 +801,26 @@ impl Runs {
         }
     }
 
+    /// Records a run's end; what it used stays as recorded before.
     pub(super) async fn record_end(
         &self,
         run_id: &str,
         status: RunStatus,
         output: Option<Value>,
         error: Option<String>,
+    ) -> bool {
+        self.record_end_using(run_id, status, output, error, None)
+            .await
+    }
+
+    /// Records a run's end and what its model calls used.
+    async fn record_end_using(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        output: Option<Value>,
+        error: Option<String>,
+        usage: Option<&heddle_engine::usage::UsageTotals>,
     ) -> bool {
         let recorded = records::mark_ended(
             &self.inner.db,
@@ -813,6 +829,7 @@ impl Runs {
             status,
             output.as_ref(),
             error.as_deref(),
+            usage,
         )
         .await;
         match recorded {

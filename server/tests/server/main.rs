@@ -28,4 +28,5 @@ mod sessions;
 mod startup;
 mod triggers;
 mod trust;
+mod usage;
 mod widget;
