@@ -116,6 +116,7 @@ pub fn validate(document: &GraphDocument, registry: &Registry) -> Report {
 pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<CompiledGraph, Report> {
     let mut report = Report::default();
     check_channels(document, &mut report);
+    check_limits(document, &mut report);
     let ids = check_node_ids(document, &mut report);
     let node_ids: Vec<NodeId> = document.nodes.iter().map(|node| node.id.clone()).collect();
 
@@ -185,6 +186,38 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         warnings: report,
         document: document.clone(),
     })
+}
+
+/// Budgets must allow something: a zero or negative one would stop every
+/// run at its first model call.
+fn check_limits(document: &GraphDocument, report: &mut Report) {
+    let limits = &document.limits;
+    let bad = |message: &str| ProblemKind::BadSetting {
+        message: message.to_string(),
+    };
+    if limits.max_steps == 0 {
+        report.push(
+            Severity::Error,
+            "limits.max_steps",
+            bad("a run needs at least one step"),
+        );
+    }
+    if limits.max_tokens == Some(0) {
+        report.push(
+            Severity::Error,
+            "limits.max_tokens",
+            bad("a token budget must be at least 1 (leave it out for none)"),
+        );
+    }
+    if let Some(cost) = limits.max_cost
+        && !(cost.is_finite() && cost > 0.0)
+    {
+        report.push(
+            Severity::Error,
+            "limits.max_cost",
+            bad("a cost budget must be more than $0 (leave it out for none)"),
+        );
+    }
 }
 
 fn check_channels(document: &GraphDocument, report: &mut Report) {

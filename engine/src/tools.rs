@@ -7,11 +7,11 @@ mod call;
 mod clock;
 #[cfg(feature = "runtime")]
 mod gate;
-mod policy;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+mod policy;
 
 pub use calculator::Calculator;
 pub use call::BoundTool;
@@ -19,9 +19,9 @@ pub(crate) use call::Called;
 pub use clock::Clock;
 #[cfg(feature = "runtime")]
 pub use gate::ToolGates;
-pub use policy::{BreakerPolicy, BreakerState, EffectivePolicy, ToolPolicy};
 #[cfg(feature = "http")]
 pub use http::{HttpRequest, is_internal};
+pub use policy::{BreakerPolicy, BreakerState, EffectivePolicy, ToolPolicy};
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -90,10 +90,15 @@ pub fn with_operator_files_from(
                 return Err(ConfigFileError {
                     variable: "HEDDLE_TOOL_POLICIES",
                     path,
-                    message: format!("no tool `{tool}` on this server (known: {})", known.join(", ")),
+                    message: format!(
+                        "no tool `{tool}` on this server (known: {})",
+                        known.join(", ")
+                    ),
                 });
             }
-            if let Some((field, problem)) = heddle_engine::tools::EffectivePolicy::problems(&policy).first() {
+            if let Some((field, problem)) =
+                heddle_engine::tools::EffectivePolicy::problems(&policy).first()
+            {
                 return Err(ConfigFileError {
                     variable: "HEDDLE_TOOL_POLICIES",
                     path,

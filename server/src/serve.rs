@@ -68,10 +68,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .script_threads
         .unwrap_or_else(heddle_engine::run::WorkerPool::default_threads);
     // After the MCP tools: a policy may name one of them.
-    let registry = crate::models::with_operator_files(crate::models::with_mcp_tools(registry).await)?
-        .with_script_pool(std::sync::Arc::new(heddle_engine::run::WorkerPool::new(
-            scripts,
-        )));
+    let registry =
+        crate::models::with_operator_files(crate::models::with_mcp_tools(registry).await)?
+            .with_script_pool(std::sync::Arc::new(heddle_engine::run::WorkerPool::new(
+                scripts,
+            )));
     let secret_key = match &args.secret_key {
         Some(hex) => SecretKey::from_hex(hex),
         None => SecretKey::load_or_create(

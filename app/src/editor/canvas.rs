@@ -773,7 +773,7 @@ fn EdgePath(
             data-edge=id.to_string()
             on:pointerdown=select
         >
-            <path class="editor-edge-hit" d=path.clone()>
+            <path class="editor-edge-hit" d=path>
                 {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
             </path>
             <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />

@@ -169,11 +169,15 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                                 let id = thread.id.clone();
                                 let runs = if thread.runs == 1 { "1 run".to_string() } else { format!("{} runs", thread.runs) };
                                 let name = thread.title.clone().unwrap_or_else(|| format!("Conversation {}", short_id(&thread.id)));
-                                let used = (thread.tokens > 0).then(|| format!(
-                                    " · {} tokens · {}",
-                                    super::usage::tokens(thread.tokens),
-                                    super::usage::cost(thread.cost_usd)
-                                )).unwrap_or_default();
+                                let used = if thread.tokens > 0 {
+                                    format!(
+                                        " · {} tokens · {}",
+                                        super::usage::tokens(thread.tokens),
+                                        super::usage::cost(thread.cost_usd)
+                                    )
+                                } else {
+                                    String::new()
+                                };
                                 let label = format!("{name} · {runs}{used} · {}", display_timestamp(&thread.updated_at));
                                 view! {
                                     <option value=id.clone() selected=move || picked.get().as_deref() == Some(id.as_str())>{label}</option>

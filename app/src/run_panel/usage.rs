@@ -17,7 +17,7 @@ pub fn tokens(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -50,7 +50,11 @@ pub fn summary(usage: &UsageTotals) -> Option<String> {
     if usage.is_empty() {
         return None;
     }
-    let mut text = format!("{} tokens · {}", tokens(usage.tokens()), cost(usage.cost_usd));
+    let mut text = format!(
+        "{} tokens · {}",
+        tokens(usage.tokens()),
+        cost(usage.cost_usd)
+    );
     if usage.unpriced_calls > 0 {
         text.push_str(&format!(" (+{} unpriced)", usage.unpriced_calls));
     }

@@ -16,8 +16,8 @@ use heddle_engine::usage::UsageTotals;
 use serde_json::Value;
 
 use super::{
-    DayUsage, ForkOrigin, ForkRequest, GraphUsage, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView,
-    input_summary,
+    DayUsage, ForkOrigin, ForkRequest, GraphUsage, RunInfo, RunOrigin, StartRequest, ThreadInfo,
+    ThreadView, input_summary,
 };
 use crate::access::ssr::{Allowed, OnRun, OnThread, Trigger};
 use crate::accounts::User;
@@ -300,17 +300,30 @@ pub async fn create_thread(db: &Db, thread_id: &str, graph_id: &str) -> Result<(
     Ok(())
 }
 
+/// One day of a graph's runs, added up.
+#[derive(sqlx::FromRow)]
+struct DayRow {
+    day: String,
+    runs: i64,
+    calls: i64,
+    prompt_tokens: i64,
+    completion_tokens: i64,
+    cached_tokens: i64,
+    cost_nanos: i64,
+    unpriced_calls: i64,
+}
+
 /// What a graph's runs used, in all and per day (the last `days` days
 /// with runs, oldest first).
 pub async fn usage(db: &Db, allowed: &Allowed, days: i64) -> Result<GraphUsage, AppError> {
-    let rows: Vec<(String, i64, i64, i64, i64, i64, i64, i64)> = on_db!(db, pool => sqlx::query_as(
+    let rows: Vec<DayRow> = on_db!(db, pool => sqlx::query_as(
         "SELECT substr(created_at, 1, 10) AS day, COUNT(*) AS runs,
-                CAST(COALESCE(SUM(model_calls), 0) AS BIGINT),
-                CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT),
-                CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT),
-                CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT),
-                CAST(COALESCE(SUM(cost_nanos), 0) AS BIGINT),
-                CAST(COALESCE(SUM(unpriced_calls), 0) AS BIGINT)
+                CAST(COALESCE(SUM(model_calls), 0) AS BIGINT) AS calls,
+                CAST(COALESCE(SUM(prompt_tokens), 0) AS BIGINT) AS prompt_tokens,
+                CAST(COALESCE(SUM(completion_tokens), 0) AS BIGINT) AS completion_tokens,
+                CAST(COALESCE(SUM(cached_tokens), 0) AS BIGINT) AS cached_tokens,
+                CAST(COALESCE(SUM(cost_nanos), 0) AS BIGINT) AS cost_nanos,
+                CAST(COALESCE(SUM(unpriced_calls), 0) AS BIGINT) AS unpriced_calls
          FROM runs WHERE graph_id = $1
          GROUP BY substr(created_at, 1, 10) ORDER BY day DESC LIMIT $2",
     )
@@ -319,20 +332,20 @@ pub async fn usage(db: &Db, allowed: &Allowed, days: i64) -> Result<GraphUsage, 
     .fetch_all(pool)
     .await)?;
     let mut usage = GraphUsage::default();
-    for (day, runs, calls, prompt, completion, cached, cost, unpriced) in rows.into_iter().rev() {
+    for row in rows.into_iter().rev() {
         let totals = UsageTotals {
-            calls: count(calls),
-            prompt_tokens: count(prompt),
-            completion_tokens: count(completion),
-            cached_tokens: count(cached),
-            cost_usd: dollars(cost),
-            unpriced_calls: count(unpriced),
+            calls: count(row.calls),
+            prompt_tokens: count(row.prompt_tokens),
+            completion_tokens: count(row.completion_tokens),
+            cached_tokens: count(row.cached_tokens),
+            cost_usd: dollars(row.cost_nanos),
+            unpriced_calls: count(row.unpriced_calls),
         };
         usage.total.add(&totals);
-        usage.runs += count(runs);
+        usage.runs += count(row.runs);
         usage.days.push(DayUsage {
-            day,
-            runs: count(runs),
+            day: row.day,
+            runs: count(row.runs),
             usage: totals,
         });
     }
@@ -764,7 +777,8 @@ pub async fn mark_ended(
     error: Option<&str>,
     usage: Option<&UsageTotals>,
 ) -> Result<bool, AppError> {
-    let signed = |n: fn(&UsageTotals) -> u64| usage.map(|u| i64::try_from(n(u)).unwrap_or(i64::MAX));
+    let signed =
+        |n: fn(&UsageTotals) -> u64| usage.map(|u| i64::try_from(n(u)).unwrap_or(i64::MAX));
     let now = crate::db::now();
     let finished_at = (status != RunStatus::Interrupted).then_some(now.as_str());
     Ok(on_db!(db, pool => {

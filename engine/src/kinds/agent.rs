@@ -430,7 +430,10 @@ impl Agent {
                 let mut said = ChatMessage::new(Role::Assistant, reply.content);
                 said.name = Some(self.id.clone());
                 conversation.push(said);
-                conversation.push(ChatMessage::new(Role::User, super::llm::retry_note(&reason)));
+                conversation.push(ChatMessage::new(
+                    Role::User,
+                    super::llm::retry_note(&reason),
+                ));
                 rejected_since.get_or_insert(conversation.len() - 2);
                 continue;
             }
@@ -447,7 +450,10 @@ impl Agent {
                     let note = if call.name == handoff.tool_name() {
                         format!("Handed the conversation over to {}.", handoff.route)
                     } else {
-                        format!("not run: the conversation was handed over to {}", handoff.route)
+                        format!(
+                            "not run: the conversation was handed over to {}",
+                            handoff.route
+                        )
                     };
                     added.push(ChatMessage::tool_reply(call, note));
                 }

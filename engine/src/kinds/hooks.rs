@@ -66,9 +66,9 @@ enum Code {
 impl Code {
     fn build(code: &HookCode, cx: &BuildContext, path: &str) -> Result<Code, Vec<ConfigIssue>> {
         match code {
-            HookCode::Expr(source) => Expr::parse(source).map(Code::Expr).map_err(|error| {
-                vec![ConfigIssue::new(format!("{path}.expr"), error.to_string())]
-            }),
+            HookCode::Expr(source) => Expr::parse(source)
+                .map(Code::Expr)
+                .map_err(|error| vec![ConfigIssue::new(format!("{path}.expr"), error.to_string())]),
             HookCode::Script(config) => {
                 Sandbox::build(config.clone(), cx, &format!("{path}.script")).map(Code::Script)
             }

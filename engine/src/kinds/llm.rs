@@ -87,10 +87,11 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         )
         .map_err(|issue| issues.push(issue))
         .ok();
-    let tools: Vec<ToolSpec> = super::tools::bind(&config.tools, cx, "tools", &Default::default(), 0)
-        .map_err(|more| issues.extend(more))
-        .map(|bound| bound.iter().map(|bound| bound.tool.spec()).collect())
-        .unwrap_or_default();
+    let tools: Vec<ToolSpec> =
+        super::tools::bind(&config.tools, cx, "tools", &Default::default(), 0)
+            .map_err(|more| issues.extend(more))
+            .map(|bound| bound.iter().map(|bound| bound.tool.spec()).collect())
+            .unwrap_or_default();
     let system = Template::parse_field("system", &config.system, &mut issues);
     let prompt = match &config.prompt {
         Some(prompt) => Template::parse_field("prompt", prompt, &mut issues).map(Some),
@@ -199,7 +200,11 @@ impl Llm {
                 .await
                 .map_err(model_error)?;
             ctx.record_usage(&reply.model, &reply.usage)?;
-            let Some(reason) = self.hooks.after(ctx, input.state, &messages, &reply).await? else {
+            let Some(reason) = self
+                .hooks
+                .after(ctx, input.state, &messages, &reply)
+                .await?
+            else {
                 break reply;
             };
             rejections += 1;

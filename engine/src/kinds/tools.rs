@@ -145,7 +145,10 @@ pub(super) fn check_policies(
             ));
         }
         for (field, problem) in EffectivePolicy::problems(policy) {
-            issues.push(ConfigIssue::new(format!("policies.{name}.{field}"), problem));
+            issues.push(ConfigIssue::new(
+                format!("policies.{name}.{field}"),
+                problem,
+            ));
         }
     }
     issues
@@ -161,12 +164,19 @@ pub(super) struct Executed {
     pub succeeded: Vec<(String, String)>,
 }
 
-async fn call_one(tools: &[BoundTool], call: &ToolCall, ctx: &crate::node::NodeContext<'_>) -> (Called, bool) {
+async fn call_one(
+    tools: &[BoundTool],
+    call: &ToolCall,
+    ctx: &crate::node::NodeContext<'_>,
+) -> (Called, bool) {
     match tools.iter().find(|tool| tool.name == call.name) {
         Some(tool) => (tool.call(call, ctx).await, tool.policy.fail_node),
         None => (
             Called {
-                result: Err(ToolError::new(format!("there is no tool `{}` here", call.name))),
+                result: Err(ToolError::new(format!(
+                    "there is no tool `{}` here",
+                    call.name
+                ))),
                 attempts: 0,
             },
             false,

@@ -110,7 +110,10 @@ impl<'a> NodeContext<'a> {
             None => {
                 static DEFAULTS: OnceLock<PriceTable> = OnceLock::new();
                 let prices = DEFAULTS.get_or_init(PriceTable::default);
-                (crate::usage::meter::call_totals(prices, model, usage).0, Ok(()))
+                (
+                    crate::usage::meter::call_totals(prices, model, usage).0,
+                    Ok(()),
+                )
             }
         };
         drop(own);

@@ -370,7 +370,11 @@ impl Registry {
     }
 
     /// Sets the server's policy for a tool (see [`crate::tools::ToolPolicy`]).
-    pub fn with_tool_policy(mut self, name: impl Into<String>, policy: crate::tools::ToolPolicy) -> Self {
+    pub fn with_tool_policy(
+        mut self,
+        name: impl Into<String>,
+        policy: crate::tools::ToolPolicy,
+    ) -> Self {
         self.tools.set_policy(name, policy);
         self
     }

@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+#[cfg(feature = "runtime")]
+use serde_json::json;
 
 use super::policy::EffectivePolicy;
 use super::{Tool, ToolError};
@@ -94,7 +96,10 @@ impl BoundTool {
     #[cfg(feature = "runtime")]
     async fn attempt(&self, arguments: Value, ctx: &NodeContext<'_>) -> Result<Value, Failure> {
         let (admission, opened) = self.gate.admit(&self.policy.breakers).map_err(|why| {
-            Failure::Refused(ToolError::new(format!("`{}` is not called: {why}", self.name)))
+            Failure::Refused(ToolError::new(format!(
+                "`{}` is not called: {why}",
+                self.name
+            )))
         })?;
         self.report(opened, ctx);
         let slot = self.gate.slot(self.policy.max_concurrent).await;

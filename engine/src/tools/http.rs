@@ -68,8 +68,8 @@ impl HttpRequest {
         let url = arguments["url"]
             .as_str()
             .ok_or_else(|| ToolError::new("expected {\"url\": \"...\"}"))?;
-        let url =
-            reqwest::Url::parse(url).map_err(|error| ToolError::new(format!("not a URL: {error}")))?;
+        let url = reqwest::Url::parse(url)
+            .map_err(|error| ToolError::new(format!("not a URL: {error}")))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(ToolError::new(format!(
                 "only http and https URLs are fetched, not {}",
@@ -141,8 +141,9 @@ impl HttpRequest {
         let mut stream = response.bytes_stream();
         let mut cut = false;
         while let Some(chunk) = stream.next().await {
-            let chunk = chunk
-                .map_err(|error| ToolError::transient(format!("reading the response failed: {error}")))?;
+            let chunk = chunk.map_err(|error| {
+                ToolError::transient(format!("reading the response failed: {error}"))
+            })?;
             let room = self.max_bytes - body.len();
             body.extend_from_slice(&chunk[..chunk.len().min(room)]);
             if chunk.len() > room {

@@ -37,16 +37,17 @@ pub struct McpTool {
 pub async fn connect(name: &str, server: &McpServer) -> Result<Vec<McpTool>, ToolError> {
     let client = match server {
         McpServer::Command { command } => {
-            let (program, args) = command
-                .split_first()
-                .ok_or_else(|| ToolError::new(format!("MCP server `{name}` has an empty command")))?;
+            let (program, args) = command.split_first().ok_or_else(|| {
+                ToolError::new(format!("MCP server `{name}` has an empty command"))
+            })?;
             let mut process = tokio::process::Command::new(program);
             process.args(args);
-            let transport = rmcp::transport::TokioChildProcess::new(process)
-                .map_err(|error| ToolError::new(format!("cannot start MCP server `{name}`: {error}")))?;
-            ().serve(transport)
-                .await
-                .map_err(|error| ToolError::new(format!("MCP server `{name}` did not start: {error}")))?
+            let transport = rmcp::transport::TokioChildProcess::new(process).map_err(|error| {
+                ToolError::new(format!("cannot start MCP server `{name}`: {error}"))
+            })?;
+            ().serve(transport).await.map_err(|error| {
+                ToolError::new(format!("MCP server `{name}` did not start: {error}"))
+            })?
         }
         McpServer::Url { url } => {
             let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.clone());

@@ -136,7 +136,10 @@ impl EffectivePolicy {
         if let Some(retry) = &policy.retry
             && retry.max_attempts == 0
         {
-            problems.push(("retry.max_attempts", "at least one attempt (1 means no retry)"));
+            problems.push((
+                "retry.max_attempts",
+                "at least one attempt (1 means no retry)",
+            ));
         }
         if let Some(breaker) = &policy.breaker {
             if breaker.failures == 0 {

@@ -122,7 +122,10 @@ mod tests {
             cached_tokens: 500_000,
         };
         let cost = table.cost("gpt-4o-mini-2024-07-18", &usage).unwrap();
-        assert!((cost - (0.5 * 0.15 + 0.5 * 0.075 + 0.6)).abs() < 1e-9, "{cost}");
+        assert!(
+            (cost - (0.5 * 0.15 + 0.5 * 0.075 + 0.6)).abs() < 1e-9,
+            "{cost}"
+        );
         assert_eq!(table.cost("offline", &usage), Some(0.0));
         assert_eq!(table.cost("my-local-llama", &usage), None);
     }

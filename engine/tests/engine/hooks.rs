@@ -72,12 +72,22 @@ async fn a_before_script_rewrites_what_the_model_is_sent() {
         out
     "#;
     for kind in ["agent", "llm"] {
-        let graph = graph(kind, json!({"hooks": {"before": {"script": {"source": before}}}})).unwrap();
+        let graph = graph(
+            kind,
+            json!({"hooks": {"before": {"script": {"source": before}}}}),
+        )
+        .unwrap();
         let (result, events) = ask(&graph, "quiet please").await;
         let output = result.unwrap();
         let said = contents(&output);
-        assert_eq!(said[0], "quiet please", "{kind}: the conversation keeps what was said");
-        assert!(said.last().unwrap().contains("QUIET PLEASE"), "{kind}: {said:?}");
+        assert_eq!(
+            said[0], "quiet please",
+            "{kind}: the conversation keeps what was said"
+        );
+        assert!(
+            said.last().unwrap().contains("QUIET PLEASE"),
+            "{kind}: {said:?}"
+        );
         assert_eq!(count(&events, "hook"), 1, "{kind}");
     }
 }
@@ -87,7 +97,11 @@ async fn an_after_hook_rejects_a_reply_and_the_model_answers_again_with_the_reas
     // Rejects the first reply; the retry sees the rejected reply and the
     // note, so the conversation it is sent is longer.
     let after = r#"if messages.len() > 2 { true } else { "be brief" }"#;
-    let graph = graph("agent", json!({"hooks": {"after": {"script": {"source": after}}}})).unwrap();
+    let graph = graph(
+        "agent",
+        json!({"hooks": {"after": {"script": {"source": after}}}}),
+    )
+    .unwrap();
     let (result, events) = ask(&graph, "hello").await;
     let output = result.unwrap();
     assert_eq!(count(&events, "usage"), 2, "asked twice");
@@ -107,7 +121,11 @@ async fn an_after_hook_rejects_a_reply_and_the_model_answers_again_with_the_reas
             && error.contains("does not satisfy `len(reply) < 5`"),
         "{error}"
     );
-    assert_eq!(count(&events, "usage"), 3, "the first try and max_rejections (2) more");
+    assert_eq!(
+        count(&events, "usage"),
+        3,
+        "the first try and max_rejections (2) more"
+    );
 }
 
 fn graph_with_expr(expr: &str) -> Arc<CompiledGraph> {
@@ -130,6 +148,9 @@ fn broken_hooks_are_refused_where_they_are() {
     )
     .err()
     .unwrap();
-    assert!(error.contains("hooks.after.script.max_operations"), "{error}");
+    assert!(
+        error.contains("hooks.after.script.max_operations"),
+        "{error}"
+    );
     assert!(error.contains("hooks.max_rejections"), "{error}");
 }

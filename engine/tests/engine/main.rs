@@ -14,8 +14,8 @@ mod examples;
 #[cfg(feature = "http")]
 mod fake_http;
 mod format;
-mod hooks;
 mod fuzz;
+mod hooks;
 #[cfg(feature = "http")]
 mod http_tool;
 mod loop_limit;

@@ -81,7 +81,11 @@ async fn an_mcp_servers_tools_are_listed_and_called() {
         json!("HI")
     );
     assert_eq!(
-        tools[1].call(json!({"text": "hi"})).await.unwrap_err().message,
+        tools[1]
+            .call(json!({"text": "hi"}))
+            .await
+            .unwrap_err()
+            .message,
         "it broke"
     );
 }

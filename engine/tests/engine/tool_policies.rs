@@ -59,7 +59,8 @@ impl Tool for Probe {
             let delay = state.delay_ms.load(Ordering::SeqCst);
             tokio::time::sleep(Duration::from_millis(u64::from(delay))).await;
             state.in_flight.fetch_sub(1, Ordering::SeqCst);
-            if state.broken.load(Ordering::SeqCst) || call <= state.failures.load(Ordering::SeqCst) {
+            if state.broken.load(Ordering::SeqCst) || call <= state.failures.load(Ordering::SeqCst)
+            {
                 return Err(ToolError::transient(format!("attempt {call} failed")));
             }
             Ok(Value::String(format!("result {call}")))
@@ -121,7 +122,10 @@ fn custom<'a>(events: &'a [Event], wanted: &'a str) -> impl Iterator<Item = &'a 
 
 fn answer(output: &RunOutput) -> String {
     let messages = output.state["messages"].as_array().unwrap();
-    messages.last().unwrap()["content"].as_str().unwrap().to_string()
+    messages.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
 }
 
 #[tokio::test]
@@ -143,7 +147,10 @@ async fn a_flaky_tool_is_retried_with_backoff_and_the_model_reads_its_result() {
     assert_eq!(retries[0]["error"], "attempt 1 failed");
     assert_eq!(retries[1]["delay_ms"], 10, "the wait doubles");
     let result = custom(&events, "tool_result").next().unwrap();
-    assert_eq!((result["ok"].clone(), result["attempts"].clone()), (json!(true), json!(3)));
+    assert_eq!(
+        (result["ok"].clone(), result["attempts"].clone()),
+        (json!(true), json!(3))
+    );
 
     // Out of attempts, the model reads the last error and the run goes on.
     let stubborn = Probe::new("flaky");
@@ -178,7 +185,10 @@ async fn a_slow_tool_times_out_and_fails_the_run_only_when_its_policy_says_so() 
         answer(&result.unwrap()),
         "(offline model) slow says error: timed out after 50 ms."
     );
-    assert!(started.elapsed() < Duration::from_secs(4), "it did not wait for the tool");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "it did not wait for the tool"
+    );
 
     let graph = agent_graph(
         &registry,
@@ -188,7 +198,8 @@ async fn a_slow_tool_times_out_and_fails_the_run_only_when_its_policy_says_so() 
     let (result, _) = ask(&graph, "ask slow about it").await;
     let error = result.unwrap_err().to_string();
     assert!(
-        error.contains("node `agent` failed") && error.contains("the tool `slow` failed: timed out after 50 ms"),
+        error.contains("node `agent` failed")
+            && error.contains("the tool `slow` failed: timed out after 50 ms"),
         "{error}"
     );
 }
@@ -216,19 +227,34 @@ async fn the_breaker_opens_after_failures_refuses_without_calling_then_closes_on
     assert_eq!(opened[0]["name"], "shaky");
 
     let (refused, events) = ask(&graph, "ask shaky").await;
-    assert_eq!(shaky.state.calls.load(Ordering::SeqCst), 2, "refused without a call");
+    assert_eq!(
+        shaky.state.calls.load(Ordering::SeqCst),
+        2,
+        "refused without a call"
+    );
     let text = answer(&refused.unwrap());
-    assert!(text.contains("circuit breaker is open after 2 failures"), "{text}");
+    assert!(
+        text.contains("circuit breaker is open after 2 failures"),
+        "{text}"
+    );
     assert_eq!(custom(&events, "tool_breaker").count(), 0);
 
     shaky.state.broken.store(false, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (trial, events) = ask(&graph, "ask shaky").await;
-    assert_eq!(answer(&trial.unwrap()), "(offline model) shaky says result 3.");
-    let states: Vec<&Value> = custom(&events, "tool_breaker").map(|e| &e["state"]).collect();
+    assert_eq!(
+        answer(&trial.unwrap()),
+        "(offline model) shaky says result 3."
+    );
+    let states: Vec<&Value> = custom(&events, "tool_breaker")
+        .map(|e| &e["state"])
+        .collect();
     assert_eq!(states, [&json!("half_open"), &json!("closed")]);
     let (again, _) = ask(&graph, "ask shaky").await;
-    assert_eq!(answer(&again.unwrap()), "(offline model) shaky says result 4.");
+    assert_eq!(
+        answer(&again.unwrap()),
+        "(offline model) shaky says result 4."
+    );
 }
 
 #[tokio::test]
@@ -265,7 +291,10 @@ async fn the_cap_on_calls_in_flight_holds_across_fifty_concurrent_runs() {
     assert_eq!(done, 50, "every call got its turn");
     assert!(capped <= 3, "{capped} calls were in flight at once");
     let (uncapped, _) = most_in_flight(json!({})).await;
-    assert!(uncapped > 3, "without the cap the calls overlap ({uncapped})");
+    assert!(
+        uncapped > 3,
+        "without the cap the calls overlap ({uncapped})"
+    );
 }
 
 #[tokio::test]
@@ -287,8 +316,15 @@ async fn a_return_direct_tool_ends_the_agent_with_its_result() {
         .map(|m| m["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["user", "assistant", "tool", "assistant"]);
-    assert_eq!(custom(&events, "usage").count(), 1, "the model was asked once");
-    assert_eq!(custom(&events, "return_direct").next().unwrap()["tool"], "lookup");
+    assert_eq!(
+        custom(&events, "usage").count(),
+        1,
+        "the model was asked once"
+    );
+    assert_eq!(
+        custom(&events, "return_direct").next().unwrap()["tool"],
+        "lookup"
+    );
 
     let report = heddle_engine::validate(
         &heddle_engine::GraphDocument::from_value(json!({
@@ -304,7 +340,10 @@ async fn a_return_direct_tool_ends_the_agent_with_its_result() {
         &registry,
     );
     let text = report.to_string();
-    assert!(text.contains("nodes.agent.config.return_direct[0]") || text.contains("return_direct[0]"), "{text}");
+    assert!(
+        text.contains("nodes.agent.config.return_direct[0]") || text.contains("return_direct[0]"),
+        "{text}"
+    );
     assert!(text.contains("policies.nope"), "{text}");
     assert!(text.contains("policies.lookup.max_concurrent"), "{text}");
 }
@@ -322,21 +361,43 @@ async fn every_model_call_records_tokens_and_cost_and_budgets_stop_the_run_namin
         let prompt = call["prompt_tokens"].as_f64().unwrap();
         let completion = call["completion_tokens"].as_f64().unwrap();
         let expected = (prompt * 1000.0 + completion * 2000.0) / 1e6;
-        assert!((call["cost_usd"].as_f64().unwrap() - expected).abs() < 1e-12, "{call}");
+        assert!(
+            (call["cost_usd"].as_f64().unwrap() - expected).abs() < 1e-12,
+            "{call}"
+        );
         assert_eq!(call["model"], "offline");
     }
 
-    let graph = agent_graph(&registry, json!({"tools": ["calculator"]}), json!({"max_tokens": 5}));
+    let graph = agent_graph(
+        &registry,
+        json!({"tools": ["calculator"]}),
+        json!({"max_tokens": 5}),
+    );
     let (result, events) = ask(&graph, "what is 6 * 7").await;
     let error = result.unwrap_err().to_string();
     assert!(error.contains("`limits.max_tokens` is 5"), "{error}");
-    assert_eq!(custom(&events, "usage").count(), 1, "stopped at the first call over");
+    assert_eq!(
+        custom(&events, "usage").count(),
+        1,
+        "stopped at the first call over"
+    );
 
-    let graph = agent_graph(&registry, json!({"tools": ["calculator"]}), json!({"max_cost": 0.001}));
+    let graph = agent_graph(
+        &registry,
+        json!({"tools": ["calculator"]}),
+        json!({"max_cost": 0.001}),
+    );
     let (result, _) = ask(&graph, "what is 6 * 7").await;
     let error = result.unwrap_err().to_string();
     assert!(error.contains("`limits.max_cost` is $0.001"), "{error}");
 
-    let graph = agent_graph(&registry, json!({"tools": ["calculator"]}), json!({"max_tokens": 10_000}));
-    assert!(ask(&graph, "what is 6 * 7").await.0.is_ok(), "within budget it runs");
+    let graph = agent_graph(
+        &registry,
+        json!({"tools": ["calculator"]}),
+        json!({"max_tokens": 10_000}),
+    );
+    assert!(
+        ask(&graph, "what is 6 * 7").await.0.is_ok(),
+        "within budget it runs"
+    );
 }

@@ -34,6 +34,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
         ("/api/v1/graphs/{id}/published", &["get", "put", "delete"]),
         ("/api/v1/graphs/{id}/runs", &["get", "post"]),
         ("/api/v1/graphs/{id}/threads", &["get"]),
+        ("/api/v1/graphs/{id}/usage", &["get"]),
         ("/api/v1/runs/{id}", &["get"]),
         ("/api/v1/runs/{id}/events", &["get"]),
         ("/api/v1/runs/{id}/cancel", &["post"]),
@@ -77,7 +78,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
     }
     assert_eq!(
         paths.len(),
-        40,
+        41,
         "an endpoint is documented that this test does not know"
     );
 

@@ -37,13 +37,17 @@ async fn runs_threads_and_the_graph_add_up_what_their_model_calls_used() {
     assert_eq!(first["status"], "finished", "{first}");
     let usage = &first["usage"];
     assert_eq!(usage["calls"], 2, "a tool round and the answer: {usage}");
-    let first_tokens = usage["prompt_tokens"].as_u64().unwrap() + usage["completion_tokens"].as_u64().unwrap();
+    let first_tokens =
+        usage["prompt_tokens"].as_u64().unwrap() + usage["completion_tokens"].as_u64().unwrap();
     assert!(first_tokens > 0, "{usage}");
     assert_eq!(usage["cost_usd"], 0.0, "the offline model is free");
 
     let thread = first["thread_id"].as_str().unwrap();
     let second = server
-        .start_run(&graph, json!({"input": {"messages": "and 2 + 2"}, "thread_id": thread}))
+        .start_run(
+            &graph,
+            json!({"input": {"messages": "and 2 + 2"}, "thread_id": thread}),
+        )
         .await;
     let second = server.wait_for_run(&second).await;
     let second_tokens = second["usage"]["prompt_tokens"].as_u64().unwrap()
@@ -54,9 +58,17 @@ async fn runs_threads_and_the_graph_add_up_what_their_model_calls_used() {
     );
 
     let (_, threads) = server
-        .api(Method::GET, &format!("/api/v1/graphs/{graph}/threads"), None)
+        .api(
+            Method::GET,
+            &format!("/api/v1/graphs/{graph}/threads"),
+            None,
+        )
         .await;
-    assert_eq!(threads[0]["tokens"], first_tokens + second_tokens, "{threads}");
+    assert_eq!(
+        threads[0]["tokens"],
+        first_tokens + second_tokens,
+        "{threads}"
+    );
 
     let (status, usage) = server
         .api(Method::GET, &format!("/api/v1/graphs/{graph}/usage"), None)
@@ -77,7 +89,9 @@ async fn runs_threads_and_the_graph_add_up_what_their_model_calls_used() {
     // A viewer reads it; a stranger learns nothing, not even that it exists.
     let (_, token) = server.share_link(&graph, "viewer").await;
     let viewer = server.user("viola").await;
-    let opened = viewer.api(Method::POST, &format!("/api/v1/share/{token}"), None).await;
+    let opened = viewer
+        .api(Method::POST, &format!("/api/v1/share/{token}"), None)
+        .await;
     assert!(opened.0 < 300, "{:?}", opened.1);
     let (status, seen) = viewer
         .api(Method::GET, &format!("/api/v1/graphs/{graph}/usage"), None)
@@ -113,8 +127,26 @@ async fn a_budget_stops_the_run_naming_itself_and_what_was_used_is_kept() {
             Some(json!({"document": agent(json!({"max_cost": "lots"}))})),
         )
         .await;
-    assert_eq!(status, 400, "{body}");
+    assert_eq!(status, 422, "{body}");
     assert!(error_message(&body).contains("limits.max_cost"), "{body}");
+    let (status, body) = server
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": agent(json!({"max_cost": -1}))})),
+        )
+        .await;
+    assert_eq!(status, 201, "a graph is saved with its problems: {body}");
+    let graph = body["id"].as_str().unwrap();
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(say("hi")),
+        )
+        .await;
+    assert_eq!(status, 422, "{body}");
+    assert!(body.to_string().contains("limits.max_cost"), "{body}");
 }
 
 #[tokio::test]

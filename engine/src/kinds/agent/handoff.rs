@@ -42,7 +42,10 @@ impl Handoff {
         let description = if self.description.is_empty() {
             format!("Hand the conversation over to {}.", self.route)
         } else {
-            format!("Hand the conversation over to {}: {}", self.route, self.description)
+            format!(
+                "Hand the conversation over to {}: {}",
+                self.route, self.description
+            )
         };
         ToolSpec {
             name: self.tool_name(),
