@@ -50,3 +50,11 @@ export async function useExample(page: Page, title: RegExp) {
   await page.waitForURL(/\/graphs\//);
   await hydrated(page);
 }
+
+/** Moves the run panel's scrubber as a person dragging it would. */
+export async function scrubTo(page: Page, step: number) {
+  await page.getByTestId("scrub-range").evaluate((range, value) => {
+    (range as HTMLInputElement).value = String(value);
+    range.dispatchEvent(new Event("input", { bubbles: true }));
+  }, step);
+}

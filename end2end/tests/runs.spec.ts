@@ -5,7 +5,7 @@
 // replayed and scrubbed, and a fork from a step with an edited state.
 import * as fs from "fs";
 import * as path from "path";
-import { test, expect, hydrated } from "./fixtures";
+import { test, expect, hydrated, scrubTo } from "./fixtures";
 import { Page } from "@playwright/test";
 
 const example = (file: string) =>
@@ -58,14 +58,6 @@ const resultValue = (page: Page, channel: string) =>
     .getByTestId("run-result")
     .locator(".run-values dt", { hasText: new RegExp(`^${channel}$`) })
     .locator("xpath=following-sibling::dd[1]");
-
-/** Moves the scrubber's slider as a person dragging it would. */
-async function scrubTo(page: Page, step: number) {
-  await page.getByTestId("scrub-range").evaluate((range, value) => {
-    (range as HTMLInputElement).value = String(value);
-    range.dispatchEvent(new Event("input", { bubbles: true }));
-  }, step);
-}
 
 /** Records every node state the canvas shows, in order. */
 async function recordStates(page: Page) {

@@ -59,6 +59,9 @@ pub struct ChatReply {
     pub usage: Usage,
     /// The model that answered.
     pub model: String,
+    /// Why the model stopped (`stop`, `tool_calls`, `length`, ...), when the
+    /// endpoint says.
+    pub finish_reason: Option<String>,
 }
 
 /// A piece of a reply as it streams.

@@ -194,6 +194,11 @@ pub struct ServeArgs {
     #[arg(long, env = "HEDDLE_TRUST_PROXY", default_value_t = false)]
     pub trust_proxy: bool,
 
+    /// A token that lets Prometheus scrape `/metrics` (sent as
+    /// `Authorization: Bearer <token>`); without one, `/metrics` is off.
+    #[arg(long, env = "HEDDLE_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+
     /// How long, in seconds, a run stays with this server if the server
     /// stops renewing its lease (it died): then another server on the same
     /// PostgreSQL database takes the run over from its newest checkpoint.

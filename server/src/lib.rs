@@ -10,6 +10,7 @@
 //! - [`runs`]: runs as background tasks, their live events, recovery.
 //! - [`schedules`]: firing cron schedules, once per time across servers.
 //! - [`ws`]: the websocket that streams run events.
+//! - [`telemetry`]: runs as OpenTelemetry traces, and Prometheus metrics.
 //! - [`widget`]: the chat widget's script and public endpoints.
 //! - [`cli`]: the headless commands (run, resume, validate, ...).
 //! - [`config`]: the command line and environment of the `heddle` binary.
@@ -41,6 +42,7 @@ pub mod security_headers;
 pub mod serve;
 pub mod sessions;
 pub mod state;
+pub mod telemetry;
 pub mod widget;
 pub mod ws;
 

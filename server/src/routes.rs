@@ -57,6 +57,7 @@ pub fn router(state: AppState) -> Router {
 
     Router::new()
         .route("/api/health", get(health))
+        .route("/metrics", get(metrics))
         .merge(crate::api::routes())
         .merge(crate::openai::routes())
         .merge(crate::widget::routes())
@@ -83,6 +84,52 @@ pub fn router(state: AppState) -> Router {
         .layer(middleware::from_fn(crate::api::contract::keep))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+/// `GET /metrics`: the Prometheus text format, for a scraper that sends
+/// the configured token (`HEDDLE_METRICS_TOKEN`); without one configured
+/// there is nothing here.
+async fn metrics(
+    axum::extract::State(state): axum::extract::State<AppState>,
+    headers: axum::http::HeaderMap,
+) -> axum::response::Response {
+    use axum::http::{StatusCode, header};
+    use axum::response::IntoResponse;
+    let Some(token) = state.settings.metrics_token.as_deref() else {
+        return StatusCode::NOT_FOUND.into_response();
+    };
+    let offered = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .unwrap_or_default();
+    if !crate::auth::same_secret(offered, token) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            [(header::WWW_AUTHENTICATE, "Bearer")],
+            "send the metrics token as `Authorization: Bearer <token>`\n",
+        )
+            .into_response();
+    }
+    let telemetry = state.runs.telemetry();
+    match heddle_app::runs::ssr::count_queued(&state.db).await {
+        Ok(queued) => {
+            telemetry.metrics.runs_queued.set(queued);
+        }
+        Err(error) => tracing::warn!(%error, "cannot count the queued runs for the metrics"),
+    }
+    telemetry
+        .metrics
+        .runs_active
+        .set(state.runs.active_count() as i64);
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        telemetry.metrics.render(),
+    )
+        .into_response()
 }
 
 #[derive(Serialize)]

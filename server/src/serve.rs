@@ -44,6 +44,9 @@ pub enum ServeError {
         "`--role {0}` needs PostgreSQL: a SQLite file is served by one server, which does everything (`--role all`)"
     )]
     RoleNeedsPostgres(&'static str),
+    /// The OTLP trace export could not be set up.
+    #[error(transparent)]
+    Traces(#[from] crate::telemetry::TracesError),
     /// A configuration file (tool policies, prices) is wrong.
     #[error(transparent)]
     Config(#[from] crate::models::ConfigFileError),
@@ -91,6 +94,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let runs = Runs::with_key(database.clone(), args.max_runs, registry, secret_key)
         .await
         .map_err(ServeError::Runs)?;
+    if let Some(traces) = crate::telemetry::Traces::from_env()? {
+        tracing::info!("runs are exported as OpenTelemetry traces over OTLP/HTTP");
+        runs.telemetry().export_traces(traces);
+    }
     if args.lease_seconds.is_finite() && args.lease_seconds > 0.0 {
         runs.set_lease_duration(std::time::Duration::from_secs_f64(args.lease_seconds));
     }
@@ -127,6 +134,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     };
     settings.max_runs_per_user = args.max_runs_per_user;
     settings.trust_proxy = args.trust_proxy;
+    settings.metrics_token = args
+        .metrics_token
+        .clone()
+        .filter(|token| !token.trim().is_empty());
     let state = AppState::new(
         database.clone(),
         runs.clone(),
@@ -165,6 +176,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     }
     sweeper.abort();
     scheduler.abort();
+    // The exporter blocks while it sends the spans still waiting.
+    let telemetry = std::sync::Arc::clone(runs.telemetry());
+    let _ = tokio::task::spawn_blocking(move || {
+        if let Some(traces) = telemetry.traces() {
+            traces.shutdown();
+        }
+    })
+    .await;
     database.close().await;
     tracing::info!("stopped");
     Ok(())

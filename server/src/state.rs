@@ -36,6 +36,8 @@ pub struct Settings {
     /// Whether a request's client address comes from the proxy's
     /// `X-Forwarded-For` (else it is the connection's peer).
     pub trust_proxy: bool,
+    /// The bearer token `/metrics` asks for; `None`: no `/metrics`.
+    pub metrics_token: Option<String>,
 }
 
 impl Default for Settings {
@@ -45,6 +47,7 @@ impl Default for Settings {
             public_origin: None,
             max_runs_per_user: 4,
             trust_proxy: false,
+            metrics_token: None,
         }
     }
 }

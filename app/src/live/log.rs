@@ -219,6 +219,25 @@ impl RunLog {
         (state, changed)
     }
 
+    /// What each step's model calls used, by step.
+    pub fn usage_by_step(
+        &self,
+    ) -> std::collections::BTreeMap<u32, heddle_engine::usage::UsageTotals> {
+        let mut by_step: std::collections::BTreeMap<u32, heddle_engine::usage::UsageTotals> =
+            Default::default();
+        let mut step = 0;
+        for event in &self.events {
+            match &event.payload {
+                EventPayload::StepStarted { step: at, .. } => step = *at,
+                EventPayload::Custom { name, data, .. } if name == "usage" => {
+                    by_step.entry(step).or_default().add_event(data);
+                }
+                _ => {}
+            }
+        }
+        by_step
+    }
+
     /// Every node execution, in the order they started.
     pub fn executions(&self) -> Vec<Execution> {
         let mut executions: Vec<Execution> = Vec::new();

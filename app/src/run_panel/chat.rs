@@ -112,6 +112,13 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
         }
     });
     let busy = move || watch.status.get() == Some(RunStatus::Running);
+    // Why the watched run failed, said where the reply would have been.
+    let failure = move || {
+        watch
+            .view
+            .with(|view| (view.status == Some(RunStatus::Failed)).then(|| view.error.clone()))
+            .flatten()
+    };
     let send = {
         let graph_id = graph_id.clone();
         move || {
@@ -197,6 +204,12 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                     <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
                         <span class="chat-role">"assistant"</span>
                         <p>{text}</p>
+                    </li>
+                })}
+                {move || failure().map(|why| view! {
+                    <li class="chat-message chat-failure" role="alert" data-testid="chat-failure">
+                        <span class="chat-role">"the run failed"</span>
+                        <p>{why}</p>
                     </li>
                 })}
             </ol>

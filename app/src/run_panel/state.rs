@@ -49,13 +49,18 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
         });
         ran
     });
+    let used = Memo::new(move |_| watch.log.with(|log| log.usage_by_step()));
     let forking = RwSignal::new(false);
     view! {
         <div class="state-inspector" data-testid="state-inspector">
             <nav class="state-steps" aria-label="Steps">
                 {move || last.get().map(|last| (first.get()..=last).map(|at| {
                     let names = ran.with(|ran| ran.get(&at).map(|names| names.join(", ")));
-                    let title = names.clone();
+                    let usage = used.with(|used| used.get(&at).and_then(super::usage::summary));
+                    let title = match (&names, &usage) {
+                        (Some(names), Some(usage)) => Some(format!("{names}: {usage}")),
+                        (names, _) => names.clone(),
+                    };
                     view! {
                         <button type="button" class="state-step" data-step=at.to_string()
                             title=title
@@ -63,6 +68,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                             on:click=move |_| watch.seek((at != last).then_some(at))>
                             <span class="state-step-number">{format!("Step {at}")}</span>
                             {names.map(|names| view! { <span class="state-step-nodes">{names}</span> })}
+                            {usage.map(|usage| view! { <span class="state-step-usage">{usage}</span> })}
                         </button>
                     }
                 }).collect_view())}

@@ -44,6 +44,15 @@ fn significant(value: f64, digits: i32) -> String {
     format!("{value:.decimals$}")
 }
 
+/// "1 run", "3 runs".
+pub fn runs(n: u64) -> String {
+    if n == 1 {
+        "1 run".into()
+    } else {
+        format!("{n} runs")
+    }
+}
+
 /// "1,234 tokens · $0.0012", or `None` when no model was called. Calls to
 /// models without a price say so instead of pretending they were free.
 pub fn summary(usage: &UsageTotals) -> Option<String> {
@@ -88,7 +97,7 @@ pub fn UsageChart(usage: GraphUsage) -> impl IntoView {
     if usage.total.is_empty() {
         return view! {
             <p class="empty-note usage-note">
-                {format!("{} runs; no model calls yet.", usage.runs)}
+                {format!("{}; no model calls yet.", runs(usage.runs))}
             </p>
         }
         .into_any();
@@ -101,8 +110,8 @@ pub fn UsageChart(usage: GraphUsage) -> impl IntoView {
         .unwrap_or(1)
         .max(1);
     let heading = format!(
-        "{} runs · {}",
-        usage.runs,
+        "{} · {}",
+        runs(usage.runs),
         summary(&usage.total).unwrap_or_default()
     );
     view! {
@@ -112,9 +121,9 @@ pub fn UsageChart(usage: GraphUsage) -> impl IntoView {
                 {usage.days.into_iter().map(|day| {
                     let share = day.usage.tokens() as f64 / most as f64;
                     let label = format!(
-                        "{}: {} runs, {}",
+                        "{}: {}, {}",
                         day.day,
-                        day.runs,
+                        runs(day.runs),
                         summary(&day.usage).unwrap_or_else(|| "no model calls".into())
                     );
                     view! {

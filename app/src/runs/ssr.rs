@@ -227,6 +227,15 @@ pub async fn get(db: &Db, run_id: &str) -> Result<Option<RunInfo>, AppError> {
     row.map(RunInfo::try_from).transpose()
 }
 
+/// How many runs wait for a slot on any server.
+pub async fn count_queued(db: &Db) -> Result<i64, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar(
+        "SELECT COUNT(*) FROM runs WHERE status = 'queued'"
+    )
+    .fetch_one(pool)
+    .await)?)
+}
+
 /// A graph's runs, newest first (at most `limit`, 1 to 1,000).
 pub async fn list(db: &Db, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
     let rows: Vec<RunRow> = on_db!(db, pool => sqlx::query_as(select_runs!(

@@ -410,12 +410,13 @@ impl Agent {
                 .hooks
                 .before(ctx, input.state, std::mem::take(&mut request.messages))
                 .await?;
+            let asked = std::time::Instant::now();
             let reply = self
                 .model
                 .chat(request.clone(), &deltas)
                 .await
                 .map_err(model_error)?;
-            ctx.record_usage(&reply.model, &reply.usage)?;
+            ctx.record_usage(&reply, asked.elapsed())?;
             if let Some(reason) = self
                 .hooks
                 .after(ctx, input.state, &request.messages, &reply)

@@ -194,12 +194,13 @@ impl Llm {
                 json: self.config.json,
                 choices: Vec::new(),
             };
+            let asked = std::time::Instant::now();
             let reply = self
                 .model
                 .chat(request, &deltas)
                 .await
                 .map_err(model_error)?;
-            ctx.record_usage(&reply.model, &reply.usage)?;
+            ctx.record_usage(&reply, asked.elapsed())?;
             let Some(reason) = self
                 .hooks
                 .after(ctx, input.state, &messages, &reply)

@@ -137,12 +137,13 @@ impl Memory {
                 ],
                 ..ChatRequest::default()
             };
+            let asked = std::time::Instant::now();
             let reply = self
                 .model
                 .chat(request, &|_| {})
                 .await
                 .map_err(model_error)?;
-            input.ctx.record_usage(&reply.model, &reply.usage)?;
+            input.ctx.record_usage(&reply, asked.elapsed())?;
             let summary = ChatMessage::new(
                 Role::System,
                 format!("Summary of earlier messages: {}", reply.content),

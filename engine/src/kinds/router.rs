@@ -152,12 +152,13 @@ impl Router {
             choices,
             ..ChatRequest::default()
         };
+        let asked = std::time::Instant::now();
         let reply = self
             .model
             .chat(request, &|_| {})
             .await
             .map_err(model_error)?;
-        input.ctx.record_usage(&reply.model, &reply.usage)?;
+        input.ctx.record_usage(&reply, asked.elapsed())?;
         let answer = reply.content.trim().trim_matches(['"', '\'', '.']);
         let chosen = self
             .config

@@ -178,6 +178,7 @@ async fn call_one(
                     call.name
                 ))),
                 attempts: 0,
+                took: std::time::Duration::ZERO,
             },
             false,
         ),
@@ -212,6 +213,7 @@ pub(super) async fn execute(
                 "name": call.name,
                 "ok": called.result.is_ok(),
                 "attempts": called.attempts,
+                "duration_ms": u64::try_from(called.took.as_millis()).unwrap_or(u64::MAX),
                 "chars": text.chars().count(),
             }),
         );

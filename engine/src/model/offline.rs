@@ -105,6 +105,14 @@ fn answer(request: &ChatRequest) -> ChatReply {
             completion_tokens: words(&content) + tool_calls.len() as u32,
             cached_tokens: 0,
         },
+        finish_reason: Some(
+            if tool_calls.is_empty() {
+                "stop"
+            } else {
+                "tool_calls"
+            }
+            .into(),
+        ),
         content,
         tool_calls,
         model: "offline".into(),

@@ -225,6 +225,9 @@ impl OpenAiModel {
                 .as_str()
                 .unwrap_or(&self.config.model)
                 .to_string(),
+            finish_reason: response["choices"][0]["finish_reason"]
+                .as_str()
+                .map(str::to_string),
         })
     }
 
@@ -253,6 +256,9 @@ impl OpenAiModel {
             }
             if chunk["usage"].is_object() {
                 reply.usage = usage(&chunk["usage"]);
+            }
+            if let Some(reason) = chunk["choices"][0]["finish_reason"].as_str() {
+                reply.finish_reason = Some(reason.to_string());
             }
             let delta = &chunk["choices"][0]["delta"];
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {

@@ -2,12 +2,13 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::NodeError;
 use crate::ids::{NodeId, RunId};
-use crate::model::Usage;
+use crate::model::ChatReply;
 use crate::usage::{Meter, PriceTable, UsageTotals};
 
 /// Receives a node's custom events (token chunks, tool calls, logs). The
@@ -103,9 +104,12 @@ impl<'a> NodeContext<'a> {
     /// Records a model call: its tokens and cost become a `usage` event,
     /// and a call that takes the run over its budget fails the node with
     /// the budget named.
-    pub fn record_usage(&self, model: &str, usage: &Usage) -> Result<(), NodeError> {
+    ///
+    /// `took` is how long the call took (for traces and latency metrics).
+    pub fn record_usage(&self, reply: &ChatReply, took: Duration) -> Result<(), NodeError> {
+        let (model, usage) = (reply.model.as_str(), &reply.usage);
         let mut own = self.spent.lock().unwrap_or_else(PoisonError::into_inner);
-        let (data, within) = match self.meter {
+        let (mut data, within) = match self.meter {
             Some(meter) => meter.record(model, usage, &mut own),
             None => {
                 static DEFAULTS: OnceLock<PriceTable> = OnceLock::new();
@@ -117,6 +121,10 @@ impl<'a> NodeContext<'a> {
             }
         };
         drop(own);
+        data["latency_ms"] = Value::from(u64::try_from(took.as_millis()).unwrap_or(u64::MAX));
+        if let Some(reason) = &reply.finish_reason {
+            data["finish_reason"] = Value::from(reason.as_str());
+        }
         self.emit("usage", data);
         within.map_err(|over| NodeError::permanent(over.to_string()))
     }

@@ -28,11 +28,14 @@ pub struct BoundTool {
 pub(crate) struct Called {
     pub result: Result<Value, ToolError>,
     pub attempts: u32,
+    /// From the first attempt to the end, waits and retries included.
+    pub took: std::time::Duration,
 }
 
 impl BoundTool {
     /// Calls the tool with the arguments the model wrote.
     pub(crate) async fn call(&self, call: &ToolCall, ctx: &NodeContext<'_>) -> Called {
+        let started = std::time::Instant::now();
         let arguments: Value = match serde_json::from_str(&call.arguments) {
             Ok(arguments) => arguments,
             Err(error) => {
@@ -41,30 +44,31 @@ impl BoundTool {
                         "the arguments are not JSON: {error}"
                     ))),
                     attempts: 0,
+                    took: started.elapsed(),
                 };
             }
         };
-        self.attempts(call, arguments, ctx).await
+        let (result, attempts) = self.attempts(call, arguments, ctx).await;
+        Called {
+            result,
+            attempts,
+            took: started.elapsed(),
+        }
     }
 
     #[cfg(feature = "runtime")]
-    async fn attempts(&self, call: &ToolCall, arguments: Value, ctx: &NodeContext<'_>) -> Called {
+    async fn attempts(
+        &self,
+        call: &ToolCall,
+        arguments: Value,
+        ctx: &NodeContext<'_>,
+    ) -> (Result<Value, ToolError>, u32) {
         let mut attempt = 1;
         loop {
             let result = self.attempt(arguments.clone(), ctx).await;
             let error = match result {
-                Ok(value) => {
-                    return Called {
-                        result: Ok(value),
-                        attempts: attempt,
-                    };
-                }
-                Err(Failure::Refused(error)) => {
-                    return Called {
-                        result: Err(error),
-                        attempts: attempt,
-                    };
-                }
+                Ok(value) => return (Ok(value), attempt),
+                Err(Failure::Refused(error)) => return (Err(error), attempt),
                 Err(Failure::Failed(error)) => error,
             };
             let retry = self.policy.retry.as_ref().filter(|retry| {
@@ -72,10 +76,7 @@ impl BoundTool {
                     && (retry.retry_on == crate::format::RetryOn::All || error.transient)
             });
             let Some(retry) = retry else {
-                return Called {
-                    result: Err(error),
-                    attempts: attempt,
-                };
+                return (Err(error), attempt);
             };
             let wait = crate::run::retry::delay(retry, attempt, (ctx.run_id, ctx.node, &call.id));
             ctx.emit(
@@ -133,11 +134,13 @@ impl BoundTool {
     }
 
     #[cfg(not(feature = "runtime"))]
-    async fn attempts(&self, _: &ToolCall, arguments: Value, _: &NodeContext<'_>) -> Called {
-        Called {
-            result: self.tool.call(arguments).await,
-            attempts: 1,
-        }
+    async fn attempts(
+        &self,
+        _: &ToolCall,
+        arguments: Value,
+        _: &NodeContext<'_>,
+    ) -> (Result<Value, ToolError>, u32) {
+        (self.tool.call(arguments).await, 1)
     }
 }
 

@@ -79,6 +79,8 @@ pub(super) struct Inner {
     lease_ms: AtomicU64,
     /// What other servers announce (PostgreSQL).
     pub(super) wakeups: super::wake::Wakeups,
+    /// Traces and metrics, fed by every run's events.
+    pub(super) telemetry: Arc<crate::telemetry::Telemetry>,
 }
 
 /// A run being executed (or waiting for its turn).
@@ -160,6 +162,7 @@ impl Runs {
                 replica: format!("server-{}", uuid::Uuid::new_v4()),
                 lease_ms: AtomicU64::new(DEFAULT_LEASE.as_millis() as u64),
                 wakeups: super::wake::Wakeups::default(),
+                telemetry: Arc::default(),
             }),
         })
     }
@@ -180,6 +183,11 @@ impl Runs {
     /// run: the server's own tools and models (no one's secrets).
     pub fn registry(&self) -> &Registry {
         &self.inner.registry
+    }
+
+    /// The runs' traces and metrics.
+    pub fn telemetry(&self) -> &Arc<crate::telemetry::Telemetry> {
+        &self.inner.telemetry
     }
 
     /// Sets how many runs one user may have queued or running at once.
@@ -735,7 +743,11 @@ impl Runs {
                     .with_registry(registry)
                     .with_options(RunOptions {
                         keep_log: false,
-                        sink: Some(Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>),
+                        sink: Some(Arc::new(crate::telemetry::Observed {
+                            inner: Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>,
+                            telemetry: Arc::clone(&self.inner.telemetry),
+                            graph_id: graph_id.clone(),
+                        })),
                         ..RunOptions::default()
                     });
                 Some(prepare(durable).await.map_err(|error| error.to_string()))
@@ -834,6 +846,12 @@ impl Runs {
         .await;
         match recorded {
             Ok(true) => {
+                tracing::info!(
+                    run = run_id,
+                    status = status.as_str(),
+                    trace_id = %crate::telemetry::traces::trace_id(run_id),
+                    "run ended"
+                );
                 self.notify(run_id, status);
                 true
             }

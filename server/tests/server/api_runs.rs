@@ -582,3 +582,66 @@ async fn a_run_can_stop_before_a_chosen_node() {
     assert_eq!(status, 400);
     assert!(error_message(&error).contains("node `ghost`"), "{error}");
 }
+
+#[tokio::test]
+async fn the_triage_example_hands_a_conversation_to_billing_over_the_api() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../engine/examples/graphs/triage.json"
+    ))
+    .unwrap();
+    let server = TestServer::start().await;
+    let graph = server
+        .create_graph(serde_json::from_str(&text).unwrap())
+        .await;
+    let run = server
+        .start_run(
+            &graph,
+            json!({"input": {"messages": "I was charged twice, billing please"}}),
+        )
+        .await;
+    let run = server.wait_for_run(&run).await;
+    assert_eq!(run["status"], "finished", "{run}");
+    let (_, events) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/runs/{}/events", run["id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    let handoff = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["type"] == "edge_taken" && e["from"] == "triage")
+        .expect("triage hands off");
+    assert_eq!(
+        (
+            handoff["to"].clone(),
+            handoff["route"].clone(),
+            handoff["edge"].clone()
+        ),
+        (json!("billing"), json!("billing"), json!("to_billing"))
+    );
+    // The next message on the thread starts at triage again and is
+    // answered there when it is triage's own.
+    let thread = run["thread_id"].as_str().unwrap();
+    let (_, view) = server
+        .api(Method::GET, &format!("/api/v1/threads/{thread}"), None)
+        .await;
+    let messages = view["messages"].as_array().unwrap();
+    assert_eq!(messages.last().unwrap()["name"], "billing", "{view}");
+    let next = server
+        .start_run(
+            &graph,
+            json!({"input": {"messages": "thanks, hello"}, "thread_id": thread}),
+        )
+        .await;
+    let next = server.wait_for_run(&next).await;
+    let answered: Vec<&Value> = next["output"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert_eq!(answered.last().unwrap()["name"], "triage", "{next}");
+}

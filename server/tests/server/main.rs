@@ -26,6 +26,7 @@ mod publishing;
 mod replicas;
 mod sessions;
 mod startup;
+mod telemetry;
 mod triggers;
 mod trust;
 mod usage;

@@ -1,0 +1,84 @@
+// Agents that hand a conversation to each other, and what runs use:
+// the triage example end to end in the browser (the handoff as an edge
+// taken, the answer on the same thread), tokens and cost where a person
+// looks for them, and a budget set in the graph's settings stopping a run.
+import { test, expect, useExample, scrubTo } from "./fixtures";
+
+const saved = (page: import("@playwright/test").Page) =>
+  expect(page.getByTestId("save-status")).toHaveText("Saved");
+
+test("triage hands the conversation to billing, the handoff is the edge taken, and the run says what it used", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await useExample(page, /Triage with handoffs/);
+  await page.getByTestId("chat-input").fill("I was charged twice, billing please");
+  await page.getByTestId("chat-input").press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+
+  // Billing answered on the same thread; technical never ran.
+  const messages = page.getByTestId("chat-messages");
+  await expect(messages.locator(".role-assistant").last()).toContainText("I was charged twice");
+  await expect(page.locator('.canvas-node[data-node="billing"]')).toHaveAttribute("data-state", "succeeded");
+  await expect(page.locator('.canvas-node[data-node="technical"]')).not.toHaveAttribute(
+    "data-state",
+    "succeeded",
+  );
+
+  // What the models used: on the nodes that called one, and for the run.
+  await expect(page.locator('.canvas-node[data-node="triage"] .node-badge').last()).toContainText(/tok · \$0/);
+  await expect(page.locator('.canvas-node[data-node="billing"] .node-badge').last()).toContainText(/tok · \$0/);
+  await expect(page.getByTestId("run-usage")).toContainText(/tokens · \$0/);
+  await page.screenshot({ path: "../target/e2e/screens/handoff-light.png" });
+
+  // Replayed at triage's step, the edge to billing is the one taken.
+  await scrubTo(page, 1);
+  await expect(page.getByTestId("scrub-step")).toContainText("Step 1");
+  await expect(page.locator('.editor-edge[data-edge="to_billing"]')).toHaveClass(/taken/);
+  await expect(page.locator('.editor-edge[data-edge="to_technical"]')).not.toHaveClass(/taken/);
+  await expect(page.locator('.editor-edge[data-edge="answered"]')).not.toHaveClass(/taken/);
+  // Each step says what its model calls used.
+  await page.getByRole("tab", { name: "State" }).click();
+  await expect(page.locator('.state-step[data-step="1"] .state-step-usage')).toContainText(/tokens · \$0/);
+  await expect(page.locator('.state-step[data-step="0"] .state-step-usage')).toHaveCount(0);
+
+  // The graph's runs: each with its tokens and cost, and the days' usage.
+  await page.getByTestId("scrub-live").click();
+  await page.locator("details.history > summary", { hasText: /^Runs$/ }).click();
+  await expect(page.getByTestId("usage-chart")).toContainText(/1 run · \d[\d,]* tokens · \$0/);
+  await expect(page.getByTestId("run-usage-tag").first()).toContainText(/tokens · \$0/);
+  await page.screenshot({ path: "../target/e2e/screens/usage-light.png" });
+  expect(errors).toEqual([]);
+});
+
+test("a token budget set in the graph's settings is kept and stops a run naming itself", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await useExample(page, /Triage with handoffs/);
+  const id = page.url().split("/graphs/")[1].split(/[?#]/)[0];
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  // Nothing selected: the inspector holds the graph's settings.
+  await page.mouse.click(canvas.x + 20, canvas.y + canvas.height - 20);
+  const budget = page.locator('input[name="max_tokens"]');
+  await budget.scrollIntoViewIfNeeded();
+  await budget.fill("5");
+  // Straight to the canvas: the value is kept all the same.
+  await page.mouse.click(canvas.x + 20, canvas.y + canvas.height - 20);
+  await saved(page);
+  await page.reload();
+  await expect(page.locator('input[name="max_tokens"]')).toHaveValue("5");
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.limits.max_tokens).toBe(5);
+
+  await page.getByTestId("chat-input").fill("hello there");
+  await page.getByTestId("chat-input").press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run failed", { timeout: 20_000 });
+  const runs = await (await page.request.get(`/api/v1/graphs/${id}/runs`)).json();
+  expect(runs[0].error).toContain("`limits.max_tokens` is 5");
+  await expect(page.getByTestId("chat-failure")).toContainText("`limits.max_tokens` is 5");
+  await page.screenshot({ path: "../target/e2e/screens/budget-1024.png" });
+  expect(errors).toEqual([]);
+});
