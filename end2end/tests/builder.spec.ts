@@ -39,7 +39,7 @@ test("a ReAct agent from New graph, with the mouse and keyboard only, answers as
   // The agent's settings are a form: its tools are ticked from the server's.
   await act(() => page.locator('.canvas-node[data-node="agent"]').click());
   await expect(page.getByLabel("System")).toHaveValue(/helpful assistant/);
-  await act(() => page.locator('.tool-picker input[value="calculator"]').check());
+  await act(() => page.getByRole("group", { name: "Tools" }).getByLabel("calculator").check());
   await saved(page);
   expect((await stored(page)).nodes[1].config.tools).toEqual(["calculator"]);
   await page.screenshot({ path: "../target/e2e/screens/builder-agent-light.png" });
