@@ -953,14 +953,7 @@ async fn a_revoked_link_tells_whom_it_let_in_that_their_access_ended() {
     let graph = server.create_graph(counting_loop(2)).await;
     let run = server.start_run(&graph, json!({})).await;
     server.wait_for_run(&run).await;
-    let (_, link) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/links"),
-            Some(json!({"role": "viewer"})),
-        )
-        .await;
-    let token = link["path"].as_str().unwrap().trim_start_matches("/share/");
+    let (link, token) = server.share_link(&graph, "viewer").await;
     let viewer = server.user("vera").await;
     let (status, _) = viewer
         .api(Method::POST, &format!("/api/v1/share/{token}"), None)
@@ -975,10 +968,7 @@ async fn a_revoked_link_tells_whom_it_let_in_that_their_access_ended() {
     let (status, _) = server
         .api(
             Method::DELETE,
-            &format!(
-                "/api/v1/graphs/{graph}/links/{}",
-                link["id"].as_str().unwrap()
-            ),
+            &format!("/api/v1/graphs/{graph}/links/{link}"),
             None,
         )
         .await;

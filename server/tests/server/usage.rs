@@ -149,6 +149,20 @@ async fn a_budget_stops_the_run_naming_itself_and_what_was_used_is_kept() {
     assert!(body.to_string().contains("limits.max_cost"), "{body}");
 }
 
+/// `heddle validate graph` with `env` set: whether it passed, and stderr.
+fn validate_with(graph: &std::path::Path, env: &[(&str, &std::path::Path)]) -> (bool, String) {
+    let mut command = heddle();
+    command.arg("validate").arg(graph);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
 #[tokio::test]
 async fn the_operators_files_are_checked_and_refused_with_where_they_are_wrong() {
     let dir = tempfile::tempdir().unwrap();
@@ -156,14 +170,8 @@ async fn the_operators_files_are_checked_and_refused_with_where_they_are_wrong()
     std::fs::write(&graph, agent(json!({})).to_string()).unwrap();
     let prices = dir.path().join("prices.json");
     std::fs::write(&prices, r#"{"my-model": {"input": "cheap", "output": 1}}"#).unwrap();
-    let output = heddle()
-        .arg("validate")
-        .arg(&graph)
-        .env("HEDDLE_PRICES", &prices)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success());
+    let (ok, stderr) = validate_with(&graph, &[("HEDDLE_PRICES", &prices)]);
+    assert!(!ok);
     assert!(
         stderr.contains("HEDDLE_PRICES") && stderr.contains("my-model"),
         "{stderr}"
@@ -171,14 +179,8 @@ async fn the_operators_files_are_checked_and_refused_with_where_they_are_wrong()
 
     let policies = dir.path().join("policies.json");
     std::fs::write(&policies, r#"{"no_such_tool": {"max_concurrent": 2}}"#).unwrap();
-    let output = heddle()
-        .arg("validate")
-        .arg(&graph)
-        .env("HEDDLE_TOOL_POLICIES", &policies)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success());
+    let (ok, stderr) = validate_with(&graph, &[("HEDDLE_TOOL_POLICIES", &policies)]);
+    assert!(!ok);
     assert!(stderr.contains("no tool `no_such_tool`"), "{stderr}");
 
     std::fs::write(
@@ -186,27 +188,17 @@ async fn the_operators_files_are_checked_and_refused_with_where_they_are_wrong()
         r#"{"calculator": {"max_concurrent": 2, "breaker": {"failures": 0}}}"#,
     )
     .unwrap();
-    let output = heddle()
-        .arg("validate")
-        .arg(&graph)
-        .env("HEDDLE_TOOL_POLICIES", &policies)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (_, stderr) = validate_with(&graph, &[("HEDDLE_TOOL_POLICIES", &policies)]);
     assert!(stderr.contains("calculator.breaker.failures"), "{stderr}");
 
     std::fs::write(&policies, r#"{"calculator": {"timeout_ms": 500}}"#).unwrap();
     std::fs::write(&prices, r#"{"my-model": {"input": 0.1, "output": 0.2}}"#).unwrap();
-    let output = heddle()
-        .arg("validate")
-        .arg(&graph)
-        .env("HEDDLE_TOOL_POLICIES", &policies)
-        .env("HEDDLE_PRICES", &prices)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    let (ok, stderr) = validate_with(
+        &graph,
+        &[
+            ("HEDDLE_TOOL_POLICIES", &policies),
+            ("HEDDLE_PRICES", &prices),
+        ],
     );
+    assert!(ok, "{stderr}");
 }
