@@ -13,7 +13,7 @@
 //! are merged or lost; a reconnecting listener may miss some, so viewers
 //! also look every [`FALLBACK`].
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use heddle_app::access::ssr::{ACCESS_CHANNEL, AccessEvents};
@@ -21,7 +21,7 @@ use heddle_app::db::Db;
 use heddle_app::runs::ssr::{CONTROL_CHANNEL, QUEUE_CHANNEL};
 use heddle_engine::run::postgres::EVENTS_CHANNEL;
 use sqlx::postgres::PgListener;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 use super::manager::Notice;
 
@@ -62,6 +62,10 @@ pub struct Wakeups {
     stored: broadcast::Sender<Arc<str>>,
     cancels: broadcast::Sender<Arc<str>>,
     queued: broadcast::Sender<Arc<str>>,
+    /// This server's notices on their way to the others, in the order they
+    /// happened: one task sends them one after another, so a run's
+    /// "finished" never overtakes its "running" (started on first use).
+    announcer: Arc<OnceLock<mpsc::UnboundedSender<String>>>,
 }
 
 impl Default for Wakeups {
@@ -70,6 +74,7 @@ impl Default for Wakeups {
             stored: broadcast::Sender::new(1024),
             cancels: broadcast::Sender::new(256),
             queued: broadcast::Sender::new(256),
+            announcer: Arc::default(),
         }
     }
 }
@@ -103,17 +108,26 @@ impl Wakeups {
                 return;
             }
         };
-        let pool = pool.clone();
-        tokio::spawn(async move {
-            if let Err(error) = sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(NOTICE_CHANNEL)
-                .bind(payload)
-                .execute(&pool)
-                .await
-            {
-                tracing::warn!(%error, "cannot announce a run notice to other servers");
-            }
+        let announcer = self.announcer.get_or_init(|| {
+            let (send, mut queue) = mpsc::unbounded_channel::<String>();
+            let pool = pool.clone();
+            tokio::spawn(async move {
+                while let Some(payload) = queue.recv().await {
+                    if let Err(error) = sqlx::query("SELECT pg_notify($1, $2)")
+                        .bind(NOTICE_CHANNEL)
+                        .bind(payload)
+                        .execute(&pool)
+                        .await
+                    {
+                        tracing::warn!(%error, "cannot announce a run notice to other servers");
+                    }
+                }
+            });
+            send
         });
+        // Unbounded: a notice is a few hundred bytes per run start, pause
+        // or end, and the task ends only with the runtime.
+        let _ = announcer.send(payload);
     }
 
     /// Listens on PostgreSQL until the server stops, passing notices and
