@@ -112,22 +112,21 @@ async fn metrics(
             .into_response();
     }
     let telemetry = state.runs.telemetry();
+    telemetry.settled().await;
+    let metrics = telemetry.metrics();
     match heddle_app::runs::ssr::count_queued(&state.db).await {
         Ok(queued) => {
-            telemetry.metrics.runs_queued.set(queued);
+            metrics.runs_queued.set(queued);
         }
         Err(error) => tracing::warn!(%error, "cannot count the queued runs for the metrics"),
     }
-    telemetry
-        .metrics
-        .runs_active
-        .set(state.runs.active_count() as i64);
+    metrics.runs_active.set(state.runs.active_count() as i64);
     (
         [(
             header::CONTENT_TYPE,
             "application/openmetrics-text; version=1.0.0; charset=utf-8",
         )],
-        telemetry.metrics.render(),
+        metrics.render(),
     )
         .into_response()
 }

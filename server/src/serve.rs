@@ -176,7 +176,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     }
     sweeper.abort();
     scheduler.abort();
-    // The exporter blocks while it sends the spans still waiting.
+    // The spans of the runs that just stopped are built first; the exporter
+    // blocks while it sends those still waiting.
+    runs.telemetry().settled().await;
     let telemetry = std::sync::Arc::clone(runs.telemetry());
     let _ = tokio::task::spawn_blocking(move || {
         if let Some(traces) = telemetry.traces() {

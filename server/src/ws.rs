@@ -130,7 +130,7 @@ const RECHECK_EVERY: Duration = Duration::from_secs(30);
 async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
     // Counted in the metrics while the socket is open.
     let telemetry = std::sync::Arc::clone(state.runs.telemetry());
-    let _counted = crate::telemetry::metrics::Viewer::new(&telemetry.metrics.viewers);
+    let _counted = crate::telemetry::metrics::Viewer::new(&telemetry.metrics().viewers);
     let (mut sink, mut stream) = socket.split();
     let (out, mut outbox) = mpsc::channel::<Message>(1024);
     let mut shutdown = state.shutdown.clone();

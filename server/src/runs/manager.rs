@@ -743,11 +743,11 @@ impl Runs {
                     .with_registry(registry)
                     .with_options(RunOptions {
                         keep_log: false,
-                        sink: Some(Arc::new(crate::telemetry::Observed {
-                            inner: Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>,
-                            telemetry: Arc::clone(&self.inner.telemetry),
-                            graph_id: graph_id.clone(),
-                        })),
+                        sink: Some(Arc::new(crate::telemetry::Observed::new(
+                            Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>,
+                            Arc::clone(&self.inner.telemetry),
+                            &graph_id,
+                        ))),
                         ..RunOptions::default()
                     });
                 Some(prepare(durable).await.map_err(|error| error.to_string()))

@@ -9,7 +9,10 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, PoisonError};
 
-use heddle_engine::run::{Event, EventPayload};
+use heddle_engine::run::EventPayload;
+use heddle_engine::{NodeId, RunId};
+
+use super::seen::{Seen, View};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -73,6 +76,8 @@ pub struct Metrics {
     pub runs_queued: Gauge,
     pub runs_active: Gauge,
     pub viewers: Gauge,
+    /// Events the telemetry thread was too far behind to take.
+    pub events_dropped: Counter,
     /// When each execution in progress began, by run, for its duration.
     started: Mutex<HashMap<String, u64>>,
 }
@@ -146,6 +151,12 @@ impl Default for Metrics {
             "Live views of runs open on this server",
             viewers.clone(),
         );
+        let events_dropped = Counter::default();
+        registry.register(
+            "telemetry_events_dropped",
+            "Run events left out of the metrics and traces because their thread fell behind",
+            events_dropped.clone(),
+        );
         Metrics {
             registry,
             runs_started,
@@ -159,14 +170,48 @@ impl Default for Metrics {
             runs_queued,
             runs_active,
             viewers,
+            events_dropped,
             started: Mutex::new(HashMap::new()),
         }
     }
 }
 
 impl Metrics {
+    /// A batch of the events of the run `run_id` of `graph_id`. Node
+    /// durations go to histograms looked up once per node and batch (a
+    /// lookup builds its labels' strings).
+    pub fn observe_all(&self, graph_id: &str, run_id: &RunId, events: &[Seen]) {
+        let mut nodes: Vec<(&NodeId, Histogram)> = Vec::new();
+        for seen in events {
+            match seen.view() {
+                View::NodeSucceeded {
+                    node, duration_us, ..
+                } => {
+                    let known = nodes.iter().find(|(id, _)| *id == node);
+                    let histogram = match known {
+                        Some((_, histogram)) => histogram.clone(),
+                        None => {
+                            let histogram = self
+                                .node_seconds
+                                .get_or_create(&NodeLabels {
+                                    graph: graph_id.to_string(),
+                                    node: node.to_string(),
+                                })
+                                .clone();
+                            nodes.push((node, histogram.clone()));
+                            histogram
+                        }
+                    };
+                    histogram.observe(duration_us as f64 / 1e6);
+                }
+                _ => self.observe(graph_id, run_id, seen),
+            }
+        }
+    }
+
     /// One event of a run of `graph_id`.
-    pub fn observe(&self, graph_id: &str, event: &Event) {
+    pub fn observe(&self, graph_id: &str, run_id: &RunId, seen: &Seen) {
+        let at_us = seen.at_us();
         let graph = || GraphLabel {
             graph: graph_id.to_string(),
         };
@@ -181,26 +226,14 @@ impl Metrics {
                 .started
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .remove(event.run_id.as_str());
+                .remove(run_id.as_str());
             if let Some(began) = began {
-                let took = event.at_us.saturating_sub(began) as f64 / 1e6;
+                let took = at_us.saturating_sub(began) as f64 / 1e6;
                 self.run_seconds.get_or_create(&graph()).observe(took);
             }
         };
-        match &event.payload {
-            EventPayload::Custom { name, .. } if name == "token" => {}
-            EventPayload::RunStarted { .. } | EventPayload::RunResumed { .. } => {
-                self.runs_started.get_or_create(&graph()).inc();
-                self.started
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .insert(event.run_id.to_string(), event.at_us);
-            }
-            EventPayload::RunFinished { .. } => end("finished"),
-            EventPayload::RunFailed { .. } => end("failed"),
-            EventPayload::RunCancelled { .. } => end("cancelled"),
-            EventPayload::RunInterrupted { .. } => end("interrupted"),
-            EventPayload::NodeSucceeded {
+        let payload = match seen.view() {
+            View::NodeSucceeded {
                 node, duration_us, ..
             } => {
                 self.node_seconds
@@ -208,8 +241,24 @@ impl Metrics {
                         graph: graph_id.to_string(),
                         node: node.to_string(),
                     })
-                    .observe(*duration_us as f64 / 1e6);
+                    .observe(duration_us as f64 / 1e6);
+                return;
             }
+            View::Other(payload) => payload,
+            _ => return,
+        };
+        match payload {
+            EventPayload::RunStarted { .. } | EventPayload::RunResumed { .. } => {
+                self.runs_started.get_or_create(&graph()).inc();
+                self.started
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(run_id.to_string(), at_us);
+            }
+            EventPayload::RunFinished { .. } => end("finished"),
+            EventPayload::RunFailed { .. } => end("failed"),
+            EventPayload::RunCancelled { .. } => end("cancelled"),
+            EventPayload::RunInterrupted { .. } => end("interrupted"),
             EventPayload::Custom { name, data, .. } if name == "usage" => {
                 let model = data["model"].as_str().unwrap_or("unknown").to_string();
                 let label = ModelLabel {

@@ -11,10 +11,10 @@
 //! `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use heddle_engine::run::{Event, EventPayload};
+use heddle_engine::RunId;
+use heddle_engine::run::EventPayload;
 use opentelemetry::trace::{
     Span as _, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer as _, TracerProvider as _,
 };
@@ -23,6 +23,8 @@ use opentelemetry_otlp::WithExportConfig;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{IdGenerator, RandomIdGenerator, SdkTracer, SdkTracerProvider};
 use serde_json::Value as Json;
+
+use super::seen::{Seen, View};
 use sha2::{Digest, Sha256};
 
 /// Why traces cannot be exported.
@@ -30,21 +32,12 @@ use sha2::{Digest, Sha256};
 #[error("cannot export traces over OTLP: {0}")]
 pub struct TracesError(String);
 
-/// The trace export and the spans of the runs in progress.
+/// The trace export.
 pub struct Traces {
     provider: SdkTracerProvider,
     tracer: SdkTracer,
     /// Export prompts, replies and node outputs.
     capture: bool,
-    runs: Mutex<HashMap<String, RunSpans>>,
-}
-
-/// The open spans of one run.
-struct RunSpans {
-    run: Context,
-    step: Option<Context>,
-    /// By node id: the node's open executions.
-    nodes: HashMap<String, Vec<Context>>,
 }
 
 /// Attributes longer than this are cut (captured content).
@@ -99,8 +92,12 @@ impl Traces {
             provider,
             tracer,
             capture,
-            runs: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Whether prompts, replies and node outputs are exported.
+    pub fn captures_content(&self) -> bool {
+        self.capture
     }
 
     /// Sends what is waiting (tests, shutdown).
@@ -116,115 +113,265 @@ impl Traces {
             tracing::warn!(%error, "the trace export did not stop cleanly");
         }
     }
+}
 
-    fn runs(&self) -> MutexGuard<'_, HashMap<String, RunSpans>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+/// The spans of the runs in progress, kept by the telemetry thread.
+///
+/// Step and node spans are made when they end (they carry their start
+/// time), or earlier when a model or tool span needs its node as parent.
+/// A run makes its first [`MAX_PLAIN_SPANS`] step and node spans whatever
+/// they hold; after that only the steps and nodes that hold a model or
+/// tool call, or failed, are exported, and the others are counted in the
+/// run span's `heddle.spans.omitted`: a loop of ten thousand plain steps
+/// does not bury the calls that matter, nor the trace backend.
+#[derive(Default)]
+pub struct Spans {
+    runs: HashMap<String, RunSpans>,
+}
+
+/// Step and node spans a run makes before only those holding calls or
+/// failures are kept.
+pub const MAX_PLAIN_SPANS: usize = 1_000;
+
+/// The open spans of one run.
+struct RunSpans {
+    run: Context,
+    step: Option<Open>,
+    /// By node id: the node's open executions.
+    nodes: HashMap<String, Vec<Open>>,
+    /// Step and node spans made.
+    made: usize,
+    /// Step and node spans left out.
+    omitted: u64,
+}
+
+/// A step or node execution in progress, and its span once made.
+struct Open {
+    name: String,
+    at: SystemTime,
+    attributes: Vec<KeyValue>,
+    span: Option<Context>,
+}
+
+impl Open {
+    fn new(name: String, at: SystemTime, attributes: Vec<KeyValue>) -> Open {
+        Open {
+            name,
+            at,
+            attributes,
+            span: None,
+        }
+    }
+}
+
+impl RunSpans {
+    /// The span of the step in progress, made now if it was not yet.
+    fn step_span(&mut self, tracer: &SdkTracer) -> &Context {
+        match &mut self.step {
+            Some(open) => {
+                if open.span.is_none() {
+                    open.span = Some(make(tracer, open, &self.run));
+                    self.made += 1;
+                }
+                open.span.as_ref().unwrap_or(&self.run)
+            }
+            None => &self.run,
+        }
     }
 
-    /// One event of a run of `graph_id`.
-    pub fn observe(&self, graph_id: &str, event: &Event) {
-        let at = time(event.at_us);
-        let run_id = event.run_id.as_str();
-        match &event.payload {
-            EventPayload::Custom { name, .. } if name == "token" => {}
+    /// The span of `node`'s latest execution in progress, made now if it
+    /// was not yet; the run's when the node has none.
+    fn node_span(&mut self, tracer: &SdkTracer, node: &str) -> Context {
+        let needs_making = self
+            .nodes
+            .get(node)
+            .and_then(|open| open.last())
+            .is_some_and(|open| open.span.is_none());
+        if needs_making {
+            let parent = self.step_span(tracer).clone();
+            if let Some(open) = self.nodes.get_mut(node).and_then(|open| open.last_mut()) {
+                open.span = Some(make(tracer, open, &parent));
+                self.made += 1;
+            }
+        }
+        self.nodes
+            .get(node)
+            .and_then(|open| open.last())
+            .and_then(|open| open.span.clone())
+            .unwrap_or_else(|| self.run.clone())
+    }
+
+    /// Ends `node`'s earliest execution in progress: its span is made if
+    /// it must be (`keep`) or may be (under the plain span allowance).
+    fn end_node(
+        &mut self,
+        tracer: &SdkTracer,
+        node: &str,
+        at: SystemTime,
+        keep: bool,
+        finish: impl FnOnce(&opentelemetry::trace::SpanRef<'_>),
+    ) {
+        let Some(open) = self.nodes.get_mut(node).filter(|open| !open.is_empty()) else {
+            return;
+        };
+        let mut ending = open.remove(0);
+        let span = match ending.span.take() {
+            Some(span) => span,
+            None if keep || self.made < MAX_PLAIN_SPANS => {
+                let parent = self.step_span(tracer).clone();
+                self.made += 1;
+                make(tracer, &ending, &parent)
+            }
+            None => {
+                self.omitted += 1;
+                return;
+            }
+        };
+        let span = span.span();
+        finish(&span);
+        span.end_with_timestamp(at);
+    }
+
+    fn end_step(&mut self, tracer: &SdkTracer, at: SystemTime) {
+        let Some(mut step) = self.step.take() else {
+            return;
+        };
+        let span = match step.span.take() {
+            Some(span) => span,
+            None if self.made < MAX_PLAIN_SPANS => {
+                self.made += 1;
+                make(tracer, &step, &self.run)
+            }
+            None => {
+                self.omitted += 1;
+                return;
+            }
+        };
+        span.span().end_with_timestamp(at);
+    }
+}
+
+/// A step or node span, started when its execution did.
+fn make(tracer: &SdkTracer, open: &Open, parent: &Context) -> Context {
+    let span = tracer
+        .span_builder(open.name.clone())
+        .with_start_time(open.at)
+        .with_attributes(open.attributes.clone())
+        .start_with_context(tracer, parent);
+    parent.with_span(span)
+}
+
+impl Spans {
+    /// One event of the run `run_id` of `graph_id`.
+    pub fn observe(&mut self, traces: &Traces, graph_id: &str, run_id: &RunId, seen: &Seen) {
+        let at = time(seen.at_us());
+        let run_id = run_id.as_str();
+        let tracer = &traces.tracer;
+        let payload = match seen.view() {
+            View::StepStarted { step, tasks } => {
+                let Some(spans) = self.runs.get_mut(run_id) else {
+                    return;
+                };
+                spans.end_step(tracer, at);
+                spans.step = Some(Open::new(
+                    format!("step {step}"),
+                    at,
+                    vec![
+                        KeyValue::new("heddle.step", i64::from(step)),
+                        KeyValue::new("heddle.step.tasks", i64::from(tasks)),
+                    ],
+                ));
+                return;
+            }
+            View::StepFinished => {
+                if let Some(spans) = self.runs.get_mut(run_id) {
+                    spans.end_step(tracer, at);
+                }
+                return;
+            }
+            View::NodeStarted {
+                step,
+                node,
+                attempt,
+            } => {
+                let Some(spans) = self.runs.get_mut(run_id) else {
+                    return;
+                };
+                let open = Open::new(
+                    format!("node {node}"),
+                    at,
+                    vec![
+                        KeyValue::new("heddle.node.id", node.to_string()),
+                        KeyValue::new("heddle.step", i64::from(step)),
+                        KeyValue::new("heddle.node.attempt", i64::from(attempt)),
+                    ],
+                );
+                spans.nodes.entry(node.to_string()).or_default().push(open);
+                return;
+            }
+            View::NodeSucceeded {
+                node,
+                route,
+                update,
+                ..
+            } => {
+                let Some(spans) = self.runs.get_mut(run_id) else {
+                    return;
+                };
+                spans.end_node(tracer, node.as_str(), at, false, |span| {
+                    if let Some(route) = route {
+                        span.set_attribute(KeyValue::new("heddle.node.route", route.to_string()));
+                    }
+                    if let Some(update) = update.filter(|_| traces.capture) {
+                        span.set_attribute(KeyValue::new("heddle.node.update", content(update)));
+                    }
+                });
+                return;
+            }
+            View::Other(payload) => payload,
+        };
+        match payload {
             EventPayload::RunStarted { graph, input, .. } => {
                 let mut attributes = vec![
                     KeyValue::new("heddle.run.id", run_id.to_string()),
                     KeyValue::new("heddle.graph.id", graph_id.to_string()),
                     KeyValue::new("heddle.graph.name", graph.clone()),
                 ];
-                if self.capture {
+                if traces.capture {
                     attributes.push(KeyValue::new("heddle.run.input", content(input)));
                 }
-                self.begin_run(run_id, format!("run {graph}"), at, attributes);
+                self.begin_run(tracer, run_id, format!("run {graph}"), at, attributes);
             }
-            EventPayload::RunResumed { step, .. } if !self.runs().contains_key(run_id) => {
+            EventPayload::RunResumed { step, .. } if !self.runs.contains_key(run_id) => {
                 let attributes = vec![
                     KeyValue::new("heddle.run.id", run_id.to_string()),
                     KeyValue::new("heddle.graph.id", graph_id.to_string()),
                     KeyValue::new("heddle.run.resumed_at_step", i64::from(*step)),
                 ];
-                self.begin_run(run_id, "run (resumed)".to_string(), at, attributes);
-            }
-            EventPayload::StepStarted { step, tasks } => {
-                let mut runs = self.runs();
-                let Some(spans) = runs.get_mut(run_id) else {
-                    return;
-                };
-                let span = self
-                    .tracer
-                    .span_builder(format!("step {step}"))
-                    .with_start_time(at)
-                    .with_attributes(vec![
-                        KeyValue::new("heddle.step", i64::from(*step)),
-                        KeyValue::new("heddle.step.tasks", tasks.len() as i64),
-                    ])
-                    .start_with_context(&self.tracer, &spans.run);
-                spans.step = Some(spans.run.with_span(span));
-            }
-            EventPayload::StepFinished { .. } => {
-                let mut runs = self.runs();
-                if let Some(step) = runs.get_mut(run_id).and_then(|spans| spans.step.take()) {
-                    step.span().end_with_timestamp(at);
-                }
-            }
-            EventPayload::NodeStarted {
-                step,
-                node,
-                attempt,
-                ..
-            } => {
-                let mut runs = self.runs();
-                let Some(spans) = runs.get_mut(run_id) else {
-                    return;
-                };
-                let parent = spans.step.as_ref().unwrap_or(&spans.run);
-                let span = self
-                    .tracer
-                    .span_builder(format!("node {node}"))
-                    .with_start_time(at)
-                    .with_attributes(vec![
-                        KeyValue::new("heddle.node.id", node.to_string()),
-                        KeyValue::new("heddle.step", i64::from(*step)),
-                        KeyValue::new("heddle.node.attempt", i64::from(*attempt)),
-                    ])
-                    .start_with_context(&self.tracer, parent);
-                let cx = parent.with_span(span);
-                spans.nodes.entry(node.to_string()).or_default().push(cx);
-            }
-            EventPayload::NodeSucceeded {
-                node,
-                update,
-                route,
-                ..
-            } => {
-                self.end_node(run_id, node.as_str(), at, |span| {
-                    if let Some(route) = route {
-                        span.set_attribute(KeyValue::new("heddle.node.route", route.clone()));
-                    }
-                    if self.capture {
-                        span.set_attribute(KeyValue::new("heddle.node.update", content(update)));
-                    }
-                });
+                self.begin_run(tracer, run_id, "run (resumed)".to_string(), at, attributes);
             }
             EventPayload::NodeRetrying { node, error, .. }
             | EventPayload::NodeFailed { node, error, .. } => {
-                self.end_node(run_id, node.as_str(), at, |span| {
+                let Some(spans) = self.runs.get_mut(run_id) else {
+                    return;
+                };
+                spans.end_node(tracer, node.as_str(), at, true, |span| {
                     span.set_status(Status::error(error.clone()));
                 });
             }
             EventPayload::Custom { node, name, data } => {
-                let runs = self.runs();
-                let Some(parent) = runs
-                    .get(run_id)
-                    .and_then(|spans| spans.nodes.get(node.as_str()))
-                    .and_then(|open| open.last())
-                else {
+                let Some(spans) = self.runs.get_mut(run_id) else {
                     return;
                 };
                 match name.as_str() {
-                    "usage" => self.model_span(parent, data, at),
-                    "tool_result" => self.tool_span(parent, data, at),
+                    "usage" => {
+                        let parent = spans.node_span(tracer, node.as_str());
+                        model_span(tracer, &parent, data, at);
+                    }
+                    "tool_result" => {
+                        let parent = spans.node_span(tracer, node.as_str());
+                        tool_span(tracer, &parent, data, at);
+                    }
                     "tool_breaker" | "tool_retry" | "handoff" | "return_direct" | "hook" => {
                         let attributes = data
                             .as_object()
@@ -237,7 +384,8 @@ impl Traces {
                                     .collect()
                             })
                             .unwrap_or_default();
-                        parent
+                        spans
+                            .node_span(tracer, node.as_str())
                             .span()
                             .add_event_with_timestamp(name.clone(), at, attributes);
                     }
@@ -245,8 +393,8 @@ impl Traces {
                 }
             }
             EventPayload::RunFinished { output, .. } => {
-                let capture = self.capture.then(|| content(output));
-                self.end_run(run_id, at, |span| {
+                let capture = traces.capture.then(|| content(output));
+                self.end_run(tracer, run_id, at, |span| {
                     span.set_status(Status::Ok);
                     if let Some(output) = capture {
                         span.set_attribute(KeyValue::new("heddle.run.output", output));
@@ -254,17 +402,17 @@ impl Traces {
                 });
             }
             EventPayload::RunFailed { error, .. } => {
-                self.end_run(run_id, at, |span| {
+                self.end_run(tracer, run_id, at, |span| {
                     span.set_status(Status::error(error.clone()))
                 });
             }
             EventPayload::RunCancelled { .. } => {
-                self.end_run(run_id, at, |span| {
+                self.end_run(tracer, run_id, at, |span| {
                     span.set_attribute(KeyValue::new("heddle.run.status", "cancelled"));
                 });
             }
             EventPayload::RunInterrupted { .. } => {
-                self.end_run(run_id, at, |span| {
+                self.end_run(tracer, run_id, at, |span| {
                     span.set_attribute(KeyValue::new("heddle.run.status", "interrupted"));
                 });
             }
@@ -272,9 +420,15 @@ impl Traces {
         }
     }
 
-    fn begin_run(&self, run_id: &str, name: String, at: SystemTime, attributes: Vec<KeyValue>) {
-        let span = self
-            .tracer
+    fn begin_run(
+        &mut self,
+        tracer: &SdkTracer,
+        run_id: &str,
+        name: String,
+        at: SystemTime,
+        attributes: Vec<KeyValue>,
+    ) {
+        let span = tracer
             .span_builder(name)
             .with_kind(SpanKind::Internal)
             .with_start_time(at)
@@ -282,131 +436,114 @@ impl Traces {
         // The root's trace id is the run's: the id generator takes it from
         // here while this thread builds the span.
         NEXT_TRACE.with(|next| next.set(Some(trace_id(run_id))));
-        let span = span.start_with_context(&self.tracer, &Context::new());
+        let span = span.start_with_context(tracer, &Context::new());
         NEXT_TRACE.with(|next| next.set(None));
-        self.runs().insert(
+        self.runs.insert(
             run_id.to_string(),
             RunSpans {
                 run: Context::new().with_span(span),
                 step: None,
                 nodes: HashMap::new(),
+                made: 0,
+                omitted: 0,
             },
         );
     }
 
-    fn end_node(
-        &self,
-        run_id: &str,
-        node: &str,
-        at: SystemTime,
-        finish: impl FnOnce(&opentelemetry::trace::SpanRef<'_>),
-    ) {
-        let mut runs = self.runs();
-        let Some(open) = runs
-            .get_mut(run_id)
-            .and_then(|spans| spans.nodes.get_mut(node))
-        else {
-            return;
-        };
-        if open.is_empty() {
-            return;
-        }
-        let cx = open.remove(0);
-        let span = cx.span();
-        finish(&span);
-        span.end_with_timestamp(at);
-    }
-
     fn end_run(
-        &self,
+        &mut self,
+        tracer: &SdkTracer,
         run_id: &str,
         at: SystemTime,
         finish: impl FnOnce(&opentelemetry::trace::SpanRef<'_>),
     ) {
-        let Some(spans) = self.runs().remove(run_id) else {
+        let Some(mut spans) = self.runs.remove(run_id) else {
             return;
         };
-        for open in spans.nodes.values() {
-            for cx in open {
-                cx.span().end_with_timestamp(at);
+        let unfinished: Vec<String> = spans.nodes.keys().cloned().collect();
+        for node in unfinished {
+            while spans.nodes.get(&node).is_some_and(|open| !open.is_empty()) {
+                spans.end_node(tracer, &node, at, false, |_| {});
             }
         }
-        if let Some(step) = &spans.step {
-            step.span().end_with_timestamp(at);
-        }
+        spans.end_step(tracer, at);
         let span = spans.run.span();
+        if spans.omitted > 0 {
+            span.set_attribute(KeyValue::new(
+                "heddle.spans.omitted",
+                i64::try_from(spans.omitted).unwrap_or(i64::MAX),
+            ));
+        }
         finish(&span);
         span.end_with_timestamp(at);
     }
+}
 
-    /// A model call: `chat <model>`, ending when its `usage` event came.
-    fn model_span(&self, parent: &Context, data: &Json, at: SystemTime) {
-        let model = data["model"].as_str().unwrap_or("unknown").to_string();
-        let took = Duration::from_millis(data["latency_ms"].as_u64().unwrap_or(0));
-        let count = |field: &str| data[field].as_i64().unwrap_or(0);
-        let mut attributes = vec![
-            KeyValue::new("gen_ai.operation.name", "chat"),
-            KeyValue::new("gen_ai.request.model", model.clone()),
-            KeyValue::new("gen_ai.response.model", model.clone()),
-            KeyValue::new("gen_ai.usage.input_tokens", count("prompt_tokens")),
-            KeyValue::new("gen_ai.usage.output_tokens", count("completion_tokens")),
-            KeyValue::new(
-                "gen_ai.usage.cache_read.input_tokens",
-                count("cached_tokens"),
-            ),
-        ];
-        if let Some(reason) = data["finish_reason"].as_str() {
-            attributes.push(KeyValue::new(
-                "gen_ai.response.finish_reasons",
-                Value::Array(Array::String(vec![StringValue::from(reason.to_string())])),
-            ));
-        }
-        if let Some(cost) = data["cost_usd"].as_f64() {
-            attributes.push(KeyValue::new("heddle.cost_usd", cost));
-        }
-        let span = self
-            .tracer
-            .span_builder(format!("chat {model}"))
-            .with_kind(SpanKind::Client)
-            .with_start_time(at.checked_sub(took).unwrap_or(at))
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, parent);
-        let mut span = span;
-        span.end_with_timestamp(at);
+/// A model call: `chat <model>`, ending when its `usage` event came.
+fn model_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime) {
+    let model = data["model"].as_str().unwrap_or("unknown").to_string();
+    let took = Duration::from_millis(data["latency_ms"].as_u64().unwrap_or(0));
+    let count = |field: &str| data[field].as_i64().unwrap_or(0);
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "chat"),
+        KeyValue::new("gen_ai.request.model", model.clone()),
+        KeyValue::new("gen_ai.response.model", model.clone()),
+        KeyValue::new("gen_ai.usage.input_tokens", count("prompt_tokens")),
+        KeyValue::new("gen_ai.usage.output_tokens", count("completion_tokens")),
+        KeyValue::new(
+            "gen_ai.usage.cache_read.input_tokens",
+            count("cached_tokens"),
+        ),
+    ];
+    if let Some(reason) = data["finish_reason"].as_str() {
+        attributes.push(KeyValue::new(
+            "gen_ai.response.finish_reasons",
+            Value::Array(Array::String(vec![StringValue::from(reason.to_string())])),
+        ));
     }
+    if let Some(cost) = data["cost_usd"].as_f64() {
+        attributes.push(KeyValue::new("heddle.cost_usd", cost));
+    }
+    let span = tracer
+        .span_builder(format!("chat {model}"))
+        .with_kind(SpanKind::Client)
+        .with_start_time(at.checked_sub(took).unwrap_or(at))
+        .with_attributes(attributes)
+        .start_with_context(tracer, parent);
+    let mut span = span;
+    span.end_with_timestamp(at);
+}
 
-    /// A tool call: `execute_tool <name>`.
-    fn tool_span(&self, parent: &Context, data: &Json, at: SystemTime) {
-        let name = data["name"].as_str().unwrap_or("unknown").to_string();
-        let took = Duration::from_millis(data["duration_ms"].as_u64().unwrap_or(0));
-        let mut attributes = vec![
-            KeyValue::new("gen_ai.operation.name", "execute_tool"),
-            KeyValue::new("gen_ai.tool.name", name.clone()),
-            KeyValue::new(
-                "gen_ai.tool.call.id",
-                data["id"].as_str().unwrap_or_default().to_string(),
-            ),
-            KeyValue::new(
-                "heddle.tool.attempts",
-                data["attempts"].as_i64().unwrap_or(0),
-            ),
-        ];
-        let ok = data["ok"].as_bool().unwrap_or(false);
-        if !ok {
-            attributes.push(KeyValue::new("error.type", "tool_error"));
-        }
-        let mut span = self
-            .tracer
-            .span_builder(format!("execute_tool {name}"))
-            .with_kind(SpanKind::Internal)
-            .with_start_time(at.checked_sub(took).unwrap_or(at))
-            .with_attributes(attributes)
-            .start_with_context(&self.tracer, parent);
-        if !ok {
-            span.set_status(Status::error("the tool failed"));
-        }
-        span.end_with_timestamp(at);
+/// A tool call: `execute_tool <name>`.
+fn tool_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime) {
+    let name = data["name"].as_str().unwrap_or("unknown").to_string();
+    let took = Duration::from_millis(data["duration_ms"].as_u64().unwrap_or(0));
+    let mut attributes = vec![
+        KeyValue::new("gen_ai.operation.name", "execute_tool"),
+        KeyValue::new("gen_ai.tool.name", name.clone()),
+        KeyValue::new(
+            "gen_ai.tool.call.id",
+            data["id"].as_str().unwrap_or_default().to_string(),
+        ),
+        KeyValue::new(
+            "heddle.tool.attempts",
+            data["attempts"].as_i64().unwrap_or(0),
+        ),
+    ];
+    let ok = data["ok"].as_bool().unwrap_or(false);
+    if !ok {
+        attributes.push(KeyValue::new("error.type", "tool_error"));
     }
+    let mut span = tracer
+        .span_builder(format!("execute_tool {name}"))
+        .with_kind(SpanKind::Internal)
+        .with_start_time(at.checked_sub(took).unwrap_or(at))
+        .with_attributes(attributes)
+        .start_with_context(tracer, parent);
+    if !ok {
+        span.set_status(Status::error("the tool failed"));
+    }
+    span.end_with_timestamp(at);
 }
 
 impl Drop for Traces {

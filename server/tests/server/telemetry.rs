@@ -76,10 +76,7 @@ async fn a_react_runs_trace_arrives_over_otlp_as_a_tree_with_the_genai_attribute
     let run = server.wait_for_run(&run).await;
     assert_eq!(run["status"], "finished", "{run}");
     let run_id = run["id"].as_str().unwrap().to_string();
-    let telemetry = Arc::clone(server.runs.telemetry());
-    tokio::task::spawn_blocking(move || telemetry.traces().unwrap().flush())
-        .await
-        .unwrap();
+    server.runs.telemetry().flush_traces().await;
 
     let spans = received.lock().unwrap().clone();
     let by_id: HashMap<&[u8], &Span> = spans.iter().map(|s| (s.span_id.as_slice(), s)).collect();
@@ -219,4 +216,89 @@ async fn metrics_are_scraped_with_the_token_and_count_what_runs_did() {
     let plain = TestServer::start().await;
     let (status, _) = plain.api(Method::GET, "/metrics", None).await;
     assert_eq!(status, 404);
+}
+
+/// A loop of plain steps long enough to pass the allowance of plain spans,
+/// then a model call.
+fn long_loop_then_a_model() -> serde_json::Value {
+    json!({
+        "format_version": 2, "name": "long loop",
+        "state": {"channels": {
+            "count": {"type": "integer", "reducer": "sum"},
+            "target": {"type": "integer"},
+            "messages": {"type": "messages", "reducer": "add_messages"}
+        }},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["target", "messages"]}},
+            {"id": "tick", "kind": "set", "config": {"values": {"count": {"value": 1}}}},
+            {"id": "answer", "kind": "llm", "config": {"system": "Say you are done."}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "tick"},
+            {"id": "again", "from": "tick", "to": "tick", "condition": "count < target"},
+            {"id": "done", "from": "tick", "to": "answer", "condition": "count >= target"},
+            {"id": "e2", "from": "answer", "to": "end"}
+        ],
+        "limits": {"max_steps": 100000},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_loop_exports_its_first_plain_spans_and_every_model_call() {
+    let (endpoint, received) = collector().await;
+    let server = TestServer::start().await;
+    server
+        .runs
+        .telemetry()
+        .export_traces(Traces::to_endpoint(&endpoint, false).unwrap());
+    let graph = server.create_graph(long_loop_then_a_model()).await;
+    let run = server
+        .start_run(
+            &graph,
+            json!({"input": {"target": 800, "messages": "count, then answer"}}),
+        )
+        .await;
+    let run = server.wait_for_run(&run).await;
+    assert_eq!(run["status"], "finished", "{run}");
+    server.runs.telemetry().flush_traces().await;
+
+    let spans = received.lock().unwrap().clone();
+    let by_id: HashMap<&[u8], &Span> = spans.iter().map(|s| (s.span_id.as_slice(), s)).collect();
+    let structure = spans
+        .iter()
+        .filter(|s| s.name.starts_with("step ") || s.name.starts_with("node "))
+        .count();
+    // Some 800 steps of one node each: the allowance of step and node
+    // spans is exported, plus the step and node holding the model call;
+    // the run span counts the others.
+    let run_id = run["id"].as_str().unwrap();
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run_id}/events"), None)
+        .await;
+    let executions = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "step_started" || e["type"] == "node_started")
+        .count();
+    assert!(executions > 1600, "{executions}");
+    let limit = heddle_server::telemetry::traces::MAX_PLAIN_SPANS;
+    assert_eq!(structure, limit + 2, "{} spans", spans.len());
+    let root = spans.iter().find(|s| s.name.starts_with("run ")).unwrap();
+    assert_eq!(
+        attribute(root, "heddle.spans.omitted"),
+        Some(AnyValue::IntValue((executions - structure) as i64))
+    );
+    // The model call, far past the allowance, keeps its node and step.
+    let chat = spans.iter().find(|s| s.name == "chat offline").unwrap();
+    let node = by_id[chat.parent_span_id.as_slice()];
+    assert_eq!(node.name, "node answer");
+    let step = by_id[node.parent_span_id.as_slice()];
+    assert!(step.name.starts_with("step "));
+    assert_eq!(
+        attribute(step, "heddle.step"),
+        attribute(node, "heddle.step")
+    );
+    assert_eq!(step.parent_span_id, root.span_id);
 }
