@@ -42,6 +42,10 @@ pub struct ChatRequest {
     /// When set, the reply must be exactly one of these names (a router's
     /// routes): endpoints that can are constrained to them.
     pub choices: Vec<Choice>,
+    /// The tools stay in the request but the model may not call them (an
+    /// agent out of tool rounds): the request keeps the start it had, which
+    /// providers cache.
+    pub tools_off: bool,
 }
 
 /// One of the answers a constrained request allows.

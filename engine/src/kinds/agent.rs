@@ -74,7 +74,9 @@ pub struct AgentConfig {
     #[serde(default = "default_rounds")]
     pub max_tool_rounds: u32,
     /// The model sees the system prompt and at most this many of the last
-    /// messages (all when absent).
+    /// messages (all when absent). The window moves in steps of half its
+    /// size, so the model sees between half of it and all of it, and
+    /// consecutive requests start alike for the provider's prompt cache.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_window: Option<usize>,
     /// An expression the final reply must satisfy, reading it as `reply`
@@ -352,18 +354,26 @@ struct Agent {
     config: AgentConfig,
 }
 
+/// Where the messages the model sees start, with a `context_window` of
+/// `window`: the window moves on in steps of half its size, not one
+/// message at a time, so consecutive requests start alike (providers
+/// cache a request's start) and the model sees between half the window
+/// and the whole of it.
+fn window_start(window: Option<usize>, len: usize) -> usize {
+    let Some(window) = window.filter(|&window| window < len) else {
+        return 0;
+    };
+    let stride = (window / 2).max(1);
+    (len - window).div_ceil(stride) * stride
+}
+
 impl Agent {
     fn request(&self, system: &str, conversation: &[ChatMessage]) -> ChatRequest {
         let mut messages = Vec::new();
         if !system.is_empty() {
             messages.push(ChatMessage::new(Role::System, system));
         }
-        let window = self
-            .config
-            .context_window
-            .unwrap_or(usize::MAX)
-            .min(conversation.len());
-        let mut start = conversation.len() - window;
+        let mut start = window_start(self.config.context_window, conversation.len());
         // Never start the window on tool results whose call was cut off.
         while start > 0 && conversation[start].role == Role::Tool {
             start -= 1;
@@ -403,8 +413,9 @@ impl Agent {
             }
             let mut request = self.request(&system, &conversation);
             if round >= self.config.max_tool_rounds {
-                // Out of rounds: it must answer with what it has.
-                request.tools.clear();
+                // Out of rounds: it must answer with what it has. The tools
+                // stay listed, so the request starts as the others did.
+                request.tools_off = true;
             }
             request.messages = self
                 .hooks
@@ -525,5 +536,27 @@ impl Agent {
 impl Node for Agent {
     fn run<'a>(&'a self, input: NodeInput<'a>) -> NodeFuture<'a> {
         Box::pin(self.run_loop(input))
+    }
+}
+
+#[cfg(test)]
+mod window_tests {
+    use super::window_start;
+
+    #[test]
+    fn the_window_moves_in_steps_of_half_its_size() {
+        assert_eq!(window_start(None, 50), 0);
+        assert_eq!(window_start(Some(10), 10), 0);
+        assert_eq!(window_start(Some(10), 3), 0);
+        // Eleven to fifteen messages: the same start, so the same prefix.
+        let starts: Vec<usize> = (11..=20).map(|len| window_start(Some(10), len)).collect();
+        assert_eq!(starts, [5, 5, 5, 5, 5, 10, 10, 10, 10, 10]);
+        for len in 11..200 {
+            let seen = len - window_start(Some(10), len);
+            assert!((6..=10).contains(&seen), "{len}: {seen}");
+        }
+        for len in 2..20 {
+            assert_eq!(window_start(Some(1), len), len - 1);
+        }
     }
 }

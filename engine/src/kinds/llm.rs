@@ -193,6 +193,7 @@ impl Llm {
                 max_tokens: self.config.max_tokens,
                 json: self.config.json,
                 choices: Vec::new(),
+                tools_off: false,
             };
             let asked = std::time::Instant::now();
             let reply = self

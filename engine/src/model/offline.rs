@@ -157,10 +157,11 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
         return (format!("{SIGNATURE} {}.", results.join("; ")), Vec::new());
     }
 
-    if request
-        .messages
-        .last()
-        .is_some_and(|m| m.role == Role::User)
+    if !request.tools_off
+        && request
+            .messages
+            .last()
+            .is_some_and(|m| m.role == Role::User)
     {
         let calls = tool_calls(&request.tools, user);
         if !calls.is_empty() {

@@ -362,6 +362,9 @@ pub fn request_body(request: &ChatRequest, config: &OpenAiConfig) -> Value {
                 }}))
                 .collect::<Vec<_>>()
         );
+        if request.tools_off {
+            body["tool_choice"] = json!("none");
+        }
     }
     if let Some(temperature) = request.temperature {
         body["temperature"] = json!(temperature);

@@ -231,3 +231,68 @@ async fn an_llm_node_streams_an_endpoints_reply_into_the_run() {
         .count();
     assert_eq!(tokens, 2);
 }
+
+fn tool_call_completion(name: &str, arguments: &str) -> Value {
+    json!({
+        "id": "c1", "object": "chat.completion", "created": 1, "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+            "role": "assistant", "content": null,
+            "tool_calls": [{"id": "call-1", "type": "function",
+                            "function": {"name": name, "arguments": arguments}}]
+        }}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 2, "total_tokens": 9}
+    })
+}
+
+/// Providers cache the start of a request: an agent's requests each start
+/// with the one before, even the last one, out of tool rounds, which keeps
+/// the tools listed and asks for no call (`tool_choice: none`).
+#[tokio::test]
+async fn an_agents_requests_each_start_with_the_one_before() {
+    let fake = serve(vec![
+        Reply::Json(
+            200,
+            tool_call_completion("calculator", r#"{"expression": "6 * 7"}"#),
+        ),
+        Reply::Json(200, completion("It is 42.")),
+    ])
+    .await;
+    let registry = heddle_engine::Registry::new().with_model("remote", model(&fake, false));
+    let graph = heddle_engine::CompiledGraph::from_json(
+        &json!({
+            "format_version": 2, "name": "agent",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "agent", "kind": "agent", "config": {
+                          "model": "remote", "system": "Use the calculator.",
+                          "tools": ["calculator"], "max_tool_rounds": 1}}],
+            "edges": [{"id": "e", "from": "start", "to": "agent"}]
+        })
+        .to_string(),
+        &registry,
+    )
+    .unwrap();
+    let run = heddle_engine::run::Run::new(
+        Arc::new(graph),
+        heddle_engine::RunId::from("cached"),
+        json!({"messages": [{"role": "user", "content": "What is 6 * 7?"}]}),
+        heddle_engine::run::RunOptions::default(),
+    );
+    let output = run.execute().await.unwrap();
+    assert_eq!(
+        output.state["messages"].as_array().unwrap().last().unwrap()["content"],
+        "It is 42."
+    );
+    let sent = fake.requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    let (first, last) = (&sent[0], &sent[1]);
+    assert_eq!(first["tools"], last["tools"], "the tools stay listed");
+    assert!(first.get("tool_choice").is_none());
+    assert_eq!(last["tool_choice"], "none");
+    let (before, after) = (
+        first["messages"].as_array().unwrap(),
+        last["messages"].as_array().unwrap(),
+    );
+    assert!(after.len() > before.len());
+    assert_eq!(&after[..before.len()], &before[..]);
+}
