@@ -4,7 +4,8 @@
 //! machine fed by window-level pointer events, so a drag that leaves the
 //! canvas still ends cleanly.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use heddle_engine::format::Position;
 use heddle_engine::validate::Problem;
@@ -31,7 +32,8 @@ pub enum Drag {
     Move {
         from: Position,
         origins: Vec<(RwSignal<Position>, Position)>,
-        before: GraphDocument,
+        /// Shared: a gesture's state is read at every pointer move.
+        before: Arc<GraphDocument>,
     },
     Connect {
         from: NodeId,
@@ -41,7 +43,8 @@ pub enum Drag {
         id: String,
         from: Position,
         origin: Position,
-        before: GraphDocument,
+        /// Shared: a gesture's state is read at every pointer move.
+        before: Arc<GraphDocument>,
     },
     Rubber {
         from: Position,
@@ -77,6 +80,14 @@ pub struct Gestures {
     pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
     /// Where the pointer last was (screen), for pasting where it points.
     pub pointer: StoredValue<Option<(f64, f64)>>,
+    /// The canvas's box on screen while a gesture lasts: asking for it at
+    /// every pointer move would make the browser lay the page out again
+    /// before each frame.
+    rect: StoredValue<Option<(f64, f64, f64, f64)>>,
+    /// The canvas's size as last observed (`resize.rs` keeps it), so what
+    /// follows it (the minimap) never makes the browser lay the page out
+    /// in the middle of a frame.
+    seen_size: RwSignal<Option<(f64, f64)>>,
 }
 
 impl Gestures {
@@ -90,6 +101,8 @@ impl Gestures {
             canvas: NodeRef::new(),
             menu: RwSignal::new(None),
             pointer: StoredValue::new(None),
+            rect: StoredValue::new(None),
+            seen_size: RwSignal::new(None),
         }
     }
 
@@ -102,21 +115,50 @@ impl Gestures {
 
     /// The pointer relative to the canvas, and whether it is over it.
     pub fn local(&self, client_x: f64, client_y: f64) -> Option<(f64, f64, bool)> {
-        let canvas = self.canvas.get_untracked()?;
-        let rect = canvas.get_bounding_client_rect();
-        let (x, y) = (client_x - rect.left(), client_y - rect.top());
-        let inside = x >= 0.0 && y >= 0.0 && x <= rect.width() && y <= rect.height();
+        let (left, top, width, height) = match self.rect.get_value() {
+            Some(rect) => rect,
+            None => {
+                let rect = self.canvas.get_untracked()?.get_bounding_client_rect();
+                let measured = (rect.left(), rect.top(), rect.width(), rect.height());
+                if !matches!(self.drag.get_value(), Drag::None) {
+                    self.rect.set_value(Some(measured));
+                }
+                measured
+            }
+        };
+        let (x, y) = (client_x - left, client_y - top);
+        let inside = x >= 0.0 && y >= 0.0 && x <= width && y <= height;
         Some((x, y, inside))
     }
 
     /// The canvas's size on screen.
     pub fn size(&self) -> (f64, f64) {
+        self.seen_size
+            .get_untracked()
+            .unwrap_or_else(|| self.measure())
+    }
+
+    /// The canvas's size, followed: for what must change with it.
+    pub fn tracked_size(&self) -> (f64, f64) {
+        self.seen_size.get().unwrap_or_else(|| self.measure())
+    }
+
+    /// The canvas's size as the browser lays it out now (which may mean
+    /// laying it out first).
+    pub fn measure(&self) -> (f64, f64) {
         self.canvas
             .get_untracked()
             .map_or((1200.0, 800.0), |canvas| {
                 let rect = canvas.get_bounding_client_rect();
                 (rect.width(), rect.height())
             })
+    }
+
+    /// Keeps the size the resize observer saw.
+    pub fn saw_size(&self, size: (f64, f64)) {
+        if self.seen_size.get_untracked() != Some(size) {
+            self.seen_size.set(Some(size));
+        }
     }
 }
 
@@ -136,7 +178,7 @@ pub fn Canvas(
 ) -> impl IntoView {
     install_pointer_listeners(editor, gestures);
     let positions = editor.positions();
-    let loops = loop_routes(editor, positions);
+    let loops = LoopRoutes::new(editor, gestures, positions);
     let viewport = editor.viewport;
     let world_style = move || {
         let v = viewport.get();
@@ -333,10 +375,13 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         let drag = gestures.drag.get_value();
         gestures.drag.set_value(Drag::None);
         let local = gestures.local(event.client_x() as f64, event.client_y() as f64);
+        gestures.rect.set_value(None);
         let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
         match drag {
             Drag::None | Drag::Pan { .. } => {}
-            Drag::Move { before, .. } | Drag::MoveNote { before, .. } => editor.commit_from(before),
+            Drag::Move { before, .. } | Drag::MoveNote { before, .. } => {
+                editor.commit_from(Arc::unwrap_or_clone(before))
+            }
             Drag::Connect { from } => {
                 gestures.wire.set(None);
                 if let Some(to) = world.and_then(|at| editor.node_at(at)) {
@@ -564,7 +609,7 @@ fn CanvasNode(
             gestures.drag.set_value(Drag::Move {
                 from,
                 origins,
-                before: editor.document(),
+                before: Arc::new(editor.document()),
             });
         }
     };
@@ -646,43 +691,130 @@ const NODE_SIZE: NodeSize = NodeSize {
     height: NODE_HEIGHT,
 };
 
+/// The routes of the edges that go back, and one signal per edge that
+/// changes only when that edge's route does. Each edge reads its own
+/// signal: were hundreds of edges to read the whole map, every change of
+/// it would rerun them all, each leaving and rejoining the subscribers of
+/// sources with hundreds of subscribers (linear each time; it was most of
+/// a drag frame's time on a 500-node graph).
+#[derive(Clone, Copy)]
+struct LoopRoutes {
+    all: Memo<HashMap<EdgeId, Route>>,
+    each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>>,
+    /// The canvas's: the edges' signals live as long as it does.
+    owner: StoredValue<Owner>,
+}
+
+impl LoopRoutes {
+    fn new(
+        editor: Editor,
+        gestures: Gestures,
+        positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    ) -> LoopRoutes {
+        let all = loop_routes(editor, gestures, positions);
+        let each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>> =
+            StoredValue::new(HashMap::new());
+        Effect::new(move |_| {
+            all.with(|all| {
+                each.with_value(|each| {
+                    for (id, signal) in each {
+                        let now = all.get(id);
+                        if signal.with_untracked(|was| was.as_ref() != now) {
+                            signal.set(now.cloned());
+                        }
+                    }
+                })
+            })
+        });
+        let owner = StoredValue::new(Owner::current().unwrap_or_default());
+        LoopRoutes { all, each, owner }
+    }
+
+    /// The route of `edge` when it goes back.
+    fn of(&self, edge: &EdgeId) -> RwSignal<Option<Route>> {
+        if let Some(signal) = self.each.with_value(|each| each.get(edge).copied()) {
+            return signal;
+        }
+        let now = self.all.with_untracked(|all| all.get(edge).cloned());
+        let signal = self
+            .owner
+            .with_value(|owner| owner.with(|| RwSignal::new(now)));
+        self.each.update_value(|each| {
+            each.insert(edge.clone(), signal);
+        });
+        signal
+    }
+}
+
 /// The routes of the edges that go back, recomputed when a node moves or
 /// an edge changes: loops need to know about each other to keep apart.
 /// Forward edges are routed one by one ([`edge_route`]), so dragging a node
-/// redraws only what it touches.
+/// redraws only what it touches. While nodes are dragged only their own
+/// loops follow them; the others are laid out again once the drag ends
+/// (a committed change), so a drag repaints what it moves, not every loop
+/// its path crosses.
 fn loop_routes(
     editor: Editor,
+    gestures: Gestures,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
 ) -> Memo<HashMap<EdgeId, Route>> {
-    Memo::new(move |_| {
+    Memo::new(move |previous: Option<&HashMap<EdgeId, Route>>| {
+        editor.revision.track();
+        let dragged: Vec<RwSignal<Position>> = gestures.drag.with_value(|drag| match drag {
+            Drag::Move { origins, .. } => origins.iter().map(|(position, _)| *position).collect(),
+            _ => Vec::new(),
+        });
+        let mut moving: Vec<bool> = Vec::new();
         let (ids, at): (Vec<NodeId>, Vec<(f64, f64)>) = positions.with(|map| {
             map.iter()
                 .map(|(id, position)| {
                     let p = position.get();
+                    moving.push(dragged.contains(position));
                     (id.clone(), (p.x, p.y))
                 })
                 .unzip()
         });
+        let previous = previous.filter(|_| !dragged.is_empty());
         let index: HashMap<&NodeId, usize> =
             ids.iter().enumerate().map(|(i, id)| (id, i)).collect();
         editor.edges.with(|edges| {
             let (kept, ends): (Vec<&EdgeId>, Vec<EdgeEnds>) = edges
                 .iter()
                 .filter_map(|edge| {
+                    let (from, to) = (*index.get(&edge.from)?, *index.get(&edge.to)?);
+                    // Mid-drag, the loops of nodes that stay keep their routes.
+                    if previous.is_some() && !moving[from] && !moving[to] {
+                        return None;
+                    }
                     Some((
                         &edge.id,
                         EdgeEnds {
-                            from: *index.get(&edge.from)?,
-                            to: *index.get(&edge.to)?,
+                            from,
+                            to,
                             label: None,
                         },
                     ))
                 })
                 .unzip();
-            kept.into_iter()
+            let mut routes: HashMap<EdgeId, Route> = kept
+                .into_iter()
                 .zip(routing::loops(&at, NODE_SIZE, &ends))
                 .filter_map(|(id, route)| Some((id.clone(), route?)))
-                .collect()
+                .collect();
+            if let Some(previous) = previous {
+                let at_moving = |node: &NodeId| index.get(node).is_some_and(|&i| moving[i]);
+                let moved: HashSet<&EdgeId> = edges
+                    .iter()
+                    .filter(|edge| at_moving(&edge.from) || at_moving(&edge.to))
+                    .map(|edge| &edge.id)
+                    .collect();
+                for (id, route) in previous {
+                    if !routes.contains_key(id) && !moved.contains(id) {
+                        routes.insert(id.clone(), route.clone());
+                    }
+                }
+            }
+            routes
         })
     })
 }
@@ -692,7 +824,7 @@ fn loop_routes(
 /// the edges whose route changed.
 fn edge_route(
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
-    loops: Memo<HashMap<EdgeId, Route>>,
+    loops: LoopRoutes,
     edge: &heddle_engine::format::EdgeSpec,
 ) -> Memo<Option<Route>> {
     let (id, from, to) = (edge.id.clone(), edge.from.clone(), edge.to.clone());
@@ -701,8 +833,9 @@ fn edge_route(
         .as_deref()
         .or(edge.condition.as_deref())
         .map(edge_label);
+    let looped = loops.of(&id);
     Memo::new(move |_| {
-        if let Some(route) = loops.with(|loops| loops.get(&id).cloned()) {
+        if let Some(route) = looped.get() {
             return Some(route);
         }
         let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
@@ -733,7 +866,7 @@ fn edge_route(
 fn EdgePath(
     editor: Editor,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
-    loops: Memo<HashMap<EdgeId, Route>>,
+    loops: LoopRoutes,
     edge: heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
     problems: Memo<Vec<Problem>>,
@@ -822,7 +955,7 @@ fn edge_looks(
 fn EdgeLabel(
     editor: Editor,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
-    loops: Memo<HashMap<EdgeId, Route>>,
+    loops: LoopRoutes,
     edge: heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
 ) -> impl IntoView {

@@ -45,7 +45,7 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     // Whether some node is outside the canvas as it is now.
     let needed = move || {
         let v = editor.viewport.get();
-        let (width, height) = gestures.size();
+        let (width, height) = gestures.tracked_size();
         editor.nodes.with(|nodes| {
             nodes.iter().any(|node| {
                 let p = node.position.get();
@@ -60,7 +60,7 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     let view_box = move || {
         let (x0, y0, scale) = frame(bounds.get());
         let v = editor.viewport.get();
-        let (width, height) = gestures.size();
+        let (width, height) = gestures.tracked_size();
         let top_left = v.to_world(0.0, 0.0);
         let (w, h) = (width / v.zoom, height / v.zoom);
         (

@@ -93,7 +93,7 @@ fn StickyNote(editor: Editor, gestures: Gestures, id: String) -> impl IntoView {
                 id: id.clone(),
                 from: editor.viewport.get_untracked().to_world(x, y),
                 origin,
-                before: editor.document(),
+                before: std::sync::Arc::new(editor.document()),
             });
         }
     };

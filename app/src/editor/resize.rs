@@ -19,9 +19,10 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
     use wasm_bindgen::closure::Closure;
 
     gestures.canvas.on_load(move |canvas| {
-        let last = Rc::new(Cell::new(gestures.size()));
+        let last = Rc::new(Cell::new(gestures.measure()));
         let resized = Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
-            let (width, height) = gestures.size();
+            let (width, height) = gestures.measure();
+            gestures.saw_size((width, height));
             let (was_width, was_height) = last.replace((width, height));
             let (dx, dy) = ((width - was_width) / 2.0, (height - was_height) / 2.0);
             if dx.abs() < 0.5 && dy.abs() < 0.5 {

@@ -1,0 +1,90 @@
+// A CPU profile of dragging a node of the 500-node, 700-edge graph, printed
+// as the functions that took most time themselves, then time spent under a
+// few parts of the editor. Run it on the debug site, whose wasm keeps its
+// function names (docs/performance.md, "Profiling the editor"):
+//   cargo xtask site && (cd end2end && npx playwright test --config playwright.profile.config.ts)
+// "(program)" is the browser's own work: style, layout and paint.
+import { test, Page } from "@playwright/test";
+import { signIn, timeFrames } from "./support";
+
+function bigGraph(nodes: number, edges: number) {
+  const list = [];
+  for (let i = 0; i < nodes; i++) {
+    list.push({
+      id: `n${i}`,
+      kind: "set",
+      config: { values: { count: { expr: "count + 1" } } },
+      position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 100 },
+    });
+  }
+  const links = [];
+  for (let i = 1; i < nodes; i++) links.push({ id: `c${i}`, from: `n${i - 1}`, to: `n${i}` });
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  while (links.length < edges) {
+    const a = Math.floor(random() * (nodes - 1));
+    const b = a + 1 + Math.floor(random() * Math.min(30, nodes - a - 1));
+    if (b < nodes) links.push({ id: `x${links.length}`, from: `n${a}`, to: `n${b}` });
+  }
+  return {
+    format_version: 2,
+    name: "Benchmark: 500 nodes",
+    state: { channels: { count: { type: "integer", reducer: "sum" } } },
+    nodes: list,
+    edges: links,
+    limits: { max_steps: 1000 },
+  };
+}
+
+// At 60 Hz a frame is 16.7 ms: longer gaps are frames the page missed.
+const frames = (page: Page, gesture: () => Promise<void>) => timeFrames(page, 20, gesture);
+
+test("profile drag", async ({ page }) => {
+  await signIn(page);
+  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  const drag = await frames(page, async () => {
+    await page.mouse.move(node.x + 40, node.y + 20);
+    await page.mouse.down();
+    for (let i = 1; i <= 60; i++) await page.mouse.move(node.x + 40 + i * 3, node.y + 20 + i * 2);
+    await page.mouse.up();
+  });
+  const { profile } = await cdp.send("Profiler.stop");
+  const self = new Map<string, number>();
+  const dt = profile.timeDeltas || [];
+  const byId = new Map<number, any>(profile.nodes.map((n: any) => [n.id, n]));
+  (profile.samples || []).forEach((s: number, i: number) => {
+    const n = byId.get(s);
+    const name = n.callFrame.functionName || n.callFrame.url || "(anon)";
+    self.set(name, (self.get(name) || 0) + (dt[i] || 0) / 1000);
+  });
+  const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 45);
+  console.log(JSON.stringify(drag));
+  for (const [name, ms] of top) console.log(ms.toFixed(1).padStart(8), name.slice(0, 160));
+  // inclusive time for functions containing key words
+  const total = new Map<string, number>();
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
+  (profile.samples || []).forEach((s: number, i: number) => {
+    const seen = new Set<string>();
+    let cur: number | undefined = s;
+    while (cur !== undefined) {
+      const n = byId.get(cur);
+      const name = n.callFrame.functionName || "";
+      for (const key of ["loop_routes", "edge_route", "routing", "minimap", "Minimap", "needed", "forward_edge", "loops", "Memo", "memo", "set_attribute", "pointermove", "effect", "Effect", "render_effect", "RenderEffect", "drop_in_place", "PartialEq", "dlmalloc", "hash"]) {
+        if (name.includes(key) && !seen.has(key)) { seen.add(key); total.set(key, (total.get(key) || 0) + (dt[i] || 0) / 1000); }
+      }
+      cur = parent.get(cur);
+    }
+  });
+  console.log("inclusive:");
+  for (const [k, v] of [...total.entries()].sort((a, b) => b[1] - a[1])) console.log(v.toFixed(1).padStart(8), k);
+});
