@@ -51,3 +51,34 @@ export async function timeFrames(page: Page, over: number, during: () => Promise
     slow: gaps.filter((gap) => gap > over).length,
   };
 }
+
+/** The benches' graph: `nodes` nodes in a grid of 25 columns, a chain through them, and
+ * random forward edges up to `edges` in all (seeded: the same graph every time). */
+export function bigGraph(nodes: number, edges: number) {
+  const list = [];
+  for (let i = 0; i < nodes; i++) {
+    list.push({
+      id: `n${i}`,
+      kind: "set",
+      config: { values: { count: { expr: "count + 1" } } },
+      position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 100 },
+    });
+  }
+  const links = [];
+  for (let i = 1; i < nodes; i++) links.push({ id: `c${i}`, from: `n${i - 1}`, to: `n${i}` });
+  let seed = 7;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  while (links.length < edges) {
+    const a = Math.floor(random() * (nodes - 1));
+    const b = a + 1 + Math.floor(random() * Math.min(30, nodes - a - 1));
+    if (b < nodes) links.push({ id: `x${links.length}`, from: `n${a}`, to: `n${b}` });
+  }
+  return {
+    format_version: 2,
+    name: "Benchmark: 500 nodes",
+    state: { channels: { count: { type: "integer", reducer: "sum" } } },
+    nodes: list,
+    edges: links,
+    limits: { max_steps: 1000 },
+  };
+}

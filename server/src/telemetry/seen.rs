@@ -154,22 +154,8 @@ impl Seen {
                 route: None,
                 update: None,
             },
+            // Steps and node starts are always records (`Seen::of`).
             Seen::Whole(event) => match &event.payload {
-                EventPayload::StepStarted { step, tasks } => View::StepStarted {
-                    step: *step,
-                    tasks: u32::try_from(tasks.len()).unwrap_or(u32::MAX),
-                },
-                EventPayload::StepFinished { .. } => View::StepFinished,
-                EventPayload::NodeStarted {
-                    step,
-                    node,
-                    attempt,
-                    ..
-                } => View::NodeStarted {
-                    step: *step,
-                    node,
-                    attempt: *attempt,
-                },
                 EventPayload::NodeSucceeded {
                     node,
                     duration_us,

@@ -504,13 +504,12 @@ fn model_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime)
     if let Some(cost) = data["cost_usd"].as_f64() {
         attributes.push(KeyValue::new("heddle.cost_usd", cost));
     }
-    let span = tracer
+    let mut span = tracer
         .span_builder(format!("chat {model}"))
         .with_kind(SpanKind::Client)
         .with_start_time(at.checked_sub(took).unwrap_or(at))
         .with_attributes(attributes)
         .start_with_context(tracer, parent);
-    let mut span = span;
     span.end_with_timestamp(at);
 }
 

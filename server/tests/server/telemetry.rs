@@ -44,6 +44,18 @@ async fn collector() -> (String, Arc<Mutex<Vec<Span>>>) {
     (format!("http://{addr}/v1/traces"), received)
 }
 
+/// A server exporting its runs' traces to a collector in the test, and
+/// the spans that collector receives.
+async fn traced_server() -> (TestServer, Arc<Mutex<Vec<Span>>>) {
+    let (endpoint, received) = collector().await;
+    let server = TestServer::start().await;
+    server
+        .runs
+        .telemetry()
+        .export_traces(Traces::to_endpoint(&endpoint, false).unwrap());
+    (server, received)
+}
+
 fn attribute(span: &Span, key: &str) -> Option<AnyValue> {
     span.attributes
         .iter()
@@ -63,12 +75,7 @@ fn react_agent() -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_react_runs_trace_arrives_over_otlp_as_a_tree_with_the_genai_attributes() {
-    let (endpoint, received) = collector().await;
-    let server = TestServer::start().await;
-    server
-        .runs
-        .telemetry()
-        .export_traces(Traces::to_endpoint(&endpoint, false).unwrap());
+    let (server, received) = traced_server().await;
     let graph = server.create_graph(react_agent()).await;
     let run = server
         .start_run(&graph, json!({"input": {"messages": "What is 6 * 7?"}}))
@@ -246,12 +253,7 @@ fn long_loop_then_a_model() -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_loop_exports_its_first_plain_spans_and_every_model_call() {
-    let (endpoint, received) = collector().await;
-    let server = TestServer::start().await;
-    server
-        .runs
-        .telemetry()
-        .export_traces(Traces::to_endpoint(&endpoint, false).unwrap());
+    let (server, received) = traced_server().await;
     let graph = server.create_graph(long_loop_then_a_model()).await;
     let run = server
         .start_run(
