@@ -106,6 +106,19 @@ impl Gestures {
         }
     }
 
+    /// Sends the pointer's events to the canvas for the rest of a gesture
+    /// that has started to move. The browser then stops looking for the
+    /// element under the pointer at each move (with hundreds of nodes that
+    /// took several milliseconds a frame), and no element hovers. Not on
+    /// pointerdown: a click or double-click must still reach its node.
+    fn capture(&self, pointer: i32) {
+        if let Some(canvas) = self.canvas.get_untracked() {
+            if !canvas.has_pointer_capture(pointer) {
+                let _ = canvas.set_pointer_capture(pointer);
+            }
+        }
+    }
+
     /// The point of the graph under the pointer, when it is over the canvas.
     pub fn pointer_in_world(&self, viewport: Viewport) -> Option<Position> {
         let (cx, cy) = self.pointer.get_value()?;
@@ -180,19 +193,29 @@ pub fn Canvas(
     let positions = editor.positions();
     let loops = LoopRoutes::new(editor, gestures, positions);
     let viewport = editor.viewport;
-    let world_style = move || {
+    // Panning moves the world by a translation alone, zooming scales what
+    // it holds: the browser then pans by moving one composited layer,
+    // without going over the graph's drawing again (a transform that also
+    // scales is re-laid into layers at every change: ~8 ms a frame with
+    // 500 nodes).
+    let world_shift = move || {
         let v = viewport.get();
-        format!(
-            "transform: translate({}px, {}px) scale({})",
-            v.x, v.y, v.zoom
-        )
+        format!("translate({}px, {}px)", v.x, v.y)
     };
-    let grid_style = move || {
+    let zoom = Memo::new(move |_| viewport.get().zoom);
+    let world_scale = move || format!("scale({})", zoom.get());
+    let detail = Memo::new(move |_| Detail::at(zoom.get()));
+    // The dot grid is a layer of its own, moved by a transform within one
+    // cell: panning then repaints nothing, the compositor only shifts it.
+    let cell = Memo::new(move |_| grid_cell(zoom.get()));
+    let grid_size = move || format!("{0}px {0}px", cell.get());
+    let grid_shift = move || {
         let v = viewport.get();
-        let size = 20.0 * v.zoom;
+        let size = cell.get();
         format!(
-            "background-size: {size}px {size}px; background-position: {}px {}px",
-            v.x, v.y
+            "translate({}px, {}px)",
+            v.x.rem_euclid(size) - size,
+            v.y.rem_euclid(size) - size
         )
     };
 
@@ -260,14 +283,15 @@ pub fn Canvas(
         <div
             class="editor-canvas"
             node_ref=gestures.canvas
-            style=grid_style
             on:pointerdown=on_pointerdown
             on:wheel=on_wheel
             on:dblclick=on_dblclick
             aria-label="Canvas"
             tabindex="0"
         >
-            <div class="editor-world" style=world_style>
+            <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>
+            <div class="editor-world" style:transform=world_shift>
+            <div class="editor-zoom" data-detail=move || detail.get().as_str() style:transform=world_scale>
                 <svg class="editor-edges" aria-hidden="true">
                     <defs>
                         <marker id="editor-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -297,6 +321,7 @@ pub fn Canvas(
                 <RubberBand gestures />
                 <WireReason gestures />
             </div>
+            </div>
             <QuickAddBox editor open=gestures.quick />
             {move || editor.nodes.with(Vec::is_empty).then(|| view! {
                 <div class="canvas-empty">
@@ -324,6 +349,9 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         let drag = gestures.drag.get_value();
         if matches!(drag, Drag::None) {
             return;
+        }
+        if !matches!(drag, Drag::Place { .. }) {
+            gestures.capture(event.pointer_id());
         }
         let (cx, cy) = (event.client_x() as f64, event.client_y() as f64);
         let Some((x, y, inside)) = gestures.local(cx, cy) else {
@@ -665,8 +693,6 @@ fn CanvasNode(
                 <span class="canvas-node-breakpoint" title=title data-testid="breakpoint"></span>
             })}
             <span class="port port-in" aria-hidden="true"></span>
-            <span class="canvas-node-bar" aria-hidden="true"></span>
-            <span class="canvas-node-label">{label}</span>
             <span class="canvas-node-kind">{kind}</span>
             <span class="canvas-node-count">{runs}</span>
             {badges}
@@ -682,8 +708,61 @@ fn CanvasNode(
             {(editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end")).then(|| view! {
                 <span class="port port-out" title="Drag to another node to connect" on:pointerdown=on_port></span>
             })}
+            // Last, though drawn first in its row: the label clips its text,
+            // and what a clip holds is drawn apart from the rest. Last, it
+            // leaves the node two runs of drawing, not three.
+            <span class="canvas-node-label">{label}</span>
         </div>
     }
+}
+
+/// How much of each node is drawn at a zoom. Zoomed out, ports and
+/// second lines are too small to aim at or read (a port is 6px at zoom
+/// 0.5), and text under 4px is noise; each part left out is one less
+/// thing for the browser to go over at every frame of a drag or pan
+/// (docs/performance.md, "Profiling the editor").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Detail {
+    /// Everything.
+    Full,
+    /// Labels only: no ports, kind line, run count or shadow.
+    Far,
+    /// Boxes in their kind's colour, edges without arrows.
+    Tiny,
+}
+
+impl Detail {
+    fn at(zoom: f64) -> Detail {
+        if zoom < 0.3 {
+            Detail::Tiny
+        } else if zoom < 0.5 {
+            Detail::Far
+        } else {
+            Detail::Full
+        }
+    }
+
+    fn as_str(self) -> &'static str {
+        match self {
+            Detail::Full => "full",
+            Detail::Far => "far",
+            Detail::Tiny => "tiny",
+        }
+    }
+}
+
+/// The dot grid's spacing at zoom 1, in graph units.
+const GRID_CELL: f64 = 20.0;
+
+/// The dot grid's spacing on screen at `zoom`: every 20 graph units, or
+/// every 40, 80… when zoomed out so far that the dots would be closer than
+/// 10px (a grey haze, not a grid).
+fn grid_cell(zoom: f64) -> f64 {
+    let mut cell = GRID_CELL * zoom;
+    while cell < 10.0 && cell > 0.0 {
+        cell *= 2.0;
+    }
+    cell
 }
 
 const NODE_SIZE: NodeSize = NodeSize {
@@ -1074,7 +1153,24 @@ pub(super) fn commit_focused_field() {
 
 #[cfg(test)]
 mod tests {
-    use super::edge_label;
+    use super::{Detail, edge_label, grid_cell};
+
+    #[test]
+    fn the_grid_keeps_its_dots_apart_and_on_graph_units() {
+        assert_eq!(grid_cell(1.0), 20.0);
+        assert_eq!(grid_cell(3.0), 60.0);
+        // 20 units at 0.15 are 3px: the dots go every 80 units (12px).
+        assert!((grid_cell(0.15) - 12.0).abs() < 1e-9);
+        assert!(grid_cell(0.1) >= 10.0);
+    }
+
+    #[test]
+    fn zoomed_out_nodes_are_drawn_with_less() {
+        assert_eq!(Detail::at(1.0), Detail::Full);
+        assert_eq!(Detail::at(0.5), Detail::Full);
+        assert_eq!(Detail::at(0.4), Detail::Far);
+        assert_eq!(Detail::at(0.15), Detail::Tiny);
+    }
 
     #[test]
     fn long_labels_keep_their_start_and_end_so_they_read_apart() {
