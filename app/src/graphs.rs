@@ -92,7 +92,8 @@ pub struct GraphDetail {
     pub version: i64,
     pub created_at: String,
     pub updated_at: String,
-    /// The graph document as stored (the engine's JSON format).
+    /// The graph document (the engine's JSON format): as stored, or
+    /// compact when it is sent to the graph page.
     pub document: String,
 }
 
@@ -131,8 +132,14 @@ pub async fn create_graph(template: Option<String>) -> Result<GraphId, AppError>
 #[server(endpoint = "get_graph")]
 pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
     let (db, allowed) = crate::access::ssr::require_here(&id, Role::Viewer).await?;
+    let mut graph = with_error_status(ssr::get(&db, &allowed).await)?;
+    // The page carries it inside its HTML, escaped twice: stored pretty,
+    // a 500-node graph's indentation alone was 200 KB of it.
+    if let Ok(value) = serde_json::from_str::<serde_json::Value>(&graph.document) {
+        graph.document = value.to_string();
+    }
     Ok(OpenedGraph {
-        graph: with_error_status(ssr::get(&db, &allowed).await)?,
+        graph,
         role: allowed.role(),
     })
 }

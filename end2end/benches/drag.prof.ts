@@ -1,4 +1,4 @@
-// A CPU profile of dragging a node of the 500-node, 700-edge graph, printed
+// CPU profiles of dragging a node of the 500-node, 700-edge graph and of opening it, printed
 // as the functions that took most time themselves, then time spent under a
 // few parts of the editor. Run it on the debug site, whose wasm keeps its
 // function names (docs/performance.md, "Profiling the editor"):
@@ -29,6 +29,29 @@ test("profile drag", async ({ page }) => {
     await page.mouse.up();
   });
   const { profile } = await cdp.send("Profiler.stop");
+  console.log(JSON.stringify(drag));
+  printProfile(profile);
+});
+
+test("profile open", async ({ page }) => {
+  await signIn(page);
+  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
+  const { id } = await created.json();
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  const started = Date.now();
+  await page.goto(`/graphs/${id}`);
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  console.log(`open ${Date.now() - started} ms`);
+  const { profile } = await cdp.send("Profiler.stop");
+  printProfile(profile);
+});
+
+/** Prints where a CPU profile's time went: by function (self time), then under a few parts of the editor. */
+function printProfile(profile: any) {
   const self = new Map<string, number>();
   const dt = profile.timeDeltas || [];
   const byId = new Map<number, any>(profile.nodes.map((n: any) => [n.id, n]));
@@ -36,11 +59,12 @@ test("profile drag", async ({ page }) => {
     const n = byId.get(s);
     const name = n.callFrame.functionName || n.callFrame.url || "(anon)";
     self.set(name, (self.get(name) || 0) + (dt[i] || 0) / 1000);
-  });
+  }
+);
   const top = [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 45);
-  console.log(JSON.stringify(drag));
   for (const [name, ms] of top) console.log(ms.toFixed(1).padStart(8), name.slice(0, 160));
-  // inclusive time for functions containing key words
+  // Inclusive time under functions whose names hold these words.
+  const keys = ["hydrate", "Hydrate", "from_document", "validate", "problems", "fit", "deserialize", "loop_routes", "edge_route", "routing", "minimap", "Minimap", "forward_edge", "loops", "Memo", "memo", "set_attribute", "pointermove", "Effect", "RenderEffect", "drop_in_place", "PartialEq", "dlmalloc", "hash"];
   const total = new Map<string, number>();
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
@@ -48,14 +72,30 @@ test("profile drag", async ({ page }) => {
     const seen = new Set<string>();
     let cur: number | undefined = s;
     while (cur !== undefined) {
-      const n = byId.get(cur);
-      const name = n.callFrame.functionName || "";
-      for (const key of ["loop_routes", "edge_route", "routing", "minimap", "Minimap", "needed", "forward_edge", "loops", "Memo", "memo", "set_attribute", "pointermove", "effect", "Effect", "render_effect", "RenderEffect", "drop_in_place", "PartialEq", "dlmalloc", "hash"]) {
-        if (name.includes(key) && !seen.has(key)) { seen.add(key); total.set(key, (total.get(key) || 0) + (dt[i] || 0) / 1000); }
+      const name = byId.get(cur).callFrame.functionName || "";
+      for (const key of keys) {
+        if (name.includes(key) && !seen.has(key)) {
+          seen.add(key);
+          total.set(key, (total.get(key) || 0) + (dt[i] || 0) / 1000);
+        }
       }
       cur = parent.get(cur);
     }
   });
   console.log("inclusive:");
   for (const [k, v] of [...total.entries()].sort((a, b) => b[1] - a[1])) console.log(v.toFixed(1).padStart(8), k);
-});
+  // Inclusive time of our own functions (heddle_app), the largest first.
+  const ours = new Map<string, number>();
+  (profile.samples || []).forEach((s: number, i: number) => {
+    const seen = new Set<string>();
+    for (let cur: number | undefined = s; cur !== undefined; cur = parent.get(cur)) {
+      const name = (byId.get(cur).callFrame.functionName || "").replace(/::h[0-9a-f]{16}$/, "");
+      if (name.includes("heddle_app") && !seen.has(name)) {
+        seen.add(name);
+        ours.set(name, (ours.get(name) || 0) + (dt[i] || 0) / 1000);
+      }
+    }
+  });
+  console.log("ours, inclusive:");
+  for (const [k, v] of [...ours.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40)) console.log(v.toFixed(1).padStart(8), k.slice(0, 150));
+}

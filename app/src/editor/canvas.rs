@@ -112,10 +112,10 @@ impl Gestures {
     /// took several milliseconds a frame), and no element hovers. Not on
     /// pointerdown: a click or double-click must still reach its node.
     fn capture(&self, pointer: i32) {
-        if let Some(canvas) = self.canvas.get_untracked() {
-            if !canvas.has_pointer_capture(pointer) {
-                let _ = canvas.set_pointer_capture(pointer);
-            }
+        if let Some(canvas) = self.canvas.get_untracked()
+            && !canvas.has_pointer_capture(pointer)
+        {
+            let _ = canvas.set_pointer_capture(pointer);
         }
     }
 
@@ -151,9 +151,11 @@ impl Gestures {
             .unwrap_or_else(|| self.measure())
     }
 
-    /// The canvas's size, followed: for what must change with it.
-    pub fn tracked_size(&self) -> (f64, f64) {
-        self.seen_size.get().unwrap_or_else(|| self.measure())
+    /// The canvas's size as the resize observer last saw it, followed: for
+    /// what must change with it. None before the first observation (asking
+    /// the browser then would lay the page out in the middle of hydrating it).
+    pub fn seen_size(&self) -> Option<(f64, f64)> {
+        self.seen_size.get()
     }
 
     /// The canvas's size as the browser lays it out now (which may mean
@@ -825,70 +827,107 @@ impl LoopRoutes {
     }
 }
 
+/// What loop routing needs of the graph's structure, kept while only
+/// positions change: the nodes in one order with their position signals,
+/// and each edge's ends as indices into it. A drag move then hashes no id
+/// and clones no string.
+#[derive(PartialEq)]
+struct LoopBase {
+    positions: Vec<RwSignal<Position>>,
+    ends: Vec<(EdgeId, usize, usize)>,
+}
+
+impl LoopBase {
+    fn new(
+        positions: &HashMap<NodeId, RwSignal<Position>>,
+        edges: &[heddle_engine::format::EdgeSpec],
+    ) -> LoopBase {
+        let index: HashMap<&NodeId, usize> = positions
+            .keys()
+            .enumerate()
+            .map(|(i, id)| (id, i))
+            .collect();
+        LoopBase {
+            positions: positions.values().copied().collect(),
+            ends: edges
+                .iter()
+                .filter_map(|edge| {
+                    Some((
+                        edge.id.clone(),
+                        *index.get(&edge.from)?,
+                        *index.get(&edge.to)?,
+                    ))
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The routes of the edges that go back, recomputed when a node moves or
 /// an edge changes: loops need to know about each other to keep apart.
 /// Forward edges are routed one by one ([`edge_route`]), so dragging a node
 /// redraws only what it touches. While nodes are dragged only their own
-/// loops follow them; the others are laid out again once the drag ends
-/// (a committed change), so a drag repaints what it moves, not every loop
-/// its path crosses.
+/// loops follow them, and only their positions are followed (the others
+/// change only with a committed change, which moves `revision`); the other
+/// loops are laid out again once the drag ends, so a drag repaints what it
+/// moves, not every loop its path crosses.
 fn loop_routes(
     editor: Editor,
     gestures: Gestures,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
 ) -> Memo<HashMap<EdgeId, Route>> {
+    let base = Memo::new(move |_| {
+        positions.with(|positions| editor.edges.with(|edges| LoopBase::new(positions, edges)))
+    });
     Memo::new(move |previous: Option<&HashMap<EdgeId, Route>>| {
         editor.revision.track();
         let dragged: Vec<RwSignal<Position>> = gestures.drag.with_value(|drag| match drag {
             Drag::Move { origins, .. } => origins.iter().map(|(position, _)| *position).collect(),
             _ => Vec::new(),
         });
-        let mut moving: Vec<bool> = Vec::new();
-        let (ids, at): (Vec<NodeId>, Vec<(f64, f64)>) = positions.with(|map| {
-            map.iter()
-                .map(|(id, position)| {
-                    let p = position.get();
-                    moving.push(dragged.contains(position));
-                    (id.clone(), (p.x, p.y))
-                })
-                .unzip()
-        });
         let previous = previous.filter(|_| !dragged.is_empty());
-        let index: HashMap<&NodeId, usize> =
-            ids.iter().enumerate().map(|(i, id)| (id, i)).collect();
-        editor.edges.with(|edges| {
-            let (kept, ends): (Vec<&EdgeId>, Vec<EdgeEnds>) = edges
+        base.with(|base| {
+            let moving: Vec<bool> = base
+                .positions
                 .iter()
-                .filter_map(|edge| {
-                    let (from, to) = (*index.get(&edge.from)?, *index.get(&edge.to)?);
-                    // Mid-drag, the loops of nodes that stay keep their routes.
-                    if previous.is_some() && !moving[from] && !moving[to] {
-                        return None;
-                    }
-                    Some((
-                        &edge.id,
-                        EdgeEnds {
-                            from,
-                            to,
-                            label: None,
-                        },
-                    ))
+                .map(|position| dragged.contains(position))
+                .collect();
+            let at: Vec<(f64, f64)> = base
+                .positions
+                .iter()
+                .zip(&moving)
+                .map(|(position, &moves)| {
+                    let p = if previous.is_none() || moves {
+                        position.get()
+                    } else {
+                        position.get_untracked()
+                    };
+                    (p.x, p.y)
+                })
+                .collect();
+            // Mid-drag, the loops of nodes that stay keep their routes.
+            let (kept, ends): (Vec<&EdgeId>, Vec<EdgeEnds>) = base
+                .ends
+                .iter()
+                .filter(|(_, from, to)| previous.is_none() || moving[*from] || moving[*to])
+                .map(|(id, from, to)| {
+                    let ends = EdgeEnds {
+                        from: *from,
+                        to: *to,
+                        label: None,
+                    };
+                    (id, ends)
                 })
                 .unzip();
             let mut routes: HashMap<EdgeId, Route> = kept
-                .into_iter()
+                .iter()
                 .zip(routing::loops(&at, NODE_SIZE, &ends))
-                .filter_map(|(id, route)| Some((id.clone(), route?)))
+                .filter_map(|(id, route)| Some(((*id).clone(), route?)))
                 .collect();
             if let Some(previous) = previous {
-                let at_moving = |node: &NodeId| index.get(node).is_some_and(|&i| moving[i]);
-                let moved: HashSet<&EdgeId> = edges
-                    .iter()
-                    .filter(|edge| at_moving(&edge.from) || at_moving(&edge.to))
-                    .map(|edge| &edge.id)
-                    .collect();
+                let moved: HashSet<&EdgeId> = kept.into_iter().collect();
                 for (id, route) in previous {
-                    if !routes.contains_key(id) && !moved.contains(id) {
+                    if !moved.contains(id) {
                         routes.insert(id.clone(), route.clone());
                     }
                 }

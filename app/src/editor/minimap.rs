@@ -1,8 +1,12 @@
 //! The minimap: the whole graph small, with the visible part outlined;
-//! clicking it moves the view there. Each node's box follows its own
-//! position signal; the frame is recomputed when a change is committed.
+//! clicking it moves the view there. The nodes are drawn as one path per
+//! kind, redrawn as they move; the frame is recomputed when a change is
+//! committed.
 //! It shows only when part of the graph is out of view: a graph that is
 //! all on screen needs no map, and the corner is free for the graph.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
 
 use heddle_engine::format::Position;
 use leptos::ev;
@@ -25,42 +29,71 @@ fn frame(bounds: (f64, f64, f64, f64)) -> (f64, f64, f64) {
 
 #[component]
 pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
-    let bounds = Memo::new(move |_| {
+    // The box around every node, as of the last committed change.
+    let extent = Memo::new(move |_| {
         editor.revision.track();
         editor.nodes.with(|nodes| {
-            let (mut x1, mut y1, mut x2, mut y2) = (0.0f64, 0.0f64, 800.0f64, 500.0f64);
-            for (i, node) in nodes.iter().enumerate() {
+            nodes.iter().fold(None, |extent, node| {
                 let p = node.position.get_untracked();
-                if i == 0 {
-                    (x1, y1, x2, y2) = (p.x, p.y, p.x + NODE_WIDTH, p.y + NODE_HEIGHT);
-                }
-                x1 = x1.min(p.x);
-                y1 = y1.min(p.y);
-                x2 = x2.max(p.x + NODE_WIDTH);
-                y2 = y2.max(p.y + NODE_HEIGHT);
-            }
-            (x1 - MARGIN, y1 - MARGIN, x2 + MARGIN, y2 + MARGIN)
-        })
-    });
-    // Whether some node is outside the canvas as it is now.
-    let needed = move || {
-        let v = editor.viewport.get();
-        let (width, height) = gestures.tracked_size();
-        editor.nodes.with(|nodes| {
-            nodes.iter().any(|node| {
-                let p = node.position.get();
-                let (x, y) = (p.x * v.zoom + v.x, p.y * v.zoom + v.y);
-                x < 0.0
-                    || y < 0.0
-                    || x + NODE_WIDTH * v.zoom > width
-                    || y + NODE_HEIGHT * v.zoom > height
+                let (x1, y1, x2, y2) = extent.unwrap_or((p.x, p.y, p.x, p.y));
+                Some((
+                    x1.min(p.x),
+                    y1.min(p.y),
+                    x2.max(p.x + NODE_WIDTH),
+                    y2.max(p.y + NODE_HEIGHT),
+                ))
             })
         })
-    };
+    });
+    let bounds = Memo::new(move |_| {
+        let (x1, y1, x2, y2) = extent.get().unwrap_or((0.0, 0.0, 800.0, 500.0));
+        (x1 - MARGIN, y1 - MARGIN, x2 + MARGIN, y2 + MARGIN)
+    });
+    // Whether some node is outside the canvas as it is now. Until the
+    // canvas has been seen at its size, it is not known, and no map shows.
+    let needed = Memo::new(move |_| {
+        let Some((width, height)) = gestures.seen_size() else {
+            return false;
+        };
+        let Some((x1, y1, x2, y2)) = extent.get() else {
+            return false;
+        };
+        let v = editor.viewport.get();
+        let (left, top) = (x1 * v.zoom + v.x, y1 * v.zoom + v.y);
+        let (right, bottom) = (x2 * v.zoom + v.x, y2 * v.zoom + v.y);
+        left < 0.0 || top < 0.0 || right > width || bottom > height
+    });
+    // One path per kind of node, a rectangle per node: a few elements to
+    // draw and keep, however large the graph. Drawn again when a change is
+    // committed (a dragged node lands on the map when it is dropped), and
+    // not at all while the map is hidden.
+    let shapes = Memo::new(move |_| {
+        editor.revision.track();
+        if !needed.get() {
+            return Vec::new();
+        }
+        let (x0, y0, scale) = frame(bounds.get());
+        let (w, h) = (NODE_WIDTH * scale, NODE_HEIGHT * scale);
+        let mut by_kind: BTreeMap<String, String> = BTreeMap::new();
+        editor.nodes.with(|nodes| {
+            for node in nodes {
+                let p = node.position.get_untracked();
+                let kind = node.spec.with_untracked(|spec| spec.kind.clone());
+                let path = by_kind.entry(kind).or_default();
+                let _ = write!(
+                    path,
+                    "M{:.1} {:.1}h{w:.1}v{h:.1}h-{w:.1}z",
+                    (p.x - x0) * scale,
+                    (p.y - y0) * scale
+                );
+            }
+        });
+        by_kind.into_iter().collect::<Vec<_>>()
+    });
     let view_box = move || {
         let (x0, y0, scale) = frame(bounds.get());
         let v = editor.viewport.get();
-        let (width, height) = gestures.tracked_size();
+        let (width, height) = gestures.seen_size().unwrap_or_default();
         let top_left = v.to_world(0.0, 0.0);
         let (w, h) = (width / v.zoom, height / v.zoom);
         (
@@ -100,31 +133,14 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     view! {
         <svg
             class="minimap"
-            class:minimap-hidden=move || !needed()
+            class:minimap-hidden=move || !needed.get()
             viewBox=format!("0 0 {WIDTH} {HEIGHT}")
             role="img"
             aria-label="Minimap: click to move the view"
             on:pointerdown=jump
         >
-            <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
-                {
-                    let place = move || {
-                        let (x0, y0, scale) = frame(bounds.get());
-                        let p = node.position.get();
-                        ((p.x - x0) * scale, (p.y - y0) * scale, NODE_WIDTH * scale, NODE_HEIGHT * scale)
-                    };
-                    let kind = node.spec.with_untracked(|spec| spec.kind.clone());
-                    view! {
-                        <rect
-                            class=format!("minimap-node kind-{kind}")
-                            x=move || place().0
-                            y=move || place().1
-                            width=move || place().2
-                            height=move || place().3
-                            rx="2"
-                        />
-                    }
-                }
+            <For each=move || shapes.get() key=|shape| shape.clone() let:shape>
+                <path class=format!("minimap-node kind-{}", shape.0) d=shape.1 />
             </For>
             <rect
                 class="minimap-view"

@@ -19,11 +19,16 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
     use wasm_bindgen::closure::Closure;
 
     gestures.canvas.on_load(move |canvas| {
-        let last = Rc::new(Cell::new(gestures.measure()));
+        // Nothing measured here: the canvas has just been made, and asking
+        // its size would lay the page out in the middle of hydrating it. The
+        // observer reports the first size on its own.
+        let last: Rc<Cell<Option<(f64, f64)>>> = Rc::new(Cell::new(None));
         let resized = Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
             let (width, height) = gestures.measure();
             gestures.saw_size((width, height));
-            let (was_width, was_height) = last.replace((width, height));
+            let Some((was_width, was_height)) = last.replace(Some((width, height))) else {
+                return;
+            };
             let (dx, dy) = ((width - was_width) / 2.0, (height - was_height) / 2.0);
             if dx.abs() < 0.5 && dy.abs() < 0.5 {
                 return;
