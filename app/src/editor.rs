@@ -129,7 +129,7 @@ pub fn GraphEditor(
                 {dock.run()}
             </div>
             <aside class="inspector" aria-label="Inspector" hidden=move || !panels.inspector.get()>
-                <Inspector editor catalog problems />
+                <Inspector editor gestures catalog problems />
                 <ProblemList editor problems />
                 <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit live=publication />
                 {children()}

@@ -5,7 +5,7 @@
 // frame lasts as long as its work, not the 16.7 ms refresh) and counts
 // the events the page shows against the run's stored log.
 import { test } from "@playwright/test";
-import { signIn, timeFrames } from "./support";
+import { LOUD, signIn, timeFrames } from "./support";
 
 test.use({
   launchOptions: {
@@ -19,30 +19,6 @@ test.use({
     ],
   },
 });
-
-const LOUD = {
-  format_version: 2,
-  name: "Benchmark: 1,000 events a second",
-  state: { channels: { n: { type: "integer", reducer: "sum" } } },
-  nodes: [
-    { id: "start", kind: "start", position: { x: 0, y: 0 } },
-    {
-      id: "emit",
-      kind: "script",
-      config: { source: "for i in 0..250 { print(i); } #{ n: 1 }" },
-      position: { x: 240, y: 0 },
-    },
-    { id: "pace", kind: "wait", config: { ms: 250 }, position: { x: 480, y: 0 } },
-    { id: "end", kind: "end", position: { x: 720, y: 0 } },
-  ],
-  edges: [
-    { id: "e1", from: "start", to: "emit" },
-    { id: "e2", from: "emit", to: "pace" },
-    { id: "again", from: "pace", to: "emit", condition: "n < 40" },
-    { id: "done", from: "pace", to: "end", condition: "n >= 40" },
-  ],
-  limits: { max_steps: 1000 },
-};
 
 test("live view figures", async ({ page }) => {
   await signIn(page);

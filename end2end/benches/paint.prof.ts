@@ -6,7 +6,7 @@
 import { test, Page, Browser } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
-import { bigGraph, signIn, timeFrames } from "./support";
+import { bigGraph, LOUD, signIn, timeFrames } from "./support";
 
 const CATEGORIES = [
   "devtools.timeline",
@@ -122,5 +122,21 @@ test("trace open, drag and pan", async ({ page, browser }) => {
       await page.mouse.up();
     });
     console.log("pan", JSON.stringify(pan));
+  });
+});
+
+// The live view's frames (live.bench.ts's run), traced for five seconds of it.
+test("trace the live view", async ({ page, browser }) => {
+  await signIn(page);
+  const created = await page.request.post("/api/v1/graphs", { data: { document: LOUD } });
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+  await page.getByRole("tab", { name: "Events" }).click();
+  await page.request.post(`/api/v1/graphs/${id}/runs`, { data: { input: {} } });
+  await page.waitForTimeout(1000);
+  await traced(browser, page, "live", async () => {
+    const live = await timeFrames(page, 16, () => page.waitForTimeout(5000));
+    console.log("live", JSON.stringify(live));
   });
 });

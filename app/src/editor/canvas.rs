@@ -80,6 +80,10 @@ pub struct Gestures {
     pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
     /// Where the pointer last was (screen), for pasting where it points.
     pub pointer: StoredValue<Option<(f64, f64)>>,
+    /// Whether a button is down on the canvas. What follows the selection
+    /// at a cost (the inspector's form) waits until it is up, so a drag's
+    /// first frames are not spent drawing a form.
+    pub held: RwSignal<bool>,
     /// The canvas's box on screen while a gesture lasts: asking for it at
     /// every pointer move would make the browser lay the page out again
     /// before each frame.
@@ -101,6 +105,7 @@ impl Gestures {
             canvas: NodeRef::new(),
             menu: RwSignal::new(None),
             pointer: StoredValue::new(None),
+            held: RwSignal::new(false),
             rect: StoredValue::new(None),
             seen_size: RwSignal::new(None),
         }
@@ -226,6 +231,7 @@ pub fn Canvas(
         if event.button() != 0 {
             return;
         }
+        gestures.held.set(true);
         commit_focused_field();
         let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
         else {
@@ -402,6 +408,9 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         }
     });
     let releasing = window_event_listener(ev::pointerup, move |event: ev::PointerEvent| {
+        if gestures.held.get_untracked() {
+            gestures.held.set(false);
+        }
         let drag = gestures.drag.get_value();
         gestures.drag.set_value(Drag::None);
         let local = gestures.local(event.client_x() as f64, event.client_y() as f64);
@@ -605,6 +614,7 @@ fn CanvasNode(
             if event.button() != 0 {
                 return;
             }
+            gestures.held.set(true);
             gestures.menu.set(None);
             event.stop_propagation();
             commit_focused_field();

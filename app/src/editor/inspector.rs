@@ -12,6 +12,7 @@ use heddle_engine::kinds::BuiltinKind;
 use heddle_engine::validate::Problem;
 use leptos::prelude::*;
 
+use super::canvas::Gestures;
 use super::channels::ChannelTable;
 use super::config_form::{Choices, ConfigForm};
 use super::state::Editor;
@@ -29,6 +30,8 @@ fn edit_node(editor: Editor, id: &NodeId, edit: impl FnOnce(&mut NodeSpec)) {
 #[component]
 pub fn Inspector(
     editor: Editor,
+    /// Whether the pointer is down on the canvas (the form waits for it).
+    gestures: Gestures,
     /// The server's tools and models, for the pickers.
     catalog: Resource<Result<heddle_engine::Catalog, crate::error::AppError>>,
     /// The validator's problems, shown at the fields they concern.
@@ -82,43 +85,60 @@ pub fn Inspector(
             </datalist>
         }
     };
-    let single = move || {
-        editor.selected.with(|selected| {
-            (selected.len() == 1)
-                .then(|| selected.iter().next().cloned())
-                .flatten()
-        })
-    };
+    // What the form is for. It follows the selection once the pointer is
+    // up: a node pressed to be dragged is selected at once (its ring shows),
+    // and its form, a few dozen milliseconds to draw, waits for the drop
+    // instead of stalling the drag's first frames.
+    let shown = Memo::new(move |previous: Option<&Shown>| {
+        let now = editor.selected.with(|selected| match selected.len() {
+            0 => match editor.selected_edge.get() {
+                Some(edge) => Shown::Edge(edge),
+                None => Shown::Graph,
+            },
+            1 => selected
+                .iter()
+                .next()
+                .cloned()
+                .map_or(Shown::Graph, Shown::Node),
+            many => Shown::Nodes(many),
+        });
+        match previous {
+            Some(previous) if gestures.held.get() => previous.clone(),
+            _ => now,
+        }
+    });
     let form = move || {
-        if let Some(id) = single() {
-            let node = editor
-                .nodes
-                .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied());
-            return node
-                .map(|node| {
-                    view! { <NodeForm editor spec=node.spec problems choices /> }.into_any()
-                })
-                .unwrap_or_else(|| ().into_any());
+        match shown.get() {
+        Shown::Node(id) => editor
+            .nodes
+            .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied())
+            .map(|node| view! { <NodeForm editor spec=node.spec problems choices /> }.into_any())
+            .unwrap_or_else(|| ().into_any()),
+        Shown::Nodes(count) => view! {
+            <section class="inspector-section">
+                <h2 class="inspector-title">{format!("{count} nodes selected")}</h2>
+                <p class="empty-note">"Drag to move them together; Delete removes them; Ctrl+D duplicates."</p>
+            </section>
         }
-        let count = editor.selected.with(|selected| selected.len());
-        if count > 1 {
-            return view! {
-                <section class="inspector-section">
-                    <h2 class="inspector-title">{format!("{count} nodes selected")}</h2>
-                    <p class="empty-note">"Drag to move them together; Delete removes them; Ctrl+D duplicates."</p>
-                </section>
-            }
-            .into_any();
-        }
-        if let Some(edge) = editor.selected_edge.get() {
-            return view! { <EdgeForm editor edge /> }.into_any();
-        }
-        view! { <GraphForm editor /> }.into_any()
+        .into_any(),
+        Shown::Edge(edge) => view! { <EdgeForm editor edge /> }.into_any(),
+        Shown::Graph => view! { <GraphForm editor /> }.into_any(),
+    }
     };
     view! {
         <Transition fallback=|| ()>{lists}</Transition>
         {form}
     }
+}
+
+/// What the inspector shows a form for.
+#[derive(Clone, Debug, PartialEq)]
+enum Shown {
+    Node(NodeId),
+    /// Several nodes: how many.
+    Nodes(usize),
+    Edge(heddle_engine::EdgeId),
+    Graph,
 }
 
 #[component]
