@@ -200,11 +200,9 @@ pub fn Canvas(
     let positions = editor.positions();
     let loops = LoopRoutes::new(editor, gestures, positions);
     let viewport = editor.viewport;
-    // Panning moves the world by a translation alone, zooming scales what
-    // it holds: the browser then pans by moving one composited layer,
-    // without going over the graph's drawing again (a transform that also
-    // scales is re-laid into layers at every change: ~8 ms a frame with
-    // 500 nodes).
+    // Panning moves the world, a composited layer, by a translation: the
+    // browser repaints nothing. The zoom's scale and level of detail sit on
+    // the element inside it, and change only with the zoom.
     let world_shift = move || {
         let v = viewport.get();
         format!("translate({}px, {}px)", v.x, v.y)
@@ -720,9 +718,9 @@ fn CanvasNode(
             {(editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end")).then(|| view! {
                 <span class="port port-out" title="Drag to another node to connect" on:pointerdown=on_port></span>
             })}
-            // Last, though drawn first in its row: the label clips its text,
-            // and what a clip holds is drawn apart from the rest. Last, it
-            // leaves the node two runs of drawing, not three.
+            // Last in the node, though placed first in its grid: its text is
+            // clipped, and the browser draws a clipped part as a run of its
+            // own. Last, it splits the node's drawing in two runs, not three.
             <span class="canvas-node-label">{label}</span>
         </div>
     }
