@@ -1,7 +1,6 @@
 //! The minimap: the whole graph small, with the visible part outlined;
 //! clicking it moves the view there. The nodes are drawn as one path per
-//! kind, redrawn as they move; the frame is recomputed when a change is
-//! committed.
+//! kind, redrawn when they move (a drag's when it ends).
 //! It shows only when part of the graph is out of view: a graph that is
 //! all on screen needs no map, and the corner is free for the graph.
 
@@ -27,14 +26,25 @@ fn frame(bounds: (f64, f64, f64, f64)) -> (f64, f64, f64) {
     (x1, y1, scale)
 }
 
+/// A node's place: followed (`live`), or read without following.
+fn place(position: RwSignal<Position>, live: bool) -> Position {
+    if live {
+        position.get()
+    } else {
+        position.get_untracked()
+    }
+}
+
 #[component]
 pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
-    // The box around every node, as of the last committed change.
+    // The box around every node. While the pointer is down, moves are not
+    // followed (a drag would redraw the map at every frame); the map
+    // catches up when it comes up.
     let extent = Memo::new(move |_| {
-        editor.revision.track();
+        let live = !gestures.held.get();
         editor.nodes.with(|nodes| {
             nodes.iter().fold(None, |extent, node| {
-                let p = node.position.get_untracked();
+                let p = place(node.position, live);
                 let (x1, y1, x2, y2) = extent.unwrap_or((p.x, p.y, p.x, p.y));
                 Some((
                     x1.min(p.x),
@@ -64,11 +74,11 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
         left < 0.0 || top < 0.0 || right > width || bottom > height
     });
     // One path per kind of node, a rectangle per node: a few elements to
-    // draw and keep, however large the graph. Drawn again when a change is
-    // committed (a dragged node lands on the map when it is dropped), and
-    // not at all while the map is hidden.
+    // draw and keep, however large the graph. Not drawn while the map is
+    // hidden, and like the extent, not followed while the pointer is down
+    // (a dragged node lands on the map when it is dropped).
     let shapes = Memo::new(move |_| {
-        editor.revision.track();
+        let live = !gestures.held.get();
         if !needed.get() {
             return Vec::new();
         }
@@ -77,7 +87,7 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
         let mut by_kind: BTreeMap<String, String> = BTreeMap::new();
         editor.nodes.with(|nodes| {
             for node in nodes {
-                let p = node.position.get_untracked();
+                let p = place(node.position, live);
                 let kind = node.spec.with_untracked(|spec| spec.kind.clone());
                 let path = by_kind.entry(kind).or_default();
                 let _ = write!(
