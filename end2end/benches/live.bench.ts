@@ -5,7 +5,7 @@
 // frame lasts as long as its work, not the 16.7 ms refresh) and counts
 // the events the page shows against the run's stored log.
 import { test } from "@playwright/test";
-import { LOUD, signIn, timeFrames } from "./support";
+import { openLoud, signIn, timeFrames } from "./support";
 
 test.use({
   launchOptions: {
@@ -22,11 +22,7 @@ test.use({
 
 test("live view figures", async ({ page }) => {
   await signIn(page);
-  const created = await page.request.post("/api/v1/graphs", { data: { document: LOUD } });
-  const { id } = await created.json();
-  await page.goto(`/graphs/${id}`);
-  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-  await page.getByRole("tab", { name: "Events" }).click();
+  const id = await openLoud(page);
 
   let status = "";
   let stored = 0;

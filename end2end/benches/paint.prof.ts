@@ -6,7 +6,7 @@
 import { test, Page, Browser } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
-import { bigGraph, LOUD, signIn, timeFrames } from "./support";
+import { bigGraph, openLoud, signIn, timeFrames } from "./support";
 
 const CATEGORIES = [
   "devtools.timeline",
@@ -128,11 +128,7 @@ test("trace open, drag and pan", async ({ page, browser }) => {
 // The live view's frames (live.bench.ts's run), traced for five seconds of it.
 test("trace the live view", async ({ page, browser }) => {
   await signIn(page);
-  const created = await page.request.post("/api/v1/graphs", { data: { document: LOUD } });
-  const { id } = await created.json();
-  await page.goto(`/graphs/${id}`);
-  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-  await page.getByRole("tab", { name: "Events" }).click();
+  const id = await openLoud(page);
   await page.request.post(`/api/v1/graphs/${id}/runs`, { data: { input: {} } });
   await page.waitForTimeout(1000);
   await traced(browser, page, "live", async () => {

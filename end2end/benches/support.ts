@@ -108,3 +108,13 @@ export const LOUD = {
   ],
   limits: { max_steps: 1000 },
 };
+
+/** Creates the LOUD graph and opens its page on the run panel's Events tab; returns its id. */
+export async function openLoud(page: Page): Promise<string> {
+  const created = await page.request.post("/api/v1/graphs", { data: { document: LOUD } });
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+  await page.getByRole("tab", { name: "Events" }).click();
+  return id;
+}

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 
 use super::canvas::Gestures;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
-use super::state::{Editor, Viewport};
+use super::state::{self, Editor, Viewport};
 
 const WIDTH: f64 = 180.0;
 const HEIGHT: f64 = 120.0;
@@ -42,18 +42,9 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     // catches up when it comes up.
     let extent = Memo::new(move |_| {
         let live = !gestures.held.get();
-        editor.nodes.with(|nodes| {
-            nodes.iter().fold(None, |extent, node| {
-                let p = place(node.position, live);
-                let (x1, y1, x2, y2) = extent.unwrap_or((p.x, p.y, p.x, p.y));
-                Some((
-                    x1.min(p.x),
-                    y1.min(p.y),
-                    x2.max(p.x + NODE_WIDTH),
-                    y2.max(p.y + NODE_HEIGHT),
-                ))
-            })
-        })
+        editor
+            .nodes
+            .with(|nodes| state::extent(nodes, |position| place(position, live)))
     });
     let bounds = Memo::new(move |_| {
         let (x1, y1, x2, y2) = extent.get().unwrap_or((0.0, 0.0, 800.0, 500.0));

@@ -292,21 +292,9 @@ impl Editor {
 
     /// Fits every node in a `width` × `height` canvas.
     pub fn fit(&self, width: f64, height: f64) {
-        use super::model::{NODE_HEIGHT, NODE_WIDTH};
-        let bounds = self.nodes.with_untracked(|nodes| {
-            nodes
-                .iter()
-                .fold(None, |bounds: Option<(f64, f64, f64, f64)>, node| {
-                    let p = node.position.get_untracked();
-                    let (x1, y1, x2, y2) = bounds.unwrap_or((p.x, p.y, p.x, p.y));
-                    Some((
-                        x1.min(p.x),
-                        y1.min(p.y),
-                        x2.max(p.x + NODE_WIDTH),
-                        y2.max(p.y + NODE_HEIGHT),
-                    ))
-                })
-        });
+        let bounds = self
+            .nodes
+            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
         let Some((x1, y1, x2, y2)) = bounds else {
             self.viewport.set(Viewport::default());
             self.framed.set_value(Some(Viewport::default()));
@@ -332,6 +320,25 @@ impl Editor {
             .get_value()
             .is_none_or(|view| view == self.viewport.get_untracked())
     }
+}
+
+/// The box `(x1, y1, x2, y2)` around `nodes`, their places read by `place`
+/// (followed or not, as the caller needs); None for no nodes.
+pub fn extent(
+    nodes: &[NodeView],
+    place: impl Fn(RwSignal<Position>) -> Position,
+) -> Option<(f64, f64, f64, f64)> {
+    use super::model::{NODE_HEIGHT, NODE_WIDTH};
+    nodes.iter().fold(None, |extent, node| {
+        let p = place(node.position);
+        let (x1, y1, x2, y2) = extent.unwrap_or((p.x, p.y, p.x, p.y));
+        Some((
+            x1.min(p.x),
+            y1.min(p.y),
+            x2.max(p.x + NODE_WIDTH),
+            y2.max(p.y + NODE_HEIGHT),
+        ))
+    })
 }
 
 #[cfg(test)]
