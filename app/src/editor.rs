@@ -17,10 +17,12 @@
 //! - [`minimap`], [`quick_add`], [`notes`]: the overview, double-click to
 //!   add, sticky notes.
 //! - [`kind_icon`]: a line icon per node kind.
-//! - [`routing`]: where edges and their labels are drawn (loops apart).
+//! - [`routing`]: where edges and their labels are drawn (loops apart);
+//!   [`attr_keys`]: attribute names that hydrate without being written.
 //! - [`node_menu`]: a node's context menu; [`resize`]: the view stays
 //!   centred when the canvas changes size.
 
+pub mod attr_keys;
 pub mod canvas;
 pub mod channels;
 pub mod config_form;
@@ -83,26 +85,14 @@ pub fn GraphEditor(
     keys::install(editor, gestures, help);
     resize::keep_centred(editor, gestures);
     persistence.start();
-    // A graph saved without positions is laid out when it opens.
-    let unplaced = editor
-        .document()
-        .nodes
-        .iter()
-        .all(|node| node.position.is_none())
-        && !editor.nodes.with_untracked(Vec::is_empty);
+    // A graph saved without positions is laid out when it opens. The view
+    // is fitted to the canvas when the browser first reports its size
+    // (`resize.rs`): asking for it here would lay the page out mid-hydration.
+    let unplaced = editor.opened_unplaced;
     #[cfg(feature = "hydrate")]
     Effect::new(move |done: Option<()>| {
-        if done.is_none() {
-            if unplaced && editor.can_edit {
-                keys::auto_layout(editor, gestures);
-            }
-            // After the first layout, when the canvas has its size.
-            request_animation_frame(move || {
-                let (width, height) = gestures.size();
-                if width > 100.0 && height > 100.0 {
-                    editor.fit(width, height);
-                }
-            });
+        if done.is_none() && unplaced && editor.can_edit {
+            keys::lay_out(editor);
         }
     });
     #[cfg(not(feature = "hydrate"))]

@@ -4,6 +4,7 @@
 // function names (docs/performance.md, "Profiling the editor"):
 //   cargo xtask site && (cd end2end && npx playwright test --config playwright.profile.config.ts)
 // "(program)" is the browser's own work: style, layout and paint.
+import * as fs from "fs";
 import { test, Page } from "@playwright/test";
 import { bigGraph, signIn, timeFrames } from "./support";
 
@@ -47,6 +48,8 @@ test("profile open", async ({ page }) => {
   await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
   console.log(`open ${Date.now() - started} ms`);
   const { profile } = await cdp.send("Profiler.stop");
+  // HEDDLE_PROFILE_OUT=file.cpuprofile keeps the profile (DevTools opens it).
+  if (process.env.HEDDLE_PROFILE_OUT) fs.writeFileSync(process.env.HEDDLE_PROFILE_OUT, JSON.stringify(profile));
   printProfile(profile);
 });
 

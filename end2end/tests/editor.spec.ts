@@ -348,3 +348,81 @@ test("loops into one node run apart, and no edge label sits under a node", async
   await page.screenshot({ path: "../target/e2e/screens/loops-light.png" });
   expect(errors).toEqual([]);
 });
+
+test("a graph saved without positions opens laid out and fitted", async ({ page, errors }) => {
+  // A chain of eight nodes, written by hand: no positions at all.
+  const ids = ["start", "a", "b", "c", "d", "e", "f", "end"];
+  const document = {
+    format_version: 2,
+    name: "Unplaced",
+    nodes: ids.map((id) => (id === "start" || id === "end" ? { id, kind: id } : { id, kind: "set", config: { values: {} } })),
+    edges: ids.slice(1).map((id, i) => ({ id: `e${i}`, from: ids[i], to: id })),
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  // Left to right in one row, in the chain's order (not a grid of six).
+  await expect(async () => {
+    const boxes = await Promise.all(ids.map(async (node) => (await page.locator(`.canvas-node[data-node="${node}"]`).boundingBox())!));
+    for (let i = 1; i < boxes.length; i++) {
+      expect(Math.abs(boxes[i].y - boxes[0].y)).toBeLessThan(2);
+      expect(boxes[i].x).toBeGreaterThan(boxes[i - 1].x + boxes[i - 1].width);
+    }
+    // All of it in view.
+    const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+    expect(boxes[0].x).toBeGreaterThanOrEqual(canvas.x);
+    expect(boxes[7].x + boxes[7].width).toBeLessThanOrEqual(canvas.x + canvas.width);
+  }).toPass();
+  // The layout is a change like any other: saved, and kept after a reload.
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const exported = await (await page.request.get(`/api/v1/graphs/${id}/export`)).json();
+  expect(exported.nodes.every((node: { position?: unknown }) => node.position)).toBe(true);
+  expect(errors).toEqual([]);
+});
+
+test("a large graph opens zoomed out to boxes; zooming in brings back labels and ports", async ({ page, errors }) => {
+  const nodes = Array.from({ length: 300 }, (_, i) => ({
+    id: `n${i}`,
+    kind: "set",
+    label: `Step ${i}`,
+    config: { values: {} },
+    position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 100 },
+  }));
+  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  const document = { format_version: 2, name: "Large", nodes, edges };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  // Hydrating takes the server's attributes as they are: none of the nodes'
+  // or edges' is written again (each was once, an edge's path parsed twice).
+  await page.addInitScript(() => {
+    const written: string[] = [];
+    (window as unknown as { written: string[] }).written = written;
+    const setAttribute = Element.prototype.setAttribute;
+    Element.prototype.setAttribute = function (name: string, value: string) {
+      if (["data-node", "data-state", "data-edge", "d"].includes(name) && this.closest(".editor-canvas")) written.push(name);
+      return setAttribute.call(this, name, value);
+    };
+  });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await expect(page.locator(".canvas-node")).toHaveCount(300);
+  await expect(page.locator(".editor-edge")).toHaveCount(299);
+  expect(await page.evaluate(() => (window as unknown as { written: string[] }).written.length)).toBe(0);
+  await expect(page.locator('.editor-zoom[data-detail="tiny"]')).toHaveCount(1);
+  await expect(page.locator(".canvas-node-label")).toHaveCount(0);
+  await expect(page.locator(".canvas-node .port")).toHaveCount(0);
+  // Zoomed in past 50%, every node has its label, kind line and ports again.
+  for (let i = 0; i < 12 && (await page.locator('.editor-zoom[data-detail="full"]').count()) === 0; i++) {
+    await page.getByRole("button", { name: "Zoom in" }).click();
+  }
+  await expect(page.locator('.editor-zoom[data-detail="full"]')).toHaveCount(1);
+  await expect(page.locator(".canvas-node-label")).toHaveCount(300);
+  await expect(page.locator('.canvas-node[data-node="n7"] .canvas-node-label')).toHaveText("Step 7");
+  await expect(page.locator(".canvas-node .port-out")).toHaveCount(300);
+  expect(errors).toEqual([]);
+});

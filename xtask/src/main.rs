@@ -12,6 +12,10 @@
 //!
 //! `cargo xtask site [--release]` does steps 1 to 3 only.
 //!
+//! With `HEDDLE_WASM_NAMES=1`, a release bundle keeps its function names, so
+//! a CPU profile of the optimised front end names our functions
+//! (docs/performance.md, "Profiling the editor"); it is megabytes larger.
+//!
 //! This replaces cargo-leptos, whose install costs a quarter of an hour here
 //! and which needs a separately installed wasm-bindgen CLI of the right
 //! version; see the README.
@@ -111,8 +115,9 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
         .typescript(false)
         .debug(!release)
         // Function names alone are megabytes in a Leptos bundle; release
-        // builds drop them (panics still print their messages).
-        .remove_name_section(release)
+        // builds drop them (panics still print their messages), unless
+        // kept for profiling.
+        .remove_name_section(release && std::env::var_os("HEDDLE_WASM_NAMES").is_none())
         .remove_producers_section(release)
         .generate(&pkg)
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))?;

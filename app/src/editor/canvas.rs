@@ -14,6 +14,7 @@ use leptos::ev;
 use leptos::html;
 use leptos::prelude::*;
 
+use super::attr_keys::{D, DataEdge, DataNode, DataState};
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
 use super::notes::Notes;
 use super::quick_add::{QuickAdd, QuickAddBox};
@@ -210,6 +211,10 @@ pub fn Canvas(
     let zoom = Memo::new(move |_| viewport.get().zoom);
     let world_scale = move || format!("scale({})", zoom.get());
     let detail = Memo::new(move |_| Detail::at(zoom.get()));
+    let drawn = Drawn {
+        full: Memo::new(move |_| detail.get() == Detail::Full),
+        labelled: Memo::new(move |_| detail.get() != Detail::Tiny),
+    };
     // The dot grid is a layer of its own, moved by a transform within one
     // cell: panning then repaints nothing, the compositor only shifts it.
     let cell = Memo::new(move |_| grid_cell(zoom.get()));
@@ -315,7 +320,7 @@ pub fn Canvas(
                 </svg>
                 <Notes editor gestures />
                 <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
-                    <CanvasNode editor gestures node live problems />
+                    <CanvasNode editor gestures node live problems drawn />
                 </For>
                 <For
                     each=move || editor.edges.get().into_iter().filter(|edge| edge.route.is_some() || edge.condition.is_some())
@@ -494,6 +499,7 @@ fn CanvasNode(
     node: NodeView,
     live: RwSignal<RunView>,
     problems: Memo<Vec<Problem>>,
+    drawn: Drawn,
 ) -> impl IntoView {
     let id = node.id.get_value();
     let selected = {
@@ -604,7 +610,18 @@ fn CanvasNode(
         })
     };
     let kind = move || node.spec.with(|spec| spec.kind.clone());
-    let class = move || format!("canvas-node kind-{}", kind());
+    // One class attribute, one effect: a page holds hundreds of nodes, and
+    // each effect is work when it hydrates.
+    let class = move || {
+        let mut class = format!("canvas-node kind-{}", kind());
+        if selected.get() {
+            class.push_str(" selected");
+        }
+        if own_problems.with(|problems| !problems.is_empty()) {
+            class.push_str(" has-problems");
+        }
+        class
+    };
 
     let on_pointerdown = {
         let id = id.clone();
@@ -676,6 +693,7 @@ fn CanvasNode(
                 (false, false) => None,
             })
     };
+    let connectable = editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end");
     let on_port = {
         let id = id.clone();
         move |event: ev::PointerEvent| {
@@ -687,43 +705,58 @@ fn CanvasNode(
         }
     };
 
+    let node_id = id.to_string();
     view! {
         <div
             class=class
-            class:selected=move || selected.get()
-            class:has-problems=move || own_problems.with(|p| !p.is_empty())
-            data-node=id.to_string()
-            data-state=state
             title=failure
             style:transform=transform
             on:pointerdown=on_pointerdown
             on:contextmenu=on_menu
         >
-            {move || breakpoints().map(|title| view! {
-                <span class="canvas-node-breakpoint" title=title data-testid="breakpoint"></span>
-            })}
-            <span class="port port-in" aria-hidden="true"></span>
-            <span class="canvas-node-kind">{kind}</span>
-            <span class="canvas-node-count">{runs}</span>
-            {badges}
-            {streamed}
+            // What most nodes do not have (a breakpoint, a run's figures and
+            // text, problems) is one part, drawn again when any of it changes.
             {move || {
-                own_problems.with(|problems| {
+                let breakpoint = breakpoints().map(|title| view! {
+                    <span class="canvas-node-breakpoint" title=title data-testid="breakpoint"></span>
+                });
+                let problems = own_problems.with(|problems| {
                     (!problems.is_empty()).then(|| {
                         let title = problems.join("\n");
                         view! { <span class="canvas-node-problems" title=title>{problems.len()}</span> }
                     })
-                })
+                });
+                (breakpoint, badges(), streamed(), problems)
             }}
-            {(editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end")).then(|| view! {
-                <span class="port port-out" title="Drag to another node to connect" on:pointerdown=on_port></span>
+            {move || drawn.full.get().then(|| view! {
+                <span class="port port-in" aria-hidden="true"></span>
+                <span class="canvas-node-kind">{kind}</span>
+                <span class="canvas-node-count">{runs}</span>
+                {connectable.then(|| view! {
+                    <span class="port port-out" title="Drag to another node to connect" on:pointerdown=on_port.clone()></span>
+                })}
             })}
             // Last in the node, though placed first in its grid: its text is
             // clipped, and the browser draws a clipped part as a run of its
             // own. Last, it splits the node's drawing in two runs, not three.
-            <span class="canvas-node-label">{label}</span>
+            {move || drawn.labelled.get().then(|| view! { <span class="canvas-node-label">{label}</span> })}
         </div>
     }
+    .attr(DataNode, node_id)
+    .attr(DataState, state)
+}
+
+/// Which of a node's parts the zoom draws (from [`Detail`]): followed by
+/// every node, so each is its own memo and a zoom that stays within a
+/// level wakes no node. Parts not drawn are left out of the page, not
+/// hidden: a large graph opens zoomed out, and its page then holds
+/// thousands fewer elements to style, lay out and hydrate.
+#[derive(Clone, Copy)]
+struct Drawn {
+    /// Ports, the kind line and the run count.
+    full: Memo<bool>,
+    /// The label.
+    labelled: Memo<bool>,
 }
 
 /// How much of each node is drawn at a zoom. Zoomed out, ports and
@@ -1021,23 +1054,37 @@ fn EdgePath(
         })
     };
     let (selected, taken, select) = edge_looks(editor, &edge, live);
-    // The whole edge selects it: the wide hit area and the drawn line.
+    // One class attribute, one effect (hundreds of edges hydrate).
+    let class = move || {
+        let mut class = String::from("editor-edge");
+        for (name, on) in [
+            (" conditional", conditional),
+            (" selected", selected()),
+            (" taken", taken()),
+            (" has-problems", own_problems.with(|text| !text.is_empty())),
+        ] {
+            if on {
+                class.push_str(name);
+            }
+        }
+        class
+    };
+    // The whole edge selects it: the wide hit area and the drawn line (its
+    // arrow is the stylesheet's).
+    let hit = view! {
+        <path class="editor-edge-hit">
+            {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
+        </path>
+    }
+    .attr(D, path);
+    let line = view! { <path class="editor-edge-line" /> }.attr(D, path);
     view! {
-        <g
-            class="editor-edge"
-            class:conditional=conditional
-            class:selected=selected
-            class:taken=taken
-            class:has-problems=move || own_problems.with(|text| !text.is_empty())
-            data-edge=id.to_string()
-            on:pointerdown=select
-        >
-            <path class="editor-edge-hit" d=path>
-                {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
-            </path>
-            <path class="editor-edge-line" d=path marker-end="url(#editor-arrow)" />
+        <g class=class on:pointerdown=select>
+            {hit}
+            {line}
         </g>
     }
+    .attr(DataEdge, id.to_string())
 }
 
 /// Whether an edge is selected, whether the watched run took it, and the
@@ -1106,7 +1153,6 @@ fn EdgeLabel(
             class="editor-edge-label"
             class:selected=selected
             class:taken=taken
-            data-edge=edge.id.to_string()
             style=style
             title=full
             on:pointerdown=select
@@ -1114,6 +1160,7 @@ fn EdgeLabel(
             {label}
         </div>
     }
+    .attr(DataEdge, edge.id.to_string())
 }
 
 /// An edge's label as drawn: short ones whole; long ones keep their start

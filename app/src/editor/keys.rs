@@ -85,19 +85,23 @@ fn paste_text(editor: Editor, text: &str, at: Option<Position>) -> bool {
     true
 }
 
-/// Lays the whole graph out.
 /// Lays the graph out left to right, then fits it in view.
 pub fn auto_layout(editor: Editor, gestures: Gestures) {
+    lay_out(editor);
+    let (width, height) = gestures.size();
+    if width > 100.0 && height > 100.0 {
+        editor.fit(width, height);
+    }
+}
+
+/// Lays the graph out left to right (one undoable change).
+pub fn lay_out(editor: Editor) {
     editor.change(|document| {
         let positions = layout(document);
         for node in &mut document.nodes {
             node.position = positions.get(&node.id).copied();
         }
     });
-    let (width, height) = gestures.size();
-    if width > 100.0 && height > 100.0 {
-        editor.fit(width, height);
-    }
 }
 
 pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {

@@ -1,4 +1,5 @@
-//! Keeps the graph in view when the canvas changes size (the run panel
+//! Fits the graph to the canvas once the browser has laid it out, and
+//! keeps it in view when the canvas changes size (the run panel
 //! opening under it, the window resized): a view nobody has panned or
 //! zoomed since it was fitted is fitted again; otherwise what is in the
 //! middle stays in the middle, so the graph never slides off to one side
@@ -27,6 +28,12 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
             let (width, height) = gestures.measure();
             gestures.saw_size((width, height));
             let Some((was_width, was_height)) = last.replace(Some((width, height))) else {
+                // The first size: the page was drawn at a guessed one
+                // (`Viewport::GUESSED_CANVAS`); now the view fits the real
+                // one, unless someone has already moved it.
+                if editor.still_framed() && width > 100.0 && height > 100.0 {
+                    editor.fit(width, height);
+                }
                 return;
             };
             let (dx, dy) = ((width - was_width) / 2.0, (height - was_height) / 2.0);

@@ -43,6 +43,32 @@ impl Viewport {
     pub const MIN_ZOOM: f64 = 0.1;
     pub const MAX_ZOOM: f64 = 3.0;
 
+    /// The canvas's size before the browser has laid it out: at 1440×900,
+    /// the window less the palette, the inspector, the page's bars and the
+    /// run panel's tabs. The page is drawn at the view that fits this, so a
+    /// large graph arrives zoomed out (and drawn with less, `Detail` in
+    /// canvas.rs) rather than at full size to be zoomed out and drawn again
+    /// once hydrated; the fit then corrects the view to the real size.
+    pub const GUESSED_CANVAS: (f64, f64) = (900.0, 660.0);
+
+    /// The view that fits box `extent` (`(x1, y1, x2, y2)`, in the world)
+    /// in a `width` × `height` canvas, centred, with a margin; the default
+    /// view for nothing to fit.
+    pub fn fitting(extent: Option<(f64, f64, f64, f64)>, width: f64, height: f64) -> Viewport {
+        let Some((x1, y1, x2, y2)) = extent else {
+            return Viewport::default();
+        };
+        let margin = 48.0;
+        let zoom = ((width - 2.0 * margin) / (x2 - x1))
+            .min((height - 2.0 * margin) / (y2 - y1))
+            .clamp(Viewport::MIN_ZOOM, 1.25);
+        Viewport {
+            x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
+            y: (height - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
+            zoom,
+        }
+    }
+
     /// The world point under screen point `(sx, sy)` (relative to the canvas).
     pub fn to_world(&self, sx: f64, sy: f64) -> Position {
         Position {
@@ -86,10 +112,15 @@ pub struct Editor {
     /// runs again disposes what it made).
     owner: StoredValue<Owner>,
     pub can_edit: bool,
+    /// Whether the document came without any node's position (written by
+    /// hand or by a tool): it is laid out when it opens.
+    pub opened_unplaced: bool,
 }
 
 impl Editor {
     pub fn new(document: GraphDocument, can_edit: bool) -> Editor {
+        let opened_unplaced =
+            !document.nodes.is_empty() && document.nodes.iter().all(|node| node.position.is_none());
         let editor = Editor {
             skeleton: RwSignal::new(GraphDocument::new("")),
             nodes: RwSignal::new(Vec::new()),
@@ -103,8 +134,18 @@ impl Editor {
             framed: StoredValue::new(None),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
             can_edit,
+            opened_unplaced,
         };
         editor.load(document);
+        // The same on the server and in the browser, from the document
+        // alone: hydration finds the view it would have drawn.
+        let (width, height) = Viewport::GUESSED_CANVAS;
+        let guessed = editor
+            .nodes
+            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        editor
+            .viewport
+            .set(Viewport::fitting(guessed, width, height));
         editor
     }
 
@@ -295,20 +336,7 @@ impl Editor {
         let bounds = self
             .nodes
             .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
-        let Some((x1, y1, x2, y2)) = bounds else {
-            self.viewport.set(Viewport::default());
-            self.framed.set_value(Some(Viewport::default()));
-            return;
-        };
-        let margin = 48.0;
-        let zoom = ((width - 2.0 * margin) / (x2 - x1))
-            .min((height - 2.0 * margin) / (y2 - y1))
-            .clamp(Viewport::MIN_ZOOM, 1.25);
-        let view = Viewport {
-            x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
-            y: (height - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
-            zoom,
-        };
+        let view = Viewport::fitting(bounds, width, height);
         self.viewport.set(view);
         self.framed.set_value(Some(view));
     }
@@ -357,5 +385,20 @@ mod tests {
         let after = zoomed.to_world(300.0, 200.0);
         assert!((before.x - after.x).abs() < 1e-9 && (before.y - after.y).abs() < 1e-9);
         assert_eq!(view.zoom_at(100.0, 0.0, 0.0).zoom, Viewport::MAX_ZOOM);
+    }
+
+    #[test]
+    fn fitting_centres_the_extent_with_a_margin() {
+        // A 25 × 20 grid of nodes, far wider than tall.
+        let view = Viewport::fitting(Some((0.0, 0.0, 5460.0, 1956.0)), 900.0, 660.0);
+        assert!((view.zoom - (900.0 - 96.0) / 5460.0).abs() < 1e-9);
+        let centre = view.to_world(450.0, 330.0);
+        assert!((centre.x - 2730.0).abs() < 1e-6 && (centre.y - 978.0).abs() < 1e-6);
+        // A single node is not blown up past 125%.
+        assert_eq!(
+            Viewport::fitting(Some((0.0, 0.0, 180.0, 60.0)), 900.0, 660.0).zoom,
+            1.25
+        );
+        assert_eq!(Viewport::fitting(None, 900.0, 660.0), Viewport::default());
     }
 }

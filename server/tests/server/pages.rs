@@ -160,3 +160,55 @@ async fn compressed_pages_end() {
         assert!(!body.is_empty(), "{path}");
     }
 }
+
+/// A large graph's page arrives drawn zoomed out to fit, with only what
+/// that zoom shows (boxes, no labels or ports): the browser then has
+/// thousands fewer elements to lay out and hydrate, and nothing to draw
+/// twice. A small graph's arrives whole.
+#[tokio::test]
+async fn a_large_graph_arrives_zoomed_out_and_drawn_with_less() {
+    let server = TestServer::start().await;
+    let graph = |count: usize| {
+        let nodes: Vec<serde_json::Value> = (0..count)
+            .map(|i| {
+                serde_json::json!({
+                    "id": format!("n{i}"),
+                    "kind": "set",
+                    "label": format!("Step number {i}"),
+                    "config": {"values": {}},
+                    "position": {"x": (i % 25) as f64 * 220.0, "y": (i / 25) as f64 * 100.0},
+                })
+            })
+            .collect();
+        serde_json::json!({"format_version": 2, "name": format!("{count} nodes"), "nodes": nodes})
+    };
+
+    let large = server.create_graph(graph(300)).await;
+    let html = server
+        .get(&format!("/graphs/{large}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert_eq!(html.matches("class=\"canvas-node kind-set").count(), 300);
+    assert!(html.contains("data-detail=\"tiny\""), "drawn zoomed out");
+    assert!(!html.contains("data-detail=\"full\""));
+    assert!(
+        !html.contains("canvas-node-label"),
+        "no labels at that zoom"
+    );
+    assert!(!html.contains("class=\"port"), "no ports at that zoom");
+    assert!(!html.contains("Step number 7<"));
+
+    let small = server.create_graph(graph(3)).await;
+    let html = server
+        .get(&format!("/graphs/{small}"))
+        .await
+        .text()
+        .await
+        .unwrap();
+    assert!(html.contains("data-detail=\"full\""), "drawn whole");
+    assert_eq!(html.matches("class=\"canvas-node-label\"").count(), 3);
+    assert!(html.contains("Step number 2<"));
+    assert_eq!(html.matches("class=\"port port-out\"").count(), 3);
+}
