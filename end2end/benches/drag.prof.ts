@@ -3,6 +3,8 @@
 // few parts of the editor. Run it on the debug site, whose wasm keeps its
 // function names (docs/performance.md, "Profiling the editor"):
 //   cargo xtask site && (cd end2end && npx playwright test --config playwright.profile.config.ts)
+// or on the release bundle with its names kept (HEDDLE_WASM_NAMES=1 cargo xtask build --release,
+// then HEDDLE_PROFILE_RELEASE=1); HEDDLE_PROFILE_OUT=file keeps the open's profile.
 // "(program)" is the browser's own work: style, layout and paint.
 import * as fs from "fs";
 import { test, Page } from "@playwright/test";
