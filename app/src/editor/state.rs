@@ -401,4 +401,18 @@ mod tests {
         );
         assert_eq!(Viewport::fitting(None, 900.0, 660.0), Viewport::default());
     }
+
+    #[test]
+    fn fitting_a_hostile_extent_gives_the_smallest_zoom_and_never_panics() {
+        // The server fits every graph it renders; positions come from anyone
+        // who can edit. A span past f64's range is infinite, not a panic.
+        let view = Viewport::fitting(Some((-1e308, -1e308, 1e308, 1e308)), 900.0, 660.0);
+        assert_eq!(view.zoom, Viewport::MIN_ZOOM);
+        let view = Viewport::fitting(
+            Some((1e300, 1e300, 1e300 + 180.0, 1e300 + 56.0)),
+            900.0,
+            660.0,
+        );
+        assert!(view.zoom.is_finite() && view.zoom > 0.0);
+    }
 }
