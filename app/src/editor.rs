@@ -37,6 +37,7 @@ pub mod node_menu;
 pub mod notes;
 pub mod palette;
 pub mod persist;
+pub mod pressed;
 pub mod problems;
 pub mod quick_add;
 pub mod rename;

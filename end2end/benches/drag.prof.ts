@@ -1,6 +1,7 @@
-// CPU profiles of dragging a node of the 500-node, 700-edge graph and of opening it, printed
-// as the functions that took most time themselves, then time spent under a
-// few parts of the editor. Run it on the debug site, whose wasm keeps its
+// CPU profiles of dragging a node of the 500-node, 700-edge graph, of
+// opening it, and of five seconds of a loud live run, printed as the
+// functions that took most time themselves, then time spent under a few
+// parts of the editor. Run it on the debug site, whose wasm keeps its
 // function names (docs/performance.md, "Profiling the editor"):
 //   cargo xtask site && (cd end2end && npx playwright test --config playwright.profile.config.ts)
 // or on the release bundle with its names kept (HEDDLE_WASM_NAMES=1 cargo xtask build --release,
@@ -8,7 +9,7 @@
 // "(program)" is the browser's own work: style, layout and paint.
 import * as fs from "fs";
 import { test, Page } from "@playwright/test";
-import { bigGraph, signIn, timeFrames } from "./support";
+import { bigGraph, openLoud, signIn, timeFrames } from "./support";
 
 // At 60 Hz a frame is 16.7 ms: longer gaps are frames the page missed.
 const frames = (page: Page, gesture: () => Promise<void>) => timeFrames(page, 20, gesture);
@@ -52,6 +53,23 @@ test("profile open", async ({ page }) => {
   const { profile } = await cdp.send("Profiler.stop");
   // HEDDLE_PROFILE_OUT=file.cpuprofile keeps the profile (DevTools opens it).
   if (process.env.HEDDLE_PROFILE_OUT) fs.writeFileSync(process.env.HEDDLE_PROFILE_OUT, JSON.stringify(profile));
+  printProfile(profile);
+});
+
+// Five seconds of live.bench.ts's loud run (1,000 events a second, in
+// bursts), watched with the event log open.
+test("profile the live view", async ({ page }) => {
+  await signIn(page);
+  const id = await openLoud(page);
+  await page.request.post(`/api/v1/graphs/${id}/runs`, { data: { input: {} } });
+  await page.waitForTimeout(1000);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  const live = await timeFrames(page, 16, () => page.waitForTimeout(5000));
+  const { profile } = await cdp.send("Profiler.stop");
+  console.log(JSON.stringify(live));
   printProfile(profile);
 });
 

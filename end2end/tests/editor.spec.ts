@@ -398,21 +398,32 @@ test("a large graph opens zoomed out to boxes; zooming in brings back labels and
   const { id } = await created.json();
   // Hydrating takes the server's attributes as they are: none of the nodes'
   // or edges' is written again (each was once, an edge's path parsed twice).
+  // Nor do nodes, ports or edges get listeners: the canvas reads what was
+  // pressed (pressed.rs), and 300 nodes would otherwise hydrate 900.
   await page.addInitScript(() => {
-    const written: string[] = [];
-    (window as unknown as { written: string[] }).written = written;
+    const seen = { written: [] as string[], listened: [] as string[] };
+    (window as unknown as { seen: typeof seen }).seen = seen;
     const setAttribute = Element.prototype.setAttribute;
     Element.prototype.setAttribute = function (name: string, value: string) {
-      if (["data-node", "data-state", "data-edge", "d"].includes(name) && this.closest(".editor-canvas")) written.push(name);
+      if (["data-node", "data-state", "data-edge", "d"].includes(name) && this.closest(".editor-canvas")) seen.written.push(name);
       return setAttribute.call(this, name, value);
     };
+    const addEventListener = EventTarget.prototype.addEventListener;
+    EventTarget.prototype.addEventListener = function (
+      this: EventTarget,
+      ...args: Parameters<EventTarget["addEventListener"]>
+    ) {
+      if (this instanceof Element && this.closest(".canvas-node, [data-edge]")) seen.listened.push(args[0]);
+      return addEventListener.apply(this, args);
+    };
   });
+  const seen = () => page.evaluate(() => (window as unknown as { seen: { written: string[]; listened: string[] } }).seen);
   await page.setViewportSize({ width: 1440, height: 900 });
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
   await expect(page.locator(".canvas-node")).toHaveCount(300);
   await expect(page.locator(".editor-edge")).toHaveCount(299);
-  expect(await page.evaluate(() => (window as unknown as { written: string[] }).written.length)).toBe(0);
+  expect(await seen()).toEqual({ written: [], listened: [] });
   await expect(page.locator('.editor-zoom[data-detail="tiny"]')).toHaveCount(1);
   await expect(page.locator(".canvas-node-label")).toHaveCount(0);
   await expect(page.locator(".canvas-node .port")).toHaveCount(0);
@@ -424,5 +435,17 @@ test("a large graph opens zoomed out to boxes; zooming in brings back labels and
   await expect(page.locator(".canvas-node-label")).toHaveCount(300);
   await expect(page.locator('.canvas-node[data-node="n7"] .canvas-node-label')).toHaveText("Step 7");
   await expect(page.locator(".canvas-node .port-out")).toHaveCount(300);
+  expect((await seen()).listened).toEqual([]);
+  // Pressed through the canvas all the same: a node, its menu, an edge.
+  const n7 = page.locator('.canvas-node[data-node="n7"]');
+  await n7.locator(".canvas-node-label").click();
+  await expect(n7).toHaveClass(/selected/);
+  await n7.click({ button: "right" });
+  await expect(page.getByTestId("node-menu")).toBeVisible();
+  await page.keyboard.press("Escape");
+  await expect(page.getByTestId("node-menu")).toHaveCount(0);
+  await page.locator('.editor-edge[data-edge="e7"] .editor-edge-line').click({ force: true });
+  await expect(page.locator('.editor-edge[data-edge="e7"]')).toHaveClass(/selected/);
+  await expect(n7).not.toHaveClass(/selected/);
   expect(errors).toEqual([]);
 });

@@ -17,6 +17,7 @@ use leptos::prelude::*;
 use super::attr_keys::{D, DataEdge, DataNode, DataState};
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
 use super::notes::Notes;
+use super::pressed::{Pressed, node_menu, press_edge, press_node, press_port};
 use super::quick_add::{QuickAdd, QuickAddBox};
 use super::routing::{self, EdgeEnds, NodeSize, Route};
 use super::state::{Editor, NodeView, Viewport};
@@ -229,7 +230,14 @@ pub fn Canvas(
         )
     };
 
+    // Nodes, ports and edges are pressed through the canvas (pressed.rs).
     let on_pointerdown = move |event: ev::PointerEvent| {
+        match Pressed::of(&event) {
+            Pressed::Port(node) => return press_port(editor, gestures, node, &event),
+            Pressed::Node(node) => return press_node(editor, gestures, node, &event),
+            Pressed::Edge(edge) => return press_edge(editor, edge),
+            Pressed::Canvas => {}
+        }
         gestures.menu.set(None);
         if event.button() != 0 {
             return;
@@ -274,6 +282,11 @@ pub fn Canvas(
             }
         });
     };
+    let on_menu = move |event: ev::MouseEvent| {
+        if let Pressed::Node(node) | Pressed::Port(node) = Pressed::of(&event) {
+            node_menu(gestures, node, &event);
+        }
+    };
     let on_dblclick = move |event: ev::MouseEvent| {
         use wasm_bindgen::JsCast;
         let on_node = event
@@ -295,6 +308,7 @@ pub fn Canvas(
             class="editor-canvas"
             node_ref=gestures.canvas
             on:pointerdown=on_pointerdown
+            on:contextmenu=on_menu
             on:wheel=on_wheel
             on:dblclick=on_dblclick
             aria-label="Canvas"
@@ -320,7 +334,7 @@ pub fn Canvas(
                 </svg>
                 <Notes editor gestures />
                 <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
-                    <CanvasNode editor gestures node live problems drawn />
+                    <CanvasNode editor node live problems drawn />
                 </For>
                 <For
                     each=move || editor.edges.get().into_iter().filter(|edge| edge.route.is_some() || edge.condition.is_some())
@@ -495,7 +509,6 @@ fn select_in_box(editor: Editor, a: Position, b: Position, add: bool) {
 #[component]
 fn CanvasNode(
     editor: Editor,
-    gestures: Gestures,
     node: NodeView,
     live: RwSignal<RunView>,
     problems: Memo<Vec<Problem>>,
@@ -623,67 +636,6 @@ fn CanvasNode(
         class
     };
 
-    let on_pointerdown = {
-        let id = id.clone();
-        move |event: ev::PointerEvent| {
-            if event.button() != 0 {
-                return;
-            }
-            gestures.held.set(true);
-            gestures.menu.set(None);
-            event.stop_propagation();
-            commit_focused_field();
-            let shift = event.shift_key();
-            editor.selected_edge.set(None);
-            editor.selected.update(|selected| {
-                if shift {
-                    if !selected.remove(&id) {
-                        selected.insert(id.clone());
-                    }
-                } else if !selected.contains(&id) {
-                    selected.clear();
-                    selected.insert(id.clone());
-                }
-            });
-            if !editor.can_edit || shift {
-                return;
-            }
-            let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
-            else {
-                return;
-            };
-            let from = editor.viewport.get_untracked().to_world(x, y);
-            let chosen = editor.selected.get_untracked();
-            let origins = editor.nodes.with_untracked(|nodes| {
-                nodes
-                    .iter()
-                    .filter(|node| chosen.contains(&node.id.get_value()))
-                    .map(|node| (node.position, node.position.get_untracked()))
-                    .collect()
-            });
-            gestures.drag.set_value(Drag::Move {
-                from,
-                origins,
-                before: Arc::new(editor.document()),
-            });
-        }
-    };
-    let on_menu = {
-        let id = id.clone();
-        move |event: ev::MouseEvent| {
-            event.prevent_default();
-            event.stop_propagation();
-            if let Some((x, y, _)) =
-                gestures.local(event.client_x() as f64, event.client_y() as f64)
-            {
-                gestures.menu.set(Some(super::node_menu::NodeMenuAt {
-                    node: id.clone(),
-                    x,
-                    y,
-                }));
-            }
-        }
-    };
     let breakpoints = move || {
         node.spec
             .with(|spec| match (spec.interrupt_before, spec.interrupt_after) {
@@ -694,16 +646,6 @@ fn CanvasNode(
             })
     };
     let connectable = editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end");
-    let on_port = {
-        let id = id.clone();
-        move |event: ev::PointerEvent| {
-            event.stop_propagation();
-            if event.button() != 0 || !editor.can_edit {
-                return;
-            }
-            gestures.drag.set_value(Drag::Connect { from: id.clone() });
-        }
-    };
 
     let node_id = id.to_string();
     view! {
@@ -711,8 +653,6 @@ fn CanvasNode(
             class=class
             title=failure
             style:transform=transform
-            on:pointerdown=on_pointerdown
-            on:contextmenu=on_menu
         >
             // What most nodes do not have (a breakpoint, a run's figures and
             // text, problems) is one part, drawn again when any of it changes.
@@ -733,7 +673,7 @@ fn CanvasNode(
                 <span class="canvas-node-kind">{kind}</span>
                 <span class="canvas-node-count">{runs}</span>
                 {connectable.then(|| view! {
-                    <span class="port port-out" title="Drag to another node to connect" on:pointerdown=on_port.clone()></span>
+                    <span class="port port-out" title="Drag to another node to connect"></span>
                 })}
             })}
             // Last in the node, though placed first in its grid: its text is
@@ -1053,7 +993,7 @@ fn EdgePath(
             })
         })
     };
-    let (selected, taken, select) = edge_looks(editor, &edge, live);
+    let (selected, taken) = edge_looks(editor, &edge, live);
     // One class attribute, one effect (hundreds of edges hydrate).
     let class = move || {
         let mut class = String::from("editor-edge");
@@ -1079,7 +1019,7 @@ fn EdgePath(
     .attr(D, path);
     let line = view! { <path class="editor-edge-line" /> }.attr(D, path);
     view! {
-        <g class=class on:pointerdown=select>
+        <g class=class>
             {hit}
             {line}
         </g>
@@ -1087,8 +1027,8 @@ fn EdgePath(
     .attr(DataEdge, id.to_string())
 }
 
-/// Whether an edge is selected, whether the watched run took it, and the
-/// handler that selects it: shared by its line and its label.
+/// Whether an edge is selected, and whether the watched run took it:
+/// shared by its line and its label (both pressed through the canvas).
 fn edge_looks(
     editor: Editor,
     edge: &heddle_engine::format::EdgeSpec,
@@ -1096,7 +1036,6 @@ fn edge_looks(
 ) -> (
     impl Fn() -> bool + Clone + Send + Sync + use<>,
     impl Fn() -> bool + Clone + Send + Sync + use<>,
-    impl Fn(ev::PointerEvent) + Clone + use<>,
 ) {
     let selected = {
         let id = edge.id.clone();
@@ -1110,16 +1049,7 @@ fn edge_looks(
         let (from, to) = (edge.from.to_string(), edge.to.to_string());
         move || live.with(|view| view.edges_taken.iter().any(|(a, b)| *a == from && *b == to))
     };
-    let select = {
-        let id = edge.id.clone();
-        move |event: ev::PointerEvent| {
-            event.stop_propagation();
-            commit_focused_field();
-            editor.selected.set(BTreeSet::new());
-            editor.selected_edge.set(Some(id.clone()));
-        }
-    };
-    (selected, taken, select)
+    (selected, taken)
 }
 
 /// An edge's condition or route, on a background above the nodes (so no
@@ -1147,7 +1077,7 @@ fn EdgeLabel(
             )
         })
     };
-    let (selected, taken, select) = edge_looks(editor, &edge, live);
+    let (selected, taken) = edge_looks(editor, &edge, live);
     view! {
         <div
             class="editor-edge-label"
@@ -1155,7 +1085,6 @@ fn EdgeLabel(
             class:taken=taken
             style=style
             title=full
-            on:pointerdown=select
         >
             {label}
         </div>

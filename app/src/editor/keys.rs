@@ -37,7 +37,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F", "fit the graph in view"),
     ("L", "lay the graph out left to right"),
     ("?", "show or hide this help"),
-    ("Escape", "clear the selection, close this help"),
+    ("Escape", "clear the selection, close this help or a menu"),
 ];
 
 /// Whether the event happens while typing in a field (shortcuts then
@@ -167,6 +167,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             }
             (false, "Escape") => {
                 help.set(false);
+                gestures.menu.set(None);
                 editor.selected.set(BTreeSet::new());
                 editor.selected_edge.set(None);
                 true

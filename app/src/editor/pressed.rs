@@ -1,0 +1,126 @@
+//! What a press on the canvas landed on, and what a press on each part
+//! does. Nodes, their ports and edges carry no listeners of their own: the
+//! canvas reads the part from the element under the pointer (its
+//! `data-node`, `data-edge` and `port-out` marks). A 500-node graph
+//! otherwise hydrates some 1,700 listeners, each a closure made and an
+//! `addEventListener` call before the page answers (docs/performance.md).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use heddle_engine::{EdgeId, NodeId};
+use leptos::ev;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::canvas::{Drag, Gestures, commit_focused_field};
+use super::node_menu::NodeMenuAt;
+use super::state::Editor;
+
+/// The part of the canvas a press landed on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Pressed {
+    /// A node's output port: the start of a new edge.
+    Port(NodeId),
+    /// A node, anywhere but its output port.
+    Node(NodeId),
+    /// An edge's line or its label.
+    Edge(EdgeId),
+    /// The canvas itself (or a part that handles its own presses).
+    Canvas,
+}
+
+impl Pressed {
+    /// Reads the part from the element the event's target is in.
+    pub fn of(event: &ev::Event) -> Pressed {
+        let Some(element) = event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        else {
+            return Pressed::Canvas;
+        };
+        let within = |selector: &str| element.closest(selector).ok().flatten();
+        let mark = |selector: &str, name: &str| {
+            within(selector).and_then(|found| found.get_attribute(name))
+        };
+        if within(".port-out").is_some()
+            && let Some(node) = mark(".canvas-node", "data-node")
+        {
+            return Pressed::Port(NodeId::from(node));
+        }
+        if let Some(node) = mark(".canvas-node", "data-node") {
+            return Pressed::Node(NodeId::from(node));
+        }
+        if let Some(edge) = mark("[data-edge]", "data-edge") {
+            return Pressed::Edge(EdgeId::from(edge));
+        }
+        Pressed::Canvas
+    }
+}
+
+/// A node pressed: selects it (shift toggles it in the selection) and
+/// starts moving the selection.
+pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::PointerEvent) {
+    if event.button() != 0 {
+        return;
+    }
+    gestures.held.set(true);
+    gestures.menu.set(None);
+    commit_focused_field();
+    let shift = event.shift_key();
+    editor.selected_edge.set(None);
+    editor.selected.update(|selected| {
+        if shift {
+            if !selected.remove(&id) {
+                selected.insert(id.clone());
+            }
+        } else if !selected.contains(&id) {
+            selected.clear();
+            selected.insert(id.clone());
+        }
+    });
+    if !editor.can_edit || shift {
+        return;
+    }
+    let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64) else {
+        return;
+    };
+    let from = editor.viewport.get_untracked().to_world(x, y);
+    let chosen = editor.selected.get_untracked();
+    let origins = editor.nodes.with_untracked(|nodes| {
+        nodes
+            .iter()
+            .filter(|node| chosen.contains(&node.id.get_value()))
+            .map(|node| (node.position, node.position.get_untracked()))
+            .collect()
+    });
+    gestures.drag.set_value(Drag::Move {
+        from,
+        origins,
+        before: Arc::new(editor.document()),
+    });
+}
+
+/// A node's output port pressed: starts drawing an edge from it.
+pub fn press_port(editor: Editor, gestures: Gestures, from: NodeId, event: &ev::PointerEvent) {
+    if event.button() != 0 || !editor.can_edit {
+        return;
+    }
+    gestures.menu.set(None);
+    gestures.drag.set_value(Drag::Connect { from });
+}
+
+/// An edge pressed: selects it alone.
+pub fn press_edge(editor: Editor, id: EdgeId) {
+    commit_focused_field();
+    editor.selected.set(BTreeSet::new());
+    editor.selected_edge.set(Some(id));
+}
+
+/// A node's context menu: the node's own menu, where the pointer is.
+pub fn node_menu(gestures: Gestures, node: NodeId, event: &ev::MouseEvent) {
+    event.prevent_default();
+    if let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64) {
+        gestures.menu.set(Some(NodeMenuAt { node, x, y }));
+    }
+}
