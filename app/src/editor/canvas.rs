@@ -201,6 +201,7 @@ pub fn Canvas(
     install_pointer_listeners(editor, gestures);
     let positions = editor.positions();
     let loops = LoopRoutes::new(editor, gestures, positions);
+    let selection = Selection::of(editor);
     let viewport = editor.viewport;
     // Panning moves the world, a composited layer, by a translation: the
     // browser repaints nothing. The zoom's scale and level of detail sit on
@@ -328,20 +329,20 @@ pub fn Canvas(
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
-                        <EdgePath editor positions loops edge live problems />
+                        <EdgePath selection positions loops edge live problems />
                     </For>
                     <WirePreview gestures positions />
                 </svg>
                 <Notes editor gestures />
                 <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
-                    <CanvasNode editor node live problems drawn />
+                    <CanvasNode editor selection node live problems drawn />
                 </For>
                 <For
                     each=move || editor.edges.get().into_iter().filter(|edge| edge.route.is_some() || edge.condition.is_some())
                     key=|edge| (edge.id.clone(), edge.condition.clone(), edge.route.clone())
                     let:edge
                 >
-                    <EdgeLabel editor positions loops edge live />
+                    <EdgeLabel selection positions loops edge live />
                 </For>
                 <RubberBand gestures />
                 <WireReason gestures />
@@ -509,6 +510,7 @@ fn select_in_box(editor: Editor, a: Position, b: Position, add: bool) {
 #[component]
 fn CanvasNode(
     editor: Editor,
+    selection: Selection,
     node: NodeView,
     live: RwSignal<RunView>,
     problems: Memo<Vec<Problem>>,
@@ -517,7 +519,7 @@ fn CanvasNode(
     let id = node.id.get_value();
     let selected = {
         let id = id.clone();
-        Memo::new(move |_| editor.selected.with(|selected| selected.contains(&id)))
+        Memo::new(move |_| selection.nodes.with(|selected| selected.contains(&id)))
     };
     let state = {
         let id = id.clone();
@@ -684,6 +686,25 @@ fn CanvasNode(
     }
     .attr(DataNode, node_id)
     .attr(DataState, state)
+}
+
+/// The selection as the canvas's nodes and edges follow it: a signal's
+/// `set` notifies its readers even when it changes nothing (pressing a
+/// node clears the edge selection, mostly already clear), and hundreds of
+/// nodes and edges read these. A memo passes on only a change.
+#[derive(Clone, Copy)]
+struct Selection {
+    nodes: Memo<BTreeSet<NodeId>>,
+    edge: Memo<Option<EdgeId>>,
+}
+
+impl Selection {
+    fn of(editor: Editor) -> Selection {
+        Selection {
+            nodes: Memo::new(move |_| editor.selected.get()),
+            edge: Memo::new(move |_| editor.selected_edge.get()),
+        }
+    }
 }
 
 /// Which of a node's parts the zoom draws (from [`Detail`]): followed by
@@ -963,7 +984,7 @@ fn edge_route(
 
 #[component]
 fn EdgePath(
-    editor: Editor,
+    selection: Selection,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
     loops: LoopRoutes,
     edge: heddle_engine::format::EdgeSpec,
@@ -993,7 +1014,7 @@ fn EdgePath(
             })
         })
     };
-    let (selected, taken) = edge_looks(editor, &edge, live);
+    let (selected, taken) = edge_looks(selection, &edge, live);
     // One class attribute, one effect (hundreds of edges hydrate).
     let class = move || {
         let mut class = String::from("editor-edge");
@@ -1030,7 +1051,7 @@ fn EdgePath(
 /// Whether an edge is selected, and whether the watched run took it:
 /// shared by its line and its label (both pressed through the canvas).
 fn edge_looks(
-    editor: Editor,
+    selection: Selection,
     edge: &heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
 ) -> (
@@ -1040,8 +1061,8 @@ fn edge_looks(
     let selected = {
         let id = edge.id.clone();
         move || {
-            editor
-                .selected_edge
+            selection
+                .edge
                 .with(|selected| selected.as_ref() == Some(&id))
         }
     };
@@ -1056,7 +1077,7 @@ fn edge_looks(
 /// node hides it), at the place its route chose; the whole text on hover.
 #[component]
 fn EdgeLabel(
-    editor: Editor,
+    selection: Selection,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
     loops: LoopRoutes,
     edge: heddle_engine::format::EdgeSpec,
@@ -1077,7 +1098,7 @@ fn EdgeLabel(
             )
         })
     };
-    let (selected, taken) = edge_looks(editor, &edge, live);
+    let (selected, taken) = edge_looks(selection, &edge, live);
     view! {
         <div
             class="editor-edge-label"

@@ -430,8 +430,8 @@ fn number(cx: FormCx, path: Path, integer: bool, default: Option<Value>, id: Str
         let path = path.clone();
         move || {
             cx.read(&path)
-                .filter(Value::is_number)
-                .map(|n| n.to_string())
+                .as_ref()
+                .and_then(number_text)
                 .unwrap_or_default()
         }
     };
@@ -453,6 +453,15 @@ fn number(cx: FormCx, path: Path, integer: bool, default: Option<Value>, id: Str
             prop:value=value on:change=apply readonly=cx.read_only />
     }
     .into_any()
+}
+
+/// A number as typed: `8`, not JSON's `8.0` for a float that is whole.
+fn number_text(value: &Value) -> Option<String> {
+    match (value.as_i64(), value.as_f64()) {
+        (Some(integer), _) => Some(integer.to_string()),
+        (None, Some(float)) => Some(float.to_string()),
+        (None, None) => None,
+    }
 }
 
 fn boolean(cx: FormCx, path: Path, default: Option<Value>, id: String) -> impl IntoView {
@@ -942,7 +951,8 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::byte_offset;
+    use super::{byte_offset, number_text};
+    use serde_json::json;
 
     #[test]
     fn a_caret_in_utf16_units_lands_on_the_right_byte() {
@@ -950,5 +960,13 @@ mod tests {
         assert_eq!(byte_offset("héllo", 2), 3);
         assert_eq!(byte_offset("😀x", 2), 4);
         assert_eq!(byte_offset("ab", 9), 2);
+    }
+
+    #[test]
+    fn a_number_reads_as_it_was_typed() {
+        assert_eq!(number_text(&json!(8.0)).as_deref(), Some("8"));
+        assert_eq!(number_text(&json!(0.7)).as_deref(), Some("0.7"));
+        assert_eq!(number_text(&json!(-3)).as_deref(), Some("-3"));
+        assert_eq!(number_text(&json!("8")), None);
     }
 }
