@@ -56,6 +56,35 @@ test("profile open", async ({ page }) => {
   printProfile(profile);
 });
 
+// The first drag's press and its drop, each profiled on its own: the two
+// moments of a drag that do more than move a node (select it; commit the
+// move and draw the inspector's form).
+test("profile a drag's press and drop", async ({ page }) => {
+  await signIn(page);
+  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  await page.waitForTimeout(500);
+  const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+  const profiled = async (what: string, act: () => Promise<void>) => {
+    await cdp.send("Profiler.start");
+    await act();
+    await page.waitForTimeout(300);
+    const { profile } = await cdp.send("Profiler.stop");
+    console.log(`--- ${what}`);
+    printProfile(profile);
+  };
+  await page.mouse.move(node.x + 40, node.y + 20);
+  await profiled("press", () => page.mouse.down());
+  for (let i = 1; i <= 10; i++) await page.mouse.move(node.x + 40 + i * 3, node.y + 20 + i * 2);
+  await profiled("drop", () => page.mouse.up());
+});
+
 // Five seconds of live.bench.ts's loud run (1,000 events a second, in
 // bursts), watched with the event log open.
 test("profile the live view", async ({ page }) => {
