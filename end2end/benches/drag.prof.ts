@@ -9,18 +9,15 @@
 // "(program)" is the browser's own work: style, layout and paint.
 import * as fs from "fs";
 import { test, Page } from "@playwright/test";
-import { bigGraph, openLoud, signIn, timeFrames } from "./support";
+import { createBig, openBig, openLoud, signIn, timeFrames } from "./support";
 
 // At 60 Hz a frame is 16.7 ms: longer gaps are frames the page missed.
 const frames = (page: Page, gesture: () => Promise<void>) => timeFrames(page, 20, gesture);
 
 test("profile drag", async ({ page }) => {
   await signIn(page);
-  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
-  const { id } = await created.json();
-  await page.goto(`/graphs/${id}`);
-  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  const id = await createBig(page);
+  await openBig(page, id);
   const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Profiler.enable");
@@ -39,16 +36,13 @@ test("profile drag", async ({ page }) => {
 
 test("profile open", async ({ page }) => {
   await signIn(page);
-  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
-  const { id } = await created.json();
+  const id = await createBig(page);
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Profiler.enable");
   await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
   await cdp.send("Profiler.start");
   const started = Date.now();
-  await page.goto(`/graphs/${id}`);
-  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  await openBig(page, id);
   console.log(`open ${Date.now() - started} ms`);
   const { profile } = await cdp.send("Profiler.stop");
   // HEDDLE_PROFILE_OUT=file.cpuprofile keeps the profile (DevTools opens it).
@@ -61,11 +55,8 @@ test("profile open", async ({ page }) => {
 // move and draw the inspector's form).
 test("profile a drag's press and drop", async ({ page }) => {
   await signIn(page);
-  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
-  const { id } = await created.json();
-  await page.goto(`/graphs/${id}`);
-  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  const id = await createBig(page);
+  await openBig(page, id);
   await page.waitForTimeout(500);
   const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
   const cdp = await page.context().newCDPSession(page);

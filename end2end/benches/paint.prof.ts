@@ -6,7 +6,7 @@
 import { test, Page, Browser } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
-import { bigGraph, openLoud, signIn, timeFrames } from "./support";
+import { createBig, openBig, openLoud, signIn, timeFrames } from "./support";
 
 const CATEGORIES = [
   "devtools.timeline",
@@ -74,13 +74,10 @@ async function traced(browser: Browser, page: Page, label: string, during: () =>
 
 test("trace open, drag and pan", async ({ page, browser }) => {
   await signIn(page);
-  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
-  const { id } = await created.json();
+  const id = await createBig(page);
   await traced(browser, page, "open", async () => {
     const started = Date.now();
-    await page.goto(`/graphs/${id}`);
-    await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-    await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+    await openBig(page, id);
     console.log(`open ${Date.now() - started} ms`);
   });
   // An experiment's page change, applied before the gestures (HEDDLE_TRACE_PREPARE: a script).

@@ -109,6 +109,19 @@ export const LOUD = {
   limits: { max_steps: 1000 },
 };
 
+/** Creates the benches' 500-node, 700-edge graph; returns its id. */
+export async function createBig(page: Page): Promise<string> {
+  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
+  return (await created.json()).id;
+}
+
+/** Opens the big graph's page and waits for it hydrated, all 500 nodes drawn. */
+export async function openBig(page: Page, id: string) {
+  await page.goto(`/graphs/${id}`);
+  await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
+  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+}
+
 /** Creates the LOUD graph and opens its page on the run panel's Events tab; returns its id. */
 export async function openLoud(page: Page): Promise<string> {
   const created = await page.request.post("/api/v1/graphs", { data: { document: LOUD } });
