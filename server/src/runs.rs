@@ -8,6 +8,7 @@
 
 mod admission;
 pub mod embed;
+mod fence;
 pub mod follow;
 mod hub;
 mod manager;

@@ -649,6 +649,36 @@ pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<String>, AppErro
     .await)?)
 }
 
+/// Whether a run's record lets `owner` write the run's checkpoints and
+/// events: only while `owner` holds its lease, or, with no lease, while
+/// it is paused (a cancel closes a pause wherever it was asked). A server
+/// whose lease was taken over, released or ended writes nothing more.
+///
+/// Locks the record until `tx` ends, so a server taking the run over
+/// skips it until the write this guards is done, and then reads a log
+/// that holds it. Should the writer stall with the lock held (a frozen
+/// process), the database ends its session once it has been idle in the
+/// transaction for `stall`: the lock never outlives a lease. A run without
+/// a record (not this application's) is not fenced.
+pub async fn may_write_run(
+    tx: &mut sqlx::PgConnection,
+    run_id: &str,
+    owner: &str,
+    stall: std::time::Duration,
+) -> Result<bool, sqlx::Error> {
+    let allowed: Option<(bool, String)> = sqlx::query_as(
+        "SELECT COALESCE(lease_owner = $2, status = 'interrupted'),
+                set_config('idle_in_transaction_session_timeout', $3, true)
+         FROM runs WHERE id = $1 FOR SHARE",
+    )
+    .bind(run_id)
+    .bind(owner)
+    .bind(format!("{}ms", stall.as_millis().max(1)))
+    .fetch_optional(tx)
+    .await?;
+    Ok(allowed.is_none_or(|(allowed, _)| allowed))
+}
+
 /// Whether another server holds the run's lease now.
 pub async fn leased_elsewhere(db: &Db, run_id: &str, owner: &str) -> Result<bool, AppError> {
     let holder: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(

@@ -97,10 +97,11 @@ pub const EVENTS_CHANNEL: &str = "heddle_run_events";
 
 /// Saves a checkpoint with its events and the run's status in one
 /// statement: one round trip, and the statement is its own transaction
-/// (or part of the caller's). `go` says whether the events follow the
-/// stored log (or there are none); every write is conditional on it, so a
-/// refused save writes nothing.
-async fn save_one<'e>(
+/// (or part of the caller's: a server that fences a run's writes behind
+/// its lease runs it in the transaction that checked the lease). `go`
+/// says whether the events follow the stored log (or there are none);
+/// every write is conditional on it, so a refused save writes nothing.
+pub async fn save_with<'e>(
     executor: impl sqlx::PgExecutor<'e>,
     checkpoint: &Checkpoint,
     events: &[Arc<Event>],
@@ -156,60 +157,68 @@ async fn save_one<'e>(
     }
 }
 
+/// Stores a batch of events ahead of their checkpoint
+/// ([`CheckpointStore::append_events`]) through `executor`: the pool, or
+/// the caller's transaction.
+pub async fn append_events_with<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    events: &[Arc<Event>],
+) -> Result<(), StoreError> {
+    let Some(first) = events.first() else {
+        return Ok(());
+    };
+    let Some(batch) = Batch::of(&first.run_id, events)? else {
+        return Ok(());
+    };
+    // As in a save: the insert happens only if the batch follows.
+    let (follows, next_seq): (bool, i64) = sqlx::query_as(
+        "WITH tail AS (
+             SELECT COALESCE(
+                 (SELECT last_seq + 1 FROM heddle_events WHERE run_id = $1
+                  ORDER BY first_seq DESC LIMIT 1),
+                 0) AS next_seq
+         ),
+         go AS (SELECT next_seq, $2 = next_seq AS follows FROM tail),
+         saved AS (
+             INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
+             SELECT $1, $2, $3, $4 FROM go WHERE follows
+         )
+         SELECT go.follows, go.next_seq FROM go
+         LEFT JOIN LATERAL (SELECT pg_notify('heddle_run_events', $1)
+                            WHERE go.follows) woken ON true",
+    )
+    .bind(batch.run.as_str())
+    .bind(batch.first)
+    .bind(batch.last)
+    .bind(&batch.body)
+    .fetch_one(executor)
+    .await
+    .map_err(write_error("cannot store events", Some(&batch)))?;
+    if follows {
+        Ok(())
+    } else {
+        Err(does_not_follow(&batch, next_seq))
+    }
+}
+
 impl CheckpointStore for PostgresStore {
     fn save<'a>(
         &'a self,
         checkpoint: &'a Checkpoint,
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()> {
-        Box::pin(save_one(&self.pool, checkpoint, events))
+        Box::pin(save_with(&self.pool, checkpoint, events))
     }
 
     fn append_events<'a>(&'a self, events: &'a [Arc<Event>]) -> StoreFuture<'a, ()> {
-        Box::pin(async move {
-            let Some(first) = events.first() else {
-                return Ok(());
-            };
-            let Some(batch) = Batch::of(&first.run_id, events)? else {
-                return Ok(());
-            };
-            // As in a save: the insert happens only if the batch follows.
-            let (follows, next_seq): (bool, i64) = sqlx::query_as(
-                "WITH tail AS (
-                     SELECT COALESCE(
-                         (SELECT last_seq + 1 FROM heddle_events WHERE run_id = $1
-                          ORDER BY first_seq DESC LIMIT 1),
-                         0) AS next_seq
-                 ),
-                 go AS (SELECT next_seq, $2 = next_seq AS follows FROM tail),
-                 saved AS (
-                     INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
-                     SELECT $1, $2, $3, $4 FROM go WHERE follows
-                 )
-                 SELECT go.follows, go.next_seq FROM go
-                 LEFT JOIN LATERAL (SELECT pg_notify('heddle_run_events', $1)
-                                    WHERE go.follows) woken ON true",
-            )
-            .bind(batch.run.as_str())
-            .bind(batch.first)
-            .bind(batch.last)
-            .bind(&batch.body)
-            .fetch_one(&self.pool)
-            .await
-            .map_err(write_error("cannot store events", Some(&batch)))?;
-            if follows {
-                Ok(())
-            } else {
-                Err(does_not_follow(&batch, next_seq))
-            }
-        })
+        Box::pin(append_events_with(&self.pool, events))
     }
 
     fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(error("cannot begin"))?;
             for (checkpoint, events) in batch {
-                save_one(&mut *tx, checkpoint, events).await?;
+                save_with(&mut *tx, checkpoint, events).await?;
             }
             tx.commit().await.map_err(error("cannot commit"))
         })

@@ -57,10 +57,11 @@ pub struct RunHub {
     stored: Arc<watch::Sender<Stored>>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 enum Stored {
     Upto(u64),
-    Failed,
+    /// Why: the run fails with it.
+    Failed(Arc<str>),
 }
 
 #[derive(Default)]
@@ -126,7 +127,7 @@ impl RunHub {
             if let Err(error) = store.append_events(&events).await {
                 tracing::error!(%error, "cannot store a run's events; they are not shown");
                 lock(&inner).writing = false;
-                stored.send_replace(Stored::Failed);
+                stored.send_replace(Stored::Failed(error.0.as_str().into()));
                 return;
             }
             let upto = events.last().map_or(0, |event| event.seq + 1);
@@ -151,13 +152,16 @@ impl RunHub {
         let reached = progress
             .wait_for(|stored| match stored {
                 Stored::Upto(upto) => *upto >= target,
-                Stored::Failed => true,
+                Stored::Failed(_) => true,
             })
             .await
-            .map(|stored| *stored);
+            .map(|stored| stored.clone());
         match reached {
             Ok(Stored::Upto(_)) => Ok(()),
-            _ => Err(StoreError("the run's events could not be stored".into())),
+            Ok(Stored::Failed(why)) => Err(StoreError(format!(
+                "the run's events could not be stored: {why}"
+            ))),
+            Err(_) => Err(StoreError("the run's events could not be stored".into())),
         }
     }
 

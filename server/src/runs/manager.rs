@@ -35,6 +35,7 @@ use tokio::task::AbortHandle;
 
 use super::admission::Admission;
 use super::embed;
+use super::fence::LeaseFenced;
 use super::hub::RunHub;
 use super::requests::{RunRequest, check_input, run_input};
 
@@ -76,7 +77,7 @@ pub(super) struct Inner {
     /// This server's name in run leases, unique per process.
     replica: String,
     /// How long its leases last, in milliseconds.
-    lease_ms: AtomicU64,
+    lease_ms: Arc<AtomicU64>,
     /// What other servers announce (PostgreSQL).
     pub(super) wakeups: super::wake::Wakeups,
     /// Traces and metrics, fed by every run's events.
@@ -139,9 +140,16 @@ impl Runs {
         registry: Registry,
         secret_key: secrets::SecretKey,
     ) -> Result<Self, heddle_engine::run::StoreError> {
+        let replica = format!("server-{}", uuid::Uuid::new_v4());
+        let lease_ms = Arc::new(AtomicU64::new(DEFAULT_LEASE.as_millis() as u64));
         let store: Arc<dyn CheckpointStore> = match &db {
+            // One server per SQLite file: nobody to fence out.
             Db::Sqlite(pool) => SqliteStore::from_pool(pool.clone()).await?.shared(),
-            Db::Postgres(pool) => PostgresStore::from_pool(pool.clone()).await?.shared(),
+            Db::Postgres(pool) => Arc::new(LeaseFenced::new(
+                PostgresStore::from_pool(pool.clone()).await?,
+                replica.clone(),
+                Arc::clone(&lease_ms),
+            )),
         };
         let durable = Durable::new(Arc::clone(&store)).with_registry(registry.clone());
         Ok(Runs {
@@ -159,8 +167,8 @@ impl Runs {
                 active: Mutex::new(HashMap::new()),
                 notices: broadcast::Sender::new(256),
                 max_per_user: AtomicUsize::new(4),
-                replica: format!("server-{}", uuid::Uuid::new_v4()),
-                lease_ms: AtomicU64::new(DEFAULT_LEASE.as_millis() as u64),
+                replica,
+                lease_ms,
                 wakeups: super::wake::Wakeups::default(),
                 telemetry: Arc::default(),
             }),

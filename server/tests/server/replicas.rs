@@ -53,6 +53,46 @@ pub async fn events(browser: &Browser, run: &str) -> Vec<Value> {
     events.as_array().unwrap().clone()
 }
 
+/// Run `run`'s record, read through `browser`.
+pub async fn run_info(browser: &Browser, run: &str) -> Value {
+    let (status, info) = browser
+        .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+        .await;
+    assert_eq!(status, 200, "{info}");
+    info
+}
+
+/// Waits (up to `within`) for run `run` to finish, read through
+/// `browser`: its record. It must stay queued or running until then.
+pub async fn finished_through(browser: &Browser, run: &str, within: Duration) -> Value {
+    let deadline = Instant::now() + within;
+    loop {
+        assert!(Instant::now() < deadline, "no replica finished the run");
+        let info = run_info(browser, run).await;
+        if info["status"] == "finished" {
+            return info;
+        }
+        assert!(
+            info["status"] == "running" || info["status"] == "queued",
+            "{info}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The log goes on from 0 without a gap or a reused number.
+pub fn assert_numbered(stored: &[Value]) {
+    let seqs: Vec<u64> = stored
+        .iter()
+        .map(|event| event["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        seqs,
+        (0..stored.len() as u64).collect::<Vec<_>>(),
+        "the log goes on without a gap or a reused number"
+    );
+}
+
 /// Creates a graph from `document` through `browser`; its id.
 pub async fn create_graph(browser: &Browser, document: Value) -> String {
     let (status, graph) = browser
@@ -170,22 +210,7 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
     let killed_at = Instant::now();
 
     // Another replica takes it over when A's lease lapses, and finishes it.
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let finished = loop {
-        assert!(Instant::now() < deadline, "no replica finished the run");
-        let (status, info) = through_c
-            .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
-            .await;
-        assert_eq!(status, 200, "{info}");
-        if info["status"] == "finished" {
-            break info;
-        }
-        assert!(
-            info["status"] == "running" || info["status"] == "queued",
-            "{info}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let finished = finished_through(&through_c, &run, Duration::from_secs(90)).await;
     assert!(
         killed_at.elapsed() >= Duration::from_millis(900),
         "taken over before the lease lapsed"
@@ -193,15 +218,7 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
     assert_eq!(finished["output"]["count"], TARGET, "{finished}");
 
     let stored = events(&through_b, &run).await;
-    let seqs: Vec<u64> = stored
-        .iter()
-        .map(|event| event["seq"].as_u64().unwrap())
-        .collect();
-    assert_eq!(
-        seqs,
-        (0..stored.len() as u64).collect::<Vec<_>>(),
-        "the log goes on without a gap or a reused number"
-    );
+    assert_numbered(&stored);
     for (before, after) in seen_before_kill.iter().zip(&stored) {
         assert_eq!(before, after, "an event seen before the kill changed");
     }
@@ -254,6 +271,122 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
         replica.kill().unwrap();
         replica.wait().unwrap();
     }
+}
+
+/// Sends `signal` (`STOP`, `CONT`) to a replica's process.
+fn signal(replica: &Child, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{signal}"), &replica.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal}");
+}
+
+#[tokio::test]
+async fn a_server_that_stalls_past_its_lease_gives_its_run_up() {
+    if !on_postgres() {
+        return;
+    }
+    // A is not dead, only frozen (a long pause, an overloaded machine)
+    // past its lease: B takes the run over. When A wakes it must not write
+    // another event or checkpoint of it: B's log goes on without A's, and
+    // the run finishes on B.
+    let dir = tempfile::tempdir().unwrap();
+    let url = test_database(dir.path()).await;
+    let key = dir.path().join("team.key");
+    let (mut a, through_a) = replica(&url, &key).await;
+    let (mut b, through_b) = replica(&url, &key).await;
+    through_a.sign_up("owner").await;
+    through_b.log_in("owner").await;
+
+    const TARGET: u64 = 3_000;
+    let run = start_counting(&through_a, TARGET).await;
+    under_way(&through_b, &run, 200).await;
+    signal(&a, "STOP");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !events(&through_b, &run)
+        .await
+        .iter()
+        .any(|event| event["type"] == "run_resumed")
+    {
+        assert!(Instant::now() < deadline, "B never took the run over");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    signal(&a, "CONT");
+
+    let finished = finished_through(&through_b, &run, Duration::from_secs(90)).await;
+    assert_eq!(finished["output"]["count"], TARGET, "{finished}");
+    let stored = events(&through_b, &run).await;
+    assert_numbered(&stored);
+    let resumed_at = stored
+        .iter()
+        .position(|event| event["type"] == "run_resumed")
+        .unwrap();
+    // After B's `run_resumed`, only B's steps: each once, in order.
+    let after: Vec<u64> = stored[resumed_at..]
+        .iter()
+        .filter(|event| event["type"] == "node_succeeded" && event["node"] == "tick")
+        .map(|event| event["step"].as_u64().unwrap())
+        .collect();
+    assert!(
+        after.windows(2).all(|pair| pair[0] < pair[1]),
+        "A wrote into the log after B took the run over"
+    );
+    assert_eq!(
+        stored
+            .iter()
+            .filter(|event| event["type"] == "run_resumed")
+            .count(),
+        1
+    );
+    // A is alive and serving, and shows the run B finished.
+    let info = run_info(&through_a, &run).await;
+    assert_eq!(info["status"], "finished", "{info}");
+
+    for replica in [&mut a, &mut b] {
+        replica.kill().unwrap();
+        replica.wait().unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_server_writes_nothing_more_of_a_run_once_its_lease_is_taken() {
+    if !on_postgres() {
+        return;
+    }
+    // The moment another server takes a run's lease (here: the database
+    // is told so, as a taking server's claim does), the server executing
+    // it may not store one more event or checkpoint of it, even before
+    // its next renewal notices: the new owner goes on from the log it
+    // reads after its claim, and a late write would break it.
+    let dir = tempfile::tempdir().unwrap();
+    let url = test_database(dir.path()).await;
+    let key = dir.path().join("team.key");
+    let (mut a, through_a) = replica_with(&url, &key, &["--lease-seconds", "600"]).await;
+    through_a.sign_up("owner").await;
+    let run = start_counting(&through_a, 10_000_000).await;
+    under_way(&through_a, &run, 200).await;
+
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query(
+        "UPDATE runs SET lease_owner = 'another-server', lease_expires_at = '9999' WHERE id = $1",
+    )
+    .bind(&run)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let stored_at_takeover = events(&through_a, &run).await.len();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        events(&through_a, &run).await.len(),
+        stored_at_takeover,
+        "A stored events of a run it no longer held"
+    );
+    // And A left the run's record to its owner.
+    let info = run_info(&through_a, &run).await;
+    assert_eq!(info["status"], "running", "{info}");
+    a.kill().unwrap();
+    a.wait().unwrap();
 }
 
 #[tokio::test]
@@ -432,8 +565,7 @@ async fn a_server_shutting_down_hands_its_runs_over_after_their_step() {
     };
     assert_eq!(finished["output"]["count"], TARGET, "{finished}");
     let stored = events(&through_b, &run).await;
-    let seqs: Vec<u64> = stored.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, (0..stored.len() as u64).collect::<Vec<_>>());
+    assert_numbered(&stored);
     // The step in flight at the signal finished on A: no step ran twice,
     // not even one seen and not committed.
     let ticks: Vec<u64> = stored
