@@ -171,6 +171,32 @@ test("an unsaved edit survives a reload (kept in the browser)", async ({ page })
   expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["ask"]);
 });
 
+test("a node dropped just before a reload stays where it was dropped", async ({ page }) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "ask", canvas.x + 300, canvas.y + 250);
+  await saved(page);
+  const positionOf = async () =>
+    (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document.nodes[0].position;
+  const placed = await positionOf();
+  // Saves fail, and the page reloads the moment the node is dropped: the
+  // draft is written when the page is left if it was not yet.
+  await page.route("**/api/save_graph", (route) => route.abort());
+  const node = (await page.locator('.canvas-node[data-node="ask"]').boundingBox())!;
+  await page.mouse.move(node.x + 40, node.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(node.x + 160, node.y + 100, { steps: 6 });
+  await page.mouse.up();
+  page.once("dialog", (dialog) => dialog.accept());
+  await page.reload();
+  await page.unroute("**/api/save_graph");
+  await hydrated(page);
+  await saved(page);
+  const dropped = await positionOf();
+  expect(dropped.x).toBeGreaterThan(placed.x + 50);
+  expect(dropped.y).toBeGreaterThan(placed.y + 30);
+});
+
 test("text typed in the graph's fields is kept when the next click is on the canvas", async ({
   page,
   errors,

@@ -31,11 +31,10 @@ pub enum Drag {
         from: (f64, f64),
         origin: Viewport,
     },
+    /// Nodes dragged: each one's position signal, and where it was.
     Move {
         from: Position,
         origins: Vec<(RwSignal<Position>, Position)>,
-        /// Shared: a gesture's state is read at every pointer move.
-        before: Arc<GraphDocument>,
     },
     Connect {
         from: NodeId,
@@ -83,9 +82,12 @@ pub struct Gestures {
     /// Where the pointer last was (screen), for pasting where it points.
     pub pointer: StoredValue<Option<(f64, f64)>>,
     /// Whether a button is down on the canvas. What follows the selection
-    /// at a cost (the inspector's form) waits until it is up, so a drag's
-    /// first frames are not spent drawing a form.
+    /// or the nodes at a cost (the inspector's form, the minimap) waits
+    /// until it is up, so a drag's first frames are not spent drawing a
+    /// form, and then a frame more ([`Gestures::release`]).
     pub held: RwSignal<bool>,
+    /// Moves on at each press: a release's late `held` is for its press only.
+    presses: StoredValue<u64>,
     /// The canvas's box on screen while a gesture lasts: asking for it at
     /// every pointer move would make the browser lay the page out again
     /// before each frame.
@@ -108,9 +110,38 @@ impl Gestures {
             menu: RwSignal::new(None),
             pointer: StoredValue::new(None),
             held: RwSignal::new(false),
+            presses: StoredValue::new(0),
             rect: StoredValue::new(None),
             seen_size: RwSignal::new(None),
         }
+    }
+
+    /// A button went down on the canvas.
+    pub fn hold(&self) {
+        self.presses.update_value(|presses| *presses += 1);
+        if !self.held.get_untracked() {
+            self.held.set(true);
+        }
+    }
+
+    /// The button came up. What waited for it follows in the frame after
+    /// the one that shows the drop: dropping a dragged node commits the
+    /// move, and drawing the pressed node's form in the same frame made it
+    /// late. (Two animation frames: a callback asked for while handling
+    /// the pointer may still run before the current frame is drawn.)
+    fn release(&self) {
+        if !self.held.get_untracked() {
+            return;
+        }
+        let press = self.presses.get_value();
+        let gestures = *self;
+        request_animation_frame(move || {
+            request_animation_frame(move || {
+                if gestures.presses.try_get_value() == Some(press) {
+                    gestures.held.set(false);
+                }
+            })
+        });
     }
 
     /// Sends the pointer's events to the canvas for the rest of a gesture
@@ -243,7 +274,7 @@ pub fn Canvas(
         if event.button() != 0 {
             return;
         }
-        gestures.held.set(true);
+        gestures.hold();
         commit_focused_field();
         let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64)
         else {
@@ -426,9 +457,7 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         }
     });
     let releasing = window_event_listener(ev::pointerup, move |event: ev::PointerEvent| {
-        if gestures.held.get_untracked() {
-            gestures.held.set(false);
-        }
+        gestures.release();
         let drag = gestures.drag.get_value();
         gestures.drag.set_value(Drag::None);
         let local = gestures.local(event.client_x() as f64, event.client_y() as f64);
@@ -436,9 +465,8 @@ fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
         match drag {
             Drag::None | Drag::Pan { .. } => {}
-            Drag::Move { before, .. } | Drag::MoveNote { before, .. } => {
-                editor.commit_from(Arc::unwrap_or_clone(before))
-            }
+            Drag::Move { origins, .. } => editor.commit_move(&origins),
+            Drag::MoveNote { before, .. } => editor.commit_from(Arc::unwrap_or_clone(before)),
             Drag::Connect { from } => {
                 gestures.wire.set(None);
                 if let Some(to) = world.and_then(|at| editor.node_at(at)) {

@@ -6,7 +6,6 @@
 //! `addEventListener` call before the page answers (docs/performance.md).
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use heddle_engine::{EdgeId, NodeId};
 use leptos::ev;
@@ -64,7 +63,7 @@ pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::Po
     if event.button() != 0 {
         return;
     }
-    gestures.held.set(true);
+    gestures.hold();
     gestures.menu.set(None);
     commit_focused_field();
     let shift = event.shift_key();
@@ -94,11 +93,7 @@ pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::Po
             .map(|node| (node.position, node.position.get_untracked()))
             .collect()
     });
-    gestures.drag.set_value(Drag::Move {
-        from,
-        origins,
-        before: Arc::new(editor.document()),
-    });
+    gestures.drag.set_value(Drag::Move { from, origins });
 }
 
 /// A node's output port pressed: starts drawing an edge from it.

@@ -28,12 +28,13 @@ pub fn problems(
             .map(RegistryCell)
             .unwrap_or_default()
     });
-    // What validation reads: the document less where its nodes are drawn.
-    // Dropping a dragged node changes only positions, and validating a
+    // What validation reads: the document less where its nodes are drawn,
+    // built again only when more than positions may have changed. Dropping
+    // a dragged node changes only positions, and building and validating a
     // 500-node graph again would take tens of milliseconds of the drop's
     // frame.
     let content = Memo::new(move |_| {
-        editor.revision.track();
+        editor.content.track();
         let mut document = editor.document();
         for node in &mut document.nodes {
             node.position = None;

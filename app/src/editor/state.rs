@@ -2,7 +2,10 @@
 //! signals, so dragging one node re-renders that node and the edges that
 //! touch it, nothing else. Every change that is not a drag in progress
 //! goes through [`Editor::change`]: it records the document before it for
-//! undo and moves `revision` on (which autosave and validation follow).
+//! undo and moves `revision` on (which autosave follows) and `content`
+//! (which validation follows). A drag of nodes is committed when it ends
+//! ([`Editor::commit_move`]); it moves `revision` only: where nodes are
+//! drawn is nothing to validate.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -103,6 +106,8 @@ pub struct Editor {
     pub viewport: RwSignal<Viewport>,
     /// Moves on at every committed change.
     pub revision: RwSignal<u64>,
+    /// Moves on at every committed change other than nodes moved.
+    pub content: RwSignal<u64>,
     history: StoredValue<History>,
     /// The view the last fit made: while the view is still that one (no
     /// pan or zoom since), the canvas fits again when its size changes.
@@ -130,6 +135,7 @@ impl Editor {
             selected_note: RwSignal::new(None),
             viewport: RwSignal::new(Viewport::default()),
             revision: RwSignal::new(0),
+            content: RwSignal::new(0),
             history: StoredValue::new(History::default()),
             framed: StoredValue::new(None),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
@@ -151,13 +157,23 @@ impl Editor {
 
     /// The whole document as it stands (read without tracking).
     pub fn document(&self) -> GraphDocument {
+        self.document_moved_back(&[])
+    }
+
+    /// The document with the nodes of `moved` back where they were (their
+    /// position signal, and where it was).
+    fn document_moved_back(&self, moved: &[(RwSignal<Position>, Position)]) -> GraphDocument {
         let mut document = self.skeleton.get_untracked();
         document.nodes = self.nodes.with_untracked(|nodes| {
             nodes
                 .iter()
                 .map(|node| {
                     let mut spec = node.spec.get_untracked();
-                    spec.position = Some(node.position.get_untracked());
+                    let was = moved
+                        .iter()
+                        .find(|(position, _)| *position == node.position)
+                        .map(|(_, was)| *was);
+                    spec.position = Some(was.unwrap_or_else(|| node.position.get_untracked()));
                     spec
                 })
                 .collect()
@@ -247,7 +263,14 @@ impl Editor {
         }
         self.history.update_value(|history| history.record(before));
         self.load(after);
+        self.committed();
+    }
+
+    /// Moves `revision` and `content` on: something other than positions
+    /// may have changed.
+    fn committed(&self) {
         self.revision.update(|revision| *revision += 1);
+        self.content.update(|content| *content += 1);
     }
 
     /// Records a change made live (a drag): `before` is the document from
@@ -256,6 +279,21 @@ impl Editor {
         if self.document() == before {
             return;
         }
+        self.history.update_value(|history| history.record(before));
+        self.committed();
+    }
+
+    /// Records a drag of nodes that has ended: `origins` are the dragged
+    /// nodes' position signals and where each was. Only positions changed,
+    /// so the document is built once (for undo) and validation is left be.
+    pub fn commit_move(&self, origins: &[(RwSignal<Position>, Position)]) {
+        if origins
+            .iter()
+            .all(|(position, was)| position.get_untracked() == *was)
+        {
+            return;
+        }
+        let before = self.document_moved_back(origins);
         self.history.update_value(|history| history.record(before));
         self.revision.update(|revision| *revision += 1);
     }
@@ -268,7 +306,7 @@ impl Editor {
             .flatten()
         {
             self.load(previous);
-            self.revision.update(|revision| *revision += 1);
+            self.committed();
         }
     }
 
@@ -280,7 +318,7 @@ impl Editor {
             .flatten()
         {
             self.load(next);
-            self.revision.update(|revision| *revision += 1);
+            self.committed();
         }
     }
 
@@ -288,6 +326,8 @@ impl Editor {
     pub fn replace(&self, document: GraphDocument) {
         self.history.set_value(History::default());
         self.load(document);
+        // Validated again; not saved (it is what the server has).
+        self.content.update(|content| *content += 1);
     }
 
     /// A node's label as the canvas shows it, when it has one other than
@@ -371,7 +411,64 @@ pub fn extent(
 
 #[cfg(test)]
 mod tests {
-    use super::Viewport;
+    use heddle_engine::GraphDocument;
+    use heddle_engine::format::Position;
+    use leptos::prelude::*;
+
+    use super::{Editor, Viewport};
+
+    #[test]
+    fn a_drag_is_committed_as_one_undo_step_without_revalidating() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let document = GraphDocument::from_json(
+                &serde_json::json!({
+                "format_version": 1,
+                "name": "g",
+                "nodes": [
+                    {"id": "a", "kind": "set", "position": {"x": 0.0, "y": 0.0}},
+                    {"id": "b", "kind": "set", "position": {"x": 200.0, "y": 0.0}},
+                    {"id": "c", "kind": "set", "position": {"x": 400.0, "y": 0.0}}
+                ]
+                })
+                .to_string(),
+            )
+            .unwrap();
+            let editor = Editor::new(document.clone(), true);
+            let (revision, content) = (
+                editor.revision.get_untracked(),
+                editor.content.get_untracked(),
+            );
+            let [a, b] = editor
+                .nodes
+                .with_untracked(|nodes| [nodes[0].position, nodes[1].position]);
+            let (was_a, was_b) = (a.get_untracked(), b.get_untracked());
+
+            // A press and release without a move commits nothing.
+            editor.commit_move(&[(a, was_a)]);
+            assert_eq!(editor.revision.get_untracked(), revision);
+
+            // Two nodes dragged together.
+            a.set(Position { x: 30.0, y: 40.0 });
+            b.set(Position { x: 230.0, y: 40.0 });
+            editor.commit_move(&[(a, was_a), (b, was_b)]);
+            assert_eq!(editor.revision.get_untracked(), revision + 1, "saved");
+            assert_eq!(
+                editor.content.get_untracked(),
+                content,
+                "not validated again"
+            );
+            let moved = editor.document();
+            assert_eq!(moved.nodes[0].position, Some(Position { x: 30.0, y: 40.0 }));
+            assert_eq!(moved.nodes[2].position, Some(Position { x: 400.0, y: 0.0 }));
+
+            // One undo puts both back, and nothing else moves.
+            editor.undo();
+            assert_eq!(editor.document(), document);
+            editor.redo();
+            assert_eq!(editor.document(), moved);
+        });
+    }
 
     #[test]
     fn zooming_keeps_the_point_under_the_cursor() {
