@@ -27,6 +27,7 @@ pub mod canvas;
 pub mod channels;
 pub mod config_form;
 pub mod history;
+pub mod idle;
 pub mod inspector;
 pub mod keys;
 pub mod kind_icon;

@@ -57,6 +57,9 @@ pub enum Drag {
     },
 }
 
+/// The room an idle moment needs for drawing a node's form after a drop.
+const FORM_NEEDS_MS: f64 = 12.0;
+
 /// An edge being drawn: where the pointer is, and why it cannot land
 /// where it is (if it cannot).
 #[derive(Clone, Debug, PartialEq)]
@@ -81,11 +84,14 @@ pub struct Gestures {
     pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
     /// Where the pointer last was (screen), for pasting where it points.
     pub pointer: StoredValue<Option<(f64, f64)>>,
-    /// Whether a button is down on the canvas. What follows the selection
-    /// or the nodes at a cost (the inspector's form, the minimap) waits
-    /// until it is up, so a drag's first frames are not spent drawing a
-    /// form, and then a frame more ([`Gestures::release`]).
+    /// Whether a button is down on the canvas (until the frame after the
+    /// drop). The minimap does not follow a drag, and catches up then.
     pub held: RwSignal<bool>,
+    /// Whether the last press is over and the page has had an idle moment
+    /// since: the inspector's form follows the selection only then, so it
+    /// is drawn neither in a drag's first frames nor in its drop's
+    /// ([`Gestures::release`]).
+    pub settled: RwSignal<bool>,
     /// Moves on at each press: a release's late `held` is for its press only.
     presses: StoredValue<u64>,
     /// The canvas's box on screen while a gesture lasts: asking for it at
@@ -110,6 +116,7 @@ impl Gestures {
             menu: RwSignal::new(None),
             pointer: StoredValue::new(None),
             held: RwSignal::new(false),
+            settled: RwSignal::new(true),
             presses: StoredValue::new(0),
             rect: StoredValue::new(None),
             seen_size: RwSignal::new(None),
@@ -122,25 +129,35 @@ impl Gestures {
         if !self.held.get_untracked() {
             self.held.set(true);
         }
+        if self.settled.get_untracked() {
+            self.settled.set(false);
+        }
     }
 
-    /// The button came up. What waited for it follows in the frame after
-    /// the one that shows the drop: dropping a dragged node commits the
-    /// move, and drawing the pressed node's form in the same frame made it
-    /// late. (Two animation frames: a callback asked for while handling
-    /// the pointer may still run before the current frame is drawn.)
+    /// The button came up. The minimap catches up in the next frame; the
+    /// inspector's form in an idle moment with room for it (about a frame's
+    /// worth of work on a large graph: in the frame of the drop, or in any
+    /// frame already busy, it made that frame late). A rAF asked for while
+    /// handling the pointer may still run before the current frame is
+    /// drawn, hence two.
     fn release(&self) {
         if !self.held.get_untracked() {
             return;
         }
         let press = self.presses.get_value();
         let gestures = *self;
+        let current = move || gestures.presses.try_get_value() == Some(press);
         request_animation_frame(move || {
             request_animation_frame(move || {
-                if gestures.presses.try_get_value() == Some(press) {
+                if current() {
                     gestures.held.set(false);
                 }
             })
+        });
+        super::idle::when_idle(FORM_NEEDS_MS, 300, move || {
+            if current() {
+                gestures.settled.set(true);
+            }
         });
     }
 

@@ -22,6 +22,7 @@ use serde_json::Value;
 
 use self::path::{Path, Step};
 pub use self::shape::{Field, Shape, fields};
+use super::idle::when_idle;
 use super::state::Editor;
 
 /// The choices the pickers offer, from the server and the user's secrets.
@@ -128,6 +129,21 @@ fn problem_path(path: &Path) -> String {
         .collect()
 }
 
+/// Works out every built-in kind's fields ahead, one kind per idle moment,
+/// so that even the first form of a kind is drawn without reading its
+/// schema (a few milliseconds of the frame that shows it).
+pub fn prepare_forms() {
+    fn from(i: usize) {
+        if let Some(kind) = heddle_engine::kinds::BuiltinKind::ALL.get(i).copied() {
+            when_idle(4.0, 10_000, move || {
+                shape::kind_fields(kind);
+                from(i + 1);
+            });
+        }
+    }
+    from(0);
+}
+
 /// The form for node `spec`, built from its kind's schema. Kinds the
 /// editor has no schema for get the JSON view only.
 #[component]
@@ -138,8 +154,6 @@ pub fn ConfigForm(
     choices: Choices,
 ) -> impl IntoView {
     let kind = spec.with_untracked(|spec| spec.kind.clone());
-    let schema = heddle_engine::kinds::BuiltinKind::from_name(&kind)
-        .map(heddle_engine::kinds::BuiltinKind::config_schema);
     let cx = FormCx {
         editor,
         node: StoredValue::new(spec.with_untracked(|spec| spec.id.clone())),
@@ -148,8 +162,10 @@ pub fn ConfigForm(
         choices,
         read_only: !editor.can_edit,
     };
-    let all = schema.as_ref().map(fields).unwrap_or_default();
-    let (more, main): (Vec<Field>, Vec<Field>) = all.into_iter().partition(Field::is_advanced);
+    let all = heddle_engine::kinds::BuiltinKind::from_name(&kind)
+        .map(shape::kind_fields)
+        .unwrap_or_default();
+    let (more, main): (Vec<Field>, Vec<Field>) = all.iter().cloned().partition(Field::is_advanced);
     let more_count = more.len();
     let main = main
         .into_iter()

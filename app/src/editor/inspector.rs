@@ -85,10 +85,12 @@ pub fn Inspector(
             </datalist>
         }
     };
-    // What the form is for. It follows the selection once the pointer is
-    // up: a node pressed to be dragged is selected at once (its ring shows),
-    // and its form, a few dozen milliseconds to draw, waits for the drop
-    // instead of stalling the drag's first frames.
+    // What the form is for. It follows the selection once a press has
+    // settled: a node pressed to be dragged is selected at once (its ring
+    // shows), and its form, about a frame's worth of work, waits for an
+    // idle moment after the drop instead of stalling the drag's first
+    // frames or the drop's.
+    Effect::new(move |_| super::config_form::prepare_forms());
     let shown = Memo::new(move |previous: Option<&Shown>| {
         let now = editor.selected.with(|selected| match selected.len() {
             0 => match editor.selected_edge.get() {
@@ -103,7 +105,7 @@ pub fn Inspector(
             many => Shown::Nodes(many),
         });
         match previous {
-            Some(previous) if gestures.held.get() => previous.clone(),
+            Some(previous) if !gestures.settled.get() => previous.clone(),
             _ => now,
         }
     });
@@ -161,6 +163,34 @@ fn NodeForm(
         });
     };
 
+    // The settings every kind shares come a frame after the rest: the form
+    // is drawn in the frame after a drop, and all of it at once ran over.
+    let settled = RwSignal::new(cfg!(not(feature = "hydrate")));
+    #[cfg(feature = "hydrate")]
+    request_animation_frame(move || {
+        let _ = settled.try_set(true);
+    });
+
+    view! {
+        <section class="inspector-section" aria-label="Node">
+            <h2 class="inspector-title">{kind.clone()}</h2>
+            <p class="inspector-doc">{summary}</p>
+            <label class="field">
+                <span class="field-label">"Label"</span>
+                <input name="label" prop:value=move || spec.with(|s| s.label.clone()) placeholder=id.to_string() on:change=set_label readonly=read_only />
+            </label>
+            <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
+            <ConfigForm editor spec problems choices />
+            {move || settled.get().then(|| view! { <SharedSettings editor spec /> })}
+        </section>
+    }
+}
+
+/// The settings every kind shares: timeout, attempts, breakpoints.
+#[component]
+fn SharedSettings(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
+    let id = spec.with_untracked(|spec| spec.id.clone());
+    let read_only = !editor.can_edit;
     let timeout_id = id.clone();
     let set_timeout_ms = move |event: leptos::ev::Event| {
         let text = event_target_value(&event);
@@ -183,38 +213,27 @@ fn NodeForm(
     };
     let before_id = id.clone();
     let after_id = id.clone();
-
     view! {
-        <section class="inspector-section" aria-label="Node">
-            <h2 class="inspector-title">{kind.clone()}</h2>
-            <p class="inspector-doc">{summary}</p>
+        <div class="field-row">
             <label class="field">
-                <span class="field-label">"Label"</span>
-                <input name="label" prop:value=move || spec.with(|s| s.label.clone()) placeholder=id.to_string() on:change=set_label readonly=read_only />
+                <span class="field-label">"Timeout (ms)"</span>
+                <input name="timeout_ms" type="number" min="0" prop:value=move || spec.with(|s| s.timeout_ms.map(|ms| ms.to_string()).unwrap_or_default()) on:change=set_timeout_ms readonly=read_only />
             </label>
-            <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
-            <ConfigForm editor spec problems choices />
-            <div class="field-row">
-                <label class="field">
-                    <span class="field-label">"Timeout (ms)"</span>
-                    <input name="timeout_ms" type="number" min="0" prop:value=move || spec.with(|s| s.timeout_ms.map(|ms| ms.to_string()).unwrap_or_default()) on:change=set_timeout_ms readonly=read_only />
-                </label>
-                <label class="field">
-                    <span class="field-label">"Attempts"</span>
-                    <input name="attempts" type="number" min="1" max="20" prop:value=move || spec.with(|s| s.retry.as_ref().map_or(1, |r| r.max_attempts).to_string()) on:change=set_retries readonly=read_only />
-                </label>
-            </div>
-            <label class="check">
-                <input type="checkbox" prop:checked=move || spec.with(|s| s.interrupt_before) disabled=read_only
-                    on:change=move |event| { let on = event_target_checked(&event); edit_node(editor, &before_id, |node| node.interrupt_before = on); } />
-                "Pause before this node (breakpoint)"
+            <label class="field">
+                <span class="field-label">"Attempts"</span>
+                <input name="attempts" type="number" min="1" max="20" prop:value=move || spec.with(|s| s.retry.as_ref().map_or(1, |r| r.max_attempts).to_string()) on:change=set_retries readonly=read_only />
             </label>
-            <label class="check">
-                <input type="checkbox" prop:checked=move || spec.with(|s| s.interrupt_after) disabled=read_only
-                    on:change=move |event| { let on = event_target_checked(&event); edit_node(editor, &after_id, |node| node.interrupt_after = on); } />
-                "Pause after this node"
-            </label>
-        </section>
+        </div>
+        <label class="check">
+            <input type="checkbox" prop:checked=move || spec.with(|s| s.interrupt_before) disabled=read_only
+                on:change=move |event| { let on = event_target_checked(&event); edit_node(editor, &before_id, |node| node.interrupt_before = on); } />
+            "Pause before this node (breakpoint)"
+        </label>
+        <label class="check">
+            <input type="checkbox" prop:checked=move || spec.with(|s| s.interrupt_after) disabled=read_only
+                on:change=move |event| { let on = event_target_checked(&event); edit_node(editor, &after_id, |node| node.interrupt_after = on); } />
+            "Pause after this node"
+        </label>
     }
 }
 

@@ -4,6 +4,10 @@
 //! config structs is understood; anything else is a [`Shape::Json`] field,
 //! edited as JSON, so no config is ever out of reach.
 
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use heddle_engine::kinds::BuiltinKind;
 use heddle_engine::node::{FieldHint, HINT_KEYWORD, KEY_HINT_KEYWORD};
 use serde_json::{Map, Value};
 
@@ -100,6 +104,19 @@ impl Field {
 /// The fields of a config schema, in form order.
 pub fn fields(schema: &Value) -> Vec<Field> {
     record(schema, schema)
+}
+
+/// The fields of a built-in kind's config, worked out once per kind:
+/// generating the schema and reading it again took a few milliseconds of
+/// every form drawn, in the frame that shows it.
+pub fn kind_fields(kind: BuiltinKind) -> Arc<Vec<Field>> {
+    static KNOWN: Mutex<BTreeMap<&str, Arc<Vec<Field>>>> = Mutex::new(BTreeMap::new());
+    let mut known = KNOWN.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(
+        known
+            .entry(kind.name())
+            .or_insert_with(|| Arc::new(fields(&kind.config_schema()))),
+    )
 }
 
 fn record(root: &Value, schema: &Value) -> Vec<Field> {
