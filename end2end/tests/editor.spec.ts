@@ -242,6 +242,8 @@ test("every field of every kind's form keeps what was typed when the next click 
     const drawn = page.locator(`.canvas-node[data-node="${node}"]`);
     await drawn.click();
     await expect(drawn).toHaveClass(/selected/);
+    // The form follows the selection in the page's next idle moment.
+    await expect(inspector.locator('section[aria-label="Node"] p.field-hint code').first()).toHaveText(node);
     for (const more of await inspector.locator("details.form-more:not(.form-advanced):not([open]) > summary").all()) await more.click();
   };
   // Every field a person types into: text, templates, expressions,

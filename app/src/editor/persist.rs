@@ -3,15 +3,15 @@
 //! page is idle, and at once when the page is hidden or left; and saved
 //! to the server 800 ms after the last one, naming the version it was
 //! based on. (Writing a 500-node draft takes a frame's worth of time:
-//! done in the frame that drops a dragged node, it made that frame late.) A save refused because a teammate saved first is a
-//! conflict: shown with a choice (reload theirs, or keep mine as a copy),
-//! never overwritten. Leaving with unsaved changes asks first.
+//! done in the frame that drops a dragged node, it made that frame late.)
+//! A save refused because a teammate saved first is a conflict: shown
+//! with a choice (reload theirs, or keep mine as a copy), never
+//! overwritten. Leaving with unsaved changes asks first.
 
 use heddle_engine::GraphDocument;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::idle::when_idle;
 use super::state::Editor;
 
 /// Where the editor's work stands.
@@ -175,7 +175,7 @@ impl Persistence {
         let scheduled = self.draft.with_value(|draft| *draft != DraftWrite::Written);
         self.draft.set_value(DraftWrite::Due);
         if !scheduled {
-            when_idle(DRAFT_STEP_MS, 2_000, move || self.draft_step());
+            super::idle::when_idle(DRAFT_STEP_MS, 2_000, move || self.draft_step());
         }
         if matches!(self.status.get_untracked(), SaveState::Conflict { .. }) {
             return;
@@ -222,7 +222,7 @@ impl Persistence {
                 let more = next != DraftWrite::Written;
                 self.draft.set_value(next);
                 if more {
-                    when_idle(DRAFT_STEP_MS, 2_000, move || self.draft_step());
+                    super::idle::when_idle(DRAFT_STEP_MS, 2_000, move || self.draft_step());
                 }
             }
             Some(DraftWrite::Serialized(text)) => {
