@@ -163,8 +163,8 @@ fn NodeForm(
         });
     };
 
-    // The settings every kind shares come a frame after the rest: the form
-    // is drawn in the frame after a drop, and all of it at once ran over.
+    // The settings every kind shares come a frame after the rest, so the
+    // form's first part fits the idle moment it is drawn in after a drop.
     let settled = RwSignal::new(cfg!(not(feature = "hydrate")));
     #[cfg(feature = "hydrate")]
     request_animation_frame(move || {
