@@ -44,6 +44,7 @@ pub mod quick_add;
 pub mod rename;
 pub mod resize;
 pub mod routing;
+pub mod run_version;
 pub mod state;
 
 use leptos::prelude::*;
@@ -79,6 +80,7 @@ pub fn GraphEditor(
 ) -> impl IntoView {
     let gestures = Gestures::new();
     let history_id = graph_id.clone();
+    let version_graph_id = graph_id.clone();
     let help = RwSignal::new(false);
     // The server's tools and models: the pickers list them, and validation
     // knows exactly what the server runs with.
@@ -117,6 +119,7 @@ pub fn GraphEditor(
                     <minimap::Minimap editor gestures />
                     <keys::HelpOverlay shown=help />
                     <node_menu::NodeMenu editor open=gestures.menu run_to />
+                    <run_version::RunVersion live persistence graph_id=version_graph_id />
                 </div>
                 {dock.run()}
             </div>

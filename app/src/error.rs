@@ -72,6 +72,13 @@ pub enum AppError {
     /// as password checks, is full); try again after `retry_after` seconds.
     #[error("{message}")]
     Busy { message: String, retry_after: u64 },
+    /// The thread is paused, waiting for an answer: a new run on it would
+    /// lose the pause. Answer it (`resume`) or start another thread.
+    #[error(
+        "thread `{thread}` is paused, waiting for an answer: resume it with the answer, or start \
+         a run on another thread; nothing was started and the pause is kept"
+    )]
+    ThreadPaused { thread: String },
     /// The thing existed but no longer works (an expired share link).
     #[error("{0}")]
     Gone(String),
@@ -105,7 +112,9 @@ impl AppError {
         match self {
             AppError::NotFound { .. } => 404,
             AppError::InvalidInput(_) => 400,
-            AppError::Conflict { .. } | AppError::NotPublished { .. } => 409,
+            AppError::Conflict { .. }
+            | AppError::NotPublished { .. }
+            | AppError::ThreadPaused { .. } => 409,
             AppError::TooLarge(_) => 413,
             AppError::InvalidGraph { .. } => 422,
             AppError::MissingCredentials { .. } => 422,
@@ -133,6 +142,7 @@ impl AppError {
             AppError::Unauthorized(_) => "unauthorized",
             AppError::Forbidden(_) => "forbidden",
             AppError::TooManyRequests(_) => "too_many_requests",
+            AppError::ThreadPaused { .. } => "thread_paused",
             AppError::Gone(_) => "gone",
             AppError::Busy { .. } => "busy",
             AppError::Internal => "internal",

@@ -212,6 +212,10 @@ pub struct StartRequest {
     /// This run also pauses after these nodes' steps.
     #[serde(default)]
     pub interrupt_after: Vec<String>,
+    /// The saved version to run (the editor names the one on screen, so
+    /// what runs is what was seen); the newest when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_version: Option<i64>,
 }
 
 /// A request to fork a run: continue from one of its checkpoints, with

@@ -35,6 +35,11 @@ pub struct CompiledGraph {
     pub(crate) max_steps: u32,
     /// How model calls are priced (the registry's table).
     pub(crate) prices: Arc<crate::usage::PriceTable>,
+    /// How deep and large the run's values may be (the registry's).
+    pub(crate) value_limits: crate::state::ValueLimits,
+    /// Whether the graph has an `end` node: then a run whose branches all
+    /// stop before reaching an end has no answer (see `RunError::NoAnswer`).
+    pub(crate) has_end: bool,
     warnings: Report,
     document: GraphDocument,
 }
@@ -49,6 +54,10 @@ pub(crate) struct CompiledNode {
     pub(crate) timeout: Option<Duration>,
     pub(crate) interrupt_before: bool,
     pub(crate) interrupt_after: bool,
+    /// Whether a branch that runs this node has ended (an `end`, or a node
+    /// with no edge out and nothing it sends to): a run whose branches all
+    /// stop elsewhere ended without an answer.
+    pub(crate) ends_branch: bool,
 }
 
 pub(crate) struct CompiledEdge {
@@ -80,6 +89,11 @@ impl CompiledGraph {
     /// The graph's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// How deep and large the run's values may be (its registry's).
+    pub fn value_limits(&self) -> crate::state::ValueLimits {
+        self.value_limits
     }
 
     /// The document the graph was compiled from.
@@ -144,6 +158,10 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         return Err(report);
     };
 
+    let sends_nowhere: Vec<bool> = runtimes
+        .iter()
+        .map(|built| built.sends_to.is_empty())
+        .collect();
     let mut nodes: Vec<CompiledNode> = document
         .nodes
         .iter()
@@ -157,6 +175,8 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
             timeout: spec.timeout_ms.map(Duration::from_millis),
             interrupt_before: spec.interrupt_before,
             interrupt_after: spec.interrupt_after,
+            // Without edges yet: set below, once `out` is known.
+            ends_branch: built.terminal,
         })
         .collect();
     for edge in edges {
@@ -175,6 +195,11 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         });
     }
 
+    let has_end = nodes.iter().any(|node| node.ends_branch);
+    for (node, sends_nowhere) in nodes.iter_mut().zip(sends_nowhere) {
+        node.ends_branch = node.ends_branch || (node.out.is_empty() && sends_nowhere);
+    }
+
     Ok(CompiledGraph {
         name: document.name.clone(),
         layout: Arc::new(StateLayout::new(&document.state)),
@@ -183,6 +208,8 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         entry,
         max_steps: document.limits.max_steps,
         prices: registry.prices(),
+        value_limits: registry.value_limits(),
+        has_end,
         warnings: report,
         document: document.clone(),
     })

@@ -1,9 +1,14 @@
 //! A run's state: the values of the graph's channels, the checks that an
 //! update fits its channel's type, and the reducers that combine updates.
 
+mod bounds;
 mod reducer;
 mod values;
 
+pub use bounds::{
+    CUT_MARKER, DEFAULT_MAX_BYTES, DEFAULT_MAX_DEPTH, MAX_DEPTH_CEILING, ValueLimitError,
+    ValueLimits, cut_deep_json, drop_flat, from_stored_json,
+};
 pub(crate) use reducer::kind as kind_of;
 pub use reducer::{ReduceError, fits, is_of_type, reduce};
 pub use values::{ChannelIdx, State, StateLayout};

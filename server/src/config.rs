@@ -188,6 +188,13 @@ pub struct ServeArgs {
     #[arg(long, env = "HEDDLE_PUBLIC_URL")]
     pub public_url: Option<String>,
 
+    /// Host names browsers may use to reach the server, besides IP
+    /// addresses, `localhost` and the public URL's host (comma-separated):
+    /// requests naming any other host are refused, so a page on another
+    /// domain cannot reach the server by rebinding its name (DNS rebinding).
+    #[arg(long, env = "HEDDLE_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub allowed_hosts: Vec<String>,
+
     /// Behind a proxy: take each request's client address (for log-in
     /// rate limits) from the last `X-Forwarded-For` entry the proxy adds.
     /// Only set it when every request passes through that proxy.
@@ -204,6 +211,24 @@ pub struct ServeArgs {
     /// PostgreSQL database takes the run over from its newest checkpoint.
     #[arg(long, env = "HEDDLE_LEASE_SECONDS", default_value_t = 15.0)]
     pub lease_seconds: f64,
+
+    /// How deeply a run's values may nest (inputs, webhook bodies, node
+    /// updates, script results): 1 to 100.
+    #[arg(long, env = "HEDDLE_MAX_VALUE_DEPTH", default_value_t = heddle_engine::state::DEFAULT_MAX_DEPTH as u64,
+          value_parser = clap::value_parser!(u64).range(1..=100))]
+    pub max_value_depth: u64,
+
+    /// How large one value of a run may be, in bytes of JSON (a channel's
+    /// value, an update, a script's result); at least 1024.
+    #[arg(long, env = "HEDDLE_MAX_VALUE_BYTES", default_value_t = heddle_engine::state::DEFAULT_MAX_BYTES as u64,
+          value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
+    pub max_value_bytes: u64,
+
+    /// The shortest time, in seconds, between two firings of a schedule:
+    /// a cron that fires more often is refused when it is saved.
+    #[arg(long, env = "HEDDLE_SCHEDULE_MIN_SECONDS", default_value_t = 60,
+          value_parser = clap::value_parser!(i64).range(1..))]
+    pub schedule_min_seconds: i64,
 
     /// Threads that run graphs' `script` nodes (default: half the cores).
     #[arg(long, env = "HEDDLE_SCRIPT_THREADS")]

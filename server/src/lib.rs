@@ -6,6 +6,7 @@
 //! - [`api`]: the HTTP JSON API for scripts.
 //! - [`openai`]: the OpenAI-compatible chat endpoints for published graphs.
 //! - [`auth`]: sessions, who is calling, the CSRF and log-in guards.
+//! - [`host_guard`]: answers only to the host names the server is reached by.
 //! - [`sessions`]: the SQLite session store.
 //! - [`runs`]: runs as background tasks, their live events, recovery.
 //! - [`schedules`]: firing cron schedules, once per time across servers.
@@ -33,6 +34,7 @@ pub mod config;
 pub mod db;
 pub mod db_copy;
 pub mod error_status;
+pub mod host_guard;
 pub mod models;
 pub mod openai;
 pub mod routes;

@@ -74,6 +74,10 @@ pub fn router(state: AppState) -> Router {
             state.clone(),
             auth::same_origin,
         ))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::host_guard::check,
+        ))
         .layer(middleware::map_response(correct_error_status))
         .layer(middleware::map_response(crate::security_headers::add))
         // Nothing reads a body larger than the API's largest: beyond it,

@@ -124,7 +124,11 @@ async fn start(runs: &Runs, due: &Due) -> Result<String, AppError> {
             )),
             other => other,
         })?;
-    let input = serde_json::from_str(&due.input).unwrap_or_default();
+    // An input that does not read is this fire's error, never an empty
+    // input run in its place.
+    let input = heddle_engine::state::from_stored_json(&due.input).map_err(|error| {
+        AppError::InvalidInput(format!("the schedule's input does not read: {error}"))
+    })?;
     let request = StartRequest {
         input,
         ..StartRequest::default()

@@ -65,6 +65,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             _ => "worker",
         }));
     }
+    heddle_app::schedules::ssr::set_min_interval_seconds(args.schedule_min_seconds);
     let (registry, model) = crate::models::registry();
     tracing::info!(%model, "default model");
     let scripts = args
@@ -75,7 +76,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         crate::models::with_operator_files(crate::models::with_mcp_tools(registry).await)?
             .with_script_pool(std::sync::Arc::new(heddle_engine::run::WorkerPool::new(
                 scripts,
-            )));
+            )))
+            .with_value_limits(heddle_engine::state::ValueLimits::new(
+                usize::try_from(args.max_value_depth).unwrap_or(usize::MAX),
+                usize::try_from(args.max_value_bytes).unwrap_or(usize::MAX),
+            ));
     let secret_key = match &args.secret_key {
         Some(hex) => SecretKey::from_hex(hex),
         None => SecretKey::load_or_create(
@@ -127,7 +132,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         }
     });
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    let mut settings = Settings::default().with_public_url(args.public_url.as_deref());
+    let mut settings = Settings::default()
+        .with_public_url(args.public_url.as_deref())
+        .with_allowed_hosts(args.allowed_hosts.iter().map(String::as_str));
     settings.signup = match args.signup {
         SignupArg::Open => SignupPolicy::Open,
         SignupArg::Closed => SignupPolicy::Closed,

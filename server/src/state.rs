@@ -38,6 +38,10 @@ pub struct Settings {
     pub trust_proxy: bool,
     /// The bearer token `/metrics` asks for; `None`: no `/metrics`.
     pub metrics_token: Option<String>,
+    /// Host names the server answers to besides IP addresses and
+    /// `localhost` (lowercase, no port): `--allowed-hosts` and the public
+    /// URL's host (see [`crate::host_guard`]).
+    allowed_hosts: Vec<String>,
 }
 
 impl Default for Settings {
@@ -48,6 +52,7 @@ impl Default for Settings {
             max_runs_per_user: 4,
             trust_proxy: false,
             metrics_token: None,
+            allowed_hosts: Vec::new(),
         }
     }
 }
@@ -63,7 +68,31 @@ impl Settings {
                 None => url.to_string(),
             }
         });
+        let host = self
+            .public_origin
+            .as_deref()
+            .map(|origin| origin.rsplit("://").next().unwrap_or(origin).to_string());
+        self.with_allowed_hosts(host.as_deref())
+    }
+
+    /// Settings that also answer to `hosts` (names, ports ignored).
+    pub fn with_allowed_hosts<'a>(mut self, hosts: impl IntoIterator<Item = &'a str>) -> Self {
+        for host in hosts {
+            let name = host.trim().trim_end_matches('.').to_ascii_lowercase();
+            let name = match name.rsplit_once(':') {
+                Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name.to_string(),
+                _ => name,
+            };
+            if !name.is_empty() && !self.allowed_hosts.contains(&name) {
+                self.allowed_hosts.push(name);
+            }
+        }
         self
+    }
+
+    /// The names the server answers to besides addresses and `localhost`.
+    pub fn allowed_hosts(&self) -> &[String] {
+        &self.allowed_hosts
     }
 
     pub fn public_origin(&self) -> Option<&str> {

@@ -225,6 +225,26 @@ pub async fn require<'a>(
     }
 }
 
+/// Like [`require`], for what only people may read: a graph's triggers
+/// (webhooks, schedules, widgets) carry tokens and inputs that are the
+/// means to run it, so an API key, even one that may read the graph, is
+/// refused (403) rather than shown them.
+pub async fn require_person<'a>(
+    db: &Db,
+    who: impl Into<Principal<'a>>,
+    id: &str,
+    needed: Role,
+) -> Result<Allowed, AppError> {
+    match who.into() {
+        Principal::Key(key) => Err(AppError::Forbidden(format!(
+            "API key `{}` cannot list a graph's webhooks, schedules or widgets: they hold the \
+             tokens and inputs that run it; a person signed in to Heddle can",
+            key.name
+        ))),
+        other => require(db, other, id, needed).await,
+    }
+}
+
 async fn require_user(db: &Db, user: &User, id: &str, needed: Role) -> Result<Allowed, AppError> {
     let graph = graph_id(id)?;
     let role = role(db, user, &graph)

@@ -62,6 +62,8 @@ pub struct Persistence {
     pending: StoredValue<u64>,
     /// Where the draft stands against the newest change.
     draft: StoredValue<DraftWrite>,
+    /// The editor's revision that `version` holds.
+    saved_revision: StoredValue<u64>,
     editor: Editor,
 }
 
@@ -101,8 +103,49 @@ impl Persistence {
             graph_id: StoredValue::new(graph_id),
             pending: StoredValue::new(0),
             draft: StoredValue::new(DraftWrite::Written),
+            saved_revision: StoredValue::new(editor.revision.get_untracked()),
             editor,
         }
+    }
+
+    /// The saved version that holds exactly what the editor shows, for a
+    /// run to name: edits not saved yet are saved now (not after the
+    /// debounce), and a save in flight is waited for. An error says why
+    /// nothing can run as shown: a conflict, a failed save.
+    pub async fn saved_version(self) -> Result<i64, String> {
+        #[cfg(feature = "hydrate")]
+        {
+            // A save takes a round trip; 30 s of waiting is a dead server.
+            for _ in 0..1200 {
+                match self.status.get_untracked() {
+                    SaveState::Conflict { theirs } => {
+                        return Err(format!(
+                            "Not started: version {theirs} was saved by someone else meanwhile; \
+                             reload theirs or keep yours as a copy, then run again"
+                        ));
+                    }
+                    SaveState::Saving => {
+                        pause_ms(25).await;
+                        continue;
+                    }
+                    SaveState::Saved | SaveState::Unsaved | SaveState::Failed(_) => {}
+                }
+                if self.editor.revision.get_untracked() == self.saved_revision.get_value() {
+                    return Ok(self.version.get_untracked());
+                }
+                // Saved now: the debounced save would only save it again.
+                self.pending.update_value(|n| *n += 1);
+                self.save().await;
+                if let SaveState::Failed(message) = self.status.get_untracked() {
+                    return Err(format!(
+                        "Not started: the graph could not be saved ({message})"
+                    ));
+                }
+            }
+            Err("Not started: the graph is still being saved; try again in a moment".into())
+        }
+        #[cfg(not(feature = "hydrate"))]
+        Ok(self.version.get_untracked())
     }
 
     /// Starts following the editor (in the browser): restores a draft left
@@ -288,6 +331,7 @@ impl Persistence {
         match saved {
             Ok(saved) => {
                 self.version.set(saved.version);
+                self.saved_revision.set_value(revision);
                 if self.editor.revision.get_untracked() == revision {
                     // Saved: a draft still due would only be removed again.
                     self.draft.set_value(DraftWrite::Written);
@@ -335,6 +379,8 @@ impl Persistence {
             };
             self.editor.replace(document);
             self.version.set(opened.graph.version);
+            self.saved_revision
+                .set_value(self.editor.revision.get_untracked());
             if let Some(storage) = Self::storage() {
                 let _ = storage.remove_item(&draft_key(&id));
             }
@@ -395,4 +441,17 @@ mod tests {
         );
         assert_eq!(draft_key("g-1"), "heddle.draft.g-1");
     }
+}
+
+/// Waits `ms` milliseconds without blocking the page.
+#[cfg(feature = "hydrate")]
+async fn pause_ms(ms: u64) {
+    let (done, waited) = futures::channel::oneshot::channel::<()>();
+    set_timeout(
+        move || {
+            let _ = done.send(());
+        },
+        std::time::Duration::from_millis(ms),
+    );
+    let _ = waited.await;
 }

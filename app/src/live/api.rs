@@ -7,6 +7,7 @@ use heddle_engine::run::Event;
 use serde_json::Value;
 
 use super::StartOptions;
+use crate::editor::persist::Persistence;
 use crate::error::AppError;
 use crate::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 
@@ -21,13 +22,26 @@ impl From<StartOptions> for StartRequest {
             thread_id: options.thread,
             interrupt_before: options.stop_before,
             interrupt_after: Vec::new(),
+            graph_version: None,
         }
     }
 }
 
-/// Starts a run of the graph.
-pub async fn start_run(graph_id: &str, options: StartOptions) -> Result<RunInfo, String> {
-    crate::runs::start_run(graph_id.to_string(), options.into())
+/// Starts a run of the graph as the editor shows it: edits not saved yet
+/// are saved first, and the run names that very version. When the save
+/// fails (a conflict, the server unreachable), nothing starts and the
+/// message says why. `shown` is the page's [`Persistence`]; without one
+/// (a page that edits nothing) the newest version runs.
+pub async fn start_run(
+    graph_id: &str,
+    shown: Option<Persistence>,
+    options: StartOptions,
+) -> Result<RunInfo, String> {
+    let mut request: StartRequest = options.into();
+    if let Some(shown) = shown {
+        request.graph_version = Some(shown.saved_version().await?);
+    }
+    crate::runs::start_run(graph_id.to_string(), request)
         .await
         .map_err(message)
 }

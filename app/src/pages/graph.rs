@@ -104,6 +104,8 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     };
     let editor = Editor::new(document, role.can_edit());
     let persistence = Persistence::new(editor, id.clone(), version);
+    // Whatever starts a run on this page runs the version on screen.
+    provide_context(persistence);
     // The server renders the title as plain text: leptos_meta reads it after
     // the page's reactive owner may be gone (leptos#3729), so a signal read
     // there can panic under a multi-threaded runtime. In the browser it
@@ -274,6 +276,7 @@ fn RunStatus(watch: Watch) -> impl IntoView {
 #[component]
 fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
+    let shown = use_context::<Persistence>();
     let running = move || watch.status.get() == Some(heddle_engine::run::RunStatus::Running);
     let act = move |_| {
         let graph_id = graph_id.clone();
@@ -282,7 +285,7 @@ fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
         leptos::task::spawn_local(async move {
             let result = match (stopping, current) {
                 (true, Some(run_id)) => crate::live::api::cancel_run(&run_id).await,
-                _ => crate::live::api::start_run(&graph_id, Default::default())
+                _ => crate::live::api::start_run(&graph_id, shown, Default::default())
                     .await
                     .map(|run| crate::run_panel::start::follow(&run.id)),
             };

@@ -119,6 +119,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             .with(|view| (view.status == Some(RunStatus::Failed)).then(|| view.error.clone()))
             .flatten()
     };
+    let shown = use_context::<crate::editor::persist::Persistence>();
     let send = {
         let graph_id = graph_id.clone();
         move || {
@@ -140,14 +141,22 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             sent.set(Some(text.trim().to_string()));
             draft.set(String::new());
             let graph_id = graph_id.clone();
+            let typed = text.trim().to_string();
             leptos::task::spawn_local(async move {
-                match crate::live::api::start_run(&graph_id, options).await {
+                match crate::live::api::start_run(&graph_id, shown, options).await {
                     Ok(run) => {
                         error.set(None);
                         picked.set(Some(run.thread_id));
                         super::start::follow(&run.id);
                     }
-                    Err(message) => error.set(Some(message)),
+                    Err(message) => {
+                        // Nothing was sent: the message goes back to the box.
+                        sent.set(None);
+                        if draft.get_untracked().is_empty() {
+                            draft.set(typed);
+                        }
+                        error.set(Some(message));
+                    }
                 }
             });
         }

@@ -102,6 +102,7 @@ pub fn RunTab(
     };
     let problem = move || input().err();
     let running = move || watch.status.get() == Some(RunStatus::Running);
+    let shown = use_context::<crate::editor::persist::Persistence>();
     let start = {
         let graph_id = graph_id.clone();
         move |_| {
@@ -119,7 +120,7 @@ pub fn RunTab(
             };
             let graph_id = graph_id.clone();
             leptos::task::spawn_local(async move {
-                match crate::live::api::start_run(&graph_id, options).await {
+                match crate::live::api::start_run(&graph_id, shown, options).await {
                     Ok(run) => {
                         error.set(None);
                         follow(&run.id);

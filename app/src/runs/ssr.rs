@@ -7,6 +7,7 @@
 //! or thread's graph ([`graph_of_run`], [`graph_of_thread`]) and decide
 //! access on it before they read anything else.
 
+use heddle_engine::state::from_stored_json;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -139,11 +140,12 @@ impl TryFrom<RunRow> for RunInfo {
         let origin = RunOrigin::parse(&row.origin).ok_or_else(|| broken("origin"))?;
         Ok(RunInfo {
             status: status(&row.status).ok_or_else(|| broken("status"))?,
-            input: serde_json::from_str(&row.input).map_err(|_| broken("input"))?,
+            // Rows stored before values were bounded read back cut.
+            input: from_stored_json(&row.input).map_err(|_| broken("input"))?,
             output: row
                 .output
                 .as_deref()
-                .map(serde_json::from_str)
+                .map(from_stored_json)
                 .transpose()
                 .map_err(|_| broken("output"))?,
             id: row.id,
@@ -202,7 +204,7 @@ impl From<ThreadRow> for ThreadInfo {
             last_status: row.last_status.as_deref().and_then(status),
             title: row
                 .first_input
-                .and_then(|input| serde_json::from_str(&input).ok())
+                .and_then(|input| from_stored_json(&input).ok())
                 .and_then(|input| input_summary(&input)),
             tokens: count(row.tokens),
             cost_usd: dollars(row.cost_nanos),
@@ -745,6 +747,18 @@ pub async fn release_leases(db: &Db, owner: &str) -> Result<u64, AppError> {
     Ok(released.len() as u64)
 }
 
+/// A run [`claim_lapsed`] took.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Claimed {
+    pub run_id: String,
+    /// Whether a server held it when it was taken: that server died (or
+    /// stalled past its lease) with it, rather than giving it back.
+    pub from_dead_server: bool,
+    /// Where the run stood (`step N`) when it was last taken from a dead
+    /// server (see [`mark_crash_checkpoint`]).
+    pub crash_checkpoint: Option<String>,
+}
+
 /// Takes up to `limit` runs queued or running whose lease lapsed (or that
 /// never had one), oldest first, for `lease`'s server; with `all`, every
 /// unfinished run whatever its lease (a SQLite file's only server, at
@@ -755,25 +769,26 @@ pub async fn claim_lapsed(
     lease: &Lease,
     all: bool,
     limit: i64,
-) -> Result<Vec<String>, AppError> {
+) -> Result<Vec<Claimed>, AppError> {
     let now = if all {
         // Later than any lease.
         "9999".to_string()
     } else {
         crate::db::now()
     };
-    Ok(match db {
+    let rows: Vec<(String, bool, Option<String>)> = match db {
         Db::Postgres(pool) => {
-            sqlx::query_scalar(
-                "UPDATE runs SET lease_owner = $1, lease_expires_at = $2
-                 WHERE id IN (
-                     SELECT id FROM runs
+            sqlx::query_as(
+                "WITH picked AS (
+                     SELECT id, lease_owner IS NOT NULL AS held FROM runs
                      WHERE status IN ('queued', 'running')
                        AND (lease_expires_at IS NULL OR lease_expires_at < $3)
                      ORDER BY created_at, rowid
                      LIMIT $4
                      FOR UPDATE SKIP LOCKED)
-                 RETURNING id",
+                 UPDATE runs SET lease_owner = $1, lease_expires_at = $2
+                 FROM picked WHERE runs.id = picked.id
+                 RETURNING runs.id, picked.held, runs.crash_checkpoint",
             )
             .bind(&lease.owner)
             .bind(lease.until())
@@ -782,26 +797,60 @@ pub async fn claim_lapsed(
             .fetch_all(pool)
             .await?
         }
-        // One server per SQLite file: nobody to skip.
+        // One server per SQLite file: nobody to skip, and nothing changes
+        // between the read and the write of one transaction.
         Db::Sqlite(pool) => {
-            sqlx::query_scalar(
-                "UPDATE runs SET lease_owner = $1, lease_expires_at = $2
-                 WHERE id IN (
-                     SELECT id FROM runs
-                     WHERE status IN ('queued', 'running')
-                       AND (lease_expires_at IS NULL OR lease_expires_at < $3)
-                     ORDER BY created_at, rowid
-                     LIMIT $4)
-                 RETURNING id",
+            let mut tx = pool.begin().await?;
+            let picked: Vec<(String, bool, Option<String>)> = sqlx::query_as(
+                "SELECT id, lease_owner IS NOT NULL, crash_checkpoint FROM runs
+                 WHERE status IN ('queued', 'running')
+                   AND (lease_expires_at IS NULL OR lease_expires_at < $1)
+                 ORDER BY created_at, rowid
+                 LIMIT $2",
             )
-            .bind(&lease.owner)
-            .bind(lease.until())
             .bind(&now)
             .bind(limit)
-            .fetch_all(pool)
-            .await?
+            .fetch_all(&mut *tx)
+            .await?;
+            for (id, _, _) in &picked {
+                sqlx::query(
+                    "UPDATE runs SET lease_owner = $1, lease_expires_at = $2 WHERE id = $3",
+                )
+                .bind(&lease.owner)
+                .bind(lease.until())
+                .bind(id)
+                .execute(&mut *tx)
+                .await?;
+            }
+            tx.commit().await?;
+            picked
         }
-    })
+    };
+    Ok(rows
+        .into_iter()
+        .map(|(run_id, from_dead_server, crash_checkpoint)| Claimed {
+            run_id,
+            from_dead_server,
+            crash_checkpoint,
+        })
+        .collect())
+}
+
+/// Records `checkpoint` (where the run's newest checkpoint stands, `step
+/// N`, or `""` for none) as where the run stood when it was taken from a
+/// dead server.
+pub async fn mark_crash_checkpoint(
+    db: &Db,
+    run_id: &str,
+    checkpoint: &str,
+) -> Result<(), AppError> {
+    on_db!(db, pool => sqlx::query("UPDATE runs SET crash_checkpoint = $1 WHERE id = $2")
+        .bind(checkpoint)
+        .bind(run_id)
+        .execute(pool)
+        .await
+        .map(|_| ()))?;
+    Ok(())
 }
 
 /// Records where a run ended up (or paused), with what its model calls

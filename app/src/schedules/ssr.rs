@@ -122,7 +122,8 @@ impl ScheduleRow {
             AppError::Internal
         };
         let missed = Missed::parse(&self.missed).ok_or_else(|| broken("missed"))?;
-        let input: Value = serde_json::from_str(&self.input).map_err(|_| broken("input"))?;
+        let input: Value =
+            heddle_engine::state::from_stored_json(&self.input).map_err(|_| broken("input"))?;
         let upcoming = match (self.enabled, When::parse(&self.cron, &self.timezone)) {
             (true, Ok(when)) => when.upcoming(Utc::now(), 5),
             _ => Vec::new(),
@@ -147,6 +148,54 @@ impl ScheduleRow {
     }
 }
 
+/// The most schedules one graph may have.
+pub const MAX_PER_GRAPH: i64 = 20;
+/// The shortest time between two firings of a schedule by default, in
+/// seconds.
+pub const MIN_INTERVAL_SECONDS: i64 = 60;
+static MIN_INTERVAL: std::sync::atomic::AtomicI64 =
+    std::sync::atomic::AtomicI64::new(MIN_INTERVAL_SECONDS);
+
+/// Sets the shortest time between two firings of any schedule (the
+/// server's `--schedule-min-seconds`; at least 1).
+pub fn set_min_interval_seconds(seconds: i64) {
+    MIN_INTERVAL.store(seconds.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Checks settings against the graph (its newest version's channels take
+/// the input, as a run would); the first time after now.
+async fn check_for_graph(
+    db: &Db,
+    allowed: &Allowed,
+    settings: &ScheduleSettings,
+) -> Result<DateTime<Utc>, AppError> {
+    let next = check(settings)?;
+    if let Value::Object(fields) = &settings.input {
+        let limits = heddle_engine::state::ValueLimits::default();
+        for (channel, value) in fields {
+            limits
+                .check(value)
+                .map_err(|error| AppError::InvalidInput(format!("`input.{channel}`: {error}")))?;
+        }
+        let detail = crate::graphs::ssr::get(db, allowed).await?;
+        let document = heddle_engine::GraphDocument::from_json(&detail.document)
+            .map_err(|_| AppError::InvalidInput("the graph's document does not read".into()))?;
+        let problems = heddle_engine::state::check_input(&document.state.channels, fields);
+        if !problems.is_empty() {
+            let listed: Vec<String> = problems
+                .iter()
+                .map(|problem| format!("`input.{}`: {}", problem.channel, problem.message))
+                .collect();
+            return Err(AppError::InvalidInput(format!(
+                "the input does not fit the graph's state (version {}): {}",
+                detail.version,
+                listed.join("; ")
+            )));
+        }
+    }
+    Ok(next)
+}
+
 /// Checks settings; the first time after now.
 fn check(settings: &ScheduleSettings) -> Result<DateTime<Utc>, AppError> {
     let name = settings.name.trim();
@@ -167,14 +216,33 @@ fn check(settings: &ScheduleSettings) -> Result<DateTime<Utc>, AppError> {
             crate::limits::MAX_INPUT_BYTES
         )));
     }
-    When::parse(&settings.cron, &settings.timezone)?
-        .next_after(Utc::now())
-        .ok_or_else(|| {
-            AppError::InvalidInput(format!(
-                "`cron`: `{}` never fires from now on",
+    let when = When::parse(&settings.cron, &settings.timezone)?;
+    let next = when.next_after(Utc::now()).ok_or_else(|| {
+        AppError::InvalidInput(format!(
+            "`cron`: `{}` never fires from now on",
+            settings.cron
+        ))
+    })?;
+    // Every schedule is a stream of runs: at most one a minute (by
+    // default), checked over its next firings (an uneven cron may bunch a
+    // few together).
+    let least = MIN_INTERVAL.load(std::sync::atomic::Ordering::Relaxed);
+    let mut previous = next;
+    for _ in 0..32 {
+        let Some(after) = when.next_after(previous) else {
+            break;
+        };
+        let apart = (after - previous).num_seconds();
+        if apart < least {
+            return Err(AppError::InvalidInput(format!(
+                "`cron`: `{}` fires {apart} s apart; a schedule fires at most once every \
+                 {least} s",
                 settings.cron
-            ))
-        })
+            )));
+        }
+        previous = after;
+    }
+    Ok(next)
 }
 
 fn input_text(input: &Value) -> String {
@@ -226,7 +294,18 @@ pub async fn create(
     settings: ScheduleSettings,
 ) -> Result<Schedule, AppError> {
     allowed.at_least(Role::Editor)?;
-    let next = check(&settings)?;
+    let next = check_for_graph(db, allowed, &settings).await?;
+    let count: i64 = on_db!(db, pool => sqlx::query_scalar(
+        "SELECT COUNT(*) FROM schedules WHERE graph_id = $1",
+    )
+    .bind(allowed.graph().as_str())
+    .fetch_one(pool)
+    .await)?;
+    if count >= MAX_PER_GRAPH {
+        return Err(AppError::InvalidInput(format!(
+            "a graph has at most {MAX_PER_GRAPH} schedules; delete one first"
+        )));
+    }
     let id = uuid::Uuid::new_v4().to_string();
     on_db!(db, pool => sqlx::query(
         "INSERT INTO schedules (id, graph_id, name, cron, timezone, input, missed, enabled, next_at,
@@ -260,7 +339,7 @@ pub async fn update(
 ) -> Result<Schedule, AppError> {
     let maker = maker(db, allowed, id).await?;
     crate::access::ssr::require_maker(allowed, &maker, "schedule", false)?;
-    let next = check(&settings)?;
+    let next = check_for_graph(db, allowed, &settings).await?;
     on_db!(db, pool => sqlx::query(
         "UPDATE schedules SET name = $1, cron = $2, timezone = $3, input = $4, missed = $5,
                 enabled = $6, next_at = $7

@@ -15,6 +15,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+mod to_json;
+
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
@@ -98,17 +100,17 @@ struct Script {
 pub(super) struct Sandbox {
     ast: Arc<AST>,
     config: ScriptConfig,
+    limits: crate::state::ValueLimits,
     #[cfg(feature = "runtime")]
     pool: Arc<crate::run::WorkerPool>,
 }
 
 impl Sandbox {
     fn compiled(ast: AST, config: ScriptConfig, cx: &BuildContext) -> Sandbox {
-        #[cfg(not(feature = "runtime"))]
-        let _ = cx;
         Sandbox {
             ast: Arc::new(ast),
             config,
+            limits: cx.registry.value_limits(),
             #[cfg(feature = "runtime")]
             pool: cx.registry.script_pool(),
         }
@@ -167,11 +169,12 @@ impl Sandbox {
     ) -> Result<Evaluated, NodeError> {
         let ast = Arc::clone(&self.ast);
         let config = self.config.clone();
+        let limits = self.limits;
         let cancelled = ctx.cancel.clone();
         self.pool
             .run(move |abort| {
                 let abort = abort.clone();
-                evaluate(&ast, &config, inputs, move || {
+                evaluate(&ast, &config, &limits, inputs, move || {
                     abort.is_set() || cancelled.is_cancelled()
                 })
             })
@@ -185,8 +188,32 @@ impl Sandbox {
         _: &crate::node::NodeContext<'_>,
         inputs: Vec<(&'static str, Value)>,
     ) -> Result<Evaluated, NodeError> {
-        Ok(evaluate(&self.ast, &self.config, inputs, || false))
+        Ok(evaluate(
+            &self.ast,
+            &self.config,
+            &self.limits,
+            inputs,
+            || false,
+        ))
     }
+}
+
+/// The most one printed line (or an error) keeps, in bytes.
+const MAX_PRINTED_LINE: usize = 4 << 10;
+/// The most all of one run's printed lines keep, in bytes: they become
+/// events of the run, stored for good.
+const MAX_PRINTED_BYTES: usize = 64 << 10;
+
+/// `text` cut to at most `max` bytes (on a character boundary), saying so.
+fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max.saturating_sub(3);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 /// What one run of a script gave: its result, and the lines it printed.
@@ -198,6 +225,7 @@ type Evaluated = (Result<Value, String>, Vec<String>);
 fn evaluate(
     ast: &AST,
     config: &ScriptConfig,
+    limits: &crate::state::ValueLimits,
     inputs: Vec<(&'static str, Value)>,
     stop: impl Fn() -> bool + Send + Sync + 'static,
 ) -> Evaluated {
@@ -217,7 +245,11 @@ fn evaluate(
         if let Ok(mut lines) = sink.lock()
             && lines.len() < 1000
         {
-            lines.push(text.to_string());
+            let used: usize = lines.iter().map(String::len).sum();
+            let room = MAX_PRINTED_BYTES.saturating_sub(used);
+            if room > 0 {
+                lines.push(clip(text, room.min(MAX_PRINTED_LINE)));
+            }
         }
     });
     let result = (|| {
@@ -247,10 +279,11 @@ fn evaluate(
                         config.max_operations
                     )
                 }
-                other => format!("the script failed: {other}"),
+                other => clip(&format!("the script failed: {other}"), MAX_PRINTED_LINE),
             })?;
-        rhai::serde::from_dynamic::<Value>(&result)
-            .map_err(|error| format!("the script's result is not JSON: {error}"))
+        // Converted and checked without recursion: a script can build a
+        // value deeper than this thread's stack.
+        to_json::to_json(result, limits)
     })();
     let lines = printed
         .lock()

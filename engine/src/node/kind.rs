@@ -253,6 +253,8 @@ pub struct Registry {
     keyed_models: Option<Arc<dyn KeyedModels>>,
     files: FileAccess,
     prices: Arc<crate::usage::PriceTable>,
+    /// How deep and large the values of its runs may be.
+    value_limits: crate::state::ValueLimits,
     #[cfg(feature = "runtime")]
     scripts: Option<Arc<crate::run::WorkerPool>>,
 }
@@ -281,6 +283,7 @@ impl Default for Registry {
             keyed_models: None,
             files: FileAccess::Denied,
             prices: Arc::new(crate::usage::PriceTable::default()),
+            value_limits: crate::state::ValueLimits::default(),
             #[cfg(feature = "runtime")]
             scripts: None,
         }
@@ -367,6 +370,19 @@ impl Registry {
     /// The price table.
     pub fn prices(&self) -> Arc<crate::usage::PriceTable> {
         Arc::clone(&self.prices)
+    }
+
+    /// How deep and large the values of this registry's runs may be
+    /// (inputs, node updates, script and tool results); the defaults when
+    /// not set.
+    pub fn with_value_limits(mut self, limits: crate::state::ValueLimits) -> Self {
+        self.value_limits = limits;
+        self
+    }
+
+    /// The limits on run values.
+    pub fn value_limits(&self) -> crate::state::ValueLimits {
+        self.value_limits
     }
 
     /// Sets the server's policy for a tool (see [`crate::tools::ToolPolicy`]).

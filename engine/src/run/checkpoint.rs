@@ -50,6 +50,10 @@ pub struct Checkpoint {
     /// run goes on counting against its budget from here.
     #[serde(default, skip_serializing_if = "crate::usage::UsageTotals::is_empty")]
     pub usage: crate::usage::UsageTotals,
+    /// Whether a branch of the run has reached an end so far (`None` in
+    /// checkpoints stored before this was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reached_end: Option<bool>,
 }
 
 /// A task waiting to run.

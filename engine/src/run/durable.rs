@@ -409,6 +409,48 @@ impl Durable {
         )))
     }
 
+    /// Fails a run a crash left running without going on with it, saying
+    /// why (`reason`): its log ends with the failure, and its thread can
+    /// start new runs. For a run that takes its servers down (quarantine).
+    pub async fn fail_unfinished(&self, run: &RunId, reason: &str) -> Result<(), DurableError> {
+        let Some(record) = self.store.run(run).await? else {
+            return Ok(());
+        };
+        let _guard = self.claim(&record.thread_id)?;
+        let Some(checkpoint) = self
+            .store
+            .latest(&record.thread_id)
+            .await?
+            .filter(|checkpoint| &checkpoint.run_id == run && !checkpoint.status.is_final())
+        else {
+            return Ok(());
+        };
+        let next_seq = match self.store.events(run, checkpoint.next_seq).await?.last() {
+            Some(last) => checkpoint.next_seq.max(last.seq + 1),
+            None => checkpoint.next_seq,
+        };
+        let event = Arc::new(Event {
+            run_id: run.clone(),
+            seq: next_seq,
+            at_us: now_us(),
+            payload: EventPayload::RunFailed {
+                error: reason.to_string(),
+                node: None,
+            },
+        });
+        let failed = Checkpoint {
+            id: CheckpointId::from(format!("{run}/{}", next_seq + 1)),
+            parent: Some(checkpoint.id.clone()),
+            status: RunStatus::Failed,
+            next_seq: next_seq + 1,
+            error: Some(reason.to_string()),
+            created_at_us: now_us(),
+            ..checkpoint
+        };
+        self.store.save(&failed, &[event]).await?;
+        Ok(())
+    }
+
     /// Ends a thread's pause without resuming it: its run becomes
     /// cancelled, and the thread can start new runs.
     pub async fn cancel_pause(&self, thread: &ThreadId) -> Result<(), DurableError> {

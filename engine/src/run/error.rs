@@ -50,6 +50,15 @@ pub enum RunError {
     /// The run's model calls went over a budget of the graph's limits.
     #[error("{0}")]
     OverBudget(crate::usage::OverBudget),
+    /// The graph has an `end`, and every branch stopped before reaching
+    /// one: a node chose no way on (a fan-out over no items, a condition
+    /// nothing met). Nothing answered, so the run did not succeed. (In a
+    /// graph without an `end` node, a branch ends wherever it stops.)
+    #[error(
+        "the run ended without an answer: no branch reached end (step {step} ran {}, which passed nothing on)",
+        names(last)
+    )]
+    NoAnswer { step: u32, last: Vec<NodeId> },
     /// The run was cancelled.
     #[error("the run was cancelled at step {step}")]
     Cancelled { step: u32 },

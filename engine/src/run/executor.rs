@@ -296,6 +296,8 @@ pub(crate) struct Progress {
     resume: Option<Resumption>,
     /// Why and where the run paused, for its checkpoint.
     paused: Option<(Vec<Interrupt>, Vec<CompletedTask>)>,
+    /// Whether a branch has reached an end (see `CompiledNode::ends_branch`).
+    reached_end: bool,
 }
 
 /// What a resumed step already knows.
@@ -326,7 +328,19 @@ impl Executor<'_> {
                         *state.at_mut(idx) = value;
                     }
                 }
-                let applied = self.apply_input(&mut state, input.clone());
+                // An input past the limits is not even recorded: the run
+                // fails saying why, with no value nobody could read back.
+                let bounded = self.check_value("input", &input);
+                let (input, applied) = match bounded {
+                    Ok(()) => {
+                        let applied = self.apply_input(&mut state, input.clone());
+                        (input, applied)
+                    }
+                    Err(error) => {
+                        crate::state::drop_flat(input);
+                        (Value::Null, Err(RunError::BadInput { message: error }))
+                    }
+                };
                 self.emitter.emit(EventPayload::RunStarted {
                     graph: self.graph.name.clone(),
                     input,
@@ -345,6 +359,7 @@ impl Executor<'_> {
                     recent: VecDeque::new(),
                     resume: None,
                     paused: None,
+                    reached_end: false,
                 })
             }
             Start::From {
@@ -355,7 +370,17 @@ impl Executor<'_> {
                 if same_run {
                     self.meter.seed(checkpoint.usage);
                 }
-                let restored = self.restore(&mut state, &checkpoint.state);
+                let (resume, bounded) = match resume {
+                    Some(value) => match self.check_value("the answer", &value) {
+                        Ok(()) => (Some(value), Ok(())),
+                        Err(message) => {
+                            crate::state::drop_flat(value);
+                            (None, Err(RunError::BadInput { message }))
+                        }
+                    },
+                    None => (None, Ok(())),
+                };
+                let restored = bounded.and_then(|()| self.restore(&mut state, &checkpoint.state));
                 self.emitter.emit(EventPayload::RunResumed {
                     step: checkpoint.step,
                     checkpoint: checkpoint.id.clone(),
@@ -402,6 +427,9 @@ impl Executor<'_> {
                     recent: VecDeque::new(),
                     resume,
                     paused: None,
+                    // Checkpoints from before this was recorded: assume
+                    // the best rather than fail a run that had an answer.
+                    reached_end: checkpoint.reached_end.unwrap_or(true),
                 })
             }
         }
@@ -556,6 +584,16 @@ impl Executor<'_> {
                 &self.breakpoints.after,
                 InterruptWhen::After,
             );
+            progress.reached_end |= progress.tasks.iter().zip(&outputs).any(|(task, output)| {
+                self.graph.nodes[task.node.get()].ends_branch
+                    && output.goto.is_empty()
+                    && output.sends.is_empty()
+            });
+            let last_step: Vec<NodeId> = progress
+                .tasks
+                .iter()
+                .map(|task| self.graph.nodes[task.node.get()].id.clone())
+                .collect();
             progress.tasks = self.next_tasks(
                 step,
                 &progress.tasks,
@@ -572,6 +610,12 @@ impl Executor<'_> {
                 && !progress.tasks.is_empty()
             {
                 self.save_running(progress, persistence).await?;
+            }
+            if progress.tasks.is_empty() && self.graph.has_end && !progress.reached_end {
+                return Err(RunError::NoAnswer {
+                    step,
+                    last: last_step,
+                });
             }
         }
         Ok(RunOutput {
@@ -683,6 +727,7 @@ impl Executor<'_> {
             error,
             created_at_us: now_us(),
             usage: self.meter.total(),
+            reached_end: Some(progress.reached_end),
         }
     }
 
@@ -810,6 +855,8 @@ impl Executor<'_> {
                     }),
                 None => future.await,
             };
+            // What a node returns is checked before anything records it.
+            let result = result.and_then(|output| self.check_output(output));
             match result {
                 Ok(output) => {
                     self.emitter.emit(EventPayload::NodeSucceeded {
@@ -893,6 +940,13 @@ impl Executor<'_> {
                     &|k| format!("msg-{}-{step}-{i}-{n}-{k}", self.run_id),
                 )
                 .map_err(|error| RunError::bad_update(node, step, error))?;
+                // A reducer can grow a value past the limits (an append).
+                self.check_value(&format!("channel `{channel}`"), state.at(idx))
+                    .map_err(|message| RunError::BadUpdate {
+                        node: node.clone(),
+                        step,
+                        message,
+                    })?;
                 if !changed.contains(&idx) {
                     changed.push(idx);
                 }
@@ -1032,6 +1086,50 @@ impl Executor<'_> {
             }
         }
         Ok(next)
+    }
+
+    /// Checks `value` against the graph's value limits; the message names
+    /// `what` it is.
+    fn check_value(&self, what: &str, value: &Value) -> Result<(), String> {
+        self.graph
+            .value_limits
+            .check(value)
+            .map_err(|error| format!("{what}: {error}"))
+    }
+
+    /// A node's output, if every value in it is within the limits: its
+    /// updates, the items it sends and its interrupt's payload.
+    fn check_output(&self, output: NodeOutput) -> Result<NodeOutput, NodeError> {
+        let mut problem = None;
+        for (channel, value) in &output.update {
+            if let Err(message) = self.check_value(&format!("the update of `{channel}`"), value) {
+                problem = Some(message);
+                break;
+            }
+        }
+        if problem.is_none() {
+            for send in &output.sends {
+                if let Err(message) =
+                    self.check_value(&format!("the item sent to `{}`", send.node), &send.arg)
+                {
+                    problem = Some(message);
+                    break;
+                }
+            }
+        }
+        match problem {
+            None => Ok(output),
+            Some(message) => {
+                let NodeOutput { update, sends, .. } = output;
+                for (_, value) in update {
+                    crate::state::drop_flat(value);
+                }
+                for send in sends {
+                    crate::state::drop_flat(send.arg);
+                }
+                Err(NodeError::permanent(message))
+            }
+        }
     }
 
     fn step_limit(&self, recent: &VecDeque<Vec<NodeIdx>>, pending: &[Task]) -> RunError {

@@ -33,9 +33,12 @@ pub(crate) fn write_error<'a>(
     }
 }
 
-/// A record read back from its JSON column.
+/// A record read back from its JSON column. A record stored before run
+/// values were bounded may nest deeper than the parser goes (128 levels):
+/// its too-deep parts are read as a note saying they were cut, so the run
+/// still opens (see [`crate::state::from_stored_json`]).
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
-    serde_json::from_str(body)
+    crate::state::from_stored_json(body)
         .map_err(|e| StoreError(format!("a stored record does not read back: {e}")))
 }
 

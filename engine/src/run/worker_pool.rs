@@ -7,6 +7,11 @@
 //! also bounds the memory the allocator keeps per thread. Work beyond the
 //! pool's threads waits (asynchronously) for a free one.
 //!
+//! Each thread has a large stack ([`STACK_BYTES`]): a script can build
+//! values nested deeper than a default thread's 2 MiB can take apart, and a
+//! stack overflow is no panic: it aborts the whole process. Only the pages
+//! a thread touches are committed, so the reservation costs no memory.
+//!
 //! A job is given an [`Abort`] flag that is set when the future awaiting
 //! the job is dropped (a node timeout, a cancelled run), so the script's
 //! progress callback stops it at its next operation.
@@ -33,6 +38,11 @@ impl Abort {
 }
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// The stack of each pool thread: 256 MiB of address space, of which a
+/// script's deepest value (bounded by its operations, time and sizes; see
+/// `kinds::script`) uses a small part.
+pub const STACK_BYTES: usize = 256 << 20;
 
 /// A bounded pool of threads (for user scripts, password hashing).
 pub struct WorkerPool {
@@ -73,6 +83,7 @@ impl WorkerPool {
             let queue = Arc::clone(&queue);
             let spawned = std::thread::Builder::new()
                 .name(format!("heddle-worker-{index}"))
+                .stack_size(STACK_BYTES)
                 .spawn(move || work(&queue));
             if let Err(error) = spawned {
                 // Fewer threads than asked still run every job (the

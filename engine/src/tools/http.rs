@@ -34,31 +34,69 @@ impl Default for HttpRequest {
     }
 }
 
-/// Whether an address is inside a network rather than on the internet.
+/// IPv4 ranges that are not the public internet: every entry of IANA's
+/// IPv4 Special-Purpose Address Registry (RFC 6890 and its updates),
+/// multicast, and the reserved 240.0.0.0/4. As (network, prefix length).
+const SPECIAL_V4: &[(u32, u32)] = &[
+    (0x0000_0000, 8),  // 0.0.0.0/8 "this network"
+    (0x0a00_0000, 8),  // 10.0.0.0/8 private
+    (0x6440_0000, 10), // 100.64.0.0/10 shared (carrier-grade NAT)
+    (0x7f00_0000, 8),  // 127.0.0.0/8 loopback
+    (0xa9fe_0000, 16), // 169.254.0.0/16 link-local
+    (0xac10_0000, 12), // 172.16.0.0/12 private
+    (0xc000_0000, 24), // 192.0.0.0/24 IETF protocol assignments
+    (0xc000_0200, 24), // 192.0.2.0/24 documentation
+    (0xc01f_c400, 24), // 192.31.196.0/24 AS112
+    (0xc034_c100, 24), // 192.52.193.0/24 AMT
+    (0xc058_6300, 24), // 192.88.99.0/24 6to4 relay anycast
+    (0xc0a8_0000, 16), // 192.168.0.0/16 private
+    (0xc0af_3000, 24), // 192.175.48.0/24 AS112 direct delegation
+    (0xc612_0000, 15), // 198.18.0.0/15 benchmarking
+    (0xc633_6400, 24), // 198.51.100.0/24 documentation
+    (0xcb00_7100, 24), // 203.0.113.0/24 documentation
+    (0xe000_0000, 4),  // 224.0.0.0/4 multicast
+    (0xf000_0000, 4),  // 240.0.0.0/4 reserved, and the broadcast address
+];
+
+/// IPv6 ranges that are not the public internet: every entry of IANA's
+/// IPv6 Special-Purpose Address Registry, the prefixes that embed an IPv4
+/// address (IPv4-compatible, NAT64, 6to4, Teredo: they could reach an
+/// internal IPv4 address), site-local and multicast.
+const SPECIAL_V6: &[(u128, u32)] = &[
+    (0, 96),                           // ::/96: unspecified, loopback, IPv4-compatible
+    (0xffff_0000_0000, 96),            // ::ffff:0:0/96 IPv4-mapped
+    (0x0064_ff9b << 96, 96),           // 64:ff9b::/96 NAT64
+    (0x0064_ff9b_0001 << 80, 48),      // 64:ff9b:1::/48 local NAT64
+    (0x0100 << 112, 64),               // 100::/64 discard
+    (0x0100_0000_0000_0001 << 64, 64), // 100:0:0:1::/64 dummy prefix
+    (0x2001 << 112, 23),               // 2001::/23 IETF protocol assignments (Teredo, ...)
+    (0x2001_0db8 << 96, 32),           // 2001:db8::/32 documentation
+    (0x2002 << 112, 16),               // 2002::/16 6to4
+    (0x2620_004f_8000 << 80, 48),      // 2620:4f:8000::/48 AS112
+    (0x3fff << 112, 20),               // 3fff::/20 documentation
+    (0x5f00 << 112, 16),               // 5f00::/16 segment routing
+    (0xfc00 << 112, 7),                // fc00::/7 unique local
+    (0xfe80 << 112, 10),               // fe80::/10 link-local
+    (0xfec0 << 112, 10),               // fec0::/10 site-local (deprecated)
+    (0xff00 << 112, 8),                // ff00::/8 multicast
+];
+
+/// Whether an address is inside a network, or otherwise not a public
+/// internet host, rather than on the internet. The `http_request` tool
+/// refuses these unless the server's configuration allows the host.
 pub fn is_internal(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
-            let [a, b, ..] = v4.octets();
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_broadcast()
-                || v4.is_multicast()
-                || v4.is_documentation()
-                || (a == 100 && (64..128).contains(&b)) // CGNAT
-                || a == 0
+            let address = u32::from(v4);
+            SPECIAL_V4
+                .iter()
+                .any(|&(network, length)| address >> (32 - length) == network >> (32 - length))
         }
         IpAddr::V6(v6) => {
-            if let Some(v4) = v6.to_ipv4_mapped() {
-                return is_internal(IpAddr::V4(v4));
-            }
-            let first = v6.segments()[0];
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (first & 0xfe00) == 0xfc00 // unique local
-                || (first & 0xffc0) == 0xfe80 // link-local
+            let address = u128::from(v6);
+            SPECIAL_V6
+                .iter()
+                .any(|&(network, length)| address >> (128 - length) == network >> (128 - length))
         }
     }
 }
@@ -197,14 +235,43 @@ mod tests {
             "169.254.169.254",
             "100.64.0.1",
             "0.0.0.0",
+            "255.255.255.255",
+            "198.18.0.1",
+            "198.19.255.254",
+            "192.0.0.8",
+            "240.0.0.1",
+            "224.0.0.251",
+            "192.88.99.1",
+            "::",
             "::1",
             "fe80::1",
             "fd00::1",
+            "fec0::1",
+            "ff02::1",
             "::ffff:127.0.0.1",
+            "::127.0.0.1",
+            "::10.0.0.1",
+            "64:ff9b::a00:1",
+            "64:ff9b:1::1",
+            "2002:7f00:1::1",
+            "2001::1",
+            "2001:db8::1",
+            "3fff::1",
+            "100::1",
         ] {
             assert!(is_internal(internal.parse().unwrap()), "{internal}");
         }
-        for public in ["93.184.216.34", "1.1.1.1", "2606:4700:4700::1111"] {
+        for public in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "8.8.8.8",
+            "198.17.255.255",
+            "198.20.0.1",
+            "223.255.255.254",
+            "2606:4700:4700::1111",
+            "2a00:1450:4001::1",
+            "2001:4860:4860::8888",
+        ] {
             assert!(!is_internal(public.parse().unwrap()), "{public}");
         }
     }

@@ -69,6 +69,7 @@ fn checkpoint(
         error: None,
         created_at_us: 1_700_000_000_000_000 + u64::from(n),
         usage: Default::default(),
+        reached_end: None,
     }
 }
 

@@ -183,3 +183,52 @@ async fn an_update_to_a_missing_channel_fails_the_step_not_the_process() {
     assert!(matches!(error, RunError::BadUpdate { .. }));
     assert!(error.to_string().contains("`nope` is not a channel"));
 }
+
+/// A graph with an `end` whose every branch stops before it (a fan-out
+/// over no items, a condition nothing meets) ended without an answer: the
+/// run fails saying so, naming where it stopped. The same graph with items
+/// reaches its end; a graph with no `end` node ends wherever it stops.
+#[tokio::test]
+async fn a_run_whose_branches_all_stop_before_end_has_no_answer() {
+    let graph = compile(json!({
+        "state": {"channels": {"topics": {"type": "list"}, "notes": {"type": "list", "reducer": "append"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "each", "kind": "fan_out", "config": {"over": "topics", "to": "note"}},
+                  {"id": "note", "kind": "set", "config": {"values": {"notes": {"expr": "item"}}}},
+                  {"id": "end", "kind": "end"}],
+        "edges": [{"id": "e1", "from": "start", "to": "each"}, {"id": "e2", "from": "note", "to": "end"}]
+    }));
+    let (result, events) = run(&graph, json!({"topics": []})).await;
+    let error = result.unwrap_err();
+    assert!(matches!(error, RunError::NoAnswer { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "the run ended without an answer: no branch reached end (step 1 ran `each`, which passed nothing on)"
+    );
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e.payload, EventPayload::RunFinished { .. }))
+    );
+    let (result, _) = run(&graph, json!({"topics": ["a"]})).await;
+    assert_eq!(result.unwrap().state["notes"], json!(["a"]));
+
+    let conditional = compile(json!({
+        "state": {"channels": {"n": {"type": "integer"}}},
+        "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
+        "edges": [{"id": "e", "from": "start", "to": "end", "condition": "n > 0"}]
+    }));
+    let (result, _) = run(&conditional, json!({"n": 0})).await;
+    assert!(
+        matches!(result, Err(RunError::NoAnswer { step: 0, .. })),
+        "{result:?}"
+    );
+    assert!(run(&conditional, json!({"n": 1})).await.0.is_ok());
+
+    let without_end = compile(json!({
+        "state": {"channels": {"n": {"type": "integer"}}},
+        "nodes": [{"id": "start", "kind": "start"}, {"id": "set", "kind": "set", "config": {"values": {"n": {"value": 1}}}}],
+        "edges": [{"id": "e", "from": "start", "to": "set", "condition": "n > 5"}]
+    }));
+    assert!(run(&without_end, json!({})).await.0.is_ok());
+}

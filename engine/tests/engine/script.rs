@@ -145,3 +145,79 @@ async fn an_endless_script_stops_at_the_node_timeout_and_frees_its_thread() {
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
 }
+
+/// A script that builds a map nested 1,000 deep (any depth past a few
+/// hundred used to overflow the worker thread's stack while its result was
+/// converted, aborting the whole process): the node fails, saying where,
+/// and the process lives on to run the next script.
+#[tokio::test]
+async fn a_result_nested_past_the_limit_fails_the_node_not_the_process() {
+    let graph = script_graph(
+        "let m = #{}; for i in 0..1000 { m = #{ a: m }; } #{ total: 1, tags: [m] }",
+        json!({}),
+    );
+    let (result, events) = run(&graph, json!({})).await;
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("node `calc` failed") && error.contains("nests deeper than 64 levels"),
+        "{error}"
+    );
+    // Nothing past the limit reached the log.
+    assert!(!events.iter().any(|e| matches!(&e.payload,
+        EventPayload::NodeSucceeded { node, .. } if node.as_str() == "calc")));
+    let fine = script_graph("#{ total: 2 }", json!({}));
+    assert_eq!(run(&fine, json!({})).await.0.unwrap().state["total"], 2);
+}
+
+/// As deep as a script can build in its limits, kept in a variable
+/// (dropped by the script engine itself, which recurses) and returned: the
+/// worker thread's stack takes it, and the node fails on a limit.
+#[tokio::test]
+async fn the_deepest_value_a_script_can_build_does_not_overflow_its_thread() {
+    let graph = script_graph(
+        "let m = #{}; loop { m = #{ a: m }; } #{ tags: [m] }",
+        json!({}),
+    );
+    let (result, _) = run(&graph, json!({})).await;
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("more than 1000000 operations") || error.contains("longer than 1000 ms"),
+        "{error}"
+    );
+}
+
+/// A node's update past the limit (a `set` with a deep literal) is refused
+/// before it is recorded; one within it that grows a channel past it (an
+/// append of a value 64 deep to a list) fails at the merge, located.
+#[tokio::test]
+async fn an_update_past_the_limit_from_any_node_is_refused_before_it_is_recorded() {
+    let nested = |depth: usize| {
+        let mut deep = json!(1);
+        for _ in 0..depth {
+            deep = json!({"a": deep});
+        }
+        deep
+    };
+    let graph = |channel: &str, value: Value| {
+        compile(json!({
+            "state": {"channels": {"x": {"type": "any"}, "l": {"type": "list", "reducer": "append"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "put", "kind": "set", "config": {"values": {channel: {"value": value}}}}],
+            "edges": [{"id": "e", "from": "start", "to": "put"}]
+        }))
+    };
+    let (result, events) = run(&graph("x", nested(70)), json!({})).await;
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("the update of `x`: the value nests deeper than 64 levels (at $.a.a"),
+        "{error}"
+    );
+    assert!(!events.iter().any(|e| matches!(&e.payload,
+        EventPayload::NodeSucceeded { node, .. } if node.as_str() == "put")));
+    let (result, _) = run(&graph("l", nested(64)), json!({})).await;
+    let error = result.unwrap_err().to_string();
+    assert!(
+        error.contains("channel `l`: the value nests deeper than 64 levels"),
+        "{error}"
+    );
+}

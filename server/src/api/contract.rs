@@ -24,10 +24,12 @@ pub async fn unknown_endpoint(method: Method, uri: Uri) -> Response {
 }
 
 /// Keeps the contract for everything under `/api/` (the JSON API and the
-/// app's server functions), whichever layer answered: the body limit, the
-/// router, an extractor.
+/// app's server functions) and `/v1/` (the OpenAI-compatible endpoints,
+/// whose clients read `error.message` too), whichever layer answered: the
+/// body limit, the router, an extractor.
 pub async fn keep(request: Request, next: Next) -> Response {
-    let api = request.uri().path().starts_with("/api/");
+    let path = request.uri().path();
+    let api = path.starts_with("/api/") || path.starts_with("/v1/");
     let response = next.run(request).await;
     if api {
         json_errors(response).await

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
 use heddle_app::access::Role;
-use heddle_app::access::ssr::require;
+use heddle_app::access::ssr::{require, require_person};
 use heddle_app::schedules::ssr as schedules;
 use heddle_app::schedules::{Schedule, ScheduleSettings};
 
@@ -23,7 +23,7 @@ pub async fn list(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Vec<Schedule>>> {
-    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
+    let allowed = require_person(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(schedules::list(&state.db, &allowed).await?))
 }
 

@@ -19,8 +19,10 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::NoContent;
 use heddle_app::access::Role;
-use heddle_app::access::ssr::{Trigger, require, require_trigger};
+use heddle_app::access::ssr::{Trigger, require, require_person, require_trigger};
+use heddle_app::accounts::ssr::ClientAddress;
 use heddle_app::accounts::ssr::shared_limit::{self, Limit};
+use heddle_app::db::Db;
 use heddle_app::error::AppError;
 use heddle_app::runs::{RunOrigin, StartRequest};
 use heddle_app::webhooks::ssr::{self as webhooks, Delivery, Hook};
@@ -48,6 +50,12 @@ const CALLS: Limit = Limit {
     burst: 30,
     refill: Duration::from_secs(1),
 };
+/// Signature checks one address may ask of one signed hook: a burst, then
+/// one a second (a check costs a hash and a database read).
+const CHECKS: Limit = Limit {
+    burst: 60,
+    refill: Duration::from_secs(1),
+};
 
 /// `GET /api/v1/graphs/{id}/webhooks` (viewers and up).
 pub async fn list(
@@ -55,7 +63,7 @@ pub async fn list(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Vec<Webhook>>> {
-    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
+    let allowed = require_person(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(webhooks::list(&state.db, &allowed).await?))
 }
 
@@ -114,6 +122,7 @@ pub async fn delete(
 pub async fn call(
     State(state): State<AppState>,
     Path(HookPath { token }): Path<HookPath>,
+    client: Option<axum::Extension<ClientAddress>>,
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<InvokeAnswer> {
@@ -124,19 +133,26 @@ pub async fn call(
     if !hook.enabled {
         return Err(AppError::Gone(format!("webhook `{}` is turned off", hook.name)).into());
     }
-    if let Err(wait) = shared_limit::take(db, &format!("webhook:{}", hook.id), CALLS).await? {
-        return Err(AppError::TooManyRequests(format!(
-            "webhook `{}` takes {} calls at once, then one a second; try again in {} s",
-            hook.name,
-            CALLS.burst,
-            wait.as_secs().max(1)
-        ))
-        .into());
-    }
+    // A signed hook's budget is spent only by calls that carry its
+    // signature: forged ones would otherwise use it up and lock its sender
+    // out. The check itself is guarded per caller's address.
     let signature = match &hook.signing_secret {
-        Some(secret) => Some(verify(&state, &hook, secret, &headers, &body).await?),
+        Some(secret) => {
+            let caller = client
+                .and_then(|axum::Extension(ClientAddress(address))| address)
+                .map_or_else(|| "unknown".to_string(), |ip| ip.to_string());
+            over_limit(
+                db,
+                &format!("webhook-check:{}:{caller}", hook.id),
+                CHECKS,
+                &hook.name,
+            )
+            .await?;
+            Some(verify(&state, &hook, secret, &headers, &body).await?)
+        }
         None => None,
     };
+    over_limit(db, &format!("webhook:{}", hook.id), CALLS, &hook.name).await?;
     let input = input(&hook, &body)?;
     // A signed call is remembered by its signature, which the sender's
     // secret made: a delivery id is not signed, so for signed hooks it is
@@ -174,6 +190,24 @@ pub async fn call(
         Respond::Result => outcome::wait(&state.runs, &run.id, RESULT_WITHIN).await?,
     };
     InvokeAnswer::of(&state.runs, run).await
+}
+
+/// Takes one call of `key`'s budget, or refuses with 429 and when to
+/// try again.
+async fn over_limit(db: &Db, key: &str, limit: Limit, hook: &str) -> Result<()> {
+    match shared_limit::take(db, key, limit).await? {
+        Ok(()) => Ok(()),
+        Err(wait) => Err(AppError::TooManyRequests(format!(
+            "webhook `{hook}` takes {} calls at once, then {}; try again in {} s",
+            limit.burst,
+            match limit.refill.as_secs() {
+                1 => "one a second".to_string(),
+                n => format!("one every {n} s"),
+            },
+            wait.as_secs().max(1)
+        ))
+        .into()),
+    }
 }
 
 /// Starts the run as the hook's maker, who must still be an editor.

@@ -6,7 +6,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
 use heddle_app::access::Role;
-use heddle_app::access::ssr::require;
+use heddle_app::access::ssr::{require, require_person};
 use heddle_app::widgets::ssr as widgets;
 use heddle_app::widgets::{Widget, WidgetSettings};
 
@@ -24,7 +24,7 @@ pub async fn list(
     who: Who,
     Path(GraphPath { id }): Path<GraphPath>,
 ) -> Result<Json<Vec<Widget>>> {
-    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
+    let allowed = require_person(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(widgets::list(&state.db, &allowed).await?))
 }
 

@@ -301,10 +301,10 @@ impl Runs {
         self.inner.notices.subscribe()
     }
 
-    /// Starts a run of a graph's newest version (the draft, as the editor
-    /// shows it) for the user `allowed` names; it waits for a free slot in
-    /// the background. API keys never run drafts: see
-    /// [`Runs::start_published`].
+    /// Starts a run of the version `request` names, or of the graph's
+    /// newest (the draft, as the editor shows it), for the user `allowed`
+    /// names; it waits for a free slot in the background. API keys never
+    /// run drafts: see [`Runs::start_published`].
     pub async fn start(
         &self,
         allowed: &Allowed,
@@ -317,6 +317,12 @@ impl Runs {
                 trigger.describe(),
                 allowed.graph()
             )));
+        }
+        if let Some(version) = request.graph_version {
+            let prepared = self.prepare_version(allowed, version).await?;
+            return self
+                .start_compiled(allowed, request, version, prepared)
+                .await;
         }
         let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
         self.start_compiled(allowed, request, detail.version, (registry, graph, embeds))
@@ -393,6 +399,17 @@ impl Runs {
             None => format!("thread-{}", uuid::Uuid::new_v4()),
         };
         self.claim_thread(&thread_id, &graph_id).await?;
+        // A new run on a paused thread would leave its pause unanswerable.
+        let paused = self
+            .inner
+            .store
+            .latest(&ThreadId::from(thread_id.as_str()))
+            .await
+            .map_err(internal("cannot read a thread"))?
+            .is_some_and(|latest| latest.status == heddle_engine::run::RunStatus::Interrupted);
+        if paused {
+            return Err(AppError::ThreadPaused { thread: thread_id });
+        }
         let run_id = self
             .record_queued(records::NewRun {
                 graph_id: &graph_id,
@@ -448,6 +465,13 @@ impl Runs {
         // Refuse here, synchronously, edits the engine would refuse.
         let stored =
             graphs::stored_version(&self.inner.db, &source.graph_id, source.graph_version).await?;
+        for (channel, value) in &request.edits {
+            self.inner
+                .registry
+                .value_limits()
+                .check(value)
+                .map_err(|error| AppError::InvalidInput(format!("`edits.{channel}`: {error}")))?;
+        }
         if let Some(document) = stored.and_then(|json| GraphDocument::from_json(&json).ok()) {
             heddle_engine::state::check_edits(&document.state.channels, &request.edits)
                 .map_err(|error| AppError::InvalidInput(format!("`edits`: {error}")))?;
@@ -615,7 +639,8 @@ impl Runs {
         let document = graphs::stored_version(&self.inner.db, &run.graph_id, run.graph_version)
             .await?
             .and_then(|json| GraphDocument::from_json(&json).ok());
-        let value = super::requests::typed_answer(&paused, document.as_ref(), value)?;
+        let limits = registry.value_limits();
+        let value = super::requests::typed_answer(&paused, document.as_ref(), &limits, value)?;
         let stored = RunRequest::Resume {
             value: value.clone(),
         }

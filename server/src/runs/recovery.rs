@@ -63,11 +63,20 @@ impl Runs {
                 .await
                 .map_err(internal("cannot list unfinished runs"))?;
             let batch = claimed.len();
-            for run_id in claimed {
+            for claim in claimed {
+                let run_id = claim.run_id.clone();
                 let record = unfinished
                     .iter()
                     .find(|record| record.run_id.as_str() == run_id)
                     .cloned();
+                match self.quarantined(&claim, record.as_ref()).await {
+                    Ok(false) => {}
+                    Ok(true) => continue,
+                    Err(error) => {
+                        self.fail_recovery(&run_id, error).await;
+                        continue;
+                    }
+                }
                 match self.take_over(&run_id, record).await {
                     Ok(true) => count += 1,
                     Ok(false) => {}
@@ -82,6 +91,71 @@ impl Runs {
             tracing::info!(runs = count, "took over runs");
         }
         Ok(count)
+    }
+
+    /// Whether a claimed run is one that takes its servers down: taken
+    /// from a dead server twice at the same step (no step finished in
+    /// between). Such a run is failed, saying what it was doing, and not
+    /// retried: a graph that aborts its server would otherwise take down
+    /// every server that recovers it, at every restart. A run given back
+    /// at a graceful shutdown does not count.
+    async fn quarantined(
+        &self,
+        claim: &records::Claimed,
+        record: Option<&RunRecord>,
+    ) -> Result<bool, AppError> {
+        if !claim.from_dead_server || self.active().contains_key(&claim.run_id) {
+            return Ok(false);
+        }
+        let thread = match record {
+            Some(record) => record.thread_id.clone(),
+            None => ThreadId::from(self.record(&claim.run_id).await?.thread_id.as_str()),
+        };
+        let newest = self
+            .inner
+            .store
+            .latest(&thread)
+            .await
+            .map_err(internal("cannot read a thread"))?
+            .filter(|checkpoint| checkpoint.run_id.as_str() == claim.run_id);
+        // Where the run stands, by step: a server that takes a run over
+        // saves a checkpoint of the same step as it resumes, which is no
+        // progress.
+        let at = newest
+            .as_ref()
+            .map(|checkpoint| format!("step {}", checkpoint.step))
+            .unwrap_or_default();
+        if claim.crash_checkpoint.as_deref() != Some(at.as_str()) {
+            records::mark_crash_checkpoint(self.db(), &claim.run_id, &at).await?;
+            return Ok(false);
+        }
+        let doing = match &newest {
+            Some(checkpoint) if !checkpoint.next.is_empty() => format!(
+                " at step {} (running {})",
+                checkpoint.step,
+                checkpoint
+                    .next
+                    .iter()
+                    .map(|task| format!("`{}`", task.node))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            Some(checkpoint) => format!(" at step {}", checkpoint.step),
+            None => " before its first step".to_string(),
+        };
+        let reason = format!(
+            "quarantined: the server running it stopped twice{doing} with no progress in \
+             between, so it is not tried again (a graph that takes its server down would take \
+             down every server that recovers it)"
+        );
+        tracing::error!(run = %claim.run_id, %reason, "quarantined a run");
+        let run_id = RunId::from(claim.run_id.as_str());
+        if let Err(error) = self.inner.durable.fail_unfinished(&run_id, &reason).await {
+            tracing::error!(run = %claim.run_id, %error, "cannot record a quarantined run's failure in its log");
+        }
+        self.record_end(&claim.run_id, RunStatus::Failed, None, Some(reason))
+            .await;
+        Ok(true)
     }
 
     /// Goes on with one claimed run; `false` when this server already has it.

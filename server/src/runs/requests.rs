@@ -5,6 +5,7 @@
 use heddle_app::error::AppError;
 use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_engine::CompiledGraph;
+use heddle_engine::state::ValueLimits;
 use serde_json::Value;
 
 /// A run's input: a JSON object (absent means empty), within the size limit.
@@ -34,8 +35,18 @@ pub(super) fn run_input(input: Value) -> Result<Value, AppError> {
 pub(super) fn typed_answer(
     paused: &heddle_engine::run::Checkpoint,
     document: Option<&heddle_engine::GraphDocument>,
+    limits: &ValueLimits,
     value: Value,
 ) -> Result<Value, AppError> {
+    let size = value.to_string().len();
+    if size > MAX_INPUT_BYTES {
+        return Err(AppError::TooLarge(format!(
+            "the answer is {size} bytes; the limit is {MAX_INPUT_BYTES}"
+        )));
+    }
+    limits
+        .check(&value)
+        .map_err(|error| AppError::InvalidInput(format!("`value`: {error}")))?;
     let Some(document) = document else {
         return Ok(value);
     };
@@ -71,6 +82,14 @@ pub(super) fn check_input(graph: &CompiledGraph, input: &Value) -> Result<(), Ap
     let Value::Object(fields) = input else {
         return Ok(());
     };
+    // Each value within the run's limits first: nothing deeper is parsed
+    // further, stored, or handed to a reducer.
+    for (channel, value) in fields {
+        graph
+            .value_limits()
+            .check(value)
+            .map_err(|error| AppError::InvalidInput(format!("`input.{channel}`: {error}")))?;
+    }
     let problems = heddle_engine::state::check_input(&graph.document().state.channels, fields);
     if problems.is_empty() {
         return Ok(());
@@ -119,7 +138,7 @@ impl RunRequest {
     /// A stored request; a run queued before requests were stored (or
     /// with one that does not read) is a plain start.
     pub(super) fn from_stored(json: Option<&str>) -> RunRequest {
-        json.and_then(|json| serde_json::from_str(json).ok())
+        json.and_then(|json| heddle_engine::state::from_stored_json(json).ok())
             .unwrap_or(RunRequest::Start {
                 interrupt_before: Vec::new(),
                 interrupt_after: Vec::new(),

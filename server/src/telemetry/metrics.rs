@@ -3,9 +3,12 @@
 //! status, run and node durations, model latency, tokens and cost by
 //! model, tool calls, and, read when scraped, runs queued and active and
 //! the live viewers. Graphs are labelled by id (never by name, which is
-//! their owners' text).
+//! their owners' text). Labels that graph content or a model chooses (node
+//! ids, model and tool names) are owners' text too, without bound: each
+//! takes a bounded number of series, and the rest are counted together
+//! under `_other`, so no graph can grow the scrape without end.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicU64;
 use std::sync::{Mutex, PoisonError};
 
@@ -56,6 +59,51 @@ struct ToolLabels {
 
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
+/// Node series (graph and node) kept apart; the rest are `_other`.
+pub const MAX_NODE_SERIES: usize = 2000;
+/// Model names kept apart.
+pub const MAX_MODEL_SERIES: usize = 64;
+/// Tool names kept apart.
+pub const MAX_TOOL_SERIES: usize = 256;
+/// The label of the series everything past a bound is counted in.
+pub const OTHER: &str = "_other";
+
+/// The values of one label seen so far, up to a bound.
+struct Bounded {
+    seen: Mutex<HashSet<String>>,
+    most: usize,
+}
+
+impl Bounded {
+    fn new(most: usize) -> Bounded {
+        Bounded {
+            seen: Mutex::new(HashSet::new()),
+            most,
+        }
+    }
+
+    /// Whether `value` has (or now gets) a series of its own.
+    fn admits(&self, value: &str) -> bool {
+        let mut seen = self.seen.lock().unwrap_or_else(PoisonError::into_inner);
+        if seen.contains(value) {
+            return true;
+        }
+        if seen.len() < self.most {
+            seen.insert(value.to_string());
+            return true;
+        }
+        false
+    }
+
+    /// `value`, or [`OTHER`] past the bound.
+    fn label(&self, value: &str) -> String {
+        match self.admits(value) {
+            true => value.to_string(),
+            false => OTHER.to_string(),
+        }
+    }
+}
+
 fn seconds() -> Histogram {
     // 5 ms to about 80 s.
     Histogram::new(exponential_buckets(0.005, 2.0, 15))
@@ -80,6 +128,9 @@ pub struct Metrics {
     pub events_dropped: Counter,
     /// When each execution in progress began, by run, for its duration.
     started: Mutex<HashMap<String, u64>>,
+    nodes: Bounded,
+    models: Bounded,
+    tools: Bounded,
 }
 
 impl Default for Metrics {
@@ -172,6 +223,9 @@ impl Default for Metrics {
             viewers,
             events_dropped,
             started: Mutex::new(HashMap::new()),
+            nodes: Bounded::new(MAX_NODE_SERIES),
+            models: Bounded::new(MAX_MODEL_SERIES),
+            tools: Bounded::new(MAX_TOOL_SERIES),
         }
     }
 }
@@ -193,10 +247,7 @@ impl Metrics {
                         None => {
                             let histogram = self
                                 .node_seconds
-                                .get_or_create(&NodeLabels {
-                                    graph: graph_id.to_string(),
-                                    node: node.to_string(),
-                                })
+                                .get_or_create(&self.node_labels(graph_id, node))
                                 .clone();
                             nodes.push((node, histogram.clone()));
                             histogram
@@ -237,10 +288,7 @@ impl Metrics {
                 node, duration_us, ..
             } => {
                 self.node_seconds
-                    .get_or_create(&NodeLabels {
-                        graph: graph_id.to_string(),
-                        node: node.to_string(),
-                    })
+                    .get_or_create(&self.node_labels(graph_id, node))
                     .observe(duration_us as f64 / 1e6);
                 return;
             }
@@ -260,7 +308,9 @@ impl Metrics {
             EventPayload::RunCancelled { .. } => end("cancelled"),
             EventPayload::RunInterrupted { .. } => end("interrupted"),
             EventPayload::Custom { name, data, .. } if name == "usage" => {
-                let model = data["model"].as_str().unwrap_or("unknown").to_string();
+                let model = self
+                    .models
+                    .label(data["model"].as_str().unwrap_or("unknown"));
                 let label = ModelLabel {
                     model: model.clone(),
                 };
@@ -293,12 +343,25 @@ impl Metrics {
                 };
                 self.tool_calls
                     .get_or_create(&ToolLabels {
-                        tool: data["name"].as_str().unwrap_or("unknown").to_string(),
+                        tool: self.tools.label(data["name"].as_str().unwrap_or("unknown")),
                         outcome: outcome.to_string(),
                     })
                     .inc();
             }
             _ => {}
+        }
+    }
+
+    /// The labels of `node` of `graph_id`: its own series while there is
+    /// room, else the graph's `_other` one.
+    fn node_labels(&self, graph_id: &str, node: &NodeId) -> NodeLabels {
+        let node = match self.nodes.admits(&format!("{graph_id}\u{0}{node}")) {
+            true => node.to_string(),
+            false => OTHER.to_string(),
+        };
+        NodeLabels {
+            graph: graph_id.to_string(),
+            node,
         }
     }
 
@@ -325,5 +388,20 @@ impl<'a> Viewer<'a> {
 impl Drop for Viewer<'_> {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bounded, OTHER};
+
+    #[test]
+    fn values_past_the_bound_share_one_series() {
+        let bounded = Bounded::new(2);
+        assert_eq!(bounded.label("a"), "a");
+        assert_eq!(bounded.label("b"), "b");
+        assert_eq!(bounded.label("c"), OTHER);
+        assert_eq!(bounded.label("a"), "a");
+        assert_eq!(bounded.seen.lock().unwrap().len(), 2);
     }
 }

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use sha2::Sha256;
 
 use crate::api_runs::{approval, counting_loop};
-use crate::replicas::{create_graph, replica};
+use crate::replicas::{create_graph, replica_with};
 use crate::support::{Killed, TestServer, error_message, on_postgres, test_database};
 
-async fn hook(server: &TestServer, graph: &str, settings: Value) -> (String, Value) {
+pub(crate) async fn hook(server: &TestServer, graph: &str, settings: Value) -> (String, Value) {
     let (status, made) = server
         .api(
             Method::POST,
@@ -31,7 +31,7 @@ async fn hook(server: &TestServer, graph: &str, settings: Value) -> (String, Val
 }
 
 /// Calls a hook with a raw body and headers, as a sender would: no cookie.
-async fn call(
+pub(crate) async fn call(
     server: &TestServer,
     path: &str,
     body: &str,
@@ -47,13 +47,13 @@ async fn call(
     crate::support::status_and_json(request.send().await.unwrap()).await
 }
 
-fn sign(secret: &str, signed: &str) -> String {
+pub(crate) fn sign(secret: &str, signed: &str) -> String {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(signed.as_bytes());
     format!("sha256={}", hex::encode(mac.finalize().into_bytes()))
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -513,9 +513,11 @@ async fn two_servers_fire_each_time_of_a_schedule_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
     let url = test_database(dir.path()).await;
     let key = dir.path().join("team.key");
-    let (a, owner) = replica(&url, &key).await;
+    // Schedules fire at most once a minute unless the operator allows more.
+    let every_second = ["--schedule-min-seconds", "1"];
+    let (a, owner) = replica_with(&url, &key, &every_second).await;
     let _a = Killed(a);
-    let (b, _) = replica(&url, &key).await;
+    let (b, _) = replica_with(&url, &key, &every_second).await;
     let _b = Killed(b);
     owner.sign_up("owner").await;
     let graph = create_graph(&owner, counting_loop(1)).await;
