@@ -503,3 +503,101 @@ test("the event log follows a live run to its last event", async ({ page, errors
   await expect(page.getByTestId("compare")).toContainText("This graph has no other run to compare with yet.");
   await expect(page.getByTestId("compare-with")).toBeHidden();
 });
+
+test("every way to start a run runs what is on screen, saved first", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "What runs",
+    state: { channels: { out: { type: "string" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      { id: "emit", kind: "script", config: { source: '#{ out: "one" }' }, position: { x: 240, y: 0 } },
+      { id: "end", kind: "end", position: { x: 480, y: 0 } },
+    ],
+    edges: [
+      { id: "e1", from: "start", to: "emit" },
+      { id: "e2", from: "emit", to: "end" },
+    ],
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Run" }).click();
+  await page.locator('.canvas-node[data-node="emit"]').click();
+  const source = page.locator('textarea[name="config.source"]');
+  const edit = async (text: string) => {
+    await source.fill(`#{ out: "${text}" }`);
+    await source.press("Tab");
+  };
+
+  // Typed, then Start run at once: no waiting for the autosave.
+  await edit("two");
+  await page.getByTestId("run-start").click();
+  await expect(resultValue(page, "out")).toHaveText("two");
+  const [first] = await runs(page, graph);
+  expect(first.output.out).toBe("two");
+  await expect(page.getByTestId("version")).toHaveText(`v${first.graph_version}`);
+
+  // The graph bar's Run, just as fast.
+  await edit("three");
+  await page.getByTestId("run").click();
+  await expect.poll(async () => (await runs(page, graph)).length).toBe(2);
+  await expect.poll(async () => (await runs(page, graph))[0].status).toBe("finished");
+  const [second] = await runs(page, graph);
+  expect(second.output.out).toBe("three");
+  expect(second.graph_version).toBeGreaterThan(first.graph_version);
+
+  // A save that fails starts nothing, and says why.
+  await page.route("**/api/save_graph", (route) => route.abort());
+  await edit("four");
+  await page.getByTestId("run-start").click();
+  await expect(page.getByRole("alert").filter({ hasText: "Not started" })).toBeVisible();
+  expect((await runs(page, graph)).length).toBe(2);
+  await page.unroute("**/api/save_graph");
+
+  // The first run, opened again, is drawn on the version it ran.
+  await page.goto(`/graphs/${graph}?run=${first.id}`);
+  await hydrated(page);
+  const notice = page.getByTestId("run-version-notice");
+  await expect(notice).toContainText(`This run ran version ${first.graph_version}`);
+  await expect(page.getByTestId("run-version-overlay").locator('[data-node="emit"]')).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/run-on-its-version.png" });
+  await page.getByTestId("run-version-toggle").click();
+  await expect(page.getByTestId("run-version-overlay")).toHaveCount(0);
+  // The newest run ran what the editor holds: no notice.
+  await page.goto(`/graphs/${graph}?run=${second.id}`);
+  await hydrated(page);
+  await expect(page.locator('.canvas-node[data-node="emit"]')).toBeVisible();
+  await expect(page.getByTestId("run-version-notice")).toHaveCount(0);
+});
+
+test("a chat message runs the reply as just edited", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const reply = (text: string) => `#{ messages: [#{ role: "assistant", content: "${text}" }] }`;
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Chat as shown",
+    state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+    nodes: [
+      { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
+      { id: "reply", kind: "script", config: { source: reply("old reply") }, position: { x: 240, y: 0 } },
+      { id: "end", kind: "end", position: { x: 480, y: 0 } },
+    ],
+    edges: [
+      { id: "e1", from: "start", to: "reply" },
+      { id: "e2", from: "reply", to: "end" },
+    ],
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
+  await page.locator('.canvas-node[data-node="reply"]').click();
+  const source = page.locator('textarea[name="config.source"]');
+  await source.fill(reply("new reply"));
+  await source.press("Tab");
+  await page.getByTestId("chat-input").fill("hello");
+  await page.getByTestId("chat-input").press("Enter");
+  const messages = page.getByTestId("chat-messages");
+  await expect(messages.locator(".role-assistant").last()).toContainText("new reply");
+  await expect(messages).not.toContainText("old reply");
+});

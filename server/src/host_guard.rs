@@ -50,7 +50,8 @@ pub fn answers_to(host: &str, allowed: &[String]) -> bool {
 fn name_of(host: &str) -> &str {
     let host = host.trim();
     if let Some(rest) = host.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or_default();
+        // An unclosed bracket names nothing.
+        return rest.split_once(']').map_or("", |(name, _)| name);
     }
     match host.rsplit_once(':') {
         Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
