@@ -80,12 +80,14 @@ pub fn RunVersion(
         let over = !dismissed.get();
         Some(view! {
             <div class="run-version-notice notice" role="status" data-testid="run-version-notice">
-                {format!("This run ran version {}; the editor holds {draft}. ", shown.version)}
-                {move || if over {
-                    "It is drawn on the version it ran."
-                } else {
-                    "It is drawn on the editor's graph, where its nodes still are."
-                }}
+                <span>
+                    {format!("This run ran version {}; the editor holds {draft}. ", shown.version)}
+                    {move || if over {
+                        "Shown: the version it ran."
+                    } else {
+                        "Shown: the editor's graph."
+                    }}
+                </span>
                 <button class="button button-small" type="button" data-testid="run-version-toggle"
                     on:click=move |_| dismissed.update(|d| *d = !*d)>
                     {move || if over { "Back to the draft" } else { "Show the version it ran" }}

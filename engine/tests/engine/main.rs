@@ -6,6 +6,7 @@
 mod stores;
 mod support;
 
+mod bounds;
 mod cancel;
 mod conformance;
 mod durable;

@@ -7,25 +7,14 @@
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
+use crate::replicas::events;
 use crate::support::{Browser, Killed, serve_process, test_database};
 
 async fn serve(dir: &std::path::Path, url: &str) -> (std::process::Child, std::net::SocketAddr) {
     // On PostgreSQL the next process takes the run once the lease lapses.
     serve_process(dir, url, &[], &[("HEDDLE_LEASE_SECONDS", "1")]).await
-}
-
-async fn events(owner: &Browser, run: &str) -> Vec<Value> {
-    let (status, events) = owner
-        .api(
-            Method::GET,
-            &format!("/api/v1/runs/{run}/events?from_seq=0"),
-            None,
-        )
-        .await;
-    assert_eq!(status, 200, "{events}");
-    events.as_array().unwrap().clone()
 }
 
 /// Waits until `spin` has started since the `resumes`-th `run_resumed`.
