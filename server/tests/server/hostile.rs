@@ -348,6 +348,27 @@ async fn a_run_that_reaches_no_end_is_not_shown_as_succeeded() {
         answer.to_string().contains("no branch reached end"),
         "{answer}"
     );
+
+    // The chat endpoint: the model node replied, but the branch never
+    // reached `end`; the reply is not passed off as the agent's answer.
+    let mut chat = crate::invoke::chat_graph();
+    chat["edges"][1]["condition"] = json!("1 > 2");
+    let chat = server.create_graph(chat).await;
+    server.publish(&chat, 1).await;
+    let key = server.owner.key_client("run", &[&chat]).await;
+    let (status, answer) = key
+        .api(
+            Method::POST,
+            "/v1/chat/completions",
+            Some(json!({"model": chat, "messages": [{"role": "user", "content": "hi"}]})),
+        )
+        .await;
+    assert_eq!(status, 410, "{answer}");
+    assert!(
+        error_message(&answer).contains("the run ended without an answer"),
+        "{answer}"
+    );
+    assert!(answer["choices"].is_null(), "{answer}");
 }
 
 /// Invoking a paused thread with an input (or a null answer) is refused
