@@ -84,7 +84,7 @@ fn cargo(workspace: &Path, args: &[&str]) -> Result<()> {
 }
 
 fn build_site(workspace: &Path, release: bool) -> Result<()> {
-    let profile = if release { "wasm-release" } else { "dev" };
+    let profile = if release { "wasm-release" } else { "wasm-dev" };
     cargo(
         workspace,
         &[
@@ -99,7 +99,7 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
         ],
     )?;
 
-    let profile_dir = if release { "wasm-release" } else { "debug" };
+    let profile_dir = profile;
     let wasm = target_dir(workspace)
         .join("wasm32-unknown-unknown")
         .join(profile_dir)
@@ -114,10 +114,9 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
         .web(true)?
         .typescript(false)
         .debug(!release)
-        // Function names alone are megabytes in a Leptos bundle; release
-        // builds drop them (panics still print their messages), unless
-        // kept for profiling.
-        .remove_name_section(release && std::env::var_os("HEDDLE_WASM_NAMES").is_none())
+        // Function names alone are megabytes in a Leptos bundle: dropped
+        // (panics still print their messages), unless kept for profiling.
+        .remove_name_section(std::env::var_os("HEDDLE_WASM_NAMES").is_none())
         .remove_producers_section(release)
         .generate(&pkg)
         .with_context(|| format!("wasm-bindgen failed on {}", wasm.display()))?;
@@ -130,7 +129,7 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
     let level = if release {
         flate2::Compression::best()
     } else {
-        flate2::Compression::fast()
+        flate2::Compression::default()
     };
     for name in ["heddle.js", "heddle_bg.wasm", "heddle.css"] {
         gzip(&pkg.join(name), level)?;
