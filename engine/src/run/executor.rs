@@ -330,7 +330,12 @@ impl Executor<'_> {
                 }
                 // An input past the limits is not even recorded: the run
                 // fails saying why, with no value nobody could read back.
-                let bounded = self.check_value("input", &input);
+                let bounded = match &input {
+                    Value::Object(fields) => fields.iter().try_for_each(|(channel, value)| {
+                        self.check_value(|| format!("input.{channel}"), value)
+                    }),
+                    _ => Ok(()),
+                };
                 let (input, applied) = match bounded {
                     Ok(()) => {
                         let applied = self.apply_input(&mut state, input.clone());
@@ -371,7 +376,7 @@ impl Executor<'_> {
                     self.meter.seed(checkpoint.usage);
                 }
                 let (resume, bounded) = match resume {
-                    Some(value) => match self.check_value("the answer", &value) {
+                    Some(value) => match self.check_value(|| "the answer".into(), &value) {
                         Ok(()) => (Some(value), Ok(())),
                         Err(message) => {
                             crate::state::drop_flat(value);
@@ -941,7 +946,7 @@ impl Executor<'_> {
                 )
                 .map_err(|error| RunError::bad_update(node, step, error))?;
                 // A reducer can grow a value past the limits (an append).
-                self.check_value(&format!("channel `{channel}`"), state.at(idx))
+                self.check_value(|| format!("channel `{channel}`"), state.at(idx))
                     .map_err(|message| RunError::BadUpdate {
                         node: node.clone(),
                         step,
@@ -1089,20 +1094,20 @@ impl Executor<'_> {
     }
 
     /// Checks `value` against the graph's value limits; the message names
-    /// `what` it is.
-    fn check_value(&self, what: &str, value: &Value) -> Result<(), String> {
+    /// `what` it is (worked out only for a refusal).
+    fn check_value(&self, what: impl FnOnce() -> String, value: &Value) -> Result<(), String> {
         self.graph
             .value_limits
             .check(value)
-            .map_err(|error| format!("{what}: {error}"))
+            .map_err(|error| format!("{}: {error}", what()))
     }
 
     /// A node's output, if every value in it is within the limits: its
-    /// updates, the items it sends and its interrupt's payload.
+    /// updates and the items it sends.
     fn check_output(&self, output: NodeOutput) -> Result<NodeOutput, NodeError> {
         let mut problem = None;
         for (channel, value) in &output.update {
-            if let Err(message) = self.check_value(&format!("the update of `{channel}`"), value) {
+            if let Err(message) = self.check_value(|| format!("the update of `{channel}`"), value) {
                 problem = Some(message);
                 break;
             }
@@ -1110,7 +1115,7 @@ impl Executor<'_> {
         if problem.is_none() {
             for send in &output.sends {
                 if let Err(message) =
-                    self.check_value(&format!("the item sent to `{}`", send.node), &send.arg)
+                    self.check_value(|| format!("the item sent to `{}`", send.node), &send.arg)
                 {
                     problem = Some(message);
                     break;

@@ -75,7 +75,7 @@ proptest! {
         } else {
             match result {
                 Err(RunError::BadInput { message }) => prop_assert!(
-                    message.starts_with("input: the value nests deeper than 64 levels (at $.x"),
+                    message.starts_with("input.x: the value nests deeper than 64 levels (at $"),
                     "{}", message
                 ),
                 other => prop_assert!(false, "a value {} deep: {:?}", depth, other.err()),
@@ -112,6 +112,21 @@ proptest! {
         }
         stored_and_read_back(&events);
     }
+}
+
+/// At the limit exactly: a channel value 64 deep runs, 65 does not (the
+/// input object around it does not count, as on the server).
+#[tokio::test]
+async fn an_input_value_64_deep_runs_and_65_is_refused() {
+    let graph = any_channel();
+    let deep = |depth: usize| spine(&vec![(false, 0); depth]);
+    let (result, _) = run(&graph, json!({"x": deep(64)})).await;
+    assert!(result.is_ok(), "{:?}", result.err());
+    let (result, _) = run(&graph, json!({"x": deep(65)})).await;
+    assert!(
+        matches!(result, Err(RunError::BadInput { .. })),
+        "{result:?}"
+    );
 }
 
 /// Far past any stack: a million levels, checked and dropped flat.
