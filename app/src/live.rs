@@ -37,17 +37,6 @@ pub enum Link {
     Closed,
 }
 
-/// How a run starts.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct StartOptions {
-    /// Channel values.
-    pub input: serde_json::Map<String, serde_json::Value>,
-    /// The thread to continue; a new one when `None`.
-    pub thread: Option<String>,
-    /// Pause before these nodes (run to a node).
-    pub stop_before: Vec<String>,
-}
-
 /// The run the page watches, shared by the canvas and the run panels.
 #[derive(Clone, Copy)]
 pub struct Watch {

@@ -10,6 +10,13 @@ pub use bounds::{
     ValueLimits, cut_deep_json, drop_flat, from_stored_json,
 };
 pub(crate) use reducer::kind as kind_of;
+
+/// Whether `value` is a list of messages (each an object with a text
+/// `role`; an empty list is one): what a `messages` channel holds. The one
+/// definition the engine, the server and the browser use.
+pub fn is_message_list(value: &Value) -> bool {
+    is_of_type(value, crate::format::ChannelType::Messages) && value.is_array()
+}
 pub use reducer::{ReduceError, fits, is_of_type, reduce};
 pub use values::{ChannelIdx, State, StateLayout};
 

@@ -6,25 +6,12 @@
 use heddle_engine::run::Event;
 use serde_json::Value;
 
-use super::StartOptions;
 use crate::editor::persist::Persistence;
 use crate::error::AppError;
 use crate::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 
 fn message(error: AppError) -> String {
     error.to_string()
-}
-
-impl From<StartOptions> for StartRequest {
-    fn from(options: StartOptions) -> Self {
-        StartRequest {
-            input: Value::Object(options.input),
-            thread_id: options.thread,
-            interrupt_before: options.stop_before,
-            interrupt_after: Vec::new(),
-            graph_version: None,
-        }
-    }
 }
 
 /// Starts a run of the graph as the editor shows it: edits not saved yet
@@ -35,9 +22,8 @@ impl From<StartOptions> for StartRequest {
 pub async fn start_run(
     graph_id: &str,
     shown: Option<Persistence>,
-    options: StartOptions,
+    mut request: StartRequest,
 ) -> Result<RunInfo, String> {
-    let mut request: StartRequest = options.into();
     if let Some(shown) = shown {
         request.graph_version = Some(shown.saved_version().await?);
     }

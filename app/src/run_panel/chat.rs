@@ -14,7 +14,8 @@ use super::{input_fields, short_id};
 use crate::components::Markdown;
 use crate::editor::state::Editor;
 use crate::graphs::display_timestamp;
-use crate::live::{NodeState, StartOptions, Watch};
+use crate::live::{NodeState, Watch};
+use crate::runs::StartRequest;
 use crate::runs::ThreadInfo;
 
 #[component]
@@ -132,10 +133,10 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 channel.get_untracked(),
                 json!([{"role": "user", "content": text.trim()}]),
             );
-            let options = StartOptions {
-                input,
-                thread: picked.get_untracked(),
-                stop_before: Vec::new(),
+            let options = StartRequest {
+                input: Value::Object(input),
+                thread_id: picked.get_untracked(),
+                ..StartRequest::default()
             };
             // Show the message at once; the thread's copy replaces it.
             sent.set(Some(text.trim().to_string()));

@@ -12,7 +12,8 @@ use super::interrupt::InterruptForms;
 use super::{InputField, PanelState, input_fields, node_ids, show_json};
 use crate::components::Markdown;
 use crate::editor::state::Editor;
-use crate::live::{StartOptions, Watch};
+use crate::live::Watch;
+use crate::runs::StartRequest;
 
 /// After starting a run from this page, shows it: a page that follows the
 /// graph live joins it by itself; a replay moves to the new run.
@@ -110,13 +111,13 @@ pub fn RunTab(
                 return;
             };
             let stop_before = stop_before.get_untracked();
-            let options = StartOptions {
-                input,
-                thread: None,
-                stop_before: (!stop_before.is_empty())
+            let options = StartRequest {
+                input: Value::Object(input),
+                interrupt_before: (!stop_before.is_empty())
                     .then_some(stop_before)
                     .into_iter()
                     .collect(),
+                ..StartRequest::default()
             };
             let graph_id = graph_id.clone();
             leptos::task::spawn_local(async move {
@@ -340,11 +341,7 @@ fn shown_values(output: &Value) -> Vec<(String, String)> {
                 Value::Null => return None,
                 Value::String(text) if text.is_empty() => return None,
                 Value::String(text) => text.clone(),
-                Value::Array(items)
-                    if items.is_empty() || items.iter().all(|item| item.get("role").is_some()) =>
-                {
-                    return None;
-                }
+                Value::Array(_) if heddle_engine::state::is_message_list(value) => return None,
                 Value::Object(map) if map.is_empty() => return None,
                 other => show_json(other, 300),
             };

@@ -93,12 +93,7 @@ impl ChatMessage {
     pub fn final_answer(state: &Value) -> Option<String> {
         let channels = state.as_object()?;
         let is_messages = |value: &Value| {
-            value.as_array().is_some_and(|items| {
-                !items.is_empty()
-                    && items
-                        .iter()
-                        .all(|item| item.get("role").is_some_and(Value::is_string))
-            })
+            crate::state::is_message_list(value) && value.as_array().is_some_and(|v| !v.is_empty())
         };
         let channel = channels
             .get("messages")
