@@ -37,6 +37,16 @@ fn script(source: &str) -> Value {
     json!({"source": source, "timeout_ms": 20_000, "max_operations": 10_000_000})
 }
 
+/// start -> end, with one channel `x` of any value.
+fn passthrough(name: &str) -> Value {
+    json!({
+        "format_version": 2, "name": name,
+        "state": {"channels": {"x": {"type": "any"}}},
+        "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
+        "edges": [{"id": "e", "from": "start", "to": "end"}]
+    })
+}
+
 fn script_graph(source: &str) -> Value {
     json!({
         "format_version": 2, "name": "deep script",
@@ -152,14 +162,7 @@ async fn a_script_or_hook_returning_a_value_1000_deep_fails_its_run_not_the_serv
 #[tokio::test]
 async fn values_past_the_depth_limit_are_refused_where_they_enter() {
     let server = TestServer::start().await;
-    let graph = server
-        .create_graph(json!({
-            "format_version": 2, "name": "any",
-            "state": {"channels": {"x": {"type": "any"}}},
-            "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
-            "edges": [{"id": "e", "from": "start", "to": "end"}]
-        }))
-        .await;
+    let graph = server.create_graph(passthrough("any")).await;
     let (status, answer) = server
         .api(
             Method::POST,
@@ -171,6 +174,21 @@ async fn values_past_the_depth_limit_are_refused_where_they_enter() {
     assert!(
         error_message(&answer)
             .starts_with("`input.x`: the value nests deeper than 64 levels (at $.a.a.a"),
+        "{answer}"
+    );
+    // A fork's edits, of a run that finished.
+    let run = server.start_run(&graph, json!({"input": {"x": 1}})).await;
+    server.wait_for_run(&run).await;
+    let (status, answer) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/runs/{run}/fork"),
+            Some(json!({"step": 1, "edits": {"x": nested(70)}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{answer}");
+    assert!(
+        error_message(&answer).starts_with("`edits.x`: the value nests deeper than 64 levels"),
         "{answer}"
     );
     server.publish(&graph, 1).await;
@@ -234,14 +252,7 @@ async fn values_past_the_depth_limit_are_refused_where_they_enter() {
 #[tokio::test]
 async fn rows_stored_before_the_limit_read_back_cut() {
     let server = TestServer::start().await;
-    let graph = server
-        .create_graph(json!({
-            "format_version": 2, "name": "old rows",
-            "state": {"channels": {"x": {"type": "any"}}},
-            "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
-            "edges": [{"id": "e", "from": "start", "to": "end"}]
-        }))
-        .await;
+    let graph = server.create_graph(passthrough("old rows")).await;
     let run = server.start_run(&graph, json!({"input": {"x": 1}})).await;
     assert_eq!(server.wait_for_run(&run).await["status"], "finished");
     // As the bug stored them: 300 levels in the run's record and in its
