@@ -1,67 +1,33 @@
-//! Accounts: who is logged in, and the server functions behind the log-in,
-//! sign-up, log-out and password forms.
+//! The server functions for log-in, sign-up, log-out and password changes.
 //!
-//! The first visitor of a fresh server creates the owner account in one
-//! step (and claims any graph made before accounts existed). After that,
-//! sign-up is open unless the server runs with `HEDDLE_SIGNUP=closed`, in
-//! which case only someone holding a valid share link can make an account.
-
-use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
+//! What they send and answer is [`heddle_wire::accounts`] (re-exported here, so
+//! the UI names it `crate::accounts::…`); the rows and rules are
+//! `heddle_store::accounts`, which a server function calls after reading its
+//! request (`crate::request`).
 
 use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::http_status::with_error_status;
-
-/// A user's id: a UUID.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(transparent)]
-pub struct UserId(pub(crate) String);
-
-impl UserId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// A logged-in user, as pages and checks see them.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct User {
-    pub id: UserId,
-    pub username: String,
-}
-
-/// What the log-in page needs to know.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AuthStatus {
-    /// Nobody has an account yet: the page offers to create the owner's.
-    pub needs_setup: bool,
-    /// Anyone may sign up (otherwise only with a share link).
-    pub signup_open: bool,
-    /// Who is logged in, if anyone.
-    pub user: Option<User>,
-}
-
-/// The shortest password accepted.
-pub const MIN_PASSWORD_CHARS: usize = 8;
-/// The longest password accepted (hashing cost stays bounded).
-pub const MAX_PASSWORD_CHARS: usize = 256;
+#[cfg(feature = "ssr")]
+use heddle_store::accounts as store;
+pub use heddle_wire::accounts::*;
+use leptos::prelude::*;
 
 /// Who is logged in, if anyone.
 #[server(endpoint = "current_user")]
 pub async fn current_user() -> Result<Option<User>, AppError> {
-    Ok(ssr::caller())
+    Ok(crate::request::caller())
 }
 
 /// What the log-in and sign-up pages show.
 #[server(endpoint = "auth_status")]
 pub async fn get_auth_status() -> Result<AuthStatus, AppError> {
-    let db = crate::db::from_context()?;
-    let auth = ssr::auth()?;
+    let db = crate::request::db()?;
+    let auth = crate::request::auth()?;
     Ok(AuthStatus {
-        needs_setup: with_error_status(ssr::user_count(&db).await)? == 0,
+        needs_setup: with_error_status(store::user_count(&db).await)? == 0,
         signup_open: auth.signup_open(),
-        user: ssr::caller(),
+        user: crate::request::caller(),
     })
 }
 
@@ -72,7 +38,7 @@ pub async fn log_in(
     password: String,
     #[server(default)] next: Option<String>,
 ) -> Result<(), AppError> {
-    with_error_status(ssr::log_in_here(&username, &password).await)?;
+    with_error_status(here::log_in_here(&username, &password).await)?;
     leptos_axum::redirect(&safe_next(next.as_deref()));
     Ok(())
 }
@@ -87,7 +53,7 @@ pub async fn sign_up(
     #[server(default)] next: Option<String>,
     #[server(default)] invite: Option<String>,
 ) -> Result<(), AppError> {
-    with_error_status(ssr::sign_up_here(&username, &password, invite.as_deref()).await)?;
+    with_error_status(here::sign_up_here(&username, &password, invite.as_deref()).await)?;
     leptos_axum::redirect(&safe_next(next.as_deref()));
     Ok(())
 }
@@ -95,7 +61,7 @@ pub async fn sign_up(
 /// Logs out: the session ends on the server, also for open websockets.
 #[server(endpoint = "log_out")]
 pub async fn log_out() -> Result<(), AppError> {
-    with_error_status(ssr::log_out_here().await)?;
+    with_error_status(here::log_out_here().await)?;
     leptos_axum::redirect("/login");
     Ok(())
 }
@@ -103,58 +69,64 @@ pub async fn log_out() -> Result<(), AppError> {
 /// Changes the logged-in user's password; their other sessions end.
 #[server(endpoint = "change_password")]
 pub async fn change_password(current: String, new: String) -> Result<(), AppError> {
-    with_error_status(ssr::change_password_here(&current, &new).await)
-}
-
-/// `next` if it is a path on this site, else `/`: a log-in link can never
-/// send anyone elsewhere.
-pub fn safe_next(next: Option<&str>) -> String {
-    match next {
-        Some(path)
-            if path.starts_with('/')
-                && !path.starts_with("//")
-                && !path.contains('\\')
-                && !path.chars().any(char::is_control) =>
-        {
-            path.to_string()
-        }
-        _ => "/".to_string(),
-    }
-}
-
-/// Percent-encodes `text` for a URL's query (everything but unreserved
-/// characters and `/`).
-pub fn encode_component(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for byte in text.bytes() {
-        if byte.is_ascii_alphanumeric() || b"-._~/".contains(&byte) {
-            out.push(byte as char);
-        } else {
-            out.push_str(&format!("%{byte:02X}"));
-        }
-    }
-    out
+    with_error_status(here::change_password_here(&current, &new).await)
 }
 
 #[cfg(feature = "ssr")]
-pub mod ssr;
+mod here {
+    use heddle_store::accounts::*;
+    use heddle_wire::AppError;
+    use heddle_wire::accounts::*;
 
-#[cfg(test)]
-mod tests {
-    use super::safe_next;
+    /// The server functions' versions: database, settings and session from the
+    /// request context.
+    pub(super) async fn log_in_here(username: &str, password: &str) -> Result<User, AppError> {
+        let db = crate::request::db()?;
+        let user = authenticate(
+            &db,
+            &crate::request::auth()?,
+            crate::request::client_address(),
+            username,
+            password,
+        )
+        .await?;
+        start_session(&db, &crate::request::session()?, &user).await?;
+        Ok(user)
+    }
 
-    #[test]
-    fn next_stays_on_this_site() {
-        assert_eq!(safe_next(Some("/graphs/x")), "/graphs/x");
-        for bad in [
-            "https://evil.example",
-            "//evil.example",
-            "/\\evil",
-            "graphs",
-            "",
-        ] {
-            assert_eq!(safe_next(Some(bad)), "/", "{bad}");
-        }
-        assert_eq!(safe_next(None), "/");
+    pub(super) async fn sign_up_here(
+        username: &str,
+        password: &str,
+        invite: Option<&str>,
+    ) -> Result<User, AppError> {
+        let db = crate::request::db()?;
+        sign_up(
+            &db,
+            &crate::request::auth()?,
+            &crate::request::session()?,
+            username,
+            password,
+            invite,
+        )
+        .await
+    }
+
+    pub(super) async fn log_out_here() -> Result<(), AppError> {
+        end_session(&crate::request::auth()?, &crate::request::session()?).await
+    }
+
+    pub(super) async fn change_password_here(current: &str, new: &str) -> Result<(), AppError> {
+        let user = crate::request::require_user()?;
+        let db = crate::request::db()?;
+        change_password(
+            &db,
+            &crate::request::auth()?,
+            crate::request::client_address(),
+            &crate::request::session()?,
+            &user,
+            current,
+            new,
+        )
+        .await
     }
 }

@@ -12,6 +12,6 @@ pub use heddle_engine::Catalog;
 /// The server's catalog (the server provides it to every request).
 #[server(endpoint = "catalog")]
 pub async fn get_catalog() -> Result<Catalog, AppError> {
-    crate::http_status::with_error_status(crate::accounts::ssr::require_user())?;
+    crate::http_status::with_error_status(crate::request::require_user())?;
     Ok(use_context::<Catalog>().unwrap_or_default())
 }

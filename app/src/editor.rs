@@ -8,7 +8,8 @@
 //! - [`state`]: the reactive state: a signal per node position.
 //! - [`canvas`]: nodes, edges and the pointer gestures.
 //! - [`palette`], [`inspector`], [`problems`]: the panels; [`config_form`]:
-//!   a node's settings as a form generated from its kind's schema;
+//!   a node's settings as a form generated from its kind's schema
+//!   ([`condition`] checks a condition as it is typed);
 //!   [`channels`]: the state channels as a form; [`rename`]: a channel
 //!   renamed everywhere it is used.
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
@@ -25,7 +26,9 @@
 pub mod attr_keys;
 pub mod canvas;
 pub mod channels;
+pub mod condition;
 pub mod config_form;
+pub mod gestures;
 pub mod history;
 pub mod idle;
 pub mod inspector;
@@ -38,6 +41,7 @@ pub mod node_menu;
 pub mod notes;
 pub mod palette;
 pub mod persist;
+pub mod place;
 pub mod pressed;
 pub mod problems;
 pub mod quick_add;
@@ -51,7 +55,8 @@ use leptos::prelude::*;
 
 use crate::catalog::get_catalog;
 
-use self::canvas::{Canvas, Gestures};
+use self::canvas::Canvas;
+use self::gestures::Gestures;
 use self::inspector::Inspector;
 use self::palette::Palette;
 use self::persist::{Persistence, SaveState};

@@ -19,8 +19,8 @@
 //! - [`webhooks`]: secret URLs that run a graph's published version.
 //! - [`widgets`]: chat bubbles for a published chat graph on other sites.
 //! - [`session`]: the app-wide "who is logged in" resource.
-//! - `db` (server only): the database, SQLite or PostgreSQL, and the
-//!   macro that runs one query on either.
+//! - `request` (server only): the database, caller and settings a server
+//!   function takes from its request's context.
 //! - [`error`]: the typed error every server function returns.
 //! - [`http_status`]: sets the response status during server rendering.
 //! - [`limits`]: how big a graph and a run's input may be.
@@ -29,22 +29,19 @@
 
 #![recursion_limit = "256"]
 
-pub mod access;
 pub mod accounts;
 pub mod api_keys;
 pub mod catalog;
 pub mod components;
-#[cfg(feature = "ssr")]
-pub mod db;
 pub mod editor;
-pub mod error;
 pub mod examples;
 pub mod graphs;
 pub mod http_status;
-pub mod limits;
 pub mod live;
 pub mod pages;
 pub mod publishing;
+#[cfg(feature = "ssr")]
+pub mod request;
 pub mod run_panel;
 pub mod runs;
 pub mod schedules;
@@ -56,3 +53,6 @@ pub mod webhooks;
 pub mod widgets;
 
 pub use shell::{App, shell};
+
+// The wire types under the names the UI has always used for them.
+pub use heddle_wire::{access, error, limits};

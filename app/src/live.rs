@@ -13,7 +13,7 @@
 
 pub mod compare;
 pub mod log;
-pub mod protocol;
+pub use heddle_wire::protocol;
 pub mod view;
 
 pub mod api;

@@ -1,11 +1,14 @@
-//! Published versions: the version of a graph that calls from outside the
-//! editor run (API keys, invoke, chat endpoints, webhooks, schedules),
-//! never the draft being edited. An owner or editor publishes a saved
-//! version; publishing another (newer or older: a rollback) is one call,
-//! and so is taking the graph offline.
+//! The server functions for publishing a version, and the graph page's view of what is live.
+//!
+//! What they send and answer is [`heddle_wire::publishing`] (re-exported here, so
+//! the UI names it `crate::publishing::…`); the rows and rules are
+//! `heddle_store::publishing`, which a server function calls after reading its
+//! request (`crate::request`).
 
+#[cfg(feature = "ssr")]
+use heddle_store::publishing as store;
+pub use heddle_wire::publishing::*;
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
 #[cfg(feature = "ssr")]
 use crate::access::Role;
@@ -13,38 +16,26 @@ use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::http_status::with_error_status;
 
-#[cfg(feature = "ssr")]
-pub mod ssr;
-
-/// Which version of a graph is live, since when, and who made it so.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Publication {
-    pub version: i64,
-    pub published_at: String,
-    /// Their username (`None` when that account is gone).
-    pub published_by: Option<String>,
-}
-
 /// The graph's live version, if it has one (viewers and up).
 #[server(endpoint = "publication")]
 pub async fn get_publication(graph_id: String) -> Result<Option<Publication>, AppError> {
-    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Viewer).await?;
-    with_error_status(ssr::publication(&db, &allowed).await)
+    let (db, allowed) = crate::request::require_here(&graph_id, Role::Viewer).await?;
+    with_error_status(store::publication(&db, &allowed).await)
 }
 
 /// Makes `version` the graph's live version (editors and owners).
 #[server(endpoint = "publish_version")]
 pub async fn publish_version(graph_id: String, version: i64) -> Result<Publication, AppError> {
-    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Editor).await?;
-    with_error_status(ssr::publish(&db, &allowed, version).await)
+    let (db, allowed) = crate::request::require_here(&graph_id, Role::Editor).await?;
+    with_error_status(store::publish(&db, &allowed, version).await)
 }
 
 /// Takes the graph offline: calls from outside are refused until a
 /// version is published again (editors and owners).
 #[server(endpoint = "unpublish_graph")]
 pub async fn unpublish_graph(graph_id: String) -> Result<(), AppError> {
-    let (db, allowed) = crate::access::ssr::require_here(&graph_id, Role::Editor).await?;
-    with_error_status(ssr::unpublish(&db, &allowed).await)
+    let (db, allowed) = crate::request::require_here(&graph_id, Role::Editor).await?;
+    with_error_status(store::unpublish(&db, &allowed).await)
 }
 
 /// The graph page's view of its publication, shared by the graph bar and
@@ -68,7 +59,6 @@ fn live_version(loaded: Option<&Result<Option<Publication>, AppError>>) -> Optio
         .and_then(Option::as_ref)
         .map(|publication| publication.version)
 }
-
 impl Live {
     pub fn new(graph_id: String) -> Self {
         let changed = RwSignal::new(0u32);

@@ -1,293 +1,32 @@
-//! Runs and threads as the app shows them: a graph's past and present runs (status,
-//! who started it, when, how long it took) and its conversations. Opening a run replays it on
-//! the canvas from its stored events.
-
-#[cfg(feature = "ssr")]
-pub mod ssr;
-
-use heddle_engine::run::{Event, RunStatus};
-use heddle_engine::usage::UsageTotals;
-use leptos::prelude::*;
-use leptos::server_fn::codec::Json;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+//! The server functions for runs and threads: listing, starting, cancelling, forking and resuming them.
+//!
+//! What they send and answer is [`heddle_wire::runs`] (re-exported here, so
+//! the UI names it `crate::runs::…`); the rows and rules are
+//! `heddle_store::runs`, which a server function calls after reading its
+//! request (`crate::request`).
 
 use crate::error::AppError;
-
-/// A run: the graph version it runs, its thread, input, where it stands
-/// and what came of it. The run history, the API and the run manager all
-/// use this one type.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct RunInfo {
-    pub id: String,
-    pub graph_id: String,
-    pub graph_version: i64,
-    pub thread_id: String,
-    pub status: RunStatus,
-    pub input: Value,
-    pub output: Option<Value>,
-    pub error: Option<String>,
-    pub created_at: String,
-    pub started_at: Option<String>,
-    pub finished_at: Option<String>,
-    /// Who started it (`None` for runs from before accounts); for a run
-    /// started from outside, the owner of the key or trigger.
-    pub started_by: Option<String>,
-    /// How it started.
-    #[serde(default)]
-    pub origin: RunOrigin,
-    /// Which key or trigger started it, by name.
-    #[serde(default)]
-    pub origin_label: Option<String>,
-    /// For a fork: the run it went on from, and where.
-    #[serde(default)]
-    pub forked_from: Option<ForkOrigin>,
-    /// What its model calls used (recorded when it ends or pauses).
-    #[serde(default)]
-    pub usage: UsageTotals,
-}
-
-/// What a graph's runs used: in all, and per day.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct GraphUsage {
-    /// Runs counted (those of the days listed).
-    pub runs: u64,
-    pub total: UsageTotals,
-    /// Days with runs, oldest first, as `YYYY-MM-DD` (UTC).
-    pub days: Vec<DayUsage>,
-}
-
-/// One day of a graph's usage.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct DayUsage {
-    pub day: String,
-    pub runs: u64,
-    pub usage: UsageTotals,
-}
-
-/// Where a fork went on from: another run of the same thread, before one
-/// of its steps.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ForkOrigin {
-    pub run_id: String,
-    /// The step the fork went on with (the source's state before it).
-    pub step: u32,
-}
-
-/// How a run started: from the app (the editor, or the JSON API with a
-/// session), or from outside, which runs the published version.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum RunOrigin {
-    #[default]
-    App,
-    /// A call with an API key (invoke, or the chat completions endpoint).
-    ApiKey,
-    /// A webhook's URL was called.
-    Webhook,
-    /// A schedule fired.
-    Schedule,
-    /// Someone chatted through a chat widget on another site.
-    Widget,
-}
-
-impl RunOrigin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunOrigin::App => "app",
-            RunOrigin::ApiKey => "api_key",
-            RunOrigin::Webhook => "webhook",
-            RunOrigin::Schedule => "schedule",
-            RunOrigin::Widget => "widget",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<RunOrigin> {
-        match text {
-            "app" => Some(RunOrigin::App),
-            "api_key" => Some(RunOrigin::ApiKey),
-            "webhook" => Some(RunOrigin::Webhook),
-            "schedule" => Some(RunOrigin::Schedule),
-            "widget" => Some(RunOrigin::Widget),
-            _ => None,
-        }
-    }
-
-    /// How the run list says where a run came from, e.g. `key "support"`;
-    /// `None` for runs from the app.
-    pub fn describe(self, label: Option<&str>) -> Option<String> {
-        let kind = match self {
-            RunOrigin::App => return None,
-            RunOrigin::ApiKey => "API key",
-            RunOrigin::Webhook => "Webhook",
-            RunOrigin::Schedule => "Schedule",
-            RunOrigin::Widget => "Chat widget",
-        };
-        Some(match label {
-            Some(name) => format!("{kind} “{name}”"),
-            None => kind.to_string(),
-        })
-    }
-}
-
-/// A thread (a conversation) of a graph.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ThreadInfo {
-    pub id: String,
-    pub graph_id: String,
-    pub created_at: String,
-    pub updated_at: String,
-    /// How many runs it has had.
-    pub runs: i64,
-    /// Where its newest run stands.
-    pub last_status: Option<RunStatus>,
-    /// What it is about: the first thing said in it (its first run's
-    /// input, shortened), when that was text.
-    #[serde(default)]
-    pub title: Option<String>,
-    /// Tokens its runs used (prompt and completion).
-    #[serde(default)]
-    pub tokens: u64,
-    /// What its runs cost, in US dollars.
-    #[serde(default)]
-    pub cost_usd: f64,
-}
-
-/// A run's input in a line, as lists show it: the message when the input
-/// is a conversation (a string or a list of messages for a channel), else
-/// the first text value; shortened to 60 characters on a word boundary.
-pub fn input_summary(input: &Value) -> Option<String> {
-    fn text(value: &Value) -> Option<&str> {
-        match value {
-            Value::String(text) => Some(text),
-            // A list of messages: the first a person wrote.
-            Value::Array(items) => items.iter().find_map(|item| {
-                let role = item.get("role").and_then(Value::as_str);
-                (role.is_none_or(|role| role == "user"))
-                    .then(|| item.get("content").and_then(Value::as_str))
-                    .flatten()
-                    .or_else(|| item.as_str())
-            }),
-            // One message.
-            Value::Object(_) => value.get("content").and_then(Value::as_str),
-            _ => None,
-        }
-    }
-    let found = match input {
-        Value::Object(channels) => channels.values().find_map(text),
-        other => text(other),
-    }?;
-    let line = found.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.is_empty() {
-        return None;
-    }
-    const MAX: usize = 60;
-    if line.chars().count() <= MAX {
-        return Some(line);
-    }
-    let cut: String = line.chars().take(MAX).collect();
-    let cut = match cut.rfind(' ') {
-        Some(space) if space > MAX / 2 => &cut[..space],
-        _ => cut.as_str(),
-    };
-    Some(format!("{}…", cut.trim_end_matches([',', '.', ';', ':'])))
-}
-
-/// A request to start a run.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StartRequest {
-    /// The run's input: channel values.
-    #[serde(default)]
-    pub input: Value,
-    /// The thread to run on; a new one when absent.
-    #[serde(default)]
-    pub thread_id: Option<String>,
-    /// This run also pauses before these nodes ("run to here"), beside the
-    /// breakpoints the graph marks.
-    #[serde(default)]
-    pub interrupt_before: Vec<String>,
-    /// This run also pauses after these nodes' steps.
-    #[serde(default)]
-    pub interrupt_after: Vec<String>,
-    /// The saved version to run (the editor names the one on screen, so
-    /// what runs is what was seen); the newest when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_version: Option<i64>,
-}
-
-/// A request to fork a run: continue from one of its checkpoints, with
-/// some channels edited, as a new run on the same thread.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ForkRequest {
-    /// The step the new run goes on with: the checkpoint holding the state
-    /// before that step (so `step: 3` continues after step 2).
-    pub step: u32,
-    /// Channel values to replace first.
-    #[serde(default)]
-    pub edits: serde_json::Map<String, Value>,
-    /// The node to run first, instead of the checkpoint's own next step.
-    #[serde(default)]
-    pub start_at: Option<String>,
-}
-
-/// A thread as its conversation view shows it: its record, its newest
-/// state, and the messages in it (the values of its `messages`-typed
-/// channels).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct ThreadView {
-    pub thread: ThreadInfo,
-    pub state: Value,
-    pub messages: Vec<Value>,
-}
-
-impl RunInfo {
-    /// How long it ran, from its ISO-8601 start and end, as people say it.
-    pub fn duration(&self) -> Option<String> {
-        let seconds = |iso: &str| -> Option<f64> {
-            let time = iso.get(11..23)?;
-            let (h, rest) = time.split_once(':')?;
-            let (m, s) = rest.split_once(':')?;
-            Some(
-                h.parse::<f64>().ok()? * 3600.0
-                    + m.parse::<f64>().ok()? * 60.0
-                    + s.parse::<f64>().ok()?,
-            )
-        };
-        let start = seconds(self.started_at.as_deref()?)?;
-        let end = seconds(self.finished_at.as_deref()?)?;
-        let same_day =
-            self.started_at.as_deref()?.get(0..10) == self.finished_at.as_deref()?.get(0..10);
-        let took = end - start;
-        if !same_day || took < 0.0 {
-            return None;
-        }
-        Some(if took < 1.0 {
-            format!("{:.0} ms", took * 1000.0)
-        } else if took < 60.0 {
-            format!("{took:.1} s")
-        } else {
-            format!("{:.0} min", took / 60.0)
-        })
-    }
-}
+use heddle_engine::run::Event;
+#[cfg(feature = "ssr")]
+use heddle_store::runs as store;
+pub use heddle_wire::runs::*;
+use leptos::prelude::*;
+use leptos::server_fn::codec::Json;
+use serde_json::Value;
 
 /// The graph's runs, newest first (at most 50).
 #[server(endpoint = "list_runs")]
 pub async fn list_runs(graph_id: String) -> Result<Vec<RunInfo>, AppError> {
     use crate::http_status::with_error_status;
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
-    with_error_status(ssr::list(&db, &allowed, 50).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(store::list(&db, &allowed, 50).await)
 }
 
 /// The run manager the server provides, for a server function.
 #[cfg(feature = "ssr")]
-pub(crate) fn control() -> Result<std::sync::Arc<dyn ssr::RunControl>, AppError> {
-    use_context::<std::sync::Arc<dyn ssr::RunControl>>().ok_or_else(|| {
+pub(crate) fn control() -> Result<std::sync::Arc<dyn store::RunControl>, AppError> {
+    use_context::<std::sync::Arc<dyn store::RunControl>>().ok_or_else(|| {
         tracing::error!("no run manager in the request context");
         AppError::Internal
     })
@@ -298,10 +37,10 @@ pub(crate) fn control() -> Result<std::sync::Arc<dyn ssr::RunControl>, AppError>
 async fn on_run(
     run_id: &str,
     needed: crate::access::Role,
-) -> Result<crate::access::ssr::OnRun, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    crate::access::ssr::require_run(&db, caller.as_ref(), run_id, needed).await
+) -> Result<heddle_store::access::OnRun, AppError> {
+    let db = crate::request::db()?;
+    let caller = crate::request::caller();
+    heddle_store::access::require_run(&db, caller.as_ref(), run_id, needed).await
 }
 
 /// A thread of the caller's, found through its graph (`needed` there).
@@ -309,10 +48,10 @@ async fn on_run(
 async fn on_thread(
     thread_id: &str,
     needed: crate::access::Role,
-) -> Result<crate::access::ssr::OnThread, AppError> {
-    let db = crate::db::from_context()?;
-    let caller = crate::accounts::ssr::caller();
-    crate::access::ssr::require_thread(&db, caller.as_ref(), thread_id, needed).await
+) -> Result<heddle_store::access::OnThread, AppError> {
+    let db = crate::request::db()?;
+    let caller = crate::request::caller();
+    heddle_store::access::require_thread(&db, caller.as_ref(), thread_id, needed).await
 }
 
 /// Starts a run of the graph's newest version (editors); it waits for a
@@ -320,8 +59,7 @@ async fn on_thread(
 #[server(endpoint = "start_run", input = Json)]
 pub async fn start_run(graph_id: String, request: StartRequest) -> Result<RunInfo, AppError> {
     use crate::http_status::with_error_status;
-    let (_, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
+    let (_, allowed) = crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
     with_error_status(control()?.start(&allowed, request).await)
 }
 
@@ -366,8 +104,8 @@ pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, App
 pub async fn usage_of_graph(graph_id: String) -> Result<GraphUsage, AppError> {
     use crate::http_status::with_error_status;
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
-    with_error_status(ssr::usage(&db, &allowed, 30).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(store::usage(&db, &allowed, 30).await)
 }
 
 /// A graph's threads, most recently active first (viewers).
@@ -375,8 +113,8 @@ pub async fn usage_of_graph(graph_id: String) -> Result<GraphUsage, AppError> {
 pub async fn list_threads(graph_id: String) -> Result<Vec<ThreadInfo>, AppError> {
     use crate::http_status::with_error_status;
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
-    with_error_status(ssr::threads(&db, &allowed).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(store::threads(&db, &allowed).await)
 }
 
 /// A thread with its newest state and messages (viewers).
@@ -393,79 +131,4 @@ pub async fn resume_thread(thread_id: String, value: Value) -> Result<RunInfo, A
     use crate::http_status::with_error_status;
     let thread = with_error_status(on_thread(&thread_id, crate::access::Role::Editor).await)?;
     with_error_status(control()?.resume(&thread, value).await)
-}
-
-#[cfg(test)]
-mod tests {
-    use heddle_engine::run::RunStatus;
-    use serde_json::Value;
-
-    use super::RunInfo;
-
-    #[test]
-    fn durations_read_as_people_say_them() {
-        let run = |start: &str, end: &str| RunInfo {
-            id: "r".into(),
-            graph_id: "g".into(),
-            graph_version: 1,
-            thread_id: "t".into(),
-            status: RunStatus::Finished,
-            input: Value::Null,
-            output: None,
-            error: None,
-            started_by: None,
-            origin: super::RunOrigin::App,
-            origin_label: None,
-            forked_from: None,
-            usage: Default::default(),
-            created_at: start.into(),
-            started_at: Some(start.into()),
-            finished_at: Some(end.into()),
-        };
-        assert_eq!(
-            run("2026-11-21T10:00:00.000Z", "2026-11-21T10:00:00.250Z")
-                .duration()
-                .as_deref(),
-            Some("250 ms")
-        );
-        assert_eq!(
-            run("2026-11-21T10:00:00.000Z", "2026-11-21T10:00:01.500Z")
-                .duration()
-                .as_deref(),
-            Some("1.5 s")
-        );
-        assert_eq!(
-            run("2026-11-21T10:00:00.000Z", "2026-11-21T10:05:00.000Z")
-                .duration()
-                .as_deref(),
-            Some("5 min")
-        );
-    }
-
-    #[test]
-    fn an_input_reads_as_its_first_words() {
-        use serde_json::json;
-        let summary = |input: Value| super::input_summary(&input);
-        assert_eq!(
-            summary(json!({"messages": "What is 17 * 23?"})).as_deref(),
-            Some("What is 17 * 23?")
-        );
-        assert_eq!(
-            summary(json!({"messages": [
-                {"role": "system", "content": "be brief"},
-                {"role": "user", "content": "  Hello\n  there "}
-            ]}))
-            .as_deref(),
-            Some("Hello there")
-        );
-        assert_eq!(
-            summary(json!({"count": 3, "topic": "rust"})).as_deref(),
-            Some("rust")
-        );
-        assert_eq!(summary(json!({"count": 3})), None);
-        assert_eq!(summary(json!({"messages": "   "})), None);
-        let long = summary(json!({"q": "word ".repeat(40)})).unwrap_or_default();
-        assert!(long.ends_with("word…"), "{long}");
-        assert!(long.chars().count() <= 61);
-    }
 }

@@ -1,110 +1,24 @@
-//! Schedules: a graph's published version run at the times a cron
-//! expression names, in a time zone, with a fixed input. Several servers
-//! on one database fire each time exactly once; times missed while no
-//! server ran are skipped or run once, as the schedule says. A schedule
-//! acts with its maker's access, checked every time it fires.
-
-use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
+//! The server functions for a graph's schedules.
+//!
+//! What they send and answer is [`heddle_wire::schedules`] (re-exported here, so
+//! the UI names it `crate::schedules::…`); the rows and rules are
+//! `heddle_store::schedules`, which a server function calls after reading its
+//! request (`crate::request`).
 
 use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::http_status::with_error_status;
-
-/// What to do with times missed while no server was running.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Missed {
-    /// Leave them: the schedule goes on at its next time.
-    #[default]
-    Skip,
-    /// Run once for all of them, as soon as a server is back.
-    RunOnce,
-}
-
-impl Missed {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Missed::Skip => "skip",
-            Missed::RunOnce => "run_once",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Missed> {
-        match text {
-            "skip" => Some(Missed::Skip),
-            "run_once" => Some(Missed::RunOnce),
-            _ => None,
-        }
-    }
-}
-
-/// How a schedule is set up.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ScheduleSettings {
-    /// What it is for, e.g. `Morning digest`: 1 to 64 characters.
-    pub name: String,
-    /// When: five fields (`minute hour day month weekday`, e.g.
-    /// `0 9 * * MON-FRI`), or six with seconds first.
-    pub cron: String,
-    /// The IANA time zone the times are in (`Europe/Paris`); `UTC` by
-    /// default.
-    #[serde(default = "utc")]
-    pub timezone: String,
-    /// The input every run gets: channel values.
-    #[serde(default)]
-    pub input: Value,
-    #[serde(default)]
-    pub missed: Missed,
-    #[serde(default = "enabled")]
-    pub enabled: bool,
-}
-
-fn utc() -> String {
-    "UTC".into()
-}
-
-fn enabled() -> bool {
-    true
-}
-
-/// A schedule as listed, with its next times.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Schedule {
-    pub id: String,
-    pub graph_id: String,
-    pub name: String,
-    pub cron: String,
-    pub timezone: String,
-    pub input: Value,
-    pub missed: Missed,
-    pub enabled: bool,
-    /// The next time it fires, UTC (as every timestamp).
-    pub next_at: String,
-    /// Its next five times in its time zone, as people read them
-    /// (`Mon 2026-11-23 09:00 CET`).
-    pub upcoming: Vec<String>,
-    /// Who made it: its runs are theirs.
-    pub created_by: Option<String>,
-    pub created_at: String,
-    /// The last time it fired, and the run it started.
-    pub last_fired_at: Option<String>,
-    pub last_run_id: Option<String>,
-    /// Why the last time started no run (a missed time skipped, the graph
-    /// not published, ...).
-    pub last_error: Option<String>,
-}
+#[cfg(feature = "ssr")]
+use heddle_store::schedules as store;
+pub use heddle_wire::schedules::*;
+use leptos::prelude::*;
 
 /// The graph's schedules (viewers and up).
 #[server(endpoint = "list_schedules")]
 pub async fn list_schedules(graph_id: String) -> Result<Vec<Schedule>, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
-    with_error_status(ssr::list(&db, &allowed).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(store::list(&db, &allowed).await)
 }
 
 /// Makes a schedule (editors).
@@ -114,8 +28,8 @@ pub async fn create_schedule(
     settings: ScheduleSettings,
 ) -> Result<Schedule, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::create(&db, &allowed, settings).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::create(&db, &allowed, settings).await)
 }
 
 /// Changes a schedule (editors).
@@ -126,17 +40,14 @@ pub async fn update_schedule(
     settings: ScheduleSettings,
 ) -> Result<Schedule, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::update(&db, &allowed, &id, settings).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::update(&db, &allowed, &id, settings).await)
 }
 
 /// Deletes a schedule (editors).
 #[server(endpoint = "delete_schedule")]
 pub async fn delete_schedule(graph_id: String, id: String) -> Result<(), AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::delete(&db, &allowed, &id).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::delete(&db, &allowed, &id).await)
 }
-
-#[cfg(feature = "ssr")]
-pub mod ssr;

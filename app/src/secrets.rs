@@ -1,41 +1,33 @@
-//! Secrets: model API keys and tool credentials, stored per user on the
-//! server and referred to from graphs by name (`"credential": "openai"`).
-//! A value is written once and never sent back: the browser only ever sees
-//! names and dates, an export only ever holds the name.
-
-use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
+//! The server functions for a user's saved secrets.
+//!
+//! What they send and answer is [`heddle_wire::secrets`] (re-exported here, so
+//! the UI names it `crate::secrets::…`); the rows and rules are
+//! `heddle_store::secrets`, which a server function calls after reading its
+//! request (`crate::request`).
 
 use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::http_status::with_error_status;
-
-/// A stored secret, without its value.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SecretSummary {
-    pub name: String,
-    pub created_at: String,
-    pub updated_at: String,
-}
-
-/// The largest secret value accepted.
-pub const MAX_SECRET_BYTES: usize = 16 * 1024;
+#[cfg(feature = "ssr")]
+use heddle_store::secrets as store;
+pub use heddle_wire::secrets::*;
+use leptos::prelude::*;
 
 /// The logged-in user's secrets (names and dates only).
 #[server(endpoint = "list_secrets")]
 pub async fn list_secrets() -> Result<Vec<SecretSummary>, AppError> {
-    let user = crate::accounts::ssr::require_user()?;
-    with_error_status(ssr::list(&crate::db::from_context()?, &user).await)
+    let user = crate::request::require_user()?;
+    with_error_status(store::list(&crate::request::db()?, &user).await)
 }
 
 /// Saves a secret under `name` (replacing any value it had).
 #[server(endpoint = "save_secret")]
 pub async fn save_secret(name: String, value: String) -> Result<(), AppError> {
-    let user = crate::accounts::ssr::require_user()?;
+    let user = crate::request::require_user()?;
     with_error_status(
-        ssr::put(
-            &crate::db::from_context()?,
-            &ssr::key()?,
+        store::put(
+            &crate::request::db()?,
+            &crate::request::secret_key()?,
             &user,
             &name,
             &value,
@@ -47,24 +39,6 @@ pub async fn save_secret(name: String, value: String) -> Result<(), AppError> {
 /// Deletes a secret.
 #[server(endpoint = "delete_secret")]
 pub async fn delete_secret(name: String) -> Result<(), AppError> {
-    let user = crate::accounts::ssr::require_user()?;
-    with_error_status(ssr::delete(&crate::db::from_context()?, &user, &name).await)
+    let user = crate::request::require_user()?;
+    with_error_status(store::delete(&crate::request::db()?, &user, &name).await)
 }
-
-/// Checks a secret's name: 1 to 64 letters, digits, `-`, `_` or `.`.
-pub fn check_name(name: &str) -> Result<(), AppError> {
-    let valid = (1..=64).contains(&name.len())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if valid {
-        Ok(())
-    } else {
-        Err(AppError::InvalidInput(format!(
-            "a secret's name is 1 to 64 letters, digits, `-`, `_` or `.`, not `{name}`"
-        )))
-    }
-}
-
-#[cfg(feature = "ssr")]
-pub mod ssr;

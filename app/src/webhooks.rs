@@ -1,112 +1,24 @@
-//! Webhooks: secret URLs that start a run of a graph's published version
-//! when something outside calls them (a form, GitHub, a monitoring alert).
-//! The request's JSON body becomes the run's input through a mapping; a
-//! signing secret (one of the maker's secrets, by name) makes the hook
-//! refuse unsigned or replayed requests. A hook acts with its maker's
-//! access to the graph, checked every time it is called.
+//! The server functions for a graph's webhooks.
 //!
-//! The URL holds a 256-bit token; only its SHA-256 is stored, so the URL
-//! is shown when the hook is made or its URL regenerated, never again.
-
-use std::collections::BTreeMap;
-
-use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
+//! What they send and answer is [`heddle_wire::webhooks`] (re-exported here, so
+//! the UI names it `crate::webhooks::…`); the rows and rules are
+//! `heddle_store::webhooks`, which a server function calls after reading its
+//! request (`crate::request`).
 
 use crate::error::AppError;
 #[cfg(feature = "ssr")]
 use crate::http_status::with_error_status;
-
-/// What a call of the hook answers.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Respond {
-    /// 202 with the run at once.
-    #[default]
-    Run,
-    /// Waits for the run (up to 30 s) and answers with its outcome.
-    Result,
-}
-
-impl Respond {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Respond::Run => "run",
-            Respond::Result => "result",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Respond> {
-        match text {
-            "run" => Some(Respond::Run),
-            "result" => Some(Respond::Result),
-            _ => None,
-        }
-    }
-}
-
-/// How a hook is set up.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WebhookSettings {
-    /// What it is for, e.g. `GitHub issues`: 1 to 64 characters.
-    pub name: String,
-    /// The run's input from the body: channel name to a JSON pointer into
-    /// the body (`/issue/title`; `""` is the whole body). Without one, the
-    /// body (an object) is the input.
-    #[serde(default)]
-    pub mapping: Option<BTreeMap<String, String>>,
-    /// The name of one of the maker's secrets: calls must then be signed
-    /// with it (HMAC-SHA256; see docs/deploy-agents.md).
-    #[serde(default)]
-    pub signing_secret: Option<String>,
-    #[serde(default)]
-    pub respond: Respond,
-    #[serde(default = "enabled")]
-    pub enabled: bool,
-}
-
-fn enabled() -> bool {
-    true
-}
-
-/// A hook as listed: never its URL.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Webhook {
-    pub id: String,
-    pub graph_id: String,
-    pub name: String,
-    /// The URL token's first characters, to tell hooks apart.
-    pub prefix: String,
-    pub mapping: Option<BTreeMap<String, String>>,
-    pub signing_secret: Option<String>,
-    pub respond: Respond,
-    pub enabled: bool,
-    /// Who made it: its runs are theirs.
-    pub created_by: Option<String>,
-    pub created_at: String,
-    pub last_used_at: Option<String>,
-}
-
-/// A hook with its URL: shown when made or regenerated, never again.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct WebhookUrl {
-    pub webhook: Webhook,
-    /// The path to call with `POST`, e.g. `/api/v1/hooks/9f2c…`.
-    pub path: String,
-}
-
-/// The most channels one mapping may name.
-pub const MAX_MAPPING: usize = 50;
+#[cfg(feature = "ssr")]
+use heddle_store::webhooks as store;
+pub use heddle_wire::webhooks::*;
+use leptos::prelude::*;
 
 /// The graph's hooks (viewers and up).
 #[server(endpoint = "list_webhooks")]
 pub async fn list_webhooks(graph_id: String) -> Result<Vec<Webhook>, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Viewer).await?;
-    with_error_status(ssr::list(&db, &allowed).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(store::list(&db, &allowed).await)
 }
 
 /// Makes a hook (editors); the answer holds its URL, shown this once.
@@ -116,8 +28,8 @@ pub async fn create_webhook(
     settings: WebhookSettings,
 ) -> Result<WebhookUrl, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::create(&db, &allowed, settings).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::create(&db, &allowed, settings).await)
 }
 
 /// Changes a hook's settings (editors).
@@ -128,25 +40,22 @@ pub async fn update_webhook(
     settings: WebhookSettings,
 ) -> Result<Webhook, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::update(&db, &allowed, &id, settings).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::update(&db, &allowed, &id, settings).await)
 }
 
 /// Gives a hook a new URL; the old one stops working (editors).
 #[server(endpoint = "regenerate_webhook")]
 pub async fn regenerate_webhook(graph_id: String, id: String) -> Result<WebhookUrl, AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::regenerate(&db, &allowed, &id).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::regenerate(&db, &allowed, &id).await)
 }
 
 /// Deletes a hook (editors).
 #[server(endpoint = "delete_webhook")]
 pub async fn delete_webhook(graph_id: String, id: String) -> Result<(), AppError> {
     let (db, allowed) =
-        crate::access::ssr::require_here(&graph_id, crate::access::Role::Editor).await?;
-    with_error_status(ssr::delete(&db, &allowed, &id).await)
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::delete(&db, &allowed, &id).await)
 }
-
-#[cfg(feature = "ssr")]
-pub mod ssr;

@@ -33,13 +33,15 @@
 //! assert!(expr.is_true(&lookup).unwrap());
 //! ```
 
+mod error;
 mod eval;
 mod lexer;
 mod parser;
 mod rename;
 
+pub use error::ParseError;
 pub use eval::EvalError;
-pub use parser::{Expr, ParseError};
+pub use parser::Expr;
 pub use rename::rename_channel;
 
 /// Longest accepted source text, in bytes.

@@ -250,6 +250,12 @@ impl BuiltinKind {
     }
 }
 
+/// The channel a model node reads and writes its conversation in, unless
+/// its config names another (every kind that reads a conversation).
+fn messages_channel() -> String {
+    "messages".into()
+}
+
 /// Names an expression inside a node sees: the state's channels, and
 /// `item`, the fanned-out item, when the node was started by a fan-out.
 pub(crate) fn scope<'a>(input: &'a NodeInput<'a>) -> impl Fn(&str) -> Option<Value> + 'a {

@@ -23,10 +23,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 use axum::extract::ConnectInfo;
-use heddle_app::accounts::ssr::{Caller, ClientAddress, session_user};
-use heddle_app::accounts::{User, encode_component};
-use heddle_app::api_keys::ssr as api_keys;
-use heddle_app::error::AppError;
+use heddle_store::accounts::{ClientAddress, session_user};
+use heddle_store::api_keys;
+use heddle_store::caller::Caller;
+use heddle_wire::accounts::{User, encode_component};
+use heddle_wire::error::AppError;
 use serde_json::json;
 use tower_sessions::cookie::SameSite;
 use tower_sessions::cookie::time::Duration;
@@ -251,7 +252,7 @@ mod tests {
     use axum::http::{HeaderMap, HeaderValue};
 
     use super::check_origin;
-    use heddle_app::accounts::encode_component;
+    use heddle_wire::accounts::encode_component;
 
     fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
         let mut map = HeaderMap::new();

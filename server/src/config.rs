@@ -155,7 +155,7 @@ pub struct ServeArgs {
     pub port: u16,
 
     /// The database. Defaults to ./data/heddle.db, created on first start.
-    #[arg(long, env = "DATABASE_URL", default_value = crate::db::DEFAULT_URL)]
+    #[arg(long, env = "DATABASE_URL", default_value = heddle_store::db::open::DEFAULT_URL)]
     pub database_url: String,
 
     /// Directory holding the built site (pkg/ with the wasm, JS and CSS).

@@ -12,8 +12,8 @@
 //! of state, and recover on their own.
 
 use futures_util::TryStreamExt;
-use heddle_app::db::Db;
-use heddle_app::on_db;
+use heddle_store::db::Db;
+use heddle_store::on_db;
 use sqlx::{AssertSqlSafe, Row};
 
 /// How many rows one INSERT carries.

@@ -7,7 +7,7 @@
 use axum::body::{Body, to_bytes};
 use axum::http::{StatusCode, header};
 use axum::response::Response;
-use heddle_app::error::AppError;
+use heddle_wire::error::AppError;
 
 /// Error bodies are a few hundred bytes; anything larger is left alone.
 const MAX_ERROR_BODY: usize = 64 * 1024;

@@ -31,7 +31,6 @@ pub mod api;
 pub mod auth;
 pub mod cli;
 pub mod config;
-pub mod db;
 pub mod db_copy;
 pub mod error_status;
 pub mod host_guard;

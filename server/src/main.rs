@@ -40,7 +40,7 @@ fn main() -> ExitCode {
 /// `heddle migrate`: opens both databases (bringing each schema up to
 /// date), copies, and prints each table's rows.
 async fn migrate(args: &heddle_server::config::MigrateArgs) -> ExitCode {
-    use heddle_server::db;
+    use heddle_store::db::open as db;
     let copied = async {
         let from = db::connect(&args.from).await?;
         let to = db::connect(&args.to).await?;

@@ -22,16 +22,16 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::Stream;
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{
+use heddle_engine::run::{EventPayload, RunStatus};
+use heddle_store::access::{
     Allowed, Principal, require_thread, require_thread_to_run, require_to_run,
 };
-use heddle_app::accounts::ssr::Caller;
-use heddle_app::error::AppError;
-use heddle_app::graphs::ssr as graphs;
-use heddle_app::publishing::ssr as publishing;
-use heddle_app::runs::{RunInfo, StartRequest};
-use heddle_engine::run::{EventPayload, RunStatus};
+use heddle_store::caller::Caller;
+use heddle_store::graphs;
+use heddle_store::publishing;
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::runs::{RunInfo, StartRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -140,7 +140,7 @@ async fn runnable(state: &AppState, caller: &Caller) -> Result<Vec<Runnable>, Ap
 /// The graph `model` names: an id, or a name unique among those the
 /// caller may run.
 async fn resolve(state: &AppState, caller: &Caller, model: &str) -> Result<Allowed, AppError> {
-    if heddle_app::graphs::GraphId::parse(model).is_some() {
+    if heddle_wire::graphs::GraphId::parse(model).is_some() {
         return require_to_run(&state.db, caller, model)
             .await
             .map_err(|error| match error {
@@ -373,7 +373,7 @@ async fn go_on(
     sent: &[InMessage],
     messages: Vec<Value>,
 ) -> Result<RunInfo, ApiError> {
-    let newest = heddle_app::runs::ssr::newest_of_thread(&state.db, thread_id).await?;
+    let newest = heddle_store::runs::newest_of_thread(&state.db, thread_id).await?;
     let paused = match newest {
         Some((run_id, ..)) => state.runs.record(&run_id).await?.status == RunStatus::Interrupted,
         None => false,
@@ -565,7 +565,7 @@ fn now_seconds() -> u64 {
 
 /// Seconds since 1970 of a stored timestamp.
 fn unix_seconds(stored: &str) -> u64 {
-    heddle_app::db::unix_seconds(stored)
+    heddle_store::db::unix_seconds(stored)
         .and_then(|seconds| u64::try_from(seconds).ok())
         .unwrap_or(0)
 }

@@ -36,7 +36,7 @@ pub fn router(state: AppState) -> Router {
     let auth = state.auth.clone();
     let catalog = state.runs.catalog();
     let secret_key = state.runs.secret_key().clone();
-    let runs: std::sync::Arc<dyn heddle_app::runs::ssr::RunControl> =
+    let runs: std::sync::Arc<dyn heddle_store::runs::RunControl> =
         std::sync::Arc::new(state.runs.clone());
     let context = move || {
         provide_context(std::sync::Arc::clone(&runs));
@@ -118,7 +118,7 @@ async fn metrics(
     let telemetry = state.runs.telemetry();
     telemetry.settled().await;
     let metrics = telemetry.metrics();
-    match heddle_app::runs::ssr::count_queued(&state.db).await {
+    match heddle_store::runs::count_queued(&state.db).await {
         Ok(queued) => {
             metrics.runs_queued.set(queued);
         }

@@ -6,18 +6,16 @@
 //! the running tasks between or inside steps; their last checkpoints are in
 //! the database, and the next start finishes them.
 
-mod admission;
 pub mod embed;
 mod fence;
 pub mod follow;
 mod hub;
 mod manager;
 pub mod outcome;
-mod recovery;
 mod replay;
 mod requests;
 pub mod wake;
 
-pub use heddle_app::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
+pub use heddle_wire::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 pub use hub::{Frame, Replay, RunHub};
-pub use manager::{Notice, Runs};
+pub use manager::Runs;

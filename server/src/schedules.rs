@@ -10,11 +10,11 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use heddle_app::access::ssr::{Trigger, require_trigger};
-use heddle_app::error::AppError;
-use heddle_app::runs::{RunOrigin, StartRequest};
-use heddle_app::schedules::Missed;
-use heddle_app::schedules::ssr::{self as schedules, Due, When};
+use heddle_store::access::{Trigger, require_trigger};
+use heddle_store::schedules::{self as schedules, Due, When};
+use heddle_wire::error::AppError;
+use heddle_wire::runs::{RunOrigin, StartRequest};
+use heddle_wire::schedules::Missed;
 
 use crate::runs::Runs;
 
@@ -107,7 +107,7 @@ async fn fire(runs: &Runs, due: &Due, now: chrono::DateTime<Utc>) -> Result<bool
 /// Starts the schedule's run as its maker; the run's id.
 async fn start(runs: &Runs, due: &Due) -> Result<String, AppError> {
     let db = runs.db();
-    let maker = heddle_app::accounts::ssr::user_by_id(db, &due.created_by)
+    let maker = heddle_store::accounts::user_by_id(db, &due.created_by)
         .await?
         .ok_or_else(|| AppError::Forbidden("the schedule's maker no longer exists".into()))?;
     let trigger = Trigger {

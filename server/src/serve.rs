@@ -6,15 +6,15 @@ use std::net::SocketAddr;
 use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 
-use heddle_app::accounts::ssr::SignupPolicy;
-use heddle_app::secrets::ssr::{self as secrets, KeyError, SecretKey};
+use heddle_store::accounts::SignupPolicy;
+use heddle_store::secrets::{self as secrets, KeyError, SecretKey};
 
 use crate::config::{ServeArgs, ServerRole, SignupArg};
-use crate::db::{self, DbError};
 use crate::runs::Runs;
 use crate::sessions::DbSessions;
 use crate::state::Settings;
 use crate::{AppState, router};
+use heddle_store::db::open::{self as db, DbError};
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -58,14 +58,14 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     let _claim = db::claim(&args.database_url)?;
     let database = db::connect(&args.database_url).await?;
     tracing::info!(database = %db::redact(&args.database_url), "database ready");
-    if args.role != ServerRole::All && matches!(database, heddle_app::db::Db::Sqlite(_)) {
+    if args.role != ServerRole::All && matches!(database, heddle_store::db::Db::Sqlite(_)) {
         database.close().await;
         return Err(ServeError::RoleNeedsPostgres(match args.role {
             ServerRole::Web => "web",
             _ => "worker",
         }));
     }
-    heddle_app::schedules::ssr::set_min_interval_seconds(args.schedule_min_seconds);
+    heddle_store::schedules::set_min_interval_seconds(args.schedule_min_seconds);
     let (registry, model) = crate::models::registry();
     tracing::info!(%model, "default model");
     let scripts = args
@@ -199,7 +199,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
 }
 
 /// `--role worker`: executes runs, serves nothing, until a shutdown signal.
-async fn work(args: ServeArgs, database: heddle_app::db::Db, runs: Runs) -> Result<(), ServeError> {
+async fn work(
+    args: ServeArgs,
+    database: heddle_store::db::Db,
+    runs: Runs,
+) -> Result<(), ServeError> {
     let signal = shutdown_signal();
     let leases = execute(&runs).await;
     let scheduler = crate::schedules::keep_firing(runs.clone());

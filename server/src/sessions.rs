@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use heddle_app::db::Db;
-use heddle_app::on_db;
+use heddle_store::db::Db;
+use heddle_store::on_db;
 use tower_sessions::cookie::time::OffsetDateTime;
 use tower_sessions::session::{Id, Record};
 use tower_sessions::session_store::{Error, Result, SessionStore};

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use axum::extract::FromRef;
-use heddle_app::accounts::ssr::{Auth, SignupPolicy};
-use heddle_app::db::Db;
+use heddle_store::accounts::{Auth, SignupPolicy};
+use heddle_store::db::Db;
 use leptos::config::LeptosOptions;
 use tokio::sync::watch;
 

@@ -21,14 +21,14 @@ use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{Trigger, require_thread, require_trigger};
-use heddle_app::accounts::ssr::ClientAddress;
-use heddle_app::accounts::ssr::shared_limit::{self, Limit};
-use heddle_app::error::AppError;
-use heddle_app::runs::{RunOrigin, StartRequest};
-use heddle_app::widgets::ssr::{self as widgets, Embedded};
 use heddle_engine::run::{EventPayload, RunStatus};
+use heddle_store::access::{Trigger, require_thread, require_trigger};
+use heddle_store::accounts::ClientAddress;
+use heddle_store::accounts::shared_limit::{self, Limit};
+use heddle_store::widgets::{self as widgets, Embedded};
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::runs::{RunOrigin, StartRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -203,7 +203,7 @@ async fn reply(
             "`message`: 1 to {MAX_MESSAGE_CHARS} characters"
         )));
     }
-    let maker = heddle_app::accounts::ssr::user_by_id(&state.db, &embedded.created_by)
+    let maker = heddle_store::accounts::user_by_id(&state.db, &embedded.created_by)
         .await?
         .ok_or_else(|| AppError::Gone("this chat is no longer available".into()))?;
     let trigger = Trigger {
@@ -221,7 +221,7 @@ async fn reply(
         .await
         .map_err(unavailable)?;
     let thread_id = format!("widget-{}-{}", widget.id, message.conversation);
-    let newest = heddle_app::runs::ssr::newest_of_thread(&state.db, &thread_id).await?;
+    let newest = heddle_store::runs::newest_of_thread(&state.db, &thread_id).await?;
     let paused = match newest {
         Some((run_id, ..)) => state.runs.record(&run_id).await?.status == RunStatus::Interrupted,
         None => false,

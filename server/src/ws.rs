@@ -3,7 +3,7 @@
 //! with no gap and no duplicate at the seam; they can also watch a graph
 //! to hear when its runs start, pause and end.
 //!
-//! Messages are JSON text frames, typed in `heddle_app::live::protocol`
+//! Messages are JSON text frames, typed in `heddle_wire::protocol`
 //! (`ClientMessage`, `ServerMessage`, shared with the browser). Client to server:
 //! `{"type": "subscribe", "run_id": "...", "from_seq": 0}`,
 //! `{"type": "unsubscribe", "run_id": "..."}`,
@@ -43,13 +43,14 @@ use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgr
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{AccessChange, require};
-use heddle_app::accounts::User;
-use heddle_app::accounts::ssr::session_user;
-use heddle_app::error::AppError;
-use heddle_app::live::protocol::{ClientMessage, ServerMessage};
-use heddle_app::runs::ssr::graph_of_run;
+use heddle_store::access::belongs::graph_of_run;
+use heddle_store::access::require;
+use heddle_store::access_events::AccessChange;
+use heddle_store::accounts::session_user;
+use heddle_wire::access::Role;
+use heddle_wire::accounts::User;
+use heddle_wire::error::AppError;
+use heddle_wire::protocol::{ClientMessage, RunNotice, ServerMessage};
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinHandle;
 use tower_sessions::Session;
@@ -375,19 +376,14 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
 }
 
 async fn watch_graph(
-    mut notices: broadcast::Receiver<crate::runs::Notice>,
+    mut notices: broadcast::Receiver<RunNotice>,
     graph_id: String,
     out: mpsc::Sender<Message>,
 ) {
     loop {
         match notices.recv().await {
             Ok(notice) if notice.graph_id == graph_id => {
-                let message = ServerMessage::Notice {
-                    graph_id: notice.graph_id,
-                    run_id: notice.run_id,
-                    thread_id: notice.thread_id,
-                    status: notice.status,
-                };
+                let message = ServerMessage::Notice(notice);
                 if out.send(text_message(&message)).await.is_err() {
                     return;
                 }

@@ -12,6 +12,10 @@
 //!
 //! `cargo xtask site [--release]` does steps 1 to 3 only.
 //!
+//! `cargo xtask layers` prints where the code breaks its direction: import
+//! circles, or the server using the app for more than its pages
+//! ([`layers`]; a test runs the same check in `scripts/test`).
+//!
 //! With `HEDDLE_WASM_NAMES=1`, a release bundle keeps its function names, so
 //! a CPU profile of the optimised front end names our functions
 //! (docs/performance.md, "Profiling the editor"); it is megabytes larger.
@@ -27,7 +31,9 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-const USAGE: &str = "usage: cargo xtask <build|site> [--release]";
+mod layers;
+
+const USAGE: &str = "usage: cargo xtask <build|site> [--release] | cargo xtask layers";
 
 fn main() -> Result<()> {
     let mut args = std::env::args().skip(1);
@@ -47,6 +53,16 @@ fn main() -> Result<()> {
             build_server(&workspace, release)?;
         }
         "site" => build_site(&workspace, release)?,
+        "layers" => {
+            let found = layers::problems(&workspace)?;
+            for problem in &found {
+                println!("{problem}");
+            }
+            if !found.is_empty() {
+                bail!("{} problems with the code's direction", found.len());
+            }
+            println!("no import circles; the server takes only pages from the app");
+        }
         _ => bail!("{USAGE}"),
     }
     eprintln!(

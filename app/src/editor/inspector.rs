@@ -12,9 +12,10 @@ use heddle_engine::kinds::BuiltinKind;
 use heddle_engine::validate::Problem;
 use leptos::prelude::*;
 
-use super::canvas::Gestures;
 use super::channels::ChannelTable;
+use super::condition::condition_problem;
 use super::config_form::{Choices, ConfigForm};
+use super::gestures::Gestures;
 use super::state::Editor;
 use crate::secrets::list_secrets;
 
@@ -387,29 +388,5 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                 </label>
             </details>
         </section>
-    }
-}
-
-/// What is wrong with a condition, located ("at column 7: ..."), if anything.
-pub fn condition_problem(text: &str) -> Option<String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return None;
-    }
-    heddle_engine::expr::Expr::parse(text)
-        .err()
-        .map(|error| format!("at column {}: {}", error.offset + 1, error.message))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::condition_problem;
-
-    #[test]
-    fn conditions_are_checked_as_typed() {
-        assert_eq!(condition_problem(""), None);
-        assert_eq!(condition_problem("count < 3"), None);
-        let problem = condition_problem("count <").unwrap_or_default();
-        assert!(problem.starts_with("at column "), "{problem}");
     }
 }

@@ -8,7 +8,7 @@ use heddle_engine::format::Position;
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::canvas::Gestures;
+use super::gestures::Gestures;
 use super::layout::layout;
 use super::model;
 use super::state::Editor;

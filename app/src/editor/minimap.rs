@@ -11,7 +11,7 @@ use heddle_engine::format::Position;
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::canvas::Gestures;
+use super::gestures::Gestures;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::state::{self, Editor, Viewport};
 

@@ -5,7 +5,7 @@ use heddle_engine::format::{Note, Position};
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::canvas::{Drag, Gestures};
+use super::gestures::{Drag, Gestures};
 use super::state::Editor;
 
 /// A fresh note id: `note-1`, `note-2`, ...

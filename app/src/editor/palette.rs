@@ -8,37 +8,11 @@ use heddle_engine::kinds::BuiltinKind;
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::canvas::{Drag, Gestures, place};
+use super::gestures::{Drag, Gestures};
 use super::kind_icon::KindIcon;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
+use super::place::{matching, place};
 use super::state::Editor;
-
-/// The kinds matching `query`: names that are the query first, then names
-/// that start with it, then names that contain it, then kinds whose
-/// summary mentions it; palette order within each.
-pub fn matching(query: &str) -> Vec<BuiltinKind> {
-    let query = query.trim().to_lowercase();
-    let rank = |kind: &BuiltinKind| {
-        let name = kind.name();
-        if query.is_empty() || name == query {
-            Some(0)
-        } else if name.starts_with(&query) {
-            Some(1)
-        } else if name.contains(&query) {
-            Some(2)
-        } else if kind.summary().to_lowercase().contains(&query) {
-            Some(3)
-        } else {
-            None
-        }
-    };
-    let mut kinds: Vec<(u8, BuiltinKind)> = BuiltinKind::ALL
-        .into_iter()
-        .filter_map(|kind| rank(&kind).map(|rank| (rank, kind)))
-        .collect();
-    kinds.sort_by_key(|(rank, _)| *rank);
-    kinds.into_iter().map(|(_, kind)| kind).collect()
-}
 
 #[component]
 pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
@@ -120,7 +94,7 @@ fn items(gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
                             return;
                         }
                         event.prevent_default();
-                        super::canvas::commit_focused_field();
+                        super::gestures::commit_focused_field();
                         gestures.drag.set_value(Drag::Place { kind: kind.name().to_string() });
                     }
                 >

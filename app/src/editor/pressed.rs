@@ -12,7 +12,7 @@ use leptos::ev;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use super::canvas::{Drag, Gestures, commit_focused_field};
+use super::gestures::{Drag, Gestures, commit_focused_field};
 use super::node_menu::NodeMenuAt;
 use super::state::Editor;
 

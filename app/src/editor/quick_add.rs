@@ -5,9 +5,9 @@ use heddle_engine::format::Position;
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::canvas::place;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
-use super::palette::matching;
+use super::place::matching;
+use super::place::place;
 use super::state::Editor;
 
 /// Where the quick-add box is open: the world point and the screen point

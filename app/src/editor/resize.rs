@@ -5,7 +5,7 @@
 //! middle stays in the middle, so the graph never slides off to one side
 //! or under the minimap.
 
-use super::canvas::Gestures;
+use super::gestures::Gestures;
 use super::state::Editor;
 
 /// Watches the canvas's size: fits again, or moves the view by half of

@@ -17,7 +17,7 @@ use heddle_engine::run::{Event, RunStatus};
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
-use super::protocol::{ClientMessage, ServerMessage};
+use super::protocol::{ClientMessage, RunNotice, ServerMessage};
 use super::{Link, TokenChunk, Watch};
 
 /// What the page follows.
@@ -107,12 +107,12 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                     text,
                     last_seq,
                 }),
-                ServerMessage::Notice {
+                ServerMessage::Notice(RunNotice {
                     run_id: run,
                     thread_id,
                     status,
                     ..
-                } if live => {
+                }) if live => {
                     if status != RunStatus::Running {
                         continue;
                     }

@@ -1,6 +1,6 @@
 //! Splits an expression's text into tokens, each with its byte offset.
 
-use super::parser::ParseError;
+use super::error::ParseError;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Token {

@@ -5,27 +5,9 @@ use std::fmt;
 
 use serde_json::Value;
 
+use super::error::ParseError;
 use super::lexer::{Token, tokenize};
 use super::{MAX_DEPTH, MAX_OPERATIONS, MAX_SOURCE_LEN};
-
-/// Why an expression could not be parsed: what, and at which byte.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message} (at offset {offset})")]
-pub struct ParseError {
-    /// Byte offset in the source where the problem was found.
-    pub offset: usize,
-    /// What is wrong, for people.
-    pub message: String,
-}
-
-impl ParseError {
-    pub(crate) fn new(offset: usize, message: impl Into<String>) -> Self {
-        ParseError {
-            offset,
-            message: message.into(),
-        }
-    }
-}
 
 /// A parsed expression, ready to evaluate any number of times.
 #[derive(Debug, Clone, PartialEq)]

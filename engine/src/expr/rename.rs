@@ -5,8 +5,8 @@
 //! they are, and every other character of the text is kept.
 
 use super::Expr;
+use super::error::ParseError;
 use super::lexer::{Token, tokenize};
-use super::parser::ParseError;
 
 /// `source` with every read of channel `from` made a read of `to`, and
 /// whether anything changed. `source` must parse (a broken expression is

@@ -30,7 +30,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::llm::{messages_channel, model_error};
+use super::llm::model_error;
+use super::messages_channel;
 use super::scope;
 use super::subgraph::load_child;
 use super::template::Template;

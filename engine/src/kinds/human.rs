@@ -10,7 +10,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::llm::messages_channel;
+use super::messages_channel;
 use super::scope;
 use super::template::Template;
 use crate::model::{ChatMessage, ToolCall};

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 use crate::format::ChannelType;
 use serde_json::{Value, json};
 
-use super::scope;
 use super::template::Template;
+use super::{messages_channel, scope};
 use crate::model::{ChatMessage, ChatRequest, Delta, ModelError, Role, SharedModel, ToolSpec};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
@@ -64,10 +64,6 @@ pub struct LlmConfig {
     /// or reject the reply after it (see `ModelHooks`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hooks: Option<super::hooks::ModelHooks>,
-}
-
-pub(super) fn messages_channel() -> String {
-    "messages".into()
 }
 
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {

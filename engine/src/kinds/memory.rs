@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::llm::{messages_channel, model_error};
+use super::llm::model_error;
+use super::messages_channel;
 use crate::model::{ChatMessage, ChatRequest, Role, SharedModel};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,

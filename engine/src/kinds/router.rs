@@ -7,7 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::llm::{messages_channel, model_error};
+use super::llm::model_error;
+use super::messages_channel;
 use super::scope;
 use super::template::Template;
 use crate::model::{ChatMessage, ChatRequest, Choice, Role, SharedModel};

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::ChannelType;
 use serde_json::{Map, Value, json};
 
-use super::llm::messages_channel;
+use super::messages_channel;
 use crate::model::{ChatMessage, ToolCall};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,

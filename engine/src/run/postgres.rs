@@ -70,6 +70,23 @@ impl PostgresStore {
 }
 
 /// Adds the store's tables to a database if they are missing (its own
+
+/// Deletes the records of `runs` with their checkpoints and events (by
+/// cascade), in the caller's transaction: what an application that keeps
+/// runs of its own calls when it deletes what they belong to, so that it
+/// never writes SQL against the engine's tables. Returns how many runs
+/// were deleted.
+pub async fn delete_runs_with<'e>(
+    executor: impl sqlx::PgExecutor<'e>,
+    runs: &[String],
+) -> Result<u64, StoreError> {
+    sqlx::query("DELETE FROM heddle_runs WHERE run_id = ANY($1)")
+        .bind(runs)
+        .execute(executor)
+        .await
+        .map(|done| done.rows_affected())
+        .map_err(error("deleting runs"))
+}
 /// migrations, versions from 1001, beside the application's).
 pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     let mut migrator = sqlx::migrate!("./migrations/postgres");

@@ -106,6 +106,24 @@ impl SqliteStore {
 }
 
 /// Adds the store's tables to a database if they are missing (its own
+
+/// Deletes the records of `runs` with their checkpoints and events (by
+/// cascade), in the caller's transaction: what an application that keeps
+/// runs of its own calls when it deletes what they belong to, so that it
+/// never writes SQL against the engine's tables. Returns how many runs
+/// were deleted.
+pub async fn delete_runs_with<'e>(
+    executor: impl sqlx::SqliteExecutor<'e>,
+    runs: &[String],
+) -> Result<u64, StoreError> {
+    let ids = serde_json::to_string(runs).map_err(|e| StoreError(e.to_string()))?;
+    sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT value FROM json_each($1))")
+        .bind(ids)
+        .execute(executor)
+        .await
+        .map(|done| done.rows_affected())
+        .map_err(error("deleting runs"))
+}
 /// migrations, versions from 1001, beside the application's).
 pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     let mut migrator = sqlx::migrate!("./migrations/sqlite");

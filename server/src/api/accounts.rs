@@ -5,8 +5,8 @@
 use axum::extract::State;
 use axum::response::NoContent;
 use axum::{Extension, Json};
-use heddle_app::accounts::User;
-use heddle_app::accounts::ssr::{self as accounts, ClientAddress};
+use heddle_store::accounts::{self as accounts, ClientAddress};
+use heddle_wire::accounts::User;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tower_sessions::Session;
@@ -15,7 +15,7 @@ use super::responses::Created;
 use super::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::state::AppState;
-use heddle_app::accounts::ssr::Caller;
+use heddle_store::caller::Caller;
 
 type Result<T> = std::result::Result<T, ApiError>;
 

@@ -1,19 +1,19 @@
 //! Graph endpoints. Each checks the caller's role on the graph first
-//! (see `heddle_app::access`).
+//! (see `heddle_wire::access`).
 
 use std::collections::BTreeMap;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::response::NoContent;
-use heddle_app::access::Role;
-use heddle_app::access::ssr::require;
-use heddle_app::error::AppError;
-use heddle_app::graphs::ssr as graphs;
-use heddle_app::graphs::{GraphDetail, GraphSummary, VersionSummary};
-use heddle_app::graphs::{GraphId, Saved};
 use heddle_engine::GraphDocument;
 use heddle_engine::validate::Problem;
+use heddle_store::access::require;
+use heddle_store::graphs;
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::graphs::{GraphDetail, GraphSummary, VersionSummary};
+use heddle_wire::graphs::{GraphId, Saved};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

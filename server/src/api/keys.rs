@@ -5,8 +5,8 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
-use heddle_app::api_keys::ssr as api_keys;
-use heddle_app::api_keys::{ApiKeySummary, CreatedApiKey, NewApiKey};
+use heddle_store::api_keys;
+use heddle_wire::api_keys::{ApiKeySummary, CreatedApiKey, NewApiKey};
 
 use super::params::KeyPath;
 use super::responses::Created;

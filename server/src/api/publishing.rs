@@ -3,10 +3,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
-use heddle_app::access::Role;
-use heddle_app::access::ssr::require;
-use heddle_app::publishing::Publication;
-use heddle_app::publishing::ssr as publishing;
+use heddle_store::access::require;
+use heddle_store::publishing;
+use heddle_wire::access::Role;
+use heddle_wire::publishing::Publication;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

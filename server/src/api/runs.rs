@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{require, require_run, require_thread};
-use heddle_app::runs::{GraphUsage, ThreadView};
+use heddle_store::access::{require, require_run, require_thread};
+use heddle_wire::access::Role;
+use heddle_wire::runs::{GraphUsage, ThreadView};
 
 use super::params::{GraphPath, RunPath, ThreadPath};
 use super::responses::Accepted;
@@ -84,7 +84,7 @@ pub async fn usage(
 ) -> Result<Json<GraphUsage>> {
     let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
     Ok(Json(
-        heddle_app::runs::ssr::usage(&state.db, &allowed, query.days).await?,
+        heddle_store::runs::usage(&state.db, &allowed, query.days).await?,
     ))
 }
 

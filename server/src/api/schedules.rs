@@ -4,10 +4,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{require, require_person};
-use heddle_app::schedules::ssr as schedules;
-use heddle_app::schedules::{Schedule, ScheduleSettings};
+use heddle_store::access::{require, require_person};
+use heddle_store::schedules;
+use heddle_wire::access::Role;
+use heddle_wire::schedules::{Schedule, ScheduleSettings};
 
 use super::params::{GraphPath, SchedulePath};
 use super::responses::Created;

@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
-use heddle_app::secrets::SecretSummary;
-use heddle_app::secrets::ssr as secrets;
+use heddle_store::secrets;
+use heddle_wire::secrets::SecretSummary;
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -3,8 +3,8 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
-use heddle_app::sharing::ssr as sharing;
-use heddle_app::sharing::{Accepted, Grant, MemberAccess, ShareLink, Sharing};
+use heddle_store::sharing;
+use heddle_wire::sharing::{Accepted, Grant, MemberAccess, ShareLink, Sharing};
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -18,15 +18,15 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::NoContent;
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{Trigger, require, require_person, require_trigger};
-use heddle_app::accounts::ssr::ClientAddress;
-use heddle_app::accounts::ssr::shared_limit::{self, Limit};
-use heddle_app::db::Db;
-use heddle_app::error::AppError;
-use heddle_app::runs::{RunOrigin, StartRequest};
-use heddle_app::webhooks::ssr::{self as webhooks, Delivery, Hook};
-use heddle_app::webhooks::{Respond, Webhook, WebhookSettings, WebhookUrl};
+use heddle_store::access::{Trigger, require, require_person, require_trigger};
+use heddle_store::accounts::ClientAddress;
+use heddle_store::accounts::shared_limit::{self, Limit};
+use heddle_store::db::Db;
+use heddle_store::webhooks::{self as webhooks, Delivery, Hook};
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::runs::{RunOrigin, StartRequest};
+use heddle_wire::webhooks::{Respond, Webhook, WebhookSettings, WebhookUrl};
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{Map, Value};
 use sha2::Sha256;
@@ -215,14 +215,14 @@ async fn start(
     state: &AppState,
     hook: &Hook,
     input: Value,
-) -> std::result::Result<heddle_app::runs::RunInfo, ApiError> {
+) -> std::result::Result<heddle_wire::runs::RunInfo, ApiError> {
     let refused = || {
         AppError::Forbidden(format!(
             "webhook `{}` cannot run its graph: the person who made it is no longer an editor of it",
             hook.name
         ))
     };
-    let maker = heddle_app::accounts::ssr::user_by_id(&state.db, &hook.created_by)
+    let maker = heddle_store::accounts::user_by_id(&state.db, &hook.created_by)
         .await?
         .ok_or_else(refused)?;
     let trigger = Trigger {
@@ -294,17 +294,16 @@ async fn verify(
 ) -> Result<String> {
     let refused =
         |why: String| ApiError(AppError::Unauthorized(format!("signature refused: {why}")));
-    let key =
-        heddle_app::secrets::ssr::values(&state.db, state.runs.secret_key(), &hook.created_by)
-            .await?
-            .remove(secret)
-            .ok_or_else(|| {
-                tracing::warn!(webhook = %hook.id, secret, "a webhook's signing secret is missing");
-                refused(format!(
-                    "webhook `{}` cannot check signatures: its signing secret is missing",
-                    hook.name
-                ))
-            })?;
+    let key = heddle_store::secrets::values(&state.db, state.runs.secret_key(), &hook.created_by)
+        .await?
+        .remove(secret)
+        .ok_or_else(|| {
+            tracing::warn!(webhook = %hook.id, secret, "a webhook's signing secret is missing");
+            refused(format!(
+                "webhook `{}` cannot check signatures: its signing secret is missing",
+                hook.name
+            ))
+        })?;
     let mut forever = false;
     let (signed, given): (Vec<u8>, &str) = if let Some(given) =
         header(headers, "x-heddle-signature")

@@ -5,10 +5,10 @@
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::response::NoContent;
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{require, require_person};
-use heddle_app::widgets::ssr as widgets;
-use heddle_app::widgets::{Widget, WidgetSettings};
+use heddle_store::access::{require, require_person};
+use heddle_store::widgets;
+use heddle_wire::access::Role;
+use heddle_wire::widgets::{Widget, WidgetSettings};
 
 use super::params::{GraphPath, WidgetPath};
 use super::responses::Created;

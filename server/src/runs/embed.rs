@@ -9,13 +9,13 @@
 
 use std::collections::HashMap;
 
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{Allowed, require};
-use heddle_app::accounts::User;
-use heddle_app::db::Db;
-use heddle_app::error::AppError;
-use heddle_app::graphs::GraphId;
-use heddle_app::graphs::ssr as graphs;
+use heddle_store::access::{Allowed, require};
+use heddle_store::db::Db;
+use heddle_store::graphs;
+use heddle_wire::access::Role;
+use heddle_wire::accounts::User;
+use heddle_wire::error::AppError;
+use heddle_wire::graphs::GraphId;
 use serde_json::Value;
 
 /// The most nodes a run may have with every saved subgraph embedded.

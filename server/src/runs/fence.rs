@@ -18,13 +18,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use heddle_app::runs::ssr as records;
 use heddle_engine::run::postgres::{PostgresStore, append_events_with, save_with};
 use heddle_engine::run::{
     Checkpoint, CheckpointStore, CheckpointSummary, Event, RunRecord, StoreError, StoreFuture,
     ThreadSummary,
 };
 use heddle_engine::{RunId, ThreadId};
+use heddle_store::runs as records;
 use sqlx::{PgPool, Postgres, Transaction};
 
 /// A [`PostgresStore`] whose writes are fenced by the `runs` leases of

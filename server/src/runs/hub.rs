@@ -14,9 +14,9 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::extract::ws::Utf8Bytes;
-use heddle_app::live::protocol::ServerMessage;
 use heddle_engine::run::CheckpointStore;
 use heddle_engine::run::{Event, EventSink, StoreError, StoreFuture};
+use heddle_wire::protocol::ServerMessage;
 use tokio::sync::{broadcast, watch};
 
 /// An event, and the websocket message that carries it, serialized once

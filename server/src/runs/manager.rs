@@ -6,21 +6,14 @@
 //! restart in [`super::recovery`], and reading a run's events in
 //! [`super::replay`].
 
+mod admission;
+mod recovery;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use heddle_app::access::Role;
-use heddle_app::access::ssr::{Allowed, OnRun, OnThread};
-use heddle_app::db::Db;
-use heddle_app::error::AppError;
-use heddle_app::graphs::GraphId;
-use heddle_app::graphs::ssr as graphs;
-use heddle_app::limits::MAX_INPUT_BYTES;
-use heddle_app::runs::ssr as records;
-use heddle_app::runs::{ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView};
-use heddle_app::secrets::ssr as secrets;
 use heddle_engine::run::postgres::PostgresStore;
 use heddle_engine::run::sqlite::SqliteStore;
 use heddle_engine::run::{
@@ -28,16 +21,26 @@ use heddle_engine::run::{
     RunStatus,
 };
 use heddle_engine::{CompiledGraph, GraphDocument, Registry, RunId, ThreadId};
-use serde::Serialize;
+use heddle_store::access::{Allowed, OnRun, OnThread};
+use heddle_store::db::Db;
+use heddle_store::graphs;
+use heddle_store::runs as records;
+use heddle_store::secrets;
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::graphs::GraphId;
+use heddle_wire::limits::MAX_INPUT_BYTES;
+use heddle_wire::runs::{ForkRequest, RunInfo, RunOrigin, StartRequest, ThreadInfo, ThreadView};
 use serde_json::Value;
 use tokio::sync::{Semaphore, broadcast};
 use tokio::task::AbortHandle;
 
-use super::admission::Admission;
 use super::embed;
 use super::fence::LeaseFenced;
 use super::hub::RunHub;
 use super::requests::{RunRequest, check_input, run_input};
+use admission::Admission;
+use heddle_wire::protocol::RunNotice;
 
 /// Where the chat widgets' threads are named (`widget-<widget>-<conversation>`):
 /// nobody else may start a thread there.
@@ -71,7 +74,7 @@ pub(super) struct Inner {
     /// and queued ones do not start.
     handing_over: std::sync::atomic::AtomicBool,
     active: Mutex<HashMap<String, Active>>,
-    notices: broadcast::Sender<Notice>,
+    notices: broadcast::Sender<RunNotice>,
     /// How many runs one user may have queued or running.
     max_per_user: AtomicUsize,
     /// This server's name in run leases, unique per process.
@@ -92,15 +95,6 @@ pub(super) struct Active {
     cancel: Option<CancelHandle>,
     cancel_requested: bool,
     task: Option<AbortHandle>,
-}
-
-/// A change a graph's watchers hear about, on any server.
-#[derive(Debug, Clone, Serialize, serde::Deserialize)]
-pub struct Notice {
-    pub graph_id: String,
-    pub run_id: String,
-    pub thread_id: String,
-    pub status: RunStatus,
 }
 
 /// Logs a storage failure with its context and hides it from the client.
@@ -284,7 +278,7 @@ impl Runs {
     /// `access`), until the server stops.
     pub fn listen_for_events(
         &self,
-        access: heddle_app::access::ssr::AccessEvents,
+        access: heddle_store::access_events::AccessEvents,
     ) -> Option<tokio::task::JoinHandle<()>> {
         self.inner.wakeups.listen(
             &self.inner.db,
@@ -297,7 +291,7 @@ impl Runs {
     }
 
     /// Notices of runs starting, pausing and ending, for graph watchers.
-    pub fn notices(&self) -> broadcast::Receiver<Notice> {
+    pub fn notices(&self) -> broadcast::Receiver<RunNotice> {
         self.inner.notices.subscribe()
     }
 
@@ -337,7 +331,7 @@ impl Runs {
         request: StartRequest,
     ) -> Result<RunInfo, AppError> {
         allowed.at_least(Role::Editor)?;
-        let version = heddle_app::publishing::ssr::publication(&self.inner.db, allowed)
+        let version = heddle_store::publishing::publication(&self.inner.db, allowed)
             .await?
             .ok_or_else(|| AppError::NotPublished {
                 graph: allowed.graph().to_string(),
@@ -574,7 +568,7 @@ impl Runs {
                 "`thread_id` must not hold control characters".into(),
             ));
         }
-        match records::thread_graph(&self.inner.db, thread).await? {
+        match heddle_store::access::belongs::thread_graph(&self.inner.db, thread).await? {
             Some(owner) if owner != graph_id => {
                 return Err(AppError::InvalidInput(format!(
                     "thread `{thread}` belongs to another graph"
@@ -901,7 +895,7 @@ impl Runs {
     }
 
     fn notify(&self, run_id: &str, status: RunStatus) {
-        let notice = self.active().get(run_id).map(|active| Notice {
+        let notice = self.active().get(run_id).map(|active| RunNotice {
             graph_id: active.graph_id.clone(),
             run_id: run_id.to_string(),
             thread_id: active.thread_id.clone(),

@@ -4,10 +4,10 @@
 
 use std::sync::Arc;
 
-use heddle_app::access::ssr::OnRun;
-use heddle_app::error::AppError;
 use heddle_engine::RunId;
 use heddle_engine::run::Event;
+use heddle_store::access::OnRun;
+use heddle_wire::error::AppError;
 
 use super::manager::{Runs, internal};
 

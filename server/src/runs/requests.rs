@@ -1,11 +1,11 @@
 //! The checks a run's input passes before anything is queued (the request
 //! bodies themselves, `StartRequest` and `ForkRequest`, are shared with the
-//! browser in `heddle_app::runs`).
+//! browser in `heddle_wire::runs`).
 
-use heddle_app::error::AppError;
-use heddle_app::limits::MAX_INPUT_BYTES;
 use heddle_engine::CompiledGraph;
 use heddle_engine::state::ValueLimits;
+use heddle_wire::error::AppError;
+use heddle_wire::limits::MAX_INPUT_BYTES;
 use serde_json::Value;
 
 /// A run's input: a JSON object (absent means empty), within the size limit.

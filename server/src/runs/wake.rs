@@ -16,14 +16,14 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use heddle_app::access::ssr::{ACCESS_CHANNEL, AccessEvents};
-use heddle_app::db::Db;
-use heddle_app::runs::ssr::{CONTROL_CHANNEL, QUEUE_CHANNEL};
 use heddle_engine::run::postgres::EVENTS_CHANNEL;
+use heddle_store::access_events::{ACCESS_CHANNEL, AccessEvents};
+use heddle_store::db::Db;
+use heddle_store::runs::{CONTROL_CHANNEL, QUEUE_CHANNEL};
 use sqlx::postgres::PgListener;
 use tokio::sync::{broadcast, mpsc};
 
-use super::manager::Notice;
+use heddle_wire::protocol::RunNotice;
 
 /// How long a viewer waits for a notification before it looks anyway.
 pub const FALLBACK: Duration = Duration::from_millis(500);
@@ -37,14 +37,14 @@ pub struct Relayed {
     /// Access changes, for this server's websockets.
     pub access: AccessEvents,
     /// Run notices, for this server's graph watchers.
-    pub notices: broadcast::Sender<Notice>,
+    pub notices: broadcast::Sender<RunNotice>,
     /// This server's name: its own notices were passed on already.
     pub replica: String,
 }
 
 impl Relayed {
     fn hear_notice(&self, payload: &str) {
-        match serde_json::from_str::<(String, Notice)>(payload) {
+        match serde_json::from_str::<(String, RunNotice)>(payload) {
             Ok((from, _)) if from == self.replica => {}
             Ok((_, notice)) => {
                 let _ = self.notices.send(notice);
@@ -97,7 +97,7 @@ impl Wakeups {
 
     /// Tells the other servers' graph watchers of a run's notice (sent by
     /// `replica`, whose own watchers heard it already).
-    pub fn announce_notice(&self, db: &Db, replica: &str, notice: &Notice) {
+    pub fn announce_notice(&self, db: &Db, replica: &str, notice: &RunNotice) {
         let Db::Postgres(pool) = db else {
             return;
         };

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::ws::{Message, Utf8Bytes};
-use heddle_app::live::protocol::ServerMessage;
 use heddle_engine::run::{Event, EventPayload};
+use heddle_wire::protocol::ServerMessage;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 

@@ -52,7 +52,7 @@ async fn a_key_runs_the_published_version_of_its_graphs_and_nothing_else() {
     assert!(!listed.to_string().contains(secret), "{listed}");
     let stored: Vec<String> = {
         let db = server.db().await;
-        heddle_app::on_db!(&db, pool => sqlx::query_scalar::<_, String>("SELECT secret_sha256 FROM api_keys")
+        heddle_store::on_db!(&db, pool => sqlx::query_scalar::<_, String>("SELECT secret_sha256 FROM api_keys")
             .fetch_all(pool)
             .await)
         .unwrap()
@@ -226,7 +226,7 @@ async fn revoked_expired_and_forged_keys_are_refused_saying_why() {
     // Expired: its time is up (aged in the database).
     {
         let db = server.db().await;
-        heddle_app::on_db!(&db, pool => sqlx::query("UPDATE api_keys SET expires_at = '2020-01-01T00:00:00.000Z'")
+        heddle_store::on_db!(&db, pool => sqlx::query("UPDATE api_keys SET expires_at = '2020-01-01T00:00:00.000Z'")
             .execute(pool)
             .await
             .map(|_| ()))

@@ -3,9 +3,9 @@
 //! PostgreSQL under `HEDDLE_TEST_POSTGRES`), plus what only SQLite has (a
 //! file and its directory).
 
-use heddle_app::db::Db;
-use heddle_app::on_db;
-use heddle_server::db::{self, DbError};
+use heddle_store::db::Db;
+use heddle_store::db::open::{self as db, DbError};
+use heddle_store::on_db;
 
 use crate::support::{on_postgres, test_database};
 
@@ -27,9 +27,12 @@ async fn the_database_is_migrated_once_with_the_engine_tables_beside() {
     .await)
     .unwrap();
     // The app's migrations, 1 to N, once each.
-    let ours = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../migrations/sqlite"))
-        .unwrap()
-        .count();
+    let ours = std::fs::read_dir(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../store/migrations/sqlite"
+    ))
+    .unwrap()
+    .count();
     assert!(ours >= 6, "{ours} migrations");
     assert_eq!(applied[..ours], (1..=ours as i64).collect::<Vec<_>>()[..]);
     assert!(

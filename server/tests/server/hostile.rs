@@ -259,7 +259,7 @@ async fn rows_stored_before_the_limit_read_back_cut() {
     // first event's input.
     let deep = nested_text(300);
     let db = server.db().await;
-    let events: String = heddle_app::on_db!(&db, pool => sqlx::query_scalar(
+    let events: String = heddle_store::on_db!(&db, pool => sqlx::query_scalar(
         "SELECT body FROM heddle_events WHERE run_id = $1 AND first_seq = 0",
     )
     .bind(&run)
@@ -272,7 +272,7 @@ async fn rows_stored_before_the_limit_read_back_cut() {
         1,
     );
     assert!(events.contains(&deep), "the first event holds the input");
-    heddle_app::on_db!(&db, pool => sqlx::query(
+    heddle_store::on_db!(&db, pool => sqlx::query(
         "UPDATE heddle_events SET body = $1 WHERE run_id = $2 AND first_seq = 0",
     )
     .bind(&events)
@@ -281,7 +281,7 @@ async fn rows_stored_before_the_limit_read_back_cut() {
     .await
     .map(drop))
     .unwrap();
-    heddle_app::on_db!(&db, pool => sqlx::query("UPDATE runs SET input = $1, output = $1 WHERE id = $2")
+    heddle_store::on_db!(&db, pool => sqlx::query("UPDATE runs SET input = $1, output = $1 WHERE id = $2")
         .bind(format!("{{\"x\":{deep}}}"))
         .bind(&run)
         .execute(pool)

@@ -262,15 +262,15 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
     };
     assert_eq!(info.status, heddle_engine::run::RunStatus::Finished);
     assert_eq!(info.output.unwrap()["count"], target);
-    let owner = heddle_app::accounts::ssr::find_user(&database, "owner")
+    let owner = heddle_store::accounts::find_user(&database, "owner")
         .await
         .unwrap()
         .unwrap();
-    let on_run = heddle_app::access::ssr::require_run(
+    let on_run = heddle_store::access::require_run(
         &database,
         Some(&owner),
         &run,
-        heddle_app::access::Role::Viewer,
+        heddle_wire::access::Role::Viewer,
     )
     .await
     .unwrap();

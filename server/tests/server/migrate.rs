@@ -7,7 +7,7 @@
 
 use std::process::Output;
 
-use heddle_app::on_db;
+use heddle_store::on_db;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -51,7 +51,7 @@ async fn snapshot(browser: &Browser, graph: &str, run: &str) -> Value {
 }
 
 async fn sealed_secret(url: &str) -> String {
-    let database = heddle_server::db::connect(url).await.unwrap();
+    let database = heddle_store::db::open::connect(url).await.unwrap();
     on_db!(&database, pool => sqlx::query_scalar("SELECT value FROM secrets WHERE name = 'openai'")
         .fetch_one(pool)
         .await)

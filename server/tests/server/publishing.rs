@@ -132,7 +132,7 @@ async fn a_deleted_graph_takes_its_publication_with_it() {
     assert_eq!(status, 204);
     let (status, _) = server.api(Method::GET, &path, None).await;
     assert_eq!(status, 404);
-    let rows: i64 = heddle_app::on_db!(server.runs.db(), pool => sqlx::query_scalar(
+    let rows: i64 = heddle_store::on_db!(server.runs.db(), pool => sqlx::query_scalar(
         "SELECT COUNT(*) FROM graph_publications"
     )
     .fetch_one(pool)

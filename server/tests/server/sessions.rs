@@ -159,7 +159,7 @@ async fn an_expired_link_says_so_and_ends_the_access_it_gave() {
         .await;
     let path = sharing["links"][0]["path"].as_str().unwrap().to_string();
 
-    heddle_app::on_db!(&server.db().await, pool => sqlx::query("UPDATE share_links SET expires_at = '2026-01-02T03:04:05.000Z' WHERE id = $1")
+    heddle_store::on_db!(&server.db().await, pool => sqlx::query("UPDATE share_links SET expires_at = '2026-01-02T03:04:05.000Z' WHERE id = $1")
         .bind(&link)
         .execute(pool)
         .await
@@ -382,7 +382,7 @@ async fn changing_the_password_ends_the_other_sessions() {
 #[tokio::test]
 async fn closed_sign_up_lets_in_only_the_owner_and_link_holders() {
     let mut settings = heddle_server::state::Settings::default();
-    settings.signup = heddle_app::accounts::ssr::SignupPolicy::Closed;
+    settings.signup = heddle_store::accounts::SignupPolicy::Closed;
     let server = TestServer::start_with_settings(settings).await;
     let graph = server.create_graph(counting_loop(1)).await;
     let stranger = server.anonymous();
@@ -422,30 +422,29 @@ async fn the_first_account_owns_the_graphs_made_before_accounts() {
     // A database from before accounts: a graph with no owner.
     let dir = tempfile::tempdir().unwrap();
     let url = crate::support::test_database(dir.path()).await;
-    let pool = heddle_server::db::connect(&url).await.unwrap();
-    heddle_app::on_db!(&pool, pool => sqlx::query("INSERT INTO graphs (id, name, graph_json) VALUES ('3f2a0000-0000-4000-8000-000000000000', 'old', '{}')")
+    let pool = heddle_store::db::open::connect(&url).await.unwrap();
+    heddle_store::on_db!(&pool, pool => sqlx::query("INSERT INTO graphs (id, name, graph_json) VALUES ('3f2a0000-0000-4000-8000-000000000000', 'old', '{}')")
         .execute(pool)
         .await
         .map(|_| ()))
         .unwrap();
-    let auth =
-        heddle_app::accounts::ssr::Auth::new(heddle_app::accounts::ssr::SignupPolicy::Open, &pool);
-    let first = heddle_app::accounts::ssr::create_user(&pool, &auth, "first", PASSWORD)
+    let auth = heddle_store::accounts::Auth::new(heddle_store::accounts::SignupPolicy::Open, &pool);
+    let first = heddle_store::accounts::create_user(&pool, &auth, "first", PASSWORD)
         .await
         .unwrap();
-    let second = heddle_app::accounts::ssr::create_user(&pool, &auth, "second", PASSWORD)
+    let second = heddle_store::accounts::create_user(&pool, &auth, "second", PASSWORD)
         .await
         .unwrap();
-    let mine = heddle_app::graphs::ssr::list(&pool, &first).await.unwrap();
+    let mine = heddle_store::graphs::list(&pool, &first).await.unwrap();
     assert_eq!(mine.len(), 1);
     assert_eq!(mine[0].owner, "first");
     assert!(
-        heddle_app::graphs::ssr::list(&pool, &second)
+        heddle_store::graphs::list(&pool, &second)
             .await
             .unwrap()
             .is_empty()
     );
-    let taken = heddle_app::accounts::ssr::create_user(&pool, &auth, "FIRST", PASSWORD).await;
+    let taken = heddle_store::accounts::create_user(&pool, &auth, "FIRST", PASSWORD).await;
     assert_eq!(
         taken.unwrap_err().to_string(),
         "the username `FIRST` is taken"

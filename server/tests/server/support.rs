@@ -10,10 +10,11 @@ use std::sync::Arc;
 
 use reqwest::cookie::{CookieStore, Jar};
 
-use heddle_app::db::Db;
 use heddle_server::runs::Runs;
 use heddle_server::state::Settings;
-use heddle_server::{AppState, db, router};
+use heddle_server::{AppState, router};
+use heddle_store::db::Db;
+use heddle_store::db::open as db;
 use serde_json::Value;
 use tempfile::TempDir;
 

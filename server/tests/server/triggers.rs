@@ -437,10 +437,10 @@ async fn schedules_are_checked_and_missed_times_are_skipped_or_run_once() {
         let db = db.clone();
         let id = id.to_string();
         async move {
-            heddle_app::on_db!(&db, pool => sqlx::query(
+            heddle_store::on_db!(&db, pool => sqlx::query(
                 "UPDATE schedules SET next_at = $1, missed = $2 WHERE id = $3",
             )
-            .bind(heddle_app::db::ago(Duration::from_secs(3600)))
+            .bind(heddle_store::db::ago(Duration::from_secs(3600)))
             .bind(missed)
             .bind(&id)
             .execute(pool)
@@ -462,7 +462,7 @@ async fn schedules_are_checked_and_missed_times_are_skipped_or_run_once() {
         listed[0]["last_error"],
         "skipped: no server was running at that time"
     );
-    assert!(listed[0]["next_at"].as_str().unwrap() > heddle_app::db::now().as_str());
+    assert!(listed[0]["next_at"].as_str().unwrap() > heddle_store::db::now().as_str());
     // Nothing more is due.
     assert_eq!(
         heddle_server::schedules::fire_due(&server.runs)
@@ -550,8 +550,8 @@ async fn two_servers_fire_each_time_of_a_schedule_exactly_once() {
     assert_eq!(status, 200);
     tokio::time::sleep(Duration::from_secs(2)).await;
 
-    let db = heddle_server::db::connect(&url).await.unwrap();
-    let fires: Vec<(String, Option<String>)> = heddle_app::on_db!(&db, pool => sqlx::query_as(
+    let db = heddle_store::db::open::connect(&url).await.unwrap();
+    let fires: Vec<(String, Option<String>)> = heddle_store::on_db!(&db, pool => sqlx::query_as(
         "SELECT fire_at, run_id FROM schedule_fires WHERE schedule_id = $1 ORDER BY fire_at",
     )
     .bind(id)
@@ -563,7 +563,7 @@ async fn two_servers_fire_each_time_of_a_schedule_exactly_once() {
     assert!((4..=8).contains(&fires.len()), "{fires:?}");
     let seconds: Vec<i64> = fires
         .iter()
-        .map(|(at, _)| heddle_app::db::unix_seconds(at).unwrap())
+        .map(|(at, _)| heddle_store::db::unix_seconds(at).unwrap())
         .collect();
     assert!(
         seconds.windows(2).all(|pair| pair[1] == pair[0] + 1),

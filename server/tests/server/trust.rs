@@ -458,14 +458,14 @@ async fn one_broken_queued_run_fails_alone_at_recovery_and_orphans_can_be_cancel
         ("run-good", &good, json!({"target": 3})),
         ("run-orphan", &good, json!({"target": 3})),
     ] {
-        heddle_app::on_db!(&db, pool => sqlx::query("INSERT INTO threads (id, graph_id) VALUES ($1, $2)")
+        heddle_store::on_db!(&db, pool => sqlx::query("INSERT INTO threads (id, graph_id) VALUES ($1, $2)")
             .bind(format!("thread-{run}"))
             .bind(graph)
             .execute(pool)
             .await
             .map(|_| ()))
         .unwrap();
-        heddle_app::on_db!(&db, pool => sqlx::query(
+        heddle_store::on_db!(&db, pool => sqlx::query(
             "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id)
              VALUES ($1, $2, 1, $3, $4, 'queued', $5)",
         )
@@ -672,7 +672,7 @@ async fn secrets_are_encrypted_at_rest() {
         )
         .await;
     assert_eq!(status, 204);
-    let stored: String = heddle_app::on_db!(&server.db().await, pool => sqlx::query_scalar("SELECT value FROM secrets WHERE name = 'openai'")
+    let stored: String = heddle_store::on_db!(&server.db().await, pool => sqlx::query_scalar("SELECT value FROM secrets WHERE name = 'openai'")
         .fetch_one(pool)
         .await)
         .unwrap();

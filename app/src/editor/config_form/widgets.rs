@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::path::{self, Path, Step};
 use super::shape::{Field, Shape, Variant};
 use super::{FormCx, completion};
-use crate::editor::inspector::condition_problem;
+use crate::editor::condition::condition_problem;
 
 /// One labelled field: its title, control, help and problems.
 pub fn field(cx: FormCx, parent: Path, field: Field) -> AnyView {

@@ -1,0 +1,372 @@
+//! Pointer gestures: what is being dragged (a pan, a node, a wire, a
+//! rubber band, a kind from the palette), shared by the canvas, the
+//! palette and the notes, and the window-level listeners that move it, so
+//! a drag that leaves the canvas still ends cleanly.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use heddle_engine::format::Position;
+use heddle_engine::{GraphDocument, NodeId};
+use leptos::prelude::*;
+use leptos::{ev, html};
+
+use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
+use super::place::place;
+use super::quick_add::QuickAdd;
+use super::state::{Editor, Viewport};
+
+/// A gesture in progress.
+#[derive(Clone)]
+pub enum Drag {
+    None,
+    Pan {
+        from: (f64, f64),
+        origin: Viewport,
+    },
+    /// Nodes dragged: each one's position signal, and where it was.
+    Move {
+        from: Position,
+        origins: Vec<(RwSignal<Position>, Position)>,
+    },
+    Connect {
+        from: NodeId,
+    },
+    /// A sticky note dragged by its bar.
+    MoveNote {
+        id: String,
+        from: Position,
+        origin: Position,
+        /// Shared: a gesture's state is read at every pointer move.
+        before: Arc<GraphDocument>,
+    },
+    Rubber {
+        from: Position,
+        add: bool,
+    },
+    /// A kind dragged from the palette.
+    Place {
+        kind: String,
+    },
+}
+
+/// The room an idle moment needs for drawing a node's form after a drop.
+const FORM_NEEDS_MS: f64 = 12.0;
+
+/// An edge being drawn: where the pointer is, and why it cannot land
+/// where it is (if it cannot).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Wire {
+    pub from: NodeId,
+    pub to: Position,
+    pub refusal: Option<String>,
+}
+
+/// What the canvas and the palette share while dragging.
+#[derive(Clone, Copy)]
+pub struct Gestures {
+    pub drag: StoredValue<Drag>,
+    pub wire: RwSignal<Option<Wire>>,
+    pub rubber: RwSignal<Option<(Position, Position)>>,
+    /// The palette kind being dragged, and the pointer (screen).
+    pub ghost: RwSignal<Option<(String, f64, f64)>>,
+    /// The double-click search box, when open.
+    pub quick: RwSignal<Option<QuickAdd>>,
+    pub canvas: NodeRef<html::Div>,
+    /// A node's context menu, when open.
+    pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
+    /// Where the pointer last was (screen), for pasting where it points.
+    pub pointer: StoredValue<Option<(f64, f64)>>,
+    /// Whether a button is down on the canvas (until the frame after the
+    /// drop). The minimap does not follow a drag, and catches up then.
+    pub held: RwSignal<bool>,
+    /// Whether the last press is over and the page has had an idle moment
+    /// since: the inspector's form follows the selection only then, so it
+    /// is drawn neither in a drag's first frames nor in its drop's
+    /// ([`Gestures::release`]).
+    pub settled: RwSignal<bool>,
+    /// Moves on at each press: a release's late `held` is for its press only.
+    presses: StoredValue<u64>,
+    /// The canvas's box on screen while a gesture lasts: asking for it at
+    /// every pointer move would make the browser lay the page out again
+    /// before each frame.
+    rect: StoredValue<Option<(f64, f64, f64, f64)>>,
+    /// The canvas's size as last observed (`resize.rs` keeps it), so what
+    /// follows it (the minimap) never makes the browser lay the page out
+    /// in the middle of a frame.
+    seen_size: RwSignal<Option<(f64, f64)>>,
+}
+
+impl Gestures {
+    pub fn new() -> Gestures {
+        Gestures {
+            drag: StoredValue::new(Drag::None),
+            wire: RwSignal::new(None),
+            rubber: RwSignal::new(None),
+            ghost: RwSignal::new(None),
+            quick: RwSignal::new(None),
+            canvas: NodeRef::new(),
+            menu: RwSignal::new(None),
+            pointer: StoredValue::new(None),
+            held: RwSignal::new(false),
+            settled: RwSignal::new(true),
+            presses: StoredValue::new(0),
+            rect: StoredValue::new(None),
+            seen_size: RwSignal::new(None),
+        }
+    }
+
+    /// A button went down on the canvas.
+    pub fn hold(&self) {
+        self.presses.update_value(|presses| *presses += 1);
+        if !self.held.get_untracked() {
+            self.held.set(true);
+        }
+        if self.settled.get_untracked() {
+            self.settled.set(false);
+        }
+    }
+
+    /// The button came up. The minimap catches up in the next frame; the
+    /// inspector's form in an idle moment with room for it (about a frame's
+    /// worth of work on a large graph: in the frame of the drop, or in any
+    /// frame already busy, it made that frame late). A rAF asked for while
+    /// handling the pointer may still run before the current frame is
+    /// drawn, hence two.
+    fn release(&self) {
+        if !self.held.get_untracked() {
+            return;
+        }
+        let press = self.presses.get_value();
+        let gestures = *self;
+        let current = move || gestures.presses.try_get_value() == Some(press);
+        request_animation_frame(move || {
+            request_animation_frame(move || {
+                if current() {
+                    gestures.held.set(false);
+                }
+            })
+        });
+        super::idle::when_idle(FORM_NEEDS_MS, 300, move || {
+            if current() {
+                gestures.settled.set(true);
+            }
+        });
+    }
+
+    /// Sends the pointer's events to the canvas for the rest of a gesture
+    /// that has started to move. The browser then stops looking for the
+    /// element under the pointer at each move (with hundreds of nodes that
+    /// took several milliseconds a frame), and no element hovers. Not on
+    /// pointerdown: a click or double-click must still reach its node.
+    fn capture(&self, pointer: i32) {
+        if let Some(canvas) = self.canvas.get_untracked()
+            && !canvas.has_pointer_capture(pointer)
+        {
+            let _ = canvas.set_pointer_capture(pointer);
+        }
+    }
+
+    /// The point of the graph under the pointer, when it is over the canvas.
+    pub fn pointer_in_world(&self, viewport: Viewport) -> Option<Position> {
+        let (cx, cy) = self.pointer.get_value()?;
+        let (x, y, inside) = self.local(cx, cy)?;
+        inside.then(|| viewport.to_world(x, y))
+    }
+
+    /// The pointer relative to the canvas, and whether it is over it.
+    pub fn local(&self, client_x: f64, client_y: f64) -> Option<(f64, f64, bool)> {
+        let (left, top, width, height) = match self.rect.get_value() {
+            Some(rect) => rect,
+            None => {
+                let rect = self.canvas.get_untracked()?.get_bounding_client_rect();
+                let measured = (rect.left(), rect.top(), rect.width(), rect.height());
+                if !matches!(self.drag.get_value(), Drag::None) {
+                    self.rect.set_value(Some(measured));
+                }
+                measured
+            }
+        };
+        let (x, y) = (client_x - left, client_y - top);
+        let inside = x >= 0.0 && y >= 0.0 && x <= width && y <= height;
+        Some((x, y, inside))
+    }
+
+    /// The canvas's size on screen.
+    pub fn size(&self) -> (f64, f64) {
+        self.seen_size
+            .get_untracked()
+            .unwrap_or_else(|| self.measure())
+    }
+
+    /// The canvas's size as the resize observer last saw it, followed: for
+    /// what must change with it. None before the first observation (asking
+    /// the browser then would lay the page out in the middle of hydrating it).
+    pub fn seen_size(&self) -> Option<(f64, f64)> {
+        self.seen_size.get()
+    }
+
+    /// The canvas's size as the browser lays it out now (which may mean
+    /// laying it out first).
+    pub fn measure(&self) -> (f64, f64) {
+        self.canvas
+            .get_untracked()
+            .map_or((1200.0, 800.0), |canvas| {
+                let rect = canvas.get_bounding_client_rect();
+                (rect.width(), rect.height())
+            })
+    }
+
+    /// Keeps the size the resize observer saw.
+    pub fn saw_size(&self, size: (f64, f64)) {
+        if self.seen_size.get_untracked() != Some(size) {
+            self.seen_size.set(Some(size));
+        }
+    }
+}
+
+impl Default for Gestures {
+    fn default() -> Self {
+        Gestures::new()
+    }
+}
+
+/// Window-level pointer listeners: a gesture goes on when the pointer
+/// leaves the canvas, and ends wherever it is released.
+pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
+    let moving = window_event_listener(ev::pointermove, move |event: ev::PointerEvent| {
+        gestures
+            .pointer
+            .set_value(Some((event.client_x() as f64, event.client_y() as f64)));
+        let drag = gestures.drag.get_value();
+        if matches!(drag, Drag::None) {
+            return;
+        }
+        if !matches!(drag, Drag::Place { .. }) {
+            gestures.capture(event.pointer_id());
+        }
+        let (cx, cy) = (event.client_x() as f64, event.client_y() as f64);
+        let Some((x, y, inside)) = gestures.local(cx, cy) else {
+            return;
+        };
+        let viewport = editor.viewport.get_untracked();
+        let world = viewport.to_world(x, y);
+        match drag {
+            Drag::None => {}
+            Drag::Pan { from, origin } => editor.viewport.set(Viewport {
+                x: origin.x + x - from.0,
+                y: origin.y + y - from.1,
+                zoom: origin.zoom,
+            }),
+            Drag::Move { from, origins, .. } => {
+                let (dx, dy) = (world.x - from.x, world.y - from.y);
+                for (position, origin) in &origins {
+                    position.set(Position {
+                        x: origin.x + dx,
+                        y: origin.y + dy,
+                    });
+                }
+            }
+            Drag::Connect { from } => {
+                let refusal = editor
+                    .node_at(world)
+                    .and_then(|to| model::can_connect(&editor.document(), &from, &to).err());
+                gestures.wire.set(Some(Wire {
+                    from,
+                    to: world,
+                    refusal,
+                }));
+            }
+            Drag::MoveNote {
+                id, from, origin, ..
+            } => editor.skeleton.update(|document| {
+                if let Some(note) = document.notes.iter_mut().find(|note| note.id == id) {
+                    note.position = Position {
+                        x: origin.x + world.x - from.x,
+                        y: origin.y + world.y - from.y,
+                    };
+                }
+            }),
+            Drag::Rubber { from, .. } => gestures.rubber.set(Some((from, world))),
+            Drag::Place { kind } => gestures.ghost.set(inside.then_some((kind, cx, cy))),
+        }
+    });
+    let releasing = window_event_listener(ev::pointerup, move |event: ev::PointerEvent| {
+        gestures.release();
+        let drag = gestures.drag.get_value();
+        gestures.drag.set_value(Drag::None);
+        let local = gestures.local(event.client_x() as f64, event.client_y() as f64);
+        gestures.rect.set_value(None);
+        let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
+        match drag {
+            Drag::None | Drag::Pan { .. } => {}
+            Drag::Move { origins, .. } => editor.commit_move(&origins),
+            Drag::MoveNote { before, .. } => editor.commit_from(Arc::unwrap_or_clone(before)),
+            Drag::Connect { from } => {
+                gestures.wire.set(None);
+                if let Some(to) = world.and_then(|at| editor.node_at(at)) {
+                    editor.change(|document| {
+                        let _ = model::connect(document, &from, &to);
+                    });
+                }
+            }
+            Drag::Rubber { from, add } => {
+                gestures.rubber.set(None);
+                if let Some(to) = world {
+                    select_in_box(editor, from, to, add);
+                }
+            }
+            Drag::Place { kind } => {
+                gestures.ghost.set(None);
+                if let Some((x, y, true)) = local {
+                    let at = editor.viewport.get_untracked().to_world(x, y);
+                    let at = Position {
+                        x: (at.x - NODE_WIDTH / 2.0).round(),
+                        y: (at.y - NODE_HEIGHT / 2.0).round(),
+                    };
+                    place(editor, &kind, at);
+                }
+            }
+        }
+    });
+    on_cleanup(move || {
+        moving.remove();
+        releasing.remove();
+    });
+}
+
+fn select_in_box(editor: Editor, a: Position, b: Position, add: bool) {
+    let (x1, x2) = (a.x.min(b.x), a.x.max(b.x));
+    let (y1, y2) = (a.y.min(b.y), a.y.max(b.y));
+    let inside: BTreeSet<NodeId> = editor.nodes.with_untracked(|nodes| {
+        nodes
+            .iter()
+            .filter(|node| {
+                let p = node.position.get_untracked();
+                p.x < x2 && p.x + NODE_WIDTH > x1 && p.y < y2 && p.y + NODE_HEIGHT > y1
+            })
+            .map(|node| node.id.get_value())
+            .collect()
+    });
+    editor.selected.update(|selected| {
+        if !add {
+            selected.clear();
+        }
+        selected.extend(inside);
+    });
+}
+
+/// Applies what is half-typed in the inspector before a click on the
+/// canvas changes what the inspector shows. Its fields apply on `change`,
+/// which fires when they lose focus; a click here would otherwise replace
+/// the form first, and the typed text would be lost. Blurring the focused
+/// field fires its `change` now.
+pub fn commit_focused_field() {
+    use wasm_bindgen::JsCast;
+    if let Some(field) = document()
+        .active_element()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        field.blur().ok();
+    }
+}

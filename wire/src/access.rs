@@ -1,0 +1,85 @@
+//! Who may do what with a graph. A user's role on a graph is the highest
+//! of: owning it, a role the owner granted them, and the role of a share
+//! link they opened (while that link is neither revoked nor expired).
+//!
+//! Viewers open, watch, replay, export and copy; editors also change and
+//! run; only the owner shares, deletes and changes roles.
+
+use serde::{Deserialize, Serialize};
+
+/// A user's role on one graph, lowest first (so roles compare).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    Viewer,
+    Editor,
+    Owner,
+}
+
+impl Role {
+    /// The role's name as stored and shown (`viewer`, `editor`, `owner`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Editor => "editor",
+            Role::Owner => "owner",
+        }
+    }
+
+    /// A role from its stored name.
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "viewer" => Some(Role::Viewer),
+            "editor" => Some(Role::Editor),
+            "owner" => Some(Role::Owner),
+            _ => None,
+        }
+    }
+
+    /// Whether this role may change the graph and run it.
+    pub fn can_edit(self) -> bool {
+        self >= Role::Editor
+    }
+
+    /// What a user with this role can do, in words (for the share dialog).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Role::Viewer => "can open, watch runs, replay, export and copy",
+            Role::Editor => "can also change and run the graph",
+            Role::Owner => "can also share, delete and change roles",
+        }
+    }
+}
+
+impl std::fmt::Display for Role {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Role;
+
+    #[test]
+    fn roles_are_ordered_and_round_trip() {
+        assert!(Role::Viewer < Role::Editor && Role::Editor < Role::Owner);
+        for role in [Role::Viewer, Role::Editor, Role::Owner] {
+            assert_eq!(Role::parse(role.as_str()), Some(role));
+        }
+        assert_eq!(Role::parse("admin"), None);
+        assert!(!Role::Viewer.can_edit() && Role::Editor.can_edit());
+    }
+}
