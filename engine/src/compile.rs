@@ -10,7 +10,7 @@ use crate::expr::Expr;
 use crate::format::{FormatError, GraphDocument, NodeSpec, RetryPolicy};
 use crate::ids::{EdgeId, NodeId};
 use crate::kinds::BuiltinKind;
-use crate::node::{BuildContext, Built, Node, Registry};
+use crate::node::{BuildContext, Built, ChildGraph, Node, Registry};
 use crate::state::{StateLayout, fits, is_of_type};
 use crate::validate::{EdgeEnd, Fix, ProblemKind, Report, Severity};
 
@@ -308,11 +308,17 @@ fn build_node(
     registry: &Registry,
     report: &mut Report,
 ) -> Option<Built> {
+    let compile_child = |child: &GraphDocument| {
+        compile(child, registry)
+            .map(|graph| Arc::new(graph) as Arc<dyn ChildGraph>)
+            .map_err(|report| report.errors().map(ToString::to_string).collect())
+    };
     let cx = BuildContext {
         node: &spec.id,
         state: &document.state,
         nodes: node_ids,
         registry,
+        compile_child: &compile_child,
     };
     let builtin = BuiltinKind::from_name(&spec.kind);
     let custom = registry.custom(&spec.kind);

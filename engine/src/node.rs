@@ -3,11 +3,13 @@
 //! returns ([`NodeOutput`], [`NodeError`]); and [`NodeKind`], the way a
 //! library user adds kinds of their own next to the built-in ones.
 
+mod child;
 mod context;
 mod hint;
 mod kind;
 mod output;
 
+pub use child::{ChildFuture, ChildGraph, ChildOutcome, CompileChild};
 pub use context::{CancelFlag, Emit, NodeContext};
 pub use hint::{FieldHint, HINT_KEYWORD, KEY_HINT_KEYWORD};
 pub use kind::{

@@ -30,6 +30,7 @@
 #[cfg(feature = "runtime")]
 mod cancel;
 mod checkpoint;
+mod child;
 #[cfg(feature = "runtime")]
 mod durable;
 #[cfg(feature = "runtime")]

@@ -8,7 +8,7 @@
 
 mod accounts;
 pub mod contract;
-mod error;
+pub mod error;
 mod graphs;
 mod invoke;
 mod keys;

@@ -33,7 +33,7 @@ use tower_sessions::cookie::SameSite;
 use tower_sessions::cookie::time::Duration;
 use tower_sessions::{Expiry, Session, SessionManagerLayer};
 
-use crate::api::ApiError;
+use crate::api::error::ApiError;
 use crate::sessions::DbSessions;
 use crate::state::AppState;
 

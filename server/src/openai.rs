@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::api::{ApiError, ApiJson};
+use crate::api::error::{ApiError, ApiJson};
 use crate::auth::Who;
 use crate::runs::outcome::{self, Outcome, Streamed};
 use crate::state::AppState;

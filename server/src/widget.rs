@@ -32,7 +32,7 @@ use heddle_wire::runs::{RunOrigin, StartRequest};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::api::ApiError;
+use crate::api::error::ApiError;
 use crate::runs::outcome;
 use crate::state::AppState;
 

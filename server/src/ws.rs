@@ -57,7 +57,7 @@ use tower_sessions::Session;
 use tower_sessions::session::Id;
 
 use self::batch::Batcher;
-use crate::api::ApiError;
+use crate::api::error::ApiError;
 use crate::auth::{Who, check_origin};
 use crate::runs::Runs;
 use crate::runs::follow;

@@ -356,7 +356,14 @@ fn reexports_in(text: &str, children: &BTreeSet<String>) -> BTreeMap<String, Vec
     let code = code_only(text);
     let mut names = BTreeMap::new();
     for statement in code.split(';') {
-        let statement = statement.trim();
+        let mut statement = statement.trim();
+        // Attributes first (`#[cfg(feature = "x")] pub use …`).
+        while statement.starts_with("#[") {
+            match statement.find(']') {
+                Some(end) => statement = statement[end + 1..].trim_start(),
+                None => break,
+            }
+        }
         let Some(tree_text) = ["pub use ", "pub(crate) use ", "pub(super) use "]
             .into_iter()
             .find_map(|start| statement.strip_prefix(start))

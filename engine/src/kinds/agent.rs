@@ -36,13 +36,12 @@ use super::scope;
 use super::subgraph::load_child;
 use super::template::Template;
 use super::tools::{Executed, bind, check_policies, execute};
-use crate::compile::CompiledGraph;
 use crate::expr::Expr;
 use crate::model::ToolSpec;
 use crate::model::{ChatMessage, ChatRequest, Delta, Role, SharedModel};
 use crate::node::{
-    BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
-    parse_config,
+    BuildContext, Built, ChildGraph, ConfigIssue, Node, NodeError, NodeFuture, NodeInput,
+    NodeOutput, parse_config,
 };
 use crate::tools::{BoundTool, Tool, ToolError, ToolFuture, ToolPolicy};
 
@@ -135,7 +134,7 @@ pub struct SubAgent {
 /// A sub-agent as a tool: `{"task": "..."}` in, its last reply out.
 struct SubAgentTool {
     spec: ToolSpec,
-    graph: Arc<CompiledGraph>,
+    graph: Arc<dyn ChildGraph>,
 }
 
 impl Tool for SubAgentTool {
@@ -155,41 +154,24 @@ impl Tool for SubAgentTool {
     }
 }
 
-#[cfg(feature = "runtime")]
 async fn delegate(
-    graph: &Arc<CompiledGraph>,
+    graph: &Arc<dyn ChildGraph>,
     name: &str,
     task: String,
 ) -> Result<Value, ToolError> {
-    use crate::run::{Run, RunOptions};
     let input = json!({"messages": [{"role": "user", "content": task}]});
-    let run = Run::new(
-        Arc::clone(graph),
-        crate::ids::RunId::from(format!("sub-agent:{name}")),
-        input,
-        RunOptions {
-            keep_log: false,
-            ..RunOptions::default()
-        },
-    );
-    let output = run
-        .execute()
+    let run_id = crate::ids::RunId::from(format!("sub-agent:{name}"));
+    let outcome = Arc::clone(graph)
+        .run(run_id, input, &|_| {})
         .await
         .map_err(|error| ToolError::new(format!("{name} failed: {error}")))?;
-    let reply = ChatMessage::list_from(&output.state["messages"])
+    let reply = ChatMessage::list_from(&outcome.state["messages"])
         .into_iter()
         .rev()
         .find(|m| m.role == Role::Assistant && !m.content.is_empty())
         .map(|m| m.content)
         .unwrap_or_default();
     Ok(Value::String(reply))
-}
-
-#[cfg(not(feature = "runtime"))]
-async fn delegate(_: &Arc<CompiledGraph>, _: &str, _: String) -> Result<Value, ToolError> {
-    Err(ToolError::new(
-        "running a sub-agent needs the engine's `runtime` feature",
-    ))
 }
 
 fn default_rounds() -> u32 {

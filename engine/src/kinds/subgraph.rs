@@ -21,12 +21,11 @@ use crate::format::ChannelType;
 use serde_json::Value;
 
 use super::scope;
-use crate::compile::CompiledGraph;
 use crate::expr::Expr;
 use crate::format::GraphDocument;
 use crate::node::{
-    BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
-    parse_config,
+    BuildContext, Built, ChildGraph, ConfigIssue, Node, NodeError, NodeFuture, NodeInput,
+    NodeOutput, parse_config,
 };
 
 /// How deep subgraphs may nest (a graph that includes itself stops here).
@@ -69,7 +68,7 @@ pub(super) fn load_child(
     path: Option<&str>,
     cx: &BuildContext,
     at: &str,
-) -> Result<(GraphDocument, Arc<CompiledGraph>), Vec<ConfigIssue>> {
+) -> Result<(GraphDocument, Arc<dyn ChildGraph>), Vec<ConfigIssue>> {
     let join = |field: &str| {
         if at.is_empty() {
             field.to_string()
@@ -113,16 +112,16 @@ pub(super) fn load_child(
         )]);
     }
     DEPTH.with(|d| d.set(depth + 1));
-    let child = crate::compile::compile(&document, cx.registry);
+    let child = (cx.compile_child)(&document);
     DEPTH.with(|d| d.set(depth));
-    let child = child.map_err(|report| {
-        let first: Vec<String> = report.errors().take(3).map(ToString::to_string).collect();
+    let child = child.map_err(|problems| {
+        let first: Vec<String> = problems.into_iter().take(3).collect();
         vec![ConfigIssue::new(
             join(if graph.is_some() { "graph" } else { "path" }),
             format!("the subgraph has problems: {}", first.join("; ")),
         )]
     })?;
-    Ok((document, Arc::new(child)))
+    Ok((document, child))
 }
 
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
@@ -173,7 +172,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
 }
 
 struct Subgraph {
-    child: Arc<CompiledGraph>,
+    child: Arc<dyn ChildGraph>,
     inputs: Vec<(String, Expr)>,
     outputs: BTreeMap<String, String>,
 }
@@ -201,66 +200,41 @@ impl Subgraph {
         Ok(output)
     }
 
-    #[cfg(feature = "runtime")]
     async fn execute(
         &self,
         ctx: &crate::node::NodeContext<'_>,
         input: Value,
     ) -> Result<Value, NodeError> {
-        use crate::run::{EventPayload, Run, RunOptions};
+        use crate::run::EventPayload;
         use serde_json::json;
 
         let run_id = crate::ids::RunId::from(format!("{}/{}/{}", ctx.run_id, ctx.node, ctx.step));
-        let run = Run::new(
-            Arc::clone(&self.child),
-            run_id,
-            input,
-            RunOptions {
-                keep_log: false,
-                ..RunOptions::default()
-            },
-        );
-        let mut events = run.subscribe();
-        let forward = async {
-            while let Ok(Some(event)) = events.recv().await {
-                let report = match &event.payload {
-                    EventPayload::NodeSucceeded {
-                        node, duration_us, ..
-                    } => {
-                        json!({"node": node, "status": "succeeded", "duration_us": duration_us})
-                    }
-                    EventPayload::NodeFailed { node, error, .. } => {
-                        json!({"node": node, "status": "failed", "error": error})
-                    }
-                    EventPayload::Custom { node, name, data } if name == "token" => {
-                        json!({"node": node, "token": data["text"]})
-                    }
-                    _ => continue,
-                };
-                ctx.emit("subgraph", report);
-            }
+        let report = |event: &crate::run::Event| {
+            let report = match &event.payload {
+                EventPayload::NodeSucceeded {
+                    node, duration_us, ..
+                } => {
+                    json!({"node": node, "status": "succeeded", "duration_us": duration_us})
+                }
+                EventPayload::NodeFailed { node, error, .. } => {
+                    json!({"node": node, "status": "failed", "error": error})
+                }
+                EventPayload::Custom { node, name, data } if name == "token" => {
+                    json!({"node": node, "token": data["text"]})
+                }
+                _ => return,
+            };
+            ctx.emit("subgraph", report);
         };
-        let (result, ()) = tokio::join!(run.execute(), forward);
-        match result {
-            Ok(output) if output.is_interrupted() => Err(NodeError::permanent(
+        match Arc::clone(&self.child).run(run_id, input, &report).await {
+            Ok(outcome) if outcome.interrupted => Err(NodeError::permanent(
                 "the subgraph paused for input, which subgraphs do not support yet",
             )),
-            Ok(output) => Ok(output.state),
+            Ok(outcome) => Ok(outcome.state),
             Err(error) => Err(NodeError::permanent(format!(
                 "the subgraph failed: {error}"
             ))),
         }
-    }
-
-    #[cfg(not(feature = "runtime"))]
-    async fn execute(
-        &self,
-        _: &crate::node::NodeContext<'_>,
-        _: Value,
-    ) -> Result<Value, NodeError> {
-        Err(NodeError::permanent(
-            "running a subgraph needs the engine's `runtime` feature",
-        ))
     }
 }
 

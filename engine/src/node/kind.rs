@@ -53,6 +53,9 @@ pub struct BuildContext<'a> {
     pub nodes: &'a [NodeId],
     /// The kinds, models and tools available.
     pub registry: &'a Registry,
+    /// Compiles a graph this node runs (a subgraph, a sub-agent) with the
+    /// same registry.
+    pub compile_child: &'a super::CompileChild<'a>,
 }
 
 impl BuildContext<'_> {

@@ -1,0 +1,45 @@
+//! Graphs a node runs inside its own step: a subgraph's child, an agent's
+//! sub-agents. The executor runs nodes and these nodes run graphs, so the
+//! recursion is real; it goes through the two types here rather than
+//! through the modules. A kind is handed a compiler when it is built
+//! ([`CompileChild`], in its `BuildContext`) and holds what it compiled as
+//! a [`ChildGraph`], which the executor knows how to run. The kinds depend
+//! on neither the compiler nor the executor.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::format::GraphDocument;
+use crate::ids::RunId;
+use crate::run::Event;
+
+/// How a child graph's run ended.
+#[derive(Debug, Clone)]
+pub struct ChildOutcome {
+    /// Its final state.
+    pub state: Value,
+    /// Whether it stopped to wait for input rather than reaching its end.
+    pub interrupted: bool,
+}
+
+/// A child's run, ending in its outcome or why it failed.
+pub type ChildFuture<'a> = Pin<Box<dyn Future<Output = Result<ChildOutcome, String>> + Send + 'a>>;
+
+/// A compiled graph a node can run.
+pub trait ChildGraph: Send + Sync {
+    /// Runs the graph from `input` to its end as run `run_id`, handing each
+    /// of its events to `on_event` as it happens.
+    fn run<'a>(
+        self: Arc<Self>,
+        run_id: RunId,
+        input: Value,
+        on_event: &'a (dyn Fn(&Event) + Send + Sync),
+    ) -> ChildFuture<'a>;
+}
+
+/// Compiles a child graph with the registry the parent is compiled with;
+/// on failure, the child's problems in words.
+pub type CompileChild<'a> = dyn Fn(&GraphDocument) -> Result<Arc<dyn ChildGraph>, Vec<String>> + 'a;
