@@ -80,3 +80,23 @@ test("add a webhook and call it, add a schedule and see its next times", async (
   await page.locator("details.triggers").scrollIntoViewIfNeeded();
   await page.screenshot({ path: "../target/e2e/screens/triggers-1024.png" });
 });
+
+test("a trigger list that cannot be loaded says why, never that there are none", async ({ page }) => {
+  // No `errors` fixture: the failed list requests log their 404s on purpose.
+  const imported = await page.request.post("/api/v1/graphs/import", { data: GRAPH });
+  const id = (await imported.json()).id;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  // Deleted in another tab while this page stays open.
+  expect((await page.request.delete(`/api/v1/graphs/${id}`)).status()).toBe(204);
+
+  const triggers = page.locator("details.triggers");
+  await triggers.locator(":scope > summary").click();
+  for (const plural of ["webhooks", "schedules", "chat widgets"]) {
+    await expect(triggers.getByRole("alert").filter({ hasText: `The ${plural} could not be loaded` })).toContainText(
+      "was not found",
+    );
+  }
+  await expect(triggers.getByText("No webhooks.")).toHaveCount(0);
+  await expect(triggers.getByText("No schedules.")).toHaveCount(0);
+});

@@ -252,7 +252,7 @@ async fn reply(
             .start_published(&allowed, request)
             .await
             .map_err(|error| match error {
-                AppError::InvalidInput(why) if why.contains("has a run in progress") => {
+                AppError::ThreadBusy { .. } => {
                     AppError::InvalidInput("wait for the answer to your last message".into())
                 }
                 // What the graph's editors must fix is theirs to read (in

@@ -95,7 +95,7 @@ async fn ended_link(
 /// the trigger it came through (an API key, a webhook, a schedule), if any.
 ///
 /// Only [`require`] and its kin make one (its fields are private), and
-/// every read of a graph's content takes one (`graphs::ssr::get` and its
+/// every read of a graph's content takes one (`graphs::get` and its
 /// kin): there is no way to load a graph for a user without the decision
 /// that allows it.
 #[derive(Debug, Clone)]

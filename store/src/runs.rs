@@ -531,9 +531,9 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
 
 /// The refusal of a second run on a thread.
 fn thread_busy(thread: &str) -> AppError {
-    AppError::InvalidInput(format!(
-        "thread `{thread}` has a run in progress; wait for it to end or cancel it"
-    ))
+    AppError::ThreadBusy {
+        thread: thread.to_owned(),
+    }
 }
 
 /// Queues a paused run again (it is being resumed with what `request`

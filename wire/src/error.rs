@@ -80,6 +80,13 @@ pub enum AppError {
          a run on another thread; nothing was started and the pause is kept"
     )]
     ThreadPaused { thread: String },
+    /// The thread has a run queued or running: one run at a time per
+    /// thread, so its state is never written by two.
+    #[error(
+        "thread `{thread}` has a run in progress; wait for it to end or cancel it; nothing was \
+         started"
+    )]
+    ThreadBusy { thread: String },
     /// The thing existed but no longer works (an expired share link).
     #[error("{0}")]
     Gone(String),
@@ -115,7 +122,8 @@ impl AppError {
             AppError::InvalidInput(_) => 400,
             AppError::Conflict { .. }
             | AppError::NotPublished { .. }
-            | AppError::ThreadPaused { .. } => 409,
+            | AppError::ThreadPaused { .. }
+            | AppError::ThreadBusy { .. } => 409,
             AppError::TooLarge(_) => 413,
             AppError::InvalidGraph { .. } => 422,
             AppError::MissingCredentials { .. } => 422,
@@ -144,6 +152,7 @@ impl AppError {
             AppError::Forbidden(_) => "forbidden",
             AppError::TooManyRequests(_) => "too_many_requests",
             AppError::ThreadPaused { .. } => "thread_paused",
+            AppError::ThreadBusy { .. } => "thread_busy",
             AppError::Gone(_) => "gone",
             AppError::Busy { .. } => "busy",
             AppError::Internal => "internal",

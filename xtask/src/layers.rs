@@ -582,8 +582,12 @@ mod tests {
 
     #[test]
     fn use_trees_and_paths_are_read() {
-        let text = "use crate::a::{b, c::{d, e}};\nfn f() { super::g::h(); let s = \"crate::x\"; }\n// crate::y\nlet c = '\"'; self::k::L";
-        let paths: Vec<String> = paths_in(text).iter().map(|p| p.join("::")).collect();
+        let text = "use crate::a::{b, c::{d, e}};\nfn f() { super::g::h(); let s = \"crate::x\"; }\n// crate::y\nlet c = '\"'; self::k::L; kid::m(); std::kid::n();";
+        let children = BTreeSet::from(["kid".to_owned()]);
+        let paths: Vec<String> = paths_in(text, &children)
+            .iter()
+            .map(|p| p.join("::"))
+            .collect();
         assert_eq!(
             paths,
             [
@@ -591,9 +595,22 @@ mod tests {
                 "crate::a::c::d",
                 "crate::a::c::e",
                 "super::g::h",
-                "self::k::L"
+                "self::k::L",
+                "self::kid::m"
             ]
         );
+    }
+
+    #[test]
+    fn a_name_a_parent_re_exports_leads_to_the_file_that_defines_it() {
+        let children = BTreeSet::from(["inner".to_owned()]);
+        let names = reexports_in(
+            "#[cfg(feature = \"x\")]\npub use inner::{Thing, other::Deep};\nuse inner::Private;",
+            &children,
+        );
+        assert_eq!(names["Thing"], ["self", "inner", "Thing"]);
+        assert_eq!(names["Deep"], ["self", "inner", "other", "Deep"]);
+        assert!(!names.contains_key("Private"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! graphs.
 
 mod schedules;
+mod trigger_list;
 mod webhooks;
 mod widgets;
 

@@ -105,8 +105,6 @@ impl SqliteStore {
     }
 }
 
-/// Adds the store's tables to a database if they are missing (its own
-
 /// Deletes the records of `runs` with their checkpoints and events (by
 /// cascade), in the caller's transaction: what an application that keeps
 /// runs of its own calls when it deletes what they belong to, so that it
@@ -124,6 +122,8 @@ pub async fn delete_runs_with<'e>(
         .map(|done| done.rows_affected())
         .map_err(error("deleting runs"))
 }
+
+/// Adds the store's tables to a database if they are missing (its own
 /// migrations, versions from 1001, beside the application's).
 pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     let mut migrator = sqlx::migrate!("./migrations/sqlite");

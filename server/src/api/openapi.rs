@@ -102,7 +102,7 @@ impl OperationInput for Who {
 }
 
 /// Marks an operation as one an API key may call (what a key may do there
-/// is the access layer's decision: see `access::ssr::require`).
+/// is the access layer's decision: see `heddle_store::access::require`).
 pub fn takes_api_keys(operation: &mut Operation) {
     require_scheme(operation, API_KEY);
 }

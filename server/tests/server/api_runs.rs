@@ -296,7 +296,8 @@ async fn runs_that_cannot_start_are_refused_with_reasons() {
             Some(json!({"input": {"target": 1}, "thread_id": "busy"})),
         )
         .await;
-    assert_eq!(status, 400);
+    assert_eq!(status, 409);
+    assert_eq!(body["error"]["code"], "thread_busy", "{body}");
     assert!(
         error_message(&body).contains("has a run in progress"),
         "{body}"

@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::confirmed;
+use super::trigger_list::{TriggerList, listed, versions};
 use crate::components::{FormError, action_error};
 use crate::schedules::{
     CreateSchedule, DeleteSchedule, Missed, Schedule, ScheduleSettings, UpdateSchedule,
@@ -36,62 +37,29 @@ pub fn Schedules(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl
     let create = ServerAction::<CreateSchedule>::new();
     let update = ServerAction::<UpdateSchedule>::new();
     let delete = ServerAction::<DeleteSchedule>::new();
-    let list_id = graph_id.clone();
-    let schedules = Resource::new(
-        move || {
-            (
-                open.get(),
-                create.version().get(),
-                update.version().get(),
-                delete.version().get(),
-            )
-        },
-        move |(open, ..)| {
-            let graph_id = list_id.clone();
-            async move {
-                if open {
-                    list_schedules(graph_id).await
-                } else {
-                    Ok(Vec::new())
-                }
-            }
-        },
-    );
+    let changed = versions(vec![
+        create.version().into(),
+        update.version().into(),
+        delete.version().into(),
+    ]);
+    let schedules = listed(open, changed, graph_id.clone(), list_schedules);
     let rows_graph = graph_id.clone();
+    let row = Callback::new(move |schedule: Schedule| {
+        let graph_id = rows_graph.clone();
+        view! { <ScheduleRow schedule graph_id can_edit update delete /> }.into_any()
+    });
+    let new_form = ViewFn::from(move || view! { <NewSchedule graph_id=graph_id.clone() create /> });
     view! {
-        <section class="trigger-group" aria-labelledby="schedules-title">
-            <h3 id="schedules-title" class="subhead">"Schedules"</h3>
-            <Transition fallback=|| view! { <p class="loading">"Loading schedules…"</p> }>
-                {move || {
-                    let graph_id = rows_graph.clone();
-                    Suspend::new(async move {
-                        let list = schedules.await.unwrap_or_default();
-                        if list.is_empty() {
-                            return view! { <p class="empty-note">"No schedules."</p> }.into_any();
-                        }
-                        view! {
-                            <ul class="key-list">
-                                {list
-                                    .into_iter()
-                                    .map(|schedule| view! {
-                                        <ScheduleRow schedule graph_id=graph_id.clone() can_edit update delete />
-                                    })
-                                    .collect_view()}
-                            </ul>
-                        }
-                        .into_any()
-                    })
-                }}
-            </Transition>
-            {can_edit.then(|| view! {
-                <details class="trigger-new">
-                    <summary class="button button-small">"New schedule"</summary>
-                    <NewSchedule graph_id create />
-                </details>
-            })}
-            <FormError error=action_error(update.value()) />
-            <FormError error=action_error(delete.value()) />
-        </section>
+        <TriggerList
+            title="Schedules"
+            plural="schedules"
+            new_label="New schedule"
+            items=schedules
+            row
+            can_edit
+            new_form
+            errors=vec![action_error(update.value()), action_error(delete.value())]
+        />
     }
 }
 

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use leptos::prelude::*;
 
 use super::confirmed;
+use super::trigger_list::{TriggerList, listed, versions};
 use crate::components::{CopyButton, FormError, action_error, page_origin};
 use crate::graphs::display_timestamp;
 use crate::webhooks::{
@@ -49,28 +50,13 @@ pub fn Webhooks(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl 
     let update = ServerAction::<UpdateWebhook>::new();
     let regenerate = ServerAction::<RegenerateWebhook>::new();
     let delete = ServerAction::<DeleteWebhook>::new();
-    let list_id = graph_id.clone();
-    let hooks = Resource::new(
-        move || {
-            (
-                open.get(),
-                create.version().get(),
-                update.version().get(),
-                regenerate.version().get(),
-                delete.version().get(),
-            )
-        },
-        move |(open, ..)| {
-            let graph_id = list_id.clone();
-            async move {
-                if open {
-                    list_webhooks(graph_id).await
-                } else {
-                    Ok(Vec::new())
-                }
-            }
-        },
-    );
+    let changed = versions(vec![
+        create.version().into(),
+        update.version().into(),
+        regenerate.version().into(),
+        delete.version().into(),
+    ]);
+    let hooks = listed(open, changed, graph_id.clone(), list_webhooks);
     // The URL of the hook just made or given a new one: shown this once.
     let shown = RwSignal::new(None::<WebhookUrl>);
     Effect::new(move |_| {
@@ -84,10 +70,14 @@ pub fn Webhooks(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl 
         }
     });
     let rows_graph = graph_id.clone();
-    view! {
-        <section class="trigger-group" aria-labelledby="webhooks-title">
-            <h3 id="webhooks-title" class="subhead">"Webhooks"</h3>
-            {move || shown.get().map(|made| {
+    let row = Callback::new(move |hook: Webhook| {
+        let graph_id = rows_graph.clone();
+        view! { <HookRow hook graph_id can_edit update regenerate delete /> }.into_any()
+    });
+    let new_form = ViewFn::from(move || view! { <NewHook graph_id=graph_id.clone() create /> });
+    let notice = ViewFn::from(move || {
+        move || {
+            shown.get().map(|made| {
                 let url = format!("{}{}", page_origin(), made.path);
                 view! {
                     <div class="new-key" role="status">
@@ -101,39 +91,25 @@ pub fn Webhooks(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl 
                         <button class="button button-small" type="button" on:click=move |_| shown.set(None)>"Done"</button>
                     </div>
                 }
-            })}
-            <Transition fallback=|| view! { <p class="loading">"Loading webhooks…"</p> }>
-                {move || {
-                    let graph_id = rows_graph.clone();
-                    Suspend::new(async move {
-                        let list = hooks.await.unwrap_or_default();
-                        if list.is_empty() {
-                            return view! { <p class="empty-note">"No webhooks."</p> }.into_any();
-                        }
-                        view! {
-                            <ul class="key-list">
-                                {list
-                                    .into_iter()
-                                    .map(|hook| view! {
-                                        <HookRow hook graph_id=graph_id.clone() can_edit update regenerate delete />
-                                    })
-                                    .collect_view()}
-                            </ul>
-                        }
-                        .into_any()
-                    })
-                }}
-            </Transition>
-            {can_edit.then(|| view! {
-                <details class="trigger-new">
-                    <summary class="button button-small">"New webhook"</summary>
-                    <NewHook graph_id create />
-                </details>
-            })}
-            <FormError error=action_error(update.value()) />
-            <FormError error=action_error(regenerate.value()) />
-            <FormError error=action_error(delete.value()) />
-        </section>
+            })
+        }
+    });
+    view! {
+        <TriggerList
+            title="Webhooks"
+            plural="webhooks"
+            new_label="New webhook"
+            items=hooks
+            row
+            can_edit
+            new_form
+            notice
+            errors=vec![
+                action_error(update.value()),
+                action_error(regenerate.value()),
+                action_error(delete.value()),
+            ]
+        />
     }
 }
 

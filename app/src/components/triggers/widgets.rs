@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::confirmed;
+use super::trigger_list::{TriggerList, listed, versions};
 use crate::components::{CopyButton, FormError, action_error, page_origin};
 use crate::widgets::{
     CreateWidget, DeleteWidget, UpdateWidget, Widget, WidgetSettings, list_widgets,
@@ -15,62 +16,29 @@ pub fn Widgets(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl I
     let create = ServerAction::<CreateWidget>::new();
     let update = ServerAction::<UpdateWidget>::new();
     let delete = ServerAction::<DeleteWidget>::new();
-    let list_id = graph_id.clone();
-    let widgets = Resource::new(
-        move || {
-            (
-                open.get(),
-                create.version().get(),
-                update.version().get(),
-                delete.version().get(),
-            )
-        },
-        move |(open, ..)| {
-            let graph_id = list_id.clone();
-            async move {
-                if open {
-                    list_widgets(graph_id).await
-                } else {
-                    Ok(Vec::new())
-                }
-            }
-        },
-    );
+    let changed = versions(vec![
+        create.version().into(),
+        update.version().into(),
+        delete.version().into(),
+    ]);
+    let widgets = listed(open, changed, graph_id.clone(), list_widgets);
     let rows_graph = graph_id.clone();
+    let row = Callback::new(move |widget: Widget| {
+        let graph_id = rows_graph.clone();
+        view! { <WidgetRow widget graph_id can_edit update delete /> }.into_any()
+    });
+    let new_form = ViewFn::from(move || view! { <NewWidget graph_id=graph_id.clone() create /> });
     view! {
-        <section class="trigger-group" aria-labelledby="widgets-title">
-            <h3 id="widgets-title" class="subhead">"Chat widgets"</h3>
-            <Transition fallback=|| view! { <p class="loading">"Loading widgets…"</p> }>
-                {move || {
-                    let graph_id = rows_graph.clone();
-                    Suspend::new(async move {
-                        let list = widgets.await.unwrap_or_default();
-                        if list.is_empty() {
-                            return view! { <p class="empty-note">"No chat widgets."</p> }.into_any();
-                        }
-                        view! {
-                            <ul class="key-list">
-                                {list
-                                    .into_iter()
-                                    .map(|widget| view! {
-                                        <WidgetRow widget graph_id=graph_id.clone() can_edit update delete />
-                                    })
-                                    .collect_view()}
-                            </ul>
-                        }
-                        .into_any()
-                    })
-                }}
-            </Transition>
-            {can_edit.then(|| view! {
-                <details class="trigger-new">
-                    <summary class="button button-small">"New chat widget"</summary>
-                    <NewWidget graph_id create />
-                </details>
-            })}
-            <FormError error=action_error(update.value()) />
-            <FormError error=action_error(delete.value()) />
-        </section>
+        <TriggerList
+            title="Chat widgets"
+            plural="chat widgets"
+            new_label="New chat widget"
+            items=widgets
+            row
+            can_edit
+            new_form
+            errors=vec![action_error(update.value()), action_error(delete.value())]
+        />
     }
 }
 

@@ -1,0 +1,376 @@
+//! Starting runs: from the app or the API (a version or the newest), of
+//! the published version (keys and triggers), forks of a run at a step,
+//! and resuming a paused thread. Each is recorded queued and then launched.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use heddle_engine::{CompiledGraph, GraphDocument, Registry, RunId, ThreadId};
+use heddle_store::access::{Allowed, OnRun, OnThread};
+use heddle_store::graphs;
+use heddle_store::runs as records;
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::graphs::GraphId;
+use heddle_wire::limits::MAX_INPUT_BYTES;
+use heddle_wire::runs::{ForkRequest, RunInfo, RunOrigin, StartRequest};
+use serde_json::Value;
+
+use super::admission::Admission;
+use crate::runs::requests::{RunRequest, check_input, run_input};
+
+use super::{Runs, WIDGET_THREADS, internal};
+
+impl Runs {
+    /// Starts a run of the version `request` names, or of the graph's
+    /// newest (the draft, as the editor shows it), for the user `allowed`
+    /// names; it waits for a free slot in the background. API keys never
+    /// run drafts: see [`Runs::start_published`].
+    pub async fn start(
+        &self,
+        allowed: &Allowed,
+        request: StartRequest,
+    ) -> Result<RunInfo, AppError> {
+        allowed.at_least(Role::Editor)?;
+        if let Some(trigger) = allowed.trigger() {
+            return Err(AppError::Forbidden(format!(
+                "{} runs only the published version: POST /api/v1/graphs/{}/invoke",
+                trigger.describe(),
+                allowed.graph()
+            )));
+        }
+        if let Some(version) = request.graph_version {
+            let prepared = self.prepare_version(allowed, version).await?;
+            return self
+                .start_compiled(allowed, request, version, prepared)
+                .await;
+        }
+        let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
+        self.start_compiled(allowed, request, detail.version, (registry, graph, embeds))
+            .await
+    }
+
+    /// Starts a run of the graph's published version: what calls from
+    /// outside the editor run (409 when nothing is published).
+    pub async fn start_published(
+        &self,
+        allowed: &Allowed,
+        request: StartRequest,
+    ) -> Result<RunInfo, AppError> {
+        allowed.at_least(Role::Editor)?;
+        let version = heddle_store::publishing::publication(&self.inner.db, allowed)
+            .await?
+            .ok_or_else(|| AppError::NotPublished {
+                graph: allowed.graph().to_string(),
+            })?
+            .version;
+        let prepared = self.prepare_version(allowed, version).await?;
+        self.start_compiled(allowed, request, version, prepared)
+            .await
+    }
+
+    /// Records and launches a start of `version`, compiled.
+    pub(super) async fn start_compiled(
+        &self,
+        allowed: &Allowed,
+        request: StartRequest,
+        version: i64,
+        (registry, graph, embeds): (Registry, CompiledGraph, Vec<GraphId>),
+    ) -> Result<RunInfo, AppError> {
+        let user = allowed.user();
+        let stored = RunRequest::Start {
+            interrupt_before: request.interrupt_before.clone(),
+            interrupt_after: request.interrupt_after.clone(),
+        }
+        .to_json();
+        let input = run_input(request.input)?;
+        check_input(&graph, &input)?;
+        let breakpoints = |field: &str, ids: Vec<String>| {
+            ids.into_iter()
+                .map(|id| {
+                    match graph
+                        .document()
+                        .nodes
+                        .iter()
+                        .any(|node| node.id.as_str() == id)
+                    {
+                        true => Ok(heddle_engine::NodeId::from(id.as_str())),
+                        false => Err(AppError::InvalidInput(format!(
+                            "`{field}` names node `{id}`, which is not in the graph"
+                        ))),
+                    }
+                })
+                .collect::<Result<Vec<_>, _>>()
+        };
+        let before = breakpoints("interrupt_before", request.interrupt_before)?;
+        let after = breakpoints("interrupt_after", request.interrupt_after)?;
+        let graph_id = allowed.graph().to_string();
+        if let Some(thread) = &request.thread_id
+            && thread.starts_with(WIDGET_THREADS)
+            && allowed
+                .trigger()
+                .is_none_or(|trigger| trigger.origin != RunOrigin::Widget)
+        {
+            return Err(AppError::InvalidInput(format!(
+                "`thread_id`: ids starting `{WIDGET_THREADS}` are the chat widgets' own"
+            )));
+        }
+        let thread_id = match request.thread_id {
+            Some(thread) => thread,
+            None => format!("thread-{}", uuid::Uuid::new_v4()),
+        };
+        self.claim_thread(&thread_id, &graph_id).await?;
+        // A new run on a paused thread would leave its pause unanswerable.
+        let paused = self
+            .inner
+            .store
+            .latest(&ThreadId::from(thread_id.as_str()))
+            .await
+            .map_err(internal("cannot read a thread"))?
+            .is_some_and(|latest| latest.status == heddle_engine::run::RunStatus::Interrupted);
+        if paused {
+            return Err(AppError::ThreadPaused { thread: thread_id });
+        }
+        let run_id = self
+            .record_queued(records::NewRun {
+                graph_id: &graph_id,
+                graph_version: version,
+                thread_id: &thread_id,
+                input: &input,
+                starter: user,
+                embeds: &embeds,
+                request: &stored,
+                lease: self.new_lease().as_ref(),
+                trigger: allowed.trigger(),
+                fork: None,
+            })
+            .await?;
+        if !self.executes() {
+            return self.record(&run_id).await;
+        }
+        let thread = ThreadId::from(thread_id.as_str());
+        let id = RunId::from(run_id.as_str());
+        self.launch(
+            &run_id,
+            &graph_id,
+            &thread_id,
+            registry,
+            Some(Admission {
+                starter: user.clone(),
+                embeds,
+            }),
+            move |durable| async move {
+                durable
+                    .with_breakpoints(before, after)
+                    .start(Arc::new(graph), thread, id, input)
+                    .await
+            },
+        )?;
+        self.record(&run_id).await
+    }
+
+    /// Forks run `source_id` (time travel): a new run on its thread goes on
+    /// from the checkpoint before `request.step`, with `request.edits`
+    /// applied to the state. The source run and its history stay as they
+    /// were; the new run is a branch.
+    pub async fn fork(&self, run: &OnRun, request: ForkRequest) -> Result<RunInfo, AppError> {
+        run.allowed().at_least(Role::Editor)?;
+        let (source_id, user) = (run.run_id(), run.allowed().user());
+        let source = self.record(source_id).await?;
+        let edits_size = Value::Object(request.edits.clone()).to_string().len();
+        if edits_size > MAX_INPUT_BYTES {
+            return Err(AppError::TooLarge(format!(
+                "the fork's edits are {edits_size} bytes; the limit is {MAX_INPUT_BYTES}"
+            )));
+        }
+        // Refuse here, synchronously, edits the engine would refuse.
+        let stored =
+            graphs::stored_version(&self.inner.db, &source.graph_id, source.graph_version).await?;
+        for (channel, value) in &request.edits {
+            self.inner
+                .registry
+                .value_limits()
+                .check(value)
+                .map_err(|error| AppError::InvalidInput(format!("`edits.{channel}`: {error}")))?;
+        }
+        if let Some(document) = stored.and_then(|json| GraphDocument::from_json(&json).ok()) {
+            heddle_engine::state::check_edits(&document.state.channels, &request.edits)
+                .map_err(|error| AppError::InvalidInput(format!("`edits`: {error}")))?;
+            if let Some(node) = &request.start_at
+                && !document.nodes.iter().any(|spec| spec.id.as_str() == node)
+            {
+                return Err(AppError::InvalidInput(format!(
+                    "`start_at` names node `{node}`, which is not in the graph"
+                )));
+            }
+        }
+        let thread = ThreadId::from(source.thread_id.as_str());
+        let history = self
+            .inner
+            .store
+            .history(&thread)
+            .await
+            .map_err(internal("cannot read a thread's history"))?;
+        let checkpoint = history
+            .iter()
+            .find(|checkpoint| checkpoint.run_id.as_str() == source_id && checkpoint.step == request.step)
+            .ok_or_else(|| {
+                AppError::InvalidInput(format!(
+                    "run `{source_id}` has no checkpoint before step {}; fork from a step it reached",
+                    request.step
+                ))
+            })?
+            .id
+            .clone();
+        self.refuse_if_busy(&source.thread_id)?;
+        let registry = self.registry_for(Some(user.id.as_str())).await?;
+        let edits = Value::Object(request.edits.clone());
+        let embeds = records::embeds_of(&self.inner.db, source_id).await?;
+        let stored = RunRequest::Fork {
+            checkpoint: checkpoint.to_string(),
+            edits: request.edits.clone(),
+            start_at: request.start_at.clone(),
+        }
+        .to_json();
+        let run_id = self
+            .record_queued(records::NewRun {
+                graph_id: &source.graph_id,
+                graph_version: source.graph_version,
+                thread_id: &source.thread_id,
+                input: &edits,
+                starter: user,
+                embeds: &embeds,
+                request: &stored,
+                lease: self.new_lease().as_ref(),
+                trigger: run.allowed().trigger(),
+                fork: Some((source_id, request.step)),
+            })
+            .await?;
+        if !self.executes() {
+            return self.record(&run_id).await;
+        }
+        let id = RunId::from(run_id.as_str());
+        let fork = heddle_engine::run::Fork {
+            edits: request.edits,
+            start_at: request
+                .start_at
+                .map(|node| heddle_engine::NodeId::from(node.as_str())),
+        };
+        self.launch(
+            &run_id,
+            &source.graph_id,
+            &source.thread_id,
+            registry,
+            Some(Admission {
+                starter: user.clone(),
+                embeds,
+            }),
+            move |durable| async move {
+                durable
+                    .fork(&thread, checkpoint.as_str(), fork, id)
+                    .await
+            },
+        )?;
+        self.record(&run_id).await
+    }
+
+    /// Makes sure the thread exists, belongs to this graph, and is free.
+    pub(super) async fn claim_thread(&self, thread: &str, graph_id: &str) -> Result<(), AppError> {
+        if thread.is_empty() || thread.len() > 200 {
+            return Err(AppError::InvalidInput(
+                "`thread_id` must be 1 to 200 characters".into(),
+            ));
+        }
+        if thread.chars().any(char::is_control) {
+            return Err(AppError::InvalidInput(
+                "`thread_id` must not hold control characters".into(),
+            ));
+        }
+        match heddle_store::access::belongs::thread_graph(&self.inner.db, thread).await? {
+            Some(owner) if owner != graph_id => {
+                return Err(AppError::InvalidInput(format!(
+                    "thread `{thread}` belongs to another graph"
+                )));
+            }
+            Some(_) => {}
+            None => records::create_thread(&self.inner.db, thread, graph_id).await?,
+        }
+        self.refuse_if_busy(thread)?;
+        Ok(())
+    }
+
+    /// Refuses a second run on a thread that has one on this server (the
+    /// ledger refuses one queued or running on any server when it records
+    /// the run).
+    pub(super) fn refuse_if_busy(&self, thread: &str) -> Result<(), AppError> {
+        if self
+            .active()
+            .values()
+            .any(|active| active.thread_id == thread)
+        {
+            return Err(AppError::ThreadBusy {
+                thread: thread.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Records a new run, queued, within its starter's limit.
+    pub(super) async fn record_queued(&self, run: records::NewRun<'_>) -> Result<String, AppError> {
+        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
+        records::record_queued(&self.inner.db, run, limit).await
+    }
+
+    /// Resumes a thread's paused run with `value`.
+    pub async fn resume(&self, thread: &OnThread, value: Value) -> Result<RunInfo, AppError> {
+        thread.allowed().at_least(Role::Editor)?;
+        let thread_id = thread.thread_id();
+        let (run_id, graph_id, user_id) = records::newest_of_thread(&self.inner.db, thread_id)
+            .await?
+            .ok_or_else(|| AppError::not_found(format!("thread {thread_id}")))?;
+        // The run keeps the credentials, and needs the access, of whoever
+        // started it.
+        let registry = self.registry_for(user_id.as_deref()).await?;
+        let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
+        self.refuse_if_busy(thread_id)?;
+        // Refuse here, synchronously, what the engine would refuse.
+        let latest = self
+            .inner
+            .store
+            .latest(&ThreadId::from(thread_id))
+            .await
+            .map_err(internal("cannot read a thread"))?;
+        let Some(paused) =
+            latest.filter(|c| c.status == heddle_engine::run::RunStatus::Interrupted)
+        else {
+            return Err(AppError::InvalidInput(format!(
+                "thread `{thread_id}` is not waiting to be resumed"
+            )));
+        };
+        let run = self.record(&run_id).await?;
+        let document = graphs::stored_version(&self.inner.db, &run.graph_id, run.graph_version)
+            .await?
+            .and_then(|json| GraphDocument::from_json(&json).ok());
+        let limits = registry.value_limits();
+        let value =
+            crate::runs::requests::typed_answer(&paused, document.as_ref(), &limits, value)?;
+        let stored = RunRequest::Resume {
+            value: value.clone(),
+        }
+        .to_json();
+        records::requeue(&self.inner.db, &run_id, &stored, self.new_lease().as_ref()).await?;
+        if !self.executes() {
+            return self.record(&run_id).await;
+        }
+        let thread = ThreadId::from(thread_id);
+        self.launch(
+            &run_id,
+            &graph_id,
+            thread_id,
+            registry,
+            admission,
+            move |durable| async move { durable.resume(&thread, value).await },
+        )?;
+        self.record(&run_id).await
+    }
+}

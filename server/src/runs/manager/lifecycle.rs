@@ -1,0 +1,292 @@
+//! A run's life on this server: launched when a slot is free, executed
+//! under its lease with its steps stored, and its end recorded and
+//! announced to the graph's watchers.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use heddle_engine::Registry;
+use heddle_engine::run::{Durable, DurableError, Run, RunError, RunOptions, RunOutput, RunStatus};
+use heddle_store::db::Db;
+use heddle_store::runs as records;
+use heddle_wire::error::AppError;
+use serde_json::Value;
+
+use super::admission::Admission;
+use crate::runs::embed;
+use crate::runs::hub::RunHub;
+use heddle_wire::protocol::RunNotice;
+
+use super::{Active, Runs};
+
+impl Runs {
+    /// Registers a run and starts its task; `prepare` makes the engine run
+    /// once a slot is free.
+    pub(in crate::runs) fn launch<F, Fut>(
+        &self,
+        run_id: &str,
+        graph_id: &str,
+        thread_id: &str,
+        registry: Registry,
+        admission: Option<Admission>,
+        prepare: F,
+    ) -> Result<(), AppError>
+    where
+        F: FnOnce(Durable) -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Run, DurableError>> + Send,
+    {
+        let hub = Arc::new(RunHub::new(Arc::clone(&self.inner.store)));
+        {
+            let mut active = self.active();
+            if active.contains_key(run_id) {
+                return Err(AppError::InvalidInput(format!(
+                    "run `{run_id}` is already running"
+                )));
+            }
+            active.insert(
+                run_id.to_string(),
+                Active {
+                    graph_id: graph_id.to_string(),
+                    thread_id: thread_id.to_string(),
+                    hub: Arc::clone(&hub),
+                    cancel: None,
+                    cancel_requested: false,
+                    task: None,
+                },
+            );
+        }
+        let runs = self.clone();
+        let run_id = run_id.to_string();
+        let graph_id = graph_id.to_string();
+        let task = tokio::spawn({
+            let run_id = run_id.clone();
+            async move {
+                runs.execute(run_id, graph_id, hub, registry, admission, prepare)
+                    .await
+            }
+        });
+        if let Some(active) = self.active().get_mut(&run_id) {
+            active.task = Some(task.abort_handle());
+        }
+        Ok(())
+    }
+
+    pub(super) async fn execute<F, Fut>(
+        &self,
+        run_id: String,
+        graph_id: String,
+        hub: Arc<RunHub>,
+        registry: Registry,
+        admission: Option<Admission>,
+        prepare: F,
+    ) where
+        F: FnOnce(Durable) -> Fut,
+        Fut: Future<Output = Result<Run, DurableError>>,
+    {
+        let permit = Arc::clone(&self.inner.permits).acquire_owned().await;
+        if self.inner.handing_over.load(Ordering::Acquire) {
+            // The server is shutting down: the run stays queued, for the
+            // server that takes it once this one's lease is released.
+            hub.close_now();
+            self.active().remove(&run_id);
+            return;
+        }
+        let cancelled_while_queued = self
+            .active()
+            .get(&run_id)
+            .is_some_and(|active| active.cancel_requested);
+        // Another server took the run over while it waited here (this one
+        // could not renew its lease): it is theirs; leave it untouched.
+        let owner = self.inner.replica.clone();
+        if let Ok(true) = records::leased_elsewhere(&self.inner.db, &run_id, &owner).await {
+            tracing::info!(run = %run_id, "another server took this run over");
+            hub.close_now();
+            self.active().remove(&run_id);
+            return;
+        }
+        let stopped = cancelled_while_queued || permit.is_err();
+        // Access may have changed while the run waited (a link revoked, a
+        // member removed): the starter must still reach every graph it runs.
+        let refused = match (&admission, stopped) {
+            (Some(admission), false) => embed::recheck(
+                &self.inner.db,
+                &admission.starter,
+                &graph_id,
+                &admission.embeds,
+            )
+            .await
+            .err(),
+            _ => None,
+        };
+        let prepared = match (stopped, refused) {
+            (true, _) => None,
+            (false, Some(refused)) => Some(Err(format!(
+                "the run may not start: whoever started it ({}) no longer has the access it needs: \
+                 {refused}",
+                admission
+                    .as_ref()
+                    .map_or("unknown", |admission| admission.starter.username.as_str())
+            ))),
+            (false, None) => {
+                let durable = self
+                    .inner
+                    .durable
+                    .clone()
+                    .with_registry(registry)
+                    .with_options(RunOptions {
+                        keep_log: false,
+                        sink: Some(Arc::new(crate::telemetry::Observed::new(
+                            Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>,
+                            Arc::clone(&self.inner.telemetry),
+                            &graph_id,
+                        ))),
+                        ..RunOptions::default()
+                    });
+                Some(prepare(durable).await.map_err(|error| error.to_string()))
+            }
+        };
+        let result = match prepared {
+            None => {
+                self.record_end(
+                    &run_id,
+                    RunStatus::Cancelled,
+                    None,
+                    Some("cancelled before it started".into()),
+                )
+                .await;
+                None
+            }
+            Some(Err(error)) => {
+                tracing::warn!(run = %run_id, %error, "a run could not start");
+                self.record_end(&run_id, RunStatus::Failed, None, Some(error))
+                    .await;
+                None
+            }
+            Some(Ok(run)) => {
+                if let Some(active) = self.active().get_mut(&run_id) {
+                    let cancel = run.cancel_handle();
+                    if active.cancel_requested {
+                        cancel.cancel();
+                    }
+                    active.cancel = Some(cancel);
+                }
+                self.record_start(&run_id).await;
+                let meter = run.meter();
+                Some((run.execute().await, meter.total()))
+            }
+        };
+        match result {
+            Some((Err(RunError::HandedOver { step }), _)) => {
+                // Not ended: another server goes on from its checkpoint.
+                tracing::info!(run = %run_id, step, "handed the run over after its step");
+            }
+            Some((result, usage)) => {
+                let (status, output, error) = outcome(&result);
+                self.record_end_using(&run_id, status, output, error, Some(&usage))
+                    .await;
+            }
+            None => {}
+        }
+        hub.close().await;
+        self.active().remove(&run_id);
+        drop(permit);
+        // Only PostgreSQL has runs queued for any server (a web server's,
+        // a released lease's); on SQLite every run is this server's already.
+        if matches!(self.inner.db, Db::Postgres(_)) {
+            self.inner.slot_freed.notify_one();
+        }
+    }
+
+    pub(super) async fn record_start(&self, run_id: &str) {
+        match records::mark_running(&self.inner.db, run_id, &self.inner.replica).await {
+            Ok(true) => self.notify(run_id, RunStatus::Running),
+            Ok(false) => tracing::warn!(run = run_id, "another server holds this run's lease"),
+            Err(error) => tracing::error!(run = run_id, %error, "cannot record a run's start"),
+        }
+    }
+
+    /// Records a run's end; what it used stays as recorded before.
+    pub(in crate::runs) async fn record_end(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        output: Option<Value>,
+        error: Option<String>,
+    ) -> bool {
+        self.record_end_using(run_id, status, output, error, None)
+            .await
+    }
+
+    /// Records a run's end and what its model calls used.
+    pub(super) async fn record_end_using(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        output: Option<Value>,
+        error: Option<String>,
+        usage: Option<&heddle_engine::usage::UsageTotals>,
+    ) -> bool {
+        let recorded = records::mark_ended(
+            &self.inner.db,
+            run_id,
+            &self.inner.replica,
+            status,
+            output.as_ref(),
+            error.as_deref(),
+            usage,
+        )
+        .await;
+        match recorded {
+            Ok(true) => {
+                tracing::info!(
+                    run = run_id,
+                    status = status.as_str(),
+                    trace_id = %crate::telemetry::traces::trace_id(run_id),
+                    "run ended"
+                );
+                self.notify(run_id, status);
+                true
+            }
+            // Its record is the server's that took it over.
+            Ok(false) => {
+                tracing::warn!(run = run_id, "another server holds this run's lease");
+                false
+            }
+            Err(error) => {
+                tracing::error!(run = run_id, %error, "cannot record a run's end");
+                false
+            }
+        }
+    }
+
+    pub(super) fn notify(&self, run_id: &str, status: RunStatus) {
+        let notice = self.active().get(run_id).map(|active| RunNotice {
+            graph_id: active.graph_id.clone(),
+            run_id: run_id.to_string(),
+            thread_id: active.thread_id.clone(),
+            status,
+        });
+        if let Some(notice) = notice {
+            self.inner
+                .wakeups
+                .announce_notice(&self.inner.db, &self.inner.replica, &notice);
+            let _ = self.inner.notices.send(notice);
+        }
+    }
+}
+
+/// Where a run's execution left it: its status, output and error.
+fn outcome(result: &Result<RunOutput, RunError>) -> (RunStatus, Option<Value>, Option<String>) {
+    match result {
+        Ok(output) if output.is_interrupted() => (
+            RunStatus::Interrupted,
+            Some(serde_json::json!({"state": output.state, "interrupts": output.interrupts})),
+            None,
+        ),
+        Ok(output) => (RunStatus::Finished, Some(output.state.clone()), None),
+        Err(error @ RunError::Cancelled { .. }) => {
+            (RunStatus::Cancelled, None, Some(error.to_string()))
+        }
+        Err(error) => (RunStatus::Failed, None, Some(error.to_string())),
+    }
+}
