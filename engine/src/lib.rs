@@ -18,6 +18,7 @@
 //! - [`node`]: the `Node` trait and how kinds are built and registered.
 //! - [`kinds`]: the built-in node kinds, one file each.
 //! - [`model`]: chat models: the trait, the offline model, an OpenAI-compatible client.
+//! - [`named_enum!`]: enums stored and sent by name, each name written once.
 //! - [`tools`]: tools models call, and the built-in ones.
 //! - [`run`] (feature `runtime`): the executor, its events, cancellation
 //!   and retries.
@@ -35,6 +36,7 @@ pub mod format;
 pub mod ids;
 pub mod kinds;
 pub mod model;
+mod named;
 pub mod node;
 pub mod run;
 pub mod state;

@@ -159,8 +159,10 @@ pub struct ServeArgs {
     pub database_url: String,
 
     /// Directory holding the built site (pkg/ with the wasm, JS and CSS).
-    #[arg(long, env = "HEDDLE_SITE_ROOT", default_value = "target/site")]
-    pub site_root: PathBuf,
+    /// Without it: the site inside the binary when it carries one (a
+    /// release build), else target/site.
+    #[arg(long, env = "HEDDLE_SITE_ROOT")]
+    pub site_root: Option<PathBuf>,
 
     /// How many runs execute at once; more wait in a queue.
     #[arg(long, env = "HEDDLE_MAX_RUNS", default_value_t = 8)]

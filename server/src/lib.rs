@@ -32,6 +32,7 @@ pub mod auth;
 pub mod cli;
 pub mod config;
 pub mod db_copy;
+pub mod embedded_site;
 pub mod error_status;
 pub mod host_guard;
 pub mod models;

@@ -1,5 +1,5 @@
 //! The HTTP router: server-rendered pages, server functions, static assets
-//! from the built site, and a health check for scripts and probes.
+//! from the built site (a folder, or the binary's own: `embedded_site`), and a health check for scripts and probes.
 
 use std::sync::OnceLock;
 
@@ -55,7 +55,7 @@ pub fn router(state: AppState) -> Router {
         })
         .route_layer(middleware::from_fn(auth::login_wall));
 
-    Router::new()
+    let mut app = Router::new()
         .route("/api/health", get(health))
         .route("/metrics", get(metrics))
         .merge(crate::api::routes())
@@ -64,30 +64,35 @@ pub fn router(state: AppState) -> Router {
         .merge(pages)
         .fallback(file_and_error_handler_with_context::<AppState, _>(
             context, shell,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::identify,
-        ))
-        .layer(auth::session_layer(&state))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            auth::same_origin,
-        ))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::host_guard::check,
-        ))
-        .layer(middleware::map_response(correct_error_status))
-        .layer(middleware::map_response(crate::security_headers::add))
-        // Nothing reads a body larger than the API's largest: beyond it,
-        // 413 before any handler (server functions included) runs.
-        .layer(tower_http::limit::RequestBodyLimitLayer::new(
-            crate::api::MAX_BODY_BYTES + 64 * 1024,
-        ))
-        .layer(middleware::from_fn(crate::api::contract::keep))
-        .layer(TraceLayer::new_for_http())
-        .with_state(state)
+        ));
+    if let Some(site) = state.settings.embedded_site {
+        app = app.layer(middleware::from_fn(move |request, next| {
+            crate::embedded_site::serve(site, request, next)
+        }));
+    }
+    app.layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::identify,
+    ))
+    .layer(auth::session_layer(&state))
+    .layer(middleware::from_fn_with_state(
+        state.clone(),
+        auth::same_origin,
+    ))
+    .layer(middleware::from_fn_with_state(
+        state.clone(),
+        crate::host_guard::check,
+    ))
+    .layer(middleware::map_response(correct_error_status))
+    .layer(middleware::map_response(crate::security_headers::add))
+    // Nothing reads a body larger than the API's largest: beyond it,
+    // 413 before any handler (server functions included) runs.
+    .layer(tower_http::limit::RequestBodyLimitLayer::new(
+        crate::api::MAX_BODY_BYTES + 64 * 1024,
+    ))
+    .layer(middleware::from_fn(crate::api::contract::keep))
+    .layer(TraceLayer::new_for_http())
+    .with_state(state)
 }
 
 /// `GET /metrics`: the Prometheus text format, for a scraper that sends

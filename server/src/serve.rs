@@ -111,9 +111,19 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         return work(args, database, runs).await;
     }
 
-    if !args.site_root.join("pkg").join("heddle.js").is_file() {
+    let embedded_site = match &args.site_root {
+        Some(_) => None,
+        None => crate::embedded_site::Site::embedded(),
+    };
+    let site_root = args
+        .site_root
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("target/site"));
+    if embedded_site.is_some() {
+        tracing::info!("serving the site this binary carries");
+    } else if !site_root.join("pkg").join("heddle.js").is_file() {
         tracing::warn!(
-            site_root = %args.site_root.display(),
+            site_root = %site_root.display(),
             "the built site was not found: pages render but stay static; build it with `cargo xtask build`"
         );
     }
@@ -141,18 +151,13 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     };
     settings.max_runs_per_user = args.max_runs_per_user;
     settings.trust_proxy = args.trust_proxy;
+    settings.embedded_site = embedded_site;
     settings.metrics_token = args
         .metrics_token
         .clone()
         .filter(|token| !token.trim().is_empty());
-    let state = AppState::new(
-        database.clone(),
-        runs.clone(),
-        shutdown,
-        &args.site_root,
-        local,
-    )
-    .with_settings(settings);
+    let state = AppState::new(database.clone(), runs.clone(), shutdown, &site_root, local)
+        .with_settings(settings);
     let sweeper = DbSessions::new(database.clone()).sweep_expired();
     let scheduler = crate::schedules::keep_firing(runs.clone());
     let executing = match args.role.executes() {

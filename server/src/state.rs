@@ -42,6 +42,9 @@ pub struct Settings {
     /// `localhost` (lowercase, no port): `--allowed-hosts` and the public
     /// URL's host (see [`crate::host_guard`]).
     allowed_hosts: Vec<String>,
+    /// The site this binary carries, served instead of the site folder
+    /// (release builds; see [`crate::embedded_site`]).
+    pub embedded_site: Option<crate::embedded_site::Site>,
 }
 
 impl Default for Settings {
@@ -53,6 +56,7 @@ impl Default for Settings {
             trust_proxy: false,
             metrics_token: None,
             allowed_hosts: Vec::new(),
+            embedded_site: None,
         }
     }
 }

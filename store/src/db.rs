@@ -165,22 +165,7 @@ pub fn ago(duration: std::time::Duration) -> String {
 /// Seconds since 1970 of a stored timestamp (as [`now`] writes them);
 /// `None` for text that is not one.
 pub fn unix_seconds(stored: &str) -> Option<i64> {
-    let number = |range: std::ops::Range<usize>| stored.get(range)?.parse::<u16>().ok();
-    let month = time::Month::try_from(u8::try_from(number(5..7)?).ok()?).ok()?;
-    let date = time::Date::from_calendar_date(
-        i32::from(number(0..4)?),
-        month,
-        u8::try_from(number(8..10)?).ok()?,
-    )
-    .ok()?;
-    let at = date
-        .with_hms(
-            u8::try_from(number(11..13)?).ok()?,
-            u8::try_from(number(14..16)?).ok()?,
-            u8::try_from(number(17..19)?).ok()?,
-        )
-        .ok()?;
-    Some(at.assume_utc().unix_timestamp())
+    heddle_wire::time::Timestamp::parse(stored).map(|at| at.millis().div_euclid(1000))
 }
 
 fn timestamp(at: time::OffsetDateTime) -> String {

@@ -5,49 +5,32 @@
 //! Viewers open, watch, replay, export and copy; editors also change and
 //! run; only the owner shares, deletes and changes roles.
 
+use heddle_engine::named_enum;
 use serde::{Deserialize, Serialize};
 
-/// A user's role on one graph, lowest first (so roles compare).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    Viewer,
-    Editor,
-    Owner,
+named_enum! {
+    /// A user's role on one graph, lowest first (so roles compare).
+    #[derive(
+        Clone,
+        Copy,
+        Debug,
+        PartialEq,
+        Eq,
+        PartialOrd,
+        Ord,
+        Hash,
+        Serialize,
+        Deserialize,
+        schemars::JsonSchema,
+    )]
+    pub enum Role {
+        Viewer = "viewer",
+        Editor = "editor",
+        Owner = "owner",
+    }
 }
 
 impl Role {
-    /// The role's name as stored and shown (`viewer`, `editor`, `owner`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Viewer => "viewer",
-            Role::Editor => "editor",
-            Role::Owner => "owner",
-        }
-    }
-
-    /// A role from its stored name.
-    pub fn parse(text: &str) -> Option<Role> {
-        match text {
-            "viewer" => Some(Role::Viewer),
-            "editor" => Some(Role::Editor),
-            "owner" => Some(Role::Owner),
-            _ => None,
-        }
-    }
-
     /// Whether this role may change the graph and run it.
     pub fn can_edit(self) -> bool {
         self >= Role::Editor
@@ -60,12 +43,6 @@ impl Role {
             Role::Editor => "can also change and run the graph",
             Role::Owner => "can also share, delete and change roles",
         }
-    }
-}
-
-impl std::fmt::Display for Role {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

@@ -9,38 +9,25 @@
 //! last used.
 
 use crate::graphs::GraphId;
+use heddle_engine::named_enum;
 use serde::{Deserialize, Serialize};
 
-/// What a key may do on its graphs.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum KeyScope {
-    /// Start runs of the published version; read, resume and cancel the
-    /// runs this key started.
-    #[default]
-    Run,
-    /// Also read the graphs and all their runs and threads.
-    Read,
+named_enum! {
+    /// What a key may do on its graphs.
+    #[derive(
+        Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+    )]
+    pub enum KeyScope {
+        /// Start runs of the published version; read, resume and cancel the
+        /// runs this key started.
+        #[default]
+        Run = "run",
+        /// Also read the graphs and all their runs and threads.
+        Read = "read",
+    }
 }
 
 impl KeyScope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KeyScope::Run => "run",
-            KeyScope::Read => "read",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<KeyScope> {
-        match text {
-            "run" => Some(KeyScope::Run),
-            "read" => Some(KeyScope::Read),
-            _ => None,
-        }
-    }
-
     /// The scope in words, for the settings page.
     pub fn describe(self) -> &'static str {
         match self {

@@ -20,6 +20,7 @@
 //!   published graph.
 //! - [`secrets`]: what a user's saved credentials look like when listed.
 //! - [`sharing`]: members and share links.
+//! - [`time`]: timestamps as stored and sent, read into instants.
 
 pub mod access;
 
@@ -40,6 +41,7 @@ pub mod schedules;
 
 pub mod secrets;
 pub mod sharing;
+pub mod time;
 
 pub mod webhooks;
 pub mod widgets;

@@ -2,9 +2,12 @@
 //! who started it, when, how long it took) and its conversations. Opening a run replays it on
 //! the canvas from its stored events.
 
+use heddle_engine::named_enum;
 use heddle_engine::run::RunStatus;
 use heddle_engine::usage::UsageTotals;
 use serde::{Deserialize, Serialize};
+
+use crate::time::{Timestamp, spoken};
 use serde_json::Value;
 
 /// A run: the graph version it runs, its thread, input, where it stands
@@ -67,47 +70,27 @@ pub struct ForkOrigin {
     pub step: u32,
 }
 
-/// How a run started: from the app (the editor, or the JSON API with a
-/// session), or from outside, which runs the published version.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum RunOrigin {
-    #[default]
-    App,
-    /// A call with an API key (invoke, or the chat completions endpoint).
-    ApiKey,
-    /// A webhook's URL was called.
-    Webhook,
-    /// A schedule fired.
-    Schedule,
-    /// Someone chatted through a chat widget on another site.
-    Widget,
+named_enum! {
+    /// How a run started: from the app (the editor, or the JSON API with a
+    /// session), or from outside, which runs the published version.
+    #[derive(
+        Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+    )]
+    pub enum RunOrigin {
+        #[default]
+        App = "app",
+        /// A call with an API key (invoke, or the chat completions endpoint).
+        ApiKey = "api_key",
+        /// A webhook's URL was called.
+        Webhook = "webhook",
+        /// A schedule fired.
+        Schedule = "schedule",
+        /// Someone chatted through a chat widget on another site.
+        Widget = "widget",
+    }
 }
 
 impl RunOrigin {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunOrigin::App => "app",
-            RunOrigin::ApiKey => "api_key",
-            RunOrigin::Webhook => "webhook",
-            RunOrigin::Schedule => "schedule",
-            RunOrigin::Widget => "widget",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<RunOrigin> {
-        match text {
-            "app" => Some(RunOrigin::App),
-            "api_key" => Some(RunOrigin::ApiKey),
-            "webhook" => Some(RunOrigin::Webhook),
-            "schedule" => Some(RunOrigin::Schedule),
-            "widget" => Some(RunOrigin::Widget),
-            _ => None,
-        }
-    }
-
     /// How the run list says where a run came from, e.g. `key "support"`;
     /// `None` for runs from the app.
     pub fn describe(self, label: Option<&str>) -> Option<String> {
@@ -238,33 +221,13 @@ pub struct ThreadView {
 }
 
 impl RunInfo {
-    /// How long it ran, from its ISO-8601 start and end, as people say it.
+    /// How long it ran, from its start and end, as people say it; `None`
+    /// while it has not ended (or a time does not read).
     pub fn duration(&self) -> Option<String> {
-        let seconds = |iso: &str| -> Option<f64> {
-            let time = iso.get(11..23)?;
-            let (h, rest) = time.split_once(':')?;
-            let (m, s) = rest.split_once(':')?;
-            Some(
-                h.parse::<f64>().ok()? * 3600.0
-                    + m.parse::<f64>().ok()? * 60.0
-                    + s.parse::<f64>().ok()?,
-            )
-        };
-        let start = seconds(self.started_at.as_deref()?)?;
-        let end = seconds(self.finished_at.as_deref()?)?;
-        let same_day =
-            self.started_at.as_deref()?.get(0..10) == self.finished_at.as_deref()?.get(0..10);
-        let took = end - start;
-        if !same_day || took < 0.0 {
-            return None;
-        }
-        Some(if took < 1.0 {
-            format!("{:.0} ms", took * 1000.0)
-        } else if took < 60.0 {
-            format!("{took:.1} s")
-        } else {
-            format!("{:.0} min", took / 60.0)
-        })
+        let start = Timestamp::parse(self.started_at.as_deref()?)?;
+        let end = Timestamp::parse(self.finished_at.as_deref()?)?;
+        let took = end.millis() - start.millis();
+        (took >= 0).then(|| spoken(took))
     }
 }
 
@@ -312,6 +275,17 @@ mod tests {
                 .duration()
                 .as_deref(),
             Some("5 min")
+        );
+        // A run that crosses midnight (and a month's end) has a duration.
+        assert_eq!(
+            run("2026-11-30T23:59:30.000Z", "2026-12-01T00:00:10.000Z")
+                .duration()
+                .as_deref(),
+            Some("40.0 s")
+        );
+        assert_eq!(
+            run("2026-11-21T10:00:00.000Z", "2026-11-21T09:00:00.000Z").duration(),
+            None
         );
     }
 

@@ -4,36 +4,21 @@
 //! server ran are skipped or run once, as the schedule says. A schedule
 //! acts with its maker's access, checked every time it fires.
 
+use heddle_engine::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// What to do with times missed while no server was running.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Missed {
-    /// Leave them: the schedule goes on at its next time.
-    #[default]
-    Skip,
-    /// Run once for all of them, as soon as a server is back.
-    RunOnce,
-}
-
-impl Missed {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Missed::Skip => "skip",
-            Missed::RunOnce => "run_once",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Missed> {
-        match text {
-            "skip" => Some(Missed::Skip),
-            "run_once" => Some(Missed::RunOnce),
-            _ => None,
-        }
+named_enum! {
+    /// What to do with times missed while no server was running.
+    #[derive(
+        Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+    )]
+    pub enum Missed {
+        /// Leave them: the schedule goes on at its next time.
+        #[default]
+        Skip = "skip",
+        /// Run once for all of them, as soon as a server is back.
+        RunOnce = "run_once",
     }
 }
 

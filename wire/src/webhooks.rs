@@ -8,36 +8,21 @@
 //! The URL holds a 256-bit token; only its SHA-256 is stored, so the URL
 //! is shown when the hook is made or its URL regenerated, never again.
 
+use heddle_engine::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// What a call of the hook answers.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Respond {
-    /// 202 with the run at once.
-    #[default]
-    Run,
-    /// Waits for the run (up to 30 s) and answers with its outcome.
-    Result,
-}
-
-impl Respond {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Respond::Run => "run",
-            Respond::Result => "result",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Respond> {
-        match text {
-            "run" => Some(Respond::Run),
-            "result" => Some(Respond::Result),
-            _ => None,
-        }
+named_enum! {
+    /// What a call of the hook answers.
+    #[derive(
+        Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+    )]
+    pub enum Respond {
+        /// 202 with the run at once.
+        #[default]
+        Run = "run",
+        /// Waits for the run (up to 30 s) and answers with its outcome.
+        Result = "result",
     }
 }
 

@@ -8,7 +8,8 @@
 //! 3. `style/main.css` becomes `pkg/heddle.css` and `public/` is copied to
 //!    the site root; the bundle files get gzipped siblings the server sends
 //!    to browsers that accept them;
-//! 4. the `heddle` binary.
+//! 4. the `heddle` binary; a release one carries the site inside it (the
+//!    server's `embedded-site` feature).
 //!
 //! `cargo xtask site [--release]` does steps 1 to 3 only.
 //!
@@ -162,7 +163,10 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
 fn build_server(workspace: &Path, release: bool) -> Result<()> {
     let mut args = vec!["build", "--package", "heddle-server", "--bin", "heddle"];
     if release {
-        args.push("--release");
+        // A release binary carries the site it was built with, so
+        // deploying is copying one file (`--site-root` still serves a
+        // folder instead).
+        args.extend(["--release", "--features", "embedded-site"]);
     }
     cargo(workspace, &args)
 }

@@ -75,23 +75,24 @@ pub struct CompletedTask {
     pub output: NodeOutput,
 }
 
-/// Where a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Recorded and waiting for a free slot on a server (a server's queue;
-    /// the engine itself never checkpoints a run in this state).
-    Queued,
-    /// Running, or died while running (then it is recovered on restart).
-    Running,
-    /// Paused, waiting to be resumed with a value.
-    Interrupted,
-    /// Finished.
-    Finished,
-    /// Failed.
-    Failed,
-    /// Cancelled.
-    Cancelled,
+crate::named_enum! {
+    /// Where a run stands.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+    pub enum RunStatus {
+        /// Recorded and waiting for a free slot on a server (a server's queue;
+        /// the engine itself never checkpoints a run in this state).
+        Queued = "queued",
+        /// Running, or died while running (then it is recovered on restart).
+        Running = "running",
+        /// Paused, waiting to be resumed with a value.
+        Interrupted = "interrupted",
+        /// Finished.
+        Finished = "finished",
+        /// Failed.
+        Failed = "failed",
+        /// Cancelled.
+        Cancelled = "cancelled",
+    }
 }
 
 impl RunStatus {
@@ -106,37 +107,6 @@ impl RunStatus {
     /// Whether the run is waiting or executing (not paused, not over).
     pub fn is_active(self) -> bool {
         matches!(self, RunStatus::Queued | RunStatus::Running)
-    }
-
-    /// The status from its stored form.
-    pub fn parse(text: &str) -> Option<Self> {
-        Some(match text {
-            "queued" => RunStatus::Queued,
-            "running" => RunStatus::Running,
-            "interrupted" => RunStatus::Interrupted,
-            "finished" => RunStatus::Finished,
-            "failed" => RunStatus::Failed,
-            "cancelled" => RunStatus::Cancelled,
-            _ => return None,
-        })
-    }
-
-    /// The status as stored and shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Queued => "queued",
-            RunStatus::Running => "running",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Finished => "finished",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-        }
-    }
-}
-
-impl std::fmt::Display for RunStatus {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
