@@ -166,8 +166,13 @@ pub fn read_crate(src: &Path) -> Result<Graph> {
         ) {
             module.pop();
         }
-        let text = std::fs::read_to_string(&file)
+        let mut text = std::fs::read_to_string(&file)
             .with_context(|| format!("cannot read {}", file.display()))?;
+        // A file's tests (an inline `mod tests` at its end) are not part
+        // of its structure, and their `super::` is one level deeper.
+        if let Some(at) = text.find("#[cfg(test)]\nmod ") {
+            text.truncate(at);
+        }
         texts.insert(module.clone(), text);
         graph.files.insert(module, file);
     }

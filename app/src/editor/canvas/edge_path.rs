@@ -1,0 +1,105 @@
+//! One edge on the canvas: its path (straight, curved or a loop around
+//! the nodes it skips) and how it looks (taken by the run, selected, a
+//! problem's).
+
+use crate::editor::attr_keys::{D, DataEdge};
+use crate::live::RunView;
+use heddle_engine::format::Position;
+use heddle_engine::validate::Problem;
+use heddle_engine::{EdgeId, NodeId};
+use leptos::prelude::*;
+use std::collections::HashMap;
+
+use super::Selection;
+use super::loops::{LoopRoutes, edge_route};
+
+#[component]
+pub(super) fn EdgePath(
+    selection: Selection,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    loops: LoopRoutes,
+    edge: heddle_engine::format::EdgeSpec,
+    live: RwSignal<RunView>,
+    problems: Memo<Vec<Problem>>,
+) -> impl IntoView {
+    let id: EdgeId = edge.id.clone();
+    let route = edge_route(positions, loops, &edge);
+    let path = move || {
+        route.with(|route| {
+            route
+                .as_ref()
+                .map(|route| route.path.clone())
+                .unwrap_or_default()
+        })
+    };
+    let conditional = edge.route.is_some() || edge.condition.is_some();
+    let own_problems = {
+        let id = id.clone();
+        Memo::new(move |_| {
+            problems.with(|all| {
+                all.iter()
+                    .filter(|problem| problem.edge.as_ref() == Some(&id))
+                    .map(|problem| problem.message.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        })
+    };
+    let (selected, taken) = edge_looks(selection, &edge, live);
+    // One class attribute, one effect (hundreds of edges hydrate).
+    let class = move || {
+        let mut class = String::from("editor-edge");
+        for (name, on) in [
+            (" conditional", conditional),
+            (" selected", selected()),
+            (" taken", taken()),
+            (" has-problems", own_problems.with(|text| !text.is_empty())),
+        ] {
+            if on {
+                class.push_str(name);
+            }
+        }
+        class
+    };
+    // The whole edge selects it: the wide hit area and the drawn line (its
+    // arrow is the stylesheet's).
+    let hit = view! {
+        <path class="editor-edge-hit">
+            {move || own_problems.with(|text| (!text.is_empty()).then(|| view! { <title>{text.clone()}</title> }))}
+        </path>
+    }
+    .attr(D, path);
+    let line = view! { <path class="editor-edge-line" /> }.attr(D, path);
+    view! {
+        <g class=class>
+            {hit}
+            {line}
+        </g>
+    }
+    .attr(DataEdge, id.to_string())
+}
+
+/// Whether an edge is selected, and whether the watched run took it:
+/// shared by its line and its label (both pressed through the canvas).
+pub(super) fn edge_looks(
+    selection: Selection,
+    edge: &heddle_engine::format::EdgeSpec,
+    live: RwSignal<RunView>,
+) -> (
+    impl Fn() -> bool + Clone + Send + Sync + use<>,
+    impl Fn() -> bool + Clone + Send + Sync + use<>,
+) {
+    let selected = {
+        let id = edge.id.clone();
+        move || {
+            selection
+                .edge
+                .with(|selected| selected.as_ref() == Some(&id))
+        }
+    };
+    let taken = {
+        let (from, to) = (edge.from.to_string(), edge.to.to_string());
+        move || live.with(|view| view.edges_taken.iter().any(|(a, b)| *a == from && *b == to))
+    };
+    (selected, taken)
+}

@@ -1,0 +1,221 @@
+//! Where edges are drawn: loops that go back around the nodes they skip,
+//! kept apart from each other, and the route of every other edge.
+
+use crate::editor::gestures::{Drag, Gestures};
+use crate::editor::routing::{self, EdgeEnds, Route};
+use crate::editor::state::Editor;
+use heddle_engine::format::Position;
+use heddle_engine::{EdgeId, NodeId};
+use leptos::prelude::*;
+use std::collections::{HashMap, HashSet};
+
+use super::NODE_SIZE;
+use super::label_text::edge_label;
+
+/// The routes of the edges that go back, and one signal per edge that
+/// changes only when that edge's route does. Each edge reads its own
+/// signal: were hundreds of edges to read the whole map, every change of
+/// it would rerun them all, each leaving and rejoining the subscribers of
+/// sources with hundreds of subscribers (linear each time; it was most of
+/// a drag frame's time on a 500-node graph).
+#[derive(Clone, Copy)]
+pub(super) struct LoopRoutes {
+    all: Memo<HashMap<EdgeId, Route>>,
+    each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>>,
+    /// The canvas's: the edges' signals live as long as it does.
+    owner: StoredValue<Owner>,
+}
+
+impl LoopRoutes {
+    pub(super) fn new(
+        editor: Editor,
+        gestures: Gestures,
+        positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    ) -> LoopRoutes {
+        let all = loop_routes(editor, gestures, positions);
+        let each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>> =
+            StoredValue::new(HashMap::new());
+        Effect::new(move |_| {
+            all.with(|all| {
+                each.with_value(|each| {
+                    for (id, signal) in each {
+                        let now = all.get(id);
+                        if signal.with_untracked(|was| was.as_ref() != now) {
+                            signal.set(now.cloned());
+                        }
+                    }
+                })
+            })
+        });
+        let owner = StoredValue::new(Owner::current().unwrap_or_default());
+        LoopRoutes { all, each, owner }
+    }
+
+    /// The route of `edge` when it goes back.
+    pub(super) fn of(&self, edge: &EdgeId) -> RwSignal<Option<Route>> {
+        if let Some(signal) = self.each.with_value(|each| each.get(edge).copied()) {
+            return signal;
+        }
+        let now = self.all.with_untracked(|all| all.get(edge).cloned());
+        let signal = self
+            .owner
+            .with_value(|owner| owner.with(|| RwSignal::new(now)));
+        self.each.update_value(|each| {
+            each.insert(edge.clone(), signal);
+        });
+        signal
+    }
+}
+
+/// What loop routing needs of the graph's structure, kept while only
+/// positions change: the nodes in one order with their position signals,
+/// and each edge's ends as indices into it. A drag move then hashes no id
+/// and clones no string.
+#[derive(PartialEq)]
+pub(super) struct LoopBase {
+    positions: Vec<RwSignal<Position>>,
+    ends: Vec<(EdgeId, usize, usize)>,
+}
+
+impl LoopBase {
+    pub(super) fn new(
+        positions: &HashMap<NodeId, RwSignal<Position>>,
+        edges: &[heddle_engine::format::EdgeSpec],
+    ) -> LoopBase {
+        let index: HashMap<&NodeId, usize> = positions
+            .keys()
+            .enumerate()
+            .map(|(i, id)| (id, i))
+            .collect();
+        LoopBase {
+            positions: positions.values().copied().collect(),
+            ends: edges
+                .iter()
+                .filter_map(|edge| {
+                    Some((
+                        edge.id.clone(),
+                        *index.get(&edge.from)?,
+                        *index.get(&edge.to)?,
+                    ))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The routes of the edges that go back, recomputed when a node moves or
+/// an edge changes: loops need to know about each other to keep apart.
+/// Forward edges are routed one by one ([`edge_route`]), so dragging a node
+/// redraws only what it touches. While nodes are dragged only their own
+/// loops follow them, and only their positions are followed (the others
+/// change only with a committed change, which moves `revision`); the other
+/// loops are laid out again once the drag ends, so a drag repaints what it
+/// moves, not every loop its path crosses.
+pub(super) fn loop_routes(
+    editor: Editor,
+    gestures: Gestures,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+) -> Memo<HashMap<EdgeId, Route>> {
+    let base = Memo::new(move |_| {
+        positions.with(|positions| editor.edges.with(|edges| LoopBase::new(positions, edges)))
+    });
+    Memo::new(move |previous: Option<&HashMap<EdgeId, Route>>| {
+        editor.revision.track();
+        let dragged: Vec<RwSignal<Position>> = gestures.drag.with_value(|drag| match drag {
+            Drag::Move { origins, .. } => origins.iter().map(|(position, _)| *position).collect(),
+            _ => Vec::new(),
+        });
+        let previous = previous.filter(|_| !dragged.is_empty());
+        base.with(|base| {
+            let moving: Vec<bool> = base
+                .positions
+                .iter()
+                .map(|position| dragged.contains(position))
+                .collect();
+            let at: Vec<(f64, f64)> = base
+                .positions
+                .iter()
+                .zip(&moving)
+                .map(|(position, &moves)| {
+                    let p = if previous.is_none() || moves {
+                        position.get()
+                    } else {
+                        position.get_untracked()
+                    };
+                    (p.x, p.y)
+                })
+                .collect();
+            // Mid-drag, the loops of nodes that stay keep their routes.
+            let (kept, ends): (Vec<&EdgeId>, Vec<EdgeEnds>) = base
+                .ends
+                .iter()
+                .filter(|(_, from, to)| previous.is_none() || moving[*from] || moving[*to])
+                .map(|(id, from, to)| {
+                    let ends = EdgeEnds {
+                        from: *from,
+                        to: *to,
+                        label: None,
+                    };
+                    (id, ends)
+                })
+                .unzip();
+            let mut routes: HashMap<EdgeId, Route> = kept
+                .iter()
+                .zip(routing::loops(&at, NODE_SIZE, &ends))
+                .filter_map(|(id, route)| Some(((*id).clone(), route?)))
+                .collect();
+            if let Some(previous) = previous {
+                let moved: HashSet<&EdgeId> = kept.into_iter().collect();
+                for (id, route) in previous {
+                    if !moved.contains(id) {
+                        routes.insert(id.clone(), route.clone());
+                    }
+                }
+            }
+            routes
+        })
+    })
+}
+
+/// One edge's route: its loop's, or its own curve between its two nodes
+/// (with its label kept off the nodes). A memo, so a drag updates only
+/// the edges whose route changed.
+pub(super) fn edge_route(
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    loops: LoopRoutes,
+    edge: &heddle_engine::format::EdgeSpec,
+) -> Memo<Option<Route>> {
+    let (id, from, to) = (edge.id.clone(), edge.from.clone(), edge.to.clone());
+    let label = edge
+        .route
+        .as_deref()
+        .or(edge.condition.as_deref())
+        .map(edge_label);
+    let looped = loops.of(&id);
+    Memo::new(move |_| {
+        if let Some(route) = looped.get() {
+            return Some(route);
+        }
+        let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
+        let (a, b) = (a?.get(), b?.get());
+        let (a, b) = ((a.x, a.y), (b.x, b.y));
+        let others: Vec<(f64, f64)> = match &label {
+            Some(_) => positions.with(|map| {
+                map.values()
+                    .map(|position| {
+                        let p = position.get();
+                        (p.x, p.y)
+                    })
+                    .collect()
+            }),
+            None => Vec::new(),
+        };
+        Some(routing::forward_edge(
+            a,
+            b,
+            NODE_SIZE,
+            label.as_deref(),
+            &others,
+        ))
+    })
+}
