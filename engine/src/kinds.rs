@@ -26,7 +26,7 @@ mod wait;
 
 pub use agent::{AgentConfig, DONE_ROUTE, Handoff};
 pub use ask::AskConfig;
-pub use builtin::BuiltinKind;
+pub use builtin::{BuiltinKind, KindGroup};
 pub use condition::{Branch, ConditionConfig};
 pub use end::EndConfig;
 pub use fan_out::FanOutConfig;

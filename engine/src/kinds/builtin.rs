@@ -5,6 +5,19 @@
 
 use serde_json::Value;
 
+crate::named_enum! {
+    /// The palette's groups, in the order a new user looks for them; every
+    /// kind is in one ([`BuiltinKind::group`]).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+    pub enum KindGroup {
+        Models = "Models",
+        Tools = "Tools",
+        People = "People",
+        Flow = "Flow",
+        State = "State",
+    }
+}
+
 /// The kinds every graph can use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BuiltinKind {
@@ -108,20 +121,20 @@ impl BuiltinKind {
     }
 
     /// The palette group the kind is listed under.
-    pub fn group(self) -> &'static str {
+    pub fn group(self) -> KindGroup {
         match self {
             BuiltinKind::Start
             | BuiltinKind::End
             | BuiltinKind::Condition
             | BuiltinKind::Join
             | BuiltinKind::FanOut
-            | BuiltinKind::Wait => "Flow",
+            | BuiltinKind::Wait => KindGroup::Flow,
             BuiltinKind::Llm | BuiltinKind::Router | BuiltinKind::Agent | BuiltinKind::Memory => {
-                "Models"
+                KindGroup::Models
             }
-            BuiltinKind::Tools | BuiltinKind::Subgraph => "Tools",
-            BuiltinKind::Ask | BuiltinKind::Human => "People",
-            BuiltinKind::Set | BuiltinKind::Script => "State",
+            BuiltinKind::Tools | BuiltinKind::Subgraph => KindGroup::Tools,
+            BuiltinKind::Ask | BuiltinKind::Human => KindGroup::People,
+            BuiltinKind::Set | BuiltinKind::Script => KindGroup::State,
         }
     }
 
