@@ -181,7 +181,7 @@ impl Durable {
             .store
             .run(run)
             .await?
-            .ok_or_else(|| StoreError(format!("no record of run `{run}`")))?;
+            .ok_or_else(|| StoreError::Missing(format!("no record of run `{run}`")))?;
         CompiledGraph::from_json(&record.graph, &self.registry)
             .map(Arc::new)
             .map_err(|error| DurableError::Graph {

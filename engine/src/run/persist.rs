@@ -150,7 +150,7 @@ impl Persistence {
             match task.await {
                 Ok(result) => result?,
                 Err(error) => {
-                    return Err(RunError::Store(StoreError(format!(
+                    return Err(RunError::Store(StoreError::Backend(format!(
                         "the checkpoint writer stopped: {error}"
                     ))));
                 }

@@ -94,13 +94,13 @@ pub async fn migrate(pool: &PgPool) -> Result<(), StoreError> {
     migrator
         .run(pool)
         .await
-        .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))
+        .map_err(|e| StoreError::Backend(format!("cannot create the checkpoint tables: {e}")))
 }
 
 /// The refusal of a batch that does not begin at `next_seq`, where the
 /// run's stored log ends.
 fn does_not_follow(batch: &Batch, next_seq: i64) -> StoreError {
-    StoreError(format!(
+    StoreError::Conflict(format!(
         "event {} of run `{}` does not follow {next_seq}",
         batch.first, batch.run
     ))

@@ -12,7 +12,7 @@ use crate::ids::{RunId, ThreadId};
 
 /// Turns a database error into a store error, saying what was being done.
 pub(crate) fn error(context: &str) -> impl Fn(sqlx::Error) -> StoreError + '_ {
-    move |error| StoreError(format!("{context}: {error}"))
+    move |error| StoreError::Backend(format!("{context}: {error}"))
 }
 
 /// Like [`error`], for a write of `run`'s events from `first` on: the
@@ -24,12 +24,12 @@ pub(crate) fn write_error<'a>(
 ) -> impl Fn(sqlx::Error) -> StoreError + 'a {
     move |error| match (batch, &error) {
         (Some(batch), sqlx::Error::Database(db)) if db.is_unique_violation() => {
-            StoreError(format!(
+            StoreError::Conflict(format!(
                 "{context}: events from {} of run `{}` are already stored",
                 batch.first, batch.run
             ))
         }
-        _ => StoreError(format!("{context}: {error}")),
+        _ => StoreError::Backend(format!("{context}: {error}")),
     }
 }
 
@@ -39,18 +39,20 @@ pub(crate) fn write_error<'a>(
 /// still opens (see [`crate::state::from_stored_json`]).
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
     crate::state::from_stored_json(body)
-        .map_err(|e| StoreError(format!("a stored record does not read back: {e}")))
+        .map_err(|e| StoreError::Corrupt(format!("a stored record does not read back: {e}")))
 }
 
 /// A checkpoint as its JSON column holds it.
 pub(crate) fn checkpoint_body(checkpoint: &Checkpoint) -> Result<String, StoreError> {
-    serde_json::to_string(checkpoint)
-        .map_err(|e| StoreError(format!("cannot encode checkpoint `{}`: {e}", checkpoint.id)))
+    serde_json::to_string(checkpoint).map_err(|e| {
+        StoreError::Corrupt(format!("cannot encode checkpoint `{}`: {e}", checkpoint.id))
+    })
 }
 
 /// A number as an SQL integer column holds it (a signed 64-bit integer).
 pub(crate) fn integer(value: u64, what: &str) -> Result<i64, StoreError> {
-    i64::try_from(value).map_err(|_| StoreError(format!("{what} {value} is too large to store")))
+    i64::try_from(value)
+        .map_err(|_| StoreError::Corrupt(format!("{what} {value} is too large to store")))
 }
 
 /// A batch of one run's events as a row of `heddle_events` holds it.
@@ -69,8 +71,9 @@ impl Batch {
         let Some((first, last)) = batch_span(run, events)? else {
             return Ok(None);
         };
-        let body = serde_json::to_string(events)
-            .map_err(|e| StoreError(format!("cannot encode the events of run `{run}`: {e}")))?;
+        let body = serde_json::to_string(events).map_err(|e| {
+            StoreError::Corrupt(format!("cannot encode the events of run `{run}`: {e}"))
+        })?;
         Ok(Some(Batch {
             run: run.clone(),
             first: integer(first, "event")?,
@@ -116,7 +119,7 @@ impl TryFrom<RunRow> for RunRecord {
     fn try_from(row: RunRow) -> Result<Self, StoreError> {
         Ok(RunRecord {
             status: RunStatus::parse(&row.status).ok_or_else(|| {
-                StoreError(format!(
+                StoreError::Corrupt(format!(
                     "run `{}` has an unknown status `{}`",
                     row.run_id, row.status
                 ))

@@ -56,8 +56,9 @@ impl SqliteStore {
     pub async fn open(path: impl AsRef<Path>, sync: SyncMode) -> Result<Self, StoreError> {
         let path = path.as_ref();
         if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
+            std::fs::create_dir_all(dir).map_err(|e| {
+                StoreError::Backend(format!("cannot create {}: {e}", dir.display()))
+            })?;
         }
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(error("options"))?
@@ -75,7 +76,7 @@ impl SqliteStore {
             .max_connections(4)
             .connect_with(options)
             .await
-            .map_err(|e| StoreError(format!("cannot open {}: {e}", path.display())))?;
+            .map_err(|e| StoreError::Backend(format!("cannot open {}: {e}", path.display())))?;
         Self::from_pool(pool).await
     }
 
@@ -114,7 +115,7 @@ pub async fn delete_runs_with<'e>(
     executor: impl sqlx::SqliteExecutor<'e>,
     runs: &[String],
 ) -> Result<u64, StoreError> {
-    let ids = serde_json::to_string(runs).map_err(|e| StoreError(e.to_string()))?;
+    let ids = serde_json::to_string(runs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT value FROM json_each($1))")
         .bind(ids)
         .execute(executor)
@@ -131,7 +132,7 @@ pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
     migrator
         .run(pool)
         .await
-        .map_err(|e| StoreError(format!("cannot create the checkpoint tables: {e}")))
+        .map_err(|e| StoreError::Backend(format!("cannot create the checkpoint tables: {e}")))
 }
 
 /// One statement: the `heddle_saves` trigger writes the events, the

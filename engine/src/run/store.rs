@@ -15,10 +15,44 @@ use crate::ids::{RunId, ThreadId};
 /// The future a store call is.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
-/// Why the store could not do it.
+/// Why the store could not do it: what kind of failure, and in words
+/// what was being done (the words are for people; callers match the kind).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("checkpoint store: {0}")]
-pub struct StoreError(pub String);
+#[non_exhaustive]
+pub enum StoreError {
+    /// The write does not follow what is stored (a gap in a run's events,
+    /// events already stored, a run recorded twice): another writer came
+    /// first. Nothing was written.
+    #[error("checkpoint store: {0}")]
+    Conflict(String),
+    /// The run or checkpoint named is not stored.
+    #[error("checkpoint store: {0}")]
+    Missing(String),
+    /// This process may no longer write the run: another took it over
+    /// (a server whose lease lapsed). Nothing was written.
+    #[error("checkpoint store: {0}")]
+    Fenced(String),
+    /// A stored record does not read back, or a value cannot be stored.
+    #[error("checkpoint store: {0}")]
+    Corrupt(String),
+    /// The database failed: unreachable, a statement refused, a transaction
+    /// that did not commit.
+    #[error("checkpoint store: {0}")]
+    Backend(String),
+}
+
+impl StoreError {
+    /// What went wrong, in words.
+    pub fn message(&self) -> &str {
+        match self {
+            StoreError::Conflict(message)
+            | StoreError::Missing(message)
+            | StoreError::Fenced(message)
+            | StoreError::Corrupt(message)
+            | StoreError::Backend(message) => message,
+        }
+    }
+}
 
 /// A run's record: what it runs, and where it stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -126,13 +160,13 @@ pub(crate) fn batch_span(
     let mut last = first.seq;
     for (i, event) in events.iter().enumerate() {
         if event.run_id != *run {
-            return Err(StoreError(format!(
+            return Err(StoreError::Conflict(format!(
                 "event {} of run `{}` is in a batch of run `{run}`",
                 event.seq, event.run_id
             )));
         }
         if i > 0 && Some(event.seq) != last.checked_add(1) {
-            return Err(StoreError(format!(
+            return Err(StoreError::Conflict(format!(
                 "event {} of run `{run}` does not follow {last} in its batch",
                 event.seq
             )));
@@ -161,12 +195,12 @@ impl Memory {
     /// Checks that `events` are `run`'s and follow its stored log.
     fn check_follows(&self, run: &RunId, events: &[Arc<Event>]) -> Result<(), StoreError> {
         if !self.runs.contains_key(run) {
-            return Err(StoreError(format!("no run `{run}`")));
+            return Err(StoreError::Missing(format!("no run `{run}`")));
         }
         if let Some((first, _)) = batch_span(run, events)? {
             let stored = self.events.get(run).map_or(0, Vec::len) as u64;
             if first != stored {
-                return Err(StoreError(format!(
+                return Err(StoreError::Conflict(format!(
                     "event {first} of run `{run}` does not follow {stored}"
                 )));
             }
@@ -203,7 +237,7 @@ impl CheckpointStore for MemoryStore {
     fn create_run<'a>(&'a self, run: &'a RunRecord) -> StoreFuture<'a, ()> {
         let mut memory = self.lock();
         if memory.runs.contains_key(&run.run_id) {
-            return ready(Err(StoreError(format!(
+            return ready(Err(StoreError::Conflict(format!(
                 "run `{}` is already recorded",
                 run.run_id
             ))));

@@ -68,7 +68,7 @@ impl LeaseFenced {
         {
             Ok(())
         } else {
-            Err(StoreError(format!(
+            Err(StoreError::Fenced(format!(
                 "run `{run}` is no longer this server's: another server took it over"
             )))
         }
@@ -76,11 +76,11 @@ impl LeaseFenced {
 }
 
 fn cannot_check(error: sqlx::Error) -> StoreError {
-    StoreError(format!("cannot check the run's lease: {error}"))
+    StoreError::Backend(format!("cannot check the run's lease: {error}"))
 }
 
 fn committed(result: Result<(), sqlx::Error>) -> Result<(), StoreError> {
-    result.map_err(|error| StoreError(format!("cannot commit: {error}")))
+    result.map_err(|error| StoreError::Backend(format!("cannot commit: {error}")))
 }
 
 impl CheckpointStore for LeaseFenced {

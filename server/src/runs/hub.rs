@@ -127,7 +127,7 @@ impl RunHub {
             if let Err(error) = store.append_events(&events).await {
                 tracing::error!(%error, "cannot store a run's events; they are not shown");
                 lock(&inner).writing = false;
-                stored.send_replace(Stored::Failed(error.0.as_str().into()));
+                stored.send_replace(Stored::Failed(error.message().into()));
                 return;
             }
             let upto = events.last().map_or(0, |event| event.seq + 1);
@@ -158,10 +158,12 @@ impl RunHub {
             .map(|stored| stored.clone());
         match reached {
             Ok(Stored::Upto(_)) => Ok(()),
-            Ok(Stored::Failed(why)) => Err(StoreError(format!(
+            Ok(Stored::Failed(why)) => Err(StoreError::Backend(format!(
                 "the run's events could not be stored: {why}"
             ))),
-            Err(_) => Err(StoreError("the run's events could not be stored".into())),
+            Err(_) => Err(StoreError::Backend(
+                "the run's events could not be stored".into(),
+            )),
         }
     }
 

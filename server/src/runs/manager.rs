@@ -122,7 +122,7 @@ impl Runs {
         registry: Registry,
     ) -> Result<Self, heddle_engine::run::StoreError> {
         let key = secrets::SecretKey::ephemeral()
-            .map_err(|error| heddle_engine::run::StoreError(error.to_string()))?;
+            .map_err(|error| heddle_engine::run::StoreError::Backend(error.to_string()))?;
         Self::with_key(db, max_concurrent, registry, key).await
     }
 

@@ -270,7 +270,7 @@ impl Runs {
             admission,
             move |durable| async move {
                 durable.recover_run(&record).await?.ok_or_else(|| {
-                    DurableError::Store(heddle_engine::run::StoreError(
+                    DurableError::Store(heddle_engine::run::StoreError::Backend(
                         "the thread has moved on".into(),
                     ))
                 })
