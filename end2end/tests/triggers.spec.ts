@@ -99,4 +99,6 @@ test("a trigger list that cannot be loaded says why, never that there are none",
   }
   await expect(triggers.getByText("No webhooks.")).toHaveCount(0);
   await expect(triggers.getByText("No schedules.")).toHaveCount(0);
+  await triggers.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "../target/e2e/screens/triggers-unloaded-1440.png" });
 });
