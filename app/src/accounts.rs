@@ -72,6 +72,8 @@ pub async fn change_password(current: String, new: String) -> Result<(), AppErro
     with_error_status(here::change_password_here(&current, &new).await)
 }
 
+/// The bodies of the server functions for logging in, signing up, logging out and changing a password: the store's
+/// calls with the database, the caller and the settings read from the request.
 #[cfg(feature = "ssr")]
 mod here {
     use heddle_store::accounts::*;

@@ -71,6 +71,8 @@ pub async fn accept_share_link(token: String) -> Result<Accepted, AppError> {
     Ok(accepted)
 }
 
+/// The bodies of the server functions for the share dialog and share links: the store's
+/// calls with the database, the caller and the settings read from the request.
 #[cfg(feature = "ssr")]
 mod here {
     use heddle_store::sharing::*;
