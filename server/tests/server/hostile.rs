@@ -672,8 +672,10 @@ async fn generated_hostile_values_never_break_the_server_or_its_stored_runs() {
         }
         let body = json!({"x": value}).to_string();
         let (status, answer) = crate::triggers::call(&server, &hook, &body, &[]).await;
+        // 200 when the run had already paused by the time the hook answered
+        // (a hook answers with the run as it stands), 202 while it runs.
         assert!(
-            matches!(status, 202 | 400 | 413),
+            matches!(status, 200 | 202 | 400 | 413),
             "case {case}: {status} {answer}"
         );
         if let Some(id) = answer["run_id"].as_str() {
