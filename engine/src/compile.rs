@@ -33,6 +33,9 @@ pub struct CompiledGraph {
     pub(crate) index: HashMap<NodeId, NodeIdx>,
     pub(crate) entry: NodeIdx,
     pub(crate) max_steps: u32,
+    /// Whether `max_steps` is the runner's ceiling rather than the
+    /// graph's own (lower) limit.
+    pub(crate) steps_ceiling: bool,
     /// How model calls are priced (the registry's table).
     pub(crate) prices: Arc<crate::usage::PriceTable>,
     /// How deep and large the run's values may be (the registry's).
@@ -200,13 +203,18 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         node.ends_branch = node.ends_branch || (node.out.is_empty() && sends_nowhere);
     }
 
+    let (max_steps, steps_ceiling) = crate::ceilings::lower(
+        document.limits.max_steps,
+        registry.ceilings().max_steps,
+    );
     Ok(CompiledGraph {
         name: document.name.clone(),
         layout: Arc::new(StateLayout::new(&document.state)),
         nodes,
         index: ids,
         entry,
-        max_steps: document.limits.max_steps,
+        max_steps,
+        steps_ceiling,
         prices: registry.prices(),
         value_limits: registry.value_limits(),
         has_end,

@@ -10,6 +10,7 @@
 //! - [`format`]: the versioned JSON document, its migrations and schema.
 //! - [`catalog`]: what a registry offers (tools, models) as data, and a
 //!   registry that validates against it (the editor's).
+//! - [`ceilings`]: the most a runner lets any graph ask for.
 //! - [`compile`]: document to runnable graph, checking everything at once.
 //! - [`credentials`]: secrets graphs name, bound by whoever runs them.
 //! - [`validate`]: the problems validation reports, each located.
@@ -29,6 +30,7 @@
 #![cfg_attr(not(feature = "runtime"), allow(dead_code))]
 
 pub mod catalog;
+pub mod ceilings;
 pub mod compile;
 pub mod credentials;
 pub mod expr;
@@ -45,6 +47,7 @@ pub mod usage;
 pub mod validate;
 
 pub use catalog::Catalog;
+pub use ceilings::Ceilings;
 pub use compile::{CompiledGraph, LoadError, compile, validate};
 pub use format::{FORMAT_VERSION, FormatError, GraphDocument};
 pub use ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};

@@ -4,6 +4,8 @@
 //! (feature `openai`) [`openai::OpenAiModel`] for any OpenAI-compatible
 //! endpoint.
 
+#[cfg(feature = "runtime")]
+mod gate;
 mod message;
 mod offline;
 #[cfg(feature = "openai")]
@@ -11,6 +13,8 @@ pub mod openai;
 
 pub use message::{ChatMessage, Role, ToolCall, Usage};
 pub use offline::OfflineModel;
+#[cfg(feature = "runtime")]
+pub use gate::ModelGate;
 
 use std::future::Future;
 use std::pin::Pin;

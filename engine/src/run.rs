@@ -69,7 +69,7 @@ pub use emitter::{EventLog, EventSink, Lagged, Subscription};
 pub use error::RunError;
 pub use event::{EdgeReason, Event, EventPayload, TaskRef};
 #[cfg(feature = "runtime")]
-pub use executor::{Run, RunOptions, RunOutput};
+pub use executor::{ActiveTime, Run, RunOptions, RunOutput};
 #[cfg(feature = "runtime")]
 pub use persist::Durability;
 #[cfg(feature = "runtime")]

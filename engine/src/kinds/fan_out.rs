@@ -47,13 +47,18 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
             format!("`{}` is not a node of this graph", config.to),
         ));
     }
+    let (max_items, ceiling) = crate::ceilings::lower(
+        config.max_items,
+        cx.registry.ceilings().max_fan_out_items,
+    );
     match over {
         Some(over) if issues.is_empty() => Ok(Built {
             sends_to: vec![config.to.clone()],
             ..Built::plain(FanOut {
                 over,
                 to: config.to,
-                max_items: config.max_items,
+                max_items,
+                ceiling,
             })
         }),
         _ => Err(issues),
@@ -64,6 +69,8 @@ struct FanOut {
     over: Expr,
     to: NodeId,
     max_items: usize,
+    /// Whether `max_items` is the runner's ceiling, lower than the node's.
+    ceiling: bool,
 }
 
 impl FanOut {
@@ -81,11 +88,19 @@ impl FanOut {
             Err(error) => return Err(NodeError::permanent(error.to_string())),
         };
         if items.len() > self.max_items {
-            return Err(NodeError::permanent(format!(
-                "{} items is more than this node's max_items ({})",
-                items.len(),
-                self.max_items
-            )));
+            return Err(NodeError::permanent(match self.ceiling {
+                true => format!(
+                    "{} items is more than the server's ceiling `{}` ({})",
+                    items.len(),
+                    crate::ceilings::names::FAN_OUT_ITEMS,
+                    self.max_items
+                ),
+                false => format!(
+                    "{} items is more than this node's max_items ({})",
+                    items.len(),
+                    self.max_items
+                ),
+            }));
         }
         Ok(NodeOutput {
             sends: items

@@ -89,9 +89,11 @@ impl BuildContext<'_> {
             })?;
             return factory
                 .model(name, secret)
+                .map(|model| self.registry.gated(model))
                 .map_err(|message| ConfigIssue::new(path, message));
         }
-        self.registry.model(name).ok_or_else(|| {
+        let model = self.registry.model(name).map(|model| self.registry.gated(model));
+        model.ok_or_else(|| {
             ConfigIssue::new(
                 path,
                 format!(
@@ -258,6 +260,8 @@ pub struct Registry {
     prices: Arc<crate::usage::PriceTable>,
     /// How deep and large the values of its runs may be.
     value_limits: crate::state::ValueLimits,
+    /// The most any graph may ask for.
+    ceilings: crate::ceilings::Ceilings,
     #[cfg(feature = "runtime")]
     scripts: Option<Arc<crate::run::WorkerPool>>,
 }
@@ -287,6 +291,7 @@ impl Default for Registry {
             files: FileAccess::Denied,
             prices: Arc::new(crate::usage::PriceTable::default()),
             value_limits: crate::state::ValueLimits::default(),
+            ceilings: crate::ceilings::Ceilings::default(),
             #[cfg(feature = "runtime")]
             scripts: None,
         }
@@ -386,6 +391,28 @@ impl Registry {
     /// The limits on run values.
     pub fn value_limits(&self) -> crate::state::ValueLimits {
         self.value_limits
+    }
+
+    /// The most any graph compiled with this registry may ask for (see
+    /// [`crate::ceilings`]).
+    pub fn with_ceilings(mut self, ceilings: crate::ceilings::Ceilings) -> Self {
+        self.ceilings = ceilings;
+        self
+    }
+
+    /// The ceilings.
+    pub fn ceilings(&self) -> &crate::ceilings::Ceilings {
+        &self.ceilings
+    }
+
+    /// `model` as nodes get it: its calls wait their turn when the
+    /// registry caps model calls in flight.
+    fn gated(&self, model: SharedModel) -> SharedModel {
+        #[cfg(feature = "runtime")]
+        if let Some(gate) = &self.ceilings.model_calls {
+            return gate.wrap(model);
+        }
+        model
     }
 
     /// Sets the server's policy for a tool (see [`crate::tools::ToolPolicy`]).

@@ -47,6 +47,15 @@ pub enum RunError {
         names(loop_nodes)
     )]
     StepLimit { limit: u32, loop_nodes: Vec<NodeId> },
+    /// The run reached one of its runner's ceilings (see
+    /// [`crate::ceilings`]): the server's rule, not the graph's.
+    #[error("stopped at step {step} by the server's ceiling `{ceiling}`: {detail}")]
+    Ceiling {
+        /// The ceiling's name, as the server's configuration spells it.
+        ceiling: &'static str,
+        step: u32,
+        detail: String,
+    },
     /// The run's model calls went over a budget of the graph's limits.
     #[error("{0}")]
     OverBudget(crate::usage::OverBudget),

@@ -52,6 +52,19 @@ pub struct RunOptions {
     pub interrupt_before: Vec<NodeId>,
     /// Pause after these nodes' steps, besides those the graph marks.
     pub interrupt_after: Vec<NodeId>,
+    /// How long the run may be active, and how much of that it used in
+    /// earlier executions (before a pause or a restart): past it, the run
+    /// fails naming the ceiling `max_run_active_secs`.
+    pub max_active: Option<ActiveTime>,
+}
+
+/// A run's allowance of active time (see [`RunOptions::max_active`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ActiveTime {
+    /// How long a run may be active in all.
+    pub total: std::time::Duration,
+    /// How long it already was.
+    pub used: std::time::Duration,
 }
 
 impl Default for RunOptions {
@@ -62,6 +75,7 @@ impl Default for RunOptions {
             sink: None,
             interrupt_before: Vec::new(),
             interrupt_after: Vec::new(),
+            max_active: None,
         }
     }
 }
@@ -114,6 +128,7 @@ pub struct Run {
     breakpoints: Breakpoints,
     persistence: Option<Persistence>,
     meter: Arc<Meter>,
+    max_active: Option<ActiveTime>,
 }
 
 struct Breakpoints {
@@ -200,6 +215,7 @@ impl Run {
             breakpoints,
             persistence,
             meter,
+            max_active: options.max_active,
         }
     }
 
@@ -243,6 +259,7 @@ impl Run {
             breakpoints,
             mut persistence,
             meter,
+            max_active,
         } = self;
         let executor = Executor {
             graph: &graph,
@@ -251,6 +268,10 @@ impl Run {
             cancel: &cancel,
             breakpoints: &breakpoints,
             meter: &meter,
+            active_until: max_active.map(|allowed| {
+                let left = allowed.total.saturating_sub(allowed.used);
+                (tokio::time::Instant::now() + left, allowed.total)
+            }),
         };
         let mut progress = match executor.begin(start) {
             Ok(progress) => progress,
@@ -316,6 +337,8 @@ pub(crate) struct Executor<'a> {
     cancel: &'a CancelHandle,
     breakpoints: &'a Breakpoints,
     meter: &'a Meter,
+    /// When the run must stop being active, and how long it was allowed.
+    active_until: Option<(tokio::time::Instant, std::time::Duration)>,
 }
 
 impl Executor<'_> {
@@ -511,6 +534,11 @@ impl Executor<'_> {
             }
             if self.cancel.is_cancelled() {
                 return Err(RunError::Cancelled { step });
+            }
+            if let Some((until, _)) = self.active_until
+                && tokio::time::Instant::now() >= until
+            {
+                return Err(self.out_of_time(step));
             }
             if self.cancel.is_handing_over() && persistence.is_some() {
                 return Err(RunError::HandedOver { step });
@@ -808,10 +836,30 @@ impl Executor<'_> {
             }
             Ok(outcomes.into_iter().flatten().collect())
         };
+        let out_of_time = async {
+            match self.active_until {
+                Some((until, _)) => tokio::time::sleep_until(until).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
             () = self.cancel.cancelled() => Err(RunError::Cancelled { step }),
+            () = out_of_time => Err(self.out_of_time(step)),
             result = work => result,
+        }
+    }
+
+    /// The failure of a run that was active for as long as it may be.
+    fn out_of_time(&self, step: u32) -> RunError {
+        let allowed = self.active_until.map(|(_, allowed)| allowed).unwrap_or_default();
+        RunError::Ceiling {
+            ceiling: crate::ceilings::names::ACTIVE_TIME,
+            step,
+            detail: format!(
+                "a run may be active for {} s here (time paused or queued does not count)",
+                allowed.as_secs()
+            ),
         }
     }
 
@@ -1146,12 +1194,29 @@ impl Executor<'_> {
             .collect();
         nodes.sort_unstable();
         nodes.dedup();
+        let loop_nodes: Vec<NodeId> = nodes
+            .into_iter()
+            .map(|idx| self.graph.nodes[idx.get()].id.clone())
+            .collect();
+        if self.graph.steps_ceiling {
+            return RunError::Ceiling {
+                ceiling: crate::ceilings::names::STEPS,
+                step: self.graph.max_steps,
+                detail: format!(
+                    "a run may take at most {} steps here (the graph asks for {}); it loops through {}",
+                    self.graph.max_steps,
+                    self.graph.document().limits.max_steps,
+                    loop_nodes
+                        .iter()
+                        .map(|node| format!("`{node}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            };
+        }
         RunError::StepLimit {
             limit: self.graph.max_steps,
-            loop_nodes: nodes
-                .into_iter()
-                .map(|idx| self.graph.nodes[idx.get()].id.clone())
-                .collect(),
+            loop_nodes,
         }
     }
 }

@@ -7,6 +7,7 @@ mod stores;
 mod support;
 
 mod bounds;
+mod ceilings;
 mod cancel;
 mod conformance;
 mod durable;
