@@ -179,6 +179,36 @@ pub struct ServeArgs {
     #[arg(long, env = "HEDDLE_MAX_RUNS_PER_USER", default_value_t = 4)]
     pub max_runs_per_user: usize,
 
+    /// How many runs one account may have queued or running at once,
+    /// however they started: its own, and those of its API keys, webhooks,
+    /// schedules and widgets (whose own limits sit inside this one).
+    #[arg(long, env = "HEDDLE_MAX_RUNS_PER_OWNER", default_value_t = crate::runs::DEFAULT_MAX_PER_OWNER as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_runs_per_owner: u64,
+
+    /// Ceiling on a run's steps: a graph's `limits.max_steps` may be lower,
+    /// never higher.
+    #[arg(long, env = "HEDDLE_MAX_STEPS_PER_RUN", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_steps_per_run: u32,
+
+    /// Ceiling on the items one fan-out starts: a node's `max_items` may be
+    /// lower, never higher.
+    #[arg(long, env = "HEDDLE_MAX_FAN_OUT_ITEMS", default_value_t = 1_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_fan_out_items: u64,
+
+    /// Ceiling on how long a run may be active, in seconds, over all its
+    /// executions (time paused or queued does not count); 0 for none.
+    #[arg(long, env = "HEDDLE_MAX_RUN_ACTIVE_SECS", default_value_t = 1_800)]
+    pub max_run_active_secs: u64,
+
+    /// How many model calls may be in flight at once on this server, over
+    /// every run (agents and sub-agents included); more wait their turn.
+    #[arg(long, env = "HEDDLE_MAX_MODEL_CALLS", default_value_t = 32,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_model_calls: u64,
+
     /// Who may create an account: anyone (`open`), or (`closed`) only the
     /// first visitor and people holding a share link.
     #[arg(long, value_enum, env = "HEDDLE_SIGNUP", default_value = "open")]
@@ -246,6 +276,19 @@ pub struct ServeArgs {
     /// the environment, so it never shows in a process list.
     #[arg(skip = std::env::var("HEDDLE_SECRET_KEY").ok().filter(|key| !key.trim().is_empty()))]
     pub secret_key: Option<String>,
+}
+
+impl ServeArgs {
+    /// The most any graph this server runs may ask for.
+    pub fn ceilings(&self) -> heddle_engine::Ceilings {
+        heddle_engine::Ceilings {
+            max_steps: Some(self.max_steps_per_run),
+            max_fan_out_items: Some(usize::try_from(self.max_fan_out_items).unwrap_or(usize::MAX)),
+            model_calls: Some(heddle_engine::model::ModelGate::new(
+                usize::try_from(self.max_model_calls).unwrap_or(usize::MAX),
+            )),
+        }
+    }
 }
 
 /// `--role`: what one server of several does.

@@ -14,8 +14,9 @@ mod manager;
 pub mod outcome;
 mod replay;
 mod requests;
+mod turns;
 pub mod wake;
 
 pub use heddle_wire::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 pub use hub::{Frame, Replay, RunHub};
-pub use manager::Runs;
+pub use manager::{DEFAULT_MAX_PER_OWNER, Runs};

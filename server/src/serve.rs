@@ -80,7 +80,8 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
             .with_value_limits(heddle_engine::state::ValueLimits::new(
                 usize::try_from(args.max_value_depth).unwrap_or(usize::MAX),
                 usize::try_from(args.max_value_bytes).unwrap_or(usize::MAX),
-            ));
+            ))
+            .with_ceilings(args.ceilings());
     let secret_key = match &args.secret_key {
         Some(hex) => SecretKey::from_hex(hex),
         None => SecretKey::load_or_create(
@@ -107,6 +108,10 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         runs.set_lease_duration(std::time::Duration::from_secs_f64(args.lease_seconds));
     }
     runs.set_executes(args.role.executes());
+    runs.set_max_active(
+        (args.max_run_active_secs > 0)
+            .then(|| std::time::Duration::from_secs(args.max_run_active_secs)),
+    );
     if !args.role.serves() {
         return work(args, database, runs).await;
     }
@@ -150,6 +155,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         SignupArg::Closed => SignupPolicy::Closed,
     };
     settings.max_runs_per_user = args.max_runs_per_user;
+    settings.max_runs_per_owner = usize::try_from(args.max_runs_per_owner).unwrap_or(usize::MAX);
     settings.trust_proxy = args.trust_proxy;
     settings.embedded_site = embedded_site;
     settings.metrics_token = args

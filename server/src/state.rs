@@ -33,6 +33,9 @@ pub struct Settings {
     public_origin: Option<String>,
     /// How many runs one user may have queued or running at once.
     pub max_runs_per_user: usize,
+    /// How many runs one account may have queued or running at once,
+    /// however started.
+    pub max_runs_per_owner: usize,
     /// Whether a request's client address comes from the proxy's
     /// `X-Forwarded-For` (else it is the connection's peer).
     pub trust_proxy: bool,
@@ -53,6 +56,7 @@ impl Default for Settings {
             signup: SignupPolicy::Open,
             public_origin: None,
             max_runs_per_user: 4,
+            max_runs_per_owner: crate::runs::DEFAULT_MAX_PER_OWNER,
             trust_proxy: false,
             metrics_token: None,
             allowed_hosts: Vec::new(),
@@ -146,6 +150,7 @@ impl AppState {
     pub fn with_settings(mut self, settings: Settings) -> Self {
         self.auth = Auth::new(settings.signup, &self.db);
         self.runs.set_max_per_user(settings.max_runs_per_user);
+        self.runs.set_max_per_owner(settings.max_runs_per_owner);
         self.settings = Arc::new(settings);
         self
     }

@@ -434,18 +434,41 @@ impl Lease {
     }
 }
 
-/// Records a new run, queued, and returns its id. The starter's limit of
-/// runs queued or running, and that the thread has none, are checked in
-/// the same transaction as the insert, under the starter's write lock, so
-/// concurrent starts through any servers cannot race past the limit. A
-/// run queued without a lease is announced (after the commit, so whoever
-/// hears of it finds it) for any server to take.
-pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<String, AppError> {
+/// How many runs may be queued or running at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLimits {
+    /// Per person for their own runs from the app, and per trigger (an
+    /// API key, a webhook, a schedule, a widget) for the runs it starts.
+    pub per_starter: usize,
+    /// Per account over every run it answers for, however started: its
+    /// own and those of its keys and triggers (their budgets sit inside
+    /// this one), so no number of keys lets one account flood the queue.
+    pub per_owner: usize,
+}
+
+/// How long a refused start is told to wait before trying again, in
+/// seconds: about a short run's time, after which a slot has usually
+/// freed.
+pub const RETRY_AFTER_SECS: u64 = 5;
+
+/// Records a new run, queued, and returns its id. The starter's and the
+/// owner's limits of runs queued or running (see [`RunLimits`]), and that
+/// the thread has none, are checked in the same transaction as the
+/// insert, under the owner's write lock, so concurrent starts through any
+/// servers cannot race past a limit. A run queued without a lease is
+/// announced (after the commit, so whoever hears of it finds it) for any
+/// server to take.
+pub async fn record_queued(
+    db: &Db,
+    run: NewRun<'_>,
+    limits: RunLimits,
+) -> Result<String, AppError> {
     let run_id = format!("run-{}", uuid::Uuid::new_v4());
     let user = run.starter.id.as_str();
     let embeds: Vec<&str> = run.embeds.iter().map(GraphId::as_str).collect();
     let embeds = serde_json::json!(embeds).to_string();
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let limit = i64::try_from(limit_of(limits.per_starter)).unwrap_or(i64::MAX);
+    let owner_limit = i64::try_from(limit_of(limits.per_owner)).unwrap_or(i64::MAX);
     let lock = format!("runs of {user}");
     on_db!(db, pool => {
         let mut tx = pool.begin_write(&lock).await?;
@@ -460,6 +483,16 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
             .bind(user)
             .fetch_one(&mut *tx)
             .await?,
+            // A key by its id (two keys may share a name); a hook, a
+            // schedule or a widget by its name on the graph.
+            Some(trigger) if trigger.origin == RunOrigin::ApiKey => sqlx::query_scalar(
+                "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND api_key_id = $2
+                   AND status IN ('queued', 'running')",
+            )
+            .bind(user)
+            .bind(&trigger.id)
+            .fetch_one(&mut *tx)
+            .await?,
             Some(trigger) => sqlx::query_scalar(
                 "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = $2 AND origin_label = $3
                    AND graph_id = $4 AND status IN ('queued', 'running')",
@@ -472,17 +505,44 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
             .await?,
         };
         if active >= limit {
-            return Err(AppError::TooManyRequests(match run.trigger {
-                None => format!(
-                    "you have {active} runs queued or running; the limit is {limit} per user. \
-                     Wait for one to end, or cancel one"
+            return Err(AppError::TooManyRuns {
+                message: match run.trigger {
+                    None => format!(
+                        "you have {active} runs queued or running; the limit is {limit} per user. \
+                         Wait for one to end, or cancel one"
+                    ),
+                    Some(trigger) => format!(
+                        "{} has {active} runs queued or running; the limit is {limit}. Try again \
+                         when one has ended",
+                        trigger.describe()
+                    ),
+                },
+                retry_after: RETRY_AFTER_SECS,
+            });
+        }
+        let owned: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(user)
+        .fetch_one(&mut *tx)
+        .await?;
+        if owned >= owner_limit {
+            return Err(AppError::TooManyRuns {
+                message: format!(
+                    "{} {owned} runs queued or running, over all {} keys, webhooks, schedules \
+                     and widgets; the limit is {owner_limit} per account. Try again when some \
+                     have ended",
+                    match run.trigger {
+                        None => "you have",
+                        Some(_) => "the account this answers to has",
+                    },
+                    match run.trigger {
+                        None => "your",
+                        Some(_) => "its",
+                    },
                 ),
-                Some(trigger) => format!(
-                    "{} has {active} runs queued or running; the limit is {limit}. Try again \
-                     when one has ended",
-                    trigger.describe()
-                ),
-            }));
+                retry_after: RETRY_AFTER_SECS,
+            });
         }
         let busy: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND status IN ('queued', 'running')",
@@ -527,6 +587,11 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limit: usize) -> Result<Str
         announce_queued(db, &run_id).await?;
     }
     Ok(run_id)
+}
+
+/// A limit as counted: at least one.
+fn limit_of(limit: usize) -> usize {
+    limit.max(1)
 }
 
 /// The refusal of a second run on a thread.
@@ -734,7 +799,10 @@ pub struct Claimed {
 }
 
 /// Takes up to `limit` runs queued or running whose lease lapsed (or that
-/// never had one), oldest first, for `lease`'s server; with `all`, every
+/// never had one), for `lease`'s server, fairly between owners: each
+/// owner's runs in the order they came, and owners in turn, those with
+/// fewer runs held by servers first (so an owner with a hundred runs
+/// queued takes one place in each round, not the first hundred); with `all`, every
 /// unfinished run whatever its lease (a SQLite file's only server, at
 /// start). On PostgreSQL the rows are claimed with `FOR UPDATE SKIP
 /// LOCKED`, so two servers taking over at once never take the same run.
@@ -753,13 +821,24 @@ pub async fn claim_lapsed(
     let rows: Vec<(String, bool, Option<String>)> = match db {
         Db::Postgres(pool) => {
             sqlx::query_as(
-                "WITH picked AS (
-                     SELECT id, lease_owner IS NOT NULL AS held FROM runs
+                "WITH held AS (
+                     SELECT user_id, COUNT(*) AS n FROM runs
+                     WHERE status IN ('queued', 'running') AND lease_owner IS NOT NULL
+                       AND lease_expires_at >= $3
+                     GROUP BY user_id),
+                 waiting AS (
+                     SELECT id, user_id, created_at, rowid,
+                            ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY created_at, rowid) AS nth
+                     FROM runs
                      WHERE status IN ('queued', 'running')
-                       AND (lease_expires_at IS NULL OR lease_expires_at < $3)
-                     ORDER BY created_at, rowid
+                       AND (lease_expires_at IS NULL OR lease_expires_at < $3)),
+                 picked AS (
+                     SELECT runs.id, runs.lease_owner IS NOT NULL AS held FROM runs
+                     JOIN waiting ON waiting.id = runs.id
+                     LEFT JOIN held ON held.user_id IS NOT DISTINCT FROM waiting.user_id
+                     ORDER BY COALESCE(held.n, 0) + waiting.nth, waiting.created_at, waiting.rowid
                      LIMIT $4
-                     FOR UPDATE SKIP LOCKED)
+                     FOR UPDATE OF runs SKIP LOCKED)
                  UPDATE runs SET lease_owner = $1, lease_expires_at = $2
                  FROM picked WHERE runs.id = picked.id
                  RETURNING runs.id, picked.held, runs.crash_checkpoint",
@@ -776,10 +855,20 @@ pub async fn claim_lapsed(
         Db::Sqlite(pool) => {
             let mut tx = pool.begin().await?;
             let picked: Vec<(String, bool, Option<String>)> = sqlx::query_as(
-                "SELECT id, lease_owner IS NOT NULL, crash_checkpoint FROM runs
-                 WHERE status IN ('queued', 'running')
-                   AND (lease_expires_at IS NULL OR lease_expires_at < $1)
-                 ORDER BY created_at, rowid
+                "WITH held AS (
+                     SELECT user_id, COUNT(*) AS n FROM runs
+                     WHERE status IN ('queued', 'running') AND lease_owner IS NOT NULL
+                       AND lease_expires_at >= $1
+                     GROUP BY user_id),
+                 waiting AS (
+                     SELECT id, user_id, created_at, rowid, lease_owner, crash_checkpoint,
+                            ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY created_at, rowid) AS nth
+                     FROM runs
+                     WHERE status IN ('queued', 'running')
+                       AND (lease_expires_at IS NULL OR lease_expires_at < $1))
+                 SELECT waiting.id, waiting.lease_owner IS NOT NULL, waiting.crash_checkpoint
+                 FROM waiting LEFT JOIN held ON held.user_id IS waiting.user_id
+                 ORDER BY COALESCE(held.n, 0) + waiting.nth, waiting.created_at, waiting.rowid
                  LIMIT $2",
             )
             .bind(&now)
@@ -820,6 +909,33 @@ pub async fn mark_crash_checkpoint(
 ) -> Result<(), AppError> {
     on_db!(db, pool => sqlx::query("UPDATE runs SET crash_checkpoint = $1 WHERE id = $2")
         .bind(checkpoint)
+        .bind(run_id)
+        .execute(pool)
+        .await
+        .map(|_| ()))?;
+    Ok(())
+}
+
+/// How long a run has been active over its executions so far.
+pub async fn active_time(db: &Db, run_id: &str) -> Result<std::time::Duration, AppError> {
+    let ms: Option<i64> = on_db!(db, pool => sqlx::query_scalar("SELECT active_ms FROM runs WHERE id = $1")
+        .bind(run_id)
+        .fetch_optional(pool)
+        .await)?;
+    Ok(std::time::Duration::from_millis(
+        u64::try_from(ms.unwrap_or(0)).unwrap_or(0),
+    ))
+}
+
+/// Adds `active` to how long a run has been active.
+pub async fn add_active_time(
+    db: &Db,
+    run_id: &str,
+    active: std::time::Duration,
+) -> Result<(), AppError> {
+    let ms = i64::try_from(active.as_millis()).unwrap_or(i64::MAX);
+    on_db!(db, pool => sqlx::query("UPDATE runs SET active_ms = active_ms + $1 WHERE id = $2")
+        .bind(ms)
         .bind(run_id)
         .execute(pool)
         .await

@@ -69,6 +69,10 @@ pub enum AppError {
     /// Too many attempts; the message says when to try again.
     #[error("{0}")]
     TooManyRequests(String),
+    /// Too many runs queued or running for one account (or one of its
+    /// triggers); try again after `retry_after` seconds, when some ended.
+    #[error("{message}")]
+    TooManyRuns { message: String, retry_after: u64 },
     /// The server is too busy to do it now (its queue for slow work, such
     /// as password checks, is full); try again after `retry_after` seconds.
     #[error("{message}")]
@@ -129,7 +133,7 @@ impl AppError {
             AppError::MissingCredentials { .. } => 422,
             AppError::Unauthorized(_) => 401,
             AppError::Forbidden(_) => 403,
-            AppError::TooManyRequests(_) => 429,
+            AppError::TooManyRequests(_) | AppError::TooManyRuns { .. } => 429,
             AppError::Gone(_) => 410,
             AppError::Busy { .. } => 503,
             AppError::Internal | AppError::Transport(_) => 500,
@@ -150,7 +154,7 @@ impl AppError {
             AppError::MissingCredentials { .. } => "missing_credentials",
             AppError::Unauthorized(_) => "unauthorized",
             AppError::Forbidden(_) => "forbidden",
-            AppError::TooManyRequests(_) => "too_many_requests",
+            AppError::TooManyRequests(_) | AppError::TooManyRuns { .. } => "too_many_requests",
             AppError::ThreadPaused { .. } => "thread_paused",
             AppError::ThreadBusy { .. } => "thread_busy",
             AppError::Gone(_) => "gone",
@@ -164,7 +168,9 @@ impl AppError {
     /// errors that say so.
     pub fn retry_after(&self) -> Option<u64> {
         match self {
-            AppError::Busy { retry_after, .. } => Some(*retry_after),
+            AppError::Busy { retry_after, .. } | AppError::TooManyRuns { retry_after, .. } => {
+                Some(*retry_after)
+            }
             _ => None,
         }
     }

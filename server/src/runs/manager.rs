@@ -34,7 +34,7 @@ use heddle_store::db::Db;
 use heddle_store::runs as records;
 use heddle_store::secrets;
 use heddle_wire::error::AppError;
-use tokio::sync::{Semaphore, broadcast};
+use tokio::sync::broadcast;
 use tokio::task::AbortHandle;
 
 use super::fence::LeaseFenced;
@@ -44,6 +44,10 @@ use heddle_wire::protocol::RunNotice;
 /// Where the chat widgets' threads are named (`widget-<widget>-<conversation>`):
 /// nobody else may start a thread there.
 pub const WIDGET_THREADS: &str = "widget-";
+
+/// How many runs one account may have queued or running at once, by
+/// default.
+pub const DEFAULT_MAX_PER_OWNER: usize = 100;
 
 /// How long a lease lasts unless renewed, by default: a server that dies
 /// leaves its runs for this long before another takes them over.
@@ -62,7 +66,8 @@ pub(super) struct Inner {
     pub(super) registry: Registry,
     pub(super) store: Arc<dyn CheckpointStore>,
     pub(super) durable: Durable,
-    permits: Arc<Semaphore>,
+    /// This server's slots, taken in turn fairly between owners.
+    pub(super) turns: crate::runs::turns::Turns,
     /// How many runs it executes at once.
     max_concurrent: usize,
     /// Whether it executes runs (else it queues them for other servers).
@@ -74,8 +79,13 @@ pub(super) struct Inner {
     handing_over: std::sync::atomic::AtomicBool,
     active: Mutex<HashMap<String, Active>>,
     notices: broadcast::Sender<RunNotice>,
-    /// How many runs one user may have queued or running.
+    /// How many runs one user (or one trigger) may have queued or running.
     max_per_user: AtomicUsize,
+    /// How many runs one account may have queued or running, however
+    /// started.
+    max_per_owner: AtomicUsize,
+    /// How long a run may be active (pauses and queueing excluded).
+    max_active: Mutex<Option<Duration>>,
     /// This server's name in run leases, unique per process.
     replica: String,
     /// How long its leases last, in milliseconds.
@@ -152,7 +162,7 @@ impl Runs {
                 registry,
                 store,
                 durable,
-                permits: Arc::new(Semaphore::new(max_concurrent.max(1))),
+                turns: crate::runs::turns::Turns::new(max_concurrent),
                 max_concurrent: max_concurrent.max(1),
                 executes: std::sync::atomic::AtomicBool::new(true),
                 slot_freed: tokio::sync::Notify::new(),
@@ -160,6 +170,8 @@ impl Runs {
                 active: Mutex::new(HashMap::new()),
                 notices: broadcast::Sender::new(256),
                 max_per_user: AtomicUsize::new(4),
+                max_per_owner: AtomicUsize::new(DEFAULT_MAX_PER_OWNER),
+                max_active: Mutex::new(None),
                 replica,
                 lease_ms,
                 wakeups: super::wake::Wakeups::default(),
@@ -196,6 +208,33 @@ impl Runs {
         self.inner
             .max_per_user
             .store(limit.max(1), Ordering::Relaxed);
+    }
+
+    /// Sets how many runs one account may have queued or running at once,
+    /// however they started (its keys' and triggers' runs included).
+    pub fn set_max_per_owner(&self, limit: usize) {
+        self.inner
+            .max_per_owner
+            .store(limit.max(1), Ordering::Relaxed);
+    }
+
+    /// Sets how long a run may be active, pauses and queueing excluded
+    /// (`None`: no limit); past it, it fails naming the ceiling.
+    pub fn set_max_active(&self, limit: Option<Duration>) {
+        *self
+            .inner
+            .max_active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = limit;
+    }
+
+    /// How long a run may be active.
+    pub(super) fn max_active(&self) -> Option<Duration> {
+        *self
+            .inner
+            .max_active
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Sets how long this server's run leases last unless renewed (they

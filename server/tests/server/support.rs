@@ -190,6 +190,7 @@ impl TestServer {
         // Tests start many runs as one user; the per-user limit has its own test.
         let mut settings = Settings::default();
         settings.max_runs_per_user = 10_000;
+        settings.max_runs_per_owner = 10_000;
         Self::start_on(dir, url, database, runs, listener, addr, settings, true).await
     }
 
@@ -198,6 +199,7 @@ impl TestServer {
     pub async fn start_with_registry(registry: heddle_engine::Registry) -> TestServer {
         let mut settings = Settings::default();
         settings.max_runs_per_user = 10_000;
+        settings.max_runs_per_owner = 10_000;
         Self::start_full(settings, registry).await
     }
 

@@ -315,10 +315,14 @@ impl Runs {
         Ok(())
     }
 
-    /// Records a new run, queued, within its starter's limit.
+    /// Records a new run, queued, within its starter's and its owner's
+    /// limits.
     pub(super) async fn record_queued(&self, run: records::NewRun<'_>) -> Result<String, AppError> {
-        let limit = self.inner.max_per_user.load(Ordering::Relaxed);
-        records::record_queued(&self.inner.db, run, limit).await
+        let limits = records::RunLimits {
+            per_starter: self.inner.max_per_user.load(Ordering::Relaxed),
+            per_owner: self.inner.max_per_owner.load(Ordering::Relaxed),
+        };
+        records::record_queued(&self.inner.db, run, limits).await
     }
 
     /// Resumes a thread's paused run with `value`.

@@ -83,7 +83,11 @@ impl Runs {
         F: FnOnce(Durable) -> Fut,
         Fut: Future<Output = Result<Run, DurableError>>,
     {
-        let permit = Arc::clone(&self.inner.permits).acquire_owned().await;
+        // Whose turn it is, fairly between owners (see `runs::turns`).
+        let owner: crate::runs::turns::Owner = admission
+            .as_ref()
+            .map_or_else(|| "".into(), |admission| admission.starter.id.as_str().into());
+        let turn = self.inner.turns.wait(owner).await;
         if self.inner.handing_over.load(Ordering::Acquire) {
             // The server is shutting down: the run stays queued, for the
             // server that takes it once this one's lease is released.
@@ -104,7 +108,7 @@ impl Runs {
             self.active().remove(&run_id);
             return;
         }
-        let stopped = cancelled_while_queued || permit.is_err();
+        let stopped = cancelled_while_queued || turn.is_none();
         // Access may have changed while the run waited (a link revoked, a
         // member removed): the starter must still reach every graph it runs.
         let refused = match (&admission, stopped) {
@@ -128,6 +132,15 @@ impl Runs {
                     .map_or("unknown", |admission| admission.starter.username.as_str())
             ))),
             (false, None) => {
+                let max_active = match self.max_active() {
+                    Some(total) => Some(heddle_engine::run::ActiveTime {
+                        total,
+                        used: records::active_time(&self.inner.db, &run_id)
+                            .await
+                            .unwrap_or_default(),
+                    }),
+                    None => None,
+                };
                 let durable = self
                     .inner
                     .durable
@@ -140,6 +153,7 @@ impl Runs {
                             Arc::clone(&self.inner.telemetry),
                             &graph_id,
                         ))),
+                        max_active,
                         ..RunOptions::default()
                     });
                 Some(prepare(durable).await.map_err(|error| error.to_string()))
@@ -172,7 +186,14 @@ impl Runs {
                 }
                 self.record_start(&run_id).await;
                 let meter = run.meter();
-                Some((run.execute().await, meter.total()))
+                let began = tokio::time::Instant::now();
+                let result = run.execute().await;
+                if let Err(error) =
+                    records::add_active_time(&self.inner.db, &run_id, began.elapsed()).await
+                {
+                    tracing::error!(run = %run_id, %error, "cannot record a run's active time");
+                }
+                Some((result, meter.total()))
             }
         };
         match result {
@@ -189,7 +210,7 @@ impl Runs {
         }
         hub.close().await;
         self.active().remove(&run_id);
-        drop(permit);
+        drop(turn);
         // Only PostgreSQL has runs queued for any server (a web server's,
         // a released lease's); on SQLite every run is this server's already.
         if matches!(self.inner.db, Db::Postgres(_)) {

@@ -103,8 +103,8 @@ impl Runs {
                 }
             }
         }
-        // A permit for a queued run: it sees the flag and leaves.
-        self.inner.permits.add_permits(self.active().len());
+        // Queued runs are let go: they see the flag and leave.
+        self.inner.turns.close();
         let deadline = tokio::time::Instant::now() + grace;
         while tokio::time::Instant::now() < deadline {
             let busy = self
