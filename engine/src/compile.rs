@@ -203,10 +203,8 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         node.ends_branch = node.ends_branch || (node.out.is_empty() && sends_nowhere);
     }
 
-    let (max_steps, steps_ceiling) = crate::ceilings::lower(
-        document.limits.max_steps,
-        registry.ceilings().max_steps,
-    );
+    let (max_steps, steps_ceiling) =
+        crate::ceilings::lower(document.limits.max_steps, registry.ceilings().max_steps);
     Ok(CompiledGraph {
         name: document.name.clone(),
         layout: Arc::new(StateLayout::new(&document.state)),

@@ -11,10 +11,10 @@ mod offline;
 #[cfg(feature = "openai")]
 pub mod openai;
 
-pub use message::{ChatMessage, Role, ToolCall, Usage};
-pub use offline::OfflineModel;
 #[cfg(feature = "runtime")]
 pub use gate::ModelGate;
+pub use message::{ChatMessage, Role, ToolCall, Usage};
+pub use offline::OfflineModel;
 
 use std::future::Future;
 use std::pin::Pin;

@@ -47,10 +47,8 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
             format!("`{}` is not a node of this graph", config.to),
         ));
     }
-    let (max_items, ceiling) = crate::ceilings::lower(
-        config.max_items,
-        cx.registry.ceilings().max_fan_out_items,
-    );
+    let (max_items, ceiling) =
+        crate::ceilings::lower(config.max_items, cx.registry.ceilings().max_fan_out_items);
     match over {
         Some(over) if issues.is_empty() => Ok(Built {
             sends_to: vec![config.to.clone()],

@@ -92,7 +92,10 @@ impl BuildContext<'_> {
                 .map(|model| self.registry.gated(model))
                 .map_err(|message| ConfigIssue::new(path, message));
         }
-        let model = self.registry.model(name).map(|model| self.registry.gated(model));
+        let model = self
+            .registry
+            .model(name)
+            .map(|model| self.registry.gated(model));
         model.ok_or_else(|| {
             ConfigIssue::new(
                 path,

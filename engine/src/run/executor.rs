@@ -852,7 +852,10 @@ impl Executor<'_> {
 
     /// The failure of a run that was active for as long as it may be.
     fn out_of_time(&self, step: u32) -> RunError {
-        let allowed = self.active_until.map(|(_, allowed)| allowed).unwrap_or_default();
+        let allowed = self
+            .active_until
+            .map(|(_, allowed)| allowed)
+            .unwrap_or_default();
         RunError::Ceiling {
             ceiling: crate::ceilings::names::ACTIVE_TIME,
             step,

@@ -7,8 +7,8 @@ mod stores;
 mod support;
 
 mod bounds;
-mod ceilings;
 mod cancel;
+mod ceilings;
 mod conformance;
 mod durable;
 mod events;

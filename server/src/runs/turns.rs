@@ -86,7 +86,11 @@ impl Turns {
             let (give, take) = oneshot::channel();
             state.arrivals += 1;
             let order = state.arrivals;
-            state.waiting.entry(owner).or_default().push_back((order, give));
+            state
+                .waiting
+                .entry(owner)
+                .or_default()
+                .push_back((order, give));
             take
         };
         self.hand_on();

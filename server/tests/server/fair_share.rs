@@ -122,11 +122,8 @@ async fn started_after(browser: &Browser, first: &Value, behind: &[String]) {
 #[tokio::test]
 async fn an_accounts_flood_through_many_keys_does_not_hold_up_another_accounts_run() {
     let dir = tempfile::tempdir().expect("dir");
-    let (_server, addr) = server(
-        dir.path(),
-        &["--max-runs", "2", "--max-runs-per-user", "4"],
-    )
-    .await;
+    let (_server, addr) =
+        server(dir.path(), &["--max-runs", "2", "--max-runs-per-user", "4"]).await;
     let alice = Browser::new(addr);
     alice.sign_up("alice").await;
     let bob = Browser::new(addr);

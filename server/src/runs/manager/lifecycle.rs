@@ -84,9 +84,10 @@ impl Runs {
         Fut: Future<Output = Result<Run, DurableError>>,
     {
         // Whose turn it is, fairly between owners (see `runs::turns`).
-        let owner: crate::runs::turns::Owner = admission
-            .as_ref()
-            .map_or_else(|| "".into(), |admission| admission.starter.id.as_str().into());
+        let owner: crate::runs::turns::Owner = admission.as_ref().map_or_else(
+            || "".into(),
+            |admission| admission.starter.id.as_str().into(),
+        );
         let turn = self.inner.turns.wait(owner).await;
         if self.inner.handing_over.load(Ordering::Acquire) {
             // The server is shutting down: the run stays queued, for the
