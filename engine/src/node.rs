@@ -9,7 +9,7 @@ mod hint;
 mod kind;
 mod output;
 
-pub use child::{ChildFuture, ChildGraph, ChildOutcome, CompileChild};
+pub use child::{ChildFuture, ChildGraph, ChildOutcome, ChildRun, CompileChild};
 pub use context::{CancelFlag, Emit, NodeContext};
 pub use hint::{FieldHint, HINT_KEYWORD, KEY_HINT_KEYWORD};
 pub use kind::{

@@ -67,7 +67,7 @@ pub use durable::{Durable, DurableError, Fork};
 pub use emitter::{EventLog, EventSink, Lagged, Subscription};
 #[cfg(feature = "runtime")]
 pub use error::RunError;
-pub use event::{EdgeReason, Event, EventPayload, TaskRef};
+pub use event::{EdgeReason, Event, EventPayload, Hop, TaskRef};
 #[cfg(feature = "runtime")]
 pub use executor::{ActiveTime, Run, RunOptions, RunOutput};
 #[cfg(feature = "runtime")]

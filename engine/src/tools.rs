@@ -72,6 +72,17 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Calls it with the arguments the model wrote.
     fn call(&self, arguments: Value) -> ToolFuture<'_>;
+
+    /// Calls it from inside a node's execution. Most tools do not care
+    /// where they run (this is [`Tool::call`]); one that runs a graph (an
+    /// agent's sub-agent) runs it inside the node's run.
+    fn call_within<'a>(
+        &'a self,
+        arguments: Value,
+        _node: &'a crate::node::NodeContext<'_>,
+    ) -> ToolFuture<'a> {
+        self.call(arguments)
+    }
 }
 
 /// The tools available to a graph, by name, with the server's policy for

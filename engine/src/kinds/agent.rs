@@ -142,27 +142,44 @@ impl Tool for SubAgentTool {
         self.spec.clone()
     }
 
-    fn call(&self, arguments: Value) -> ToolFuture<'_> {
+    fn call(&self, _: Value) -> ToolFuture<'_> {
+        // Only ever called from a node (`call_within`): a sub-agent runs
+        // inside its agent's run.
+        Box::pin(async {
+            Err(ToolError::new(
+                "a sub-agent runs only inside its agent's run",
+            ))
+        })
+    }
+
+    fn call_within<'a>(
+        &'a self,
+        arguments: Value,
+        ctx: &'a crate::node::NodeContext<'_>,
+    ) -> ToolFuture<'a> {
         Box::pin(async move {
             let task = arguments["task"]
                 .as_str()
                 .or_else(|| arguments["input"].as_str())
                 .ok_or_else(|| ToolError::new("expected {\"task\": \"...\"}"))?
                 .to_string();
-            delegate(&self.graph, &self.spec.name, task).await
+            delegate(&self.graph, &self.spec.name, task, ctx).await
         })
     }
 }
 
+/// Runs a sub-agent on `task` inside the agent's run (its calls count
+/// against the run's budget; its events go into the run's log); its last
+/// reply.
 async fn delegate(
     graph: &Arc<dyn ChildGraph>,
     name: &str,
     task: String,
+    ctx: &crate::node::NodeContext<'_>,
 ) -> Result<Value, ToolError> {
     let input = json!({"messages": [{"role": "user", "content": task}]});
-    let run_id = crate::ids::RunId::from(format!("sub-agent:{name}"));
-    let outcome = Arc::clone(graph)
-        .run(run_id, input, &|_| {})
+    let outcome = ctx
+        .run_child(graph, Some(name), input)
         .await
         .map_err(|error| ToolError::new(format!("{name} failed: {error}")))?;
     let reply = ChatMessage::list_from(&outcome.state["messages"])

@@ -4,7 +4,9 @@
 //! library users who opt in, never the server); the app embeds saved
 //! graphs. `inputs` fill the child's channels from expressions over this
 //! graph's state; `outputs` copy the child's final channels back. The
-//! child's node results and tokens are reported as `subgraph` events.
+//! child runs inside this run: its model calls count against this run's
+//! budget, and its steps, nodes, tokens and tool calls go into this run's
+//! log with their path (`Event::path`).
 //!
 //! Not yet: a child that pauses for input fails the node (resuming inside a
 //! subgraph needs the child's checkpoint in the parent's), and offering a
@@ -205,28 +207,7 @@ impl Subgraph {
         ctx: &crate::node::NodeContext<'_>,
         input: Value,
     ) -> Result<Value, NodeError> {
-        use crate::run::EventPayload;
-        use serde_json::json;
-
-        let run_id = crate::ids::RunId::from(format!("{}/{}/{}", ctx.run_id, ctx.node, ctx.step));
-        let report = |event: &crate::run::Event| {
-            let report = match &event.payload {
-                EventPayload::NodeSucceeded {
-                    node, duration_us, ..
-                } => {
-                    json!({"node": node, "status": "succeeded", "duration_us": duration_us})
-                }
-                EventPayload::NodeFailed { node, error, .. } => {
-                    json!({"node": node, "status": "failed", "error": error})
-                }
-                EventPayload::Custom { node, name, data } if name == "token" => {
-                    json!({"node": node, "token": data["text"]})
-                }
-                _ => return,
-            };
-            ctx.emit("subgraph", report);
-        };
-        match Arc::clone(&self.child).run(run_id, input, &report).await {
+        match ctx.run_child(&self.child, None, input).await {
             Ok(outcome) if outcome.interrupted => Err(NodeError::permanent(
                 "the subgraph paused for input, which subgraphs do not support yet",
             )),

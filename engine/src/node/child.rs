@@ -15,6 +15,7 @@ use serde_json::Value;
 use crate::format::GraphDocument;
 use crate::ids::RunId;
 use crate::run::Event;
+use crate::usage::Meter;
 
 /// How a child graph's run ended.
 #[derive(Debug, Clone)]
@@ -28,15 +29,25 @@ pub struct ChildOutcome {
 /// A child's run, ending in its outcome or why it failed.
 pub type ChildFuture<'a> = Pin<Box<dyn Future<Output = Result<ChildOutcome, String>> + Send + 'a>>;
 
+/// Where a child graph runs: inside a node's execution of an enclosing
+/// run (see `NodeContext::run_child`).
+pub struct ChildRun<'a> {
+    /// Hears each of the child's events as it happens.
+    pub on_event: &'a (dyn Fn(&Event) + Send + Sync),
+    /// The enclosing run's meter: the child's model calls count against
+    /// its budget (`None`: the child's own limits only).
+    pub meter: Option<Arc<Meter>>,
+}
+
 /// A compiled graph a node can run.
 pub trait ChildGraph: Send + Sync {
-    /// Runs the graph from `input` to its end as run `run_id`, handing each
-    /// of its events to `on_event` as it happens.
+    /// Runs the graph from `input` to its end as run `run_id`, inside
+    /// `within`.
     fn run<'a>(
         self: Arc<Self>,
         run_id: RunId,
         input: Value,
-        on_event: &'a (dyn Fn(&Event) + Send + Sync),
+        within: ChildRun<'a>,
     ) -> ChildFuture<'a>;
 }
 

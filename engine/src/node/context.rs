@@ -16,6 +16,9 @@ use crate::usage::{Meter, PriceTable, UsageTotals};
 pub trait Emit: Send + Sync {
     /// Records one custom event from `node`.
     fn emit(&self, node: &NodeId, name: &str, data: Value);
+
+    /// Records an event that happened inside a child graph, at `path`.
+    fn nested(&self, path: Vec<crate::run::Hop>, payload: crate::run::EventPayload);
 }
 
 /// Set when the run is cancelled. The executor also drops in-flight node
@@ -48,6 +51,9 @@ pub struct NodeContext<'a> {
     pub node: &'a NodeId,
     /// The super-step, from 0.
     pub step: u32,
+    /// Which fanned-out instance of the node this is, when a fan-out
+    /// started it.
+    pub instance: Option<u32>,
     /// The attempt, from 1 (more when retried).
     pub attempt: u32,
     pub(crate) emit: &'a dyn Emit,
@@ -55,7 +61,7 @@ pub struct NodeContext<'a> {
     pub(crate) resume: Option<&'a Value>,
     /// The run's meter (none outside a run: calls are priced by the
     /// default table and no budget applies).
-    pub(crate) meter: Option<&'a Meter>,
+    pub(crate) meter: Option<&'a Arc<Meter>>,
     /// What this execution's model calls used.
     pub(crate) spent: Mutex<UsageTotals>,
 }
@@ -74,6 +80,7 @@ impl<'a> NodeContext<'a> {
             run_id,
             node,
             step,
+            instance: None,
             attempt,
             emit,
             cancel,
@@ -94,6 +101,49 @@ impl<'a> NodeContext<'a> {
     /// node that interrupted; `None` on a first execution.
     pub fn resume_value(&self) -> Option<&Value> {
         self.resume
+    }
+
+    /// Runs `graph` inside this node's execution (a subgraph's child, an
+    /// agent's sub-agent named `child`): its model calls count against
+    /// this run's budget and show in its usage, and its events go into
+    /// this run's log, each with the path it happened at.
+    pub async fn run_child(
+        &self,
+        graph: &Arc<dyn super::ChildGraph>,
+        child: Option<&str>,
+        input: Value,
+    ) -> Result<super::ChildOutcome, String> {
+        let hop = crate::run::Hop {
+            node: self.node.clone(),
+            step: self.step,
+            instance: self.instance,
+            child: child.map(str::to_string),
+        };
+        let run_id = RunId::from(format!(
+            "{}/{}/{}{}",
+            self.run_id,
+            self.node,
+            self.step,
+            child.map(|name| format!("/{name}")).unwrap_or_default()
+        ));
+        let forward = |event: &crate::run::Event| {
+            if event.payload.passes_up() {
+                let mut path = Vec::with_capacity(event.path.len() + 1);
+                path.push(hop.clone());
+                path.extend(event.path.iter().cloned());
+                self.emit.nested(path, event.payload.clone());
+            }
+        };
+        Arc::clone(graph)
+            .run(
+                run_id,
+                input,
+                super::ChildRun {
+                    on_event: &forward,
+                    meter: self.meter.cloned(),
+                },
+            )
+            .await
     }
 
     /// Emits a custom event (e.g. `token`, `tool_call`, `log`).

@@ -8,8 +8,7 @@ use serde_json::Value;
 
 use crate::compile::CompiledGraph;
 use crate::ids::RunId;
-use crate::node::{ChildFuture, ChildGraph};
-use crate::run::Event;
+use crate::node::{ChildFuture, ChildGraph, ChildRun};
 
 impl ChildGraph for CompiledGraph {
     #[cfg(feature = "runtime")]
@@ -17,23 +16,30 @@ impl ChildGraph for CompiledGraph {
         self: Arc<Self>,
         run_id: RunId,
         input: Value,
-        on_event: &'a (dyn Fn(&Event) + Send + Sync),
+        within: ChildRun<'a>,
     ) -> ChildFuture<'a> {
         use crate::node::ChildOutcome;
         use crate::run::{Run, RunOptions};
         Box::pin(async move {
-            let run = Run::new(
+            // Every event, in order, none skipped however slowly they are
+            // handed on (a live subscription may lag and drop some).
+            let (relay, mut events) = tokio::sync::mpsc::unbounded_channel();
+            let mut run = Run::new(
                 self,
                 run_id,
                 input,
                 RunOptions {
                     keep_log: false,
+                    sink: Some(Arc::new(Relay(relay))),
                     ..RunOptions::default()
                 },
             );
-            let mut events = run.subscribe();
+            if let Some(meter) = within.meter {
+                run = run.sharing_meter(meter);
+            }
+            let on_event = within.on_event;
             let forward = async {
-                while let Ok(Some(event)) = events.recv().await {
+                while let Some(event) = events.recv().await {
                     on_event(&event);
                 }
             };
@@ -48,12 +54,20 @@ impl ChildGraph for CompiledGraph {
     }
 
     #[cfg(not(feature = "runtime"))]
-    fn run<'a>(
-        self: Arc<Self>,
-        _: RunId,
-        _: Value,
-        _: &'a (dyn Fn(&Event) + Send + Sync),
-    ) -> ChildFuture<'a> {
+    fn run<'a>(self: Arc<Self>, _: RunId, _: Value, _: ChildRun<'a>) -> ChildFuture<'a> {
         Box::pin(async { Err("running a graph needs the engine's `runtime` feature".into()) })
+    }
+}
+
+/// Hands a child's events to the node running it, in order.
+#[cfg(feature = "runtime")]
+struct Relay(tokio::sync::mpsc::UnboundedSender<Arc<crate::run::Event>>);
+
+#[cfg(feature = "runtime")]
+impl crate::run::EventSink for Relay {
+    fn event(&self, event: &Arc<crate::run::Event>) {
+        // The node stopped listening only when it stopped waiting for the
+        // child: nothing is left to hand on to.
+        let _ = self.0.send(Arc::clone(event));
     }
 }

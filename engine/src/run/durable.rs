@@ -433,6 +433,7 @@ impl Durable {
             run_id: run.clone(),
             seq: next_seq,
             at_us: now_us(),
+            path: Vec::new(),
             payload: EventPayload::RunFailed {
                 error: reason.to_string(),
                 node: None,
@@ -468,6 +469,7 @@ impl Durable {
             run_id: checkpoint.run_id.clone(),
             seq: checkpoint.next_seq,
             at_us: now_us(),
+            path: Vec::new(),
             payload: EventPayload::RunCancelled {
                 step: checkpoint.step,
             },

@@ -181,6 +181,11 @@ impl Emitter {
     }
 
     pub(crate) fn emit(&self, payload: EventPayload) {
+        self.emit_at(Vec::new(), payload);
+    }
+
+    /// Emits an event that happened at `path` (inside child graphs).
+    pub(crate) fn emit_at(&self, path: Vec<super::event::Hop>, payload: EventPayload) {
         let mut next_seq = self
             .next_seq
             .lock()
@@ -189,6 +194,7 @@ impl Emitter {
             run_id: self.run_id.clone(),
             seq: *next_seq,
             at_us: now_us(),
+            path,
             payload,
         });
         *next_seq += 1;
@@ -221,6 +227,10 @@ impl Emit for Emitter {
                 data,
             },
         );
+    }
+
+    fn nested(&self, path: Vec<super::event::Hop>, payload: EventPayload) {
+        self.emit_at(path, payload);
     }
 }
 

@@ -17,9 +17,59 @@ pub struct Event {
     pub seq: u64,
     /// When, in microseconds since the Unix epoch.
     pub at_us: u64,
+    /// Where it happened, when not in the run's own graph: the chain of
+    /// nodes (subgraphs, agents' sub-agents) whose child graph it happened
+    /// in, outermost first. Empty for the run's own nodes (and in logs
+    /// stored before nesting was recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<Hop>,
     /// What happened.
     #[serde(flatten)]
     pub payload: EventPayload,
+}
+
+/// One level of nesting: a node of the enclosing graph that ran a child
+/// graph, in one of its executions.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Hop {
+    /// The node that ran the child graph (a `subgraph`, an `agent`).
+    pub node: NodeId,
+    /// The enclosing graph's step it ran in.
+    pub step: u32,
+    /// Which fanned-out instance of the node, when a fan-out started it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<u32>,
+    /// For an agent's sub-agent: its name (the tool the model called).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub child: Option<String>,
+}
+
+impl Event {
+    /// Whether it happened inside a child graph rather than in the run's
+    /// own nodes.
+    pub fn is_nested(&self) -> bool {
+        !self.path.is_empty()
+    }
+}
+
+impl EventPayload {
+    /// Whether a child graph's event of this kind goes into the enclosing
+    /// run's log. A child's own start, end and state changes stay out:
+    /// they carry its whole state, and the enclosing node's own events say
+    /// how it went; its steps, nodes, edges, tokens, tool calls and model
+    /// usage go in.
+    pub fn passes_up(&self) -> bool {
+        matches!(
+            self,
+            EventPayload::StepStarted { .. }
+                | EventPayload::NodeStarted { .. }
+                | EventPayload::NodeSucceeded { .. }
+                | EventPayload::NodeFailed { .. }
+                | EventPayload::NodeRetrying { .. }
+                | EventPayload::EdgeTaken { .. }
+                | EventPayload::Custom { .. }
+        )
+    }
 }
 
 /// A task of a step: a node, and which fanned-out instance of it.

@@ -219,6 +219,16 @@ impl Run {
         }
     }
 
+    /// The same run, as a child graph's inside the run `parent` meters: its
+    /// model calls count in that run's totals and against its budget.
+    pub(crate) fn sharing_meter(mut self, parent: Arc<Meter>) -> Self {
+        self.meter = Arc::new(
+            Meter::new(Arc::clone(&self.graph.prices), &self.graph.document().limits)
+                .under(parent),
+        );
+        self
+    }
+
     /// The run's tokens and cost so far; read it after [`Run::execute`]
     /// for the totals (a resumed run's include what it used before).
     pub fn meter(&self) -> Arc<Meter> {
@@ -336,7 +346,7 @@ pub(crate) struct Executor<'a> {
     emitter: &'a Emitter,
     cancel: &'a CancelHandle,
     breakpoints: &'a Breakpoints,
-    meter: &'a Meter,
+    meter: &'a Arc<Meter>,
     /// When the run must stop being active, and how long it was allowed.
     active_until: Option<(tokio::time::Instant, std::time::Duration)>,
 }
@@ -888,6 +898,7 @@ impl Executor<'_> {
                 run_id: self.run_id,
                 node: &node.id,
                 step,
+                instance: task.instance,
                 attempt,
                 emit: self.emitter,
                 cancel: self.cancel.flag(),

@@ -3,6 +3,12 @@
 //! however its concurrent tasks interleave, a node checks the total as it
 //! stood when its step began plus its own calls, and the executor checks
 //! the whole total when each step ends.
+//!
+//! A child graph's run (a subgraph's, a sub-agent's) has a meter of its
+//! own under its enclosing run's: each of its calls also counts in the
+//! enclosing totals and against the enclosing budget, whose whole total
+//! is checked at the call (the enclosing run checks again when its step
+//! ends).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -19,6 +25,8 @@ pub struct Meter {
     max_cost: Option<f64>,
     total: Mutex<UsageTotals>,
     at_step_start: Mutex<UsageTotals>,
+    /// The enclosing run's meter, for a child graph's run.
+    parent: Option<Arc<Meter>>,
 }
 
 /// A run that went over one of its budgets.
@@ -40,6 +48,32 @@ impl Meter {
             max_cost: limits.max_cost,
             total: Mutex::new(UsageTotals::default()),
             at_step_start: Mutex::new(UsageTotals::default()),
+            parent: None,
+        }
+    }
+
+    /// The same meter, inside the run `parent` meters: its calls count
+    /// there too.
+    pub fn under(mut self, parent: Arc<Meter>) -> Meter {
+        self.parent = Some(parent);
+        self
+    }
+
+    /// Adds a call made inside a child graph to this run's totals (and its
+    /// enclosing runs').
+    fn add_from_child(&self, call: &UsageTotals) {
+        lock(&self.total).add(call);
+        if let Some(parent) = &self.parent {
+            parent.add_from_child(call);
+        }
+    }
+
+    /// Whether this run and every run enclosing it are within budget.
+    fn check_up(&self) -> Result<(), OverBudget> {
+        self.check()?;
+        match &self.parent {
+            Some(parent) => parent.check_up(),
+            None => Ok(()),
         }
     }
 
@@ -73,7 +107,12 @@ impl Meter {
         lock(&self.total).add(&call);
         let mut seen = *lock(&self.at_step_start);
         seen.add(own);
-        (data, self.within(&seen))
+        let mut verdict = self.within(&seen);
+        if let Some(parent) = &self.parent {
+            parent.add_from_child(&call);
+            verdict = verdict.and_then(|()| parent.check_up());
+        }
+        (data, verdict)
     }
 
     /// Whether the whole total is within budget.

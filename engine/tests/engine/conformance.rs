@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 
 use heddle_engine::node::NodeOutput;
 use heddle_engine::run::{
+    Hop,
     Checkpoint, CheckpointStore, CheckpointSummary, CompletedTask, Durable, Event, EventPayload,
     EventSink, Interrupt, InterruptWhen, PendingTask, RunOptions, RunRecord, RunStatus,
     StoreFuture,
@@ -80,6 +81,16 @@ fn events(run: &str, seqs: Range<u64>) -> Vec<Arc<Event>> {
             run_id: RunId::from(run),
             seq,
             at_us: 1_700_000_000_000_000 + seq,
+            // Some happened inside a child graph: where is kept too.
+            path: match seq % 3 {
+                1 => vec![Hop {
+                    node: NodeId::from("research"),
+                    step: 2,
+                    instance: Some(1),
+                    child: Some("writer".into()),
+                }],
+                _ => Vec::new(),
+            },
             payload: EventPayload::Custom {
                 node: NodeId::from("n"),
                 name: "tick".into(),

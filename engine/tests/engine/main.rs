@@ -21,6 +21,7 @@ mod hooks;
 #[cfg(feature = "http")]
 mod http_tool;
 mod loop_limit;
+mod nested;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(feature = "openai")]

@@ -42,13 +42,13 @@ async fn an_embedded_subgraph_runs_with_its_mappings() {
     let log = run.log().unwrap();
     let output = run.execute().await.unwrap();
     assert_eq!(output.state["result"], "Hello, Ada!");
+    // The child's nodes are in the run's log, at the subgraph node.
     let reported: Vec<String> = log
         .since(0)
         .iter()
+        .filter(|e| e.path.first().is_some_and(|hop| hop.node.as_str() == "child"))
         .filter_map(|e| match &e.payload {
-            EventPayload::Custom { name, data, .. } if name == "subgraph" => {
-                data["node"].as_str().map(str::to_string)
-            }
+            EventPayload::NodeSucceeded { node, .. } => Some(node.to_string()),
             _ => None,
         })
         .collect();
