@@ -515,8 +515,11 @@ fn chunks(
             }
             match chunks.events.recv().await {
                 Some(Streamed::Event(event)) => {
+                    // The answer streams: a sub-agent's or a subgraph's
+                    // own words are not it.
                     if let EventPayload::Custom { name, data, .. } = &event.payload
                         && name == "token"
+                        && !event.is_nested()
                         && let Some(text) = data.get("text").and_then(Value::as_str)
                     {
                         chunks.streamed = true;

@@ -280,7 +280,10 @@ fn visitor_stream(
         loop {
             let sse = match events.recv().await? {
                 outcome::Streamed::Event(event) => match &event.payload {
-                    EventPayload::Custom { name, data, .. } if name == "token" => {
+                    // The answer streams, not a child graph's words.
+                    EventPayload::Custom { name, data, .. }
+                        if name == "token" && !event.is_nested() =>
+                    {
                         let Some(text) = data.get("text").and_then(|text| text.as_str()) else {
                             continue;
                         };

@@ -98,7 +98,8 @@ struct Steps {
 impl Steps {
     fn of(log: &RunLog) -> Steps {
         let mut nodes: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-        for execution in log.executions() {
+        // The run's own nodes: a child graph's steps are its own.
+        for execution in log.executions().into_iter().filter(|e| e.within.is_empty()) {
             let ran = nodes.entry(execution.step).or_default();
             // A retry is the same node again, not another.
             if !ran.contains(&execution.node) {

@@ -4,7 +4,7 @@
 //! tokens are kept apart from the other events: they are many, and the
 //! trace counts what happened, not how it was typed.
 
-use heddle_engine::run::{Event, EventPayload, RunStatus};
+use heddle_engine::run::{Event, EventPayload, Hop, RunStatus};
 use serde_json::{Map, Value};
 
 use super::view::RunView;
@@ -66,14 +66,21 @@ pub struct Execution {
     pub end_us: Option<u64>,
     pub outcome: Outcome,
     pub error: Option<String>,
+    /// Where it ran, when inside a node's child graph (a subgraph, a
+    /// sub-agent): the path of its events. Empty for the run's own nodes.
+    pub within: Vec<Hop>,
     /// What it wrote to the state.
     pub update: Option<Value>,
     /// The route it chose.
     pub route: Option<String>,
 }
 
-/// The step an event belongs to, when it belongs to one.
+/// The step an event belongs to, when it belongs to one: for one inside a
+/// child graph, the step of the node running that graph.
 pub fn step_of(event: &Event) -> Option<u32> {
+    if let Some(outer) = event.path.first() {
+        return Some(outer.step);
+    }
     match &event.payload {
         EventPayload::StepStarted { step, .. }
         | EventPayload::StepFinished { step, .. }
@@ -228,7 +235,7 @@ impl RunLog {
         let mut step = 0;
         for event in &self.events {
             match &event.payload {
-                EventPayload::StepStarted { step: at, .. } => step = *at,
+                EventPayload::StepStarted { step: at, .. } if !event.is_nested() => step = *at,
                 EventPayload::Custom { name, data, .. } if name == "usage" => {
                     by_step.entry(step).or_default().add_event(data);
                 }
@@ -241,11 +248,12 @@ impl RunLog {
     /// Every node execution, in the order they started.
     pub fn executions(&self) -> Vec<Execution> {
         let mut executions: Vec<Execution> = Vec::new();
-        let open = |executions: &mut Vec<Execution>, node: &str, task: u32| {
+        let open = |executions: &mut Vec<Execution>, node: &str, task: u32, within: &[Hop]| {
             executions.iter().rposition(|execution| {
                 execution.outcome == Outcome::Running
                     && execution.node == node
                     && execution.task == task
+                    && execution.within == within
             })
         };
         let close_all = |executions: &mut Vec<Execution>, outcome: Outcome, at: u64| {
@@ -273,6 +281,7 @@ impl RunLog {
                     end_us: None,
                     outcome: Outcome::Running,
                     error: None,
+                    within: event.path.clone(),
                     update: None,
                     route: None,
                 }),
@@ -283,7 +292,7 @@ impl RunLog {
                     route,
                     ..
                 } => {
-                    if let Some(i) = open(&mut executions, node.as_str(), *task) {
+                    if let Some(i) = open(&mut executions, node.as_str(), *task, &event.path) {
                         let execution = &mut executions[i];
                         execution.outcome = Outcome::Succeeded;
                         execution.end_us = Some(at);
@@ -297,7 +306,7 @@ impl RunLog {
                 | EventPayload::NodeFailed {
                     node, task, error, ..
                 } => {
-                    if let Some(i) = open(&mut executions, node.as_str(), *task) {
+                    if let Some(i) = open(&mut executions, node.as_str(), *task, &event.path) {
                         let execution = &mut executions[i];
                         execution.outcome = match event.payload {
                             EventPayload::NodeRetrying { .. } => Outcome::Retried,
@@ -419,6 +428,52 @@ pub(crate) mod tests {
         assert_eq!(executions[1].error.as_deref(), Some("flaky"));
         assert_eq!(executions[2].update, Some(json!({"out": "done"})));
         assert!(executions.iter().all(|e| e.end_us >= Some(e.start_us)));
+    }
+
+    #[test]
+    fn work_inside_a_child_graph_belongs_to_the_step_and_lane_of_its_node() {
+        let inside = |body: Value| {
+            let mut body = body;
+            body["path"] = json!([{"node": "sub", "step": 1}]);
+            body
+        };
+        let log = log(&[
+            json!({"type": "run_started", "graph": "g", "input": {}, "state": {}}),
+            json!({"type": "step_started", "step": 0, "tasks": [{"node": "a"}]}),
+            json!({"type": "node_started", "step": 0, "node": "a", "task": 0, "attempt": 1}),
+            json!({"type": "node_succeeded", "step": 0, "node": "a", "task": 0, "duration_us": 9, "update": {}}),
+            json!({"type": "step_started", "step": 1, "tasks": [{"node": "sub"}]}),
+            json!({"type": "node_started", "step": 1, "node": "sub", "task": 0, "attempt": 1}),
+            // The child's own steps 0 to 5, and a node named like the run's `a`.
+            inside(json!({"type": "step_started", "step": 5, "tasks": [{"node": "a"}]})),
+            inside(
+                json!({"type": "node_started", "step": 5, "node": "a", "task": 0, "attempt": 1}),
+            ),
+            inside(
+                json!({"type": "custom", "node": "a", "name": "usage", "data": {"prompt_tokens": 3, "completion_tokens": 4}}),
+            ),
+            inside(
+                json!({"type": "node_succeeded", "step": 5, "node": "a", "task": 0, "duration_us": 5, "update": {}}),
+            ),
+            json!({"type": "node_succeeded", "step": 1, "node": "sub", "task": 0, "duration_us": 50, "update": {}}),
+            json!({"type": "run_finished", "output": {}, "steps": 2}),
+        ]);
+        assert_eq!(
+            log.last_step(),
+            Some(1),
+            "the child's steps are not the run's"
+        );
+        assert_eq!(log.usage_by_step()[&1].calls, 1, "at the step of `sub`");
+        let executions = log.executions();
+        let own: Vec<_> = executions.iter().filter(|e| e.within.is_empty()).collect();
+        let nested: Vec<_> = executions.iter().filter(|e| !e.within.is_empty()).collect();
+        assert_eq!(own.len(), 2);
+        assert_eq!(nested.len(), 1);
+        assert_eq!(nested[0].outcome, Outcome::Succeeded);
+        assert_eq!(own[0].node, "a");
+        assert_eq!(own[0].outcome, Outcome::Succeeded);
+        // Replaying to step 0 shows none of the child's work.
+        assert_eq!(log.view_at(Some(0)).usage.calls, 0);
     }
 
     #[test]

@@ -2,11 +2,14 @@
 //! counts, durations, token counts and streamed text, the edges just
 //! taken, the run's status. Built by folding the run's events in order;
 //! [`RunView::apply`] is pure, so a replay at any step is the same fold
-//! stopped earlier.
+//! stopped earlier. Work inside a node's child graphs (a subgraph's, an
+//! agent's sub-agents: events with a path) shows on that node: what it
+//! is doing inside, how many executions inside ended, their text and
+//! their model calls (which count in the node's and the run's usage).
 
 use std::collections::{BTreeMap, HashMap};
 
-use heddle_engine::run::{Event, EventPayload, Interrupt, RunStatus};
+use heddle_engine::run::{Event, EventPayload, Hop, Interrupt, RunStatus};
 use heddle_engine::tools::BreakerState;
 use heddle_engine::usage::UsageTotals;
 
@@ -51,6 +54,38 @@ pub struct NodeStats {
     pub error: Option<String>,
     /// What its current (or last) execution streamed.
     pub streamed: String,
+    /// What its child graphs did (a subgraph's, its sub-agents').
+    pub inside: Inside,
+}
+
+/// What a node's child graphs did so far in the run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Inside {
+    /// Where the work inside is while it runs: `mathematician › work`.
+    pub doing: Option<String>,
+    /// Executions inside that succeeded.
+    pub done: u32,
+    /// Executions inside that failed.
+    pub failed: u32,
+    /// What the newest execution inside streamed.
+    pub streamed: String,
+}
+
+/// Where inside a node an event of a child graph happened, as people read
+/// it: the sub-agent's name, the nested nodes, then `node`
+/// (`mathematician › work`).
+pub fn inside_label(path: &[Hop], node: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for (depth, hop) in path.iter().enumerate() {
+        if depth > 0 {
+            parts.push(hop.node.as_str());
+        }
+        if let Some(child) = &hop.child {
+            parts.push(child);
+        }
+    }
+    parts.push(node);
+    parts.join(" › ")
 }
 
 /// A view of a run.
@@ -90,6 +125,10 @@ impl RunView {
     /// Applies one event of the run.
     pub fn apply(&mut self, event: &Event) {
         self.events += 1;
+        if let Some(outer) = event.path.first() {
+            self.apply_inside(outer, event);
+            return;
+        }
         match &event.payload {
             EventPayload::RunStarted { .. } | EventPayload::RunResumed { .. } => {
                 self.status = Some(RunStatus::Running);
@@ -200,6 +239,47 @@ impl RunView {
         }
     }
 
+    /// An event inside the child graph of the node `outer` names: it shows
+    /// on that node, never on a node of the run's own graph that happens to
+    /// share a child's node id.
+    fn apply_inside(&mut self, outer: &Hop, event: &Event) {
+        let stats = self.stats.entry(outer.node.to_string()).or_default();
+        let inside = &mut stats.inside;
+        match &event.payload {
+            EventPayload::NodeStarted { node, attempt, .. } => {
+                inside.doing = Some(inside_label(&event.path, node.as_str()));
+                if *attempt <= 1 {
+                    inside.streamed.clear();
+                }
+            }
+            EventPayload::NodeSucceeded { .. } => {
+                inside.done += 1;
+                inside.doing = None;
+            }
+            EventPayload::NodeFailed { .. } => {
+                inside.failed += 1;
+                inside.doing = None;
+            }
+            EventPayload::Custom { name, data, .. } => match name.as_str() {
+                "usage" => {
+                    let mut call = UsageTotals::default();
+                    call.add_event(data);
+                    stats.usage.add(&call);
+                    self.usage.add(&call);
+                    self.step_usage.entry(self.step).or_default().add(&call);
+                }
+                "token" => {
+                    self.events -= 1;
+                    if let Some(text) = data["text"].as_str() {
+                        inside.streamed.push_str(text);
+                    }
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+    }
+
     /// Streamed text of a node, as it comes.
     pub fn tokens(&mut self, node: &str, text: &str) {
         self.stats
@@ -213,6 +293,9 @@ impl RunView {
     fn settle(&mut self) {
         self.nodes
             .retain(|_, state| !matches!(state, NodeState::Waiting | NodeState::Running));
+        for stats in self.stats.values_mut() {
+            stats.inside.doing = None;
+        }
         self.edges_taken.clear();
     }
 
@@ -277,6 +360,52 @@ mod tests {
             "parallel branches light up together"
         );
         assert_eq!(view.events, 7);
+    }
+
+    #[test]
+    fn a_child_graphs_work_shows_on_its_node_not_on_a_node_of_the_same_id() {
+        let inside = |body: Value| {
+            let mut body = body;
+            body["path"] = json!([{"node": "boss", "step": 1, "child": "helper"}]);
+            body
+        };
+        let running = fold(&[
+            json!({"type": "run_started", "graph": "g", "input": {}}),
+            json!({"type": "step_started", "step": 1, "tasks": [{"node": "boss"}]}),
+            json!({"type": "node_started", "step": 1, "node": "boss", "task": 0, "attempt": 1}),
+            inside(json!({"type": "step_started", "step": 0, "tasks": [{"node": "work"}]})),
+            inside(
+                json!({"type": "node_started", "step": 0, "node": "start", "task": 0, "attempt": 1}),
+            ),
+            inside(
+                json!({"type": "node_succeeded", "step": 0, "node": "start", "task": 0, "duration_us": 5, "update": {}}),
+            ),
+            inside(
+                json!({"type": "node_started", "step": 1, "node": "work", "task": 0, "attempt": 1}),
+            ),
+            inside(
+                json!({"type": "custom", "node": "work", "name": "token", "data": {"text": "Forty"}}),
+            ),
+            inside(
+                json!({"type": "custom", "node": "work", "name": "usage", "data": {"prompt_tokens": 10, "completion_tokens": 2}}),
+            ),
+        ]);
+        let boss = &running.stats["boss"];
+        assert_eq!(boss.inside.doing.as_deref(), Some("helper › work"));
+        assert_eq!(boss.inside.done, 1);
+        assert_eq!(boss.inside.streamed, "Forty");
+        assert_eq!(
+            boss.usage.tokens(),
+            12,
+            "the node's usage counts its child's"
+        );
+        assert_eq!(running.usage.tokens(), 12);
+        assert_eq!(running.step_usage[&1].calls, 1, "at the enclosing step");
+        // The child's `start` and `work` are not the run's own nodes.
+        assert_eq!(running.state_of("start"), "idle");
+        assert_eq!(running.state_of("work"), "idle");
+        assert_eq!(running.state_of("boss"), "running");
+        assert!(boss.streamed.is_empty());
     }
 
     #[test]

@@ -30,7 +30,8 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
             let executions: Vec<_> = log
                 .executions()
                 .into_iter()
-                .filter(|execution| Some(execution.step) == step)
+                // The run's own nodes: a child graph's steps are its own.
+                .filter(|execution| execution.within.is_empty() && Some(execution.step) == step)
                 .collect();
             (state, changed, before, executions)
         })
@@ -39,7 +40,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
     let ran = Memo::new(move |_| {
         let mut ran: std::collections::BTreeMap<u32, Vec<String>> = Default::default();
         watch.log.with(|log| {
-            for execution in log.executions() {
+            for execution in log.executions().into_iter().filter(|e| e.within.is_empty()) {
                 let names = ran.entry(execution.step).or_default();
                 let name = editor.label_of(&execution.node).unwrap_or(execution.node);
                 if !names.contains(&name) {

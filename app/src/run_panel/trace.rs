@@ -1,12 +1,44 @@
 //! The trace timeline: a lane per node, a bar per execution placed by
 //! when it started and ended, retries and failures marked. Clicking a bar
-//! selects its node and moves the replay to its step.
+//! selects its node and moves the replay to its step. Work inside a node's
+//! child graphs (a subgraph's, a sub-agent's) has lanes of its own, under
+//! that node, named by where it ran (`mathematician › work`); clicking
+//! one selects the enclosing node at its step.
 
 use leptos::prelude::*;
 
 use super::{duration, select_node};
 use crate::editor::state::Editor;
+use crate::live::view::inside_label;
 use crate::live::{Execution, Outcome, Watch};
+use heddle_engine::run::Hop;
+
+/// A lane: a node of the run's graph, or a node inside a child graph.
+#[derive(Clone, Debug, PartialEq)]
+struct LaneOf {
+    node: String,
+    within: Vec<Hop>,
+}
+
+impl LaneOf {
+    fn of(execution: &Execution) -> LaneOf {
+        LaneOf {
+            node: execution.node.clone(),
+            within: execution.within.clone(),
+        }
+    }
+
+    fn key(&self) -> String {
+        match self.within.first() {
+            None => self.node.clone(),
+            Some(outer) => format!(
+                "{} › {}",
+                outer.node,
+                inside_label(&self.within, &self.node)
+            ),
+        }
+    }
+}
 
 #[component]
 pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
@@ -20,11 +52,27 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
     });
     let lanes = Memo::new(move |_| {
         executions.with(|executions| {
-            let mut lanes: Vec<String> = Vec::new();
+            let mut lanes: Vec<LaneOf> = Vec::new();
             for execution in executions {
-                if !lanes.contains(&execution.node) {
-                    lanes.push(execution.node.clone());
+                let lane = LaneOf::of(execution);
+                if lanes.contains(&lane) {
+                    continue;
                 }
+                // A child graph's lanes go under the node that ran it.
+                let at = match lane.within.first() {
+                    Some(outer) => lanes
+                        .iter()
+                        .rposition(|other| {
+                            other
+                                .within
+                                .first()
+                                .map_or(other.node.as_str(), |hop| hop.node.as_str())
+                                == outer.node.as_str()
+                        })
+                        .map_or(lanes.len(), |i| i + 1),
+                    None => lanes.len(),
+                };
+                lanes.insert(at, lane);
             }
             lanes
         })
@@ -34,8 +82,8 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
             {move || lanes.with(Vec::is_empty).then(|| view! {
                 <p class="empty-note">"No node has run yet. Start a run, or open one from the run history."</p>
             })}
-            <For each=move || lanes.get() key=|lane| lane.clone() let:lane>
-                <Lane editor watch node=lane executions span />
+            <For each=move || lanes.get() key=LaneOf::key let:lane>
+                <Lane editor watch lane executions span />
             </For>
             {move || (!lanes.with(Vec::is_empty)).then(|| view! {
                 <div class="timeline-axis">
@@ -51,32 +99,51 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
 fn Lane(
     editor: Editor,
     watch: Watch,
-    node: String,
+    lane: LaneOf,
     executions: Memo<Vec<Execution>>,
     span: Memo<(u64, u64)>,
 ) -> impl IntoView {
     let mine = {
-        let node = node.clone();
+        let lane = lane.clone();
         move || {
             executions.with(|executions| {
                 executions
                     .iter()
-                    .filter(|execution| execution.node == node)
+                    .filter(|execution| {
+                        execution.node == lane.node && execution.within == lane.within
+                    })
                     .cloned()
                     .collect::<Vec<_>>()
             })
         }
     };
     // The lane is named as the canvas names the node: its label, with its
-    // id beside it when the two differ.
-    let label = editor.label_of(&node);
-    let title = label
-        .as_ref()
-        .map_or_else(|| node.clone(), |label| format!("{label} ({node})"));
+    // id beside it when the two differ; inside a child graph, by where.
+    let (name, title) = match lane.within.first() {
+        None => {
+            let node = &lane.node;
+            let label = editor.label_of(node);
+            let title = label
+                .as_ref()
+                .map_or_else(|| node.clone(), |label| format!("{label} ({node})"));
+            (label.unwrap_or_else(|| node.clone()), title)
+        }
+        Some(outer) => {
+            let inside = inside_label(&lane.within, &lane.node);
+            let outer_name = editor
+                .label_of(outer.node.as_str())
+                .unwrap_or_else(|| outer.node.to_string());
+            (
+                format!("↳ {inside}"),
+                format!("Inside {outer_name}: {inside}"),
+            )
+        }
+    };
+    let nested = !lane.within.is_empty();
     view! {
-        <div class="timeline-lane" data-lane=node.clone()>
+        <div class="timeline-lane" class:nested=nested data-lane=lane.key()>
             <span class="timeline-label" title=title>
-                {label.unwrap_or_else(|| node.clone())}
+                {name}
             </span>
             <div class="timeline-track">
                 {move || {
@@ -107,15 +174,28 @@ fn bar(
         .end_us
         .map(|end| duration(end.saturating_sub(execution.start_us)))
         .unwrap_or_else(|| "running".into());
+    let name = match execution.within.first() {
+        Some(outer) => format!(
+            "{} › {}",
+            outer.node,
+            inside_label(&execution.within, &execution.node)
+        ),
+        None => execution.node.clone(),
+    };
     let mut title = format!(
-        "{} · step {} · attempt {} · {took}",
-        execution.node, execution.step, execution.attempt
+        "{name} · step {} · attempt {} · {took}",
+        execution.step, execution.attempt
     );
     if let Some(error) = &execution.error {
         title.push_str(&format!("\n{error}"));
     }
-    let later = cursor.is_some_and(|at| execution.step > at);
-    let (node, step) = (execution.node.clone(), execution.step);
+    // Inside a child graph, the bar stands for the node that ran it, at
+    // that node's step.
+    let (node, step) = match execution.within.first() {
+        Some(outer) => (outer.node.to_string(), outer.step),
+        None => (execution.node.clone(), execution.step),
+    };
+    let later = cursor.is_some_and(|at| step > at);
     view! {
         <button
             type="button"

@@ -223,8 +223,11 @@ impl Run {
     /// model calls count in that run's totals and against its budget.
     pub(crate) fn sharing_meter(mut self, parent: Arc<Meter>) -> Self {
         self.meter = Arc::new(
-            Meter::new(Arc::clone(&self.graph.prices), &self.graph.document().limits)
-                .under(parent),
+            Meter::new(
+                Arc::clone(&self.graph.prices),
+                &self.graph.document().limits,
+            )
+            .under(parent),
         );
         self
     }

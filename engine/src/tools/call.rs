@@ -105,7 +105,8 @@ impl BoundTool {
         self.report(opened, ctx);
         let slot = self.gate.slot(self.policy.max_concurrent).await;
         let limit = std::time::Duration::from_millis(self.policy.timeout_ms);
-        let result = match tokio::time::timeout(limit, self.tool.call_within(arguments, ctx)).await {
+        let result = match tokio::time::timeout(limit, self.tool.call_within(arguments, ctx)).await
+        {
             Ok(result) => result,
             Err(_) => Err(ToolError::transient(format!(
                 "timed out after {} ms",

@@ -16,9 +16,8 @@ use std::sync::{Arc, Mutex};
 
 use heddle_engine::node::NodeOutput;
 use heddle_engine::run::{
-    Hop,
     Checkpoint, CheckpointStore, CheckpointSummary, CompletedTask, Durable, Event, EventPayload,
-    EventSink, Interrupt, InterruptWhen, PendingTask, RunOptions, RunRecord, RunStatus,
+    EventSink, Hop, Interrupt, InterruptWhen, PendingTask, RunOptions, RunRecord, RunStatus,
     StoreFuture,
 };
 use heddle_engine::{CheckpointId, NodeId, RunId, ThreadId};

@@ -21,9 +21,9 @@ mod hooks;
 #[cfg(feature = "http")]
 mod http_tool;
 mod loop_limit;
-mod nested;
 #[cfg(feature = "mcp")]
 mod mcp;
+mod nested;
 #[cfg(feature = "openai")]
 mod openai;
 mod parallel;

@@ -21,7 +21,10 @@ fn compile(document: &Value) -> Arc<CompiledGraph> {
     )
 }
 
-async fn run(graph: Arc<CompiledGraph>, input: Value) -> (Result<Value, RunError>, Vec<Event>, u64) {
+async fn run(
+    graph: Arc<CompiledGraph>,
+    input: Value,
+) -> (Result<Value, RunError>, Vec<Event>, u64) {
     let run = Run::new(graph, RunId::from("r"), input, RunOptions::default());
     let log = run.log().expect("log");
     let meter = run.meter();
@@ -96,7 +99,9 @@ async fn a_subgraphs_work_is_in_the_runs_log_at_its_path_two_levels_deep() {
         events
             .iter()
             .filter(|event| event.path == deeper)
-            .filter(|event| matches!(&event.payload, EventPayload::Custom { name: n, .. } if n == name))
+            .filter(
+                |event| matches!(&event.payload, EventPayload::Custom { name: n, .. } if n == name),
+            )
             .count()
     };
     assert!(nested_custom("token") > 0);
@@ -160,12 +165,16 @@ async fn a_sub_agents_work_and_calls_are_the_runs_own() {
     // Every model call in the log, the sub-agent's too, is in the usage.
     let usage_events = events
         .iter()
-        .filter(|event| matches!(&event.payload, EventPayload::Custom { name, .. } if name == "usage"))
+        .filter(
+            |event| matches!(&event.payload, EventPayload::Custom { name, .. } if name == "usage"),
+        )
         .count() as u64;
     let nested_usage = events
         .iter()
         .filter(|event| event.is_nested())
-        .filter(|event| matches!(&event.payload, EventPayload::Custom { name, .. } if name == "usage"))
+        .filter(
+            |event| matches!(&event.payload, EventPayload::Custom { name, .. } if name == "usage"),
+        )
         .count();
     assert!(nested_usage >= 2, "the mathematician asked its model");
     assert_eq!(calls, usage_events);

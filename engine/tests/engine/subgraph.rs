@@ -46,7 +46,11 @@ async fn an_embedded_subgraph_runs_with_its_mappings() {
     let reported: Vec<String> = log
         .since(0)
         .iter()
-        .filter(|e| e.path.first().is_some_and(|hop| hop.node.as_str() == "child"))
+        .filter(|e| {
+            e.path
+                .first()
+                .is_some_and(|hop| hop.node.as_str() == "child")
+        })
         .filter_map(|e| match &e.payload {
             EventPayload::NodeSucceeded { node, .. } => Some(node.to_string()),
             _ => None,

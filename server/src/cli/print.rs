@@ -113,9 +113,37 @@ fn json_line(out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
     writeln!(out)
 }
 
+/// A line for what a child graph's node did: `    ↳ research › writer: ✓ draft (2.1 ms)`.
+fn nested_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std::io::Result<()> {
+    let line = match &event.payload {
+        EventPayload::NodeSucceeded {
+            node, duration_us, ..
+        } => format!("✓ {node} ({:.1} ms)", *duration_us as f64 / 1000.0),
+        EventPayload::NodeFailed { node, error, .. } => format!("✗ {node}: {error}"),
+        _ => return Ok(()),
+    };
+    if *streaming {
+        writeln!(out)?;
+        *streaming = false;
+    }
+    let at: Vec<String> = event
+        .path
+        .iter()
+        .map(|hop| match &hop.child {
+            Some(child) => format!("{} › {child}", hop.node),
+            None => hop.node.to_string(),
+        })
+        .collect();
+    writeln!(out, "    ↳ {}: {line}", at.join(" › "))
+}
+
 /// One event of the readable trace. Streamed tokens are written as they
-/// come, on one line; `streaming` says whether such a line is open.
+/// come, on one line; `streaming` says whether such a line is open. Work
+/// inside child graphs shows as its nodes' ends, under where it happened.
 fn trace_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std::io::Result<()> {
+    if event.is_nested() {
+        return nested_line(out, event, streaming);
+    }
     if let EventPayload::Custom { node, name, data } = &event.payload {
         match name.as_str() {
             "token" => {

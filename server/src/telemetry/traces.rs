@@ -264,6 +264,11 @@ fn make(tracer: &SdkTracer, open: &Open, parent: &Context) -> Context {
 impl Spans {
     /// One event of the run `run_id` of `graph_id`.
     pub fn observe(&mut self, traces: &Traces, graph_id: &str, run_id: &RunId, seen: &Seen) {
+        if seen.is_nested() {
+            // A child graph's calls: not yet spans of their own (they
+            // count in the metrics).
+            return;
+        }
         let at = time(seen.at_us());
         let run_id = run_id.as_str();
         let tracer = &traces.tracer;

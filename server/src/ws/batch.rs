@@ -61,8 +61,11 @@ impl Batcher {
             return Ok(());
         }
         self.next = event.seq + 1;
+        // Tokens of the run's own nodes are batched by node; a child
+        // graph's go as events, with their path.
         if let EventPayload::Custom { node, name, data } = &event.payload
             && name == "token"
+            && !event.is_nested()
         {
             let token = data["text"].as_str().unwrap_or_default();
             match &mut self.pending {

@@ -81,11 +81,36 @@ pub(super) fn CanvasNode(
             })
         })
     };
+    // Work inside its child graph (a subgraph's, a sub-agent's), while it
+    // runs: where, and how many executions inside ended.
+    let inside = move || {
+        stats.with(|stats| {
+            let inside = &stats.as_ref()?.inside;
+            let doing = inside.doing.clone()?;
+            let title = format!(
+                "Running inside this node: {doing} ({} done{})",
+                inside.done,
+                match inside.failed {
+                    0 => String::new(),
+                    failed => format!(", {failed} failed"),
+                }
+            );
+            Some(view! {
+                <span class="canvas-node-inside" data-testid="node-inside" title=title>
+                    {format!("› {doing}")}
+                </span>
+            })
+        })
+    };
     let streamed = move || {
         stats.with(|stats| {
+            // Its own text, or while it has none, its child graph's.
             let text = stats
                 .as_ref()
-                .map(|stats| stats.streamed.as_str())
+                .map(|stats| match stats.streamed.as_str() {
+                    "" => stats.inside.streamed.as_str(),
+                    own => own,
+                })
                 .unwrap_or("");
             (!text.is_empty()).then(|| {
                 // The tail: the newest words are the interesting ones.
@@ -170,7 +195,7 @@ pub(super) fn CanvasNode(
                         view! { <span class="canvas-node-problems" title=title>{problems.len()}</span> }
                     })
                 });
-                (breakpoint, badges(), streamed(), problems)
+                (breakpoint, badges(), inside(), streamed(), problems)
             }}
             {move || drawn.full.get().then(|| view! {
                 <span class="port port-in" aria-hidden="true"></span>

@@ -37,8 +37,17 @@ pub fn group(event: &Event) -> Group {
     }
 }
 
-/// The node an event concerns.
+/// The node of the run's graph an event concerns: for one inside a child
+/// graph, the node that ran that graph.
 pub fn node_of(event: &Event) -> Option<&str> {
+    match event.path.first() {
+        Some(outer) => Some(outer.node.as_str()),
+        None => payload_node(event),
+    }
+}
+
+/// The node an event's payload names (inside a child graph, the child's).
+fn payload_node(event: &Event) -> Option<&str> {
     match &event.payload {
         EventPayload::NodeStarted { node, .. }
         | EventPayload::NodeSucceeded { node, .. }
@@ -72,8 +81,20 @@ pub fn type_of(event: &Event) -> &'static str {
     }
 }
 
-/// One line about what happened.
+/// One line about what happened; inside a child graph, saying where.
 pub fn summary(event: &Event) -> String {
+    if event.is_nested() {
+        let node = payload_node(event).unwrap_or_default();
+        return format!(
+            "inside {}: {}",
+            crate::live::view::inside_label(&event.path, node),
+            own_summary(event)
+        );
+    }
+    own_summary(event)
+}
+
+fn own_summary(event: &Event) -> String {
     match &event.payload {
         EventPayload::RunStarted { input, .. } => format!("input {}", show_json(input, 120)),
         EventPayload::RunFinished { steps, .. } => format!("finished after {steps} steps"),
