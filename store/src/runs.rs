@@ -380,16 +380,47 @@ pub async fn starter(db: &Db, run_id: &str) -> Result<Option<String>, AppError> 
     Ok(found.flatten())
 }
 
+/// A saved graph a run embeds (a `subgraph` node's `graph_id`), and the
+/// version it embeds: pinned in the run's record, so the run does what it
+/// was started with whichever server takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EmbeddedGraph {
+    pub graph: GraphId,
+    /// `None` in records from before versions were pinned.
+    pub version: Option<i64>,
+}
+
+/// How `runs.embeds` holds one: `{"id", "version"}` (a bare id in older
+/// records).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+enum StoredEmbed {
+    Pinned { id: String, version: i64 },
+    Id(String),
+}
+
 /// The saved graphs a run embeds, as recorded when it was queued.
-pub async fn embeds_of(db: &Db, run_id: &str) -> Result<Vec<GraphId>, AppError> {
+pub async fn embeds_of(db: &Db, run_id: &str) -> Result<Vec<EmbeddedGraph>, AppError> {
     let json: Option<String> = on_db!(db, pool => sqlx::query_scalar("SELECT embeds FROM runs WHERE id = $1")
             .bind(run_id)
             .fetch_optional(pool)
             .await)?;
-    let ids: Vec<String> = json
+    let stored: Vec<StoredEmbed> = json
         .and_then(|json| serde_json::from_str(&json).ok())
         .unwrap_or_default();
-    Ok(ids.iter().filter_map(|id| GraphId::parse(id)).collect())
+    Ok(stored
+        .into_iter()
+        .filter_map(|embed| {
+            let (id, version) = match embed {
+                StoredEmbed::Pinned { id, version } => (id, Some(version)),
+                StoredEmbed::Id(id) => (id, None),
+            };
+            Some(EmbeddedGraph {
+                graph: GraphId::parse(&id)?,
+                version,
+            })
+        })
+        .collect())
 }
 
 /// A run about to be queued.
@@ -400,8 +431,8 @@ pub struct NewRun<'a> {
     /// What it starts with (a fork's edits).
     pub input: &'a Value,
     pub starter: &'a User,
-    /// The saved graphs it embeds.
-    pub embeds: &'a [GraphId],
+    /// The saved graphs it embeds, with their versions.
+    pub embeds: &'a [EmbeddedGraph],
     /// What it is asked to do, as JSON (the server's request type): kept
     /// so that whichever server takes the queued run does exactly that.
     pub request: &'a str,
@@ -465,8 +496,18 @@ pub async fn record_queued(
 ) -> Result<String, AppError> {
     let run_id = format!("run-{}", uuid::Uuid::new_v4());
     let user = run.starter.id.as_str();
-    let embeds: Vec<&str> = run.embeds.iter().map(GraphId::as_str).collect();
-    let embeds = serde_json::json!(embeds).to_string();
+    let embeds: Vec<StoredEmbed> = run
+        .embeds
+        .iter()
+        .map(|embed| match embed.version {
+            Some(version) => StoredEmbed::Pinned {
+                id: embed.graph.to_string(),
+                version,
+            },
+            None => StoredEmbed::Id(embed.graph.to_string()),
+        })
+        .collect();
+    let embeds = serde_json::to_string(&embeds).unwrap_or_else(|_| "[]".into());
     let limit = i64::try_from(limit_of(limits.per_starter)).unwrap_or(i64::MAX);
     let owner_limit = i64::try_from(limit_of(limits.per_owner)).unwrap_or(i64::MAX);
     let lock = format!("runs of {user}");

@@ -6,12 +6,19 @@
 //! the whole run after embedding stays within a budget of nodes and bytes
 //! (six graphs each embedding the next five times would otherwise expand
 //! to thousands of copies from a few hundred bytes).
+//!
+//! Which version of each saved subgraph is embedded follows the run
+//! ([`Versions`]): the newest (a draft) when run from the editor, the
+//! published one when the parent runs its published version (keys,
+//! webhooks, schedules, widgets), so a draft edit of a subgraph never
+//! changes production; the versions are pinned in the run's record.
 
 use std::collections::HashMap;
 
 use heddle_store::access::{Allowed, require};
 use heddle_store::db::Db;
 use heddle_store::graphs;
+use heddle_store::runs::EmbeddedGraph;
 use heddle_wire::access::Role;
 use heddle_wire::accounts::User;
 use heddle_wire::error::AppError;
@@ -26,23 +33,51 @@ pub const MAX_BYTES: usize = 4 << 20;
 /// How deep saved subgraphs may nest.
 pub const MAX_DEPTH: usize = 8;
 
+/// Which version of each saved subgraph a run embeds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Versions {
+    /// Each one's newest: a run from the editor, of what is on screen.
+    #[default]
+    Newest,
+    /// Each one's published version: a run of the parent's published
+    /// version. A subgraph with none published stops the run from starting.
+    Published,
+    /// The versions a queued run was recorded with (the newest for those a
+    /// record from before pinning does not name).
+    Pinned(HashMap<GraphId, i64>),
+}
+
+impl Versions {
+    /// The versions a queued run was recorded with.
+    pub fn pinned(embeds: &[EmbeddedGraph]) -> Versions {
+        Versions::Pinned(
+            embeds
+                .iter()
+                .filter_map(|embed| Some((embed.graph.clone(), embed.version?)))
+                .collect(),
+        )
+    }
+}
+
 /// A run's graph with its saved subgraphs embedded.
 #[derive(Debug)]
 pub struct Embedded {
     /// The document to compile.
     pub document: Value,
-    /// Every saved graph it embeds (each once), for checking the starter's
+    /// Every saved graph it embeds (each once) and its version: recorded
+    /// with the run, to run the same versions and to check the starter's
     /// access again when the run starts later (queued, recovered).
-    pub graphs: Vec<GraphId>,
+    pub graphs: Vec<EmbeddedGraph>,
 }
 
 /// Embeds, for `starter`, the saved subgraphs of `document` (the graph
-/// `root`'s stored JSON).
+/// `root`'s stored JSON), in the versions `versions` says.
 pub async fn embed(
     db: &Db,
     starter: &User,
     root: &GraphId,
     document: &str,
+    versions: &Versions,
 ) -> Result<Embedded, AppError> {
     let mut document: Value =
         serde_json::from_str(document).map_err(|error| AppError::InvalidGraph {
@@ -52,6 +87,7 @@ pub async fn embed(
     let mut walk = Walk {
         db,
         starter,
+        versions,
         loaded: HashMap::new(),
         order: Vec::new(),
         nodes: node_count(&document),
@@ -71,13 +107,14 @@ pub async fn recheck(
     db: &Db,
     starter: &User,
     root: &str,
-    embedded: &[GraphId],
+    embedded: &[EmbeddedGraph],
 ) -> Result<(), AppError> {
     require(db, Some(starter), root, Role::Editor).await?;
-    for graph in embedded {
-        require(db, Some(starter), graph.as_str(), Role::Viewer)
+    for embed in embedded {
+        let graph = embed.graph.as_str();
+        require(db, Some(starter), graph, Role::Viewer)
             .await
-            .map_err(|_| unreachable_graph("a subgraph", graph.as_str()))?;
+            .map_err(|_| unreachable_graph("a subgraph", graph))?;
     }
     Ok(())
 }
@@ -85,9 +122,10 @@ pub async fn recheck(
 struct Walk<'a> {
     db: &'a Db,
     starter: &'a User,
+    versions: &'a Versions,
     /// Each saved graph once, as loaded (not yet embedded).
     loaded: HashMap<String, Value>,
-    order: Vec<GraphId>,
+    order: Vec<EmbeddedGraph>,
     nodes: usize,
     bytes: usize,
 }
@@ -156,13 +194,38 @@ impl Walk<'_> {
                 }
                 other => other,
             })?;
-        let detail = graphs::get(self.db, &allowed).await?;
-        let document: Value = serde_json::from_str(&detail.document).map_err(|error| {
+        let pinned = match self.versions {
+            Versions::Newest => None,
+            Versions::Published => Some(
+                heddle_store::publishing::publication(self.db, &allowed)
+                    .await?
+                    .ok_or_else(|| {
+                        AppError::InvalidInput(format!(
+                            "subgraph node `{node_id}` names graph `{id}`, which has no \
+                             published version: a published graph runs only published \
+                             subgraphs (so a draft never reaches production); publish it"
+                        ))
+                    })?
+                    .version,
+            ),
+            Versions::Pinned(versions) => versions.get(allowed.graph()).copied(),
+        };
+        let (version, text) = match pinned {
+            Some(version) => (version, graphs::version(self.db, &allowed, version).await?),
+            None => {
+                let detail = graphs::get(self.db, &allowed).await?;
+                (detail.version, detail.document)
+            }
+        };
+        let document: Value = serde_json::from_str(&text).map_err(|error| {
             tracing::error!(graph = id, %error, "a stored graph does not read back");
             AppError::Internal
         })?;
         self.loaded.insert(id.to_string(), document.clone());
-        self.order.push(allowed.graph().clone());
+        self.order.push(EmbeddedGraph {
+            graph: allowed.graph().clone(),
+            version: Some(version),
+        });
         Ok(document)
     }
 }

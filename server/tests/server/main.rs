@@ -29,6 +29,7 @@ mod quarantine;
 mod replicas;
 mod sessions;
 mod startup;
+mod subgraphs;
 mod telemetry;
 mod triggers;
 mod trust;

@@ -8,20 +8,22 @@ use heddle_store::access::Allowed;
 use heddle_store::accounts;
 use heddle_store::graphs;
 use heddle_store::runs as records;
+use heddle_store::runs::EmbeddedGraph;
 use heddle_store::secrets;
 use heddle_wire::accounts::User;
 use heddle_wire::error::AppError;
-use heddle_wire::graphs::{GraphDetail, GraphId};
+use heddle_wire::graphs::GraphDetail;
 use serde_json::Value;
 
 use super::Runs;
 use crate::runs::embed;
+use crate::runs::embed::Versions;
 
 /// Who must still have access when a run starts or goes on.
 pub(crate) struct Admission {
     pub(super) starter: User,
     /// The saved graphs it embeds.
-    pub(super) embeds: Vec<GraphId>,
+    pub(super) embeds: Vec<EmbeddedGraph>,
 }
 
 impl Runs {
@@ -46,28 +48,37 @@ impl Runs {
     pub(super) async fn prepare(
         &self,
         allowed: &Allowed,
-    ) -> Result<(GraphDetail, Registry, CompiledGraph, Vec<GraphId>), AppError> {
+    ) -> Result<(GraphDetail, Registry, CompiledGraph, Vec<EmbeddedGraph>), AppError> {
         let user = allowed.user();
         let detail = graphs::get(&self.inner.db, allowed).await?;
         let registry = self.registry_for(Some(user.id.as_str())).await?;
-        let embedded =
-            embed::embed(&self.inner.db, user, allowed.graph(), &detail.document).await?;
+        let embedded = embed::embed(
+            &self.inner.db,
+            user,
+            allowed.graph(),
+            &detail.document,
+            &Versions::Newest,
+        )
+        .await?;
         let graph = compile_value(embedded.document, &registry)?;
         Ok((detail, registry, graph, embedded.graphs))
     }
 
-    /// The same for the version `version` of the graph: a queued start
-    /// taken by another server runs the version it was asked for, even
-    /// if the graph was saved again meanwhile.
+    /// The same for the version `version` of the graph, with its saved
+    /// subgraphs in the versions `versions` says: a queued start taken by
+    /// another server runs the versions it was asked for, even if the
+    /// graphs were saved again meanwhile.
     pub(super) async fn prepare_version(
         &self,
         allowed: &Allowed,
         version: i64,
-    ) -> Result<(Registry, CompiledGraph, Vec<GraphId>), AppError> {
+        versions: &Versions,
+    ) -> Result<(Registry, CompiledGraph, Vec<EmbeddedGraph>), AppError> {
         let user = allowed.user();
         let document = graphs::version(&self.inner.db, allowed, version).await?;
         let registry = self.registry_for(Some(user.id.as_str())).await?;
-        let embedded = embed::embed(&self.inner.db, user, allowed.graph(), &document).await?;
+        let embedded =
+            embed::embed(&self.inner.db, user, allowed.graph(), &document, versions).await?;
         let graph = compile_value(embedded.document, &registry)?;
         Ok((registry, graph, embedded.graphs))
     }

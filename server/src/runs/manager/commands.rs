@@ -11,13 +11,14 @@ use heddle_store::graphs;
 use heddle_store::runs as records;
 use heddle_wire::access::Role;
 use heddle_wire::error::AppError;
-use heddle_wire::graphs::GraphId;
 use heddle_wire::limits::MAX_INPUT_BYTES;
 use heddle_wire::runs::{ForkRequest, RunInfo, RunOrigin, StartRequest};
 use serde_json::Value;
 
 use super::admission::Admission;
+use crate::runs::embed::Versions;
 use crate::runs::requests::{RunRequest, check_input, run_input};
+use heddle_store::runs::EmbeddedGraph;
 
 use super::{Runs, WIDGET_THREADS, internal};
 
@@ -40,7 +41,10 @@ impl Runs {
             )));
         }
         if let Some(version) = request.graph_version {
-            let prepared = self.prepare_version(allowed, version).await?;
+            // The version on screen, with its subgraphs as saved now.
+            let prepared = self
+                .prepare_version(allowed, version, &Versions::Newest)
+                .await?;
             return self
                 .start_compiled(allowed, request, version, prepared)
                 .await;
@@ -64,7 +68,10 @@ impl Runs {
                 graph: allowed.graph().to_string(),
             })?
             .version;
-        let prepared = self.prepare_version(allowed, version).await?;
+        // Production runs only what was published, subgraphs included.
+        let prepared = self
+            .prepare_version(allowed, version, &Versions::Published)
+            .await?;
         self.start_compiled(allowed, request, version, prepared)
             .await
     }
@@ -75,7 +82,7 @@ impl Runs {
         allowed: &Allowed,
         request: StartRequest,
         version: i64,
-        (registry, graph, embeds): (Registry, CompiledGraph, Vec<GraphId>),
+        (registry, graph, embeds): (Registry, CompiledGraph, Vec<EmbeddedGraph>),
     ) -> Result<RunInfo, AppError> {
         let user = allowed.user();
         let stored = RunRequest::Start {

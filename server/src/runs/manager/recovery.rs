@@ -24,6 +24,7 @@ use heddle_wire::runs::RunInfo;
 
 use super::admission::Admission;
 use super::{Runs, internal};
+use crate::runs::embed::Versions;
 use crate::runs::requests::RunRequest;
 
 /// How many runs one claim takes.
@@ -299,8 +300,11 @@ impl Runs {
         } = request
         {
             let allowed = require(self.db(), Some(&starter), &run.graph_id, Role::Editor).await?;
-            let (registry, graph, embeds) =
-                self.prepare_version(&allowed, run.graph_version).await?;
+            // The subgraph versions it was queued with.
+            let pinned = Versions::pinned(&records::embeds_of(self.db(), &run.id).await?);
+            let (registry, graph, embeds) = self
+                .prepare_version(&allowed, run.graph_version, &pinned)
+                .await?;
             let input = run.input.clone();
             let nodes = |ids: Vec<String>| -> Vec<NodeId> {
                 ids.iter().map(|id| NodeId::from(id.as_str())).collect()

@@ -1,0 +1,159 @@
+//! Saved subgraphs run the version their run calls for: a run of a
+//! graph's published version (an API key's, a webhook's...) embeds each
+//! saved subgraph's published version, so a draft edit of a subgraph
+//! never changes production; a run from the editor embeds the drafts; and
+//! the child's work and model calls are the run's own.
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::{KeyClient, TestServer, error_message};
+
+/// A child graph that writes `word`.
+fn child(word: &str) -> Value {
+    json!({
+        "format_version": 2, "name": "child",
+        "state": {"channels": {"word": {"type": "string"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "say", "kind": "set", "config": {"values": {"word": {"value": word}}}}],
+        "edges": [{"id": "e", "from": "start", "to": "say"}]
+    })
+}
+
+/// A parent graph whose node runs the saved graph `child`.
+fn parent(child: &str) -> Value {
+    json!({
+        "format_version": 2, "name": "parent",
+        "state": {"channels": {"heard": {"type": "string"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "inner", "kind": "subgraph",
+                   "config": {"graph_id": child, "outputs": {"heard": "word"}}}],
+        "edges": [{"id": "e", "from": "start", "to": "inner"}]
+    })
+}
+
+/// Runs the published version of `graph` through `key`, waiting for it.
+async fn invoke(key: &KeyClient, graph: &str) -> (u16, Value) {
+    key.api(
+        Method::POST,
+        &format!("/api/v1/graphs/{graph}/invoke"),
+        Some(json!({"input": {}})),
+    )
+    .await
+}
+
+async fn publish(server: &TestServer, graph: &str, version: i64) -> (u16, Value) {
+    server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}/published"),
+            Some(json!({"version": version})),
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_published_run_embeds_published_subgraphs_and_the_editor_runs_drafts() {
+    let server = TestServer::start().await;
+    let child_id = server.create_graph(child("published")).await;
+    let parent_id = server.create_graph(parent(&child_id)).await;
+    let key = server.owner.key_client("run", &[parent_id.as_str()]).await;
+    assert_eq!(publish(&server, &parent_id, 1).await.0, 200);
+
+    // The child has nothing published: a production run does not start.
+    let (status, body) = invoke(&key, &parent_id).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        error_message(&body).contains("which has no published version"),
+        "{body}"
+    );
+
+    // Published, then edited: production keeps the published version.
+    assert_eq!(publish(&server, &child_id, 1).await.0, 200);
+    let (status, body) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{child_id}"),
+            Some(json!({"base_version": 1, "document": child("draft")})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = invoke(&key, &parent_id).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["output"]["heard"], "published", "{body}");
+
+    // From the editor, the drafts run.
+    let run = server.start_run(&parent_id, json!({})).await;
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["output"]["heard"], "draft", "{info}");
+
+    // The child's nodes are in the run's log, where they ran.
+    let (status, events) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/runs/{run}/events?from_seq=0"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{events}");
+    let inside: Vec<&str> = events
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|event| event["path"][0]["node"] == "inner" && event["type"] == "node_succeeded")
+        .filter_map(|event| event["node"].as_str())
+        .collect();
+    assert_eq!(inside, ["start", "say"]);
+}
+
+/// A graph whose subgraph node runs an embedded chat agent, under
+/// `limits`.
+fn agent_inside(limits: Value) -> Value {
+    json!({
+        "format_version": 2, "name": "agent inside",
+        "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "inner", "kind": "subgraph", "config": {
+                      "graph": {
+                          "format_version": 2, "name": "helper",
+                          "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+                          "nodes": [{"id": "start", "kind": "start"},
+                                    {"id": "answer", "kind": "agent", "config": {"system": "Answer."}}],
+                          "edges": [{"id": "e", "from": "start", "to": "answer"}]
+                      },
+                      "inputs": {"messages": "messages"},
+                      "outputs": {"messages": "messages"}}}],
+        "edges": [{"id": "e", "from": "start", "to": "inner"}],
+        "limits": limits
+    })
+}
+
+#[tokio::test]
+async fn a_subgraphs_model_calls_are_in_the_runs_usage_and_budget() {
+    let server = TestServer::start().await;
+    let input =
+        json!({"input": {"messages": [{"role": "user", "content": "tell me about looms"}]}});
+    let free = server.create_graph(agent_inside(json!({}))).await;
+    let run = server.start_run(&free, input.clone()).await;
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["status"], "finished", "{info}");
+    assert_eq!(info["usage"]["calls"], 1, "{info}");
+    assert!(
+        info["usage"]["prompt_tokens"].as_u64().unwrap_or(0) > 0,
+        "{info}"
+    );
+
+    let capped = server
+        .create_graph(agent_inside(json!({"max_tokens": 5})))
+        .await;
+    let run = server.start_run(&capped, input).await;
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["status"], "failed", "{info}");
+    assert!(
+        info["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("`limits.max_tokens` is 5"),
+        "{info}"
+    );
+}
