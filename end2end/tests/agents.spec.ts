@@ -82,3 +82,50 @@ test("a token budget set in the graph's settings is kept and stops a run naming 
   await page.screenshot({ path: "../target/e2e/screens/budget-1024.png" });
   expect(errors).toEqual([]);
 });
+
+test("a sub-agent's work shows inside its agent: on the canvas while it runs, in the trace and the log after, in the usage", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await useExample(page, /Supervisor with two sub-agents/);
+  await page.getByTestId("chat-input").fill("Ask the mathematician: what is 7 * 6?");
+  await page.getByTestId("chat-input").press("Enter");
+
+  // While the mathematician works, the supervisor says so.
+  const inside = page.locator('.canvas-node[data-node="supervisor"] [data-testid="node-inside"]');
+  await expect(inside).toContainText("mathematician ›", { timeout: 20_000 });
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-running-light.png" });
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+  await expect(inside).toHaveCount(0);
+  // The sub-agent's nodes are not the graph's: none of them lit up.
+  await expect(page.locator('.canvas-node[data-node="work"]')).toHaveCount(0);
+
+  // Its model calls count on the supervisor and in the run.
+  const runs = await (await page.request.get(`/api/v1/graphs/${page.url().split("/graphs/")[1].split(/[?#]/)[0]}/runs`)).json();
+  const run = runs[0];
+  const events = await (await page.request.get(`/api/v1/runs/${run.id}/events?from_seq=0`)).json();
+  const calls = events.filter((e: any) => e.type === "custom" && e.name === "usage");
+  const nested = calls.filter((e: any) => e.path?.[0]?.child === "mathematician");
+  expect(nested.length).toBeGreaterThan(0);
+  expect(run.usage.calls).toBe(calls.length);
+
+  // The trace: the sub-agent's nodes in lanes of their own, under the supervisor.
+  await page.getByRole("tab", { name: "Trace" }).click();
+  const lanes = page.locator(".timeline-lane");
+  const names = await lanes.locator(".timeline-label").allTextContents();
+  const supervisor = names.findIndex((name) => /Supervisor|supervisor/.test(name));
+  expect(supervisor).toBeGreaterThanOrEqual(0);
+  expect(names[supervisor + 1]).toMatch(/^↳ mathematician › /);
+  await expect(page.locator(".timeline-lane.nested").first()).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-trace-light.png" });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await expect(page.locator(".timeline.has-nested")).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-trace-small-light.png" });
+
+  // The log says where each of its events happened.
+  await page.getByRole("tab", { name: "Events" }).click();
+  await page.getByTestId("event-node").selectOption("supervisor");
+  await expect(page.locator(".event-row .event-summary", { hasText: "inside mathematician › work" }).first()).toBeVisible();
+  expect(errors).toEqual([]);
+});

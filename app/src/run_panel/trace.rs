@@ -78,7 +78,12 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
         })
     });
     view! {
-        <div class="timeline" data-testid="timeline">
+        <div
+            class="timeline"
+            // Lanes inside child graphs have longer names: room for them.
+            class:has-nested=move || lanes.with(|lanes| lanes.iter().any(|lane| !lane.within.is_empty()))
+            data-testid="timeline"
+        >
             {move || lanes.with(Vec::is_empty).then(|| view! {
                 <p class="empty-note">"No node has run yet. Start a run, or open one from the run history."</p>
             })}
