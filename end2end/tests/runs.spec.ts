@@ -622,3 +622,63 @@ test("a chat message runs the reply as just edited", async ({ page, errors }) =>
   await expect(messages.locator(".role-assistant").last()).toContainText("new reply");
   await expect(messages).not.toContainText("old reply");
 });
+
+test("a question asked inside a subgraph pauses the run and is answered in the run panel", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Greets inside",
+    state: { channels: { heard: { type: "string" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      {
+        id: "inner",
+        kind: "subgraph",
+        label: "Greeter",
+        position: { x: 260, y: 0 },
+        config: {
+          graph: {
+            format_version: 2,
+            name: "greeter",
+            state: { channels: { who: { type: "string" }, greeting: { type: "string" } } },
+            nodes: [
+              { id: "start", kind: "start" },
+              { id: "ask", kind: "ask", config: { prompt: "What is your name?", answer: "who" } },
+              { id: "greet", kind: "set", config: { values: { greeting: { template: "Hello, {{who}}!" } } } },
+            ],
+            edges: [
+              { id: "a", from: "start", to: "ask" },
+              { id: "b", from: "ask", to: "greet" },
+            ],
+          },
+          outputs: { heard: "greeting" },
+        },
+      },
+    ],
+    edges: [{ id: "e", from: "start", to: "inner" }],
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Run" }).click();
+  await page.getByTestId("run-start").click();
+  // The child's question is the run's: asked at the subgraph node.
+  const gate = page.getByTestId("interrupt");
+  await expect(gate).toContainText("What is your name?", { timeout: 15_000 });
+  // Named as the canvas names it, and which of the child's nodes asks.
+  await expect(gate.locator("h3")).toHaveText("Waiting at Greeter › ask");
+  await expect(page.locator('.canvas-node[data-node="inner"]')).toHaveAttribute("data-state", "interrupted");
+  await page.screenshot({ path: "../target/e2e/screens/subgraph-question-light.png" });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await expect(gate.getByTestId("answer-text")).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/subgraph-question-small-light.png" });
+  await gate.getByTestId("answer-text").fill("Ada");
+  await gate.getByTestId("answer").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(resultValue(page, "heard")).toHaveText("Hello, Ada!");
+  const [run] = await runs(page, graph);
+  expect(run.output.heard).toBe("Hello, Ada!");
+  expect(errors).toEqual([]);
+});

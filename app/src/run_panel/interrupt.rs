@@ -99,6 +99,15 @@ fn InterruptForm(
     let error = RwSignal::new(None::<String>);
     let pending = RwSignal::new(false);
     let node = interrupt.node.to_string();
+    // Named as the canvas names the node; a pause inside its subgraph also
+    // says which of the child's nodes asks.
+    let where_ = {
+        let named = editor.label_of(&node).unwrap_or_else(|| node.clone());
+        match interrupt.payload[heddle_engine::kinds::PAUSED_CHILD]["node"].as_str() {
+            Some(inside) => format!("{named} › {inside}"),
+            None => named,
+        }
+    };
     let body = match Ask::of(&interrupt) {
         Ask::Approval { prompt, calls } => {
             let edited: Vec<RwSignal<String>> = calls
@@ -226,7 +235,7 @@ fn InterruptForm(
     };
     view! {
         <section class="interrupt" data-testid="interrupt" data-node=node.clone()>
-            <h3>{format!("Waiting at {node}")}</h3>
+            <h3>{format!("Waiting at {where_}")}</h3>
             {body}
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
         </section>

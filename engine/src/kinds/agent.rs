@@ -179,9 +179,14 @@ async fn delegate(
 ) -> Result<Value, ToolError> {
     let input = json!({"messages": [{"role": "user", "content": task}]});
     let outcome = ctx
-        .run_child(graph, Some(name), input)
+        .run_child(graph, Some(name), input, None)
         .await
         .map_err(|error| ToolError::new(format!("{name} failed: {error}")))?;
+    if outcome.interrupted() {
+        return Err(ToolError::new(format!(
+            "{name} paused for a person, which sub-agents do not support yet (a subgraph node does)"
+        )));
+    }
     let reply = ChatMessage::list_from(&outcome.state["messages"])
         .into_iter()
         .rev()

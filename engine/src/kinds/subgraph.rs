@@ -8,9 +8,13 @@
 //! budget, and its steps, nodes, tokens and tool calls go into this run's
 //! log with their path (`Event::path`).
 //!
-//! Not yet: a child that pauses for input fails the node (resuming inside a
-//! subgraph needs the child's checkpoint in the parent's), and offering a
-//! subgraph to a model as a tool.
+//! A child that pauses for a person (an `ask`, a `human` gate, a
+//! breakpoint) pauses the run: the node asks what the child asks, with
+//! where the child stands under [`PAUSED_CHILD`], so the pause is kept in
+//! the run's own checkpoint; answering it goes on inside the child, from
+//! where it paused.
+//!
+//! Not yet: offering a subgraph to a model as a tool.
 
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -32,6 +36,10 @@ use crate::node::{
 
 /// How deep subgraphs may nest (a graph that includes itself stops here).
 const MAX_DEPTH: usize = 8;
+
+/// The key of a subgraph node's pause that holds where its child paused
+/// (the child's checkpoint), beside what the child asks.
+pub const PAUSED_CHILD: &str = "subgraph";
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
@@ -207,16 +215,53 @@ impl Subgraph {
         ctx: &crate::node::NodeContext<'_>,
         input: Value,
     ) -> Result<Value, NodeError> {
-        match ctx.run_child(&self.child, None, input).await {
-            Ok(outcome) if outcome.interrupted => Err(NodeError::permanent(
-                "the subgraph paused for input, which subgraphs do not support yet",
-            )),
-            Ok(outcome) => Ok(outcome.state),
+        // Answering a pause inside the child: go on from where it paused.
+        let resume = match (
+            ctx.resume_value(),
+            ctx.asked().and_then(|asked| asked.get(PAUSED_CHILD)),
+        ) {
+            (Some(answer), Some(paused)) => {
+                let checkpoint: crate::run::Checkpoint =
+                    serde_json::from_value(paused["checkpoint"].clone()).map_err(|error| {
+                        NodeError::permanent(format!(
+                            "where the subgraph paused cannot be read back: {error}"
+                        ))
+                    })?;
+                Some((checkpoint, answer.clone()))
+            }
+            _ => None,
+        };
+        match ctx.run_child(&self.child, None, input, resume).await {
+            Ok(outcome) => match outcome.paused {
+                Some(checkpoint) => Err(NodeError::interrupt(asking(*checkpoint)?)),
+                None => Ok(outcome.state),
+            },
             Err(error) => Err(NodeError::permanent(format!(
                 "the subgraph failed: {error}"
             ))),
         }
     }
+}
+
+/// What a subgraph node asks when its child paused: what the child asks
+/// (its first pause's payload, so the person sees the child's question),
+/// with the child's checkpoint and paused node under [`PAUSED_CHILD`].
+fn asking(checkpoint: crate::run::Checkpoint) -> Result<Value, NodeError> {
+    let first = checkpoint.interrupts.first();
+    let node = first.map(|interrupt| interrupt.node.to_string());
+    let mut asks = match first.map(|interrupt| interrupt.payload.clone()) {
+        Some(Value::Object(fields)) => fields,
+        Some(Value::Null) | None => serde_json::Map::new(),
+        Some(other) => serde_json::Map::from_iter([("value".to_string(), other)]),
+    };
+    let checkpoint = serde_json::to_value(&checkpoint).map_err(|error| {
+        NodeError::permanent(format!("where the subgraph paused cannot be kept: {error}"))
+    })?;
+    asks.insert(
+        PAUSED_CHILD.to_string(),
+        serde_json::json!({"node": node, "checkpoint": checkpoint}),
+    );
+    Ok(Value::Object(asks))
 }
 
 impl Node for Subgraph {

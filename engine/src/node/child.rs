@@ -20,10 +20,18 @@ use crate::usage::Meter;
 /// How a child graph's run ended.
 #[derive(Debug, Clone)]
 pub struct ChildOutcome {
-    /// Its final state.
+    /// Its final state (at a pause, the state as it stood).
     pub state: Value,
+    /// Where it paused to wait for a person, when it did rather than
+    /// reaching its end: hand it back, with the answer, to go on.
+    pub paused: Option<Box<crate::run::Checkpoint>>,
+}
+
+impl ChildOutcome {
     /// Whether it stopped to wait for input rather than reaching its end.
-    pub interrupted: bool,
+    pub fn interrupted(&self) -> bool {
+        self.paused.is_some()
+    }
 }
 
 /// A child's run, ending in its outcome or why it failed.
@@ -37,6 +45,9 @@ pub struct ChildRun<'a> {
     /// The enclosing run's meter: the child's model calls count against
     /// its budget (`None`: the child's own limits only).
     pub meter: Option<Arc<Meter>>,
+    /// To go on from where the child paused, with a person's answer,
+    /// rather than start it.
+    pub resume: Option<(crate::run::Checkpoint, Value)>,
 }
 
 /// A compiled graph a node can run.

@@ -59,6 +59,9 @@ pub struct NodeContext<'a> {
     pub(crate) emit: &'a dyn Emit,
     pub(crate) cancel: &'a CancelFlag,
     pub(crate) resume: Option<&'a Value>,
+    /// What this node asked when it paused, on the execution that answers
+    /// it (with `resume`).
+    pub(crate) asked: Option<&'a Value>,
     /// The run's meter (none outside a run: calls are priced by the
     /// default table and no budget applies).
     pub(crate) meter: Option<&'a Arc<Meter>>,
@@ -85,6 +88,7 @@ impl<'a> NodeContext<'a> {
             emit,
             cancel,
             resume: None,
+            asked: None,
             meter: None,
             spent: Mutex::new(UsageTotals::default()),
         }
@@ -103,6 +107,12 @@ impl<'a> NodeContext<'a> {
         self.resume
     }
 
+    /// What this node asked (its interrupt's payload) when it paused, on
+    /// the execution that answers it; `None` otherwise.
+    pub fn asked(&self) -> Option<&Value> {
+        self.asked
+    }
+
     /// Runs `graph` inside this node's execution (a subgraph's child, an
     /// agent's sub-agent named `child`): its model calls count against
     /// this run's budget and show in its usage, and its events go into
@@ -112,6 +122,7 @@ impl<'a> NodeContext<'a> {
         graph: &Arc<dyn super::ChildGraph>,
         child: Option<&str>,
         input: Value,
+        resume: Option<(crate::run::Checkpoint, Value)>,
     ) -> Result<super::ChildOutcome, String> {
         let hop = crate::run::Hop {
             node: self.node.clone(),
@@ -141,6 +152,7 @@ impl<'a> NodeContext<'a> {
                 super::ChildRun {
                     on_event: &forward,
                     meter: self.meter.cloned(),
+                    resume,
                 },
             )
             .await

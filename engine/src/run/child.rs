@@ -24,16 +24,17 @@ impl ChildGraph for CompiledGraph {
             // Every event, in order, none skipped however slowly they are
             // handed on (a live subscription may lag and drop some).
             let (relay, mut events) = tokio::sync::mpsc::unbounded_channel();
-            let mut run = Run::new(
-                self,
-                run_id,
-                input,
-                RunOptions {
-                    keep_log: false,
-                    sink: Some(Arc::new(Relay(relay))),
-                    ..RunOptions::default()
-                },
-            );
+            let options = RunOptions {
+                keep_log: false,
+                sink: Some(Arc::new(Relay(relay))),
+                ..RunOptions::default()
+            };
+            let mut run = match within.resume {
+                Some((checkpoint, answer)) => {
+                    Run::from_pause(self, run_id, checkpoint, answer, options)
+                }
+                None => Run::new(self, run_id, input, options),
+            };
             if let Some(meter) = within.meter {
                 run = run.sharing_meter(meter);
             }
@@ -43,11 +44,11 @@ impl ChildGraph for CompiledGraph {
                     on_event(&event);
                 }
             };
-            let (result, ()) = tokio::join!(run.execute(), forward);
+            let ((result, paused), ()) = tokio::join!(run.execute_keeping_pause(), forward);
             result
                 .map(|output| ChildOutcome {
-                    interrupted: output.is_interrupted(),
                     state: output.state,
+                    paused: paused.map(Box::new),
                 })
                 .map_err(|error| error.to_string())
         })

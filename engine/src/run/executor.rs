@@ -32,7 +32,7 @@ use super::event::{EdgeReason, EventPayload, TaskRef};
 use super::persist::Persistence;
 use super::retry::{delay, should_retry};
 use crate::compile::{CompiledGraph, NodeIdx};
-use crate::ids::{CheckpointId, EdgeId, NodeId, RunId};
+use crate::ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
 use crate::node::{NodeContext, NodeError, NodeInput, NodeOutput};
 use crate::state::{ChannelIdx, State, reduce};
 use crate::usage::Meter;
@@ -262,6 +262,15 @@ impl Run {
     /// A node with a timeout or a retry policy needs a tokio runtime with
     /// its time driver enabled.
     pub async fn execute(self) -> Result<RunOutput, RunError> {
+        self.execute_keeping_pause().await.0
+    }
+
+    /// Runs the graph like [`Run::execute`]; a run that paused without a
+    /// store (a child graph's, inside a node) also gives where it paused,
+    /// to go on from with [`Run::from_pause`].
+    pub(crate) async fn execute_keeping_pause(
+        self,
+    ) -> (Result<RunOutput, RunError>, Option<Checkpoint>) {
         let Run {
             graph,
             run_id,
@@ -290,15 +299,31 @@ impl Run {
             Ok(progress) => progress,
             Err(error) => {
                 executor.emit_end(&Err(error.clone()));
-                return Err(error);
+                return (Err(error), None);
             }
         };
         let result = executor.run(&mut progress, persistence.as_mut()).await;
         if matches!(result, Err(RunError::HandedOver { .. })) {
             // Not ended: its newest checkpoint stands, to go on from.
-            return result;
+            return (result, None);
         }
         executor.emit_end(&result);
+        if persistence.is_none()
+            && let Ok(output) = &result
+            && output.is_interrupted()
+        {
+            let (interrupts, completed) = progress.paused.take().unwrap_or_default();
+            let thread = ThreadId::from(run_id.as_str());
+            let checkpoint = executor.checkpoint_at(
+                &progress,
+                (thread, None),
+                RunStatus::Interrupted,
+                interrupts,
+                completed,
+                None,
+            );
+            return (result, Some(checkpoint));
+        }
         if let Some(persistence) = persistence.as_mut()
             && !matches!(result, Err(RunError::Store(_)))
         {
@@ -312,11 +337,36 @@ impl Run {
             let error = result.as_ref().err().map(ToString::to_string);
             let checkpoint =
                 executor.checkpoint(&progress, persistence, status, interrupts, completed, error);
-            persistence
+            if let Err(error) = persistence
                 .save_final(checkpoint, emitter.take_journal())
-                .await?;
+                .await
+            {
+                return (Err(error), None);
+            }
         }
-        result
+        (result, None)
+    }
+
+    /// A run of `graph` going on from `checkpoint`, where a child graph's
+    /// run without a store paused, with `value` as the answer.
+    pub(crate) fn from_pause(
+        graph: Arc<CompiledGraph>,
+        run_id: RunId,
+        checkpoint: Checkpoint,
+        value: Value,
+        options: RunOptions,
+    ) -> Self {
+        Run::prepare(
+            graph,
+            run_id,
+            Start::From {
+                checkpoint: Box::new(checkpoint),
+                resume: Some(value),
+                same_run: true,
+            },
+            options,
+            None,
+        )
     }
 }
 
@@ -341,6 +391,9 @@ struct Resumption {
     completed: Vec<Option<NodeOutput>>,
     /// Skip the before-breakpoints of this step (they already paused it).
     skip_before: bool,
+    /// What each task asked when it paused (by task), for the execution
+    /// that answers it.
+    asked: Vec<Option<Value>>,
 }
 
 pub(crate) struct Executor<'a> {
@@ -451,9 +504,18 @@ impl Executor<'_> {
                             *slot = Some(done.output.clone());
                         }
                     }
+                    let mut asked = vec![None; tasks.len()];
+                    for interrupt in &checkpoint.interrupts {
+                        if interrupt.when == InterruptWhen::During
+                            && let Some(slot) = asked.get_mut(interrupt.task as usize)
+                        {
+                            *slot = Some(interrupt.payload.clone());
+                        }
+                    }
                     Resumption {
                         value: resume,
                         completed,
+                        asked,
                         skip_before: checkpoint
                             .interrupts
                             .iter()
@@ -743,11 +805,34 @@ impl Executor<'_> {
     ) -> Checkpoint {
         let next_seq = self.emitter.next_seq();
         let id = CheckpointId::from(format!("{}/{next_seq}", self.run_id));
-        let parent = persistence.advance(id.clone());
+        let parent = persistence.advance(id);
+        let thread = persistence.thread().clone();
+        self.checkpoint_at(
+            progress,
+            (thread, parent),
+            status,
+            interrupts,
+            completed,
+            error,
+        )
+    }
+
+    /// The checkpoint of where the run stands, on `thread` after `parent`.
+    pub(crate) fn checkpoint_at(
+        &self,
+        progress: &Progress,
+        (thread, parent): (ThreadId, Option<CheckpointId>),
+        status: RunStatus,
+        interrupts: Vec<Interrupt>,
+        completed: Vec<CompletedTask>,
+        error: Option<String>,
+    ) -> Checkpoint {
+        let next_seq = self.emitter.next_seq();
+        let id = CheckpointId::from(format!("{}/{next_seq}", self.run_id));
         let name = |idx: &NodeIdx| self.graph.nodes[idx.get()].id.clone();
         Checkpoint {
             id,
-            thread_id: persistence.thread().clone(),
+            thread_id: thread,
             run_id: self.run_id.clone(),
             parent,
             step: progress.step,
@@ -818,15 +903,16 @@ impl Executor<'_> {
         state: &State,
         resume: Option<Resumption>,
     ) -> Result<Vec<TaskOutcome>, RunError> {
-        let (value, mut completed) = match resume {
-            Some(resume) => (resume.value, resume.completed),
-            None => (None, Vec::new()),
+        let (value, mut completed, asked) = match resume {
+            Some(resume) => (resume.value, resume.completed, resume.asked),
+            None => (None, Vec::new(), Vec::new()),
         };
         let value = value.as_ref();
+        let asked = &asked;
         let work = async {
             if let ([task], None) = (tasks, completed.first()) {
                 return self
-                    .run_task(step, 0, task, state, value)
+                    .run_task(step, 0, task, state, value, None)
                     .await
                     .map(|outcome| vec![outcome]);
             }
@@ -839,8 +925,13 @@ impl Executor<'_> {
                     outcomes[i] = Some(TaskOutcome::Done(output));
                     continue;
                 }
+                let asked = asked.get(i).and_then(Option::as_ref);
                 pending.push(async move {
-                    (i, self.run_task(step, i as u32, task, state, value).await)
+                    (
+                        i,
+                        self.run_task(step, i as u32, task, state, value, asked)
+                            .await,
+                    )
                 });
             }
             while let Some((i, result)) = pending.next().await {
@@ -886,6 +977,7 @@ impl Executor<'_> {
         task: &Task,
         state: &State,
         resume: Option<&Value>,
+        asked: Option<&Value>,
     ) -> Result<TaskOutcome, RunError> {
         let node = &self.graph.nodes[task.node.get()];
         let mut attempt = 1;
@@ -906,6 +998,7 @@ impl Executor<'_> {
                 emit: self.emitter,
                 cancel: self.cancel.flag(),
                 resume,
+                asked,
                 meter: Some(self.meter),
                 spent: Default::default(),
             };

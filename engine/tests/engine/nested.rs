@@ -188,3 +188,78 @@ fn a_log_stored_before_paths_reads_with_none() {
     // And a top-level event is written as before, with no `path`.
     assert_eq!(serde_json::to_string(&event).expect("writes"), stored);
 }
+
+/// A parent whose subgraph node runs a child that asks a person's name,
+/// then greets them; a step before it counts, to show it runs once.
+fn asks_inside() -> Value {
+    json!({
+        "format_version": 2, "name": "asks inside",
+        "state": {"channels": {"heard": {"type": "string"}, "count": {"type": "number", "reducer": "sum"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "inner", "kind": "subgraph", "config": {
+                      "graph": {
+                          "format_version": 2, "name": "greeter",
+                          "state": {"channels": {"who": {"type": "string"}, "greeting": {"type": "string"},
+                                                 "count": {"type": "number", "reducer": "sum"}}},
+                          "nodes": [{"id": "start", "kind": "start"},
+                                    {"id": "tally", "kind": "set", "config": {"values": {"count": {"value": 1}}}},
+                                    {"id": "ask", "kind": "ask", "config": {"prompt": "Your name?", "answer": "who"}},
+                                    {"id": "greet", "kind": "set", "config": {"values": {"greeting": {"template": "Hello, {{who}}! ({{count}})"}}}}],
+                          "edges": [{"id": "a", "from": "start", "to": "tally"},
+                                    {"id": "b", "from": "tally", "to": "ask"},
+                                    {"id": "c", "from": "ask", "to": "greet"}]
+                      },
+                      "outputs": {"heard": "greeting"}}}],
+        "edges": [{"id": "e", "from": "start", "to": "inner"}]
+    })
+}
+
+#[tokio::test]
+async fn a_child_that_asks_pauses_the_run_and_the_answer_goes_on_inside_it() {
+    use heddle_engine::run::{Durable, RunStatus};
+    for store in crate::stores::stores().await {
+        let durable = Durable::new(Arc::clone(&store)).with_registry(registry());
+        let thread = heddle_engine::ThreadId::from("t");
+        let run = durable
+            .start(
+                compile(&asks_inside()),
+                thread.clone(),
+                RunId::from("p"),
+                json!({}),
+            )
+            .await
+            .expect("starts");
+        let paused = run.execute().await.expect("pauses");
+        // The run pauses at the subgraph node, asking what the child asks.
+        assert_eq!(paused.interrupts.len(), 1);
+        let interrupt = &paused.interrupts[0];
+        assert_eq!(interrupt.node.as_str(), "inner");
+        assert_eq!(interrupt.payload["prompt"], "Your name?");
+        assert_eq!(interrupt.payload["subgraph"]["node"], "ask");
+        let latest = store.latest(&thread).await.expect("reads").expect("saved");
+        assert_eq!(latest.status, RunStatus::Interrupted);
+
+        // Answered, the child goes on from its pause: `tally` ran once.
+        let output = durable
+            .resume(&thread, json!("Ada"))
+            .await
+            .expect("resumes")
+            .execute()
+            .await
+            .expect("finishes");
+        assert!(!output.is_interrupted());
+        assert_eq!(output.state["heard"], "Hello, Ada! (1)");
+        let events = store.events(&RunId::from("p"), 0).await.expect("events");
+        let tallies = events
+            .iter()
+            .filter(|event| event.is_nested())
+            .filter(|event| matches!(&event.payload, EventPayload::NodeStarted { node, .. } if node.as_str() == "tally"))
+            .count();
+        assert_eq!(tallies, 1, "the child did not start over");
+        let greeted = events
+            .iter()
+            .filter(|event| event.path.first().is_some_and(|hop| hop.node.as_str() == "inner"))
+            .any(|event| matches!(&event.payload, EventPayload::NodeSucceeded { node, .. } if node.as_str() == "greet"));
+        assert!(greeted);
+    }
+}

@@ -50,9 +50,17 @@ pub(super) fn typed_answer(
     let Some(document) = document else {
         return Ok(value);
     };
+    // A pause inside a subgraph asks for a channel of the child's graph:
+    // the child's node reads the answer by its own channel's type.
     let asked = paused
         .interrupts
         .iter()
+        .filter(|interrupt| {
+            interrupt
+                .payload
+                .get(heddle_engine::kinds::PAUSED_CHILD)
+                .is_none()
+        })
         .filter_map(|interrupt| interrupt.payload.get("answer").and_then(Value::as_str));
     let mut value = value;
     for channel in asked {

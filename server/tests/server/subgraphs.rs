@@ -157,3 +157,50 @@ async fn a_subgraphs_model_calls_are_in_the_runs_usage_and_budget() {
         "{info}"
     );
 }
+
+/// A graph whose subgraph node runs a child that asks a person's name.
+fn asks_inside() -> Value {
+    json!({
+        "format_version": 2, "name": "asks inside",
+        "state": {"channels": {"heard": {"type": "string"}, "who": {"type": "number"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "inner", "kind": "subgraph", "config": {
+                      "graph": {
+                          "format_version": 2, "name": "greeter",
+                          "state": {"channels": {"who": {"type": "string"}, "greeting": {"type": "string"}}},
+                          "nodes": [{"id": "start", "kind": "start"},
+                                    {"id": "ask", "kind": "ask", "config": {"prompt": "Your name?", "answer": "who"}},
+                                    {"id": "greet", "kind": "set", "config": {"values": {"greeting": {"template": "Hello, {{who}}!"}}}}],
+                          "edges": [{"id": "a", "from": "start", "to": "ask"},
+                                    {"id": "b", "from": "ask", "to": "greet"}]
+                      },
+                      "outputs": {"heard": "greeting"}}}],
+        "edges": [{"id": "e", "from": "start", "to": "inner"}]
+    })
+}
+
+#[tokio::test]
+async fn a_pause_inside_a_subgraph_pauses_the_run_and_is_answered_through_the_api() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(asks_inside()).await;
+    let run = server.start_run(&graph, json!({})).await;
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["status"], "interrupted", "{info}");
+    let thread = info["thread_id"].as_str().expect("thread").to_string();
+    let interrupt = &info["output"]["interrupts"][0];
+    assert_eq!(interrupt["node"], "inner", "{info}");
+    assert_eq!(interrupt["payload"]["prompt"], "Your name?", "{info}");
+    // The answer is for the child's `who` (a string), not the parent's
+    // `who` (a number): it is not read as the parent's.
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/threads/{thread}/resume"),
+            Some(json!({"value": "Ada"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["status"], "finished", "{info}");
+    assert_eq!(info["output"]["heard"], "Hello, Ada!", "{info}");
+}
