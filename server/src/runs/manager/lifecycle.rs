@@ -138,7 +138,10 @@ impl Runs {
                         total,
                         used: records::active_time(&self.inner.db, &run_id)
                             .await
-                            .unwrap_or_default(),
+                            .unwrap_or_else(|error| {
+                                tracing::error!(run = %run_id, %error, "cannot read a run's active time; counting from zero");
+                                std::time::Duration::ZERO
+                            }),
                     }),
                     None => None,
                 };
