@@ -570,9 +570,9 @@ pub async fn record_queued(
         if owned >= owner_limit {
             return Err(AppError::TooManyRuns {
                 message: format!(
-                    "{} {owned} runs queued or running, over all {} keys, webhooks, schedules \
-                     and widgets; the limit is {owner_limit} per account. Try again when some \
-                     have ended",
+                    "{} {owned} runs queued or running in all, counting those of {} keys, \
+                     webhooks, schedules and widgets; the limit is {owner_limit} per account. \
+                     Try again when some have ended",
                     match run.trigger {
                         None => "you have",
                         Some(_) => "the account this answers to has",
