@@ -16,6 +16,26 @@ pub struct TokenChunk {
     pub text: String,
     /// The `seq` of the chunk's last token event.
     pub last_seq: u64,
+    /// Where it was streamed, when inside a child graph (see `Event::path`).
+    pub within: Vec<Hop>,
+}
+
+impl TokenChunk {
+    /// The text of a token event inside a child graph, kept as streamed
+    /// text rather than as an event of the log.
+    fn nested(event: &Event) -> Option<TokenChunk> {
+        match &event.payload {
+            EventPayload::Custom { node, name, data } if name == "token" && event.is_nested() => {
+                Some(TokenChunk {
+                    node: node.to_string(),
+                    text: data["text"].as_str().unwrap_or_default().to_string(),
+                    last_seq: event.seq,
+                    within: event.path.clone(),
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Every event of one run received so far.
@@ -119,12 +139,16 @@ impl RunLog {
     }
 
     /// Adds an event; `false` for one already here (a reconnect's overlap).
+    /// A child graph's streamed token goes with the streamed text.
     pub fn push(&mut self, event: Event) -> bool {
         if event.seq < self.next_seq {
             return false;
         }
         self.next_seq = event.seq + 1;
-        self.events.push(event);
+        match TokenChunk::nested(&event) {
+            Some(chunk) => self.tokens.push(chunk),
+            None => self.events.push(event),
+        }
         true
     }
 
@@ -166,13 +190,13 @@ impl RunLog {
                 break;
             }
             while let Some(chunk) = tokens.next_if(|chunk| chunk.last_seq < event.seq) {
-                view.tokens(&chunk.node, &chunk.text);
+                view.streamed(chunk);
             }
             view.apply(event);
         }
         if until.is_none() {
             for chunk in tokens {
-                view.tokens(&chunk.node, &chunk.text);
+                view.streamed(chunk);
             }
         }
         view
@@ -453,6 +477,9 @@ pub(crate) mod tests {
                 json!({"type": "custom", "node": "a", "name": "usage", "data": {"prompt_tokens": 3, "completion_tokens": 4}}),
             ),
             inside(
+                json!({"type": "custom", "node": "a", "name": "token", "data": {"text": "Forty"}}),
+            ),
+            inside(
                 json!({"type": "node_succeeded", "step": 5, "node": "a", "task": 0, "duration_us": 5, "update": {}}),
             ),
             json!({"type": "node_succeeded", "step": 1, "node": "sub", "task": 0, "duration_us": 50, "update": {}}),
@@ -474,6 +501,14 @@ pub(crate) mod tests {
         assert_eq!(own[0].outcome, Outcome::Succeeded);
         // Replaying to step 0 shows none of the child's work.
         assert_eq!(log.view_at(Some(0)).usage.calls, 0);
+        // Its streamed text is kept with the streamed text, not as an
+        // event of the log, and shows inside `sub`, not on the run's `a`.
+        assert!(log.events.iter().all(|event| {
+            !matches!(&event.payload, heddle_engine::run::EventPayload::Custom { name, .. } if name == "token")
+        }));
+        let end = log.view_at(None);
+        assert_eq!(end.stats["sub"].inside.streamed, "Forty");
+        assert!(end.stats["a"].streamed.is_empty());
     }
 
     #[test]
@@ -486,11 +521,13 @@ pub(crate) mod tests {
             node: "b".into(),
             text: "late".into(),
             last_seq: 20,
+            within: Vec::new(),
         }));
         assert!(!log.push_tokens(TokenChunk {
             node: "b".into(),
             text: "late".into(),
             last_seq: 20,
+            within: Vec::new(),
         }));
         assert_eq!(log.events.len(), count);
         assert_eq!(log.view_at(None).stats["b"].streamed, "late");

@@ -106,6 +106,7 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                     node,
                     text,
                     last_seq,
+                    within: Vec::new(),
                 }),
                 ServerMessage::Notice(RunNotice {
                     run_id: run,
@@ -231,7 +232,7 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
             for incoming in &fresh {
                 match incoming {
                     Incoming::Event(event) => view.apply(event),
-                    Incoming::Tokens(chunk) => view.tokens(&chunk.node, &chunk.text),
+                    Incoming::Tokens(chunk) => view.streamed(chunk),
                     Incoming::Switch { .. } => {}
                 }
             }

@@ -280,6 +280,21 @@ impl RunView {
         }
     }
 
+    /// Streamed text as the log keeps it: a node's own, or inside the child
+    /// graph of the node its path starts at.
+    pub fn streamed(&mut self, chunk: &super::TokenChunk) {
+        match chunk.within.first() {
+            Some(outer) => self
+                .stats
+                .entry(outer.node.to_string())
+                .or_default()
+                .inside
+                .streamed
+                .push_str(&chunk.text),
+            None => self.tokens(&chunk.node, &chunk.text),
+        }
+    }
+
     /// Streamed text of a node, as it comes.
     pub fn tokens(&mut self, node: &str, text: &str) {
         self.stats
