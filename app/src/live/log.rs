@@ -190,13 +190,13 @@ impl RunLog {
                 break;
             }
             while let Some(chunk) = tokens.next_if(|chunk| chunk.last_seq < event.seq) {
-                view.streamed(chunk);
+                view.streamed(&chunk.within, &chunk.node, &chunk.text);
             }
             view.apply(event);
         }
         if until.is_none() {
             for chunk in tokens {
-                view.streamed(chunk);
+                view.streamed(&chunk.within, &chunk.node, &chunk.text);
             }
         }
         view

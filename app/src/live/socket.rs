@@ -232,7 +232,9 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
             for incoming in &fresh {
                 match incoming {
                     Incoming::Event(event) => view.apply(event),
-                    Incoming::Tokens(chunk) => view.streamed(chunk),
+                    Incoming::Tokens(chunk) => {
+                        view.streamed(&chunk.within, &chunk.node, &chunk.text)
+                    }
                     Incoming::Switch { .. } => {}
                 }
             }

@@ -280,18 +280,18 @@ impl RunView {
         }
     }
 
-    /// Streamed text as the log keeps it: a node's own, or inside the child
-    /// graph of the node its path starts at.
-    pub fn streamed(&mut self, chunk: &super::TokenChunk) {
-        match chunk.within.first() {
+    /// Streamed text of `node` at `within` (see `Event::path`): a node's
+    /// own, or inside the child graph of the node the path starts at.
+    pub fn streamed(&mut self, within: &[Hop], node: &str, text: &str) {
+        match within.first() {
             Some(outer) => self
                 .stats
                 .entry(outer.node.to_string())
                 .or_default()
                 .inside
                 .streamed
-                .push_str(&chunk.text),
-            None => self.tokens(&chunk.node, &chunk.text),
+                .push_str(text),
+            None => self.tokens(node, text),
         }
     }
 
