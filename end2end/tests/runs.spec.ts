@@ -674,8 +674,12 @@ test("a question asked inside a subgraph pauses the run and is answered in the r
   await page.setViewportSize({ width: 1024, height: 700 });
   await expect(gate.getByTestId("answer-text")).toBeVisible();
   await page.screenshot({ path: "../target/e2e/screens/subgraph-question-small-light.png" });
-  await gate.getByTestId("answer-text").fill("Ada");
-  await gate.getByTestId("answer").click();
+  // Answered with the keyboard only: type, Tab to the button, Enter.
+  await gate.getByTestId("answer-text").focus();
+  await page.keyboard.type("Ada");
+  await page.keyboard.press("Tab");
+  await expect(gate.getByTestId("answer")).toBeFocused();
+  await page.keyboard.press("Enter");
   await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
   await expect(resultValue(page, "heard")).toHaveText("Hello, Ada!");
   const [run] = await runs(page, graph);

@@ -803,9 +803,7 @@ impl Executor<'_> {
         completed: Vec<CompletedTask>,
         error: Option<String>,
     ) -> Checkpoint {
-        let next_seq = self.emitter.next_seq();
-        let id = CheckpointId::from(format!("{}/{next_seq}", self.run_id));
-        let parent = persistence.advance(id);
+        let parent = persistence.advance(self.checkpoint_id());
         let thread = persistence.thread().clone();
         self.checkpoint_at(
             progress,
@@ -815,6 +813,11 @@ impl Executor<'_> {
             completed,
             error,
         )
+    }
+
+    /// The id of a checkpoint saved now: the run and the next event's `seq`.
+    fn checkpoint_id(&self) -> CheckpointId {
+        CheckpointId::from(format!("{}/{}", self.run_id, self.emitter.next_seq()))
     }
 
     /// The checkpoint of where the run stands, on `thread` after `parent`.
@@ -828,10 +831,9 @@ impl Executor<'_> {
         error: Option<String>,
     ) -> Checkpoint {
         let next_seq = self.emitter.next_seq();
-        let id = CheckpointId::from(format!("{}/{next_seq}", self.run_id));
         let name = |idx: &NodeIdx| self.graph.nodes[idx.get()].id.clone();
         Checkpoint {
-            id,
+            id: self.checkpoint_id(),
             thread_id: thread,
             run_id: self.run_id.clone(),
             parent,

@@ -171,3 +171,25 @@ async fn a_run_active_past_its_time_fails_mid_step_naming_the_ceiling() {
     }
     assert!(stored.contains("may be active for 300 s"), "{stored}");
 }
+
+#[tokio::test]
+async fn the_ceilings_hold_inside_an_embedded_subgraph() {
+    let mut child = fan_out(None);
+    child["format_version"] = json!(2);
+    child["name"] = json!("child");
+    let document = json!({
+        "state": {"channels": {"squares": {"type": "list", "reducer": "replace"}}},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "inner", "kind": "subgraph",
+             "config": {"graph": child, "outputs": {"squares": "squares"}}}
+        ],
+        "edges": [{"id": "e", "from": "start", "to": "inner"}]
+    });
+    let graph = compile_under(document, ceilings_of(3));
+    let (_, stored) = execute(&graph, RunOptions::default()).await;
+    assert!(
+        stored.contains("the server's ceiling `max_fan_out_items` (3)"),
+        "{stored}"
+    );
+}

@@ -75,8 +75,9 @@ impl Turns {
             if state.closed {
                 return None;
             }
-            let nobody_waits = state.waiting.values().all(VecDeque::is_empty);
-            if state.free > 0 && nobody_waits {
+            // An owner's queue is dropped when it empties: none left
+            // means nobody waits.
+            if state.free > 0 && state.waiting.is_empty() {
                 state.take(&owner);
                 return Some(Turn {
                     turns: self.clone(),
