@@ -105,18 +105,18 @@ async fn still_queued(browser: &Browser, runs: &[String]) -> Vec<String> {
     queued
 }
 
-/// Each of `behind` started no earlier than `first` did.
-async fn started_after(browser: &Browser, first: &Value, behind: &[String]) {
+/// How many of `behind` started before `first` did (each must finish).
+async fn started_before(browser: &Browser, first: &Value, behind: &[String]) -> usize {
     let first_start = first["started_at"].as_str().expect("started");
+    let mut before = 0;
     for run in behind {
         let info = ended(browser, run).await;
         assert_eq!(info["status"], "finished", "{info}");
-        let start = info["started_at"].as_str().expect("started");
-        assert!(
-            first_start <= start,
-            "a run queued before the other account's waited less: {first_start} > {start}"
-        );
+        if info["started_at"].as_str().expect("started") < first_start {
+            before += 1;
+        }
     }
+    before
 }
 
 #[tokio::test]
@@ -142,16 +142,19 @@ async fn an_accounts_flood_through_many_keys_does_not_hold_up_another_accounts_r
     let (status, run) = start(&bob, &own).await;
     assert_eq!(status, 202, "{run}");
     let bobs = run["id"].as_str().expect("id").to_string();
-    // Alice's runs still waiting once Bob's was queued wait behind it:
-    // Bob's takes the next free slot, not the thirteenth.
+    // Alice's runs still recorded as queued once Bob's was queued wait
+    // behind it: Bob's takes one of the next free slots, not the
+    // thirteenth. (A run given a slot just before Bob's came is still
+    // recorded as queued while it prepares: at most one per slot.)
     let behind = still_queued(&alice, &runs).await;
     assert!(
-        !behind.is_empty(),
-        "the flood ran out before the other account came"
+        behind.len() > 4,
+        "the flood ran out before the other account came: {behind:?}"
     );
     let bobs = ended(&bob, &bobs).await;
     assert_eq!(bobs["status"], "finished", "{bobs}");
-    started_after(&alice, &bobs, &behind).await;
+    let before = started_before(&alice, &bobs, &behind).await;
+    assert!(before <= 2, "{before} of Alice's waiting runs went first");
 }
 
 #[tokio::test]
@@ -328,9 +331,9 @@ async fn on_two_servers_a_flood_does_not_hold_up_another_accounts_run() {
     on_two.sign_up("bob").await;
     let flood = create_graph(&on_one, nap(1500)).await;
     publish(&on_one, &flood).await;
-    // Two keys, four runs each, every other one through each server.
+    // Three keys, four runs each, every other one through each server.
     let mut on_second = Vec::new();
-    for _ in 0..2 {
+    for _ in 0..3 {
         let made = on_one
             .make_key(json!({"name": "flood", "scope": "run", "graphs": [flood]}))
             .await;
@@ -350,8 +353,14 @@ async fn on_two_servers_a_flood_does_not_hold_up_another_accounts_run() {
     let (status, run) = start(&on_two, &own).await;
     assert_eq!(status, 202, "{run}");
     let behind = still_queued(&on_one, &on_second).await;
-    assert!(!behind.is_empty(), "the flood ran out before Bob came");
+    assert!(
+        behind.len() > 2,
+        "the flood ran out before Bob came: {behind:?}"
+    );
     let bobs = ended(&on_two, run["id"].as_str().expect("id")).await;
     assert_eq!(bobs["status"], "finished", "{bobs}");
-    started_after(&on_one, &bobs, &behind).await;
+    // At most the one run given the second server's slot just before
+    // Bob's came goes first.
+    let before = started_before(&on_one, &bobs, &behind).await;
+    assert!(before <= 1, "{before} of Alice's waiting runs went first");
 }
