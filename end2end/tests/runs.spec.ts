@@ -686,3 +686,73 @@ test("a question asked inside a subgraph pauses the run and is answered in the r
   expect(run.output.heard).toBe("Hello, Ada!");
   expect(errors).toEqual([]);
 });
+
+test("a sub-agent's question pauses the chat, is answered there, and the agent goes on", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Lead with a clerk",
+    state: { channels: { messages: { type: "messages", reducer: "add_messages" } } },
+    nodes: [
+      { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
+      {
+        id: "lead",
+        kind: "agent",
+        label: "Lead",
+        position: { x: 260, y: 0 },
+        config: {
+          sub_agents: [
+            {
+              name: "clerk",
+              description: "Signs forms.",
+              graph: {
+                format_version: 2,
+                name: "clerk",
+                state: {
+                  channels: {
+                    messages: { type: "messages", reducer: "add_messages" },
+                    who: { type: "string" },
+                  },
+                },
+                nodes: [
+                  { id: "start", kind: "start" },
+                  { id: "ask", kind: "ask", config: { prompt: "Who signs the form?", answer: "who" } },
+                  {
+                    id: "sign",
+                    kind: "set",
+                    config: { values: { messages: { expr: '{"role": "assistant", "content": "signed by " + who}' } } },
+                  },
+                ],
+                edges: [
+                  { id: "a", from: "start", to: "ask" },
+                  { id: "b", from: "ask", to: "sign" },
+                ],
+              },
+            },
+          ],
+        },
+      },
+    ],
+    edges: [{ id: "e", from: "start", to: "lead" }],
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByTestId("chat-input").fill("Have the clerk sign the form.");
+  await page.getByTestId("chat-input").press("Enter");
+  // The clerk's question is the run's, asked at the agent, naming the
+  // sub-agent and its node.
+  const gate = page.getByTestId("interrupt");
+  await expect(gate).toContainText("Who signs the form?", { timeout: 15_000 });
+  await expect(gate.locator("h3")).toHaveText("Waiting at Lead › clerk › ask");
+  await expect(page.locator('.canvas-node[data-node="lead"]')).toHaveAttribute("data-state", "interrupted");
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-question-light.png" });
+  await gate.getByTestId("answer-text").fill("Ada");
+  await gate.getByTestId("answer").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(page.locator(".chat-message.role-assistant").last()).toContainText("signed by Ada");
+  const [run] = await runs(page, graph);
+  // Two model calls of the agent's: before the question and after it.
+  expect(run.usage.calls).toBe(2);
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-answered-light.png" });
+  expect(errors).toEqual([]);
+});

@@ -35,8 +35,9 @@ use crate::model::ToolSpec;
 /// The future a tool call is.
 pub type ToolFuture<'a> = Pin<Box<dyn Future<Output = Result<Value, ToolError>> + Send + 'a>>;
 
-/// Why a tool call failed. The tools node turns it into a message the
-/// model reads, not a failed run.
+/// Why a tool call failed, or that it paused. The tools node turns a
+/// failure into a message the model reads, not a failed run; a pause (a
+/// sub-agent that asks a person) pauses the agent that called it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ToolError {
@@ -45,6 +46,10 @@ pub struct ToolError {
     /// Whether trying again may succeed (a timeout, a 5xx, a dropped
     /// connection); a tool policy's `retry_on: transient` retries only these.
     pub transient: bool,
+    /// Not a failure: the call paused for a person, asking this (a node's
+    /// pause payload, with where the paused child stands). Never retried
+    /// and never counted by a breaker.
+    pub paused: Option<Box<Value>>,
 }
 
 impl ToolError {
@@ -53,6 +58,7 @@ impl ToolError {
         ToolError {
             message: message.into(),
             transient: false,
+            paused: None,
         }
     }
 
@@ -61,6 +67,16 @@ impl ToolError {
         ToolError {
             message: message.into(),
             transient: true,
+            paused: None,
+        }
+    }
+
+    /// The call paused for a person, asking `asked`.
+    pub fn paused(asked: Value) -> Self {
+        ToolError {
+            message: "paused for a person".to_string(),
+            transient: false,
+            paused: Some(Box::new(asked)),
         }
     }
 }

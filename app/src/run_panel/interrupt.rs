@@ -99,14 +99,18 @@ fn InterruptForm(
     let error = RwSignal::new(None::<String>);
     let pending = RwSignal::new(false);
     let node = interrupt.node.to_string();
-    // Named as the canvas names the node; a pause inside its subgraph also
-    // says which of the child's nodes asks.
+    // Named as the canvas names the node; a pause inside its subgraph or
+    // one of its sub-agents also says which child and which of its nodes
+    // asks.
     let where_ = {
-        let named = editor.label_of(&node).unwrap_or_else(|| node.clone());
-        match interrupt.payload[heddle_engine::kinds::PAUSED_CHILD]["node"].as_str() {
-            Some(inside) => format!("{named} › {inside}"),
-            None => named,
+        let mut named = editor.label_of(&node).unwrap_or_else(|| node.clone());
+        let inside = &interrupt.payload[heddle_engine::kinds::PAUSED_CHILD];
+        for hop in [&inside["child"], &inside["node"]] {
+            if let Some(hop) = hop.as_str() {
+                named = format!("{named} › {hop}");
+            }
         }
+        named
     };
     let body = match Ask::of(&interrupt) {
         Ask::Approval { prompt, calls } => {

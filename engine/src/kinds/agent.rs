@@ -17,14 +17,18 @@
 //! Sub-agents are other graphs (each with a `messages` channel) offered to
 //! the model as tools: a call runs the graph with the task as the user's
 //! message and returns its last reply (a supervisor delegating to
-//! specialists).
+//! specialists); one that asks a person pauses the agent (see
+//! [`delegation`]).
 
+mod delegation;
 mod handoff;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub use handoff::{DONE_ROUTE, Handoff};
+
+use delegation::{Ended, SubAgentTool, Waiting};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,7 +47,7 @@ use crate::node::{
     BuildContext, Built, ChildGraph, ConfigIssue, Node, NodeError, NodeFuture, NodeInput,
     NodeOutput, parse_config,
 };
-use crate::tools::{BoundTool, Tool, ToolError, ToolFuture, ToolPolicy};
+use crate::tools::{BoundTool, Tool, ToolPolicy};
 
 /// Settings of an `agent` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -131,71 +135,6 @@ pub struct SubAgent {
     pub path: Option<String>,
 }
 
-/// A sub-agent as a tool: `{"task": "..."}` in, its last reply out.
-struct SubAgentTool {
-    spec: ToolSpec,
-    graph: Arc<dyn ChildGraph>,
-}
-
-impl Tool for SubAgentTool {
-    fn spec(&self) -> ToolSpec {
-        self.spec.clone()
-    }
-
-    fn call(&self, _: Value) -> ToolFuture<'_> {
-        // Only ever called from a node (`call_within`): a sub-agent runs
-        // inside its agent's run.
-        Box::pin(async {
-            Err(ToolError::new(
-                "a sub-agent runs only inside its agent's run",
-            ))
-        })
-    }
-
-    fn call_within<'a>(
-        &'a self,
-        arguments: Value,
-        ctx: &'a crate::node::NodeContext<'_>,
-    ) -> ToolFuture<'a> {
-        Box::pin(async move {
-            let task = arguments["task"]
-                .as_str()
-                .or_else(|| arguments["input"].as_str())
-                .ok_or_else(|| ToolError::new("expected {\"task\": \"...\"}"))?
-                .to_string();
-            delegate(&self.graph, &self.spec.name, task, ctx).await
-        })
-    }
-}
-
-/// Runs a sub-agent on `task` inside the agent's run (its calls count
-/// against the run's budget; its events go into the run's log); its last
-/// reply.
-async fn delegate(
-    graph: &Arc<dyn ChildGraph>,
-    name: &str,
-    task: String,
-    ctx: &crate::node::NodeContext<'_>,
-) -> Result<Value, ToolError> {
-    let input = json!({"messages": [{"role": "user", "content": task}]});
-    let outcome = ctx
-        .run_child(graph, Some(name), input, None)
-        .await
-        .map_err(|error| ToolError::new(format!("{name} failed: {error}")))?;
-    if outcome.interrupted() {
-        return Err(ToolError::new(format!(
-            "{name} paused for a person, which sub-agents do not support yet (a subgraph node does)"
-        )));
-    }
-    let reply = ChatMessage::list_from(&outcome.state["messages"])
-        .into_iter()
-        .rev()
-        .find(|m| m.role == Role::Assistant && !m.content.is_empty())
-        .map(|m| m.content)
-        .unwrap_or_default();
-    Ok(Value::String(reply))
-}
-
 fn default_rounds() -> u32 {
     8
 }
@@ -222,6 +161,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         )
         .map_err(|issue| issues.push(issue))
         .ok();
+    let mut sub_agents: BTreeMap<String, Arc<dyn ChildGraph>> = BTreeMap::new();
     let mut tools = bind(
         &config.tools,
         cx,
@@ -256,6 +196,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                         "required": ["task"]
                     }),
                 };
+                sub_agents.insert(sub.name.clone(), Arc::clone(&graph));
                 if let Some(tools) = &mut tools {
                     tools.push(cx.registry.tools().bind(
                         &sub.name,
@@ -336,6 +277,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                 id: cx.node.to_string(),
                 model,
                 tools,
+                sub_agents,
                 system,
                 validator,
                 hooks,
@@ -353,6 +295,9 @@ struct Agent {
     id: String,
     model: SharedModel,
     tools: Vec<BoundTool>,
+    /// The sub-agents among `tools`, by name (to go on inside one that
+    /// paused).
+    sub_agents: BTreeMap<String, Arc<dyn ChildGraph>>,
     system: Template,
     validator: Option<Expr>,
     hooks: super::hooks::Hooks,
@@ -408,11 +353,45 @@ impl Agent {
         };
         let mut round = 0;
         let mut rejections = 0;
+        // A round of tool calls that ended, whose replies the model reads
+        // next.
+        let mut ended: Option<Ended> = None;
+        if let Some(waiting) = Waiting::of(ctx)? {
+            // Answering a sub-agent's question: the turn goes on from where
+            // it paused.
+            conversation.extend(waiting.added.iter().cloned());
+            added.clone_from(&waiting.added);
+            (round, rejections) = (waiting.round, waiting.rejections);
+            ended = Some(
+                waiting
+                    .go_on(
+                        ctx,
+                        &self.sub_agents,
+                        &self.tools,
+                        self.config.max_result_chars,
+                    )
+                    .await?,
+            );
+        }
         // Where the rejected replies and notes start in `conversation`: they
         // are dropped once a reply is accepted.
         let mut rejected_since: Option<usize> = None;
         let mut route: Option<String> = None;
         loop {
+            if let Some(Ended { replies, succeeded }) = ended.take() {
+                conversation.extend(replies.iter().cloned());
+                added.extend(replies);
+                let direct = succeeded
+                    .into_iter()
+                    .find(|(name, _)| self.config.return_direct.contains(name));
+                if let Some((name, result)) = direct {
+                    ctx.emit("return_direct", json!({"tool": name}));
+                    let mut answer = ChatMessage::new(Role::Assistant, result);
+                    answer.name = Some(self.id.clone());
+                    added.push(answer);
+                    break;
+                }
+            }
             if ctx.is_cancelled() {
                 return Err(NodeError::permanent("cancelled"));
             }
@@ -482,7 +461,10 @@ impl Agent {
                 round += 1;
                 ctx.emit("agent_round", json!({"round": round, "tools": assistant.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>()}));
                 let Executed {
-                    replies, succeeded, ..
+                    replies,
+                    succeeded,
+                    paused,
+                    ..
                 } = execute(
                     &self.tools,
                     &assistant.tool_calls,
@@ -490,18 +472,19 @@ impl Agent {
                     ctx,
                 )
                 .await?;
-                conversation.extend(replies.iter().cloned());
-                added.extend(replies);
-                let direct = succeeded
-                    .into_iter()
-                    .find(|(name, _)| self.config.return_direct.contains(name));
-                if let Some((name, result)) = direct {
-                    ctx.emit("return_direct", json!({"tool": name}));
-                    let mut answer = ChatMessage::new(Role::Assistant, result);
-                    answer.name = Some(self.id.clone());
-                    added.push(answer);
-                    break;
+                if let Some((first, _)) = paused.first() {
+                    let waiting = Waiting {
+                        added,
+                        round,
+                        rejections,
+                        asking: first.clone(),
+                        replies,
+                        succeeded,
+                        queued: Vec::new(),
+                    };
+                    return Err(waiting.pause(paused));
                 }
+                ended = Some(Ended { replies, succeeded });
                 continue;
             }
             if let Some(validator) = &self.validator {

@@ -233,7 +233,7 @@ impl Subgraph {
         };
         match ctx.run_child(&self.child, None, input, resume).await {
             Ok(outcome) => match outcome.paused {
-                Some(checkpoint) => Err(NodeError::interrupt(asking(*checkpoint)?)),
+                Some(checkpoint) => Err(NodeError::interrupt(asking(*checkpoint, None)?)),
                 None => Ok(outcome.state),
             },
             Err(error) => Err(NodeError::permanent(format!(
@@ -243,10 +243,14 @@ impl Subgraph {
     }
 }
 
-/// What a subgraph node asks when its child paused: what the child asks
-/// (its first pause's payload, so the person sees the child's question),
-/// with the child's checkpoint and paused node under [`PAUSED_CHILD`].
-fn asking(checkpoint: crate::run::Checkpoint) -> Result<Value, NodeError> {
+/// What a node asks when its child paused (a subgraph's, or a sub-agent's
+/// named `child`): what the child asks (its first pause's payload, so the
+/// person sees the child's question), with the child's checkpoint, paused
+/// node and name under [`PAUSED_CHILD`].
+pub(super) fn asking(
+    checkpoint: crate::run::Checkpoint,
+    child: Option<&str>,
+) -> Result<Value, NodeError> {
     let first = checkpoint.interrupts.first();
     let node = first.map(|interrupt| interrupt.node.to_string());
     let mut asks = match first.map(|interrupt| interrupt.payload.clone()) {
@@ -259,7 +263,7 @@ fn asking(checkpoint: crate::run::Checkpoint) -> Result<Value, NodeError> {
     })?;
     asks.insert(
         PAUSED_CHILD.to_string(),
-        serde_json::json!({"node": node, "checkpoint": checkpoint}),
+        serde_json::json!({"node": node, "child": child, "checkpoint": checkpoint}),
     );
     Ok(Value::Object(asks))
 }

@@ -162,6 +162,9 @@ pub(super) struct Executed {
     pub full: Map<String, Value>,
     /// The tools whose calls succeeded, with their full results.
     pub succeeded: Vec<(String, String)>,
+    /// The calls that paused for a person (a sub-agent's question), each
+    /// with what it asks; they have no reply yet.
+    pub paused: Vec<(ToolCall, Value)>,
 }
 
 async fn call_one(
@@ -186,8 +189,9 @@ async fn call_one(
 }
 
 /// Runs `calls` at once; each becomes a tool message (an error one if it
-/// failed), its text cut at `max_chars`. A call that failed for good under
-/// a `fail_node` policy fails the node instead.
+/// failed), its text cut at `max_chars`, or a pause its caller handles. A
+/// call that failed for good under a `fail_node` policy fails the node
+/// instead.
 pub(super) async fn execute(
     tools: &[BoundTool],
     calls: &[ToolCall],
@@ -199,8 +203,17 @@ pub(super) async fn execute(
         replies: Vec::new(),
         full: Map::new(),
         succeeded: Vec::new(),
+        paused: Vec::new(),
     };
     for (call, (called, fail_node)) in calls.iter().zip(results) {
+        if let Err(ToolError {
+            paused: Some(asked),
+            ..
+        }) = called.result
+        {
+            executed.paused.push((call.clone(), *asked));
+            continue;
+        }
         let text = match &called.result {
             Ok(Value::String(text)) => text.clone(),
             Ok(value) => value.to_string(),
@@ -240,13 +253,25 @@ impl ToolsNode {
         let Some(last) = ChatMessage::pending_tool_calls(&messages) else {
             return Ok(NodeOutput::default());
         };
-        let Executed { replies, full, .. } = execute(
+        let Executed {
+            replies,
+            full,
+            paused,
+            ..
+        } = execute(
             &self.tools,
             &last.tool_calls,
             self.config.max_result_chars,
             input.ctx,
         )
         .await?;
+        if let Some((call, _)) = paused.first() {
+            // Only a sub-agent pauses, and sub-agents are an agent's.
+            return Err(NodeError::permanent(format!(
+                "the tool `{}` paused for a person, which only an agent's sub-agents may do",
+                call.name
+            )));
+        }
         let replies = replies.iter().map(ChatMessage::to_value).collect();
         let mut output = NodeOutput::update(self.config.messages.clone(), Value::Array(replies));
         if let Some(channel) = &self.config.full_results {
@@ -256,7 +281,7 @@ impl ToolsNode {
     }
 }
 
-fn truncate(text: &str, max: usize) -> String {
+pub(super) fn truncate(text: &str, max: usize) -> String {
     let count = text.chars().count();
     if count <= max {
         return text.to_string();

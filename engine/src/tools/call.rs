@@ -69,6 +69,9 @@ impl BoundTool {
             let error = match result {
                 Ok(value) => return (Ok(value), attempt),
                 Err(Failure::Refused(error)) => return (Err(error), attempt),
+                Err(Failure::Failed(error)) if error.paused.is_some() => {
+                    return (Err(error), attempt);
+                }
                 Err(Failure::Failed(error)) => error,
             };
             let retry = self.policy.retry.as_ref().filter(|retry| {
@@ -114,7 +117,9 @@ impl BoundTool {
             ))),
         };
         drop(slot);
-        self.report(admission.finish(result.is_ok()), ctx);
+        // A pause is not a failure: it never opens a breaker.
+        let failed = result.as_ref().is_err_and(|error| error.paused.is_none());
+        self.report(admission.finish(!failed), ctx);
         result.map_err(Failure::Failed)
     }
 

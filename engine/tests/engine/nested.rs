@@ -263,3 +263,162 @@ async fn a_child_that_asks_pauses_the_run_and_the_answer_goes_on_inside_it() {
         assert!(greeted);
     }
 }
+
+/// A sub-agent named `name` that asks a person's name, then signs with it.
+fn signer(name: &str) -> Value {
+    json!({
+        "name": name,
+        "description": "Signs forms.",
+        "graph": {
+            "format_version": 2, "name": name,
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"},
+                                   "who": {"type": "string"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "ask", "kind": "ask", "config": {"prompt": format!("Who signs for the {name}?"), "answer": "who"}},
+                      {"id": "sign", "kind": "set", "config": {"values": {"messages": {
+                          "expr": format!("{{\"role\": \"assistant\", \"content\": \"{name} signed by \" + who}}")}}}}],
+            "edges": [{"id": "a", "from": "start", "to": "ask"},
+                      {"id": "b", "from": "ask", "to": "sign"}]
+        }
+    })
+}
+
+/// An agent with the sub-agents `names`, each a [`signer`].
+fn delegating(names: &[&str]) -> Value {
+    json!({
+        "format_version": 2, "name": "lead",
+        "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "lead", "kind": "agent", "config": {
+                      "sub_agents": names.iter().map(|name| signer(name)).collect::<Vec<_>>()}}],
+        "edges": [{"id": "e", "from": "start", "to": "lead"}]
+    })
+}
+
+/// Answers the thread's pause with `text` and runs on to the next pause or
+/// the end.
+async fn answer(
+    durable: &heddle_engine::run::Durable,
+    thread: &heddle_engine::ThreadId,
+    text: &str,
+) -> Result<heddle_engine::run::RunOutput, RunError> {
+    let run = durable
+        .resume(thread, json!(text))
+        .await
+        .unwrap_or_else(|error| panic!("resumes: {error}"));
+    run.execute().await
+}
+
+/// The run's own model calls (not its children's), from its log.
+fn own_model_calls(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|event| !event.is_nested())
+        .filter(
+            |event| matches!(&event.payload, EventPayload::Custom { name, .. } if name == "usage"),
+        )
+        .count()
+}
+
+#[tokio::test]
+async fn a_sub_agent_that_asks_pauses_its_agent_and_the_answer_goes_on_inside_it() {
+    use heddle_engine::run::Durable;
+    for store in crate::stores::stores().await {
+        let durable = Durable::new(Arc::clone(&store)).with_registry(registry());
+        let thread = heddle_engine::ThreadId::from("sub");
+        let run = durable
+            .start(
+                compile(&delegating(&["clerk"])),
+                thread.clone(),
+                RunId::from("s"),
+                say("Please have the clerk sign the form."),
+            )
+            .await
+            .expect("starts");
+        let paused = run.execute().await.expect("pauses");
+        assert_eq!(paused.interrupts.len(), 1, "the run pauses at the agent");
+        let asked = &paused.interrupts[0];
+        assert_eq!(asked.node.as_str(), "lead");
+        assert_eq!(asked.payload["prompt"], "Who signs for the clerk?");
+        assert_eq!(asked.payload["subgraph"]["child"], "clerk");
+        assert_eq!(asked.payload["subgraph"]["node"], "ask");
+
+        let output = answer(&durable, &thread, "Ada").await.expect("finishes");
+        assert!(!output.is_interrupted());
+        let messages = heddle_engine::model::ChatMessage::list_from(&output.state["messages"]);
+        let reply = messages
+            .iter()
+            .find(|m| m.tool_call_id.is_some())
+            .expect("the call has its reply");
+        assert_eq!(reply.content, "clerk signed by Ada");
+        let last = messages.last().expect("an answer");
+        assert!(last.content.contains("clerk signed by Ada"), "{last:?}");
+        // The agent asked its model once before the pause and once after:
+        // the call it made before was not made again.
+        let events = store.events(&RunId::from("s"), 0).await.expect("events");
+        assert_eq!(own_model_calls(&events), 2);
+        let asks = events
+            .iter()
+            .filter(|event| event.path.first().is_some_and(|hop| hop.child.as_deref() == Some("clerk")))
+            .filter(|event| matches!(&event.payload, EventPayload::NodeStarted { node, .. } if node.as_str() == "ask"))
+            .count();
+        assert_eq!(
+            asks, 2,
+            "the ask ran once to ask and once to take the answer, not from the start"
+        );
+        let results: Vec<&Value> = events
+            .iter()
+            .filter(|event| !event.is_nested())
+            .filter_map(|event| match &event.payload {
+                EventPayload::Custom { name, data, .. } if name == "tool_result" => Some(data),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results.len(), 1, "{results:?}");
+        assert_eq!(results[0]["ok"], true);
+    }
+}
+
+#[tokio::test]
+async fn sub_agents_that_ask_at_once_are_asked_in_turn_and_answered_in_order() {
+    use heddle_engine::run::Durable;
+    let store = crate::stores::stores()
+        .await
+        .next()
+        .expect("the memory store");
+    let durable = Durable::new(Arc::clone(&store)).with_registry(registry());
+    let thread = heddle_engine::ThreadId::from("two");
+    let run = durable
+        .start(
+            compile(&delegating(&["clerk", "notary"])),
+            thread.clone(),
+            RunId::from("two"),
+            say("Have the clerk and the notary sign."),
+        )
+        .await
+        .expect("starts");
+    let first = run.execute().await.expect("pauses");
+    assert_eq!(
+        first.interrupts[0].payload["prompt"],
+        "Who signs for the clerk?"
+    );
+    let second = answer(&durable, &thread, "Ada")
+        .await
+        .expect("pauses again");
+    assert_eq!(second.interrupts.len(), 1);
+    assert_eq!(
+        second.interrupts[0].payload["prompt"],
+        "Who signs for the notary?"
+    );
+    let output = answer(&durable, &thread, "Grace").await.expect("finishes");
+    assert!(!output.is_interrupted());
+    let replies: Vec<String> =
+        heddle_engine::model::ChatMessage::list_from(&output.state["messages"])
+            .into_iter()
+            .filter(|m| m.tool_call_id.is_some())
+            .map(|m| m.content)
+            .collect();
+    assert_eq!(replies, ["clerk signed by Ada", "notary signed by Grace"]);
+    let events = store.events(&RunId::from("two"), 0).await.expect("events");
+    assert_eq!(own_model_calls(&events), 2);
+}

@@ -204,3 +204,62 @@ async fn a_pause_inside_a_subgraph_pauses_the_run_and_is_answered_through_the_ap
     assert_eq!(info["status"], "finished", "{info}");
     assert_eq!(info["output"]["heard"], "Hello, Ada!", "{info}");
 }
+
+/// A chat graph whose agent has a sub-agent, `clerk`, that asks who signs.
+fn asks_in_sub_agent() -> Value {
+    json!({
+        "format_version": 2, "name": "lead",
+        "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+        "nodes": [{"id": "start", "kind": "start"},
+                  {"id": "lead", "kind": "agent", "config": {"sub_agents": [{
+                      "name": "clerk", "description": "Signs forms.",
+                      "graph": {
+                          "format_version": 2, "name": "clerk",
+                          "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"},
+                                                 "who": {"type": "string"}}},
+                          "nodes": [{"id": "start", "kind": "start"},
+                                    {"id": "ask", "kind": "ask", "config": {"prompt": "Who signs?", "answer": "who"}},
+                                    {"id": "sign", "kind": "set", "config": {"values": {"messages": {
+                                        "expr": "{\"role\": \"assistant\", \"content\": \"signed by \" + who}"}}}}],
+                          "edges": [{"id": "a", "from": "start", "to": "ask"},
+                                    {"id": "b", "from": "ask", "to": "sign"}]
+                      }}]}}],
+        "edges": [{"id": "e", "from": "start", "to": "lead"}]
+    })
+}
+
+#[tokio::test]
+async fn a_pause_inside_a_sub_agent_pauses_the_run_and_is_answered_through_the_api() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(asks_in_sub_agent()).await;
+    let input =
+        json!({"input": {"messages": [{"role": "user", "content": "Have the clerk sign."}]}});
+    let run = server.start_run(&graph, input).await;
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["status"], "interrupted", "{info}");
+    let thread = info["thread_id"].as_str().expect("thread").to_string();
+    let interrupt = &info["output"]["interrupts"][0];
+    assert_eq!(interrupt["node"], "lead", "{info}");
+    assert_eq!(interrupt["payload"]["prompt"], "Who signs?", "{info}");
+    assert_eq!(interrupt["payload"]["subgraph"]["child"], "clerk", "{info}");
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/threads/{thread}/resume"),
+            Some(json!({"value": "Ada"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let info = server.wait_for_run(&run).await;
+    assert_eq!(info["status"], "finished", "{info}");
+    let messages = info["output"]["messages"].as_array().expect("messages");
+    assert!(
+        messages
+            .iter()
+            .any(|m| m["role"] == "tool" && m["content"] == "signed by Ada"),
+        "{info}"
+    );
+    // The run's usage counts the agent's two model calls, before and after
+    // the pause, and no more.
+    assert_eq!(info["usage"]["calls"], 2, "{info}");
+}

@@ -1,0 +1,248 @@
+//! Sub-agents: other graphs (each with a `messages` channel) an agent
+//! offers its model as tools. A call runs the graph inside the agent's run
+//! with the task as the user's message and returns its last reply.
+//!
+//! A sub-agent that pauses for a person (an `ask`, a `human` gate) pauses
+//! the agent, and so the run: the agent asks what the sub-agent asks, with
+//! where the sub-agent stands under [`PAUSED_CHILD`] (as a subgraph node
+//! does) and where the agent stands under [`WAITING`]: the messages of its
+//! turn so far, its round, the replies of the calls that ended and the
+//! other calls that paused. Answering goes on inside the sub-agent; when
+//! every paused call has ended, the agent goes on with their replies, with
+//! no model call made twice.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use super::super::subgraph::{PAUSED_CHILD, asking};
+use super::super::tools::truncate;
+use crate::model::{ChatMessage, Role, ToolCall, ToolSpec};
+use crate::node::{ChildGraph, NodeContext, NodeError};
+use crate::tools::{BoundTool, Tool, ToolError, ToolFuture};
+
+/// The key of an agent's pause that holds where the agent stands.
+const WAITING: &str = "agent";
+
+/// A sub-agent as a tool: `{"task": "..."}` in, its last reply out.
+pub(super) struct SubAgentTool {
+    pub spec: ToolSpec,
+    pub graph: Arc<dyn ChildGraph>,
+}
+
+impl Tool for SubAgentTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn call(&self, _: Value) -> ToolFuture<'_> {
+        // Only ever called from a node (`call_within`): a sub-agent runs
+        // inside its agent's run.
+        Box::pin(async {
+            Err(ToolError::new(
+                "a sub-agent runs only inside its agent's run",
+            ))
+        })
+    }
+
+    fn call_within<'a>(&'a self, arguments: Value, ctx: &'a NodeContext<'_>) -> ToolFuture<'a> {
+        Box::pin(async move {
+            let input = task_input(&arguments)?;
+            let name = &self.spec.name;
+            let outcome = ctx
+                .run_child(&self.graph, Some(name), input, None)
+                .await
+                .map_err(|error| ToolError::new(format!("{name} failed: {error}")))?;
+            match outcome.paused {
+                Some(checkpoint) => Err(ToolError::paused(
+                    asking(*checkpoint, Some(name)).map_err(|e| ToolError::new(e.to_string()))?,
+                )),
+                None => Ok(Value::String(last_reply(&outcome.state))),
+            }
+        })
+    }
+}
+
+/// The sub-agent's input for a call's arguments.
+fn task_input(arguments: &Value) -> Result<Value, ToolError> {
+    let task = arguments["task"]
+        .as_str()
+        .or_else(|| arguments["input"].as_str())
+        .ok_or_else(|| ToolError::new("expected {\"task\": \"...\"}"))?;
+    Ok(json!({"messages": [{"role": "user", "content": task}]}))
+}
+
+/// A sub-agent's answer: its last reply with text.
+fn last_reply(state: &Value) -> String {
+    ChatMessage::list_from(&state["messages"])
+        .into_iter()
+        .rev()
+        .find(|m| m.role == Role::Assistant && !m.content.is_empty())
+        .map(|m| m.content)
+        .unwrap_or_default()
+}
+
+/// Where an agent stands while a sub-agent's question waits for a person.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(super) struct Waiting {
+    /// The messages the agent added in this execution so far; the last
+    /// holds the tool calls being answered.
+    pub added: Vec<ChatMessage>,
+    /// Rounds of tool calls so far.
+    pub round: u32,
+    /// Replies its hooks rejected so far.
+    pub rejections: u32,
+    /// The call whose question is asked now.
+    pub asking: ToolCall,
+    /// The replies of the calls that ended, cut for the conversation.
+    pub replies: Vec<ChatMessage>,
+    /// The tools whose calls succeeded, with their full results.
+    pub succeeded: Vec<(String, String)>,
+    /// Other calls that paused, asked after this one, each with what it
+    /// asks.
+    pub queued: Vec<(ToolCall, Value)>,
+}
+
+/// A round of tool calls that ended: its replies in the calls' order.
+pub(super) struct Ended {
+    pub replies: Vec<ChatMessage>,
+    pub succeeded: Vec<(String, String)>,
+}
+
+impl Waiting {
+    /// Where the agent stood, on the execution that answers its pause.
+    pub fn of(ctx: &NodeContext<'_>) -> Result<Option<Waiting>, NodeError> {
+        let Some(waiting) = ctx.asked().and_then(|asked| asked.get(WAITING)) else {
+            return Ok(None);
+        };
+        serde_json::from_value(waiting.clone())
+            .map(Some)
+            .map_err(|error| {
+                NodeError::permanent(format!(
+                    "where the agent paused cannot be read back: {error}"
+                ))
+            })
+    }
+
+    /// The pause that asks the first of `paused` (the rest wait their turn).
+    pub fn pause(mut self, mut paused: Vec<(ToolCall, Value)>) -> NodeError {
+        if paused.is_empty() {
+            return NodeError::permanent("an agent paused with no question");
+        }
+        let (call, asked) = paused.remove(0);
+        self.asking = call;
+        paused.append(&mut self.queued);
+        self.queued = paused;
+        self.asking_with(asked)
+    }
+
+    fn asking_with(self, asked: Value) -> NodeError {
+        let mut asks = match asked {
+            Value::Object(fields) => fields,
+            other => serde_json::Map::from_iter([("value".to_string(), other)]),
+        };
+        match serde_json::to_value(&self) {
+            Ok(waiting) => {
+                asks.insert(WAITING.to_string(), waiting);
+                NodeError::interrupt(Value::Object(asks))
+            }
+            Err(error) => {
+                NodeError::permanent(format!("where the agent paused cannot be kept: {error}"))
+            }
+        }
+    }
+
+    /// Answers the asked call's question inside its sub-agent; pauses again
+    /// while it or another call still waits for a person, or gives the
+    /// round's replies once every call has ended.
+    pub async fn go_on(
+        mut self,
+        ctx: &NodeContext<'_>,
+        sub_agents: &BTreeMap<String, Arc<dyn ChildGraph>>,
+        tools: &[BoundTool],
+        max_chars: usize,
+    ) -> Result<Ended, NodeError> {
+        let call = self.asking.clone();
+        let name = call.name.as_str();
+        let graph = sub_agents.get(name).ok_or_else(|| {
+            NodeError::permanent(format!("the sub-agent `{name}` is no longer this agent's"))
+        })?;
+        let paused = ctx
+            .asked()
+            .and_then(|asked| asked.get(PAUSED_CHILD))
+            .and_then(|paused| paused.get("checkpoint"))
+            .cloned()
+            .unwrap_or(Value::Null);
+        let checkpoint: crate::run::Checkpoint =
+            serde_json::from_value(paused).map_err(|error| {
+                NodeError::permanent(format!(
+                    "where the sub-agent `{name}` paused cannot be read back: {error}"
+                ))
+            })?;
+        let answer = ctx.resume_value().cloned().unwrap_or(Value::Null);
+        let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let input = task_input(&arguments).map_err(|e| NodeError::permanent(e.message))?;
+        let started = std::time::Instant::now();
+        let result = match ctx
+            .run_child(graph, Some(name), input, Some((checkpoint, answer)))
+            .await
+        {
+            Ok(outcome) => match outcome.paused {
+                Some(checkpoint) => return Err(self.asking_with(asking(*checkpoint, Some(name))?)),
+                None => Ok(last_reply(&outcome.state)),
+            },
+            Err(error) => Err(format!("{name} failed: {error}")),
+        };
+        let text = match &result {
+            Ok(text) => text.clone(),
+            Err(error) => format!("error: {error}"),
+        };
+        ctx.emit(
+            "tool_result",
+            json!({
+                "id": call.id,
+                "name": name,
+                "ok": result.is_ok(),
+                "attempts": 1,
+                "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                "chars": text.chars().count(),
+            }),
+        );
+        let fail_node = tools
+            .iter()
+            .find(|tool| tool.name == name)
+            .is_some_and(|tool| tool.policy.fail_node);
+        if let (Err(error), true) = (&result, fail_node) {
+            return Err(NodeError::permanent(format!(
+                "the tool `{name}` failed: {error}"
+            )));
+        }
+        if result.is_ok() {
+            self.succeeded.push((name.to_string(), text.clone()));
+        }
+        self.replies
+            .push(ChatMessage::tool_reply(&call, truncate(&text, max_chars)));
+        if !self.queued.is_empty() {
+            let queued = std::mem::take(&mut self.queued);
+            return Err(self.pause(queued));
+        }
+        // Every call has ended: their replies in the calls' order.
+        let order: Vec<String> = self
+            .added
+            .last()
+            .map(|message| message.tool_calls.iter().map(|c| c.id.clone()).collect())
+            .unwrap_or_default();
+        let mut replies = self.replies;
+        replies.sort_by_key(|reply| {
+            order
+                .iter()
+                .position(|id| reply.tool_call_id.as_deref() == Some(id.as_str()))
+        });
+        Ok(Ended {
+            replies,
+            succeeded: self.succeeded,
+        })
+    }
+}
