@@ -66,7 +66,8 @@ impl Seen {
     pub fn of(event: &Arc<Event>, whole_updates: bool) -> Option<Seen> {
         if event.is_nested() {
             // A child graph's work: its model and tool calls count in the
-            // metrics; its nodes are not yet drawn as spans of their own.
+            // metrics and are spans under the node that ran the child; its
+            // own nodes are not spans of their own.
             return match &event.payload {
                 EventPayload::Custom { name, .. } if name == "usage" || name == "tool_result" => {
                     Some(Seen::Whole(Arc::clone(event)))
@@ -110,11 +111,6 @@ impl Seen {
     }
 
     /// When it happened, in microseconds since the Unix epoch.
-    /// Whether it happened inside a child graph.
-    pub fn is_nested(&self) -> bool {
-        matches!(self, Seen::Whole(event) if event.is_nested())
-    }
-
     pub fn at_us(&self) -> u64 {
         match self {
             Seen::StepStarted { at_us, .. }

@@ -7,6 +7,9 @@
 //! `node <id>` spans, which hold a `chat <model>` span per model call and
 //! an `execute_tool <name>` span per tool call, named and attributed by
 //! the GenAI semantic conventions (model, tokens, finish reason, tool).
+//! A child graph's model and tool calls (a subgraph's, a sub-agent's) are
+//! spans under the node that ran the child, with `heddle.path` saying
+//! where inside it they happened.
 //! Prompts, replies and node outputs are exported only when
 //! `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`.
 
@@ -14,7 +17,7 @@ use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use heddle_engine::RunId;
-use heddle_engine::run::EventPayload;
+use heddle_engine::run::{Event, EventPayload, Hop};
 use opentelemetry::trace::{
     Span as _, SpanId, SpanKind, Status, TraceContextExt, TraceId, Tracer as _, TracerProvider as _,
 };
@@ -251,6 +254,47 @@ impl RunSpans {
     }
 }
 
+impl Spans {
+    /// A child graph's model or tool call: a span under the node of the
+    /// run that ran the child, saying where inside it happened
+    /// (`heddle.path`, e.g. `mathematician › work`).
+    fn observe_nested(&mut self, traces: &Traces, run_id: &RunId, event: &Event) {
+        let (Some(outer), EventPayload::Custom { node, name, data }) =
+            (event.path.first(), &event.payload)
+        else {
+            return;
+        };
+        let Some(spans) = self.runs.get_mut(run_id.as_str()) else {
+            return;
+        };
+        let tracer = &traces.tracer;
+        let at = time(event.at_us);
+        let within = KeyValue::new("heddle.path", nested_path(&event.path, node.as_str()));
+        let parent = spans.node_span(tracer, outer.node.as_str());
+        match name.as_str() {
+            "usage" => model_span(tracer, &parent, data, at, Some(within)),
+            "tool_result" => tool_span(tracer, &parent, data, at, Some(within)),
+            _ => {}
+        }
+    }
+}
+
+/// Where inside its outermost node a child's event happened: each child
+/// graph by its sub-agent's name or its subgraph node, then the node.
+fn nested_path(path: &[Hop], node: &str) -> String {
+    let mut names: Vec<&str> = Vec::with_capacity(path.len() * 2);
+    for (i, hop) in path.iter().enumerate() {
+        if i > 0 {
+            names.push(hop.node.as_str());
+        }
+        if let Some(child) = &hop.child {
+            names.push(child);
+        }
+    }
+    names.push(node);
+    names.join(" › ")
+}
+
 /// A step or node span, started when its execution did.
 fn make(tracer: &SdkTracer, open: &Open, parent: &Context) -> Context {
     let span = tracer
@@ -264,9 +308,10 @@ fn make(tracer: &SdkTracer, open: &Open, parent: &Context) -> Context {
 impl Spans {
     /// One event of the run `run_id` of `graph_id`.
     pub fn observe(&mut self, traces: &Traces, graph_id: &str, run_id: &RunId, seen: &Seen) {
-        if seen.is_nested() {
-            // A child graph's calls: not yet spans of their own (they
-            // count in the metrics).
+        if let Seen::Whole(event) = seen
+            && event.is_nested()
+        {
+            self.observe_nested(traces, run_id, event);
             return;
         }
         let at = time(seen.at_us());
@@ -371,11 +416,11 @@ impl Spans {
                 match name.as_str() {
                     "usage" => {
                         let parent = spans.node_span(tracer, node.as_str());
-                        model_span(tracer, &parent, data, at);
+                        model_span(tracer, &parent, data, at, None);
                     }
                     "tool_result" => {
                         let parent = spans.node_span(tracer, node.as_str());
-                        tool_span(tracer, &parent, data, at);
+                        tool_span(tracer, &parent, data, at, None);
                     }
                     "tool_breaker" | "tool_retry" | "handoff" | "return_direct" | "hook" => {
                         let attributes = data
@@ -485,7 +530,13 @@ impl Spans {
 }
 
 /// A model call: `chat <model>`, ending when its `usage` event came.
-fn model_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime) {
+fn model_span(
+    tracer: &SdkTracer,
+    parent: &Context,
+    data: &Json,
+    at: SystemTime,
+    within: Option<KeyValue>,
+) {
     let model = data["model"].as_str().unwrap_or("unknown").to_string();
     let took = Duration::from_millis(data["latency_ms"].as_u64().unwrap_or(0));
     let count = |field: &str| data[field].as_i64().unwrap_or(0);
@@ -509,6 +560,7 @@ fn model_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime)
     if let Some(cost) = data["cost_usd"].as_f64() {
         attributes.push(KeyValue::new("heddle.cost_usd", cost));
     }
+    attributes.extend(within);
     let mut span = tracer
         .span_builder(format!("chat {model}"))
         .with_kind(SpanKind::Client)
@@ -519,7 +571,13 @@ fn model_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime)
 }
 
 /// A tool call: `execute_tool <name>`.
-fn tool_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime) {
+fn tool_span(
+    tracer: &SdkTracer,
+    parent: &Context,
+    data: &Json,
+    at: SystemTime,
+    within: Option<KeyValue>,
+) {
     let name = data["name"].as_str().unwrap_or("unknown").to_string();
     let took = Duration::from_millis(data["duration_ms"].as_u64().unwrap_or(0));
     let mut attributes = vec![
@@ -534,6 +592,7 @@ fn tool_span(tracer: &SdkTracer, parent: &Context, data: &Json, at: SystemTime) 
             data["attempts"].as_i64().unwrap_or(0),
         ),
     ];
+    attributes.extend(within);
     let ok = data["ok"].as_bool().unwrap_or(false);
     if !ok {
         attributes.push(KeyValue::new("error.type", "tool_error"));

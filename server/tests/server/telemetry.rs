@@ -304,3 +304,70 @@ async fn a_long_loop_exports_its_first_plain_spans_and_every_model_call() {
     );
     assert_eq!(step.parent_span_id, root.span_id);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sub_agents_model_and_tool_calls_are_spans_under_its_agent() {
+    let (server, received) = traced_server().await;
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../engine/examples/graphs/supervisor.json"
+    ))
+    .unwrap();
+    let graph = server
+        .create_graph(serde_json::from_str(&text).unwrap())
+        .await;
+    let run = server
+        .start_run(
+            &graph,
+            json!({"input": {"messages": "Ask the mathematician: what is 7 * 6?"}}),
+        )
+        .await;
+    let run = server.wait_for_run(&run).await;
+    assert_eq!(run["status"], "finished", "{run}");
+    server.runs.telemetry().flush_traces().await;
+
+    let spans = received.lock().unwrap().clone();
+    let by_id: HashMap<&[u8], &Span> = spans.iter().map(|s| (s.span_id.as_slice(), s)).collect();
+    let parent = |span: &Span| by_id.get(span.parent_span_id.as_slice()).copied();
+    let inside = |span: &&Span| {
+        attribute(span, "heddle.path") == Some(AnyValue::StringValue("mathematician › work".into()))
+    };
+    // The mathematician's model calls and its calculator call, each under
+    // the supervisor's node span, saying where inside it they happened.
+    let chats: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name.starts_with("chat "))
+        .filter(inside)
+        .collect();
+    assert!(chats.len() >= 2, "the tool round and the answer");
+    let tools: Vec<&Span> = spans
+        .iter()
+        .filter(|s| s.name == "execute_tool calculator")
+        .collect();
+    assert_eq!(tools.len(), 1);
+    assert!(inside(&tools[0]));
+    for span in chats.iter().chain(&tools) {
+        assert_eq!(
+            parent(span).map(|p| p.name.as_str()),
+            Some("node supervisor")
+        );
+    }
+    // The supervisor's own calls say nothing of a path; its call of the
+    // mathematician is a tool span of its own.
+    assert!(
+        spans
+            .iter()
+            .filter(|s| s.name.starts_with("chat "))
+            .any(|s| attribute(s, "heddle.path").is_none())
+    );
+    assert_eq!(
+        spans
+            .iter()
+            .filter(|s| s.name == "execute_tool mathematician")
+            .count(),
+        1
+    );
+    // Every model call of the run is a span: its usage counts them all.
+    let calls = spans.iter().filter(|s| s.name.starts_with("chat ")).count();
+    assert_eq!(run["usage"]["calls"], calls as u64, "{run}");
+}
