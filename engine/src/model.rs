@@ -12,7 +12,7 @@ mod offline;
 pub mod openai;
 
 #[cfg(feature = "runtime")]
-pub use gate::ModelGate;
+pub use gate::{ModelGate, on_behalf_of};
 pub use message::{ChatMessage, Role, ToolCall, Usage};
 pub use offline::OfflineModel;
 

@@ -1,7 +1,8 @@
 //! Fair use between accounts and the server's ceilings, against the real
 //! `heddle` binary over HTTP (on SQLite, and on PostgreSQL when the tests
 //! have one): an account's flood through many API keys neither holds up
-//! another account's run nor grows past the account's cap, and a graph
+//! another account's run nor grows past the account's cap, its fan-out of
+//! model calls does not hold up another account's call, and a graph
 //! cannot ask for more steps, fan-out items or active time than the
 //! server allows.
 
@@ -363,4 +364,91 @@ async fn on_two_servers_a_flood_does_not_hold_up_another_accounts_run() {
     // Bob's came goes first.
     let before = started_before(&on_one, &bobs, &behind).await;
     assert!(before <= 1, "{before} of Alice's waiting runs went first");
+}
+
+/// A fan-out of `items` model calls, each writing a note.
+fn many_model_calls(items: usize) -> Value {
+    let topics: Vec<String> = (0..items).map(|i| format!("topic {i}")).collect();
+    json!({
+        "format_version": 2,
+        "name": "many calls",
+        "state": {"channels": {
+            "messages": {"type": "messages", "reducer": "add_messages"},
+            "topics": {"type": "list", "reducer": "replace"},
+            "notes": {"type": "list", "reducer": "append"}
+        }},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "make", "kind": "set", "config": {"values": {"topics": {"value": topics}}}},
+            {"id": "spread", "kind": "fan_out", "config": {"over": "topics", "to": "write"}},
+            {"id": "write", "kind": "llm", "config": {"prompt": "Say a word about {{item}}.", "output": "notes"}}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "make"},
+            {"id": "e2", "from": "make", "to": "spread"}
+        ]
+    })
+}
+
+/// One model call.
+fn one_model_call() -> Value {
+    json!({
+        "format_version": 2,
+        "name": "one call",
+        "state": {"channels": {
+            "messages": {"type": "messages", "reducer": "add_messages"},
+            "note": {"type": "string"}
+        }},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "write", "kind": "llm", "config": {"prompt": "Say a word.", "output": "note"}}
+        ],
+        "edges": [{"id": "e1", "from": "start", "to": "write"}]
+    })
+}
+
+#[tokio::test]
+async fn an_accounts_fan_out_of_model_calls_does_not_hold_up_another_accounts_call() {
+    let dir = tempfile::tempdir().expect("dir");
+    let url = test_database(dir.path()).await;
+    // One model call at a time, each taking a while (the offline model
+    // streams a word every 5 ms).
+    let (child, addr) = serve_process(
+        dir.path(),
+        &url,
+        &["--max-model-calls", "1"],
+        &[("HEDDLE_OFFLINE_PACE_MS", "5")],
+    )
+    .await;
+    let _server = Killed(child);
+    let alice = Browser::new(addr);
+    alice.sign_up("alice").await;
+    let bob = Browser::new(addr);
+    bob.sign_up("bob").await;
+    let flood = create_graph(&alice, many_model_calls(12)).await;
+    let (status, run) = start(&alice, &flood).await;
+    assert_eq!(status, 202, "{run}");
+    let alices = run["id"].as_str().expect("id").to_string();
+    // Bob's run comes once Alice's calls are waiting at the gate.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while run_info(&alice, &alices).await["status"] != "running" {
+        assert!(Instant::now() < deadline, "Alice's run never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let own = create_graph(&bob, one_model_call()).await;
+    let (status, run) = start(&bob, &own).await;
+    assert_eq!(status, 202, "{run}");
+    let bobs = ended(&bob, run["id"].as_str().expect("id")).await;
+    assert_eq!(bobs["status"], "finished", "{bobs}");
+    // Bob's call took the next free turn: Alice's run still had calls to
+    // make (first come, first served, it would have made all twelve first).
+    let alices_now = run_info(&alice, &alices).await;
+    assert_eq!(
+        alices_now["status"], "running",
+        "Alice's calls all went first: {}",
+        alices_now["usage"]
+    );
+    let alices = ended(&alice, &alices).await;
+    assert_eq!(alices["status"], "finished", "{alices}");
+    assert_eq!(alices["usage"]["calls"], 12, "{alices}");
 }

@@ -84,11 +84,11 @@ impl Runs {
         Fut: Future<Output = Result<Run, DurableError>>,
     {
         // Whose turn it is, fairly between owners (see `runs::turns`).
-        let owner: crate::runs::turns::Owner = admission.as_ref().map_or_else(
+        let account: crate::runs::turns::Owner = admission.as_ref().map_or_else(
             || "".into(),
             |admission| admission.starter.id.as_str().into(),
         );
-        let turn = self.inner.turns.wait(owner).await;
+        let turn = self.inner.turns.wait(Arc::clone(&account)).await;
         if self.inner.handing_over.load(Ordering::Acquire) {
             // The server is shutting down: the run stays queued, for the
             // server that takes it once this one's lease is released.
@@ -191,7 +191,10 @@ impl Runs {
                 self.record_start(&run_id).await;
                 let meter = run.meter();
                 let began = tokio::time::Instant::now();
-                let result = run.execute().await;
+                // Its model calls take their turns at the server's gate
+                // on behalf of its owner, fairly between owners.
+                let result =
+                    heddle_engine::model::on_behalf_of(Arc::clone(&account), run.execute()).await;
                 if let Err(error) =
                     records::add_active_time(&self.inner.db, &run_id, began.elapsed()).await
                 {
