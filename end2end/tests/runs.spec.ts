@@ -756,3 +756,31 @@ test("a sub-agent's question pauses the chat, is answered there, and the agent g
   await page.screenshot({ path: "../target/e2e/screens/sub-agent-answered-light.png" });
   expect(errors).toEqual([]);
 });
+
+test("a run refused for the graph's problems names them by their nodes' labels", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Writer without a conversation",
+    state: { channels: { note: { type: "string" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      { id: "llm_2", kind: "llm", label: "Writer", position: { x: 260, y: 0 }, config: { prompt: "Write.", output: "note" } },
+    ],
+    edges: [{ id: "e", from: "start", to: "llm_2" }],
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByTestId("run").click();
+  const refusal = page.getByRole("alert").filter({ hasText: "stops it from running" });
+  await expect(refusal).toContainText("the graph has a problem that stops it from running: Writer:");
+  await expect(refusal).toContainText("`messages` is not a channel");
+  expect(await runs(page, graph)).toEqual([]);
+  await page.screenshot({ path: "../target/e2e/screens/run-refused-light.png" });
+  // The refusal itself is the browser's one logged error (a 422 it was
+  // meant to get); nothing else went wrong.
+  const refused = errors.filter((error) => error.includes("status of 422"));
+  expect(refused).toHaveLength(1);
+  errors.splice(0, errors.length, ...errors.filter((error) => !refused.includes(error)));
+  expect(errors).toEqual([]);
+});

@@ -167,7 +167,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 })}
                 <RunStatus watch />
                 <span class="graph-bar-spacer"></span>
-                {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch /> })}
+                {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch editor /> })}
                 {(role == Role::Owner).then(|| view! {
                     <button class="button" type="button" data-testid="share"
                         aria-haspopup="dialog" on:click=move |_| sharing.set(true)>"Share"</button>
@@ -274,7 +274,7 @@ fn RunStatus(watch: Watch) -> impl IntoView {
 /// Starts a run with an empty input (the Run tab has the input form), or
 /// stops the one in progress; the page follows it like any watcher.
 #[component]
-fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
+fn RunButton(graph_id: String, watch: Watch, editor: Editor) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let shown = use_context::<Persistence>();
     let running = move || watch.status.get() == Some(heddle_engine::run::RunStatus::Running);
@@ -289,7 +289,11 @@ fn RunButton(graph_id: String, watch: Watch) -> impl IntoView {
                     .await
                     .map(|run| crate::run_panel::start::follow(&run.id)),
             };
-            error.set(result.err());
+            error.set(
+                result
+                    .err()
+                    .map(|refusal| refusal.explain(|node| editor.label_of(node))),
+            );
         });
     };
     view! {

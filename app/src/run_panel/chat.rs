@@ -150,13 +150,13 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                         picked.set(Some(run.thread_id));
                         super::start::follow(&run.id);
                     }
-                    Err(message) => {
+                    Err(refusal) => {
                         // Nothing was sent: the message goes back to the box.
                         sent.set(None);
                         if draft.get_untracked().is_empty() {
                             draft.set(typed);
                         }
-                        error.set(Some(message));
+                        error.set(Some(refusal.explain(|node| editor.label_of(node))));
                     }
                 }
             });

@@ -93,8 +93,8 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                             let _ = picked.try_set(first);
                         }
                     }
-                    Err(message) => {
-                        let _ = error.try_set(Some(message));
+                    Err(refusal) => {
+                        let _ = error.try_set(Some(refusal.to_string()));
                     }
                 }
             });
@@ -116,8 +116,8 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                         let _ = other.try_set(Some(log));
                         let _ = error.try_set(None);
                     }
-                    Err(message) => {
-                        let _ = error.try_set(Some(message));
+                    Err(refusal) => {
+                        let _ = error.try_set(Some(refusal.to_string()));
                     }
                 }
             });

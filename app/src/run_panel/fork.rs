@@ -200,7 +200,7 @@ pub fn ForkForm(
                     open.set(false);
                     super::start::follow_fork(&run.id);
                 }
-                Err(message) => error.set(Some(message)),
+                Err(refusal) => error.set(Some(refusal.to_string())),
             }
             pending.set(false);
         });

@@ -82,9 +82,9 @@ fn answer(watch: Watch, value: Value, error: RwSignal<Option<String>>, pending: 
         };
         let result = match thread {
             Ok(thread) => crate::live::api::resume(&thread, value).await,
-            Err(message) => Err(message),
+            Err(refusal) => Err(refusal),
         };
-        error.set(result.err());
+        error.set(result.err().map(|refusal| refusal.to_string()));
         pending.set(false);
     });
 }

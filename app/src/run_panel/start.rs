@@ -126,7 +126,9 @@ pub fn RunTab(
                         error.set(None);
                         follow(&run.id);
                     }
-                    Err(message) => error.set(Some(message)),
+                    Err(refusal) => {
+                        error.set(Some(refusal.explain(|node| editor.label_of(node))));
+                    }
                 }
             });
         }

@@ -124,10 +124,10 @@ fn compile_document(
     registry: &Registry,
 ) -> Result<CompiledGraph, AppError> {
     heddle_engine::compile(&document, registry).map_err(|report| AppError::InvalidGraph {
-        message: format!(
-            "the graph has {} problem(s) that stop it from running",
-            report.errors().count()
-        ),
+        message: match report.errors().count() {
+            1 => "the graph has a problem that stops it from running".to_string(),
+            n => format!("the graph has {n} problems that stop it from running"),
+        },
         problems: report.problems,
     })
 }
