@@ -54,9 +54,35 @@ pub trait RunControl: Send + Sync + 'static {
     fn stop_all<'a>(&'a self, allowed: &'a Allowed) -> RunFuture<'a, ()>;
 }
 
+/// A run status as this module's SQL spells it: the quoted
+/// `RunStatus::as_str()` (a test checks each), so no query names a status
+/// the enum does not have; `active` is `RunStatus::is_active`'s pair.
+macro_rules! status {
+    (queued) => {
+        "'queued'"
+    };
+    (running) => {
+        "'running'"
+    };
+    (interrupted) => {
+        "'interrupted'"
+    };
+    (active) => {
+        "('queued', 'running')"
+    };
+}
+
+/// A run origin as this module's SQL spells it: the quoted
+/// `RunOrigin::as_str()` (checked by the same test).
+macro_rules! origin {
+    (app) => {
+        "'app'"
+    };
+}
+
 /// `SELECT <the run columns> FROM runs <rest>`, as one literal.
 macro_rules! select_runs {
-    ($rest:literal) => {
+    ($rest:expr) => {
         concat!(
             "SELECT id, graph_id, graph_version, thread_id, status, input, output, error, ",
             "created_at, started_at, finished_at, ",
@@ -232,7 +258,7 @@ pub async fn get(db: &Db, run_id: &str) -> Result<Option<RunInfo>, AppError> {
 /// How many runs wait for a slot on any server.
 pub async fn count_queued(db: &Db) -> Result<i64, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE status = 'queued'"
+        concat!("SELECT COUNT(*) FROM runs WHERE status = ", status!(queued))
     )
     .fetch_one(pool)
     .await)?)
@@ -254,7 +280,7 @@ pub async fn list(db: &Db, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>
 /// queue again.
 pub async fn queued(db: &Db) -> Result<Vec<RunInfo>, AppError> {
     let rows: Vec<RunRow> = on_db!(db, pool => sqlx::query_as(select_runs!(
-        "WHERE status = 'queued' ORDER BY created_at, rowid"
+        concat!("WHERE status = ", status!(queued), " ORDER BY created_at, rowid")
     ))
     .fetch_all(pool)
     .await)?;
@@ -264,8 +290,8 @@ pub async fn queued(db: &Db) -> Result<Vec<RunInfo>, AppError> {
 /// The newest run of a graph that is queued or running.
 pub async fn active_run(db: &Db, graph: &GraphId) -> Result<Option<String>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
-        "SELECT id FROM runs WHERE graph_id = $1 AND status IN ('queued', 'running')
-         ORDER BY created_at DESC, rowid DESC LIMIT 1",
+        concat!("SELECT id FROM runs WHERE graph_id = $1 AND status IN ", status!(active), "
+         ORDER BY created_at DESC, rowid DESC LIMIT 1"),
     )
     .bind(graph.as_str())
     .fetch_optional(pool)
@@ -518,8 +544,8 @@ pub async fn record_queued(
         // never use up its maker's runs.
         let active: i64 = match run.trigger {
             None => sqlx::query_scalar(
-                "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = 'app'
-                   AND status IN ('queued', 'running')",
+                concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = ", origin!(app), "
+                   AND status IN ", status!(active)),
             )
             .bind(user)
             .fetch_one(&mut *tx)
@@ -527,16 +553,16 @@ pub async fn record_queued(
             // A key by its id (two keys may share a name); a hook, a
             // schedule or a widget by its name on the graph.
             Some(trigger) if trigger.origin == RunOrigin::ApiKey => sqlx::query_scalar(
-                "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND api_key_id = $2
-                   AND status IN ('queued', 'running')",
+                concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND api_key_id = $2
+                   AND status IN ", status!(active)),
             )
             .bind(user)
             .bind(&trigger.id)
             .fetch_one(&mut *tx)
             .await?,
             Some(trigger) => sqlx::query_scalar(
-                "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = $2 AND origin_label = $3
-                   AND graph_id = $4 AND status IN ('queued', 'running')",
+                concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND origin = $2 AND origin_label = $3
+                   AND graph_id = $4 AND status IN ", status!(active)),
             )
             .bind(user)
             .bind(trigger.origin.as_str())
@@ -562,7 +588,7 @@ pub async fn record_queued(
             });
         }
         let owned: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM runs WHERE user_id = $1 AND status IN ('queued', 'running')",
+            concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND status IN ", status!(active)),
         )
         .bind(user)
         .fetch_one(&mut *tx)
@@ -586,7 +612,7 @@ pub async fn record_queued(
             });
         }
         let busy: i64 = sqlx::query_scalar(
-            "SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND status IN ('queued', 'running')",
+            concat!("SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND status IN ", status!(active)),
         )
         .bind(run.thread_id)
         .fetch_one(&mut *tx)
@@ -595,10 +621,10 @@ pub async fn record_queued(
             return Err(thread_busy(run.thread_id));
         }
         sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
+            concat!("INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
                                request, lease_owner, lease_expires_at, origin, origin_label, api_key_id,
                                forked_from, forked_at_step)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+             VALUES ($1, $2, $3, $4, $5, ", status!(queued), ", $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"),
         )
         .bind(&run_id)
         .bind(run.graph_id)
@@ -653,9 +679,9 @@ pub async fn requeue(
     lease: Option<&Lease>,
 ) -> Result<(), AppError> {
     let changed = on_db!(db, pool => sqlx::query(
-        "UPDATE runs SET status = 'queued', output = NULL, request = $1, lease_owner = $2,
+        concat!("UPDATE runs SET status = ", status!(queued), ", output = NULL, request = $1, lease_owner = $2,
                 lease_expires_at = $3, cancel_requested = 0
-         WHERE id = $4 AND status = 'interrupted'",
+         WHERE id = $4 AND status = ", status!(interrupted)),
     )
     .bind(request)
     .bind(lease.map(|lease| lease.owner.as_str()))
@@ -695,8 +721,8 @@ async fn announce_queued(db: &Db, run_id: &str) -> Result<(), AppError> {
 /// another server holds its lease (this one lost it, and must stop).
 pub async fn mark_running(db: &Db, run_id: &str, owner: &str) -> Result<bool, AppError> {
     let changed = on_db!(db, pool => sqlx::query(
-        "UPDATE runs SET status = 'running', started_at = COALESCE(started_at, $1)
-         WHERE id = $2 AND (lease_owner = $3 OR lease_owner IS NULL)",
+        concat!("UPDATE runs SET status = ", status!(running), ", started_at = COALESCE(started_at, $1)
+         WHERE id = $2 AND (lease_owner = $3 OR lease_owner IS NULL)"),
     )
     .bind(crate::db::now())
     .bind(run_id)
@@ -721,9 +747,9 @@ pub async fn request_of(db: &Db, run_id: &str) -> Result<Option<String>, AppErro
 /// Renews this server's leases; the runs it still holds.
 pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<String>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
-        "UPDATE runs SET lease_expires_at = $1
-         WHERE lease_owner = $2 AND status IN ('queued', 'running')
-         RETURNING id",
+        concat!("UPDATE runs SET lease_expires_at = $1
+         WHERE lease_owner = $2 AND status IN ", status!(active), "
+         RETURNING id"),
     )
     .bind(lease.until())
     .bind(&lease.owner)
@@ -748,11 +774,13 @@ pub async fn may_write_run(
     owner: &str,
     stall: std::time::Duration,
 ) -> Result<bool, sqlx::Error> {
-    let allowed: Option<(bool, String)> = sqlx::query_as(
-        "SELECT COALESCE(lease_owner = $2, status = 'interrupted'),
+    let allowed: Option<(bool, String)> = sqlx::query_as(concat!(
+        "SELECT COALESCE(lease_owner = $2, status = ",
+        status!(interrupted),
+        "),
                 set_config('idle_in_transaction_session_timeout', $3, true)
-         FROM runs WHERE id = $1 FOR SHARE",
-    )
+         FROM runs WHERE id = $1 FOR SHARE"
+    ))
     .bind(run_id)
     .bind(owner)
     .bind(format!("{}ms", stall.as_millis().max(1)))
@@ -778,7 +806,7 @@ pub async fn leased_elsewhere(db: &Db, run_id: &str, owner: &str) -> Result<bool
 /// acts at once. `false` when the run is not queued or running.
 pub async fn request_cancel(db: &Db, run_id: &str) -> Result<bool, AppError> {
     let changed = on_db!(db, pool => sqlx::query(
-        "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running')",
+        concat!("UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ", status!(active)),
     )
     .bind(run_id)
     .execute(pool)
@@ -802,8 +830,8 @@ pub const CONTROL_CHANNEL: &str = "heddle_run_control";
 /// to cancel.
 pub async fn cancels_for(db: &Db, owner: &str) -> Result<Vec<String>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
-        "SELECT id FROM runs
-         WHERE lease_owner = $1 AND cancel_requested = 1 AND status IN ('queued', 'running')",
+        concat!("SELECT id FROM runs
+         WHERE lease_owner = $1 AND cancel_requested = 1 AND status IN ", status!(active)),
     )
     .bind(owner)
     .fetch_all(pool)
@@ -814,9 +842,9 @@ pub async fn cancels_for(db: &Db, owner: &str) -> Result<Vec<String>, AppError> 
 /// steps), and announces the runs: other servers take them at once.
 pub async fn release_leases(db: &Db, owner: &str) -> Result<u64, AppError> {
     let released: Vec<String> = on_db!(db, pool => sqlx::query_scalar(
-        "UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
-         WHERE lease_owner = $1 AND status IN ('queued', 'running')
-         RETURNING id",
+        concat!("UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL
+         WHERE lease_owner = $1 AND status IN ", status!(active), "
+         RETURNING id"),
     )
     .bind(owner)
     .fetch_all(pool)
@@ -862,16 +890,16 @@ pub async fn claim_lapsed(
     let rows: Vec<(String, bool, Option<String>)> = match db {
         Db::Postgres(pool) => {
             sqlx::query_as(
-                "WITH held AS (
+                concat!("WITH held AS (
                      SELECT user_id, COUNT(*) AS n FROM runs
-                     WHERE status IN ('queued', 'running') AND lease_owner IS NOT NULL
+                     WHERE status IN ", status!(active), " AND lease_owner IS NOT NULL
                        AND lease_expires_at >= $3
                      GROUP BY user_id),
                  waiting AS (
                      SELECT id, user_id, created_at, rowid,
                             ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY created_at, rowid) AS nth
                      FROM runs
-                     WHERE status IN ('queued', 'running')
+                     WHERE status IN ", status!(active), "
                        AND (lease_expires_at IS NULL OR lease_expires_at < $3)),
                  picked AS (
                      SELECT runs.id, runs.lease_owner IS NOT NULL AS held FROM runs
@@ -882,7 +910,7 @@ pub async fn claim_lapsed(
                      FOR UPDATE OF runs SKIP LOCKED)
                  UPDATE runs SET lease_owner = $1, lease_expires_at = $2
                  FROM picked WHERE runs.id = picked.id
-                 RETURNING runs.id, picked.held, runs.crash_checkpoint",
+                 RETURNING runs.id, picked.held, runs.crash_checkpoint"),
             )
             .bind(&lease.owner)
             .bind(lease.until())
@@ -896,21 +924,21 @@ pub async fn claim_lapsed(
         Db::Sqlite(pool) => {
             let mut tx = pool.begin().await?;
             let picked: Vec<(String, bool, Option<String>)> = sqlx::query_as(
-                "WITH held AS (
+                concat!("WITH held AS (
                      SELECT user_id, COUNT(*) AS n FROM runs
-                     WHERE status IN ('queued', 'running') AND lease_owner IS NOT NULL
+                     WHERE status IN ", status!(active), " AND lease_owner IS NOT NULL
                        AND lease_expires_at >= $1
                      GROUP BY user_id),
                  waiting AS (
                      SELECT id, user_id, created_at, rowid, lease_owner, crash_checkpoint,
                             ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY created_at, rowid) AS nth
                      FROM runs
-                     WHERE status IN ('queued', 'running')
+                     WHERE status IN ", status!(active), "
                        AND (lease_expires_at IS NULL OR lease_expires_at < $1))
                  SELECT waiting.id, waiting.lease_owner IS NOT NULL, waiting.crash_checkpoint
                  FROM waiting LEFT JOIN held ON held.user_id IS waiting.user_id
                  ORDER BY COALESCE(held.n, 0) + waiting.nth, waiting.created_at, waiting.rowid
-                 LIMIT $2",
+                 LIMIT $2"),
             )
             .bind(&now)
             .bind(limit)
@@ -1042,4 +1070,28 @@ pub async fn mark_ended(
         tx.commit().await?;
         true
     }))
+}
+
+#[cfg(test)]
+mod sql_tests {
+    use heddle_engine::run::RunStatus;
+    use heddle_wire::runs::RunOrigin;
+
+    #[test]
+    fn the_sql_spells_each_status_and_origin_as_the_enums_do() {
+        let quoted = |name: &str| format!("'{name}'");
+        assert_eq!(status!(queued), quoted(RunStatus::Queued.as_str()));
+        assert_eq!(status!(running), quoted(RunStatus::Running.as_str()));
+        assert_eq!(
+            status!(interrupted),
+            quoted(RunStatus::Interrupted.as_str())
+        );
+        let active: Vec<String> = RunStatus::ALL
+            .iter()
+            .filter(|status| status.is_active())
+            .map(|status| quoted(status.as_str()))
+            .collect();
+        assert_eq!(status!(active), format!("({})", active.join(", ")));
+        assert_eq!(origin!(app), quoted(RunOrigin::App.as_str()));
+    }
 }
