@@ -39,7 +39,7 @@ pub use router::{RouteChoice, RouterConfig};
 pub use script::ScriptConfig;
 pub use set::{Assignment, SetConfig};
 pub use start::StartConfig;
-pub use subgraph::{PAUSED_CHILD, SubgraphConfig};
+pub use subgraph::{MAX_DEPTH, PAUSED_CHILD, SubgraphConfig};
 pub use template::rename_in_template;
 pub use tools::ToolsConfig;
 pub use wait::WaitConfig;

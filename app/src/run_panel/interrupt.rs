@@ -104,11 +104,19 @@ fn InterruptForm(
     // asks.
     let where_ = {
         let mut named = editor.label_of(&node).unwrap_or_else(|| node.clone());
-        let inside = &interrupt.payload[heddle_engine::kinds::PAUSED_CHILD];
-        for hop in [&inside["child"], &inside["node"]] {
-            if let Some(hop) = hop.as_str() {
-                named = format!("{named} › {hop}");
+        // Down through each child that paused inside another.
+        let mut inside = &interrupt.payload[heddle_engine::kinds::PAUSED_CHILD];
+        for _ in 0..heddle_engine::kinds::MAX_DEPTH {
+            if !inside.is_object() {
+                break;
             }
+            for hop in [&inside["child"], &inside["node"]] {
+                if let Some(hop) = hop.as_str() {
+                    named = format!("{named} › {hop}");
+                }
+            }
+            inside = &inside["checkpoint"]["interrupts"][0]["payload"]
+                [heddle_engine::kinds::PAUSED_CHILD];
         }
         named
     };

@@ -35,7 +35,7 @@ use crate::node::{
 };
 
 /// How deep subgraphs may nest (a graph that includes itself stops here).
-const MAX_DEPTH: usize = 8;
+pub const MAX_DEPTH: usize = 8;
 
 /// The key of a subgraph node's pause that holds where its child paused
 /// (the child's checkpoint), beside what the child asks.
@@ -258,6 +258,9 @@ pub(super) fn asking(
         Some(Value::Null) | None => serde_json::Map::new(),
         Some(other) => serde_json::Map::from_iter([("value".to_string(), other)]),
     };
+    // Where a child's own node stands (an agent's turn) is in the child's
+    // checkpoint already; the question is what the person needs.
+    asks.remove(super::agent::WAITING);
     let checkpoint = serde_json::to_value(&checkpoint).map_err(|error| {
         NodeError::permanent(format!("where the subgraph paused cannot be kept: {error}"))
     })?;

@@ -422,3 +422,55 @@ async fn sub_agents_that_ask_at_once_are_asked_in_turn_and_answered_in_order() {
     let events = store.events(&RunId::from("two"), 0).await.expect("events");
     assert_eq!(own_model_calls(&events), 2);
 }
+
+#[tokio::test]
+async fn a_sub_agents_question_inside_a_subgraph_is_answered_through_both() {
+    use heddle_engine::run::Durable;
+    let store = crate::stores::stores()
+        .await
+        .next()
+        .expect("the memory store");
+    let durable = Durable::new(Arc::clone(&store)).with_registry(registry());
+    let thread = heddle_engine::ThreadId::from("deep");
+    let run = durable
+        .start(
+            compile(&around(delegating(&["clerk"]), json!({}))),
+            thread.clone(),
+            RunId::from("deep"),
+            say("Have the clerk sign."),
+        )
+        .await
+        .expect("starts");
+    let paused = run.execute().await.expect("pauses");
+    let asked = &paused.interrupts[0];
+    assert_eq!(asked.node.as_str(), "inner");
+    assert_eq!(asked.payload["prompt"], "Who signs for the clerk?");
+    // The subgraph's child paused at its agent, which waits for the clerk;
+    // the agent's own place is in the child's checkpoint, not copied out.
+    assert_eq!(asked.payload["subgraph"]["node"], "lead");
+    assert!(asked.payload.get("agent").is_none(), "{}", asked.payload);
+    let inner = &asked.payload["subgraph"]["checkpoint"]["interrupts"][0]["payload"];
+    assert_eq!(inner["subgraph"]["child"], "clerk");
+    assert!(inner.get("agent").is_some());
+    let output = answer(&durable, &thread, "Ada").await.expect("finishes");
+    assert!(!output.is_interrupted());
+    let messages = heddle_engine::model::ChatMessage::list_from(&output.state["messages"]);
+    assert!(
+        messages
+            .iter()
+            .any(|m| m.tool_call_id.is_some() && m.content == "clerk signed by Ada"),
+        "{messages:?}"
+    );
+    let events = store.events(&RunId::from("deep"), 0).await.expect("events");
+    let inner_calls = events
+        .iter()
+        .filter(|event| event.path.len() == 1)
+        .filter(
+            |event| matches!(&event.payload, EventPayload::Custom { name, .. } if name == "usage"),
+        )
+        .count();
+    assert_eq!(
+        inner_calls, 2,
+        "the lead asked its model once before and once after"
+    );
+}

@@ -24,7 +24,7 @@ use crate::node::{ChildGraph, NodeContext, NodeError};
 use crate::tools::{BoundTool, Tool, ToolError, ToolFuture};
 
 /// The key of an agent's pause that holds where the agent stands.
-const WAITING: &str = "agent";
+pub(in crate::kinds) const WAITING: &str = "agent";
 
 /// A sub-agent as a tool: `{"task": "..."}` in, its last reply out.
 pub(super) struct SubAgentTool {
