@@ -28,7 +28,6 @@ use std::sync::Arc;
 
 pub use handoff::{DONE_ROUTE, Handoff};
 
-pub(super) use delegation::WAITING;
 use delegation::{Ended, SubAgentTool, Waiting};
 
 use schemars::JsonSchema;

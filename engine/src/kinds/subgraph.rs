@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::ChannelType;
 use serde_json::Value;
 
+use super::child_pause::{PAUSED_CHILD, asking};
 use super::scope;
 use crate::expr::Expr;
 use crate::format::GraphDocument;
@@ -36,10 +37,6 @@ use crate::node::{
 
 /// How deep subgraphs may nest (a graph that includes itself stops here).
 pub const MAX_DEPTH: usize = 8;
-
-/// The key of a subgraph node's pause that holds where its child paused
-/// (the child's checkpoint), beside what the child asks.
-pub const PAUSED_CHILD: &str = "subgraph";
 
 thread_local! {
     static DEPTH: Cell<usize> = const { Cell::new(0) };
@@ -241,34 +238,6 @@ impl Subgraph {
             ))),
         }
     }
-}
-
-/// What a node asks when its child paused (a subgraph's, or a sub-agent's
-/// named `child`): what the child asks (its first pause's payload, so the
-/// person sees the child's question), with the child's checkpoint, paused
-/// node and name under [`PAUSED_CHILD`].
-pub(super) fn asking(
-    checkpoint: crate::run::Checkpoint,
-    child: Option<&str>,
-) -> Result<Value, NodeError> {
-    let first = checkpoint.interrupts.first();
-    let node = first.map(|interrupt| interrupt.node.to_string());
-    let mut asks = match first.map(|interrupt| interrupt.payload.clone()) {
-        Some(Value::Object(fields)) => fields,
-        Some(Value::Null) | None => serde_json::Map::new(),
-        Some(other) => serde_json::Map::from_iter([("value".to_string(), other)]),
-    };
-    // Where a child's own node stands (an agent's turn) is in the child's
-    // checkpoint already; the question is what the person needs.
-    asks.remove(super::agent::WAITING);
-    let checkpoint = serde_json::to_value(&checkpoint).map_err(|error| {
-        NodeError::permanent(format!("where the subgraph paused cannot be kept: {error}"))
-    })?;
-    asks.insert(
-        PAUSED_CHILD.to_string(),
-        serde_json::json!({"node": node, "child": child, "checkpoint": checkpoint}),
-    );
-    Ok(Value::Object(asks))
 }
 
 impl Node for Subgraph {

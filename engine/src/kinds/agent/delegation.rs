@@ -17,14 +17,11 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::super::subgraph::{PAUSED_CHILD, asking};
+use super::super::child_pause::{PAUSED_CHILD, WAITING, asking};
 use super::super::tools::truncate;
 use crate::model::{ChatMessage, Role, ToolCall, ToolSpec};
 use crate::node::{ChildGraph, NodeContext, NodeError};
 use crate::tools::{BoundTool, Tool, ToolError, ToolFuture};
-
-/// The key of an agent's pause that holds where the agent stands.
-pub(in crate::kinds) const WAITING: &str = "agent";
 
 /// A sub-agent as a tool: `{"task": "..."}` in, its last reply out.
 pub(super) struct SubAgentTool {
