@@ -305,11 +305,17 @@ const TABLES: &[Table] = &[
         order: "id",
     },
     Table {
+        name: "heddle_graphs",
+        columns: &[("hash", Text), ("document", Text)],
+        order: "hash",
+    },
+    Table {
         name: "heddle_runs",
         columns: &[
             ("run_id", Text),
             ("thread_id", Text),
             ("graph", Text),
+            ("graph_hash", Text),
             ("status", Text),
             ("created_at_us", Integer),
             ("updated_at_us", Integer),

@@ -104,7 +104,7 @@ impl EngineRuns for SqlitePool {
         tx: &'t mut Transaction<'static, Sqlite>,
         runs: &'t [String],
     ) -> impl Future<Output = Result<u64, heddle_engine::run::StoreError>> + Send + 't {
-        heddle_engine::run::sqlite::delete_runs_with(&mut **tx, runs)
+        heddle_engine::run::sqlite::delete_runs_with(tx, runs)
     }
 }
 
@@ -114,7 +114,7 @@ impl EngineRuns for PgPool {
         tx: &'t mut Transaction<'static, Postgres>,
         runs: &'t [String],
     ) -> impl Future<Output = Result<u64, heddle_engine::run::StoreError>> + Send + 't {
-        heddle_engine::run::postgres::delete_runs_with(&mut **tx, runs)
+        heddle_engine::run::postgres::delete_runs_with(tx, runs)
     }
 }
 

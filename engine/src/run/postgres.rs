@@ -70,20 +70,47 @@ impl PostgresStore {
 }
 
 /// Deletes the records of `runs` with their checkpoints and events (by
-/// cascade), in the caller's transaction: what an application that keeps
-/// runs of its own calls when it deletes what they belong to, so that it
-/// never writes SQL against the engine's tables. Returns how many runs
-/// were deleted.
-pub async fn delete_runs_with<'e>(
-    executor: impl sqlx::PgExecutor<'e>,
+/// cascade), and the graph documents no other run refers to, in the
+/// caller's transaction: what an application that keeps runs of its own
+/// calls when it deletes what they belong to, so that it never writes SQL
+/// against the engine's tables. Returns how many runs were deleted.
+pub async fn delete_runs_with(
+    connection: &mut sqlx::PgConnection,
     runs: &[String],
 ) -> Result<u64, StoreError> {
-    sqlx::query("DELETE FROM heddle_runs WHERE run_id = ANY($1)")
-        .bind(runs)
-        .execute(executor)
+    use sqlx::Connection;
+    let gone: Vec<Option<String>> = sqlx::query_scalar(
+        "DELETE FROM heddle_runs WHERE run_id = ANY($1)
+         RETURNING graph_hash",
+    )
+    .bind(runs)
+    .fetch_all(&mut *connection)
+    .await
+    .map_err(error("deleting runs"))?;
+    let deleted = u64::try_from(gone.len()).unwrap_or(u64::MAX);
+    let mut hashes: Vec<String> = gone.into_iter().flatten().collect();
+    hashes.sort();
+    hashes.dedup();
+    // A run being recorded at this moment with the same document holds it
+    // (its key is referenced): then deleting it fails, and it stays, in a
+    // savepoint that leaves the caller's transaction whole.
+    let mut savepoint = connection
+        .begin()
         .await
-        .map(|done| done.rows_affected())
-        .map_err(error("deleting runs"))
+        .map_err(error("deleting the runs' graphs"))?;
+    let forgotten = sqlx::query(
+        "DELETE FROM heddle_graphs g WHERE g.hash = ANY($1)
+           AND NOT EXISTS (SELECT 1 FROM heddle_runs r WHERE r.graph_hash = g.hash)",
+    )
+    .bind(&hashes)
+    .execute(&mut *savepoint)
+    .await;
+    match forgotten {
+        Ok(_) => savepoint.commit().await,
+        Err(_) => savepoint.rollback().await,
+    }
+    .map_err(error("deleting the runs' graphs"))?;
+    Ok(deleted)
 }
 
 /// Adds the store's tables to a database if they are missing (its own

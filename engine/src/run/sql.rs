@@ -104,6 +104,27 @@ pub(crate) fn thread_summary(body: &str, runs: i64) -> Result<ThreadSummary, Sto
     })
 }
 
+/// `SELECT <a run record's columns> FROM heddle_runs r ...`: the graph
+/// from `heddle_graphs` by its hash, or the run's own copy for runs
+/// recorded before documents were shared.
+macro_rules! select_runs {
+    () => {
+        "SELECT r.run_id, r.thread_id, COALESCE(g.document, r.graph) AS graph, r.status
+         FROM heddle_runs r LEFT JOIN heddle_graphs g ON g.hash = r.graph_hash"
+    };
+}
+pub(crate) use select_runs;
+
+/// The key a graph document is stored under: the SHA-256 of its text, in
+/// hex.
+pub(crate) fn graph_hash(document: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(document.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
 /// A row of `heddle_runs`.
 #[derive(sqlx::FromRow)]
 pub(crate) struct RunRow {
@@ -143,19 +164,47 @@ macro_rules! shared_methods {
     fn create_run<'a>(&'a self, run: &'a $crate::run::store::RunRecord) -> $crate::run::store::StoreFuture<'a, ()> {
         Box::pin(async move {
             let now = $crate::run::sql::integer($crate::run::emitter::now_us(), "time")?;
-            sqlx::query(
-                "INSERT INTO heddle_runs (run_id, thread_id, graph, status, created_at_us, updated_at_us)
-                 VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(run.run_id.as_str())
-            .bind(run.thread_id.as_str())
-            .bind(&run.graph)
-            .bind(run.status.as_str())
-            .bind(now)
-            .bind(now)
-            .execute(&self.pool)
-            .await
-            .map_err($crate::run::sql::error("cannot record the run"))?;
+            let hash = $crate::run::sql::graph_hash(&run.graph);
+            // Tried twice: on PostgreSQL, deleting the last other run of the
+            // same document at this very moment takes it away once.
+            let mut tries = 0;
+            loop {
+                tries += 1;
+                let recorded: Result<(), sqlx::Error> = async {
+                    let mut tx = self.pool.begin().await?;
+                    // Each distinct document once; the run refers to it.
+                    sqlx::query(
+                        "INSERT INTO heddle_graphs (hash, document) VALUES ($1, $2)
+                         ON CONFLICT (hash) DO NOTHING",
+                    )
+                    .bind(&hash)
+                    .bind(&run.graph)
+                    .execute(&mut *tx)
+                    .await?;
+                    sqlx::query(
+                        "INSERT INTO heddle_runs
+                           (run_id, thread_id, graph, graph_hash, status, created_at_us, updated_at_us)
+                         VALUES ($1, $2, 'null', $3, $4, $5, $6)",
+                    )
+                    .bind(run.run_id.as_str())
+                    .bind(run.thread_id.as_str())
+                    .bind(&hash)
+                    .bind(run.status.as_str())
+                    .bind(now)
+                    .bind(now)
+                    .execute(&mut *tx)
+                    .await?;
+                    tx.commit().await
+                }
+                .await;
+                match recorded {
+                    Ok(()) => break,
+                    Err(_) if tries < 2 => continue,
+                    Err(error) => {
+                        return Err($crate::run::sql::error("cannot record the run")(error));
+                    }
+                }
+            }
             Ok(())
         })
     }
@@ -227,7 +276,7 @@ macro_rules! shared_methods {
     fn run<'a>(&'a self, run: &'a $crate::ids::RunId) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::store::RunRecord>> {
         Box::pin(async move {
             let row: Option<$crate::run::sql::RunRow> = sqlx::query_as(
-                "SELECT run_id, thread_id, graph, status FROM heddle_runs WHERE run_id = $1",
+                concat!($crate::run::sql::select_runs!(), " WHERE r.run_id = $1"),
             )
             .bind(run.as_str())
             .fetch_optional(&self.pool)
@@ -240,8 +289,10 @@ macro_rules! shared_methods {
     fn unfinished<'a>(&'a self) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::store::RunRecord>> {
         Box::pin(async move {
             let rows: Vec<$crate::run::sql::RunRow> = sqlx::query_as(
-                "SELECT run_id, thread_id, graph, status FROM heddle_runs
-                 WHERE status = 'running' ORDER BY created_at_us, run_id",
+                concat!(
+                    $crate::run::sql::select_runs!(),
+                    " WHERE r.status = 'running' ORDER BY r.created_at_us, r.run_id"
+                ),
             )
             .fetch_all(&self.pool)
             .await

@@ -107,21 +107,42 @@ impl SqliteStore {
 }
 
 /// Deletes the records of `runs` with their checkpoints and events (by
-/// cascade), in the caller's transaction: what an application that keeps
-/// runs of its own calls when it deletes what they belong to, so that it
-/// never writes SQL against the engine's tables. Returns how many runs
-/// were deleted.
-pub async fn delete_runs_with<'e>(
-    executor: impl sqlx::SqliteExecutor<'e>,
+/// cascade), and the graph documents no other run refers to, in the
+/// caller's transaction: what an application that keeps runs of its own
+/// calls when it deletes what they belong to, so that it never writes SQL
+/// against the engine's tables. Returns how many runs were deleted.
+pub async fn delete_runs_with(
+    connection: &mut sqlx::SqliteConnection,
     runs: &[String],
 ) -> Result<u64, StoreError> {
     let ids = serde_json::to_string(runs).map_err(|e| StoreError::Corrupt(e.to_string()))?;
-    sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT value FROM json_each($1))")
-        .bind(ids)
-        .execute(executor)
-        .await
-        .map(|done| done.rows_affected())
-        .map_err(error("deleting runs"))
+    let hashes: Vec<String> = sqlx::query_scalar(
+        "SELECT DISTINCT graph_hash FROM heddle_runs
+         WHERE graph_hash IS NOT NULL AND run_id IN (SELECT value FROM json_each($1))",
+    )
+    .bind(&ids)
+    .fetch_all(&mut *connection)
+    .await
+    .map_err(error("deleting runs"))?;
+    let deleted =
+        sqlx::query("DELETE FROM heddle_runs WHERE run_id IN (SELECT value FROM json_each($1))")
+            .bind(&ids)
+            .execute(&mut *connection)
+            .await
+            .map(|done| done.rows_affected())
+            .map_err(error("deleting runs"))?;
+    // SQLite serialises writers: no run can come to refer to one of these
+    // in between.
+    let hashes = serde_json::to_string(&hashes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
+    sqlx::query(
+        "DELETE FROM heddle_graphs WHERE hash IN (SELECT value FROM json_each($1))
+           AND NOT EXISTS (SELECT 1 FROM heddle_runs r WHERE r.graph_hash = heddle_graphs.hash)",
+    )
+    .bind(hashes)
+    .execute(&mut *connection)
+    .await
+    .map_err(error("deleting the runs' graphs"))?;
+    Ok(deleted)
 }
 
 /// Adds the store's tables to a database if they are missing (its own

@@ -17,6 +17,8 @@ mod examples;
 mod fake_http;
 mod format;
 mod fuzz;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod graph_documents;
 mod hooks;
 #[cfg(feature = "http")]
 mod http_tool;
