@@ -131,8 +131,8 @@ pub async fn delete_runs_with(
             .await
             .map(|done| done.rows_affected())
             .map_err(error("deleting runs"))?;
-    // SQLite serialises writers: no run can come to refer to one of these
-    // in between.
+    // This runs holding SQLite's write lock (the delete above took it): no
+    // run can come to refer to one of these before the caller commits.
     let hashes = serde_json::to_string(&hashes).map_err(|e| StoreError::Corrupt(e.to_string()))?;
     sqlx::query(
         "DELETE FROM heddle_graphs WHERE hash IN (SELECT value FROM json_each($1))
