@@ -383,8 +383,8 @@ impl Agent {
                 added.extend(replies);
                 let direct = succeeded
                     .into_iter()
-                    .find(|(name, _)| self.config.return_direct.contains(name));
-                if let Some((name, result)) = direct {
+                    .find(|(_, name, _)| self.config.return_direct.contains(name));
+                if let Some((_, name, result)) = direct {
                     ctx.emit("return_direct", json!({"tool": name}));
                     let mut answer = ChatMessage::new(Role::Assistant, result);
                     answer.name = Some(self.id.clone());
@@ -462,6 +462,7 @@ impl Agent {
                 ctx.emit("agent_round", json!({"round": round, "tools": assistant.tool_calls.iter().map(|c| &c.name).collect::<Vec<_>>()}));
                 let Executed {
                     replies,
+                    ended: ended_at,
                     succeeded,
                     paused,
                     ..
@@ -472,13 +473,13 @@ impl Agent {
                     ctx,
                 )
                 .await?;
-                if let Some((first, _)) = paused.first() {
+                if let Some((at, first, _)) = paused.first() {
                     let waiting = Waiting {
                         added,
                         round,
                         rejections,
-                        asking: first.clone(),
-                        replies,
+                        asking: (*at, first.clone()),
+                        replies: ended_at.into_iter().zip(replies).collect(),
                         succeeded,
                         queued: Vec::new(),
                     };

@@ -156,15 +156,17 @@ pub(super) fn check_policies(
 
 /// What running a message's tool calls gave.
 pub(super) struct Executed {
-    /// One tool message per call, in the calls' order.
+    /// One tool message per call that ended, in the calls' order.
     pub replies: Vec<ChatMessage>,
+    /// The position among the calls of each of `replies`.
+    pub ended: Vec<usize>,
     /// Every full result, by call id.
     pub full: Map<String, Value>,
-    /// The tools whose calls succeeded, with their full results.
-    pub succeeded: Vec<(String, String)>,
+    /// The calls that succeeded (their position, tool and full result).
+    pub succeeded: Vec<(usize, String, String)>,
     /// The calls that paused for a person (a sub-agent's question), each
-    /// with what it asks; they have no reply yet.
-    pub paused: Vec<(ToolCall, Value)>,
+    /// with its position and what it asks; they have no reply yet.
+    pub paused: Vec<(usize, ToolCall, Value)>,
 }
 
 async fn call_one(
@@ -201,17 +203,18 @@ pub(super) async fn execute(
     let results = join_all(calls.iter().map(|call| call_one(tools, call, ctx))).await;
     let mut executed = Executed {
         replies: Vec::new(),
+        ended: Vec::new(),
         full: Map::new(),
         succeeded: Vec::new(),
         paused: Vec::new(),
     };
-    for (call, (called, fail_node)) in calls.iter().zip(results) {
+    for (index, (call, (called, fail_node))) in calls.iter().zip(results).enumerate() {
         if let Err(ToolError {
             paused: Some(asked),
             ..
         }) = called.result
         {
-            executed.paused.push((call.clone(), *asked));
+            executed.paused.push((index, call.clone(), *asked));
             continue;
         }
         let text = match &called.result {
@@ -237,11 +240,14 @@ pub(super) async fn execute(
             )));
         }
         if called.result.is_ok() {
-            executed.succeeded.push((call.name.clone(), text.clone()));
+            executed
+                .succeeded
+                .push((index, call.name.clone(), text.clone()));
         }
         executed
             .replies
             .push(ChatMessage::tool_reply(call, truncate(&text, max_chars)));
+        executed.ended.push(index);
         executed.full.insert(call.id.clone(), Value::String(text));
     }
     Ok(executed)
@@ -265,7 +271,7 @@ impl ToolsNode {
             input.ctx,
         )
         .await?;
-        if let Some((call, _)) = paused.first() {
+        if let Some((_, call, _)) = paused.first() {
             // Only a sub-agent pauses, and sub-agents are an agent's.
             return Err(NodeError::permanent(format!(
                 "the tool `{}` paused for a person, which only an agent's sub-agents may do",

@@ -91,21 +91,24 @@ pub(super) struct Waiting {
     pub round: u32,
     /// Replies its hooks rejected so far.
     pub rejections: u32,
-    /// The call whose question is asked now.
-    pub asking: ToolCall,
-    /// The replies of the calls that ended, cut for the conversation.
-    pub replies: Vec<ChatMessage>,
-    /// The tools whose calls succeeded, with their full results.
-    pub succeeded: Vec<(String, String)>,
-    /// Other calls that paused, asked after this one, each with what it
-    /// asks.
-    pub queued: Vec<(ToolCall, Value)>,
+    /// The call whose question is asked now, with its position among the
+    /// round's calls.
+    pub asking: (usize, ToolCall),
+    /// The replies of the calls that ended (cut for the conversation), by
+    /// their calls' positions.
+    pub replies: Vec<(usize, ChatMessage)>,
+    /// The calls that succeeded: position, tool, full result.
+    pub succeeded: Vec<(usize, String, String)>,
+    /// Other calls that paused, asked after this one, each with its
+    /// position and what it asks.
+    pub queued: Vec<(usize, ToolCall, Value)>,
 }
 
-/// A round of tool calls that ended: its replies in the calls' order.
+/// A round of tool calls that ended: its replies in the calls' order, and
+/// the calls that succeeded (position, tool, full result), in that order.
 pub(super) struct Ended {
     pub replies: Vec<ChatMessage>,
-    pub succeeded: Vec<(String, String)>,
+    pub succeeded: Vec<(usize, String, String)>,
 }
 
 impl Waiting {
@@ -124,12 +127,12 @@ impl Waiting {
     }
 
     /// The pause that asks the first of `paused` (the rest wait their turn).
-    pub fn pause(mut self, mut paused: Vec<(ToolCall, Value)>) -> NodeError {
+    pub fn pause(mut self, mut paused: Vec<(usize, ToolCall, Value)>) -> NodeError {
         if paused.is_empty() {
             return NodeError::permanent("an agent paused with no question");
         }
-        let (call, asked) = paused.remove(0);
-        self.asking = call;
+        let (at, call, asked) = paused.remove(0);
+        self.asking = (at, call);
         paused.append(&mut self.queued);
         self.queued = paused;
         self.asking_with(asked)
@@ -161,7 +164,7 @@ impl Waiting {
         tools: &[BoundTool],
         max_chars: usize,
     ) -> Result<Ended, NodeError> {
-        let call = self.asking.clone();
+        let (at, call) = self.asking.clone();
         let name = call.name.as_str();
         let graph = sub_agents.get(name).ok_or_else(|| {
             NodeError::permanent(format!("the sub-agent `{name}` is no longer this agent's"))
@@ -181,16 +184,19 @@ impl Waiting {
         let answer = ctx.resume_value().cloned().unwrap_or(Value::Null);
         let arguments: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
         let input = task_input(&arguments).map_err(|e| NodeError::permanent(e.message))?;
+        let bound = tools.iter().find(|tool| tool.name == name);
+        // The rest of the call, after the answer, under the tool's timeout
+        // as its first part was.
+        let limit_ms = bound.map_or(u64::MAX, |tool| tool.policy.timeout_ms);
         let started = std::time::Instant::now();
-        let result = match ctx
-            .run_child(graph, Some(name), input, Some((checkpoint, answer)))
-            .await
-        {
-            Ok(outcome) => match outcome.paused {
+        let resumed = ctx.run_child(graph, Some(name), input, Some((checkpoint, answer)));
+        let result = match within(limit_ms, resumed).await {
+            Some(Ok(outcome)) => match outcome.paused {
                 Some(checkpoint) => return Err(self.asking_with(asking(*checkpoint, Some(name))?)),
                 None => Ok(last_reply(&outcome.state)),
             },
-            Err(error) => Err(format!("{name} failed: {error}")),
+            Some(Err(error)) => Err(format!("{name} failed: {error}")),
+            None => Err(format!("{name} timed out after {limit_ms} ms")),
         };
         let text = match &result {
             Ok(text) => text.clone(),
@@ -207,39 +213,44 @@ impl Waiting {
                 "chars": text.chars().count(),
             }),
         );
-        let fail_node = tools
-            .iter()
-            .find(|tool| tool.name == name)
-            .is_some_and(|tool| tool.policy.fail_node);
+        let fail_node = bound.is_some_and(|tool| tool.policy.fail_node);
         if let (Err(error), true) = (&result, fail_node) {
             return Err(NodeError::permanent(format!(
                 "the tool `{name}` failed: {error}"
             )));
         }
         if result.is_ok() {
-            self.succeeded.push((name.to_string(), text.clone()));
+            self.succeeded.push((at, name.to_string(), text.clone()));
         }
-        self.replies
-            .push(ChatMessage::tool_reply(&call, truncate(&text, max_chars)));
+        self.replies.push((
+            at,
+            ChatMessage::tool_reply(&call, truncate(&text, max_chars)),
+        ));
         if !self.queued.is_empty() {
             let queued = std::mem::take(&mut self.queued);
             return Err(self.pause(queued));
         }
         // Every call has ended: their replies in the calls' order.
-        let order: Vec<String> = self
-            .added
-            .last()
-            .map(|message| message.tool_calls.iter().map(|c| c.id.clone()).collect())
-            .unwrap_or_default();
-        let mut replies = self.replies;
-        replies.sort_by_key(|reply| {
-            order
-                .iter()
-                .position(|id| reply.tool_call_id.as_deref() == Some(id.as_str()))
-        });
+        self.replies.sort_by_key(|(at, _)| *at);
+        self.succeeded.sort_by_key(|(at, _, _)| *at);
         Ok(Ended {
-            replies,
+            replies: self.replies.into_iter().map(|(_, reply)| reply).collect(),
             succeeded: self.succeeded,
         })
     }
+}
+
+/// `work`, or `None` when it takes longer than `limit_ms`.
+#[cfg(feature = "runtime")]
+async fn within<T>(limit_ms: u64, work: impl std::future::Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(std::time::Duration::from_millis(limit_ms), work)
+        .await
+        .ok()
+}
+
+/// `work` (nothing runs without the runtime; this keeps the browser build
+/// compiling).
+#[cfg(not(feature = "runtime"))]
+async fn within<T>(_: u64, work: impl std::future::Future<Output = T>) -> Option<T> {
+    Some(work.await)
 }
