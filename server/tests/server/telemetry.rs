@@ -64,13 +64,17 @@ fn attribute(span: &Span, key: &str) -> Option<AnyValue> {
         .and_then(|value| value.value)
 }
 
+/// An example graph of the engine's, by file name.
+fn example(file: &str) -> serde_json::Value {
+    let path = format!(
+        "{}/../engine/examples/graphs/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 fn react_agent() -> serde_json::Value {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../engine/examples/graphs/react_agent.json"
-    ))
-    .unwrap();
-    serde_json::from_str(&text).unwrap()
+    example("react_agent.json")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -308,14 +312,7 @@ async fn a_long_loop_exports_its_first_plain_spans_and_every_model_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sub_agents_model_and_tool_calls_are_spans_under_its_agent() {
     let (server, received) = traced_server().await;
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../engine/examples/graphs/supervisor.json"
-    ))
-    .unwrap();
-    let graph = server
-        .create_graph(serde_json::from_str(&text).unwrap())
-        .await;
+    let graph = server.create_graph(example("supervisor.json")).await;
     let run = server
         .start_run(
             &graph,
