@@ -746,8 +746,15 @@ test("a sub-agent's question pauses the chat, is answered there, and the agent g
   await expect(gate.locator("h3")).toHaveText("Waiting at Lead › clerk › ask");
   await expect(page.locator('.canvas-node[data-node="lead"]')).toHaveAttribute("data-state", "interrupted");
   await page.screenshot({ path: "../target/e2e/screens/sub-agent-question-light.png" });
-  await gate.getByTestId("answer-text").fill("Ada");
-  await gate.getByTestId("answer").click();
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await expect(gate.getByTestId("answer-text")).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-question-small-light.png" });
+  // Answered with the keyboard only: type, Tab to the button, Enter.
+  await gate.getByTestId("answer-text").focus();
+  await page.keyboard.type("Ada");
+  await page.keyboard.press("Tab");
+  await expect(gate.getByTestId("answer")).toBeFocused();
+  await page.keyboard.press("Enter");
   await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
   await expect(page.locator(".chat-message.role-assistant").last()).toContainText("signed by Ada");
   const [run] = await runs(page, graph);
