@@ -52,6 +52,8 @@ mod sql;
 pub mod sqlite;
 #[cfg(feature = "runtime")]
 mod store;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod stored_state;
 #[cfg(feature = "runtime")]
 pub mod worker_pool;
 
@@ -74,5 +76,7 @@ pub use executor::{ActiveTime, Run, RunOptions, RunOutput};
 pub use persist::Durability;
 #[cfg(feature = "runtime")]
 pub use store::{CheckpointStore, MemoryStore, RunRecord, StoreError, StoreFuture};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use stored_state::Written;
 #[cfg(feature = "runtime")]
 pub use worker_pool::WorkerPool;

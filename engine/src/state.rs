@@ -2,6 +2,7 @@
 //! update fits its channel's type, and the reducers that combine updates.
 
 mod bounds;
+pub mod changes;
 mod reducer;
 mod values;
 

@@ -23,7 +23,7 @@ use heddle_engine::run::Durable;
 use heddle_engine::run::sqlite::{SqliteStore, SyncMode};
 use heddle_engine::{CompiledGraph, Registry, RunId, ThreadId};
 use serde_json::{Value, json};
-use support::{Server, json, percentile};
+use support::{Server, json, percentile, published};
 
 fn three_nodes() -> Value {
     json!({
@@ -92,52 +92,6 @@ async fn direct(calls: usize) -> Vec<u64> {
         times.push(started.elapsed().as_micros() as u64);
     }
     times
-}
-
-/// A logged-in owner of `server`, a published graph, and a key for it.
-async fn published(server: &Server, document: Value) -> (String, String) {
-    let owner = reqwest::Client::builder()
-        .cookie_store(true)
-        .build()
-        .unwrap_or_else(|e| panic!("client: {e}"));
-    let _ = owner
-        .post(format!("{}/api/v1/auth/signup", server.base))
-        .json(&json!({"username": "bench", "password": "bench password"}))
-        .send()
-        .await;
-    let _ = owner
-        .post(format!("{}/api/v1/auth/login", server.base))
-        .json(&json!({"username": "bench", "password": "bench password"}))
-        .send()
-        .await;
-    let graph = json(
-        owner
-            .post(format!("{}/api/v1/graphs", server.base))
-            .json(&json!({"document": document})),
-        "create",
-    )
-    .await["id"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    json(
-        owner
-            .put(format!("{}/api/v1/graphs/{graph}/published", server.base))
-            .json(&json!({"version": 1})),
-        "publish",
-    )
-    .await;
-    let key = json(
-        owner
-            .post(format!("{}/api/v1/keys", server.base))
-            .json(&json!({"name": "bench", "graphs": [graph]})),
-        "key",
-    )
-    .await["secret"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    (graph, key)
 }
 
 #[tokio::main]

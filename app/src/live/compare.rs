@@ -107,12 +107,11 @@ impl Steps {
             }
         }
         let initial = log.state_after(None).0;
-        let mut state = initial.clone();
-        let mut states = BTreeMap::new();
-        for (step, delta) in log.deltas() {
-            state.extend(delta);
-            states.insert(step, state.clone());
-        }
+        let states = log
+            .states()
+            .into_iter()
+            .map(|(step, state, _)| (step, state))
+            .collect();
         Steps {
             nodes,
             initial,

@@ -216,18 +216,24 @@ impl RunLog {
         }
     }
 
-    /// The steps that finished, in order, each with the channels it
-    /// changed (their new values).
-    pub fn deltas(&self) -> Vec<(u32, Map<String, Value>)> {
-        self.events
-            .iter()
-            .filter_map(|event| match &event.payload {
-                EventPayload::StepFinished { step, delta } => {
-                    Some((*step, delta.as_object().cloned().unwrap_or_default()))
-                }
-                _ => None,
-            })
-            .collect()
+    /// The state after each finished step, in order, rebuilt from the
+    /// state the run started from and each step's changes by the engine's
+    /// own code (`EventPayload::apply_step`), with the channels each step
+    /// changed. A step whose changes do not apply (a damaged log) ends the
+    /// list there.
+    pub fn states(&self) -> Vec<(u32, Map<String, Value>, Vec<String>)> {
+        let mut state = self.initial_state();
+        let mut states = Vec::new();
+        for event in &self.events {
+            let EventPayload::StepFinished { step, .. } = &event.payload else {
+                continue;
+            };
+            match event.payload.apply_step(&mut state) {
+                Some(Ok(changed)) => states.push((*step, state.clone(), changed)),
+                _ => break,
+            }
+        }
+        states
     }
 
     /// The state after `step` (before any step for `None`), with the
@@ -238,14 +244,18 @@ impl RunLog {
         let Some(step) = step else {
             return (state, changed);
         };
-        for (at, delta) in self.deltas() {
-            if at > step {
+        for event in &self.events {
+            let EventPayload::StepFinished { step: at, .. } = &event.payload else {
+                continue;
+            };
+            if *at > step {
                 break;
             }
-            if at == step {
-                changed = delta.keys().cloned().collect();
+            match event.payload.apply_step(&mut state) {
+                Some(Ok(channels)) if *at == step => changed = channels,
+                Some(Ok(_)) => {}
+                _ => break,
             }
-            state.extend(delta);
         }
         (state, changed)
     }
@@ -432,6 +442,32 @@ pub(crate) mod tests {
         let (after_one, changed) = log.state_after(Some(1));
         assert_eq!(after_one["out"], "done");
         assert_eq!(changed, vec!["out".to_string()]);
+    }
+
+    #[test]
+    fn a_log_of_changes_rebuilds_each_step_as_a_log_of_values_does() {
+        let log = log(&[
+            json!({"type": "run_started", "graph": "g", "input": {},
+                   "state": {"messages": [{"role": "user", "content": "hi"}], "n": 0}}),
+            json!({"type": "step_finished", "step": 0, "changes": {
+                "messages": {"op": "append", "items": [{"role": "assistant", "content": "yo"}]},
+                "n": {"op": "set", "value": 1}}}),
+            json!({"type": "step_finished", "step": 1, "changes": {
+                "messages": {"op": "append", "items": [{"role": "user", "content": "again"}]}}}),
+        ]);
+        let (after, changed) = log.state_after(Some(1));
+        let contents: Vec<&str> = after["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|message| message["content"].as_str().unwrap())
+            .collect();
+        assert_eq!(contents, ["hi", "yo", "again"]);
+        assert_eq!(changed, vec!["messages".to_string()]);
+        let states = log.states();
+        assert_eq!(states.len(), 2);
+        assert_eq!(states[0].1["n"], 1);
+        assert_eq!(states[1].1, after);
     }
 
     #[test]

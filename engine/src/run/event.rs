@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::checkpoint::Interrupt;
 use crate::ids::{CheckpointId, EdgeId, NodeId, RunId};
+use crate::state::changes::{self, ChangeError, Changes};
 
 /// One thing that happened in a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -53,6 +54,29 @@ impl Event {
 }
 
 impl EventPayload {
+    /// For a step's end: applies what the step changed to `state` (from a
+    /// log of any version), and gives the channels it changed. `None` for
+    /// other events.
+    pub fn apply_step(
+        &self,
+        state: &mut serde_json::Map<String, Value>,
+    ) -> Option<Result<Vec<String>, ChangeError>> {
+        let EventPayload::StepFinished { changes, delta, .. } = self else {
+            return None;
+        };
+        let mut changed: Vec<String> = changes.keys().cloned().collect();
+        if let Err(error) = changes::apply(state, changes) {
+            return Some(Err(error));
+        }
+        if let Some(Value::Object(values)) = delta {
+            for (channel, value) in values {
+                changed.push(channel.clone());
+                state.insert(channel.clone(), value.clone());
+            }
+        }
+        Some(Ok(changed))
+    }
+
     /// Whether a child graph's event of this kind goes into the enclosing
     /// run's log. A child's own start, end and state changes stay out:
     /// they carry its whole state, and the enclosing node's own events say
@@ -139,9 +163,19 @@ pub enum EventPayload {
     },
     /// A super-step began with these tasks, all running concurrently.
     StepStarted { step: u32, tasks: Vec<TaskRef> },
-    /// A super-step's updates were merged; `delta` holds the new value of
-    /// every channel that changed.
-    StepFinished { step: u32, delta: Value },
+    /// A super-step's updates were merged: how each channel it changed
+    /// changed (what was appended to a list, or the new value; see
+    /// [`crate::state::changes`]), so the event grows with the step's
+    /// writes, not with the state.
+    StepFinished {
+        step: u32,
+        #[serde(default, skip_serializing_if = "Changes::is_empty")]
+        changes: Changes,
+        /// In logs stored before changes were recorded: the new value of
+        /// every channel that changed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        delta: Option<Value>,
+    },
     /// A node began an attempt.
     NodeStarted {
         step: u32,

@@ -34,6 +34,7 @@ use super::retry::{delay, should_retry};
 use crate::compile::{CompiledGraph, NodeIdx};
 use crate::ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
 use crate::node::{NodeContext, NodeError, NodeInput, NodeOutput};
+use crate::state::changes::Changes;
 use crate::state::{ChannelIdx, State, reduce};
 use crate::usage::Meter;
 
@@ -677,9 +678,12 @@ impl Executor<'_> {
                 })
                 .collect();
 
-            let delta = self.merge(step, &progress.tasks, &mut outputs, &mut progress.state)?;
-            self.emitter
-                .emit(EventPayload::StepFinished { step, delta });
+            let changes = self.merge(step, &progress.tasks, &mut outputs, &mut progress.state)?;
+            self.emitter.emit(EventPayload::StepFinished {
+                step,
+                changes,
+                delta: None,
+            });
             self.meter.check().map_err(RunError::OverBudget)?;
             if progress.recent.len() == window {
                 progress.recent.pop_front();
@@ -1082,9 +1086,12 @@ impl Executor<'_> {
         tasks: &[Task],
         outputs: &mut [NodeOutput],
         state: &mut State,
-    ) -> Result<Value, RunError> {
+    ) -> Result<Changes, RunError> {
         let layout = Arc::clone(&self.graph.layout);
-        let mut changed: Vec<ChannelIdx> = Vec::new();
+        // Each channel's value before the step's first write to it: the
+        // step's changes are found by comparing, so they apply without
+        // the reducers (see `state::changes`).
+        let mut before: Vec<(ChannelIdx, Value)> = Vec::new();
         for (i, output) in outputs.iter_mut().enumerate() {
             let node = &self.graph.nodes[tasks[i].node.get()].id;
             for (n, (channel, value)) in output.update.drain(..).enumerate() {
@@ -1095,6 +1102,9 @@ impl Executor<'_> {
                         message: format!("`{channel}` is not a channel of this graph's state"),
                     });
                 };
+                if !before.iter().any(|(seen, _)| *seen == idx) {
+                    before.push((idx, state.at(idx).clone()));
+                }
                 let slot = idx.0 as usize;
                 reduce(
                     &channel,
@@ -1112,17 +1122,16 @@ impl Executor<'_> {
                         step,
                         message,
                     })?;
-                if !changed.contains(&idx) {
-                    changed.push(idx);
-                }
             }
         }
-        changed.sort_unstable();
-        let mut delta = Map::new();
-        for idx in changed {
-            delta.insert(layout.name(idx).to_string(), state.at(idx).clone());
+        let mut changes = Changes::new();
+        for (idx, old) in before {
+            if let Some(change) = crate::state::changes::change(&old, state.at(idx)) {
+                changes.insert(layout.name(idx).to_string(), change);
+            }
+            crate::state::drop_flat(old);
         }
-        Ok(Value::Object(delta))
+        Ok(changes)
     }
 
     fn next_tasks(

@@ -30,13 +30,17 @@ use sqlx::postgres::PgPoolOptions;
 
 use super::checkpoint::Checkpoint;
 use super::event::Event;
-use super::sql::{Batch, checkpoint_body, error, integer, write_error};
+use super::sql::{Batch, error, integer, write_error};
 use super::store::{CheckpointStore, StoreError, StoreFuture};
+use super::stored_state::{Encoded, Tips, Written};
 
 /// Checkpoints and events in a PostgreSQL database.
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
     pool: PgPool,
+    /// Each thread's newest checkpoint this process wrote, the base of its
+    /// next (see `run::stored_state`).
+    tips: Arc<Tips>,
 }
 
 impl PostgresStore {
@@ -55,7 +59,10 @@ impl PostgresStore {
     /// store's tables if they are missing.
     pub async fn from_pool(pool: PgPool) -> Result<Self, StoreError> {
         migrate(&pool).await?;
-        Ok(PostgresStore { pool })
+        Ok(PostgresStore {
+            pool,
+            tips: Arc::default(),
+        })
     }
 
     /// The pool.
@@ -67,6 +74,32 @@ impl PostgresStore {
     pub fn shared(self) -> Arc<dyn CheckpointStore> {
         Arc::new(self)
     }
+
+    /// Saves checkpoints, each with its events, in order, through
+    /// `connection`: a transaction of the caller's (a server that fences a
+    /// run's writes behind its lease saves in the transaction that checked
+    /// the lease). Hand what it returns to [`committed`](Self::committed)
+    /// once the transaction commits.
+    pub async fn save_in(
+        &self,
+        connection: &mut sqlx::PgConnection,
+        batch: &[(&Checkpoint, &[Arc<Event>])],
+    ) -> Result<Written, StoreError> {
+        let checkpoints: Vec<&Checkpoint> = batch.iter().map(|(c, _)| *c).collect();
+        let (rows, written) = self.encode_all(&checkpoints).await?;
+        for ((checkpoint, events), row) in batch.iter().zip(&rows) {
+            save_row(&mut *connection, checkpoint, row, events).await?;
+        }
+        Ok(written)
+    }
+
+    /// Takes up what a committed [`save_in`](Self::save_in) wrote: the
+    /// next checkpoints of those threads are stored as changes from them.
+    pub fn committed(&self, written: Written) {
+        self.tips.settle(written);
+    }
+
+    super::sql::shared_encoding!();
 }
 
 /// Deletes the records of `runs` with their checkpoints and events (by
@@ -139,18 +172,17 @@ fn does_not_follow(batch: &Batch, next_seq: i64) -> StoreError {
 /// new events from the table.
 pub const EVENTS_CHANNEL: &str = "heddle_run_events";
 
-/// Saves a checkpoint with its events and the run's status in one
-/// statement: one round trip, and the statement is its own transaction
-/// (or part of the caller's: a server that fences a run's writes behind
-/// its lease runs it in the transaction that checked the lease). `go`
+/// Saves a checkpoint (encoded as `row`) with its events and the run's
+/// status in one statement: one round trip, and the statement is its own
+/// transaction (or part of the caller's, [`PostgresStore::save_in`]). `go`
 /// says whether the events follow the stored log (or there are none);
 /// every write is conditional on it, so a refused save writes nothing.
-pub async fn save_with<'e>(
+async fn save_row<'e>(
     executor: impl sqlx::PgExecutor<'e>,
     checkpoint: &Checkpoint,
+    row: &Encoded,
     events: &[Arc<Event>],
 ) -> Result<(), StoreError> {
-    let body = checkpoint_body(checkpoint)?;
     let batch = Batch::of(&checkpoint.run_id, events)?;
     let (follows, next_seq): (bool, i64) = sqlx::query_as(
         "WITH tail AS (
@@ -168,8 +200,9 @@ pub async fn save_with<'e>(
          ),
          saved_checkpoint AS (
              INSERT INTO heddle_checkpoints
-                 (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body)
-             SELECT $1, $2, $3, $4, $5, $6, $7, $8 FROM go WHERE follows
+                 (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body,
+                  changes, base_id, snapshot_id, budget)
+             SELECT $1, $2, $3, $4, $5, $6, $7, $8, $12, $13, $14, $15 FROM go WHERE follows
          ),
          -- Most saves leave the status as it was: skip the write then.
          new_status AS (
@@ -188,10 +221,14 @@ pub async fn save_with<'e>(
     .bind(i64::from(checkpoint.step))
     .bind(checkpoint.status.as_str())
     .bind(integer(checkpoint.created_at_us, "time")?)
-    .bind(&body)
+    .bind(&row.body)
     .bind(batch.as_ref().map(|b| b.body.as_str()))
     .bind(batch.as_ref().map(|b| b.first))
     .bind(batch.as_ref().map(|b| b.last))
+    .bind(row.changes.as_deref())
+    .bind(row.base.as_ref().map(|b| b.as_str()))
+    .bind(row.snapshot.as_str())
+    .bind(row.budget)
     .fetch_one(executor)
     .await
     .map_err(write_error("cannot save the checkpoint", batch.as_ref()))?;
@@ -251,7 +288,14 @@ impl CheckpointStore for PostgresStore {
         checkpoint: &'a Checkpoint,
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()> {
-        Box::pin(save_with(&self.pool, checkpoint, events))
+        Box::pin(async move {
+            let (rows, written) = self.encode_all(&[checkpoint]).await?;
+            for row in &rows {
+                save_row(&self.pool, checkpoint, row, events).await?;
+            }
+            self.tips.settle(written);
+            Ok(())
+        })
     }
 
     fn append_events<'a>(&'a self, events: &'a [Arc<Event>]) -> StoreFuture<'a, ()> {
@@ -261,10 +305,12 @@ impl CheckpointStore for PostgresStore {
     fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut tx = self.pool.begin().await.map_err(error("cannot begin"))?;
-            for (checkpoint, events) in batch {
-                save_with(&mut *tx, checkpoint, events).await?;
-            }
-            tx.commit().await.map_err(error("cannot commit"))
+            let batch: Vec<(&Checkpoint, &[Arc<Event>])> =
+                batch.iter().map(|(c, e)| (c, e.as_slice())).collect();
+            let written = self.save_in(&mut tx, &batch).await?;
+            tx.commit().await.map_err(error("cannot commit"))?;
+            self.committed(written);
+            Ok(())
         })
     }
 

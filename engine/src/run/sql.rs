@@ -42,13 +42,6 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, Sto
         .map_err(|e| StoreError::Corrupt(format!("a stored record does not read back: {e}")))
 }
 
-/// A checkpoint as its JSON column holds it.
-pub(crate) fn checkpoint_body(checkpoint: &Checkpoint) -> Result<String, StoreError> {
-    serde_json::to_string(checkpoint).map_err(|e| {
-        StoreError::Corrupt(format!("cannot encode checkpoint `{}`: {e}", checkpoint.id))
-    })
-}
-
 /// A number as an SQL integer column holds it (a signed 64-bit integer).
 pub(crate) fn integer(value: u64, what: &str) -> Result<i64, StoreError> {
     i64::try_from(value)
@@ -152,6 +145,120 @@ impl TryFrom<RunRow> for RunRecord {
     }
 }
 
+/// How a SQL store reads checkpoints back and encodes new ones as changes
+/// ([`super::stored_state`]), written once for both: expands inside each
+/// store's own `impl` (its `pool` and `tips` fields).
+macro_rules! shared_encoding {
+    () => {
+        /// Reads checkpoint `id` of `thread` back (the newest for `None`), its
+        /// state rebuilt from its chain, with its row.
+        async fn load(
+            &self,
+            thread: &$crate::ids::ThreadId,
+            id: Option<&str>,
+        ) -> Result<
+            Option<(
+                $crate::run::checkpoint::Checkpoint,
+                $crate::run::stored_state::StoredRow,
+            )>,
+            $crate::run::store::StoreError,
+        > {
+            use $crate::run::stored_state::{StoredRow, stored_columns};
+            let row: Option<StoredRow> = match id {
+                Some(id) => {
+                    sqlx::query_as(concat!(
+                        "SELECT ",
+                        stored_columns!(),
+                        " FROM heddle_checkpoints
+                 WHERE thread_id = $1 AND checkpoint_id = $2 ORDER BY position LIMIT 1"
+                    ))
+                    .bind(thread.as_str())
+                    .bind(id)
+                    .fetch_optional(&self.pool)
+                    .await
+                }
+                None => {
+                    sqlx::query_as(concat!(
+                        "SELECT ",
+                        stored_columns!(),
+                        " FROM heddle_checkpoints
+                 WHERE thread_id = $1 ORDER BY position DESC LIMIT 1"
+                    ))
+                    .bind(thread.as_str())
+                    .fetch_optional(&self.pool)
+                    .await
+                }
+            }
+            .map_err($crate::run::sql::error("cannot read the checkpoint"))?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            if row.is_snapshot() {
+                let checkpoint = $crate::run::sql::parse(&row.body)?;
+                return Ok(Some((checkpoint, row)));
+            }
+            let chain: Vec<StoredRow> = sqlx::query_as(concat!(
+                "SELECT ",
+                stored_columns!(),
+                " FROM heddle_checkpoints
+             WHERE snapshot_id = $1 AND thread_id = $2 ORDER BY position"
+            ))
+            .bind(row.snapshot_id.as_deref())
+            .bind(thread.as_str())
+            .fetch_all(&self.pool)
+            .await
+            .map_err($crate::run::sql::error(
+                "cannot read the checkpoint's changes",
+            ))?;
+            let checkpoint = $crate::run::stored_state::rebuild(&row.checkpoint_id, &chain)?
+                .ok_or_else(|| {
+                    $crate::run::store::StoreError::Corrupt(format!(
+                        "checkpoint `{}` is not in its own chain",
+                        row.checkpoint_id
+                    ))
+                })?;
+            Ok(Some((checkpoint, row)))
+        }
+
+        /// Encodes checkpoints to be written in this order: each as its
+        /// changes from the newest checkpoint written of its thread (kept in
+        /// memory, or read back), or as a snapshot.
+        async fn encode_all(
+            &self,
+            checkpoints: &[&$crate::run::checkpoint::Checkpoint],
+        ) -> Result<
+            (
+                Vec<$crate::run::stored_state::Encoded>,
+                $crate::run::stored_state::Written,
+            ),
+            $crate::run::store::StoreError,
+        > {
+            let mut rows = Vec::new();
+            let mut tips: Vec<($crate::ids::ThreadId, $crate::run::stored_state::Tip)> = Vec::new();
+            for checkpoint in checkpoints.iter().copied() {
+                let thread = &checkpoint.thread_id;
+                let mut base = match tips.iter().position(|(t, _)| t == thread) {
+                    Some(i) => Some(tips.swap_remove(i).1),
+                    None => self.tips.take(thread),
+                };
+                if base.is_none()
+                    && let Some(parent) = &checkpoint.parent
+                    && let Some((loaded, row)) = self.load(thread, Some(parent.as_str())).await?
+                {
+                    base = $crate::run::stored_state::Tip::of_loaded(&loaded, &row);
+                }
+                let (encoded, tip) = $crate::run::stored_state::encode(checkpoint, base)?;
+                rows.push(encoded);
+                if let Some(tip) = tip {
+                    tips.push((thread.clone(), tip));
+                }
+            }
+            Ok((rows, $crate::run::stored_state::Written { tips }))
+        }
+    };
+}
+pub(crate) use shared_encoding;
+
 /// What a SQL checkpoint store does the same way on SQLite and PostgreSQL
 /// (recording a run, and every read), written once: both read `$1`-style
 /// parameters, so the same queries run on either. It expands inside each
@@ -215,32 +322,11 @@ macro_rules! shared_methods {
         thread: &'a $crate::ids::ThreadId,
         id: &'a str,
     ) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::checkpoint::Checkpoint>> {
-        Box::pin(async move {
-            let body: Option<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1 AND checkpoint_id = $2
-                 ORDER BY position LIMIT 1",
-            )
-            .bind(thread.as_str())
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err($crate::run::sql::error("cannot read the checkpoint"))?;
-            body.as_deref().map($crate::run::sql::parse).transpose()
-        })
+        Box::pin(async move { Ok(self.load(thread, Some(id)).await?.map(|(checkpoint, _)| checkpoint)) })
     }
 
     fn latest<'a>(&'a self, thread: &'a $crate::ids::ThreadId) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::checkpoint::Checkpoint>> {
-        Box::pin(async move {
-            let body: Option<String> = sqlx::query_scalar(
-                "SELECT body FROM heddle_checkpoints WHERE thread_id = $1
-                 ORDER BY position DESC LIMIT 1",
-            )
-            .bind(thread.as_str())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err($crate::run::sql::error("cannot read the thread"))?;
-            body.as_deref().map($crate::run::sql::parse).transpose()
-        })
+        Box::pin(async move { Ok(self.load(thread, None).await?.map(|(checkpoint, _)| checkpoint)) })
     }
 
     fn history<'a>(&'a self, thread: &'a $crate::ids::ThreadId) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::checkpoint::CheckpointSummary>> {

@@ -28,8 +28,9 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use super::checkpoint::Checkpoint;
 use super::event::Event;
-use super::sql::{Batch, checkpoint_body, error, integer, write_error};
+use super::sql::{Batch, error, integer, write_error};
 use super::store::{CheckpointStore, StoreError, StoreFuture};
+use super::stored_state::{Encoded, Tips};
 
 /// How hard each commit is pushed to disk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,6 +50,8 @@ pub struct SqliteStore {
     /// at a time anyway, and taking a connection from the pool for every
     /// step would cost more than the write.
     writer: Arc<tokio::sync::Mutex<sqlx::SqliteConnection>>,
+    /// Each thread's newest checkpoint written, the base of its next.
+    tips: Arc<Tips>,
 }
 
 impl SqliteStore {
@@ -92,6 +95,7 @@ impl SqliteStore {
         Ok(SqliteStore {
             pool,
             writer: Arc::new(tokio::sync::Mutex::new(writer)),
+            tips: Arc::default(),
         })
     }
 
@@ -104,6 +108,8 @@ impl SqliteStore {
     pub fn shared(self) -> Arc<dyn CheckpointStore> {
         Arc::new(self)
     }
+
+    super::sql::shared_encoding!();
 }
 
 /// Deletes the records of `runs` with their checkpoints and events (by
@@ -161,15 +167,15 @@ pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
 async fn save_one(
     connection: &mut sqlx::SqliteConnection,
     checkpoint: &Checkpoint,
+    row: &Encoded,
     events: &[Arc<Event>],
 ) -> Result<(), StoreError> {
-    let body = checkpoint_body(checkpoint)?;
     let batch = Batch::of(&checkpoint.run_id, events)?;
     sqlx::query(
         "INSERT INTO heddle_saves
            (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body,
-            events, first_seq, last_seq)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            changes, base_id, snapshot_id, budget, events, first_seq, last_seq)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     )
     .bind(checkpoint.thread_id.as_str())
     .bind(checkpoint.id.as_str())
@@ -178,7 +184,11 @@ async fn save_one(
     .bind(i64::from(checkpoint.step))
     .bind(checkpoint.status.as_str())
     .bind(integer(checkpoint.created_at_us, "time")?)
-    .bind(&body)
+    .bind(&row.body)
+    .bind(row.changes.as_deref())
+    .bind(row.base.as_ref().map(|b| b.as_str()))
+    .bind(row.snapshot.as_str())
+    .bind(row.budget)
     .bind(batch.as_ref().map(|b| b.body.as_str()))
     .bind(batch.as_ref().map(|b| b.first))
     .bind(batch.as_ref().map(|b| b.last))
@@ -196,7 +206,12 @@ impl CheckpointStore for SqliteStore {
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut writer = self.writer.lock().await;
-            save_one(&mut writer, checkpoint, events).await
+            let (rows, written) = self.encode_all(&[checkpoint]).await?;
+            for row in &rows {
+                save_one(&mut writer, checkpoint, row, events).await?;
+            }
+            self.tips.settle(written);
+            Ok(())
         })
     }
 
@@ -225,13 +240,17 @@ impl CheckpointStore for SqliteStore {
     fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut writer = self.writer.lock().await;
+            let checkpoints: Vec<&Checkpoint> = batch.iter().map(|(c, _)| c).collect();
+            let (rows, written) = self.encode_all(&checkpoints).await?;
             let mut tx = sqlx::Connection::begin(&mut *writer)
                 .await
                 .map_err(error("cannot begin"))?;
-            for (checkpoint, events) in batch {
-                save_one(&mut tx, checkpoint, events).await?;
+            for ((checkpoint, events), row) in batch.iter().zip(&rows) {
+                save_one(&mut tx, checkpoint, row, events).await?;
             }
-            tx.commit().await.map_err(error("cannot commit"))
+            tx.commit().await.map_err(error("cannot commit"))?;
+            self.tips.settle(written);
+            Ok(())
         })
     }
 

@@ -32,6 +32,8 @@ mod parallel;
 mod retry;
 mod routing;
 mod script;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod stored_changes;
 mod subgraph;
 mod tool_policies;
 mod validation;

@@ -130,3 +130,49 @@ pub async fn fresh_postgres(admin: &str) -> String {
     url.set_path(&name);
     url.to_string()
 }
+
+/// A logged-in owner of `server`, a published graph, and a key for it.
+pub async fn published(server: &Server, document: serde_json::Value) -> (String, String) {
+    let owner = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap_or_else(|e| panic!("client: {e}"));
+    let _ = owner
+        .post(format!("{}/api/v1/auth/signup", server.base))
+        .json(&serde_json::json!({"username": "bench", "password": "bench password"}))
+        .send()
+        .await;
+    let _ = owner
+        .post(format!("{}/api/v1/auth/login", server.base))
+        .json(&serde_json::json!({"username": "bench", "password": "bench password"}))
+        .send()
+        .await;
+    let graph = json(
+        owner
+            .post(format!("{}/api/v1/graphs", server.base))
+            .json(&serde_json::json!({"document": document})),
+        "create",
+    )
+    .await["id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    json(
+        owner
+            .put(format!("{}/api/v1/graphs/{graph}/published", server.base))
+            .json(&serde_json::json!({"version": 1})),
+        "publish",
+    )
+    .await;
+    let key = json(
+        owner
+            .post(format!("{}/api/v1/keys", server.base))
+            .json(&serde_json::json!({"name": "bench", "graphs": [graph]})),
+        "key",
+    )
+    .await["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    (graph, key)
+}

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use heddle_engine::run::postgres::{PostgresStore, append_events_with, save_with};
+use heddle_engine::run::postgres::{PostgresStore, append_events_with};
 use heddle_engine::run::{
     Checkpoint, CheckpointStore, CheckpointSummary, Event, RunRecord, StoreError, StoreFuture,
     ThreadSummary,
@@ -97,8 +97,10 @@ impl CheckpointStore for LeaseFenced {
         Box::pin(async move {
             let mut tx = self.begin().await?;
             self.check(&mut tx, &checkpoint.run_id).await?;
-            save_with(&mut *tx, checkpoint, events).await?;
-            committed(tx.commit().await)
+            let written = self.store.save_in(&mut tx, &[(checkpoint, events)]).await?;
+            committed(tx.commit().await)?;
+            self.store.committed(written);
+            Ok(())
         })
     }
 
@@ -117,11 +119,15 @@ impl CheckpointStore for LeaseFenced {
     fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut tx = self.begin().await?;
-            for (checkpoint, events) in batch {
+            for (checkpoint, _) in batch {
                 self.check(&mut tx, &checkpoint.run_id).await?;
-                save_with(&mut *tx, checkpoint, events).await?;
             }
-            committed(tx.commit().await)
+            let batch: Vec<(&Checkpoint, &[Arc<Event>])> =
+                batch.iter().map(|(c, e)| (c, e.as_slice())).collect();
+            let written = self.store.save_in(&mut tx, &batch).await?;
+            committed(tx.commit().await)?;
+            self.store.committed(written);
+            Ok(())
         })
     }
 

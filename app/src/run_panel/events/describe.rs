@@ -3,6 +3,7 @@
 //! line about what happened.
 
 use heddle_engine::run::{Event, EventPayload};
+use serde_json::Value;
 
 use crate::run_panel::{duration, show_json};
 
@@ -114,11 +115,12 @@ fn own_summary(event: &Event) -> String {
             .map(|task| task.node.to_string())
             .collect::<Vec<_>>()
             .join(", "),
-        EventPayload::StepFinished { delta, .. } => {
-            let changed: Vec<&String> = delta
-                .as_object()
-                .map(|d| d.keys().collect())
-                .unwrap_or_default();
+        EventPayload::StepFinished { changes, delta, .. } => {
+            let older = delta.as_ref().and_then(Value::as_object);
+            let changed: Vec<&String> = changes
+                .keys()
+                .chain(older.into_iter().flat_map(|values| values.keys()))
+                .collect();
             if changed.is_empty() {
                 "no change".into()
             } else {
