@@ -99,6 +99,19 @@ pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, App
     Ok(events.iter().map(|event| Event::clone(event)).collect())
 }
 
+/// The state of the checkpoint of the run's thread that its first event
+/// builds on (`EventPayload::base_checkpoint`), for a view of a run read
+/// from its events (viewers).
+#[server(endpoint = "run_base", input = Json)]
+pub async fn run_base(
+    run_id: String,
+    checkpoint: String,
+) -> Result<Option<serde_json::Map<String, Value>>, AppError> {
+    use crate::http_status::with_error_status;
+    let run = with_error_status(on_run(&run_id, crate::access::Role::Viewer).await)?;
+    with_error_status(control()?.base_state(&run, &checkpoint).await)
+}
+
 /// What the graph's runs used over the last 30 days with runs (viewers).
 #[server(endpoint = "usage_of_graph", input = Json)]
 pub async fn usage_of_graph(graph_id: String) -> Result<GraphUsage, AppError> {

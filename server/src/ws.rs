@@ -360,7 +360,7 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
             .await;
         return;
     }
-    let mut batcher = Batcher::new(out, run_id.clone(), from_seq);
+    let mut batcher = Batcher::new(out, run_id.clone(), from_seq, runs.clone());
     if follow::stream(&runs, &run_id, &mut batcher).await.is_err() {
         return;
     }

@@ -45,6 +45,13 @@ pub trait RunControl: Send + Sync + 'static {
     fn fork<'a>(&'a self, run: &'a OnRun, request: ForkRequest) -> RunFuture<'a, RunInfo>;
     /// A run's events from `from_seq` on.
     fn events<'a>(&'a self, run: &'a OnRun, from_seq: u64) -> RunFuture<'a, Vec<Arc<Event>>>;
+    /// The state of checkpoint `checkpoint` of the run's thread, which the
+    /// run's first event names as its base (`None` when not stored).
+    fn base_state<'a>(
+        &'a self,
+        run: &'a OnRun,
+        checkpoint: &'a str,
+    ) -> RunFuture<'a, Option<serde_json::Map<String, Value>>>;
     /// A thread with its newest state and messages.
     fn thread<'a>(&'a self, thread: &'a OnThread) -> RunFuture<'a, ThreadView>;
     /// Resumes a thread's paused run.

@@ -41,6 +41,15 @@ pub enum ServerMessage {
         first_seq: u64,
         last_seq: u64,
     },
+    /// Sent before a run's first event when that event holds the changes
+    /// from a stored checkpoint of the thread rather than the whole state
+    /// the run started from (`EventPayload::base_checkpoint`): that
+    /// checkpoint's state, once per subscription.
+    Base {
+        run_id: String,
+        checkpoint: String,
+        state: serde_json::Map<String, serde_json::Value>,
+    },
     /// The stored events are sent; what follows is live.
     CaughtUp { run_id: String, next_seq: u64 },
     /// The run is not executing now (finished, paused or stopped);

@@ -5,7 +5,6 @@
 //! the page says it, so the page can say more than the message: which
 //! nodes stop a run, when to try again.
 
-use heddle_engine::run::Event;
 use serde_json::Value;
 
 use crate::editor::persist::Persistence;
@@ -144,11 +143,21 @@ pub async fn runs(graph_id: &str) -> Result<Vec<RunInfo>, Refusal> {
         .map_err(Refusal::from)
 }
 
-/// A run's events, in order.
-pub async fn events(run_id: &str) -> Result<Vec<Event>, Refusal> {
-    crate::runs::run_events(run_id.to_string(), 0)
+/// A run's events, in order, with the state its first event builds on.
+pub async fn log(run_id: &str) -> Result<super::RunLog, Refusal> {
+    let events = crate::runs::run_events(run_id.to_string(), 0)
         .await
-        .map_err(Refusal::from)
+        .map_err(Refusal::from)?;
+    let mut log = super::RunLog::new(run_id);
+    for event in events {
+        log.push(event);
+    }
+    if let Some(checkpoint) = log.base_checkpoint() {
+        log.base = crate::runs::run_base(run_id.to_string(), checkpoint)
+            .await
+            .map_err(Refusal::from)?;
+    }
+    Ok(log)
 }
 
 #[cfg(test)]

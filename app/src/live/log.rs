@@ -47,6 +47,10 @@ pub struct RunLog {
     pub tokens: Vec<TokenChunk>,
     /// The `seq` the next event must have; earlier ones are duplicates.
     pub next_seq: u64,
+    /// The state of the stored checkpoint the run's first event names, when
+    /// that event holds the changes from it rather than the whole state
+    /// (`EventPayload::base_checkpoint`; the server sends it first).
+    pub base: Option<Map<String, Value>>,
 }
 
 /// How a node execution ended (or that it has not).
@@ -202,18 +206,29 @@ impl RunLog {
         view
     }
 
-    /// The state the run started from: its first event's `state` (older
-    /// logs only have the input).
+    /// The state the run started from: its first event's, whole or as
+    /// changes from [`RunLog::base`] (older logs only have the input).
     fn initial_state(&self) -> Map<String, Value> {
-        let first = self.events.iter().find_map(|event| match &event.payload {
-            EventPayload::RunStarted { state, input, .. } => state.clone().or(Some(input.clone())),
-            EventPayload::RunResumed { state, .. } => state.clone(),
-            _ => None,
-        });
-        match first {
-            Some(Value::Object(state)) => state,
-            _ => Map::new(),
-        }
+        self.events
+            .iter()
+            .find_map(|event| event.payload.start_state(self.base.as_ref()))
+            .and_then(Result::ok)
+            .unwrap_or_default()
+    }
+
+    /// The checkpoint whose state the run's first event builds on, when it
+    /// does (see [`RunLog::base`]).
+    pub fn base_checkpoint(&self) -> Option<String> {
+        let first = self.events.first().filter(|event| event.seq == 0)?;
+        first.payload.base_checkpoint().map(ToString::to_string)
+    }
+
+    /// The state after the run's last step (its final state once it ended).
+    pub fn final_state(&self) -> Map<String, Value> {
+        self.states()
+            .pop()
+            .map(|(_, state, _)| state)
+            .unwrap_or_else(|| self.initial_state())
     }
 
     /// The state after each finished step, in order, rebuilt from the

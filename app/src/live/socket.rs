@@ -34,6 +34,8 @@ pub enum Follow {
 enum Incoming {
     Event(std::sync::Arc<Event>),
     Tokens(TokenChunk),
+    /// The state the run's first event builds on.
+    Base(serde_json::Map<String, serde_json::Value>),
     /// Another run to follow from now on.
     Switch {
         run: String,
@@ -97,6 +99,11 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
             };
             let incoming = match message {
                 ServerMessage::Event { event } => Incoming::Event(event),
+                ServerMessage::Base { run_id, state, .. }
+                    if current.as_deref() == Some(run_id.as_str()) =>
+                {
+                    Incoming::Base(state)
+                }
                 ServerMessage::Tokens {
                     node,
                     text,
@@ -206,6 +213,8 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
             let last = match incoming {
                 Incoming::Event(event) => event.seq,
                 Incoming::Tokens(chunk) => chunk.last_seq,
+                // Before the first event, always kept.
+                Incoming::Base(_) => return true,
                 Incoming::Switch { .. } => return false,
             };
             let new = last >= next;
@@ -235,7 +244,7 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
                     Incoming::Tokens(chunk) => {
                         view.streamed(&chunk.within, &chunk.node, &chunk.text)
                     }
-                    Incoming::Switch { .. } => {}
+                    Incoming::Base(_) | Incoming::Switch { .. } => {}
                 }
             }
         });
@@ -254,6 +263,7 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
                 Incoming::Tokens(chunk) => {
                     log.push_tokens(chunk);
                 }
+                Incoming::Base(state) => log.base = Some(state),
                 Incoming::Switch { .. } => {}
             }
         }

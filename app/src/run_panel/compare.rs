@@ -107,12 +107,8 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
                 return;
             };
             leptos::task::spawn_local(async move {
-                match crate::live::api::events(&id).await {
-                    Ok(events) => {
-                        let mut log = RunLog::new(&id);
-                        for event in events {
-                            log.push(event);
-                        }
+                match crate::live::api::log(&id).await {
+                    Ok(log) => {
                         let _ = other.try_set(Some(log));
                         let _ = error.try_set(None);
                     }

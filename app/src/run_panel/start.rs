@@ -272,9 +272,12 @@ fn RunResult(watch: Watch) -> impl IntoView {
                 .iter()
                 .rev()
                 .find_map(|event| match &event.payload {
-                    EventPayload::RunFinished { output, .. } => {
-                        Some(Ending::Finished(output.clone()))
-                    }
+                    // Logs stored before changes hold the final state.
+                    EventPayload::RunFinished { output, .. } => Some(Ending::Finished(
+                        output
+                            .clone()
+                            .unwrap_or_else(|| Value::Object(log.final_state())),
+                    )),
                     EventPayload::RunFailed { error, .. } => Some(Ending::Failed(error.clone())),
                     EventPayload::RunCancelled { step } => Some(Ending::Cancelled(*step)),
                     _ => None,

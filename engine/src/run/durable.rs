@@ -217,8 +217,20 @@ impl Durable {
                 }
             }
         }
-        let parent = latest.map(|c| c.id);
-        let start = Start::Fresh { input, carried };
+        let (parent, base) = match latest {
+            Some(Checkpoint {
+                id,
+                state: Value::Object(state),
+                ..
+            }) => (Some(id.clone()), Some((id, state))),
+            Some(checkpoint) => (Some(checkpoint.id), None),
+            None => (None, None),
+        };
+        let start = Start::Fresh {
+            input,
+            carried,
+            base,
+        };
         self.begin(graph, run_id, &thread, parent, guard, start)
             .await
     }
@@ -277,6 +289,7 @@ impl Durable {
                 checkpoint: Box::new(checkpoint),
                 resume: Some(value),
                 same_run: true,
+                edits: Map::new(),
             },
             self.options.clone(),
             Some(persistence),
@@ -335,7 +348,7 @@ impl Durable {
             }
         })?;
         if let Value::Object(state) = &mut source.state {
-            state.extend(edits);
+            state.extend(edits.clone());
         }
         if let Some(node) = start_at {
             if !graph.document().nodes.iter().any(|spec| spec.id == node) {
@@ -355,6 +368,7 @@ impl Durable {
             checkpoint: Box::new(source),
             resume: None,
             same_run: false,
+            edits,
         };
         self.begin(graph, run_id, thread, parent, guard, start)
             .await
@@ -403,6 +417,7 @@ impl Durable {
                 checkpoint: Box::new(checkpoint),
                 resume: None,
                 same_run: true,
+                edits: Map::new(),
             },
             self.options.clone(),
             Some(persistence),

@@ -77,6 +77,57 @@ impl EventPayload {
         Some(Ok(changed))
     }
 
+    /// For a run's first event: the stored checkpoint whose state, with the
+    /// event's changes, is the state the run started from (`None` when the
+    /// event holds the state whole, or is not a start).
+    pub fn base_checkpoint(&self) -> Option<&CheckpointId> {
+        match self {
+            EventPayload::RunStarted {
+                state: None,
+                from: Some(from),
+                ..
+            } => Some(from),
+            EventPayload::RunResumed {
+                state: None,
+                checkpoint,
+                ..
+            } => Some(checkpoint),
+            _ => None,
+        }
+    }
+
+    /// For a run's first event: the state the run started from, given the
+    /// state of [`base_checkpoint`](Self::base_checkpoint) (ignored when the
+    /// event holds the state whole). `None` for other events.
+    pub fn start_state(
+        &self,
+        base: Option<&serde_json::Map<String, Value>>,
+    ) -> Option<Result<serde_json::Map<String, Value>, ChangeError>> {
+        let (whole, changes) = match self {
+            EventPayload::RunStarted {
+                state,
+                input,
+                changes,
+                from,
+                ..
+            } => (
+                // The oldest logs have only the input.
+                state
+                    .clone()
+                    .or_else(|| from.is_none().then(|| input.clone())),
+                changes,
+            ),
+            EventPayload::RunResumed { state, changes, .. } => (state.clone(), changes),
+            _ => return None,
+        };
+        let mut state = match (whole, base) {
+            (Some(Value::Object(state)), _) => state,
+            (Some(_), _) | (None, None) => serde_json::Map::new(),
+            (None, Some(base)) => base.clone(),
+        };
+        Some(changes::apply(&mut state, changes).map(|()| state))
+    }
+
     /// Whether a child graph's event of this kind goes into the enclosing
     /// run's log. A child's own start, end and state changes stay out:
     /// they carry its whole state, and the enclosing node's own events say
@@ -126,17 +177,30 @@ pub enum EdgeReason {
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventPayload {
-    /// The run began with this input. `state` is every channel's value
-    /// the first step sees (defaults, what the thread carried, the input),
-    /// so a view of the run needs no other source.
+    /// The run began with this input. The state the first step sees
+    /// (defaults, what the thread carried, the input) is `state`, whole,
+    /// for a run on a new thread; for a run that goes on with a thread, it
+    /// is the state of checkpoint `from` (the thread's newest) with
+    /// `changes` applied, so the event does not hold the thread's whole
+    /// conversation. (Logs stored before changes have `state` always.)
     RunStarted {
         graph: String,
         input: Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         state: Option<Value>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        from: Option<CheckpointId>,
+        #[serde(default, skip_serializing_if = "Changes::is_empty")]
+        changes: Changes,
     },
-    /// The run finished; `output` is the final state.
-    RunFinished { output: Value, steps: u32 },
+    /// The run finished after `steps` steps. Its final state is what its
+    /// first event and its steps' changes make; logs stored before changes
+    /// also hold it whole in `output`.
+    RunFinished {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output: Option<Value>,
+        steps: u32,
+    },
     /// The run failed.
     RunFailed {
         error: String,
@@ -151,15 +215,19 @@ pub enum EventPayload {
         interrupts: Vec<Interrupt>,
     },
     /// The run went on from a checkpoint: resumed with a value, recovered
-    /// after a crash, or re-run from an earlier point.
+    /// after a crash, or re-run from an earlier point. For a run that
+    /// begins here (a re-run, a fork), the state is the stored
+    /// `checkpoint`'s with `changes` (a fork's edits) applied; logs stored
+    /// before changes hold it whole in `state`.
     RunResumed {
         step: u32,
         checkpoint: CheckpointId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         value: Option<Value>,
-        /// The state restored from the checkpoint (with a fork's edits).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         state: Option<Value>,
+        #[serde(default, skip_serializing_if = "Changes::is_empty")]
+        changes: Changes,
     },
     /// A super-step began with these tasks, all running concurrently.
     StepStarted { step: u32, tasks: Vec<TaskRef> },

@@ -34,7 +34,7 @@ use super::retry::{delay, should_retry};
 use crate::compile::{CompiledGraph, NodeIdx};
 use crate::ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
 use crate::node::{NodeContext, NodeError, NodeInput, NodeOutput};
-use crate::state::changes::Changes;
+use crate::state::changes::{Change, Changes};
 use crate::state::{ChannelIdx, State, reduce};
 use crate::usage::Meter;
 
@@ -106,6 +106,10 @@ pub(crate) enum Start {
     Fresh {
         input: Value,
         carried: Map<String, Value>,
+        /// The thread's checkpoint the run goes on from, with its state: the
+        /// run's first event then says how the run's state differs from it
+        /// rather than holding the thread's whole state.
+        base: Option<(CheckpointId, Map<String, Value>)>,
     },
     /// From a checkpoint; `resume` is the value for the interrupted tasks.
     From {
@@ -114,6 +118,9 @@ pub(crate) enum Start {
         /// Whether this continues the same run (resume, recovery) or
         /// starts a branch (re-run, fork): a branch re-runs the whole step.
         same_run: bool,
+        /// The values a fork set over the stored checkpoint's (already in
+        /// `checkpoint`'s state), for the run's first event.
+        edits: Map<String, Value>,
     },
 }
 
@@ -160,6 +167,7 @@ impl Run {
             Start::Fresh {
                 input,
                 carried: Map::new(),
+                base: None,
             },
             options,
             None,
@@ -364,6 +372,7 @@ impl Run {
                 checkpoint: Box::new(checkpoint),
                 resume: Some(value),
                 same_run: true,
+                edits: Map::new(),
             },
             options,
             None,
@@ -412,7 +421,11 @@ impl Executor<'_> {
     fn begin(&self, start: Start) -> Result<Progress, RunError> {
         let mut state = State::new(Arc::clone(&self.graph.layout));
         match start {
-            Start::Fresh { input, carried } => {
+            Start::Fresh {
+                input,
+                carried,
+                base,
+            } => {
                 for (channel, value) in carried {
                     if let Some(idx) = self.graph.layout.index(&channel) {
                         *state.at_mut(idx) = value;
@@ -436,10 +449,27 @@ impl Executor<'_> {
                         (Value::Null, Err(RunError::BadInput { message: error }))
                     }
                 };
+                // The state the first step sees: as changes from the
+                // thread's checkpoint the run goes on from, or whole for a
+                // new thread (defaults and the input: small).
+                let (from, changes, whole) = match (&applied, base) {
+                    (Err(_), _) => (None, Changes::new(), None),
+                    (Ok(()), Some((id, before))) => {
+                        let after = state.to_json();
+                        let changes = match &after {
+                            Value::Object(after) => crate::state::changes::diff(&before, after),
+                            _ => Changes::new(),
+                        };
+                        (Some(id), changes, None)
+                    }
+                    (Ok(()), None) => (None, Changes::new(), Some(state.to_json())),
+                };
                 self.emitter.emit(EventPayload::RunStarted {
                     graph: self.graph.name.clone(),
                     input,
-                    state: applied.is_ok().then(|| state.to_json()),
+                    state: whole,
+                    from,
+                    changes,
                 });
                 applied?;
                 Ok(Progress {
@@ -461,6 +491,7 @@ impl Executor<'_> {
                 checkpoint,
                 resume,
                 same_run,
+                edits,
             } => {
                 if same_run {
                     self.meter.seed(checkpoint.usage);
@@ -476,11 +507,17 @@ impl Executor<'_> {
                     None => (None, Ok(())),
                 };
                 let restored = bounded.and_then(|()| self.restore(&mut state, &checkpoint.state));
+                // The state is the stored checkpoint's with a fork's edits:
+                // the event names the one and carries the others.
                 self.emitter.emit(EventPayload::RunResumed {
                     step: checkpoint.step,
                     checkpoint: checkpoint.id.clone(),
                     value: resume.clone(),
-                    state: restored.is_ok().then(|| state.to_json()),
+                    state: None,
+                    changes: edits
+                        .into_iter()
+                        .map(|(channel, value)| (channel, Change::Set { value }))
+                        .collect(),
                 });
                 restored?;
                 let tasks = checkpoint
@@ -573,8 +610,10 @@ impl Executor<'_> {
                 step: output.steps,
                 interrupts: output.interrupts.clone(),
             },
+            // The final state is the first event's and every step's
+            // changes: not sent again.
             Ok(output) => EventPayload::RunFinished {
-                output: output.state.clone(),
+                output: None,
                 steps: output.steps,
             },
             Err(RunError::Cancelled { step }) => EventPayload::RunCancelled { step: *step },

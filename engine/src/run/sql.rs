@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::checkpoint::{Checkpoint, CheckpointSummary, RunStatus, ThreadSummary};
 use super::event::Event;
 use super::store::{RunRecord, StoreError, batch_span};
+pub(crate) use super::stored_state::parse;
 use crate::ids::{RunId, ThreadId};
 
 /// Turns a database error into a store error, saying what was being done.
@@ -31,15 +32,6 @@ pub(crate) fn write_error<'a>(
         }
         _ => StoreError::Backend(format!("{context}: {error}")),
     }
-}
-
-/// A record read back from its JSON column. A record stored before run
-/// values were bounded may nest deeper than the parser goes (128 levels):
-/// its too-deep parts are read as a note saying they were cut, so the run
-/// still opens (see [`crate::state::from_stored_json`]).
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
-    crate::state::from_stored_json(body)
-        .map_err(|e| StoreError::Corrupt(format!("a stored record does not read back: {e}")))
 }
 
 /// A number as an SQL integer column holds it (a signed 64-bit integer).

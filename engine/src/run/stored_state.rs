@@ -208,6 +208,15 @@ impl Tips {
     }
 }
 
+/// A record read back from its JSON column. A record stored before run
+/// values were bounded may nest deeper than the parser goes (128 levels):
+/// its too-deep parts are read as a note saying they were cut, so the run
+/// still opens (see [`crate::state::from_stored_json`]).
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, StoreError> {
+    crate::state::from_stored_json(body)
+        .map_err(|e| StoreError::Corrupt(format!("a stored record does not read back: {e}")))
+}
+
 fn encode_error(checkpoint: &Checkpoint) -> impl Fn(serde_json::Error) -> StoreError + '_ {
     move |e| StoreError::Corrupt(format!("cannot encode checkpoint `{}`: {e}", checkpoint.id))
 }
@@ -335,7 +344,7 @@ pub(crate) fn rebuild(id: &str, rows: &[StoredRow]) -> Result<Option<Checkpoint>
         at = row;
     }
     let snapshot = path.pop().map(|row| row.body.as_str()).unwrap_or_default();
-    let mut checkpoint: Checkpoint = super::sql::parse(snapshot)?;
+    let mut checkpoint: Checkpoint = parse(snapshot)?;
     let Value::Object(mut state) = std::mem::take(&mut checkpoint.state) else {
         // A snapshot with another state than an object has no changes after
         // it (see `encode`).
@@ -347,10 +356,10 @@ pub(crate) fn rebuild(id: &str, rows: &[StoredRow]) -> Result<Option<Checkpoint>
         };
     };
     for row in path.into_iter().rev() {
-        let found: Changes = super::sql::parse(row.changes.as_deref().unwrap_or("{}"))?;
+        let found: Changes = parse(row.changes.as_deref().unwrap_or("{}"))?;
         changes::apply(&mut state, &found)
             .map_err(|e| StoreError::Corrupt(format!("checkpoint `{}`: {e}", row.checkpoint_id)))?;
-        checkpoint = super::sql::parse(&row.body)?;
+        checkpoint = parse(&row.body)?;
     }
     checkpoint.state = Value::Object(state);
     Ok(Some(checkpoint))

@@ -444,6 +444,56 @@ async fn thread_scoped_channels_go_from_run_to_run_through_the_store() {
                 "{name}: only {run}'s events"
             );
         }
+        // The second run's log holds what changed, not the conversation:
+        // its first event names the first run's last checkpoint, and that
+        // state with the log's changes is every step's state, to the end.
+        let c2 = continuous_events(&store, "c2").await;
+        let EventPayload::RunStarted { state, from, .. } = &c2[0].payload else {
+            panic!("{name}: c2 starts with {:?}", c2[0].payload);
+        };
+        assert_eq!(
+            (state, from),
+            (&None, &Some(history[c2_first - 1].id.clone())),
+            "{name}"
+        );
+        let base = store
+            .checkpoint(&t, from.as_ref().unwrap().as_str())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut rebuilt = c2[0]
+            .payload
+            .start_state(base.state.as_object())
+            .unwrap()
+            .unwrap();
+        let mut steps = 0;
+        for event in &c2 {
+            if let Some(changed) = event.payload.apply_step(&mut rebuilt) {
+                changed.unwrap();
+                steps += 1;
+            }
+            if let EventPayload::RunFinished { output, .. } = &event.payload {
+                assert_eq!(output, &None, "{name}: the end does not repeat the state");
+            }
+        }
+        assert!(steps > 0, "{name}");
+        assert_eq!(
+            Some(&rebuilt),
+            latest.state.as_object(),
+            "{name}: rebuilt from changes"
+        );
+        let first_run = continuous_events(&store, "c1").await;
+        assert!(
+            matches!(
+                &first_run[0].payload,
+                EventPayload::RunStarted {
+                    state: Some(_),
+                    from: None,
+                    ..
+                }
+            ),
+            "{name}: a new thread's first run holds its (small) start state whole"
+        );
         let threads = store.threads().await.unwrap();
         assert_eq!(threads.len(), 1, "{name}");
         assert_eq!(threads[0].runs, 2, "{name}");
@@ -509,6 +559,28 @@ async fn a_fork_through_durable_branches_off_and_keeps_the_old_history() {
             line[chosen..].iter().all(|id| id.starts_with("orig/")),
             "{name}: {line:?}"
         );
+        // The branch's log names the checkpoint it went on from and carries
+        // the edit: with that checkpoint's state it rebuilds the branch.
+        let branch = continuous_events(&store, "branch").await;
+        let base = branch[0].payload.base_checkpoint().cloned();
+        assert_eq!(base.as_ref(), Some(&before_b.id), "{name}");
+        let base = store
+            .checkpoint(&t, before_b.id.as_str())
+            .await
+            .unwrap()
+            .unwrap();
+        let mut rebuilt = branch[0]
+            .payload
+            .start_state(base.state.as_object())
+            .unwrap()
+            .unwrap();
+        assert_eq!(rebuilt["log"], json!(["edited"]), "{name}: the edit");
+        for event in &branch {
+            if let Some(changed) = event.payload.apply_step(&mut rebuilt) {
+                changed.unwrap();
+            }
+        }
+        assert_eq!(Some(&rebuilt), latest.state.as_object(), "{name}");
         for run in ["orig", "branch"] {
             let run_id = RunId::from(run);
             let record = store.run(&run_id).await.unwrap().unwrap();

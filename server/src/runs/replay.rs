@@ -4,10 +4,11 @@
 
 use std::sync::Arc;
 
-use heddle_engine::RunId;
 use heddle_engine::run::Event;
+use heddle_engine::{RunId, ThreadId};
 use heddle_store::access::OnRun;
 use heddle_wire::error::AppError;
+use serde_json::{Map, Value};
 
 use super::manager::{Runs, internal};
 
@@ -49,5 +50,27 @@ impl Runs {
             );
         }
         Ok(events)
+    }
+
+    /// The state of checkpoint `checkpoint` of `run_id`'s thread: what a
+    /// run's first event names when it holds the changes from it rather
+    /// than the thread's whole state (`EventPayload::base_checkpoint`).
+    /// Only a checkpoint of the run's own thread is found.
+    pub async fn base_state(
+        &self,
+        run_id: &str,
+        checkpoint: &str,
+    ) -> Result<Option<Map<String, Value>>, AppError> {
+        let thread = ThreadId::from(self.record(run_id).await?.thread_id);
+        let found = self
+            .inner
+            .store
+            .checkpoint(&thread, checkpoint)
+            .await
+            .map_err(internal("cannot read the run's first state"))?;
+        Ok(found.and_then(|checkpoint| match checkpoint.state {
+            Value::Object(state) => Some(state),
+            _ => None,
+        }))
     }
 }

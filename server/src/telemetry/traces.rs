@@ -443,7 +443,9 @@ impl Spans {
                 }
             }
             EventPayload::RunFinished { output, .. } => {
-                let capture = traces.capture.then(|| content(output));
+                // Only logs stored before changes hold the final state whole:
+                // the node spans carry each update that made it.
+                let capture = output.as_ref().filter(|_| traces.capture).map(content);
                 self.end_run(tracer, run_id, at, |span| {
                     span.set_status(Status::Ok);
                     if let Some(output) = capture {

@@ -24,6 +24,7 @@ struct Pending {
     since: Instant,
 }
 
+use crate::runs::Runs;
 use crate::runs::follow::Follower;
 pub(super) use crate::runs::follow::Gone;
 
@@ -34,15 +35,48 @@ pub(super) struct Batcher {
     pending: Option<Pending>,
     /// The `seq` after the last event handled.
     pub(super) next: u64,
+    /// Where the state a run started from is read (see `base`).
+    runs: Runs,
 }
 
 impl Batcher {
-    pub(super) fn new(out: mpsc::Sender<Message>, run_id: String, next: u64) -> Self {
+    pub(super) fn new(out: mpsc::Sender<Message>, run_id: String, next: u64, runs: Runs) -> Self {
         Batcher {
             out,
             run_id,
             pending: None,
             next,
+            runs,
+        }
+    }
+
+    /// Before a run's first event that holds the changes from a checkpoint
+    /// of the thread: that checkpoint's state (`ServerMessage::Base`), so
+    /// the viewer can rebuild the state at every step.
+    async fn base(&mut self, event: &Event) -> Result<(), Gone> {
+        let Some(checkpoint) = event.payload.base_checkpoint().filter(|_| event.seq == 0) else {
+            return Ok(());
+        };
+        match self
+            .runs
+            .base_state(&self.run_id, checkpoint.as_str())
+            .await
+        {
+            Ok(Some(state)) => {
+                let message = ServerMessage::Base {
+                    run_id: self.run_id.clone(),
+                    checkpoint: checkpoint.to_string(),
+                    state,
+                };
+                self.control(message).await
+            }
+            // The thread's history was deleted: the viewer shows the
+            // changes from an empty state.
+            Ok(None) => Ok(()),
+            Err(error) => {
+                tracing::warn!(run = %self.run_id, %error, "cannot read the state a run started from");
+                Ok(())
+            }
         }
     }
 
@@ -93,6 +127,7 @@ impl Batcher {
             return Ok(());
         }
         self.flush().await?;
+        self.base(event).await?;
         let message = match text {
             Some(text) => Message::Text(text.clone()),
             None => Message::Text(Utf8Bytes::from(

@@ -375,3 +375,87 @@ async fn streamed_tokens_arrive_batched_and_account_for_every_seq() {
         "{batches} batches for {token_events} tokens"
     );
 }
+
+/// A thread's second run holds what changed, not the conversation: its
+/// viewer is sent the state of the checkpoint the run went on from once,
+/// before its first event, and rebuilds every step's state from it with
+/// the engine's own code, to the state the run finished with.
+#[tokio::test]
+async fn a_threads_next_run_is_sent_its_base_once_and_rebuilds_from_changes() {
+    let server = TestServer::start().await;
+    let graph = server
+        .create_graph(json!({
+            "format_version": 2, "name": "chat",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages", "scope": "thread"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "chat", "kind": "llm", "config": {"system": "be brief"}}],
+            "edges": [{"id": "e", "from": "start", "to": "chat"}]
+        }))
+        .await;
+    let say = |text: &str, thread: Option<&str>| json!({"input": {"messages": [{"role": "user", "content": text}]}, "thread_id": thread});
+    let (_, first) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(say("Hello there", None)),
+        )
+        .await;
+    let first = server.wait_for_run(first["id"].as_str().unwrap()).await;
+    let thread = first["thread_id"].as_str().unwrap().to_string();
+    let (_, second) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(say("And again", Some(&thread))),
+        )
+        .await;
+    let run = second["id"].as_str().unwrap().to_string();
+    let finished = server.wait_for_run(&run).await;
+
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+    )
+    .await;
+    let mut base: Option<serde_json::Map<String, Value>> = None;
+    let mut events: Vec<heddle_engine::run::Event> = Vec::new();
+    loop {
+        let message = next(&mut socket).await;
+        match message["type"].as_str() {
+            Some("base") => {
+                assert!(
+                    base.is_none() && events.is_empty(),
+                    "the base once, first: {message}"
+                );
+                base = message["state"].as_object().cloned();
+            }
+            Some("event") => events.push(serde_json::from_value(message["event"].clone()).unwrap()),
+            Some("tokens" | "caught_up") => {}
+            Some("run_idle") => break,
+            other => panic!("unexpected {other:?}: {message}"),
+        }
+    }
+    let base = base.expect("a base before the first event");
+    assert_eq!(
+        base["messages"].as_array().map(Vec::len),
+        Some(2),
+        "the first turn"
+    );
+    let first_event = serde_json::to_string(&events[0]).unwrap();
+    assert!(
+        !first_event.contains("Hello there"),
+        "the first event repeats no message: {first_event}"
+    );
+    let mut state = events[0].payload.start_state(Some(&base)).unwrap().unwrap();
+    for event in &events {
+        if let Some(changed) = event.payload.apply_step(&mut state) {
+            changed.unwrap();
+        }
+    }
+    assert_eq!(
+        Value::Object(state),
+        finished["output"],
+        "rebuilt from the base and changes"
+    );
+}

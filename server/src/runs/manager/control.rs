@@ -40,6 +40,14 @@ impl records::RunControl for Runs {
         Box::pin(Runs::events(self, run, from_seq))
     }
 
+    fn base_state<'a>(
+        &'a self,
+        run: &'a OnRun,
+        checkpoint: &'a str,
+    ) -> records::RunFuture<'a, Option<serde_json::Map<String, Value>>> {
+        Box::pin(Runs::base_state(self, run.run_id(), checkpoint))
+    }
+
     fn thread<'a>(&'a self, thread: &'a OnThread) -> records::RunFuture<'a, ThreadView> {
         Box::pin(Runs::thread(self, thread))
     }
