@@ -12,6 +12,9 @@ ALTER TABLE heddle_checkpoints ADD COLUMN snapshot_id TEXT;
 ALTER TABLE heddle_checkpoints ADD COLUMN budget INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX heddle_checkpoints_by_snapshot ON heddle_checkpoints (snapshot_id, position)
     WHERE snapshot_id IS NOT NULL;
+-- A run's last checkpoint holds its final state, which the run's record
+-- no longer repeats (PostgreSQL has this index since 1001).
+CREATE INDEX heddle_checkpoints_by_run_position ON heddle_checkpoints (run_id, position);
 
 -- The one-statement save (migration 1001) with the new columns.
 DROP TRIGGER heddle_save;

@@ -321,6 +321,24 @@ macro_rules! shared_methods {
         Box::pin(async move { Ok(self.load(thread, None).await?.map(|(checkpoint, _)| checkpoint)) })
     }
 
+    fn last_of_run<'a>(&'a self, run: &'a $crate::ids::RunId) -> $crate::run::store::StoreFuture<'a, Option<$crate::run::checkpoint::Checkpoint>> {
+        Box::pin(async move {
+            let found: Option<(String, String)> = sqlx::query_as(
+                "SELECT thread_id, checkpoint_id FROM heddle_checkpoints WHERE run_id = $1
+                 ORDER BY position DESC LIMIT 1",
+            )
+            .bind(run.as_str())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err($crate::run::sql::error("cannot read the run's last checkpoint"))?;
+            let Some((thread, id)) = found else {
+                return Ok(None);
+            };
+            let thread = $crate::ids::ThreadId::from(thread);
+            Ok(self.load(&thread, Some(&id)).await?.map(|(checkpoint, _)| checkpoint))
+        })
+    }
+
     fn history<'a>(&'a self, thread: &'a $crate::ids::ThreadId) -> $crate::run::store::StoreFuture<'a, Vec<$crate::run::checkpoint::CheckpointSummary>> {
         Box::pin(async move {
             let bodies: Vec<String> = sqlx::query_scalar(

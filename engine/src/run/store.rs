@@ -130,6 +130,11 @@ pub trait CheckpointStore: Send + Sync + 'static {
     /// The thread's newest checkpoint.
     fn latest<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Option<Checkpoint>>;
 
+    /// The newest checkpoint of `run`: once the run ended, the one that
+    /// holds its final state (which its record and its end event do not
+    /// repeat).
+    fn last_of_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<Checkpoint>>;
+
     /// The thread's checkpoints, oldest first.
     fn history<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Vec<CheckpointSummary>>;
 
@@ -299,6 +304,17 @@ impl CheckpointStore for MemoryStore {
             .iter()
             .rev()
             .find(|c| &c.thread_id == thread)
+            .cloned();
+        ready(Ok(found))
+    }
+
+    fn last_of_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<Checkpoint>> {
+        let memory = self.lock();
+        let found = memory
+            .checkpoints
+            .iter()
+            .rev()
+            .find(|c| &c.run_id == run)
             .cloned();
         ready(Ok(found))
     }

@@ -143,6 +143,10 @@ impl CheckpointStore for LeaseFenced {
         self.store.latest(thread)
     }
 
+    fn last_of_run<'a>(&'a self, run: &'a RunId) -> StoreFuture<'a, Option<Checkpoint>> {
+        self.store.last_of_run(run)
+    }
+
     fn history<'a>(&'a self, thread: &'a ThreadId) -> StoreFuture<'a, Vec<CheckpointSummary>> {
         self.store.history(thread)
     }

@@ -311,7 +311,9 @@ fn outcome(result: &Result<RunOutput, RunError>) -> (RunStatus, Option<Value>, O
             Some(serde_json::json!({"state": output.state, "interrupts": output.interrupts})),
             None,
         ),
-        Ok(output) => (RunStatus::Finished, Some(output.state.clone()), None),
+        // The final state is the run's last checkpoint's: not copied into
+        // its record (see `Runs::record`).
+        Ok(_) => (RunStatus::Finished, None, None),
         Err(error @ RunError::Cancelled { .. }) => {
             (RunStatus::Cancelled, None, Some(error.to_string()))
         }

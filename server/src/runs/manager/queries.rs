@@ -19,9 +19,23 @@ impl Runs {
     /// One run's record, with no access check: for the server's own
     /// work (recovery, the websocket after its own check) and tests.
     pub async fn record(&self, run_id: &str) -> Result<RunInfo, AppError> {
-        records::get(&self.inner.db, run_id)
+        let mut info = records::get(&self.inner.db, run_id)
             .await?
-            .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
+            .ok_or_else(|| AppError::not_found(format!("run {run_id}")))?;
+        // A finished run's record does not repeat its final state (a
+        // conversation's would grow with the square of its turns): it is
+        // the state of the run's last checkpoint. Runs recorded before
+        // this keep their own copy.
+        if info.output.is_none() && info.status == heddle_engine::run::RunStatus::Finished {
+            info.output = self
+                .inner
+                .store
+                .last_of_run(&heddle_engine::RunId::from(run_id))
+                .await
+                .map_err(internal("cannot read the run's final state"))?
+                .map(|checkpoint| checkpoint.state);
+        }
+        Ok(info)
     }
 
     /// A graph's runs, newest first (at most `limit`).
