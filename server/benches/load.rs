@@ -230,7 +230,14 @@ fn main() {
         .enable_all()
         .build()
         .unwrap_or_else(|e| panic!("runtime: {e}"));
-    let server = Server::start(&["--max-runs", "256", "--max-runs-per-user", "100000"]);
+    let server = Server::start(&[
+        "--max-runs",
+        "256",
+        "--max-runs-per-user",
+        "100000",
+        "--max-runs-per-owner",
+        "100000",
+    ]);
     runtime.block_on(async {
         // One account does everything: sign up, keep its session cookie.
         let jar = std::sync::Arc::new(reqwest::cookie::Jar::default());

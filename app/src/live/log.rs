@@ -225,10 +225,13 @@ impl RunLog {
 
     /// The state after the run's last step (its final state once it ended).
     pub fn final_state(&self) -> Map<String, Value> {
-        self.states()
-            .pop()
-            .map(|(_, state, _)| state)
-            .unwrap_or_else(|| self.initial_state())
+        let mut state = self.initial_state();
+        for event in &self.events {
+            if let Some(Err(_)) = event.payload.apply_step(&mut state) {
+                break;
+            }
+        }
+        state
     }
 
     /// The state after each finished step, in order, rebuilt from the
@@ -483,6 +486,36 @@ pub(crate) mod tests {
         assert_eq!(states.len(), 2);
         assert_eq!(states[0].1["n"], 1);
         assert_eq!(states[1].1, after);
+        assert_eq!(log.final_state(), after);
+    }
+
+    #[test]
+    fn a_run_that_goes_on_with_a_thread_builds_on_its_base() {
+        let mut log = log(&[
+            json!({"type": "run_started", "graph": "g", "input": {}, "from": "r0/9",
+                   "changes": {"messages": {"op": "append", "items": [{"role": "user", "content": "again"}]},
+                               "turns": {"op": "set", "value": 0}}}),
+            json!({"type": "step_finished", "step": 0, "changes": {
+                "messages": {"op": "append", "items": [{"role": "assistant", "content": "once more"}]}}}),
+            json!({"type": "run_finished", "steps": 1}),
+        ]);
+        assert_eq!(log.base_checkpoint().as_deref(), Some("r0/9"));
+        // Until the base arrives, the changes alone cannot be applied.
+        assert!(log.state_after(None).0.is_empty());
+        log.base = Some(
+            json!({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}], "turns": 3})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        let contents: Vec<String> = log.final_state()["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(contents, ["hi", "yo", "again", "once more"]);
+        assert_eq!(log.state_after(None).0["turns"], 0);
     }
 
     #[test]

@@ -107,6 +107,9 @@ impl PostgresStore {
 /// caller's transaction: what an application that keeps runs of its own
 /// calls when it deletes what they belong to, so that it never writes SQL
 /// against the engine's tables. Returns how many runs were deleted.
+///
+/// Delete a thread's runs together: a later run's checkpoints may be
+/// stored as changes from an earlier run's (see `run::stored_state`).
 pub async fn delete_runs_with(
     connection: &mut sqlx::PgConnection,
     runs: &[String],
