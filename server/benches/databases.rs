@@ -137,7 +137,14 @@ struct Figures {
 async fn api(url: Option<&str>) -> (Vec<u64>, Vec<u64>, f64, f64) {
     let server = Server::start_on(
         url,
-        &["--max-runs", "8", "--max-runs-per-user", "100000", "--max-runs-per-owner", "100000"],
+        &[
+            "--max-runs",
+            "8",
+            "--max-runs-per-user",
+            "100000",
+            "--max-runs-per-owner",
+            "100000",
+        ],
     );
     let client = reqwest::Client::builder()
         .cookie_store(true)
