@@ -19,28 +19,36 @@ impl Runs {
     /// One run's record, with no access check: for the server's own
     /// work (recovery, the websocket after its own check) and tests.
     pub async fn record(&self, run_id: &str) -> Result<RunInfo, AppError> {
-        let mut info = records::get(&self.inner.db, run_id)
+        let info = records::get(&self.inner.db, run_id)
             .await?
             .ok_or_else(|| AppError::not_found(format!("run {run_id}")))?;
-        // A finished run's record does not repeat its final state (a
-        // conversation's would grow with the square of its turns): it is
-        // the state of the run's last checkpoint. Runs recorded before
-        // this keep their own copy.
+        self.with_final_state(info).await
+    }
+
+    /// A graph's runs, newest first (at most `limit`).
+    pub async fn list(&self, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
+        let mut runs = Vec::new();
+        for info in records::list(&self.inner.db, allowed, limit).await? {
+            runs.push(self.with_final_state(info).await?);
+        }
+        Ok(runs)
+    }
+
+    /// A finished run's record does not repeat its final state (a
+    /// conversation's would grow with the square of its turns): it is the
+    /// state of the run's last checkpoint, filled in here. Runs recorded
+    /// before keep their own copy.
+    async fn with_final_state(&self, mut info: RunInfo) -> Result<RunInfo, AppError> {
         if info.output.is_none() && info.status == heddle_engine::run::RunStatus::Finished {
             info.output = self
                 .inner
                 .store
-                .last_of_run(&heddle_engine::RunId::from(run_id))
+                .last_of_run(&heddle_engine::RunId::from(info.id.as_str()))
                 .await
                 .map_err(internal("cannot read the run's final state"))?
                 .map(|checkpoint| checkpoint.state);
         }
         Ok(info)
-    }
-
-    /// A graph's runs, newest first (at most `limit`).
-    pub async fn list(&self, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
-        records::list(&self.inner.db, allowed, limit).await
     }
 
     /// A graph's threads, most recently active first.
