@@ -621,6 +621,18 @@ test("a chat message runs the reply as just edited", async ({ page, errors }) =>
   const messages = page.getByTestId("chat-messages");
   await expect(messages.locator(".role-assistant").last()).toContainText("new reply");
   await expect(messages).not.toContainText("old reply");
+  // The second turn's run holds only what changed; its log builds on the
+  // first turn's last checkpoint, which the page is sent once: the State
+  // tab still shows the whole conversation at its step.
+  await page.getByTestId("chat-input").fill("and again");
+  await page.getByTestId("chat-input").press("Enter");
+  await expect(messages.locator(".role-assistant")).toHaveCount(2);
+  await page.getByRole("tab", { name: "State" }).click();
+  const state = page.getByTestId("state-inspector");
+  await expect(state).toContainText("hello");
+  await expect(state).toContainText("and again");
+  await page.screenshot({ path: "../target/e2e/screens/state-of-a-second-turn-light.png" });
+  expect(errors).toEqual([]);
 });
 
 test("a question asked inside a subgraph pauses the run and is answered in the run panel", async ({

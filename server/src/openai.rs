@@ -375,7 +375,7 @@ async fn go_on(
 ) -> Result<RunInfo, ApiError> {
     let newest = heddle_store::runs::newest_of_thread(&state.db, thread_id).await?;
     let paused = match newest {
-        Some((run_id, ..)) => state.runs.record(&run_id).await?.status == RunStatus::Interrupted,
+        Some((run_id, ..)) => state.runs.status(&run_id).await? == RunStatus::Interrupted,
         None => false,
     };
     if paused {

@@ -223,7 +223,7 @@ async fn reply(
     let thread_id = format!("widget-{}-{}", widget.id, message.conversation);
     let newest = heddle_store::runs::newest_of_thread(&state.db, &thread_id).await?;
     let paused = match newest {
-        Some((run_id, ..)) => state.runs.record(&run_id).await?.status == RunStatus::Interrupted,
+        Some((run_id, ..)) => state.runs.status(&run_id).await? == RunStatus::Interrupted,
         None => false,
     };
     let run = if paused {

@@ -353,7 +353,7 @@ fn text_message(message: &ServerMessage) -> Message {
 /// ones, the running execution's backlog, then live (tokens batched).
 async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Message>) {
     // Check the run exists (a running one needs no query).
-    if runs.hub(&run_id).is_none() && runs.record(&run_id).await.is_err() {
+    if runs.hub(&run_id).is_none() && runs.status(&run_id).await.is_err() {
         let message = format!("run {run_id} was not found");
         let _ = out
             .send(text_message(&ServerMessage::Error { message }))
@@ -364,7 +364,7 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
     if follow::stream(&runs, &run_id, &mut batcher).await.is_err() {
         return;
     }
-    let status = runs.record(&run_id).await.ok().map(|run| run.status);
+    let status = runs.status(&run_id).await.ok();
     let next = batcher.next;
     let _ = batcher
         .control(ServerMessage::RunIdle {

@@ -86,9 +86,9 @@ pub async fn stream<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) ->
         // No execution here: the stored log is all there is, unless the
         // run executes on another server; then follow its log.
         if runs
-            .record(run_id)
+            .status(run_id)
             .await
-            .is_ok_and(|run| run.status.is_active())
+            .is_ok_and(|status| status.is_active())
         {
             return tail(runs, run_id, follower).await;
         }
@@ -132,9 +132,9 @@ async fn tail<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) -> Resul
     loop {
         // The status first: events stored before it ended are read below.
         let active = runs
-            .record(run_id)
+            .status(run_id)
             .await
-            .is_ok_and(|run| run.status.is_active());
+            .is_ok_and(|status| status.is_active());
         match runs
             .store()
             .events(&RunId::from(run_id), follower.next())

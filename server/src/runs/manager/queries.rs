@@ -25,6 +25,15 @@ impl Runs {
         self.with_final_state(info).await
     }
 
+    /// Where a run stands, without reading its final state: for checks
+    /// that need only the status.
+    pub async fn status(&self, run_id: &str) -> Result<heddle_engine::run::RunStatus, AppError> {
+        records::get(&self.inner.db, run_id)
+            .await?
+            .map(|info| info.status)
+            .ok_or_else(|| AppError::not_found(format!("run {run_id}")))
+    }
+
     /// A graph's runs, newest first (at most `limit`).
     pub async fn list(&self, allowed: &Allowed, limit: i64) -> Result<Vec<RunInfo>, AppError> {
         let mut runs = Vec::new();
