@@ -507,13 +507,18 @@ impl Executor<'_> {
                     None => (None, Ok(())),
                 };
                 let restored = bounded.and_then(|()| self.restore(&mut state, &checkpoint.state));
-                // The state is the stored checkpoint's with a fork's edits:
-                // the event names the one and carries the others.
+                // A fork's state is the stored checkpoint's with its edits:
+                // the event names the one and carries the others. A run
+                // that goes on with its own log has its state there; one
+                // whose log begins here from a checkpoint no store holds (a
+                // child graph's, answered in memory) holds it whole.
+                let whole = (restored.is_ok() && same_run && self.emitter.next_seq() == 0)
+                    .then(|| state.to_json());
                 self.emitter.emit(EventPayload::RunResumed {
                     step: checkpoint.step,
                     checkpoint: checkpoint.id.clone(),
                     value: resume.clone(),
-                    state: None,
+                    state: whole,
                     changes: edits
                         .into_iter()
                         .map(|(channel, value)| (channel, Change::Set { value }))
