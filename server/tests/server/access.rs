@@ -577,6 +577,12 @@ async fn run_server_functions_answer_each_caller_as_their_role_allows() {
             Need::Viewer,
             200,
         ),
+        (
+            "run_base",
+            json!({"run_id": run, "checkpoint": format!("{run}/0")}),
+            Need::Viewer,
+            200,
+        ),
         ("list_threads", json!({"graph_id": g}), Need::Viewer, 200),
         (
             "get_thread",

@@ -458,4 +458,39 @@ async fn a_threads_next_run_is_sent_its_base_once_and_rebuilds_from_changes() {
         finished["output"],
         "rebuilt from the base and changes"
     );
+
+    // The same base for a log read whole; a checkpoint is found only in
+    // the run's own thread, never in another's.
+    let base_id = events[0].payload.base_checkpoint().unwrap().to_string();
+    let read = |run: String, checkpoint: String| {
+        let owner = &server.owner;
+        async move {
+            let response = owner
+                .call_json(
+                    "run_base",
+                    &json!({"run_id": run, "checkpoint": checkpoint}),
+                )
+                .await;
+            assert_eq!(response.status(), 200);
+            response.json::<Value>().await.unwrap()
+        }
+    };
+    assert_eq!(
+        read(run.clone(), base_id.clone()).await,
+        Value::Object(base)
+    );
+    let (_, elsewhere) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(say("Another thread", None)),
+        )
+        .await;
+    let elsewhere = elsewhere["id"].as_str().unwrap().to_string();
+    server.wait_for_run(&elsewhere).await;
+    assert_eq!(
+        read(elsewhere, base_id).await,
+        Value::Null,
+        "not another thread's checkpoint"
+    );
 }
