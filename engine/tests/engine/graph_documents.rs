@@ -6,7 +6,7 @@
 use heddle_engine::run::{RunRecord, RunStatus};
 use heddle_engine::{RunId, ThreadId};
 
-use crate::stores::{Location, stores};
+use crate::stores::{Sql, stores};
 
 fn record(run: &str, graph: &str) -> RunRecord {
     RunRecord {
@@ -21,28 +21,7 @@ const FIRST: &str = r#"{"format_version":2,"name":"first","nodes":[]}"#;
 const SECOND: &str = r#"{"format_version":2,"name":"second","nodes":[]}"#;
 const OLD: &str = r#"{"format_version":2,"name":"recorded before","nodes":[]}"#;
 
-/// SQL against a database store's tables, as the test's own connection.
-enum Sql {
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlx::SqlitePool),
-    #[cfg(feature = "postgres")]
-    Postgres(sqlx::PgPool),
-}
-
 impl Sql {
-    async fn open(location: &Location) -> Sql {
-        match location {
-            #[cfg(feature = "sqlite")]
-            Location::Sqlite(path) => Sql::Sqlite(
-                sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-                    .await
-                    .unwrap(),
-            ),
-            #[cfg(feature = "postgres")]
-            Location::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
-        }
-    }
-
     async fn documents(&self) -> i64 {
         let count = "SELECT COUNT(*) FROM heddle_graphs";
         match self {

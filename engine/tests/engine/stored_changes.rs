@@ -11,7 +11,7 @@ use heddle_engine::run::{Checkpoint, CheckpointStore, PendingTask, RunRecord, Ru
 use heddle_engine::{CheckpointId, NodeId, RunId, ThreadId};
 use serde_json::{Value, json};
 
-use crate::stores::{Location, stores};
+use crate::stores::{Sql, stores};
 
 fn record(run: &str, thread: &str) -> RunRecord {
     RunRecord {
@@ -146,28 +146,7 @@ async fn every_checkpoint_of_a_long_growing_thread_reads_back_as_saved() {
     }
 }
 
-/// SQL against a database store's tables, as the test's own connection.
-enum Sql {
-    #[cfg(feature = "sqlite")]
-    Sqlite(sqlx::SqlitePool),
-    #[cfg(feature = "postgres")]
-    Postgres(sqlx::PgPool),
-}
-
 impl Sql {
-    async fn open(location: &Location) -> Sql {
-        match location {
-            #[cfg(feature = "sqlite")]
-            Location::Sqlite(path) => Sql::Sqlite(
-                sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
-                    .await
-                    .unwrap(),
-            ),
-            #[cfg(feature = "postgres")]
-            Location::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
-        }
-    }
-
     /// The bytes a thread's checkpoint rows hold (bodies and changes), and
     /// how many of them are snapshots.
     async fn stored(&self, thread: &str) -> (i64, i64) {

@@ -22,6 +22,32 @@ pub enum Location {
     Postgres(String),
 }
 
+/// SQL against a database store's tables, as a test's own connection (each
+/// test file adds the queries it needs).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub enum Sql {
+    #[cfg(feature = "sqlite")]
+    Sqlite(sqlx::SqlitePool),
+    #[cfg(feature = "postgres")]
+    Postgres(sqlx::PgPool),
+}
+
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+impl Sql {
+    pub async fn open(location: &Location) -> Sql {
+        match location {
+            #[cfg(feature = "sqlite")]
+            Location::Sqlite(path) => Sql::Sqlite(
+                sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display()))
+                    .await
+                    .unwrap(),
+            ),
+            #[cfg(feature = "postgres")]
+            Location::Postgres(url) => Sql::Postgres(sqlx::PgPool::connect(url).await.unwrap()),
+        }
+    }
+}
+
 /// A fresh store for one test; what it stores goes with it.
 pub struct TestStore {
     /// `memory`, `sqlite` or `postgres`, for messages.
