@@ -53,6 +53,8 @@ pub mod sqlite;
 #[cfg(feature = "runtime")]
 mod store;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod stored_events;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod stored_state;
 #[cfg(feature = "runtime")]
 pub mod worker_pool;

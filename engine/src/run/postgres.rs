@@ -30,7 +30,7 @@ use sqlx::postgres::PgPoolOptions;
 
 use super::checkpoint::Checkpoint;
 use super::event::Event;
-use super::sql::{Batch, error, integer, write_error};
+use super::sql::{Batch, BatchRow, compacted, error, integer, write_error};
 use super::store::{CheckpointStore, StoreError, StoreFuture};
 use super::stored_state::{Encoded, Tips, Written};
 
@@ -298,6 +298,53 @@ impl CheckpointStore for PostgresStore {
             }
             self.tips.settle(written);
             Ok(())
+        })
+    }
+
+    fn compact_events<'a>(
+        &'a self,
+        run: &'a crate::ids::RunId,
+        first: u64,
+        last: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let mut tx = self.pool.begin().await.map_err(error("cannot begin"))?;
+            // Locked: a second compaction of the same batches waits, then
+            // finds them gone and leaves them.
+            let rows: Vec<BatchRow> = sqlx::query_as(
+                "SELECT first_seq, last_seq, body FROM heddle_events
+                 WHERE run_id = $1 AND first_seq >= $2 ORDER BY first_seq FOR UPDATE",
+            )
+            .bind(run.as_str())
+            .bind(integer(first, "event")?)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(error("cannot read the events to compact"))?;
+            let Some(batch) = compacted(run, &rows, first, last)? else {
+                return Ok(());
+            };
+            sqlx::query(
+                "DELETE FROM heddle_events WHERE run_id = $1 AND first_seq >= $2
+                 AND first_seq <= $3",
+            )
+            .bind(run.as_str())
+            .bind(batch.first)
+            .bind(batch.last)
+            .execute(&mut *tx)
+            .await
+            .map_err(error("cannot compact the events"))?;
+            sqlx::query(
+                "INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
+                 VALUES ($1, $2, $3, $4)",
+            )
+            .bind(run.as_str())
+            .bind(batch.first)
+            .bind(batch.last)
+            .bind(&batch.body)
+            .execute(&mut *tx)
+            .await
+            .map_err(error("cannot compact the events"))?;
+            tx.commit().await.map_err(error("cannot commit"))
         })
     }
 

@@ -56,9 +56,10 @@ impl Batch {
         let Some((first, last)) = batch_span(run, events)? else {
             return Ok(None);
         };
-        let body = serde_json::to_string(events).map_err(|e| {
-            StoreError::Corrupt(format!("cannot encode the events of run `{run}`: {e}"))
-        })?;
+        let body =
+            super::stored_events::encode(events.iter().map(|event| &**event)).map_err(|e| {
+                StoreError::Corrupt(format!("cannot encode the events of run `{run}`: {e}"))
+            })?;
         Ok(Some(Batch {
             run: run.clone(),
             first: integer(first, "event")?,
@@ -68,11 +69,56 @@ impl Batch {
     }
 }
 
-/// The events of stored batches (JSON arrays, in order) from `from_seq` on.
-pub(crate) fn events_from(batches: &[String], from_seq: u64) -> Result<Vec<Event>, StoreError> {
+/// A stored batch of `heddle_events`: its first and last event, its body.
+pub(crate) type BatchRow = (i64, i64, String);
+
+/// The one batch that replaces `rows` (`run`'s stored batches from
+/// `first` on, in order) when they are two or more, cover `first` to
+/// `last` exactly and end the log there; `None` when they do not, and
+/// nothing is to be rewritten ([`CheckpointStore::compact_events`]).
+///
+/// [`CheckpointStore::compact_events`]: super::store::CheckpointStore::compact_events
+pub(crate) fn compacted(
+    run: &RunId,
+    rows: &[BatchRow],
+    first: u64,
+    last: u64,
+) -> Result<Option<Batch>, StoreError> {
+    let (first, last) = (integer(first, "event")?, integer(last, "event")?);
+    let mut next = first;
+    for (row_first, row_last, _) in rows {
+        if *row_first != next || *row_last < *row_first || *row_last > last {
+            return Ok(None);
+        }
+        next = row_last + 1;
+    }
+    if rows.len() < 2 || next != last + 1 {
+        return Ok(None);
+    }
+    let mut events = Vec::new();
+    for (_, _, body) in rows {
+        events.extend(super::stored_events::decode(run, body)?);
+    }
+    let body = super::stored_events::encode(&events).map_err(|e| {
+        StoreError::Corrupt(format!("cannot encode the events of run `{run}`: {e}"))
+    })?;
+    Ok(Some(Batch {
+        run: run.clone(),
+        first,
+        last,
+        body,
+    }))
+}
+
+/// The events of `run`'s stored batches (in order) from `from_seq` on.
+pub(crate) fn events_from(
+    run: &RunId,
+    batches: &[String],
+    from_seq: u64,
+) -> Result<Vec<Event>, StoreError> {
     let mut events = Vec::new();
     for batch in batches {
-        let batch: Vec<Event> = parse(batch)?;
+        let batch = super::stored_events::decode(run, batch)?;
         events.extend(batch.into_iter().filter(|event| event.seq >= from_seq));
     }
     Ok(events)
@@ -408,7 +454,7 @@ macro_rules! shared_methods {
             .fetch_all(&self.pool)
             .await
             .map_err($crate::run::sql::error("cannot read the events"))?;
-            $crate::run::sql::events_from(&batches, from_seq)
+            $crate::run::sql::events_from(run, &batches, from_seq)
         })
     }
     };

@@ -28,7 +28,7 @@ use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, S
 
 use super::checkpoint::Checkpoint;
 use super::event::Event;
-use super::sql::{Batch, error, integer, write_error};
+use super::sql::{Batch, BatchRow, compacted, error, integer, write_error};
 use super::store::{CheckpointStore, StoreError, StoreFuture};
 use super::stored_state::{Encoded, Tips};
 
@@ -237,6 +237,52 @@ impl CheckpointStore for SqliteStore {
             .await
             .map_err(write_error("cannot store events", Some(&batch)))?;
             Ok(())
+        })
+    }
+
+    fn compact_events<'a>(
+        &'a self,
+        run: &'a crate::ids::RunId,
+        first: u64,
+        last: u64,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            // The one writer: nothing is appended between the read and the
+            // rewrite, and the continuity trigger sees the rewritten batch
+            // follow the log.
+            let mut writer = self.writer.lock().await;
+            let mut tx = sqlx::Connection::begin(&mut *writer)
+                .await
+                .map_err(error("cannot begin"))?;
+            let rows: Vec<BatchRow> = sqlx::query_as(
+                "SELECT first_seq, last_seq, body FROM heddle_events
+                 WHERE run_id = ? AND first_seq >= ? ORDER BY first_seq",
+            )
+            .bind(run.as_str())
+            .bind(integer(first, "event")?)
+            .fetch_all(&mut *tx)
+            .await
+            .map_err(error("cannot read the events to compact"))?;
+            let Some(batch) = compacted(run, &rows, first, last)? else {
+                return Ok(());
+            };
+            sqlx::query("DELETE FROM heddle_events WHERE run_id = ? AND first_seq >= ?")
+                .bind(run.as_str())
+                .bind(batch.first)
+                .execute(&mut *tx)
+                .await
+                .map_err(error("cannot compact the events"))?;
+            sqlx::query(
+                "INSERT INTO heddle_events (run_id, first_seq, last_seq, body) VALUES (?, ?, ?, ?)",
+            )
+            .bind(run.as_str())
+            .bind(batch.first)
+            .bind(batch.last)
+            .bind(&batch.body)
+            .execute(&mut *tx)
+            .await
+            .map_err(error("cannot compact the events"))?;
+            tx.commit().await.map_err(error("cannot commit"))
         })
     }
 

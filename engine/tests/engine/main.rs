@@ -34,6 +34,7 @@ mod routing;
 mod script;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod stored_changes;
+mod stored_events;
 mod subgraph;
 mod tool_policies;
 mod validation;

@@ -112,9 +112,28 @@ pub async fn stream<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) ->
         match received {
             Ok(frame) => follower.event(&frame.event, Some(&frame.text)).await?,
             Err(broadcast::error::RecvError::Lagged(_)) => {
-                // Fell behind: read what was missed from the log.
-                for frame in hub.since(follower.next()) {
-                    follower.event(&frame.event, Some(&frame.text)).await?;
+                // Fell behind: catch up from the hub, and from the store
+                // for what the hub no longer holds.
+                let since = hub.since(follower.next());
+                let held = since.first_seq.unwrap_or(u64::MAX);
+                if follower.next() < held {
+                    let from = follower.next();
+                    match runs.store().events(&RunId::from(run_id), from).await {
+                        Ok(stored) => {
+                            for event in stored.into_iter().take_while(|e| e.seq < held) {
+                                follower.event(&Arc::new(event), None).await?;
+                            }
+                        }
+                        Err(error) => {
+                            tracing::error!(run = %run_id, %error, "cannot read stored events");
+                            return follower.failed("cannot read the run's events").await;
+                        }
+                    }
+                }
+                for frame in since.frames {
+                    if frame.seq() >= follower.next() {
+                        follower.event(&frame.event, Some(&frame.text)).await?;
+                    }
                 }
             }
             Err(broadcast::error::RecvError::Closed) => break,

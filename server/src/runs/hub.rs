@@ -10,12 +10,22 @@
 //! database, and a run recovered after a crash numbers its events after
 //! it: no number ever names two events. The run's checkpoints wait for
 //! the hub to have stored everything before them.
+//!
+//! Only a window of the newest events stays in memory ([`WINDOW_EVENTS`],
+//! [`WINDOW_BYTES`]): a watcher that asks for older ones reads them from
+//! the store, where every event in the hub already is.
+//!
+//! Stored as they come, a model's tokens make a batch each; when a step
+//! ends (and every [`COMPACT_AFTER`] batches of a long one) the step's
+//! batches are rewritten as one, where a node's tokens are one text
+//! ([`CheckpointStore::compact_events`]).
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::extract::ws::Utf8Bytes;
 use heddle_engine::run::CheckpointStore;
-use heddle_engine::run::{Event, EventSink, StoreError, StoreFuture};
+use heddle_engine::run::{Event, EventPayload, EventSink, StoreError, StoreFuture};
 use heddle_wire::protocol::ServerMessage;
 use tokio::sync::{broadcast, watch};
 
@@ -48,6 +58,15 @@ impl Frame {
 /// backlog instead.
 const LIVE_CAPACITY: usize = 1024;
 
+/// At most how many events a hub keeps in memory, and how many bytes of
+/// their messages: a long run's memory stays bounded.
+const WINDOW_EVENTS: usize = 4096;
+const WINDOW_BYTES: usize = 8 << 20;
+
+/// How many batches a step may store before they are compacted, even
+/// before it ends.
+const COMPACT_AFTER: usize = 64;
+
 /// The events of one execution.
 pub struct RunHub {
     inner: Arc<Mutex<Inner>>,
@@ -66,8 +85,11 @@ enum Stored {
 
 #[derive(Default)]
 struct Inner {
-    /// Stored and published.
-    events: Vec<Frame>,
+    /// The newest events stored and published (older ones are only in the
+    /// store).
+    events: VecDeque<Frame>,
+    /// The bytes of their messages.
+    window_bytes: usize,
     /// Emitted, not yet stored.
     pending: Vec<Frame>,
     /// The `seq` after the last event emitted.
@@ -76,14 +98,84 @@ struct Inner {
     writing: bool,
     /// `None` once the execution is over: live streams then end.
     live: Option<broadcast::Sender<Frame>>,
+    /// The batches stored since the step began, not yet compacted.
+    step: Option<StepBatches>,
+}
+
+/// The stored batches of the step going on.
+struct StepBatches {
+    /// Its first event and last stored one.
+    first: u64,
+    last: u64,
+    /// How many batches they are stored in.
+    batches: usize,
+    /// Whether a model streamed tokens among them.
+    tokens: bool,
+}
+
+impl StepBatches {
+    /// Takes a newly stored batch in; says which events to compact when
+    /// it is time.
+    fn stored(step: &mut Option<StepBatches>, events: &[Arc<Event>]) -> Option<(u64, u64)> {
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return None;
+        };
+        let batch = step.get_or_insert(StepBatches {
+            first: first.seq,
+            last: last.seq,
+            batches: 0,
+            tokens: false,
+        });
+        batch.last = last.seq;
+        batch.batches += 1;
+        batch.tokens |= events.iter().any(|event| is_token(event));
+        let ends = events.iter().any(|event| ends_a_step(event));
+        let due = batch.tokens && batch.batches > 1;
+        let range = (batch.first, batch.last);
+        if ends {
+            *step = None;
+        } else if batch.batches >= COMPACT_AFTER {
+            // Compacted into one batch, which the next compaction of the
+            // step takes in again.
+            batch.batches = 1;
+        } else {
+            return None;
+        }
+        due.then_some(range)
+    }
+}
+
+fn is_token(event: &Event) -> bool {
+    matches!(&event.payload, EventPayload::Custom { name, .. } if name == "token")
+}
+
+fn ends_a_step(event: &Event) -> bool {
+    matches!(
+        event.payload,
+        EventPayload::StepFinished { .. }
+            | EventPayload::RunFinished { .. }
+            | EventPayload::RunFailed { .. }
+            | EventPayload::RunCancelled { .. }
+            | EventPayload::RunInterrupted { .. }
+    )
 }
 
 /// What a watcher gets: the backlog from its sequence number, then live.
 pub struct Replay {
     pub backlog: Vec<Frame>,
     pub live: broadcast::Receiver<Frame>,
-    /// The first `seq` this execution emitted (earlier ones are stored).
+    /// The first `seq` the hub holds (earlier ones are read from the
+    /// store).
     pub first_seq: Option<u64>,
+}
+
+/// What a lagging watcher catches up with: the events the hub holds from
+/// its `seq`, and where they begin.
+pub struct Since {
+    /// The first `seq` the hub holds: what comes before it is read from
+    /// the store.
+    pub first_seq: Option<u64>,
+    pub frames: Vec<Frame>,
 }
 
 fn lock(inner: &Mutex<Inner>) -> MutexGuard<'_, Inner> {
@@ -138,7 +230,17 @@ impl RunHub {
                         // No watcher is not an error.
                         let _ = live.send(frame.clone());
                     }
-                    guard.events.push(frame);
+                    guard.keep(frame);
+                }
+            }
+            // Before the checkpoint that follows is saved: a run that
+            // ended has its log compacted.
+            let due = StepBatches::stored(&mut lock(&inner).step, &events);
+            if let (Some((first, last)), Some(event)) = (due, events.first()) {
+                // The events read back the same either way: a failure
+                // costs room, not events.
+                if let Err(error) = store.compact_events(&event.run_id, first, last).await {
+                    tracing::warn!(%error, "cannot compact a step's stored events");
                 }
             }
             stored.send_replace(Stored::Upto(upto));
@@ -176,19 +278,21 @@ impl RunHub {
             // Over: a stream that ends after the backlog.
             None => broadcast::channel(1).1,
         };
-        let start = inner.events.partition_point(|frame| frame.seq() < from_seq);
         Replay {
-            backlog: inner.events[start..].to_vec(),
+            backlog: inner.from(from_seq),
             live,
-            first_seq: inner.events.first().map(Frame::seq),
+            first_seq: inner.events.front().map(Frame::seq),
         }
     }
 
-    /// The events from `from_seq` on (a lagging watcher's catch-up).
-    pub fn since(&self, from_seq: u64) -> Vec<Frame> {
+    /// The events it holds from `from_seq` on (a lagging watcher's
+    /// catch-up).
+    pub fn since(&self, from_seq: u64) -> Since {
         let inner = self.lock();
-        let start = inner.events.partition_point(|frame| frame.seq() < from_seq);
-        inner.events[start..].to_vec()
+        Since {
+            first_seq: inner.events.front().map(Frame::seq),
+            frames: inner.from(from_seq),
+        }
     }
 
     /// Ends the live streams once what was emitted is stored and shown:
@@ -201,6 +305,26 @@ impl RunHub {
     /// Ends the live streams at once (the server is stopping).
     pub fn close_now(&self) {
         self.lock().live = None;
+    }
+}
+
+impl Inner {
+    /// Keeps a stored event in the window, letting the oldest go.
+    fn keep(&mut self, frame: Frame) {
+        self.window_bytes += frame.text.len();
+        self.events.push_back(frame);
+        while self.events.len() > 1
+            && (self.events.len() > WINDOW_EVENTS || self.window_bytes > WINDOW_BYTES)
+        {
+            if let Some(gone) = self.events.pop_front() {
+                self.window_bytes -= gone.text.len();
+            }
+        }
+    }
+
+    fn from(&self, from_seq: u64) -> Vec<Frame> {
+        let start = self.events.partition_point(|frame| frame.seq() < from_seq);
+        self.events.range(start..).cloned().collect()
     }
 }
 
@@ -229,5 +353,129 @@ impl EventSink for RunHub {
 
     fn flush(&self) -> StoreFuture<'_, ()> {
         Box::pin(self.stored_all())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::{NodeId, RunId};
+    use serde_json::json;
+
+    use super::*;
+
+    fn event(seq: u64, payload: EventPayload) -> Arc<Event> {
+        Arc::new(Event {
+            run_id: RunId::from("r"),
+            seq,
+            at_us: seq,
+            path: Vec::new(),
+            payload,
+        })
+    }
+
+    fn token(seq: u64) -> Arc<Event> {
+        event(
+            seq,
+            EventPayload::Custom {
+                node: NodeId::from("chat"),
+                name: "token".into(),
+                data: json!({"text": "word "}),
+            },
+        )
+    }
+
+    fn step_started(seq: u64) -> Arc<Event> {
+        event(
+            seq,
+            EventPayload::StepStarted {
+                step: 0,
+                tasks: Vec::new(),
+            },
+        )
+    }
+
+    fn step_finished(seq: u64) -> Arc<Event> {
+        event(
+            seq,
+            EventPayload::StepFinished {
+                step: 0,
+                changes: Default::default(),
+                delta: None,
+            },
+        )
+    }
+
+    #[test]
+    fn a_steps_batches_are_compacted_when_it_ends_if_a_model_streamed() {
+        let mut step = None;
+        assert_eq!(StepBatches::stored(&mut step, &[step_started(0)]), None);
+        for seq in 1..10 {
+            assert_eq!(StepBatches::stored(&mut step, &[token(seq)]), None);
+        }
+        assert_eq!(
+            StepBatches::stored(&mut step, &[token(10), step_finished(11)]),
+            Some((0, 11))
+        );
+        // A step without tokens is left as stored; so is one batch.
+        assert_eq!(StepBatches::stored(&mut step, &[step_started(12)]), None);
+        assert_eq!(StepBatches::stored(&mut step, &[step_finished(13)]), None);
+        assert_eq!(
+            StepBatches::stored(&mut step, &[step_started(14), token(15), step_finished(16)]),
+            None
+        );
+        assert!(step.is_none());
+    }
+
+    #[test]
+    fn a_long_step_is_compacted_as_it_goes_each_time_from_its_beginning() {
+        let mut step = None;
+        let mut due = Vec::new();
+        for seq in 0..200 {
+            if let Some(range) = StepBatches::stored(&mut step, &[token(seq)]) {
+                due.push(range);
+            }
+        }
+        due.extend(StepBatches::stored(&mut step, &[step_finished(200)]));
+        assert_eq!(
+            due,
+            vec![(0, 63), (0, 126), (0, 189), (0, 200)],
+            "after 64 batches, then 63 more and the compacted one"
+        );
+    }
+
+    #[test]
+    fn the_window_keeps_the_newest_events_within_its_bounds() {
+        let mut inner = Inner::default();
+        for seq in 0..(WINDOW_EVENTS as u64 + 100) {
+            inner.keep(Frame::new(&token(seq)));
+        }
+        assert_eq!(inner.events.len(), WINDOW_EVENTS);
+        assert_eq!(inner.events.front().map(Frame::seq), Some(100));
+        assert_eq!(inner.from(50).first().map(Frame::seq), Some(100));
+        assert_eq!(inner.from(4000).len(), WINDOW_EVENTS + 100 - 4000);
+        let held: usize = inner.events.iter().map(|f| f.text.len()).sum();
+        assert_eq!(inner.window_bytes, held);
+
+        // A few huge events: the bytes bound holds, and the newest stays.
+        let big = Arc::new(Event {
+            run_id: RunId::from("r"),
+            seq: 0,
+            at_us: 0,
+            path: Vec::new(),
+            payload: EventPayload::Custom {
+                node: NodeId::from("chat"),
+                name: "log".into(),
+                data: json!({"text": "x".repeat(3 << 20)}),
+            },
+        });
+        let mut inner = Inner::default();
+        for seq in 0..4 {
+            let mut event = (*big).clone();
+            event.seq = seq;
+            inner.keep(Frame::new(&Arc::new(event)));
+        }
+        assert_eq!(inner.events.len(), 2);
+        assert!(inner.window_bytes <= WINDOW_BYTES);
+        assert_eq!(inner.events.back().map(Frame::seq), Some(3));
     }
 }

@@ -374,6 +374,39 @@ async fn streamed_tokens_arrive_batched_and_account_for_every_seq() {
         batches < token_events,
         "{batches} batches for {token_events} tokens"
     );
+
+    // Stored as they came, a batch a token; each step's batches are one
+    // once it ended, and read back as every token sent live.
+    let db = server.db().await;
+    let stored: Vec<(i64, i64)> = heddle_store::on_db!(&db, pool => sqlx::query_as(
+        "SELECT first_seq, last_seq FROM heddle_events WHERE run_id = $1 ORDER BY first_seq",
+    )
+    .bind(&run)
+    .fetch_all(pool)
+    .await)
+    .unwrap();
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run}/events"), None)
+        .await;
+    let events = events.as_array().unwrap();
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, covered, "the stored log holds what was sent live");
+    let tokens: Vec<&str> = events
+        .iter()
+        .filter(|e| e["name"] == "token")
+        .map(|e| e["data"]["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(tokens.len(), token_events, "each token its own event");
+    assert_eq!(tokens.concat(), reply);
+    let steps = events
+        .iter()
+        .filter(|e| e["type"] == "step_finished")
+        .count();
+    assert!(
+        stored.len() <= steps + 2,
+        "{} batches for {steps} steps: {stored:?}",
+        stored.len()
+    );
 }
 
 /// A thread's second run holds what changed, not the conversation: its
