@@ -15,7 +15,7 @@ mod migrate;
 pub use changes::{Change, changes, summary};
 pub use document::{
     Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Limits, NodeSpec, Note, Position,
-    Reducer, RetryOn, RetryPolicy, Size, StateSchema,
+    Reducer, Retention, RetryOn, RetryPolicy, Size, StateSchema,
 };
 pub use migrate::{FORMAT_VERSION, migrate};
 

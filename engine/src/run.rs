@@ -44,6 +44,8 @@ mod executor;
 mod persist;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+mod prune;
 #[cfg(feature = "runtime")]
 pub(crate) mod retry;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
@@ -77,7 +79,9 @@ pub use executor::{ActiveTime, Run, RunOptions, RunOutput};
 #[cfg(feature = "runtime")]
 pub use persist::Durability;
 #[cfg(feature = "runtime")]
-pub use store::{CheckpointStore, MemoryStore, RunRecord, StoreError, StoreFuture};
+pub use store::{
+    CheckpointPin, CheckpointStore, MemoryStore, Pruned, RunRecord, StoreError, StoreFuture,
+};
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use stored_state::Written;
 #[cfg(feature = "runtime")]

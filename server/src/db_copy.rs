@@ -350,6 +350,17 @@ const TABLES: &[Table] = &[
         ],
         order: "run_id, first_seq",
     },
+    Table {
+        name: "heddle_pins",
+        columns: &[
+            ("kind", Text),
+            ("id", Text),
+            ("thread_id", Text),
+            ("checkpoint_id", Text),
+            ("created_at_us", Integer),
+        ],
+        order: "kind, id, thread_id, checkpoint_id",
+    },
 ];
 
 /// One value, as read from the source.

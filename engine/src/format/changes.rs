@@ -43,6 +43,8 @@ pub enum Change {
     EditedChannel(String),
     EditedNotes,
     EditedSettings,
+    /// What is kept of the graph's runs changed.
+    EditedRetention,
 }
 
 impl fmt::Display for Change {
@@ -66,6 +68,7 @@ impl fmt::Display for Change {
             Change::EditedChannel(name) => write!(f, "changed channel `{name}`"),
             Change::EditedNotes => f.write_str("edited the notes"),
             Change::EditedSettings => f.write_str("changed the run limits"),
+            Change::EditedRetention => f.write_str("changed what is kept of its runs"),
         }
     }
 }
@@ -167,6 +170,9 @@ pub fn changes(before: &GraphDocument, after: &GraphDocument) -> Vec<Change> {
     }
     if before.limits != after.limits || before.entry != after.entry {
         found.push(Change::EditedSettings);
+    }
+    if before.retention != after.retention {
+        found.push(Change::EditedRetention);
     }
     found
 }

@@ -40,6 +40,42 @@ pub struct GraphDocument {
     /// Sticky notes on the canvas, for people; runs ignore them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// What is kept of this graph's runs, where it differs from the
+    /// server's policy.
+    #[serde(default, skip_serializing_if = "Retention::is_default")]
+    pub retention: Retention,
+}
+
+/// What a store keeps of old checkpoints and run logs (see docs/runs.md,
+/// "Retention"). Each field left out follows the server's policy (a
+/// graph's), or keeps everything (the server's).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Retention {
+    /// Keep the newest this many checkpoints of each thread. Every pause,
+    /// every fork point, each run's last checkpoint and every pinned one
+    /// are kept besides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_checkpoints: Option<std::num::NonZeroU32>,
+    /// Compact the event log of a run that ended more than this many days
+    /// ago to its outcome: its first and last events.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep_events_days: Option<u32>,
+}
+
+impl Retention {
+    /// Whether it says nothing (the server's policy holds).
+    pub fn is_default(&self) -> bool {
+        *self == Retention::default()
+    }
+
+    /// This policy, with `fallback`'s where this one says nothing.
+    pub fn or(self, fallback: Retention) -> Retention {
+        Retention {
+            keep_checkpoints: self.keep_checkpoints.or(fallback.keep_checkpoints),
+            keep_events_days: self.keep_events_days.or(fallback.keep_events_days),
+        }
+    }
 }
 
 /// A sticky note on the canvas.
@@ -93,6 +129,7 @@ impl GraphDocument {
             entry: None,
             limits: Limits::default(),
             notes: Vec::new(),
+            retention: Retention::default(),
         }
     }
 }

@@ -34,6 +34,8 @@ use super::sql::{Batch, BatchRow, compacted, error, integer, write_error};
 use super::store::{CheckpointStore, StoreError, StoreFuture};
 use super::stored_state::{Encoded, Tips, Written};
 
+mod retention;
+
 /// Checkpoints and events in a PostgreSQL database.
 #[derive(Clone, Debug)]
 pub struct PostgresStore {
@@ -86,9 +88,26 @@ impl PostgresStore {
         batch: &[(&Checkpoint, &[Arc<Event>])],
     ) -> Result<Written, StoreError> {
         let checkpoints: Vec<&Checkpoint> = batch.iter().map(|(c, _)| *c).collect();
-        let (rows, written) = self.encode_all(&checkpoints).await?;
-        for ((checkpoint, events), row) in batch.iter().zip(&rows) {
-            save_row(&mut *connection, checkpoint, row, events).await?;
+        let (rows, mut written) = self.encode_all(&checkpoints, false).await?;
+        let mut rows = rows.into_iter();
+        let mut at = 0;
+        while let Some(((checkpoint, events), row)) = batch.get(at).zip(rows.next()) {
+            if save_row(&mut *connection, checkpoint, &row, events).await? == Saved::BaseGone {
+                // Nothing of it was written: it and the rest again, each
+                // thread's first whole.
+                let whole;
+                (whole, written) = self.encode_all(&checkpoints[at..], true).await?;
+                let mut whole = whole.into_iter();
+                let Some(first) = whole.next() else { break };
+                if save_row(&mut *connection, checkpoint, &first, events).await? != Saved::Written {
+                    return Err(StoreError::Conflict(format!(
+                        "checkpoint `{}` was refused whole",
+                        checkpoint.id
+                    )));
+                }
+                rows = whole;
+            }
+            at += 1;
         }
         Ok(written)
     }
@@ -185,17 +204,28 @@ async fn save_row<'e>(
     checkpoint: &Checkpoint,
     row: &Encoded,
     events: &[Arc<Event>],
-) -> Result<(), StoreError> {
+) -> Result<Saved, StoreError> {
     let batch = Batch::of(&checkpoint.run_id, events)?;
-    let (follows, next_seq): (bool, i64) = sqlx::query_as(
+    let (follows, next_seq, based): (bool, i64, bool) = sqlx::query_as(
         "WITH tail AS (
              SELECT COALESCE(
                  (SELECT last_seq + 1 FROM heddle_events WHERE run_id = $3
                   ORDER BY first_seq DESC LIMIT 1),
                  0) AS next_seq
          ),
+         -- A prune may have removed the base meanwhile: the row is then
+         -- written whole (a prune locks the table, so it never comes
+         -- between this check and the insert).
+         based AS (
+             SELECT ($13::TEXT IS NULL OR EXISTS (
+                 SELECT 1 FROM heddle_checkpoints
+                 WHERE snapshot_id = $14 AND checkpoint_id = $13
+                 ORDER BY position DESC LIMIT 1)) AS based
+         ),
          go AS (
-             SELECT next_seq, ($10::BIGINT IS NULL OR $10 = next_seq) AS follows FROM tail
+             SELECT next_seq, ($10::BIGINT IS NULL OR $10 = next_seq) AND based AS follows,
+                    based
+             FROM tail, based
          ),
          saved_events AS (
              INSERT INTO heddle_events (run_id, first_seq, last_seq, body)
@@ -212,7 +242,7 @@ async fn save_row<'e>(
              UPDATE heddle_runs SET status = $6, updated_at_us = $7
              FROM go WHERE follows AND run_id = $3 AND status <> $6
          )
-         SELECT go.follows, go.next_seq FROM go
+         SELECT go.follows, go.next_seq, go.based FROM go
          -- Wakes whoever tails the run's log (delivered on commit).
          LEFT JOIN LATERAL (SELECT pg_notify('heddle_run_events', $3)
                             WHERE go.follows AND $10::BIGINT IS NOT NULL) woken ON true",
@@ -236,9 +266,18 @@ async fn save_row<'e>(
     .await
     .map_err(write_error("cannot save the checkpoint", batch.as_ref()))?;
     match batch {
+        _ if !based => Ok(Saved::BaseGone),
         Some(batch) if !follows => Err(does_not_follow(&batch, next_seq)),
-        _ => Ok(()),
+        _ => Ok(Saved::Written),
     }
+}
+
+/// How a save went: written, or not as its base was pruned (nothing
+/// written).
+#[derive(PartialEq)]
+enum Saved {
+    Written,
+    BaseGone,
 }
 
 /// Stores a batch of events ahead of their checkpoint
@@ -292,12 +331,21 @@ impl CheckpointStore for PostgresStore {
         events: &'a [Arc<Event>],
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let (rows, written) = self.encode_all(&[checkpoint]).await?;
-            for row in &rows {
-                save_row(&self.pool, checkpoint, row, events).await?;
+            for whole in [false, true] {
+                let (rows, written) = self.encode_all(&[checkpoint], whole).await?;
+                let mut saved = Saved::Written;
+                for row in &rows {
+                    saved = save_row(&self.pool, checkpoint, row, events).await?;
+                }
+                if saved == Saved::Written {
+                    self.tips.settle(written);
+                    return Ok(());
+                }
             }
-            self.tips.settle(written);
-            Ok(())
+            Err(StoreError::Conflict(format!(
+                "checkpoint `{}` was refused whole",
+                checkpoint.id
+            )))
         })
     }
 
@@ -345,6 +393,57 @@ impl CheckpointStore for PostgresStore {
             .await
             .map_err(error("cannot compact the events"))?;
             tx.commit().await.map_err(error("cannot commit"))
+        })
+    }
+
+    fn prune<'a>(
+        &'a self,
+        policy: crate::format::Retention,
+        now_us: u64,
+        changed_since_us: u64,
+        progress: &'a (dyn Fn(super::Pruned) + Send + Sync),
+    ) -> StoreFuture<'a, super::Pruned> {
+        Box::pin(self.prune_all(policy, now_us, changed_since_us, progress))
+    }
+
+    fn pin<'a>(&'a self, pin: &'a super::CheckpointPin) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            // Only a stored checkpoint: a prune locks the pins too, so this
+            // waits for it and then sees what it removed.
+            let stored: bool = sqlx::query_scalar(
+                "WITH stored AS (
+                     INSERT INTO heddle_pins (kind, id, thread_id, checkpoint_id, created_at_us)
+                     SELECT $1, $2, $3, $4, $5 WHERE EXISTS (
+                         SELECT 1 FROM heddle_checkpoints
+                         WHERE thread_id = $3 AND checkpoint_id = $4)
+                     ON CONFLICT DO NOTHING
+                     RETURNING 1
+                 )
+                 SELECT EXISTS (SELECT 1 FROM stored) OR EXISTS (
+                     SELECT 1 FROM heddle_pins
+                     WHERE kind = $1 AND id = $2 AND thread_id = $3 AND checkpoint_id = $4)",
+            )
+            .bind(&pin.kind)
+            .bind(&pin.id)
+            .bind(pin.thread.as_str())
+            .bind(pin.checkpoint.as_str())
+            .bind(integer(super::emitter::now_us(), "time")?)
+            .fetch_one(&self.pool)
+            .await
+            .map_err(error("cannot pin the checkpoint"))?;
+            super::prune::pinned(pin, stored)
+        })
+    }
+
+    fn unpin<'a>(&'a self, kind: &'a str, id: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM heddle_pins WHERE kind = $1 AND id = $2")
+                .bind(kind)
+                .bind(id)
+                .execute(&self.pool)
+                .await
+                .map_err(error("cannot unpin"))?;
+            Ok(done.rows_affected())
         })
     }
 

@@ -260,10 +260,12 @@ macro_rules! shared_encoding {
 
         /// Encodes checkpoints to be written in this order: each as its
         /// changes from the newest checkpoint written of its thread (kept in
-        /// memory, or read back), or as a snapshot.
+        /// memory, or read back), or as a snapshot; with `whole_first`,
+        /// the first of each thread is a snapshot (its base was pruned).
         async fn encode_all(
             &self,
             checkpoints: &[&$crate::run::checkpoint::Checkpoint],
+            whole_first: bool,
         ) -> Result<
             (
                 Vec<$crate::run::stored_state::Encoded>,
@@ -277,9 +279,16 @@ macro_rules! shared_encoding {
                 let thread = &checkpoint.thread_id;
                 let mut base = match tips.iter().position(|(t, _)| t == thread) {
                     Some(i) => Some(tips.swap_remove(i).1),
+                    // A base that went (a prune): the thread's first
+                    // checkpoint here is stored whole.
+                    None if whole_first => {
+                        self.tips.take(thread);
+                        None
+                    }
                     None => self.tips.take(thread),
                 };
                 if base.is_none()
+                    && !whole_first
                     && let Some(parent) = &checkpoint.parent
                     && let Some((loaded, row)) = self.load(thread, Some(parent.as_str())).await?
                 {

@@ -32,6 +32,8 @@ use super::sql::{Batch, BatchRow, compacted, error, integer, write_error};
 use super::store::{CheckpointStore, StoreError, StoreFuture};
 use super::stored_state::{Encoded, Tips};
 
+mod retention;
+
 /// How hard each commit is pushed to disk.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum SyncMode {
@@ -165,6 +167,23 @@ pub async fn migrate(pool: &SqlitePool) -> Result<(), StoreError> {
         .map_err(|e| StoreError::Backend(format!("cannot create the checkpoint tables: {e}")))
 }
 
+/// What the save trigger says when a row's base was pruned (migration
+/// 1005): the row is then written whole.
+const BASE_GONE: &str = "heddle: the base checkpoint is no longer stored";
+
+/// Whether a save was refused because its base was pruned meanwhile.
+fn base_gone(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.message().contains(BASE_GONE))
+}
+
+/// How a save went: written, or refused as its base was pruned (nothing
+/// written).
+#[derive(PartialEq)]
+enum Saved {
+    Written,
+    BaseGone,
+}
+
 /// One statement: the `heddle_saves` trigger writes the events, the
 /// checkpoint and the run's status atomically.
 async fn save_one(
@@ -172,9 +191,9 @@ async fn save_one(
     checkpoint: &Checkpoint,
     row: &Encoded,
     events: &[Arc<Event>],
-) -> Result<(), StoreError> {
+) -> Result<Saved, StoreError> {
     let batch = Batch::of(&checkpoint.run_id, events)?;
-    sqlx::query(
+    let saved = sqlx::query(
         "INSERT INTO heddle_saves
            (thread_id, checkpoint_id, run_id, parent_id, step, status, created_at_us, body,
             changes, base_id, snapshot_id, budget, events, first_seq, last_seq)
@@ -196,9 +215,14 @@ async fn save_one(
     .bind(batch.as_ref().map(|b| b.first))
     .bind(batch.as_ref().map(|b| b.last))
     .execute(connection)
-    .await
-    .map_err(write_error("cannot save the checkpoint", batch.as_ref()))?;
-    Ok(())
+    .await;
+    match saved {
+        Ok(_) => Ok(Saved::Written),
+        Err(error) if base_gone(&error) => Ok(Saved::BaseGone),
+        Err(error) => Err(write_error("cannot save the checkpoint", batch.as_ref())(
+            error,
+        )),
+    }
 }
 
 impl CheckpointStore for SqliteStore {
@@ -209,12 +233,21 @@ impl CheckpointStore for SqliteStore {
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut writer = self.writer.lock().await;
-            let (rows, written) = self.encode_all(&[checkpoint]).await?;
-            for row in &rows {
-                save_one(&mut writer, checkpoint, row, events).await?;
+            for whole in [false, true] {
+                let (rows, written) = self.encode_all(&[checkpoint], whole).await?;
+                let mut saved = Saved::Written;
+                for row in &rows {
+                    saved = save_one(&mut writer, checkpoint, row, events).await?;
+                }
+                if saved == Saved::Written {
+                    self.tips.settle(written);
+                    return Ok(());
+                }
             }
-            self.tips.settle(written);
-            Ok(())
+            Err(StoreError::Conflict(format!(
+                "checkpoint `{}` was refused whole",
+                checkpoint.id
+            )))
         })
     }
 
@@ -247,11 +280,11 @@ impl CheckpointStore for SqliteStore {
         last: u64,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            // The one writer: nothing is appended between the read and the
+            // Immediate: nothing is appended between the read and the
             // rewrite, and the continuity trigger sees the rewritten batch
             // follow the log.
             let mut writer = self.writer.lock().await;
-            let mut tx = sqlx::Connection::begin(&mut *writer)
+            let mut tx = sqlx::Connection::begin_with(&mut *writer, "BEGIN IMMEDIATE")
                 .await
                 .map_err(error("cannot begin"))?;
             let rows: Vec<BatchRow> = sqlx::query_as(
@@ -286,18 +319,92 @@ impl CheckpointStore for SqliteStore {
         })
     }
 
+    fn prune<'a>(
+        &'a self,
+        policy: crate::format::Retention,
+        now_us: u64,
+        changed_since_us: u64,
+        progress: &'a (dyn Fn(super::Pruned) + Send + Sync),
+    ) -> StoreFuture<'a, super::Pruned> {
+        Box::pin(self.prune_all(policy, now_us, changed_since_us, progress))
+    }
+
+    fn pin<'a>(&'a self, pin: &'a super::CheckpointPin) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            // Only a stored checkpoint; SQLite serialises this with a
+            // prune, so a pin never names one a prune is removing.
+            sqlx::query(
+                "INSERT INTO heddle_pins (kind, id, thread_id, checkpoint_id, created_at_us)
+                 SELECT $1, $2, $3, $4, $5 WHERE EXISTS (
+                     SELECT 1 FROM heddle_checkpoints WHERE thread_id = $3 AND checkpoint_id = $4)
+                 ON CONFLICT DO NOTHING",
+            )
+            .bind(&pin.kind)
+            .bind(&pin.id)
+            .bind(pin.thread.as_str())
+            .bind(pin.checkpoint.as_str())
+            .bind(integer(super::emitter::now_us(), "time")?)
+            .execute(&self.pool)
+            .await
+            .map_err(error("cannot pin the checkpoint"))?;
+            let stored: bool = sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM heddle_pins WHERE kind = $1 AND id = $2
+                                AND thread_id = $3 AND checkpoint_id = $4)",
+            )
+            .bind(&pin.kind)
+            .bind(&pin.id)
+            .bind(pin.thread.as_str())
+            .bind(pin.checkpoint.as_str())
+            .fetch_one(&self.pool)
+            .await
+            .map_err(error("cannot pin the checkpoint"))?;
+            super::prune::pinned(pin, stored)
+        })
+    }
+
+    fn unpin<'a>(&'a self, kind: &'a str, id: &'a str) -> StoreFuture<'a, u64> {
+        Box::pin(async move {
+            let done = sqlx::query("DELETE FROM heddle_pins WHERE kind = ? AND id = ?")
+                .bind(kind)
+                .bind(id)
+                .execute(&self.pool)
+                .await
+                .map_err(error("cannot unpin"))?;
+            Ok(done.rows_affected())
+        })
+    }
+
     fn save_batch<'a>(&'a self, batch: &'a [(Checkpoint, Vec<Arc<Event>>)]) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let mut writer = self.writer.lock().await;
             let checkpoints: Vec<&Checkpoint> = batch.iter().map(|(c, _)| c).collect();
-            let (rows, written) = self.encode_all(&checkpoints).await?;
-            let mut tx = sqlx::Connection::begin(&mut *writer)
-                .await
-                .map_err(error("cannot begin"))?;
-            for ((checkpoint, events), row) in batch.iter().zip(&rows) {
-                save_one(&mut tx, checkpoint, row, events).await?;
-            }
-            tx.commit().await.map_err(error("cannot commit"))?;
+            let mut whole = false;
+            let written = loop {
+                let (rows, written) = self.encode_all(&checkpoints, whole).await?;
+                let mut tx = sqlx::Connection::begin(&mut *writer)
+                    .await
+                    .map_err(error("cannot begin"))?;
+                let mut saved = Saved::Written;
+                for ((checkpoint, events), row) in batch.iter().zip(&rows) {
+                    saved = save_one(&mut tx, checkpoint, row, events).await?;
+                    if saved == Saved::BaseGone {
+                        break;
+                    }
+                }
+                match saved {
+                    Saved::Written => {
+                        tx.commit().await.map_err(error("cannot commit"))?;
+                        break written;
+                    }
+                    // Undone; again, each thread's first checkpoint whole.
+                    Saved::BaseGone if !whole => whole = true,
+                    Saved::BaseGone => {
+                        return Err(StoreError::Conflict(
+                            "a batch of checkpoints was refused whole".into(),
+                        ));
+                    }
+                }
+            };
             self.tips.settle(written);
             Ok(())
         })

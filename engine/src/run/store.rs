@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::checkpoint::{Checkpoint, CheckpointSummary, RunStatus, ThreadSummary};
 use super::event::Event;
-use crate::ids::{RunId, ThreadId};
+use crate::format::Retention;
+use crate::ids::{CheckpointId, RunId, ThreadId};
 
 /// The future a store call is.
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
@@ -63,6 +64,47 @@ pub struct RunRecord {
     /// recovered or resumed by a process that has only the store.
     pub graph: String,
     pub status: RunStatus,
+}
+
+/// What a prune removed ([`CheckpointStore::prune`]): of one thread or
+/// run as it goes, of all in the end.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Pruned {
+    /// The thread or run pruned (for progress; empty in the total).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub what: String,
+    /// Threads that lost checkpoints.
+    pub threads: u64,
+    /// Checkpoints removed.
+    pub checkpoints: u64,
+    /// Kept checkpoints stored again as changes from an earlier kept one.
+    pub rebased: u64,
+    /// Runs whose events were compacted to their outcome.
+    pub runs: u64,
+    /// Events removed.
+    pub events: u64,
+}
+
+impl Pruned {
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &Pruned) {
+        self.threads += other.threads;
+        self.checkpoints += other.checkpoints;
+        self.rebased += other.rebased;
+        self.runs += other.runs;
+        self.events += other.events;
+    }
+}
+
+/// A checkpoint another feature names, which no prune removes
+/// ([`CheckpointStore::pin`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointPin {
+    /// What names it: a kind of record (`experiment`, ...) and its id.
+    pub kind: String,
+    pub id: String,
+    pub thread: ThreadId,
+    pub checkpoint: CheckpointId,
 }
 
 /// Keeps checkpoints and events. Saving a checkpoint with the events
@@ -119,6 +161,45 @@ pub trait CheckpointStore: Send + Sync + 'static {
     fn compact_events<'a>(&'a self, run: &'a RunId, first: u64, last: u64) -> StoreFuture<'a, ()> {
         let _ = (run, first, last);
         Box::pin(async { Ok(()) })
+    }
+
+    /// Removes what `policy` does not keep (see docs/runs.md,
+    /// "Retention"): of each thread with a checkpoint made after
+    /// `changed_since_us`, all but its newest checkpoints, pauses, fork
+    /// points, each run's last checkpoint and those pinned ([`pin`]); and
+    /// of each run that ended `keep_events_days` before `now_us`, every
+    /// event but its first and last. A graph's own retention, where it
+    /// says, overrides `policy` for its threads and runs. Every kept
+    /// checkpoint and event reads back exactly as before.
+    ///
+    /// Safe while runs go on, from several processes: each thread and
+    /// each run is pruned in a transaction of its own, which a save does
+    /// not interleave with. `progress` hears of each thread and run pruned.
+    /// Stores that keep everything (the memory store) do nothing.
+    ///
+    /// [`pin`]: Self::pin
+    fn prune<'a>(
+        &'a self,
+        policy: Retention,
+        now_us: u64,
+        changed_since_us: u64,
+        progress: &'a (dyn Fn(Pruned) + Send + Sync),
+    ) -> StoreFuture<'a, Pruned> {
+        let _ = (policy, now_us, changed_since_us, progress);
+        Box::pin(async { Ok(Pruned::default()) })
+    }
+
+    /// Keeps a checkpoint from every prune, for what `pin` names (another
+    /// feature's record) until it is unpinned. Pinning twice is as once.
+    fn pin<'a>(&'a self, pin: &'a CheckpointPin) -> StoreFuture<'a, ()> {
+        let _ = pin;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Lets go of every checkpoint pinned for `kind` `id`; says how many.
+    fn unpin<'a>(&'a self, kind: &'a str, id: &'a str) -> StoreFuture<'a, u64> {
+        let _ = (kind, id);
+        Box::pin(async { Ok(0) })
     }
 
     /// Saves several checkpoints (each with its events) in order, as one

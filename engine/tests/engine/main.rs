@@ -29,6 +29,7 @@ mod nested;
 #[cfg(feature = "openai")]
 mod openai;
 mod parallel;
+mod retention;
 mod retry;
 mod routing;
 mod script;

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 
 use crate::stores::{Sql, stores};
 
-fn record(run: &str, thread: &str) -> RunRecord {
+pub(crate) fn record(run: &str, thread: &str) -> RunRecord {
     RunRecord {
         run_id: RunId::from(run),
         thread_id: ThreadId::from(thread),
@@ -33,7 +33,12 @@ fn message(n: usize, branch: &str) -> Value {
 
 /// Checkpoint `n` of `run`: a conversation of `n` messages, a counter, a
 /// note that is replaced and a transcript that grows as text.
-fn checkpoint(thread: &str, run: &str, n: usize, parent: Option<&Checkpoint>) -> Checkpoint {
+pub(crate) fn checkpoint(
+    thread: &str,
+    run: &str,
+    n: usize,
+    parent: Option<&Checkpoint>,
+) -> Checkpoint {
     let branch = run;
     let messages: Vec<Value> = (0..n).map(|i| message(i, branch)).collect();
     Checkpoint {

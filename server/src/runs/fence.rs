@@ -20,8 +20,8 @@ use std::time::Duration;
 
 use heddle_engine::run::postgres::{PostgresStore, append_events_with};
 use heddle_engine::run::{
-    Checkpoint, CheckpointStore, CheckpointSummary, Event, RunRecord, StoreError, StoreFuture,
-    ThreadSummary,
+    Checkpoint, CheckpointPin, CheckpointStore, CheckpointSummary, Event, Pruned, RunRecord,
+    StoreError, StoreFuture, ThreadSummary,
 };
 use heddle_engine::{RunId, ThreadId};
 use heddle_store::runs as records;
@@ -165,6 +165,24 @@ impl CheckpointStore for LeaseFenced {
 
     fn events<'a>(&'a self, run: &'a RunId, from_seq: u64) -> StoreFuture<'a, Vec<Event>> {
         self.store.events(run, from_seq)
+    }
+
+    fn prune<'a>(
+        &'a self,
+        policy: heddle_engine::format::Retention,
+        now_us: u64,
+        changed_since_us: u64,
+        progress: &'a (dyn Fn(Pruned) + Send + Sync),
+    ) -> StoreFuture<'a, Pruned> {
+        self.store.prune(policy, now_us, changed_since_us, progress)
+    }
+
+    fn pin<'a>(&'a self, pin: &'a CheckpointPin) -> StoreFuture<'a, ()> {
+        self.store.pin(pin)
+    }
+
+    fn unpin<'a>(&'a self, kind: &'a str, id: &'a str) -> StoreFuture<'a, u64> {
+        self.store.unpin(kind, id)
     }
 
     /// Not fenced: a compaction changes no event, whoever holds the lease.
