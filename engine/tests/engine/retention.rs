@@ -121,12 +121,9 @@ async fn a_prune_keeps_what_the_thread_needs_each_as_it_was() {
         .collect();
         let mut kept = BTreeSet::new();
         for saved in &all {
-            match store.checkpoint(&t, saved.id.as_str()).await.unwrap() {
-                Some(read) => {
-                    assert_eq!(&read, *saved, "{name}: {} reads back as saved", saved.id);
-                    kept.insert(saved.id.to_string());
-                }
-                None => {}
+            if let Some(read) = store.checkpoint(&t, saved.id.as_str()).await.unwrap() {
+                assert_eq!(&read, *saved, "{name}: {} reads back as saved", saved.id);
+                kept.insert(saved.id.to_string());
             }
         }
         // Snapshots the chains began since are kept too: all that is kept
