@@ -1,5 +1,5 @@
 //! The headless commands of `heddle`: run, resume, validate, threads,
-//! history, recover. They use the same engine as the server, and the same
+//! history, recover, prune. They use the same engine as the server, and the same
 //! database file by default, so runs, threads and checkpoints share one store
 //! (the app lists the runs the server started).
 //!
@@ -10,11 +10,13 @@
 mod error;
 mod inspect;
 mod print;
+mod prune;
 mod run;
 mod validate;
 
 pub use error::CliError;
 pub use inspect::{history, threads};
+pub use prune::prune;
 pub use run::{open_store, recover, resume, run};
 pub use validate::validate;
 

@@ -49,6 +49,44 @@ pub enum Command {
     /// Copy everything from one database to another, empty one (SQLite to
     /// PostgreSQL or back), and check the counts. Stop the server first.
     Migrate(MigrateArgs),
+    /// Remove old checkpoints and compact old runs' event logs by the
+    /// retention policy (safe while servers run).
+    Prune(PruneArgs),
+}
+
+/// `heddle prune`.
+#[derive(Debug, Clone, Args)]
+pub struct PruneArgs {
+    /// The database (`sqlite://data/heddle.db`, `postgres://...`).
+    #[arg(long, env = "DATABASE_URL", default_value = heddle_store::db::open::DEFAULT_URL)]
+    pub database_url: String,
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+}
+
+/// What is kept of old runs (docs/runs.md, "Retention"); a graph's own
+/// `retention` overrides it for its runs.
+#[derive(Debug, Clone, Args)]
+pub struct RetentionArgs {
+    /// Keep the newest this many checkpoints of each thread, besides every
+    /// pause, fork point, run's last checkpoint and pinned one (0 keeps
+    /// every checkpoint).
+    #[arg(long, env = "HEDDLE_KEEP_CHECKPOINTS", default_value_t = 1000)]
+    pub keep_checkpoints: u32,
+    /// Compact the event log of a run that ended this many days ago to its
+    /// first and last events (0 keeps every log whole).
+    #[arg(long, env = "HEDDLE_KEEP_EVENTS_DAYS", default_value_t = 90)]
+    pub keep_events_days: u32,
+}
+
+impl RetentionArgs {
+    /// The policy these flags say.
+    pub fn policy(&self) -> heddle_engine::format::Retention {
+        heddle_engine::format::Retention {
+            keep_checkpoints: std::num::NonZeroU32::new(self.keep_checkpoints),
+            keep_events_days: (self.keep_events_days > 0).then_some(self.keep_events_days),
+        }
+    }
 }
 
 /// `heddle migrate`.
@@ -255,6 +293,15 @@ pub struct ServeArgs {
     #[arg(long, env = "HEDDLE_MAX_VALUE_BYTES", default_value_t = heddle_engine::state::DEFAULT_MAX_BYTES as u64,
           value_parser = clap::value_parser!(u64).range(1024..=(1 << 30)))]
     pub max_value_bytes: u64,
+
+    #[command(flatten)]
+    pub retention: RetentionArgs,
+
+    /// How often, in minutes, this server prunes by the retention policy
+    /// (0: never; `heddle prune` does it on demand). The first time is
+    /// one period after it starts.
+    #[arg(long, env = "HEDDLE_PRUNE_EVERY_MINS", default_value_t = 60)]
+    pub prune_every_mins: u64,
 
     /// The shortest time, in seconds, between two firings of a schedule:
     /// a cron that fires more often is refused when it is saved.

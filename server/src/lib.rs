@@ -37,6 +37,7 @@ pub mod error_status;
 pub mod host_guard;
 pub mod models;
 pub mod openai;
+pub mod retention;
 pub mod routes;
 pub mod runs;
 pub mod schedules;

@@ -102,6 +102,7 @@ async fn run(command: Command) -> ExitCode {
                 }
             };
         }
+        Command::Prune(args) => cli::prune(&args, stdout()).await,
         Command::Run(args) => cli::run(&args, &registry, stdout()).await,
         Command::Resume(args) => cli::resume(&args, &registry, stdout()).await,
         Command::Recover(args) => cli::recover(&args, &registry, stdout()).await,

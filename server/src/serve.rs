@@ -166,6 +166,11 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .with_settings(settings);
     let sweeper = DbSessions::new(database.clone()).sweep_expired();
     let scheduler = crate::schedules::keep_firing(runs.clone());
+    let pruner = crate::retention::keep_pruning(
+        runs.clone(),
+        args.retention.policy(),
+        std::time::Duration::from_secs(args.prune_every_mins.saturating_mul(60)),
+    );
     let executing = match args.role.executes() {
         true => Some(execute(&runs).await),
         false => None,
@@ -194,6 +199,9 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     }
     sweeper.abort();
     scheduler.abort();
+    if let Some(pruner) = pruner {
+        pruner.abort();
+    }
     // The spans of the runs that just stopped are built first; the exporter
     // blocks while it sends those still waiting.
     runs.telemetry().settled().await;

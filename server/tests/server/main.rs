@@ -27,6 +27,7 @@ mod pages;
 mod publishing;
 mod quarantine;
 mod replicas;
+mod retention;
 mod sessions;
 mod startup;
 mod subgraphs;
