@@ -30,6 +30,8 @@ impl Cli {
     }
 }
 
+// Parsed once per process: the size of `serve`'s flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve the web app (the default).
