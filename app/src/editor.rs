@@ -46,6 +46,7 @@ pub mod pressed;
 pub mod problems;
 pub mod quick_add;
 pub mod rename;
+pub mod retention;
 pub mod resize;
 pub mod routing;
 pub mod run_version;

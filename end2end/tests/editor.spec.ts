@@ -211,9 +211,17 @@ test("text typed in the graph's fields is kept when the next click is on the can
   await place(page, "ask", canvas.x + 300, canvas.y + 250);
   await page.locator('.canvas-node[data-node="ask"]').click();
   await saved(page);
+  // What is kept of its runs: one of the two set, the other the server's.
+  await page.mouse.click(canvas.x + 20, canvas.y + canvas.height - 20);
+  const kept = page.locator('input[name="keep_checkpoints"]');
+  await kept.scrollIntoViewIfNeeded();
+  await kept.fill("3");
+  await page.mouse.click(canvas.x + 20, canvas.y + canvas.height - 20);
+  await saved(page);
   const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
   expect(stored.document.description).toBe("Answers billing questions");
   expect(stored.document.name).toBe("Billing helper");
+  expect(stored.document.retention).toEqual({ keep_checkpoints: 3 });
   expect(errors).toEqual([]);
 });
 

@@ -16,6 +16,7 @@ use super::channels::ChannelTable;
 use super::condition::condition_problem;
 use super::config_form::{Choices, ConfigForm};
 use super::gestures::Gestures;
+use super::retention::RetentionFields;
 use super::state::Editor;
 use crate::secrets::list_secrets;
 
@@ -377,6 +378,7 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                 </div>
                 <span class="field-hint">"A run that takes more steps, or whose model calls use more tokens or cost more, stops with an error naming the limit."</span>
             </fieldset>
+            <RetentionFields editor />
             <details class="form-more form-advanced">
                 <summary>"Advanced: the channels as JSON"</summary>
                 <label class="field">

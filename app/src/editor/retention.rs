@@ -1,0 +1,54 @@
+//! What the server keeps of this graph's runs, where it should differ
+//! from the server's policy (`retention` in the graph document; see
+//! docs/runs.md, "Retention"): two numbers under the graph's settings, left
+//! empty to follow the server.
+
+use std::num::NonZeroU32;
+
+use leptos::prelude::*;
+
+use super::state::Editor;
+
+/// The graph's retention fields.
+#[component]
+pub fn RetentionFields(editor: Editor) -> impl IntoView {
+    let read_only = !editor.can_edit;
+    let skeleton = editor.skeleton;
+    view! {
+        <fieldset class="field-group" aria-label="What is kept of its runs">
+            <legend class="field-label">"What is kept of its runs"</legend>
+            <div class="field-row">
+                <label class="field">
+                    <span class="field-label">"Checkpoints per thread"</span>
+                    <input name="keep_checkpoints" type="number" min="1" placeholder="server's policy"
+                        readonly=read_only
+                        prop:value=move || skeleton.with(|d| {
+                            d.retention.keep_checkpoints.map(|n| n.to_string()).unwrap_or_default()
+                        })
+                        on:change=move |event| {
+                            let kept = event_target_value(&event).trim().parse::<u32>().ok()
+                                .and_then(NonZeroU32::new);
+                            editor.change(|document| document.retention.keep_checkpoints = kept);
+                        } />
+                </label>
+                <label class="field">
+                    <span class="field-label">"Days a run's log stays whole"</span>
+                    <input name="keep_events_days" type="number" min="1" placeholder="server's policy"
+                        readonly=read_only
+                        prop:value=move || skeleton.with(|d| {
+                            d.retention.keep_events_days.map(|n| n.to_string()).unwrap_or_default()
+                        })
+                        on:change=move |event| {
+                            let days = event_target_value(&event).trim().parse::<u32>().ok()
+                                .filter(|days| *days > 0);
+                            editor.change(|document| document.retention.keep_events_days = days);
+                        } />
+                </label>
+            </div>
+            <span class="field-hint">
+                "Older checkpoints of a thread are removed, except pauses, fork points and each run's last; \
+                 after the days, a run's log keeps only its start and its outcome."
+            </span>
+        </fieldset>
+    }
+}
