@@ -15,7 +15,8 @@
 //! (the content of Heddle's tables, and for SQLite the file), per turn and
 //! against the raw text of the messages; the bytes of the events a viewer
 //! is sent per step of the last turn, against the step's own update; the
-//! time to load the thread's newest state from the store (p50/p99). Then
+//! time to load the thread's newest state from the store (p50/p99); what a
+//! prune by the default retention policy and by a strict one leaves. Then
 //! the same messages through LangGraph 1.x with `SqliteSaver` (PyPI, in a
 //! virtualenv under target/, installed on first use; skipped, saying so,
 //! when it cannot be).
@@ -24,12 +25,14 @@
 mod support;
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Instant;
 
 use heddle_engine::ThreadId;
+use heddle_engine::format::Retention;
 use heddle_engine::run::{CheckpointStore, Event, EventPayload};
 use serde_json::{Value, json};
 use support::{Server, fresh_postgres, json, percentile, published};
@@ -131,6 +134,12 @@ impl Database {
     }
 }
 
+fn now_us() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_micros() as u64)
+}
+
 /// The raw text of a conversation's messages, in bytes.
 fn raw_bytes(messages: &[Value]) -> u64 {
     messages
@@ -214,9 +223,23 @@ async fn converse(name: &str, database: Database, turns: usize) -> Measured {
         .unwrap_or_default();
     drop(server);
 
-    // Loading the thread's newest state, as a server starting a turn does.
+    // Loading the thread's newest state, as a server starting a turn does:
+    // once by a process that has not seen the thread (it reads the chain),
+    // then as the server that wrote it does (the newest is in memory).
     let store = database.store().await;
     let thread = ThreadId::from(thread.unwrap_or_default());
+    let started = Instant::now();
+    assert!(
+        store
+            .latest(&thread)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_some()
+    );
+    println!(
+        "load the newest state of the thread, first time in a process: {:.2} ms",
+        started.elapsed().as_secs_f64() * 1000.0
+    );
     let mut times = Vec::new();
     for _ in 0..200 {
         let started = Instant::now();
@@ -229,10 +252,57 @@ async fn converse(name: &str, database: Database, turns: usize) -> Measured {
     }
     times.sort_unstable();
     println!(
-        "load the newest state of the thread: p50 {:.2} ms   p99 {:.2} ms\n",
+        "load the newest state of the thread: p50 {:.2} ms   p99 {:.2} ms",
         percentile(&times, 0.5),
         percentile(&times, 0.99)
     );
+
+    // Retention: the server's default policy, then one that keeps the
+    // newest ten checkpoints and compacts every log (the runs aged past it).
+    let raw = marks.last().map_or(1, |mark| mark.3.max(1));
+    for (what, keep, days, age_days) in [
+        (
+            "the default policy (1,000 checkpoints, logs for 90 days)",
+            1000,
+            90,
+            0,
+        ),
+        (
+            "keeping 10 checkpoints, logs compacted (runs 2 days old)",
+            10,
+            1,
+            2,
+        ),
+    ] {
+        let policy = Retention {
+            keep_checkpoints: NonZeroU32::new(keep),
+            keep_events_days: Some(days),
+        };
+        let started = Instant::now();
+        let now = now_us() + age_days * 86_400_000_000;
+        let pruned = store
+            .prune(policy, now, 0, &|_| {})
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let took = started.elapsed().as_secs_f64();
+        let (content, _) = database.stored().await;
+        println!(
+            "pruned by {what} in {took:.1} s: {} checkpoints and {} events removed; \
+             {content} bytes stored ({} a turn, {:.1}× raw)",
+            pruned.checkpoints,
+            pruned.events,
+            content / turns as u64,
+            content as f64 / raw as f64
+        );
+    }
+    assert!(
+        store
+            .latest(&thread)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_some()
+    );
+    println!();
     Measured { marks, messages }
 }
 

@@ -235,6 +235,14 @@ macro_rules! shared_encoding {
                 let checkpoint = $crate::run::sql::parse(&row.body)?;
                 return Ok(Some((checkpoint, row)));
             }
+            // The newest a store wrote or read of a thread is in memory:
+            // its chain need not be read back.
+            if let Some(state) = self.tips.state_if(thread, &row.checkpoint_id) {
+                let mut checkpoint: $crate::run::checkpoint::Checkpoint =
+                    $crate::run::sql::parse(&row.body)?;
+                checkpoint.state = serde_json::Value::Object(state);
+                return Ok(Some((checkpoint, row)));
+            }
             let chain: Vec<StoredRow> = sqlx::query_as(concat!(
                 "SELECT ",
                 stored_columns!(),
@@ -255,6 +263,11 @@ macro_rules! shared_encoding {
                         row.checkpoint_id
                     ))
                 })?;
+            if id.is_none()
+                && let Some(tip) = $crate::run::stored_state::Tip::of_loaded(&checkpoint, &row)
+            {
+                self.tips.offer(thread, tip);
+            }
             Ok(Some((checkpoint, row)))
         }
 

@@ -152,6 +152,31 @@ impl Tips {
         Some(tip)
     }
 
+    /// The state of the thread's tip, when the tip is checkpoint `id`: a
+    /// load of the newest checkpoint need not read its chain back.
+    pub(crate) fn state_if(&self, thread: &ThreadId, id: &str) -> Option<Map<String, Value>> {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .tips
+            .get(thread)
+            .filter(|tip| tip.id.as_str() == id)
+            .map(|tip| tip.state.clone())
+    }
+
+    /// Makes `tip` the thread's unless it has one (a load's, which a
+    /// writer's own tip takes precedence over).
+    pub(crate) fn offer(&self, thread: &ThreadId, tip: Tip) {
+        let present = self
+            .inner
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .tips
+            .contains_key(thread);
+        if !present {
+            self.put(thread.clone(), tip);
+        }
+    }
+
     /// Makes `tip` the thread's, dropping the least recently written
     /// threads' past the bounds.
     pub(crate) fn put(&self, thread: ThreadId, mut tip: Tip) {
