@@ -55,14 +55,17 @@ impl Event {
 
 impl EventPayload {
     /// For a step's end: applies what the step changed to `state` (from a
-    /// log of any version), and gives the channels it changed. `None` for
-    /// other events.
+    /// log of any version), and gives the channels it changed; also for
+    /// the end of a log compacted to its outcome, which holds what all the
+    /// steps changed. `None` for other events.
     pub fn apply_step(
         &self,
         state: &mut serde_json::Map<String, Value>,
     ) -> Option<Result<Vec<String>, ChangeError>> {
-        let EventPayload::StepFinished { changes, delta, .. } = self else {
-            return None;
+        let (changes, delta) = match self {
+            EventPayload::StepFinished { changes, delta, .. } => (changes, delta),
+            EventPayload::RunFinished { changes, .. } if !changes.is_empty() => (changes, &None),
+            _ => return None,
         };
         let mut changed: Vec<String> = changes.keys().cloned().collect();
         if let Err(error) = changes::apply(state, changes) {
@@ -200,6 +203,12 @@ pub enum EventPayload {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output: Option<Value>,
         steps: u32,
+        /// In a log compacted to its outcome (retention): what all its
+        /// steps changed, from the state it started from to its final
+        /// state, so the log still ends in the final state. Empty in a
+        /// whole log.
+        #[serde(default, skip_serializing_if = "Changes::is_empty")]
+        changes: Changes,
     },
     /// The run failed.
     RunFailed {

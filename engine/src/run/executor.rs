@@ -620,6 +620,7 @@ impl Executor<'_> {
             Ok(output) => EventPayload::RunFinished {
                 output: None,
                 steps: output.steps,
+                changes: Default::default(),
             },
             Err(RunError::Cancelled { step }) => EventPayload::RunCancelled { step: *step },
             Err(error) => EventPayload::RunFailed {

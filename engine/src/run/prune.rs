@@ -20,9 +20,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::event::Event;
+use super::checkpoint::Checkpoint;
+use super::event::{Event, EventPayload};
 use super::sql::{Batch, BatchRow, integer};
-use super::store::{CheckpointPin, StoreError};
+use super::store::{CheckpointPin, CheckpointStore, StoreError};
 use super::stored_state::{StoredRow, parse};
 use crate::format::Retention;
 use crate::ids::RunId;
@@ -251,9 +252,53 @@ fn states(
     Ok(found)
 }
 
+/// The first event of a run's stored log (`rows`, in order).
+pub(crate) fn first_event(run: &RunId, rows: &[BatchRow]) -> Result<Option<Event>, StoreError> {
+    match rows.first() {
+        Some((_, _, body)) => Ok(super::stored_events::decode(run, body)?.into_iter().next()),
+        None => Ok(None),
+    }
+}
+
+/// What all of a finished run's steps changed: from the state its first
+/// event says it started from to its final state (its last checkpoint's).
+/// Empty when either is not stored.
+pub(crate) async fn net_changes(
+    store: &dyn CheckpointStore,
+    run: &RunId,
+    first: &Event,
+) -> Result<Changes, StoreError> {
+    let (Some(record), Some(last)) = (store.run(run).await?, store.last_of_run(run).await?) else {
+        return Ok(Changes::new());
+    };
+    let base = match first.payload.base_checkpoint() {
+        Some(id) => match store.checkpoint(&record.thread_id, id.as_str()).await? {
+            Some(Checkpoint {
+                state: Value::Object(state),
+                ..
+            }) => Some(state),
+            _ => None,
+        },
+        None => None,
+    };
+    let (Some(Ok(start)), Value::Object(end)) =
+        (first.payload.start_state(base.as_ref()), &last.state)
+    else {
+        return Ok(Changes::new());
+    };
+    Ok(changes::diff(&start, end))
+}
+
 /// The one batch a run's stored log is compacted to, its first and last
 /// events, and how many events go; `None` when it is one batch already.
-pub(crate) fn outcome(run: &RunId, rows: &[BatchRow]) -> Result<Option<(Batch, u64)>, StoreError> {
+/// The last, when it says the run finished, is given what all the steps
+/// changed (`net`, from [`net_changes`]): the log alone still ends in the
+/// run's final state, in about the room of that run's own changes.
+pub(crate) fn outcome(
+    run: &RunId,
+    rows: &[BatchRow],
+    net: Changes,
+) -> Result<Option<(Batch, u64)>, StoreError> {
     if rows.len() < 2 {
         return Ok(None);
     }
@@ -262,6 +307,18 @@ pub(crate) fn outcome(run: &RunId, rows: &[BatchRow]) -> Result<Option<(Batch, u
         events.extend(super::stored_events::decode(run, body)?);
     }
     let count = events.len() as u64;
+    if let Some(Event {
+        payload:
+            EventPayload::RunFinished {
+                changes,
+                output: None,
+                ..
+            },
+        ..
+    }) = events.last_mut()
+    {
+        *changes = net;
+    }
     let (Some(first), Some(last)) = (events.first(), events.last()) else {
         return Ok(None);
     };

@@ -4,7 +4,8 @@
 //! back exactly as it was saved; the thread goes on after it, also from a
 //! process whose base was pruned meanwhile; a graph's own retention
 //! overrides the server's; and the events of a run that ended long ago
-//! are compacted to its first and last, numbers unchanged.
+//! are compacted to its first and last, numbers unchanged, its end holding
+//! what the run changed.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::num::NonZeroU32;
@@ -296,6 +297,7 @@ async fn the_events_of_a_run_that_ended_long_ago_are_compacted_to_its_outcome() 
             continue;
         }
         let mut events: BTreeMap<&str, Vec<Event>> = BTreeMap::new();
+        let mut finals = BTreeMap::new();
         for (run, status) in [
             ("ended", RunStatus::Finished),
             ("going", RunStatus::Running),
@@ -303,13 +305,48 @@ async fn the_events_of_a_run_that_ended_long_ago_are_compacted_to_its_outcome() 
             let thread = format!("t-{run}");
             store.create_run(&record(run, &thread)).await.unwrap();
             let run_id = RunId::from(run);
-            for seq in 0..12 {
+            let started = Arc::new(Event {
+                run_id: run_id.clone(),
+                seq: 0,
+                at_us: 1_700_000_000_000_000,
+                path: Vec::new(),
+                payload: EventPayload::RunStarted {
+                    graph: "g".into(),
+                    input: json!({"count": 0}),
+                    state: Some(json!({"count": 0})),
+                    from: None,
+                    changes: Default::default(),
+                },
+            });
+            store.append_events(&[started]).await.unwrap();
+            for seq in 1..11 {
                 store.append_events(&[token(&run_id, seq)]).await.unwrap();
             }
+            let end = match status {
+                // As logs since changes end: no final state in the event.
+                RunStatus::Finished => EventPayload::RunFinished {
+                    output: None,
+                    steps: 1,
+                    changes: Default::default(),
+                },
+                _ => EventPayload::StepStarted {
+                    step: 1,
+                    tasks: Vec::new(),
+                },
+            };
+            let end = Arc::new(Event {
+                run_id: run_id.clone(),
+                seq: 11,
+                at_us: 1_700_000_000_000_011,
+                path: Vec::new(),
+                payload: end,
+            });
+            store.append_events(&[end]).await.unwrap();
             let mut last = checkpoint(&thread, run, 0, None);
             last.status = status;
             last.created_at_us = now_us();
             store.save(&last, &[]).await.unwrap();
+            finals.insert(run, last.state.clone());
             events.insert(run, store.events(&run_id, 0).await.unwrap());
         }
         let days = |keep_events_days| Retention {
@@ -331,7 +368,18 @@ async fn the_events_of_a_run_that_ended_long_ago_are_compacted_to_its_outcome() 
         assert_eq!((pruned.runs, pruned.events), (1, 10), "{name}: {pruned:?}");
         let ended = store.events(&RunId::from("ended"), 0).await.unwrap();
         let before = &events["ended"];
-        assert_eq!(ended, vec![before[0].clone(), before[11].clone()], "{name}");
+        // Its end holds what the run changed: the log still ends in its
+        // final state (the last checkpoint's).
+        assert_eq!(ended.len(), 2, "{name}");
+        assert_eq!(ended[0], before[0], "{name}");
+        assert_eq!(
+            (ended[1].seq, ended[1].at_us),
+            (11, before[11].at_us),
+            "{name}"
+        );
+        let mut state = ended[0].payload.start_state(None).unwrap().unwrap();
+        ended[1].payload.apply_step(&mut state).unwrap().unwrap();
+        assert_eq!(serde_json::Value::Object(state), finals["ended"], "{name}");
         assert_eq!(
             store.events(&RunId::from("going"), 0).await.unwrap(),
             events["going"],

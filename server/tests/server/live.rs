@@ -527,3 +527,97 @@ async fn a_threads_next_run_is_sent_its_base_once_and_rebuilds_from_changes() {
         "not another thread's checkpoint"
     );
 }
+
+/// A run of a thousand steps, replayed by the browser's own code (the
+/// app's `RunLog`, which the run panel runs compiled to wasm) from the
+/// events its viewer is sent: the state after every step equals the
+/// checkpoint the server stored after that step.
+#[tokio::test]
+async fn a_thousand_step_run_replays_to_the_servers_state_at_every_step() {
+    let server = TestServer::start().await;
+    let graph = server
+        .create_graph(json!({
+            "format_version": 2, "name": "long",
+            "state": {"channels": {
+                "count": {"type": "integer", "reducer": "sum"},
+                "target": {"type": "integer"},
+                "log": {"type": "list", "reducer": "append"},
+                "notes": {"type": "object", "reducer": "merge"},
+                "last": {"type": "string"}}},
+            "nodes": [
+                {"id": "start", "kind": "start", "config": {"inputs": ["target"]}},
+                {"id": "tick", "kind": "set", "config": {"values": {
+                    "count": {"value": 1},
+                    "log": {"template": "tick {{ count }}"},
+                    "notes": {"expr": "{\"seen\": count}"},
+                    "last": {"template": "at {{ count }} of {{ target }}"}}}}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "tick"},
+                {"id": "again", "from": "tick", "to": "tick", "condition": "count < target"}
+            ],
+            "limits": {"max_steps": 5000}
+        }))
+        .await;
+    let (status, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"target": 1000}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run = run["id"].as_str().unwrap().to_string();
+    let finished = server.wait_for_run(&run).await;
+    assert_eq!(finished["status"], "finished", "{finished}");
+
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+    )
+    .await;
+    let mut log = heddle_app::live::log::RunLog::new(&run);
+    loop {
+        let message = next(&mut socket).await;
+        match message["type"].as_str() {
+            Some("event") => {
+                log.push(serde_json::from_value(message["event"].clone()).unwrap());
+            }
+            Some("caught_up") => {}
+            Some("run_idle") => break,
+            other => panic!("unexpected {other:?}: {message}"),
+        }
+    }
+    let replayed = log.states();
+    assert_eq!(replayed.len(), 1001, "start and a thousand ticks");
+
+    let store = server.runs.store();
+    let thread = heddle_engine::ThreadId::from(finished["thread_id"].as_str().unwrap());
+    let mut compared = 0;
+    for summary in store.history(&thread).await.unwrap() {
+        // A checkpoint goes on with step `step`: it holds the state after
+        // the one before.
+        let Some(after) = summary.step.checked_sub(1) else {
+            continue;
+        };
+        let checkpoint = store
+            .checkpoint(&thread, summary.id.as_str())
+            .await
+            .unwrap()
+            .unwrap();
+        let (step, state, _) = &replayed[after as usize];
+        assert_eq!(*step, after);
+        assert_eq!(
+            &Value::Object(state.clone()),
+            &checkpoint.state,
+            "the state after step {after}"
+        );
+        compared += 1;
+    }
+    assert_eq!(compared, 1001, "every step has its checkpoint");
+    let last = &replayed[1000].1;
+    assert_eq!(last["count"], 1000);
+    assert_eq!(last["log"].as_array().map(Vec::len), Some(1000));
+    assert_eq!(last["notes"], json!({"seen": 999}));
+}

@@ -13,7 +13,9 @@ use std::collections::HashSet;
 use super::PostgresStore;
 use crate::format::Retention;
 use crate::ids::RunId;
-use crate::run::prune::{RowMeta, meta_columns, outcome, plan, policy_of, rebased};
+use crate::run::prune::{
+    RowMeta, first_event, meta_columns, net_changes, outcome, plan, policy_of, rebased,
+};
 use crate::run::sql::{BatchRow, error, integer};
 use crate::run::store::{Pruned, StoreError};
 use crate::run::stored_state::{StoredRow, stored_columns};
@@ -188,7 +190,14 @@ impl PostgresStore {
         .fetch_all(&mut *tx)
         .await
         .map_err(error("cannot read the run's events"))?;
-        let Some((batch, removed)) = outcome(&RunId::from(run), &rows)? else {
+        let run_id = RunId::from(run);
+        let net = match first_event(&run_id, &rows)? {
+            // Read beside the transaction: the run ended, nothing of it
+            // changes any more.
+            Some(first) if rows.len() > 1 => net_changes(self, &run_id, &first).await?,
+            _ => Default::default(),
+        };
+        let Some((batch, removed)) = outcome(&run_id, &rows, net)? else {
             return Ok(Pruned::default());
         };
         sqlx::query("DELETE FROM heddle_events WHERE run_id = $1")
