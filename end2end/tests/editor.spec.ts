@@ -218,6 +218,11 @@ test("text typed in the graph's fields is kept when the next click is on the can
   await kept.fill("3");
   await page.mouse.click(canvas.x + 20, canvas.y + canvas.height - 20);
   await saved(page);
+  await kept.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "../target/e2e/screens/graph-retention-light.png" });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await kept.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "../target/e2e/screens/graph-retention-1024-light.png" });
   const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
   expect(stored.document.description).toBe("Answers billing questions");
   expect(stored.document.name).toBe("Billing helper");

@@ -287,13 +287,13 @@ test("a run of a thousand steps replays in the browser to its state at each step
     await scrubTo(page, step);
     await expect(page.getByTestId("scrub-step")).toHaveText(`Step ${step} of 1000`);
     await expect(value("count")).toHaveText(String(step));
-    await expect(value("last")).toHaveText(`"at ${step - 1} of 1000"`);
+    await expect(value("last")).toHaveText(`at ${step - 1} of 1000`);
   }
   // The end: what the server says the run ended with.
   await page.getByTestId("scrub-forward").click();
   await expect(page.getByTestId("scrub-step")).toHaveText("1001 steps");
   await expect(value("count")).toHaveText(String(output.count));
-  await expect(value("last")).toHaveText(JSON.stringify(output.last));
+  await expect(value("last")).toHaveText(output.last);
   expect(output.log).toHaveLength(1000);
   expect(errors).toEqual([]);
 });

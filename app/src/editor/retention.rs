@@ -17,38 +17,38 @@ pub fn RetentionFields(editor: Editor) -> impl IntoView {
     view! {
         <fieldset class="field-group" aria-label="What is kept of its runs">
             <legend class="field-label">"What is kept of its runs"</legend>
-            <div class="field-row">
-                <label class="field">
-                    <span class="field-label">"Checkpoints per thread"</span>
-                    <input name="keep_checkpoints" type="number" min="1" placeholder="server's policy"
-                        readonly=read_only
-                        prop:value=move || skeleton.with(|d| {
-                            d.retention.keep_checkpoints.map(|n| n.to_string()).unwrap_or_default()
-                        })
-                        on:change=move |event| {
-                            let kept = event_target_value(&event).trim().parse::<u32>().ok()
-                                .and_then(NonZeroU32::new);
-                            editor.change(|document| document.retention.keep_checkpoints = kept);
-                        } />
-                </label>
-                <label class="field">
-                    <span class="field-label">"Days a run's log stays whole"</span>
-                    <input name="keep_events_days" type="number" min="1" placeholder="server's policy"
-                        readonly=read_only
-                        prop:value=move || skeleton.with(|d| {
-                            d.retention.keep_events_days.map(|n| n.to_string()).unwrap_or_default()
-                        })
-                        on:change=move |event| {
-                            let days = event_target_value(&event).trim().parse::<u32>().ok()
-                                .filter(|days| *days > 0);
-                            editor.change(|document| document.retention.keep_events_days = days);
-                        } />
-                </label>
-            </div>
-            <span class="field-hint">
-                "Older checkpoints of a thread are removed, except pauses, fork points and each run's last; \
-                 after the days, a run's log keeps only its start and its outcome."
-            </span>
+            <label class="field">
+                <span class="field-label">"Checkpoints kept per thread"</span>
+                <input name="keep_checkpoints" type="number" min="1" placeholder="the server's policy"
+                    readonly=read_only
+                    prop:value=move || skeleton.with(|d| {
+                        d.retention.keep_checkpoints.map(|n| n.to_string()).unwrap_or_default()
+                    })
+                    on:change=move |event| {
+                        let kept = event_target_value(&event).trim().parse::<u32>().ok()
+                            .and_then(NonZeroU32::new);
+                        editor.change(|document| document.retention.keep_checkpoints = kept);
+                    } />
+                <span class="field-hint">
+                    "The newest ones; pauses, fork points and each run's last are always kept."
+                </span>
+            </label>
+            <label class="field">
+                <span class="field-label">"Days a run's events are kept"</span>
+                <input name="keep_events_days" type="number" min="1" placeholder="the server's policy"
+                    readonly=read_only
+                    prop:value=move || skeleton.with(|d| {
+                        d.retention.keep_events_days.map(|n| n.to_string()).unwrap_or_default()
+                    })
+                    on:change=move |event| {
+                        let days = event_target_value(&event).trim().parse::<u32>().ok()
+                            .filter(|days| *days > 0);
+                        editor.change(|document| document.retention.keep_events_days = days);
+                    } />
+                <span class="field-hint">
+                    "After that, a run keeps how it started and how it ended; its steps go."
+                </span>
+            </label>
         </fieldset>
     }
 }
