@@ -226,6 +226,11 @@ async fn work(
     let signal = shutdown_signal();
     let leases = execute(&runs).await;
     let scheduler = crate::schedules::keep_firing(runs.clone());
+    let pruner = crate::retention::keep_pruning(
+        runs.clone(),
+        args.retention.policy(),
+        std::time::Duration::from_secs(args.prune_every_mins.saturating_mul(60)),
+    );
     // Access changes are nobody's concern here: no socket is open.
     let events_listener = runs.listen_for_events(Default::default());
     println!(
@@ -238,6 +243,9 @@ async fn work(
         listener.abort();
     }
     scheduler.abort();
+    if let Some(pruner) = pruner {
+        pruner.abort();
+    }
     hand_back(&runs, leases).await;
     database.close().await;
     tracing::info!("stopped");

@@ -528,10 +528,11 @@ async fn a_threads_next_run_is_sent_its_base_once_and_rebuilds_from_changes() {
     );
 }
 
-/// A run of a thousand steps, replayed by the browser's own code (the
-/// app's `RunLog`, which the run panel runs compiled to wasm) from the
-/// events its viewer is sent: the state after every step equals the
-/// checkpoint the server stored after that step.
+/// A run of a thousand steps, replayed from the events its viewer is sent
+/// as the run panel replays it (its `RunLog` applies each step's changes
+/// with the engine's `EventPayload::apply_step`, compiled to wasm; the
+/// e2e test `runs.spec.ts` checks the page itself): the state after every
+/// step equals the checkpoint the server stored after that step.
 #[tokio::test]
 async fn a_thousand_step_run_replays_to_the_servers_state_at_every_step() {
     let server = TestServer::start().await;
@@ -577,19 +578,25 @@ async fn a_thousand_step_run_replays_to_the_servers_state_at_every_step() {
         json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
     )
     .await;
-    let mut log = heddle_app::live::log::RunLog::new(&run);
+    let mut events: Vec<heddle_engine::run::Event> = Vec::new();
     loop {
         let message = next(&mut socket).await;
         match message["type"].as_str() {
-            Some("event") => {
-                log.push(serde_json::from_value(message["event"].clone()).unwrap());
-            }
+            Some("event") => events.push(serde_json::from_value(message["event"].clone()).unwrap()),
             Some("caught_up") => {}
             Some("run_idle") => break,
             other => panic!("unexpected {other:?}: {message}"),
         }
     }
-    let replayed = log.states();
+    // The run's first event holds its start whole (a new thread).
+    let mut state = events[0].payload.start_state(None).unwrap().unwrap();
+    let mut replayed = Vec::new();
+    for event in &events {
+        if let heddle_engine::run::EventPayload::StepFinished { step, .. } = &event.payload {
+            event.payload.apply_step(&mut state).unwrap().unwrap();
+            replayed.push((*step, state.clone()));
+        }
+    }
     assert_eq!(replayed.len(), 1001, "start and a thousand ticks");
 
     let store = server.runs.store();
@@ -606,7 +613,7 @@ async fn a_thousand_step_run_replays_to_the_servers_state_at_every_step() {
             .await
             .unwrap()
             .unwrap();
-        let (step, state, _) = &replayed[after as usize];
+        let (step, state) = &replayed[after as usize];
         assert_eq!(*step, after);
         assert_eq!(
             &Value::Object(state.clone()),
