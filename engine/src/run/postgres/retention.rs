@@ -53,15 +53,17 @@ impl PostgresStore {
         let mut after = String::new();
         loop {
             // A graph's own number of days, else the server's; none keeps
-            // the log. (Documents are JSON: the engine writes them.)
+            // the log. Only a document that names the key is parsed (they
+            // are JSON: the engine writes them).
             let runs: Vec<String> = sqlx::query_scalar(
                 "SELECT r.run_id FROM heddle_runs r
                  LEFT JOIN heddle_graphs g ON g.hash = r.graph_hash
                  WHERE r.run_id > $1
                    AND r.status IN ('finished', 'failed', 'cancelled')
                    AND r.updated_at_us < $2 - $3 * COALESCE(
-                       (COALESCE(g.document, r.graph)::jsonb
-                        #>> '{retention,keep_events_days}')::BIGINT,
+                       CASE WHEN COALESCE(g.document, r.graph) LIKE '%\"keep_events_days\"%'
+                            THEN (COALESCE(g.document, r.graph)::jsonb
+                                  #>> '{retention,keep_events_days}')::BIGINT END,
                        $4)
                    AND EXISTS (SELECT 1 FROM heddle_events e
                                WHERE e.run_id = r.run_id AND e.first_seq > 0)

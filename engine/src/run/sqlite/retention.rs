@@ -51,14 +51,16 @@ impl SqliteStore {
         let mut after = String::new();
         loop {
             // A graph's own number of days, else the server's; none keeps
-            // the log.
+            // the log. Only a document that names the key is parsed.
             let runs: Vec<String> = sqlx::query_scalar(
                 "SELECT r.run_id FROM heddle_runs r
                  LEFT JOIN heddle_graphs g ON g.hash = r.graph_hash
                  WHERE r.run_id > ?
                    AND r.status IN ('finished', 'failed', 'cancelled')
                    AND r.updated_at_us < ? - ? * COALESCE(
-                       json_extract(COALESCE(g.document, r.graph), '$.retention.keep_events_days'),
+                       CASE WHEN COALESCE(g.document, r.graph) LIKE '%\"keep_events_days\"%'
+                            THEN json_extract(COALESCE(g.document, r.graph),
+                                              '$.retention.keep_events_days') END,
                        ?)
                    AND EXISTS (SELECT 1 FROM heddle_events e
                                WHERE e.run_id = r.run_id AND e.first_seq > 0)
