@@ -66,6 +66,10 @@ const WINDOW_BYTES: usize = 8 << 20;
 /// How many batches a step may store before they are compacted, even
 /// before it ends.
 const COMPACT_AFTER: usize = 64;
+/// The most events one compacted batch takes in again: past it, a long
+/// step's next batches are compacted on their own, so a model that streams
+/// without end costs linear work, not the square of its tokens.
+const COMPACT_SPAN: u64 = 4096;
 
 /// The events of one execution.
 pub struct RunHub {
@@ -133,6 +137,10 @@ impl StepBatches {
         let due = batch.tokens && batch.batches > 1;
         let range = (batch.first, batch.last);
         if ends {
+            *step = None;
+        } else if batch.batches >= COMPACT_AFTER && batch.last - batch.first + 1 >= COMPACT_SPAN {
+            // Compacted into one batch that is large enough: the step's
+            // next batches begin a range of their own.
             *step = None;
         } else if batch.batches >= COMPACT_AFTER {
             // Compacted into one batch, which the next compaction of the
@@ -441,6 +449,29 @@ mod tests {
             vec![(0, 63), (0, 126), (0, 189), (0, 200)],
             "after 64 batches, then 63 more and the compacted one"
         );
+    }
+
+    #[test]
+    fn a_step_that_streams_without_end_is_compacted_in_spans_of_bounded_size() {
+        let mut step = None;
+        let mut due = Vec::new();
+        for seq in 0..20_000 {
+            if let Some(range) = StepBatches::stored(&mut step, &[token(seq)]) {
+                due.push(range);
+            }
+        }
+        assert!(
+            due.iter()
+                .all(|(first, last)| last - first < COMPACT_SPAN + 64)
+        );
+        // Each range begins where the last large one ended: none is read twice
+        // once it is large.
+        let starts: std::collections::BTreeSet<u64> = due.iter().map(|r| r.0).collect();
+        assert!(starts.len() > 3, "{starts:?}");
+        for window in due.windows(2) {
+            let ((a, b), (c, _)) = (window[0], window[1]);
+            assert!(c == a || c == b + 1, "{window:?}");
+        }
     }
 
     #[test]
