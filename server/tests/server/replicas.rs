@@ -189,7 +189,7 @@ async fn a_run_whose_server_is_killed_finishes_on_another_replica() {
     through_b.log_in("owner").await;
     through_c.log_in("owner").await;
 
-    const TARGET: u64 = 3_000;
+    const TARGET: u64 = 1_000;
     let run = start_counting(&through_a, TARGET).await;
 
     // A viewer on B follows the run live, whichever server executes it.
@@ -299,7 +299,7 @@ async fn a_server_that_stalls_past_its_lease_gives_its_run_up() {
     through_a.sign_up("owner").await;
     through_b.log_in("owner").await;
 
-    const TARGET: u64 = 3_000;
+    const TARGET: u64 = 1_000;
     let run = start_counting(&through_a, TARGET).await;
     under_way(&through_b, &run, 200).await;
     signal(&a, "STOP");
@@ -536,7 +536,7 @@ async fn a_server_shutting_down_hands_its_runs_over_after_their_step() {
     let _b = crate::support::Killed(b);
     through_a.sign_up("owner").await;
     through_b.log_in("owner").await;
-    const TARGET: u64 = 3_000;
+    const TARGET: u64 = 1_000;
     let run = start_counting(&through_a, TARGET).await;
     under_way(&through_b, &run, 200).await;
 
