@@ -20,6 +20,7 @@ pub mod api;
 #[cfg(feature = "hydrate")]
 pub mod socket;
 
+use heddle_engine::ids::{RunId, ThreadId};
 use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
 
@@ -48,7 +49,7 @@ pub struct Watch {
     pub cursor: RwSignal<Option<u32>>,
     pub link: RwSignal<Link>,
     /// The thread of the watched run, when known.
-    pub thread: RwSignal<Option<String>>,
+    pub thread: RwSignal<Option<ThreadId>>,
     /// Where the run stands now, whatever moment the page shows.
     pub status: RwSignal<Option<RunStatus>>,
 }
@@ -66,7 +67,7 @@ impl Watch {
     }
 
     /// Starts watching `run_id` afresh (a new run, or another one opened).
-    pub fn reset(&self, run_id: &str, thread: Option<String>) {
+    pub fn reset(&self, run_id: &RunId, thread: Option<ThreadId>) {
         self.log.set(RunLog::new(run_id));
         self.view.set(RunView::of(run_id));
         self.cursor.set(None);

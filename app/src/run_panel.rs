@@ -30,6 +30,7 @@ pub mod usage;
 
 use heddle_engine::NodeId;
 use heddle_engine::format::ChannelType;
+use heddle_engine::ids::RunId;
 use leptos::prelude::*;
 
 use crate::editor::state::Editor;
@@ -214,9 +215,9 @@ pub fn RunPanel(
         open.set(true);
         tab.set(Tab::Chat);
     }
-    Effect::new(move |shown: Option<String>| {
+    Effect::new(move |shown: Option<Option<RunId>>| {
         let run = watch.log.with(|log| log.run_id.clone());
-        if !run.is_empty() && shown.as_deref() != Some(run.as_str()) {
+        if run.is_some() && shown.as_ref() != Some(&run) {
             open.set(true);
         }
         run

@@ -6,6 +6,7 @@
 //! request (`crate::request`).
 
 use crate::error::AppError;
+use heddle_engine::ids::{RunId, ThreadId};
 use heddle_engine::run::Event;
 #[cfg(feature = "ssr")]
 use heddle_store::runs as store;
@@ -35,7 +36,7 @@ pub(crate) fn control() -> Result<std::sync::Arc<dyn store::RunControl>, AppErro
 /// A run of the caller's, found through its graph (`needed` there).
 #[cfg(feature = "ssr")]
 async fn on_run(
-    run_id: &str,
+    run_id: &RunId,
     needed: crate::access::Role,
 ) -> Result<heddle_store::access::OnRun, AppError> {
     let db = crate::request::db()?;
@@ -46,7 +47,7 @@ async fn on_run(
 /// A thread of the caller's, found through its graph (`needed` there).
 #[cfg(feature = "ssr")]
 async fn on_thread(
-    thread_id: &str,
+    thread_id: &ThreadId,
     needed: crate::access::Role,
 ) -> Result<heddle_store::access::OnThread, AppError> {
     let db = crate::request::db()?;
@@ -65,7 +66,7 @@ pub async fn start_run(graph_id: String, request: StartRequest) -> Result<RunInf
 
 /// One run (viewers).
 #[server(endpoint = "get_run", input = Json)]
-pub async fn get_run(run_id: String) -> Result<RunInfo, AppError> {
+pub async fn get_run(run_id: RunId) -> Result<RunInfo, AppError> {
     use crate::http_status::with_error_status;
     let run = with_error_status(on_run(&run_id, crate::access::Role::Viewer).await)?;
     with_error_status(control()?.get(&run).await)
@@ -74,7 +75,7 @@ pub async fn get_run(run_id: String) -> Result<RunInfo, AppError> {
 /// Stops a run: a running one at once, a queued one before it starts, a
 /// paused one for good (editors).
 #[server(endpoint = "cancel_run", input = Json)]
-pub async fn cancel_run(run_id: String) -> Result<RunInfo, AppError> {
+pub async fn cancel_run(run_id: RunId) -> Result<RunInfo, AppError> {
     use crate::http_status::with_error_status;
     let run = with_error_status(on_run(&run_id, crate::access::Role::Editor).await)?;
     with_error_status(control()?.cancel(&run).await)
@@ -83,7 +84,7 @@ pub async fn cancel_run(run_id: String) -> Result<RunInfo, AppError> {
 /// Forks a run: a new run on its thread from a step, with edited
 /// channels (editors).
 #[server(endpoint = "fork_run", input = Json)]
-pub async fn fork_run(run_id: String, request: ForkRequest) -> Result<RunInfo, AppError> {
+pub async fn fork_run(run_id: RunId, request: ForkRequest) -> Result<RunInfo, AppError> {
     use crate::http_status::with_error_status;
     let run = with_error_status(on_run(&run_id, crate::access::Role::Editor).await)?;
     with_error_status(control()?.fork(&run, request).await)
@@ -92,7 +93,7 @@ pub async fn fork_run(run_id: String, request: ForkRequest) -> Result<RunInfo, A
 /// A run's events from `from_seq` on: stored, then not yet stored
 /// (viewers).
 #[server(endpoint = "run_events", input = Json)]
-pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, AppError> {
+pub async fn run_events(run_id: RunId, from_seq: u64) -> Result<Vec<Event>, AppError> {
     use crate::http_status::with_error_status;
     let run = with_error_status(on_run(&run_id, crate::access::Role::Viewer).await)?;
     let events = with_error_status(control()?.events(&run, from_seq).await)?;
@@ -104,7 +105,7 @@ pub async fn run_events(run_id: String, from_seq: u64) -> Result<Vec<Event>, App
 /// from its events (viewers).
 #[server(endpoint = "run_base", input = Json)]
 pub async fn run_base(
-    run_id: String,
+    run_id: RunId,
     checkpoint: String,
 ) -> Result<Option<serde_json::Map<String, Value>>, AppError> {
     use crate::http_status::with_error_status;
@@ -132,7 +133,7 @@ pub async fn list_threads(graph_id: String) -> Result<Vec<ThreadInfo>, AppError>
 
 /// A thread with its newest state and messages (viewers).
 #[server(endpoint = "get_thread", input = Json)]
-pub async fn get_thread(thread_id: String) -> Result<ThreadView, AppError> {
+pub async fn get_thread(thread_id: ThreadId) -> Result<ThreadView, AppError> {
     use crate::http_status::with_error_status;
     let thread = with_error_status(on_thread(&thread_id, crate::access::Role::Viewer).await)?;
     with_error_status(control()?.thread(&thread).await)
@@ -140,7 +141,7 @@ pub async fn get_thread(thread_id: String) -> Result<ThreadView, AppError> {
 
 /// Answers a paused thread: its run goes on with `value` (editors).
 #[server(endpoint = "resume_thread", input = Json)]
-pub async fn resume_thread(thread_id: String, value: Value) -> Result<RunInfo, AppError> {
+pub async fn resume_thread(thread_id: ThreadId, value: Value) -> Result<RunInfo, AppError> {
     use crate::http_status::with_error_status;
     let thread = with_error_status(on_thread(&thread_id, crate::access::Role::Editor).await)?;
     with_error_status(control()?.resume(&thread, value).await)

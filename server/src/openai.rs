@@ -12,6 +12,7 @@
 //! The reply is the graph's answer, streamed as chunks when asked; the
 //! run and thread ids come back in `X-Heddle-Run` and `X-Heddle-Thread`.
 
+use heddle_engine::ids::ThreadId;
 use std::convert::Infallible;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -241,13 +242,13 @@ async fn chat_completions(
     };
     let model = request.model.clone();
     let ids = [
-        (RUN_HEADER, run.id.clone()),
-        (THREAD_HEADER, run.thread_id.clone()),
+        (RUN_HEADER, run.id.to_string()),
+        (THREAD_HEADER, run.thread_id.to_string()),
     ];
     let mut response = if request.stream {
         let chunks = chunks(
             outcome::events(state.runs.clone(), run.id.clone()),
-            run.id,
+            run.id.to_string(),
             model,
         );
         Sse::new(chunks)
@@ -308,14 +309,14 @@ fn thread_of(
     caller: &Caller,
     headers: &HeaderMap,
     user: Option<&str>,
-) -> Result<Option<String>, ApiError> {
+) -> Result<Option<ThreadId>, ApiError> {
     if let Some(value) = headers.get(THREAD_HEADER) {
         let thread = value.to_str().map_err(|_| {
             ApiError(AppError::InvalidInput(format!(
                 "`{THREAD_HEADER}` is not readable text"
             )))
         })?;
-        return Ok(Some(thread.to_string()));
+        return Ok(Some(ThreadId::from(thread)));
     }
     let Some(user) = user.filter(|user| !user.is_empty()) else {
         return Ok(None);
@@ -332,14 +333,14 @@ fn thread_of(
         .take(16)
         .map(|byte| format!("{byte:02x}"))
         .collect();
-    Ok(Some(format!("chat-{digest}")))
+    Ok(Some(ThreadId::from(format!("chat-{digest}"))))
 }
 
 /// Starts a run of the published version with `messages` as its input.
 async fn start(
     state: &AppState,
     allowed: &Allowed,
-    thread_id: Option<String>,
+    thread_id: Option<ThreadId>,
     messages: Vec<Value>,
 ) -> Result<RunInfo, ApiError> {
     let request = StartRequest {
@@ -369,7 +370,7 @@ async fn go_on(
     state: &AppState,
     caller: &Caller,
     allowed: &Allowed,
-    thread_id: &str,
+    thread_id: &ThreadId,
     sent: &[InMessage],
     messages: Vec<Value>,
 ) -> Result<RunInfo, ApiError> {
@@ -409,7 +410,7 @@ async fn go_on(
             "`messages`: nothing after the last assistant message to answer".into(),
         )));
     }
-    start(state, allowed, Some(thread_id.to_string()), new).await
+    start(state, allowed, Some(thread_id.clone()), new).await
 }
 
 /// A whole reply.

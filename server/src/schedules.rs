@@ -7,6 +7,7 @@
 //! was missed (no server was running): the missed times are skipped, or
 //! run once for all of them, as the schedule says.
 
+use heddle_engine::ids::RunId;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -94,7 +95,7 @@ async fn fire(runs: &Runs, due: &Due, now: chrono::DateTime<Utc>) -> Result<bool
     }
     let started = start(runs, due).await;
     let (run, error) = match &started {
-        Ok(run) => (Some(run.as_str()), None),
+        Ok(run) => (Some(run), None),
         Err(error) => (None, Some(error.to_string())),
     };
     if let Some(error) = &error {
@@ -105,7 +106,7 @@ async fn fire(runs: &Runs, due: &Due, now: chrono::DateTime<Utc>) -> Result<bool
 }
 
 /// Starts the schedule's run as its maker; the run's id.
-async fn start(runs: &Runs, due: &Due) -> Result<String, AppError> {
+async fn start(runs: &Runs, due: &Due) -> Result<RunId, AppError> {
     let db = runs.db();
     let maker = heddle_store::accounts::user_by_id(db, &due.created_by)
         .await?

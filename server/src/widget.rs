@@ -12,6 +12,7 @@
 //! read. Each browser's conversation (an id the script keeps in
 //! localStorage) is a thread of the graph, run as the widget's maker.
 
+use heddle_engine::ids::ThreadId;
 use std::time::Duration;
 
 use axum::Router;
@@ -217,10 +218,10 @@ async fn reply(
         }
         other => other,
     };
-    let allowed = require_trigger(&state.db, &maker, &widget.graph_id, trigger)
+    let allowed = require_trigger(&state.db, &maker, widget.graph_id.as_str(), trigger)
         .await
         .map_err(unavailable)?;
-    let thread_id = format!("widget-{}-{}", widget.id, message.conversation);
+    let thread_id = ThreadId::from(format!("widget-{}-{}", widget.id, message.conversation));
     let newest = heddle_store::runs::newest_of_thread(&state.db, &thread_id).await?;
     let paused = match newest {
         Some((run_id, ..)) => state.runs.status(&run_id).await? == RunStatus::Interrupted,
@@ -232,7 +233,7 @@ async fn reply(
             .map_err(unavailable)?;
         // The conversation's thread is this widget's graph's (a thread of
         // the same name elsewhere is not answered from here).
-        if thread.allowed().graph().as_str() != widget.graph_id {
+        if *thread.allowed().graph() != widget.graph_id {
             return Err(AppError::InvalidInput(
                 "`conversation`: start a new conversation".into(),
             ));

@@ -34,6 +34,8 @@
 
 mod batch;
 
+use heddle_engine::ids::RunId;
+use heddle_wire::graphs::GraphId;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -170,7 +172,7 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
     });
 
     // run id -> (its graph, the task streaming it)
-    let mut subscriptions: HashMap<String, (String, JoinHandle<()>)> = HashMap::new();
+    let mut subscriptions: HashMap<RunId, (String, JoinHandle<()>)> = HashMap::new();
     let mut watcher: Option<(String, JoinHandle<()>)> = None;
     let mut access = state.auth.events().subscribe();
     let mut recheck = tokio::time::interval(RECHECK_EVERY);
@@ -250,7 +252,7 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                 if let Some((_, task)) = watcher.take() {
                     task.abort();
                 }
-                if !viewer.can_view(&state, &graph_id).await {
+                if !viewer.can_view(&state, graph_id.as_str()).await {
                     let message = format!("graph {graph_id} was not found");
                     let _ = out
                         .send(text_message(&ServerMessage::Error { message }))
@@ -262,7 +264,7 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                     graph_id.clone(),
                     out.clone(),
                 ));
-                watcher = Some((graph_id, task));
+                watcher = Some((graph_id.to_string(), task));
             }
             Ok(ClientMessage::Ping) => {
                 let _ = out.send(text_message(&ServerMessage::Pong)).await;
@@ -289,7 +291,7 @@ async fn recheck_access(
     state: &AppState,
     viewer: &Viewer,
     graph: Option<&str>,
-    subscriptions: &mut HashMap<String, (String, JoinHandle<()>)>,
+    subscriptions: &mut HashMap<RunId, (String, JoinHandle<()>)>,
     watcher: &mut Option<(String, JoinHandle<()>)>,
     out: &mpsc::Sender<Message>,
 ) -> bool {
@@ -322,7 +324,7 @@ async fn recheck_access(
             let _ = out
                 .send(text_message(&ServerMessage::AccessRevoked {
                     run_id: Some(run_id),
-                    graph_id,
+                    graph_id: GraphId::from_stored(graph_id),
                     message: "your access to this graph ended".into(),
                 }))
                 .await;
@@ -337,7 +339,7 @@ async fn recheck_access(
         let _ = out
             .send(text_message(&ServerMessage::AccessRevoked {
                 run_id: None,
-                graph_id,
+                graph_id: GraphId::from_stored(graph_id),
                 message: "your access to this graph ended".into(),
             }))
             .await;
@@ -351,7 +353,7 @@ fn text_message(message: &ServerMessage) -> Message {
 
 /// Streams one run's events to the client from `from_seq`: the stored
 /// ones, the running execution's backlog, then live (tokens batched).
-async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Message>) {
+async fn follow(runs: Runs, run_id: RunId, from_seq: u64, out: mpsc::Sender<Message>) {
     // Check the run exists (a running one needs no query).
     if runs.hub(&run_id).is_none() && runs.status(&run_id).await.is_err() {
         let message = format!("run {run_id} was not found");
@@ -377,7 +379,7 @@ async fn follow(runs: Runs, run_id: String, from_seq: u64, out: mpsc::Sender<Mes
 
 async fn watch_graph(
     mut notices: broadcast::Receiver<RunNotice>,
-    graph_id: String,
+    graph_id: GraphId,
     out: mpsc::Sender<Message>,
 ) {
     loop {

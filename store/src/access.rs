@@ -8,6 +8,7 @@ pub mod belongs;
 
 use crate::db::Db;
 use crate::on_db;
+use heddle_engine::ids::{RunId, ThreadId};
 
 use crate::caller::{Caller, KeyGrant};
 use heddle_wire::AppError;
@@ -376,7 +377,7 @@ pub async fn require_to_run<'a>(
 #[derive(Debug, Clone)]
 pub struct OnRun {
     allowed: Allowed,
-    run_id: String,
+    run_id: RunId,
 }
 
 impl OnRun {
@@ -386,7 +387,7 @@ impl OnRun {
     }
 
     /// The run.
-    pub fn run_id(&self) -> &str {
+    pub fn run_id(&self) -> &RunId {
         &self.run_id
     }
 }
@@ -396,7 +397,7 @@ impl OnRun {
 #[derive(Debug, Clone)]
 pub struct OnThread {
     allowed: Allowed,
-    thread_id: String,
+    thread_id: ThreadId,
 }
 
 impl OnThread {
@@ -406,7 +407,7 @@ impl OnThread {
     }
 
     /// The thread.
-    pub fn thread_id(&self) -> &str {
+    pub fn thread_id(&self) -> &ThreadId {
         &self.thread_id
     }
 }
@@ -420,7 +421,7 @@ impl OnThread {
 pub async fn require_run<'a>(
     db: &Db,
     who: impl Into<Principal<'a>>,
-    run_id: &str,
+    run_id: &RunId,
     needed: Role,
 ) -> Result<OnRun, AppError> {
     let who = who.into();
@@ -435,8 +436,8 @@ pub async fn require_run<'a>(
         other => require(db, other, &graph, needed).await,
     };
     Ok(OnRun {
-        allowed: hide_graph(allowed, "run", run_id)?,
-        run_id: run_id.to_string(),
+        allowed: hide_graph(allowed, "run", run_id.as_str())?,
+        run_id: run_id.clone(),
     })
 }
 
@@ -444,7 +445,7 @@ pub async fn require_run<'a>(
 pub async fn require_thread<'a>(
     db: &Db,
     who: impl Into<Principal<'a>>,
-    thread_id: &str,
+    thread_id: &ThreadId,
     needed: Role,
 ) -> Result<OnThread, AppError> {
     let who = who.into();
@@ -459,8 +460,8 @@ pub async fn require_thread<'a>(
         other => require(db, other, &graph, needed).await,
     };
     Ok(OnThread {
-        allowed: hide_graph(allowed, "thread", thread_id)?,
-        thread_id: thread_id.to_string(),
+        allowed: hide_graph(allowed, "thread", thread_id.as_str())?,
+        thread_id: thread_id.clone(),
     })
 }
 
@@ -472,7 +473,7 @@ pub async fn require_thread<'a>(
 pub async fn require_thread_to_run<'a>(
     db: &Db,
     who: impl Into<Principal<'a>>,
-    thread_id: &str,
+    thread_id: &ThreadId,
 ) -> Result<(), AppError> {
     match belongs::thread_graph(db, thread_id).await? {
         None => Ok(()),

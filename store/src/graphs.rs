@@ -415,13 +415,13 @@ pub async fn version(db: &Db, allowed: &Allowed, version: i64) -> Result<String,
 /// ran).
 pub async fn stored_version(
     db: &Db,
-    graph_id: &str,
+    graph_id: &GraphId,
     version: i64,
 ) -> Result<Option<String>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
         "SELECT graph_json FROM graph_versions WHERE graph_id = $1 AND version = $2",
     )
-    .bind(graph_id)
+    .bind(graph_id.as_str())
     .bind(version)
     .fetch_optional(pool)
     .await)?)

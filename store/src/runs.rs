@@ -12,6 +12,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use heddle_engine::ids::{RunId, ThreadId};
 use heddle_engine::run::{Event, RunStatus};
 use heddle_engine::usage::UsageTotals;
 use serde_json::Value;
@@ -181,10 +182,10 @@ impl TryFrom<RunRow> for RunInfo {
                 .map(from_stored_json)
                 .transpose()
                 .map_err(|_| broken("output"))?,
-            id: row.id,
-            graph_id: row.graph_id,
+            id: RunId::from(row.id),
+            graph_id: GraphId::from_stored(row.graph_id),
             graph_version: row.graph_version,
-            thread_id: row.thread_id,
+            thread_id: ThreadId::from(row.thread_id),
             error: row.error,
             created_at: row.created_at,
             started_at: row.started_at,
@@ -205,7 +206,7 @@ impl TryFrom<RunRow> for RunInfo {
                 .zip(row.forked_at_step)
                 .and_then(|(run_id, step)| {
                     Some(ForkOrigin {
-                        run_id,
+                        run_id: RunId::from(run_id),
                         step: u32::try_from(step).ok()?,
                     })
                 }),
@@ -229,8 +230,8 @@ struct ThreadRow {
 impl From<ThreadRow> for ThreadInfo {
     fn from(row: ThreadRow) -> Self {
         ThreadInfo {
-            id: row.id,
-            graph_id: row.graph_id,
+            id: ThreadId::from(row.id),
+            graph_id: GraphId::from_stored(row.graph_id),
             created_at: row.created_at,
             updated_at: row.updated_at,
             runs: row.runs,
@@ -254,9 +255,9 @@ fn runs(rows: Vec<RunRow>) -> Result<Vec<RunInfo>, AppError> {
 }
 
 /// One run (`None` when there is no such run).
-pub async fn get(db: &Db, run_id: &str) -> Result<Option<RunInfo>, AppError> {
+pub async fn get(db: &Db, run_id: &RunId) -> Result<Option<RunInfo>, AppError> {
     let row: Option<RunRow> = on_db!(db, pool => sqlx::query_as(select_runs!("WHERE id = $1"))
-        .bind(run_id)
+        .bind(run_id.as_str())
         .fetch_optional(pool)
         .await)?;
     row.map(RunInfo::try_from).transpose()
@@ -306,12 +307,16 @@ pub async fn active_run(db: &Db, graph: &GraphId) -> Result<Option<String>, AppE
 }
 
 /// Records a thread of a graph (nothing if it exists).
-pub async fn create_thread(db: &Db, thread_id: &str, graph_id: &str) -> Result<(), AppError> {
+pub async fn create_thread(
+    db: &Db,
+    thread_id: &ThreadId,
+    graph_id: &GraphId,
+) -> Result<(), AppError> {
     on_db!(db, pool => sqlx::query(
         "INSERT INTO threads (id, graph_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
     )
-    .bind(thread_id)
-    .bind(graph_id)
+    .bind(thread_id.as_str())
+    .bind(graph_id.as_str())
     .execute(pool)
     .await
         .map(|done| done.rows_affected()))?;
@@ -382,9 +387,9 @@ pub async fn threads(db: &Db, allowed: &Allowed) -> Result<Vec<ThreadInfo>, AppE
 }
 
 /// One thread's record.
-pub async fn thread(db: &Db, thread_id: &str) -> Result<Option<ThreadInfo>, AppError> {
+pub async fn thread(db: &Db, thread_id: &ThreadId) -> Result<Option<ThreadInfo>, AppError> {
     let row: Option<ThreadRow> = on_db!(db, pool => sqlx::query_as(select_threads!("WHERE t.id = $1"))
-            .bind(thread_id)
+            .bind(thread_id.as_str())
             .fetch_optional(pool)
             .await)?;
     Ok(row.map(ThreadInfo::from))
@@ -393,21 +398,22 @@ pub async fn thread(db: &Db, thread_id: &str) -> Result<Option<ThreadInfo>, AppE
 /// A thread's newest run: its id, graph and starter.
 pub async fn newest_of_thread(
     db: &Db,
-    thread_id: &str,
-) -> Result<Option<(String, String, Option<String>)>, AppError> {
-    Ok(on_db!(db, pool => sqlx::query_as(
+    thread_id: &ThreadId,
+) -> Result<Option<(RunId, GraphId, Option<String>)>, AppError> {
+    let newest: Option<(String, String, Option<String>)> = on_db!(db, pool => sqlx::query_as(
         "SELECT id, graph_id, user_id FROM runs WHERE thread_id = $1
          ORDER BY created_at DESC, rowid DESC LIMIT 1",
     )
-    .bind(thread_id)
+    .bind(thread_id.as_str())
     .fetch_optional(pool)
-    .await)?)
+    .await)?;
+    Ok(newest.map(|(run, graph, user)| (RunId::from(run), GraphId::from_stored(graph), user)))
 }
 
 /// The id of the user who started a run, if known.
-pub async fn starter(db: &Db, run_id: &str) -> Result<Option<String>, AppError> {
+pub async fn starter(db: &Db, run_id: &RunId) -> Result<Option<String>, AppError> {
     let found: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar("SELECT user_id FROM runs WHERE id = $1")
-            .bind(run_id)
+            .bind(run_id.as_str())
             .fetch_optional(pool)
             .await)?;
     Ok(found.flatten())
@@ -433,9 +439,9 @@ enum StoredEmbed {
 }
 
 /// The saved graphs a run embeds, as recorded when it was queued.
-pub async fn embeds_of(db: &Db, run_id: &str) -> Result<Vec<EmbeddedGraph>, AppError> {
+pub async fn embeds_of(db: &Db, run_id: &RunId) -> Result<Vec<EmbeddedGraph>, AppError> {
     let json: Option<String> = on_db!(db, pool => sqlx::query_scalar("SELECT embeds FROM runs WHERE id = $1")
-            .bind(run_id)
+            .bind(run_id.as_str())
             .fetch_optional(pool)
             .await)?;
     let stored: Vec<StoredEmbed> = json
@@ -458,9 +464,9 @@ pub async fn embeds_of(db: &Db, run_id: &str) -> Result<Vec<EmbeddedGraph>, AppE
 
 /// A run about to be queued.
 pub struct NewRun<'a> {
-    pub graph_id: &'a str,
+    pub graph_id: &'a GraphId,
     pub graph_version: i64,
-    pub thread_id: &'a str,
+    pub thread_id: &'a ThreadId,
     /// What it starts with (a fork's edits).
     pub input: &'a Value,
     pub starter: &'a User,
@@ -477,7 +483,7 @@ pub struct NewRun<'a> {
     /// with it (and an API key may read it).
     pub trigger: Option<&'a Trigger>,
     /// For a fork: the run and step it goes on from.
-    pub fork: Option<(&'a str, u32)>,
+    pub fork: Option<(&'a RunId, u32)>,
 }
 
 /// A server's hold on the runs it queues and executes: its name, and how
@@ -522,12 +528,8 @@ pub const RETRY_AFTER_SECS: u64 = 5;
 /// servers cannot race past a limit. A run queued without a lease is
 /// announced (after the commit, so whoever hears of it finds it) for any
 /// server to take.
-pub async fn record_queued(
-    db: &Db,
-    run: NewRun<'_>,
-    limits: RunLimits,
-) -> Result<String, AppError> {
-    let run_id = format!("run-{}", uuid::Uuid::new_v4());
+pub async fn record_queued(db: &Db, run: NewRun<'_>, limits: RunLimits) -> Result<RunId, AppError> {
+    let run_id = RunId::from(format!("run-{}", uuid::Uuid::new_v4()));
     let user = run.starter.id.as_str();
     let embeds: Vec<StoredEmbed> = run
         .embeds
@@ -574,7 +576,7 @@ pub async fn record_queued(
             .bind(user)
             .bind(trigger.origin.as_str())
             .bind(&trigger.name)
-            .bind(run.graph_id)
+            .bind(run.graph_id.as_str())
             .fetch_one(&mut *tx)
             .await?,
         };
@@ -621,11 +623,11 @@ pub async fn record_queued(
         let busy: i64 = sqlx::query_scalar(
             concat!("SELECT COUNT(*) FROM runs WHERE thread_id = $1 AND status IN ", status!(active)),
         )
-        .bind(run.thread_id)
+        .bind(run.thread_id.as_str())
         .fetch_one(&mut *tx)
         .await?;
         if busy > 0 {
-            return Err(thread_busy(run.thread_id));
+            return Err(thread_busy(run.thread_id.as_str()));
         }
         sqlx::query(
             concat!("INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
@@ -633,10 +635,10 @@ pub async fn record_queued(
                                forked_from, forked_at_step)
              VALUES ($1, $2, $3, $4, $5, ", status!(queued), ", $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"),
         )
-        .bind(&run_id)
-        .bind(run.graph_id)
+        .bind(run_id.as_str())
+        .bind(run.graph_id.as_str())
         .bind(run.graph_version)
-        .bind(run.thread_id)
+        .bind(run.thread_id.as_str())
         .bind(run.input.to_string())
         .bind(user)
         .bind(&embeds)
@@ -650,7 +652,7 @@ pub async fn record_queued(
                 .filter(|trigger| trigger.origin == RunOrigin::ApiKey)
                 .map(|trigger| trigger.id.as_str()),
         )
-        .bind(run.fork.map(|(source, _)| source))
+        .bind(run.fork.map(|(source, _)| source.as_str()))
         .bind(run.fork.map(|(_, step)| i64::from(step)))
         .execute(&mut *tx)
         .await?;
@@ -681,7 +683,7 @@ fn thread_busy(thread: &str) -> AppError {
 /// resume, through any server, came first).
 pub async fn requeue(
     db: &Db,
-    run_id: &str,
+    run_id: &RunId,
     request: &str,
     lease: Option<&Lease>,
 ) -> Result<(), AppError> {
@@ -693,7 +695,7 @@ pub async fn requeue(
     .bind(request)
     .bind(lease.map(|lease| lease.owner.as_str()))
     .bind(lease.map(Lease::until))
-    .bind(run_id)
+    .bind(run_id.as_str())
     .execute(pool)
     .await
     .map(|done| done.rows_affected()))?;
@@ -713,11 +715,11 @@ pub async fn requeue(
 /// execute runs claim them at once, or at their next look if they missed it.
 pub const QUEUE_CHANNEL: &str = "heddle_run_queue";
 
-async fn announce_queued(db: &Db, run_id: &str) -> Result<(), AppError> {
+async fn announce_queued(db: &Db, run_id: &RunId) -> Result<(), AppError> {
     if let Db::Postgres(pool) = db {
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(QUEUE_CHANNEL)
-            .bind(run_id)
+            .bind(run_id.as_str())
             .execute(pool)
             .await?;
     }
@@ -726,13 +728,13 @@ async fn announce_queued(db: &Db, run_id: &str) -> Result<(), AppError> {
 
 /// Marks a run as executing (its first start time is kept); `false` when
 /// another server holds its lease (this one lost it, and must stop).
-pub async fn mark_running(db: &Db, run_id: &str, owner: &str) -> Result<bool, AppError> {
+pub async fn mark_running(db: &Db, run_id: &RunId, owner: &str) -> Result<bool, AppError> {
     let changed = on_db!(db, pool => sqlx::query(
         concat!("UPDATE runs SET status = ", status!(running), ", started_at = COALESCE(started_at, $1)
          WHERE id = $2 AND (lease_owner = $3 OR lease_owner IS NULL)"),
     )
     .bind(crate::db::now())
-    .bind(run_id)
+    .bind(run_id.as_str())
     .bind(owner)
     .execute(pool)
     .await
@@ -741,19 +743,19 @@ pub async fn mark_running(db: &Db, run_id: &str, owner: &str) -> Result<bool, Ap
 }
 
 /// What a queued run was asked to do (JSON), if it says.
-pub async fn request_of(db: &Db, run_id: &str) -> Result<Option<String>, AppError> {
+pub async fn request_of(db: &Db, run_id: &RunId) -> Result<Option<String>, AppError> {
     let request: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(
         "SELECT request FROM runs WHERE id = $1",
     )
-    .bind(run_id)
+    .bind(run_id.as_str())
     .fetch_optional(pool)
     .await)?;
     Ok(request.flatten())
 }
 
 /// Renews this server's leases; the runs it still holds.
-pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<String>, AppError> {
-    Ok(on_db!(db, pool => sqlx::query_scalar(
+pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<RunId>, AppError> {
+    let renewed: Vec<String> = on_db!(db, pool => sqlx::query_scalar(
         concat!("UPDATE runs SET lease_expires_at = $1
          WHERE lease_owner = $2 AND status IN ", status!(active), "
          RETURNING id"),
@@ -761,7 +763,8 @@ pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<String>, AppErro
     .bind(lease.until())
     .bind(&lease.owner)
     .fetch_all(pool)
-    .await)?)
+    .await)?;
+    Ok(renewed.into_iter().map(RunId::from).collect())
 }
 
 /// Whether a run's record lets `owner` write the run's checkpoints and
@@ -777,7 +780,7 @@ pub async fn renew_leases(db: &Db, lease: &Lease) -> Result<Vec<String>, AppErro
 /// a record (not this application's) is not fenced.
 pub async fn may_write_run(
     tx: &mut sqlx::PgConnection,
-    run_id: &str,
+    run_id: &RunId,
     owner: &str,
     stall: std::time::Duration,
 ) -> Result<bool, sqlx::Error> {
@@ -788,7 +791,7 @@ pub async fn may_write_run(
                 set_config('idle_in_transaction_session_timeout', $3, true)
          FROM runs WHERE id = $1 FOR SHARE"
     ))
-    .bind(run_id)
+    .bind(run_id.as_str())
     .bind(owner)
     .bind(format!("{}ms", stall.as_millis().max(1)))
     .fetch_optional(tx)
@@ -797,11 +800,11 @@ pub async fn may_write_run(
 }
 
 /// Whether another server holds the run's lease now.
-pub async fn leased_elsewhere(db: &Db, run_id: &str, owner: &str) -> Result<bool, AppError> {
+pub async fn leased_elsewhere(db: &Db, run_id: &RunId, owner: &str) -> Result<bool, AppError> {
     let holder: Option<Option<String>> = on_db!(db, pool => sqlx::query_scalar(
         "SELECT lease_owner FROM runs WHERE id = $1",
     )
-    .bind(run_id)
+    .bind(run_id.as_str())
     .fetch_optional(pool)
     .await)?;
     Ok(holder.flatten().is_some_and(|holder| holder != owner))
@@ -811,18 +814,18 @@ pub async fn leased_elsewhere(db: &Db, run_id: &str, owner: &str) -> Result<bool
 /// run is leased to another server than the one asked): recorded on the
 /// run, and on PostgreSQL announced on [`CONTROL_CHANNEL`] so that server
 /// acts at once. `false` when the run is not queued or running.
-pub async fn request_cancel(db: &Db, run_id: &str) -> Result<bool, AppError> {
+pub async fn request_cancel(db: &Db, run_id: &RunId) -> Result<bool, AppError> {
     let changed = on_db!(db, pool => sqlx::query(
         concat!("UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ", status!(active)),
     )
-    .bind(run_id)
+    .bind(run_id.as_str())
     .execute(pool)
     .await
     .map(|done| done.rows_affected()))?;
     if let Db::Postgres(pool) = db {
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CONTROL_CHANNEL)
-            .bind(run_id)
+            .bind(run_id.as_str())
             .execute(pool)
             .await?;
     }
@@ -835,14 +838,15 @@ pub const CONTROL_CHANNEL: &str = "heddle_run_control";
 
 /// The runs this server holds that someone asked, through another server,
 /// to cancel.
-pub async fn cancels_for(db: &Db, owner: &str) -> Result<Vec<String>, AppError> {
-    Ok(on_db!(db, pool => sqlx::query_scalar(
+pub async fn cancels_for(db: &Db, owner: &str) -> Result<Vec<RunId>, AppError> {
+    let asked: Vec<String> = on_db!(db, pool => sqlx::query_scalar(
         concat!("SELECT id FROM runs
          WHERE lease_owner = $1 AND cancel_requested = 1 AND status IN ", status!(active)),
     )
     .bind(owner)
     .fetch_all(pool)
-    .await)?)
+    .await)?;
+    Ok(asked.into_iter().map(RunId::from).collect())
 }
 
 /// Gives up this server's leases (it is shutting down after the current
@@ -856,8 +860,8 @@ pub async fn release_leases(db: &Db, owner: &str) -> Result<u64, AppError> {
     .bind(owner)
     .fetch_all(pool)
     .await)?;
-    for run_id in &released {
-        announce_queued(db, run_id).await?;
+    for run_id in released.iter().map(|id| RunId::from(id.as_str())) {
+        announce_queued(db, &run_id).await?;
     }
     Ok(released.len() as u64)
 }
@@ -865,7 +869,7 @@ pub async fn release_leases(db: &Db, owner: &str) -> Result<u64, AppError> {
 /// A run [`claim_lapsed`] took.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Claimed {
-    pub run_id: String,
+    pub run_id: RunId,
     /// Whether a server held it when it was taken: that server died (or
     /// stalled past its lease) with it, rather than giving it back.
     pub from_dead_server: bool,
@@ -968,7 +972,7 @@ pub async fn claim_lapsed(
     Ok(rows
         .into_iter()
         .map(|(run_id, from_dead_server, crash_checkpoint)| Claimed {
-            run_id,
+            run_id: RunId::from(run_id),
             from_dead_server,
             crash_checkpoint,
         })
@@ -980,12 +984,12 @@ pub async fn claim_lapsed(
 /// dead server.
 pub async fn mark_crash_checkpoint(
     db: &Db,
-    run_id: &str,
+    run_id: &RunId,
     checkpoint: &str,
 ) -> Result<(), AppError> {
     on_db!(db, pool => sqlx::query("UPDATE runs SET crash_checkpoint = $1 WHERE id = $2")
         .bind(checkpoint)
-        .bind(run_id)
+        .bind(run_id.as_str())
         .execute(pool)
         .await
         .map(|_| ()))?;
@@ -993,9 +997,9 @@ pub async fn mark_crash_checkpoint(
 }
 
 /// How long a run has been active over its executions so far.
-pub async fn active_time(db: &Db, run_id: &str) -> Result<std::time::Duration, AppError> {
+pub async fn active_time(db: &Db, run_id: &RunId) -> Result<std::time::Duration, AppError> {
     let ms: Option<i64> = on_db!(db, pool => sqlx::query_scalar("SELECT active_ms FROM runs WHERE id = $1")
-        .bind(run_id)
+        .bind(run_id.as_str())
         .fetch_optional(pool)
         .await)?;
     Ok(std::time::Duration::from_millis(
@@ -1006,13 +1010,13 @@ pub async fn active_time(db: &Db, run_id: &str) -> Result<std::time::Duration, A
 /// Adds `active` to how long a run has been active.
 pub async fn add_active_time(
     db: &Db,
-    run_id: &str,
+    run_id: &RunId,
     active: std::time::Duration,
 ) -> Result<(), AppError> {
     let ms = i64::try_from(active.as_millis()).unwrap_or(i64::MAX);
     on_db!(db, pool => sqlx::query("UPDATE runs SET active_ms = active_ms + $1 WHERE id = $2")
         .bind(ms)
-        .bind(run_id)
+        .bind(run_id.as_str())
         .execute(pool)
         .await
         .map(|_| ()))?;
@@ -1024,7 +1028,7 @@ pub async fn add_active_time(
 /// the graph's conversations.
 pub async fn mark_ended(
     db: &Db,
-    run_id: &str,
+    run_id: &RunId,
     owner: &str,
     status: RunStatus,
     output: Option<&Value>,
@@ -1052,7 +1056,7 @@ pub async fn mark_ended(
         .bind(output.map(Value::to_string))
         .bind(error)
         .bind(finished_at)
-        .bind(run_id)
+        .bind(run_id.as_str())
         .bind(owner)
         .bind(signed(|u| u.calls))
         .bind(signed(|u| u.prompt_tokens))
@@ -1071,7 +1075,7 @@ pub async fn mark_ended(
             "UPDATE threads SET updated_at = $1 WHERE id = (SELECT thread_id FROM runs WHERE id = $2)",
         )
         .bind(&now)
-        .bind(run_id)
+        .bind(run_id.as_str())
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;

@@ -13,8 +13,10 @@ use serde_json::Value;
 use crate::access::Allowed;
 use crate::db::Db;
 use crate::on_db;
+use heddle_engine::ids::RunId;
 use heddle_wire::AppError;
 use heddle_wire::access::Role;
+use heddle_wire::graphs::GraphId;
 use heddle_wire::schedules::{Missed, Schedule, ScheduleSettings};
 
 /// A parsed schedule: when, and in which zone.
@@ -130,7 +132,7 @@ impl ScheduleRow {
         };
         Ok(Schedule {
             id: self.id,
-            graph_id: self.graph_id,
+            graph_id: GraphId::from_stored(self.graph_id),
             name: self.name,
             cron: self.cron,
             timezone: self.timezone,
@@ -142,7 +144,10 @@ impl ScheduleRow {
             created_by: self.maker,
             created_at: self.created_at,
             last_fired_at: self.last_fired_at,
-            last_run_id: self.last_run_id.filter(|run| !run.is_empty()),
+            last_run_id: self
+                .last_run_id
+                .filter(|run| !run.is_empty())
+                .map(RunId::from),
             last_error: self.last_error,
         })
     }
@@ -419,7 +424,7 @@ pub async fn record_fire(
     db: &Db,
     id: &str,
     fire_at: &str,
-    run: Option<&str>,
+    run: Option<&RunId>,
     error: Option<&str>,
 ) -> Result<bool, AppError> {
     let recorded = on_db!(db, pool => sqlx::query(
@@ -428,7 +433,7 @@ pub async fn record_fire(
     )
     .bind(id)
     .bind(fire_at)
-    .bind(run)
+    .bind(run.map(RunId::as_str))
     .bind(error)
     .bind(crate::db::now())
     .execute(pool)

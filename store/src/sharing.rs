@@ -7,9 +7,11 @@ use crate::on_db;
 use crate::access::require;
 use crate::access_events::{AccessChange, AccessEvents};
 use crate::accounts::find_user;
+use heddle_engine::ids::RunId;
 use heddle_wire::AppError;
 use heddle_wire::access::Role;
 use heddle_wire::accounts::User;
+use heddle_wire::graphs::GraphId;
 use heddle_wire::sharing::{
     Accepted, Grant, LinkPreview, MAX_EXPIRY_HOURS, Member, MemberAccess, ShareLink, Sharing,
 };
@@ -33,10 +35,10 @@ impl From<LinkRow> for ShareLink {
     fn from(row: LinkRow) -> Self {
         ShareLink {
             id: row.id,
-            graph_id: row.graph_id,
+            graph_id: GraphId::from_stored(row.graph_id),
             role: Role::parse(&row.role).unwrap_or(Role::Viewer),
             path: format!("/share/{}", row.token),
-            run_id: row.run_id,
+            run_id: row.run_id.map(RunId::from),
             step: row.step,
             created_at: row.created_at,
             expires_at: row.expires_at,
@@ -120,7 +122,8 @@ pub async fn create_link(
         )));
     }
     if let Some(run) = &run_id {
-        let owner = match crate::access::belongs::graph_of_run(db, run).await {
+        let owner = match crate::access::belongs::graph_of_run(db, &RunId::from(run.as_str())).await
+        {
             Ok(graph) => Some(graph),
             Err(AppError::NotFound { .. }) => None,
             Err(other) => return Err(other),
@@ -305,7 +308,7 @@ pub async fn accept(db: &Db, user: Option<&User>, token: &str) -> Result<Accepte
     };
     tracing::info!(graph = %graph, link = %link_id, user = %user.id.as_str(), "share link opened");
     Ok(Accepted {
-        graph_id,
+        graph_id: graph,
         role,
         target,
     })

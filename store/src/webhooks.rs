@@ -2,6 +2,7 @@
 //! found by their URL's token (by its SHA-256), and each delivery claimed
 //! once.
 
+use heddle_engine::ids::RunId;
 use std::collections::BTreeMap;
 
 use sha2::{Digest, Sha256};
@@ -11,6 +12,7 @@ use crate::db::Db;
 use crate::on_db;
 use heddle_wire::AppError;
 use heddle_wire::access::Role;
+use heddle_wire::graphs::GraphId;
 use heddle_wire::webhooks::{MAX_MAPPING, Respond, Webhook, WebhookSettings, WebhookUrl};
 
 /// Where hooks are called: `POST <this><token>`.
@@ -76,7 +78,7 @@ impl HookRow {
             mapping: self.mapping()?,
             respond: self.respond()?,
             id: self.id,
-            graph_id: self.graph_id,
+            graph_id: GraphId::from_stored(self.graph_id),
             name: self.name,
             prefix: self.prefix,
             signing_secret: self.signing_secret,
@@ -311,7 +313,7 @@ pub enum Delivery {
     New,
     /// Seen before: the run it started (`None` while that call is still
     /// starting it).
-    Seen(Option<String>),
+    Seen(Option<RunId>),
 }
 
 /// Deliveries remembered for good (signed with no timestamp, so a replay
@@ -353,7 +355,9 @@ pub async fn claim_delivery(db: &Db, hook: &str, delivery: &str) -> Result<Deliv
     .bind(delivery)
     .fetch_optional(pool)
     .await)?;
-    Ok(Delivery::Seen(run.filter(|run| !run.is_empty())))
+    Ok(Delivery::Seen(
+        run.filter(|run| !run.is_empty()).map(RunId::from),
+    ))
 }
 
 /// Notes the run a delivery started (`None`: it started none, and may be

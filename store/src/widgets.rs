@@ -6,6 +6,7 @@ use crate::db::Db;
 use crate::on_db;
 use heddle_wire::AppError;
 use heddle_wire::access::Role;
+use heddle_wire::graphs::GraphId;
 use heddle_wire::widgets::{Widget, WidgetSettings};
 
 /// The most origins one widget answers.
@@ -58,7 +59,7 @@ impl WidgetRow {
             created_by: self.created_by,
             widget: Widget {
                 id: self.id,
-                graph_id: self.graph_id,
+                graph_id: GraphId::from_stored(self.graph_id),
                 name: self.name,
                 token: self.token,
                 allowed_origins,

@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
+use heddle_engine::ids::{RunId, ThreadId};
 use heddle_engine::run::{Event, RunStatus};
+
+use crate::graphs::GraphId;
 use serde::{Deserialize, Serialize};
 
 /// What a client asks.
@@ -14,14 +17,14 @@ use serde::{Deserialize, Serialize};
 pub enum ClientMessage {
     /// The run's events from `from_seq` on: the stored ones, then live.
     Subscribe {
-        run_id: String,
+        run_id: RunId,
         #[serde(default)]
         from_seq: u64,
     },
     /// No more of that run's events.
-    Unsubscribe { run_id: String },
+    Unsubscribe { run_id: RunId },
     /// Notices of the graph's runs starting, pausing and ending.
-    WatchGraph { graph_id: String },
+    WatchGraph { graph_id: GraphId },
     /// Asks for a `pong`.
     Ping,
 }
@@ -35,7 +38,7 @@ pub enum ServerMessage {
     /// A node's streamed tokens, standing for its token events `first_seq`
     /// to `last_seq`.
     Tokens {
-        run_id: String,
+        run_id: RunId,
         node: String,
         text: String,
         first_seq: u64,
@@ -46,16 +49,16 @@ pub enum ServerMessage {
     /// the run started from (`EventPayload::base_checkpoint`): that
     /// checkpoint's state, once per subscription.
     Base {
-        run_id: String,
+        run_id: RunId,
         checkpoint: String,
         state: serde_json::Map<String, serde_json::Value>,
     },
     /// The stored events are sent; what follows is live.
-    CaughtUp { run_id: String, next_seq: u64 },
+    CaughtUp { run_id: RunId, next_seq: u64 },
     /// The run is not executing now (finished, paused or stopped);
     /// `status` is `None` when it cannot be read.
     RunIdle {
-        run_id: String,
+        run_id: RunId,
         status: Option<RunStatus>,
         next_seq: u64,
     },
@@ -65,8 +68,8 @@ pub enum ServerMessage {
     /// `run_id` (or the graph's watch, when there is none) is over.
     AccessRevoked {
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        run_id: Option<String>,
-        graph_id: String,
+        run_id: Option<RunId>,
+        graph_id: GraphId,
         message: String,
     },
     /// A request the server could not answer, in words.
@@ -126,8 +129,8 @@ mod tests {
 /// server: what the run manager announces and the websocket sends.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunNotice {
-    pub graph_id: String,
-    pub run_id: String,
-    pub thread_id: String,
+    pub graph_id: GraphId,
+    pub run_id: RunId,
+    pub thread_id: ThreadId,
     pub status: RunStatus,
 }

@@ -2,11 +2,13 @@
 //! who started it, when, how long it took) and its conversations. Opening a run replays it on
 //! the canvas from its stored events.
 
+use heddle_engine::ids::{RunId, ThreadId};
 use heddle_engine::named_enum;
 use heddle_engine::run::RunStatus;
 use heddle_engine::usage::UsageTotals;
 use serde::{Deserialize, Serialize};
 
+use crate::graphs::GraphId;
 use crate::time::{Timestamp, spoken};
 use serde_json::Value;
 
@@ -15,10 +17,10 @@ use serde_json::Value;
 /// use this one type.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunInfo {
-    pub id: String,
-    pub graph_id: String,
+    pub id: RunId,
+    pub graph_id: GraphId,
     pub graph_version: i64,
-    pub thread_id: String,
+    pub thread_id: ThreadId,
     pub status: RunStatus,
     pub input: Value,
     pub output: Option<Value>,
@@ -65,7 +67,7 @@ pub struct DayUsage {
 /// of its steps.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ForkOrigin {
-    pub run_id: String,
+    pub run_id: RunId,
     /// The step the fork went on with (the source's state before it).
     pub step: u32,
 }
@@ -111,8 +113,8 @@ impl RunOrigin {
 /// A thread (a conversation) of a graph.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ThreadInfo {
-    pub id: String,
-    pub graph_id: String,
+    pub id: ThreadId,
+    pub graph_id: GraphId,
     pub created_at: String,
     pub updated_at: String,
     /// How many runs it has had.
@@ -180,7 +182,7 @@ pub struct StartRequest {
     pub input: Value,
     /// The thread to run on; a new one when absent.
     #[serde(default)]
-    pub thread_id: Option<String>,
+    pub thread_id: Option<ThreadId>,
     /// This run also pauses before these nodes ("run to here"), beside the
     /// breakpoints the graph marks.
     #[serde(default)]
@@ -242,7 +244,7 @@ mod tests {
     fn durations_read_as_people_say_them() {
         let run = |start: &str, end: &str| RunInfo {
             id: "r".into(),
-            graph_id: "g".into(),
+            graph_id: crate::graphs::GraphId::from_stored("g".into()),
             graph_version: 1,
             thread_id: "t".into(),
             status: RunStatus::Finished,

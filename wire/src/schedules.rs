@@ -4,6 +4,8 @@
 //! server ran are skipped or run once, as the schedule says. A schedule
 //! acts with its maker's access, checked every time it fires.
 
+use crate::graphs::GraphId;
+use heddle_engine::ids::RunId;
 use heddle_engine::named_enum;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -56,7 +58,7 @@ fn enabled() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Schedule {
     pub id: String,
-    pub graph_id: String,
+    pub graph_id: GraphId,
     pub name: String,
     pub cron: String,
     pub timezone: String,
@@ -73,7 +75,7 @@ pub struct Schedule {
     pub created_at: String,
     /// The last time it fired, and the run it started.
     pub last_fired_at: Option<String>,
-    pub last_run_id: Option<String>,
+    pub last_run_id: Option<RunId>,
     /// Why the last time started no run (a missed time skipped, the graph
     /// not published, ...).
     pub last_error: Option<String>,

@@ -5,17 +5,19 @@
 //! included.
 
 use crate::access::Role;
+use crate::graphs::GraphId;
+use heddle_engine::ids::RunId;
 use serde::{Deserialize, Serialize};
 
 /// A share link as its owner sees it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShareLink {
     pub id: String,
-    pub graph_id: String,
+    pub graph_id: GraphId,
     pub role: Role,
     /// The link's path on this server: `/share/<token>`.
     pub path: String,
-    pub run_id: Option<String>,
+    pub run_id: Option<RunId>,
     pub step: Option<i64>,
     pub created_at: String,
     pub expires_at: Option<String>,
@@ -51,7 +53,7 @@ pub struct LinkPreview {
 /// What opening a link granted, and where to go.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Accepted {
-    pub graph_id: String,
+    pub graph_id: GraphId,
     pub role: Role,
     /// The graph's page, or its run's replay at the step.
     pub target: String,

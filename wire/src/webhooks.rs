@@ -8,6 +8,7 @@
 //! The URL holds a 256-bit token; only its SHA-256 is stored, so the URL
 //! is shown when the hook is made or its URL regenerated, never again.
 
+use crate::graphs::GraphId;
 use heddle_engine::named_enum;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -55,7 +56,7 @@ fn enabled() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Webhook {
     pub id: String,
-    pub graph_id: String,
+    pub graph_id: GraphId,
     pub name: String,
     /// The URL token's first characters, to tell hooks apart.
     pub prefix: String,

@@ -4,6 +4,7 @@
 //! conversations are threads of the graph that its editors open in the
 //! app (runs labelled "Chat widget").
 
+use crate::graphs::GraphId;
 use serde::{Deserialize, Serialize};
 
 /// How a widget is set up.
@@ -36,7 +37,7 @@ fn enabled() -> bool {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Widget {
     pub id: String,
-    pub graph_id: String,
+    pub graph_id: GraphId,
     pub name: String,
     /// Public: it goes in the embedding page's script tag.
     pub token: String,

@@ -165,7 +165,7 @@ fn LinkRow(link: ShareLink, revoke: ServerAction<RevokeShareLink>) -> impl IntoV
             <CopyButton text=url />
             <span class="link-meta">{format!("{role} · {expiry} · {uses}")}</span>
             <ActionForm action=revoke attr:class="inline-form">
-                <input type="hidden" name="graph_id" value=link.graph_id.clone() />
+                <input type="hidden" name="graph_id" value=link.graph_id.to_string() />
                 <input type="hidden" name="link_id" value=link.id.clone() />
                 <button class="button button-small button-danger" type="submit">"Revoke"</button>
             </ActionForm>

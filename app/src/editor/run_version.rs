@@ -6,6 +6,7 @@
 //! to the draft. Decided once per watched run: edits made afterwards never
 //! swap the canvas away.
 
+use heddle_engine::ids::RunId;
 use leptos::prelude::*;
 
 use super::persist::{Persistence, SaveState};
@@ -15,7 +16,7 @@ use crate::live::RunView;
 /// The version a run ran, when the canvas does not show it.
 #[derive(Clone, Debug, PartialEq)]
 struct Elsewhere {
-    run_id: String,
+    run_id: RunId,
     version: i64,
     /// The version's document (JSON), once fetched.
     document: Option<String>,
@@ -30,7 +31,7 @@ pub fn RunVersion(
 ) -> impl IntoView {
     let elsewhere = RwSignal::new(None::<Elsewhere>);
     let dismissed = RwSignal::new(false);
-    Effect::new(move |shown: Option<Option<String>>| {
+    Effect::new(move |shown: Option<Option<RunId>>| {
         let run_id = live.with(|view| view.run_id.clone());
         if shown.as_ref() == Some(&run_id) {
             return run_id;
@@ -48,7 +49,7 @@ pub fn RunVersion(
                 if run.graph_version == on_screen && draft_is_saved {
                     return;
                 }
-                let still = || live.with_untracked(|view| view.run_id.as_deref() == Some(&asked));
+                let still = || live.with_untracked(|view| view.run_id.as_ref() == Some(&asked));
                 if !still() {
                     return;
                 }

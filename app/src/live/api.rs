@@ -5,6 +5,7 @@
 //! the page says it, so the page can say more than the message: which
 //! nodes stop a run, when to try again.
 
+use heddle_engine::ids::{RunId, ThreadId};
 use serde_json::Value;
 
 use crate::editor::persist::Persistence;
@@ -83,16 +84,16 @@ pub async fn start_run(
 }
 
 /// Stops a run.
-pub async fn cancel_run(run_id: &str) -> Result<(), Refusal> {
-    crate::runs::cancel_run(run_id.to_string())
+pub async fn cancel_run(run_id: &RunId) -> Result<(), Refusal> {
+    crate::runs::cancel_run(run_id.clone())
         .await
         .map(drop)
         .map_err(Refusal::from)
 }
 
 /// Answers a paused thread.
-pub async fn resume(thread_id: &str, value: Value) -> Result<(), Refusal> {
-    crate::runs::resume_thread(thread_id.to_string(), value)
+pub async fn resume(thread_id: &ThreadId, value: Value) -> Result<(), Refusal> {
+    crate::runs::resume_thread(thread_id.clone(), value)
         .await
         .map(drop)
         .map_err(Refusal::from)
@@ -100,7 +101,7 @@ pub async fn resume(thread_id: &str, value: Value) -> Result<(), Refusal> {
 
 /// Forks a run before `step` with `edits`, at `start_at` when given.
 pub async fn fork(
-    run_id: &str,
+    run_id: &RunId,
     step: u32,
     edits: serde_json::Map<String, Value>,
     start_at: Option<String>,
@@ -110,14 +111,14 @@ pub async fn fork(
         edits,
         start_at,
     };
-    crate::runs::fork_run(run_id.to_string(), request)
+    crate::runs::fork_run(run_id.clone(), request)
         .await
         .map_err(Refusal::from)
 }
 
 /// A run's record (its thread, status, output).
-pub async fn run(run_id: &str) -> Result<RunInfo, Refusal> {
-    crate::runs::get_run(run_id.to_string())
+pub async fn run(run_id: &RunId) -> Result<RunInfo, Refusal> {
+    crate::runs::get_run(run_id.clone())
         .await
         .map_err(Refusal::from)
 }
@@ -130,8 +131,8 @@ pub async fn threads(graph_id: &str) -> Result<Vec<ThreadInfo>, Refusal> {
 }
 
 /// A thread with its newest state.
-pub async fn thread(thread_id: &str) -> Result<ThreadView, Refusal> {
-    crate::runs::get_thread(thread_id.to_string())
+pub async fn thread(thread_id: &ThreadId) -> Result<ThreadView, Refusal> {
+    crate::runs::get_thread(thread_id.clone())
         .await
         .map_err(Refusal::from)
 }
@@ -144,8 +145,8 @@ pub async fn runs(graph_id: &str) -> Result<Vec<RunInfo>, Refusal> {
 }
 
 /// A run's events, in order, with the state its first event builds on.
-pub async fn log(run_id: &str) -> Result<super::RunLog, Refusal> {
-    let events = crate::runs::run_events(run_id.to_string(), 0)
+pub async fn log(run_id: &RunId) -> Result<super::RunLog, Refusal> {
+    let events = crate::runs::run_events(run_id.clone(), 0)
         .await
         .map_err(Refusal::from)?;
     let mut log = super::RunLog::new(run_id);
@@ -153,7 +154,7 @@ pub async fn log(run_id: &str) -> Result<super::RunLog, Refusal> {
         log.push(event);
     }
     if let Some(checkpoint) = log.base_checkpoint() {
-        log.base = crate::runs::run_base(run_id.to_string(), checkpoint)
+        log.base = crate::runs::run_base(run_id.clone(), checkpoint)
             .await
             .map_err(Refusal::from)?;
     }

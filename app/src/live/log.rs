@@ -4,6 +4,7 @@
 //! tokens are kept apart from the other events: they are many, and the
 //! trace counts what happened, not how it was typed.
 
+use heddle_engine::ids::RunId;
 use heddle_engine::run::{Event, EventPayload, Hop, RunStatus};
 use serde_json::{Map, Value};
 
@@ -41,7 +42,8 @@ impl TokenChunk {
 /// Every event of one run received so far.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunLog {
-    pub run_id: String,
+    /// `None` before a run is watched.
+    pub run_id: Option<RunId>,
     /// Every event but tokens, in `seq` order.
     pub events: Vec<Event>,
     pub tokens: Vec<TokenChunk>,
@@ -135,9 +137,9 @@ pub fn status_after(event: &Event) -> Option<RunStatus> {
 }
 
 impl RunLog {
-    pub fn new(run_id: &str) -> RunLog {
+    pub fn new(run_id: &RunId) -> RunLog {
         RunLog {
-            run_id: run_id.to_string(),
+            run_id: Some(run_id.clone()),
             ..RunLog::default()
         }
     }
@@ -184,7 +186,11 @@ impl RunLog {
     /// The run as it stood at the end of `step` (the whole run for `None`
     /// or a step at or past the last).
     pub fn view_at(&self, step: Option<u32>) -> RunView {
-        let mut view = RunView::of(&self.run_id);
+        let mut view = RunView {
+            run_id: self.run_id.clone(),
+            status: Some(RunStatus::Running),
+            ..RunView::default()
+        };
         let until = step.filter(|step| Some(*step) < self.last_step());
         let mut tokens = self.tokens.iter().peekable();
         for event in &self.events {
@@ -401,7 +407,7 @@ pub(crate) mod tests {
     use super::{Outcome, RunLog, TokenChunk};
 
     pub(crate) fn log(bodies: &[Value]) -> RunLog {
-        let mut log = RunLog::new("run-1");
+        let mut log = RunLog::new(&"run-1".into());
         for (seq, body) in bodies.iter().enumerate() {
             let mut body = body.clone();
             body["run_id"] = json!("run-1");

@@ -7,6 +7,9 @@
 //! it. Runs a teammate starts are joined as they start; losing access (a
 //! revoked link) or the session is reported, and the socket stops.
 
+use heddle_engine::ids::RunId;
+use heddle_engine::ids::ThreadId;
+use heddle_wire::graphs::GraphId;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -25,9 +28,9 @@ use super::{Link, TokenChunk, Watch};
 pub enum Follow {
     /// The graph's runs as they happen: `first`, a run already going when
     /// the page opened, then every run started later.
-    Live { first: Option<String> },
+    Live { first: Option<RunId> },
     /// One run, replayed from its log, shown at a step (a shared link).
-    Replay { run: String, step: Option<u32> },
+    Replay { run: RunId, step: Option<u32> },
 }
 
 /// A message waiting for the next frame.
@@ -38,8 +41,8 @@ enum Incoming {
     Base(serde_json::Map<String, serde_json::Value>),
     /// Another run to follow from now on.
     Switch {
-        run: String,
-        thread: Option<String>,
+        run: RunId,
+        thread: Option<ThreadId>,
     },
 }
 
@@ -53,6 +56,11 @@ struct Batch {
 /// Watches `graph_id` as `follow` says, into `watch`.
 pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
     let Some(url) = socket_url() else {
+        return;
+    };
+    // The page's address names the graph; one that is not a graph id has
+    // no runs to watch.
+    let Some(graph_id) = GraphId::parse(&graph_id) else {
         return;
     };
     let batch = Rc::new(RefCell::new(Batch::default()));
@@ -99,9 +107,7 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
             };
             let incoming = match message {
                 ServerMessage::Event { event } => Incoming::Event(event),
-                ServerMessage::Base { run_id, state, .. }
-                    if current.as_deref() == Some(run_id.as_str()) =>
-                {
+                ServerMessage::Base { run_id, state, .. } if current.as_ref() == Some(&run_id) => {
                     Incoming::Base(state)
                 }
                 ServerMessage::Tokens {
@@ -124,7 +130,7 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                     if status != RunStatus::Running {
                         continue;
                     }
-                    if current.as_deref() == Some(run.as_str()) {
+                    if current.as_ref() == Some(&run) {
                         // The run went on after a pause: its subscription
                         // ended when it paused, so pick it up again.
                         let from = watch.log.with_untracked(|log| log.next_seq);

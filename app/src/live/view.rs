@@ -7,6 +7,7 @@
 //! is doing inside, how many executions inside ended, their text and
 //! their model calls (which count in the node's and the run's usage).
 
+use heddle_engine::ids::RunId;
 use std::collections::{BTreeMap, HashMap};
 
 use heddle_engine::run::{Event, EventPayload, Hop, Interrupt, RunStatus};
@@ -91,7 +92,7 @@ pub fn inside_label(path: &[Hop], node: &str) -> String {
 /// A view of a run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct RunView {
-    pub run_id: Option<String>,
+    pub run_id: Option<RunId>,
     /// `None` until the run's first event.
     pub status: Option<RunStatus>,
     pub nodes: HashMap<String, NodeState>,
@@ -114,9 +115,9 @@ pub struct RunView {
 
 impl RunView {
     /// A fresh view of `run_id`, before its events arrive.
-    pub fn of(run_id: &str) -> RunView {
+    pub fn of(run_id: &RunId) -> RunView {
         RunView {
-            run_id: Some(run_id.to_string()),
+            run_id: Some(run_id.clone()),
             status: Some(RunStatus::Running),
             ..RunView::default()
         }
@@ -346,7 +347,7 @@ mod tests {
     }
 
     fn fold(events: &[Value]) -> RunView {
-        let mut view = RunView::of("run-1");
+        let mut view = RunView::of(&"run-1".into());
         for (seq, body) in events.iter().enumerate() {
             view.apply(&event(seq as u64, body.clone()));
         }

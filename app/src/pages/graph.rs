@@ -239,12 +239,18 @@ fn watch_runs(graph_id: String, watch: Watch) {
         leptos::task::spawn_local(async move {
             let follow = match pinned {
                 Some((run, Some(step))) => Follow::Replay {
-                    run,
+                    run: run.into(),
                     step: Some(step),
                 },
-                Some((run, None)) => Follow::Live { first: Some(run) },
+                Some((run, None)) => Follow::Live {
+                    first: Some(run.into()),
+                },
                 None => Follow::Live {
-                    first: active_run(graph_id.clone()).await.ok().flatten(),
+                    first: active_run(graph_id.clone())
+                        .await
+                        .ok()
+                        .flatten()
+                        .map(Into::into),
                 },
             };
             crate::live::socket::watch(graph_id, follow, watch);
@@ -351,7 +357,7 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                 let origin = summary.origin.describe(summary.origin_label.as_deref());
                                 let input = crate::runs::input_summary(&summary.input);
                                 view! {
-                                    <li class="version-row" data-run=summary.id.clone()>
+                                    <li class="version-row" data-run=summary.id.to_string()>
                                         <span class=format!("run-pill run-{}", summary.status)>{summary.status.as_str()}</span>
                                         <span class="version-meta">
                                             {input.map(|input| view! { <span class="run-input" title="Its input">{input}</span> })}
@@ -363,7 +369,7 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                             })}
                                             {summary.forked_from.map(|fork| view! {
                                                 <span class="origin-tag fork-tag" title="Went on from another run's step, with edits">
-                                                    {format!("fork of {} at step {}", crate::run_panel::short_id(&fork.run_id), fork.step)}
+                                                    {format!("fork of {} at step {}", crate::run_panel::short_id(fork.run_id.as_str()), fork.step)}
                                                 </span>
                                             })}
                                             {origin.map(|origin| view! {

@@ -4,6 +4,7 @@
 //! thread), and watch the reply stream in as the model writes it.
 
 use heddle_engine::format::ChannelType;
+use heddle_engine::ids::ThreadId;
 use heddle_engine::model::{ChatMessage, Role};
 use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
@@ -29,7 +30,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
     });
     let threads = RwSignal::new(Vec::<ThreadInfo>::new());
     // The thread shown: the watched run's, else the one picked.
-    let picked = RwSignal::new(None::<String>);
+    let picked = RwSignal::new(None::<ThreadId>);
     let messages = RwSignal::new(Vec::<ChatMessage>::new());
     // The message just sent, shown until the thread has it.
     let sent = RwSignal::new(None::<String>);
@@ -178,14 +179,14 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                     <span>"Conversation"</span>
                     <select data-testid="chat-thread" on:change=move |event| {
                         let value = event_target_value(&event);
-                        picked.set((!value.is_empty()).then_some(value));
+                        picked.set((!value.is_empty()).then(|| ThreadId::from(value)));
                     }>
                         <option value="" selected=move || picked.get().is_none()>"New conversation"</option>
                         <For each=move || threads.get() key=|thread| thread.id.clone() let:thread>
                             {
                                 let id = thread.id.clone();
                                 let runs = if thread.runs == 1 { "1 run".to_string() } else { format!("{} runs", thread.runs) };
-                                let name = thread.title.clone().unwrap_or_else(|| format!("Conversation {}", short_id(&thread.id)));
+                                let name = thread.title.clone().unwrap_or_else(|| format!("Conversation {}", short_id(thread.id.as_str())));
                                 let used = if thread.tokens > 0 {
                                     format!(
                                         " · {} tokens · {}",
@@ -197,7 +198,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                                 };
                                 let label = format!("{name} · {runs}{used} · {}", display_timestamp(&thread.updated_at));
                                 view! {
-                                    <option value=id.clone() selected=move || picked.get().as_deref() == Some(id.as_str())>{label}</option>
+                                    <option value=id.to_string() selected=move || picked.get().as_ref() == Some(&id)>{label}</option>
                                 }
                             }
                         </For>

@@ -3,6 +3,7 @@
 //! branched from): the nodes each ran at each step, where they parted, and
 //! their final states channel by channel.
 
+use heddle_engine::ids::{RunId, ThreadId};
 use leptos::prelude::*;
 use serde_json::Value;
 
@@ -15,8 +16,8 @@ use crate::runs::RunInfo;
 
 /// How another run to compare with reads in the picker: short id, status,
 /// time, who, and whether it is of this thread.
-fn label(run: &RunInfo, thread: Option<&str>) -> String {
-    let same = if Some(run.thread_id.as_str()) == thread {
+fn label(run: &RunInfo, thread: Option<&ThreadId>) -> String {
+    let same = if Some(&run.thread_id) == thread {
         " · this thread"
     } else {
         ""
@@ -27,14 +28,14 @@ fn label(run: &RunInfo, thread: Option<&str>) -> String {
         .map(|fork| {
             format!(
                 " · fork of {} at step {}",
-                short_id(&fork.run_id),
+                short_id(fork.run_id.as_str()),
                 fork.step
             )
         })
         .unwrap_or_default();
     format!(
         "{}{fork} · {} · {}{}{same}",
-        short_id(&run.id),
+        short_id(run.id.as_str()),
         run.status,
         display_timestamp(&run.created_at),
         run.started_by
@@ -45,19 +46,19 @@ fn label(run: &RunInfo, thread: Option<&str>) -> String {
 }
 
 /// The thread of the run `current`, as the run list gives it.
-fn thread_of<'a>(runs: &'a [RunInfo], current: &str) -> Option<&'a str> {
+fn thread_of<'a>(runs: &'a [RunInfo], current: Option<&RunId>) -> Option<&'a ThreadId> {
     runs.iter()
-        .find(|run| run.id == current)
-        .map(|run| run.thread_id.as_str())
+        .find(|run| Some(&run.id) == current)
+        .map(|run| &run.thread_id)
 }
 
 /// The run to compare with first: the newest other run of the same thread,
 /// else the newest other run. `runs` are newest first.
-pub fn default_choice<'a>(runs: &'a [RunInfo], current: &str) -> Option<&'a RunInfo> {
+pub fn default_choice<'a>(runs: &'a [RunInfo], current: Option<&RunId>) -> Option<&'a RunInfo> {
     let thread = thread_of(runs, current);
-    let others = || runs.iter().filter(move |run| run.id != current);
+    let others = || runs.iter().filter(move |run| Some(&run.id) != current);
     others()
-        .find(|run| Some(run.thread_id.as_str()) == thread)
+        .find(|run| Some(&run.thread_id) == thread)
         .or_else(|| others().next())
 }
 
@@ -65,7 +66,7 @@ pub fn default_choice<'a>(runs: &'a [RunInfo], current: &str) -> Option<&'a RunI
 pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
     let runs = RwSignal::new(Vec::<RunInfo>::new());
     let loaded = RwSignal::new(false);
-    let picked = RwSignal::new(None::<String>);
+    let picked = RwSignal::new(None::<RunId>);
     let other = RwSignal::new(None::<RunLog>);
     let error = RwSignal::new(None::<String>);
     let only_differences = RwSignal::new(false);
@@ -82,13 +83,14 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
             leptos::task::spawn_local(async move {
                 match crate::live::api::runs(&graph_id).await {
                     Ok(list) => {
-                        let first = default_choice(&list, &current).map(|run| run.id.clone());
+                        let first =
+                            default_choice(&list, current.as_ref()).map(|run| run.id.clone());
                         let _ = runs.try_set(list);
                         let _ = loaded.try_set(true);
                         // A person's pick stays, unless it is now the run shown.
                         let was = picked.try_get_untracked().flatten();
                         let keep = chosen.try_get_untracked() == Some(true)
-                            && was.as_ref().is_some_and(|id| *id != current);
+                            && was.as_ref().is_some_and(|id| Some(id) != current.as_ref());
                         if !keep && was != first {
                             let _ = picked.try_set(first);
                         }
@@ -129,12 +131,12 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
     });
     let has_others = Memo::new(move |_| {
         let current = current.get();
-        runs.with(|runs| runs.iter().any(|run| run.id != current))
+        runs.with(|runs| runs.iter().any(|run| Some(&run.id) != current.as_ref()))
     });
     let other_label = move || {
         picked
             .get()
-            .map(|id| short_id(&id).to_string())
+            .map(|id| short_id(id.as_str()).to_string())
             .unwrap_or_default()
     };
 
@@ -142,19 +144,19 @@ pub fn CompareTab(watch: Watch, graph_id: String) -> impl IntoView {
         <div class="compare" data-testid="compare">
             <div class="compare-bar" class:hidden=move || !has_others.get()>
                 <label class="field field-inline">
-                    <span>{move || format!("Run {} compared with", short_id(&current.get()))}</span>
+                    <span>{move || format!("Run {} compared with", current.get().map(|id| short_id(id.as_str()).to_string()).unwrap_or_default())}</span>
                     <select data-testid="compare-with"
                         on:change=move |event| {
                             chosen.set(true);
-                            picked.set(Some(event_target_value(&event)).filter(|id| !id.is_empty()));
+                            picked.set(Some(event_target_value(&event)).filter(|id| !id.is_empty()).map(RunId::from));
                         }>
                         {move || {
                             let current = current.get();
                             let runs = runs.get();
-                            let thread = thread_of(&runs, &current);
-                            runs.iter().filter(|run| run.id != current).map(|run| {
-                                let selected = picked.get().as_deref() == Some(run.id.as_str());
-                                view! { <option value=run.id.clone() selected=selected>{label(run, thread)}</option> }
+                            let thread = thread_of(&runs, current.as_ref());
+                            runs.iter().filter(|run| Some(&run.id) != current.as_ref()).map(|run| {
+                                let selected = picked.get().as_ref() == Some(&run.id);
+                                view! { <option value=run.id.to_string() selected=selected>{label(run, thread)}</option> }
                             }).collect_view()
                         }}
                     </select>
@@ -309,7 +311,7 @@ mod tests {
     fn run(id: &str, thread: &str) -> RunInfo {
         RunInfo {
             id: id.into(),
-            graph_id: "g".into(),
+            graph_id: crate::graphs::GraphId::from_stored("g".into()),
             graph_version: 1,
             thread_id: thread.into(),
             status: RunStatus::Finished,
@@ -330,13 +332,14 @@ mod tests {
     #[test]
     fn the_default_is_the_newest_other_run_of_the_thread_else_the_newest_other() {
         let runs = [run("fork", "t1"), run("other", "t2"), run("original", "t1")];
-        let pick = |current| default_choice(&runs, current).map(|run| run.id.as_str());
+        let pick =
+            |current: &str| default_choice(&runs, Some(&current.into())).map(|run| run.id.as_str());
         assert_eq!(pick("fork"), Some("original"));
         assert_eq!(pick("original"), Some("fork"));
         assert_eq!(pick("other"), Some("fork"));
         // A run the list does not hold yet (just started): the newest.
         assert_eq!(pick("new"), Some("fork"));
-        assert_eq!(default_choice(&runs[..1], "fork"), None);
+        assert_eq!(default_choice(&runs[..1], Some(&"fork".into())), None);
     }
 
     #[test]
@@ -344,7 +347,7 @@ mod tests {
         let mut choice = run("run-0123456789abcdef", "t1");
         choice.started_by = Some("olivia".into());
         assert_eq!(
-            label(&choice, Some("t1")),
+            label(&choice, Some(&"t1".into())),
             "01234567 · finished · 2026-11-21 10:00 UTC · olivia · this thread"
         );
         assert_eq!(

@@ -7,6 +7,7 @@
 mod describe;
 mod listing;
 
+use heddle_engine::ids::RunId;
 use leptos::html::Div;
 use leptos::prelude::*;
 
@@ -112,7 +113,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
         }
     });
     // A new run is followed from its start.
-    Effect::new(move |shown: Option<String>| {
+    Effect::new(move |shown: Option<Option<RunId>>| {
         let run = watch.log.with(|log| log.run_id.clone());
         if shown.is_some_and(|shown| shown != run) {
             following.set(true);

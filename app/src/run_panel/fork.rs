@@ -3,6 +3,7 @@
 //! type, or the whole state is one JSON text (for pasting). The edits are
 //! checked as you type by the engine's own rule, the one the server applies.
 
+use heddle_engine::ids::RunId;
 use std::collections::HashMap;
 
 use heddle_engine::format::ChannelType;
@@ -186,10 +187,7 @@ pub fn ForkForm(
         let Ok(edits) = edits() else {
             return;
         };
-        let Some(run_id) = watch
-            .log
-            .with_untracked(|log| (!log.run_id.is_empty()).then(|| log.run_id.clone()))
-        else {
+        let Some(run_id) = watch.log.with_untracked(|log| log.run_id.clone()) else {
             return;
         };
         pending.set(true);
@@ -380,19 +378,21 @@ pub fn ForkBadge(watch: Watch) -> impl IntoView {
     // Fetched in the browser only, once per watched run (an effect: the
     // server renders no badge, and waits for nothing).
     let origin = RwSignal::new(None::<ForkOrigin>);
-    Effect::new(move |shown: Option<String>| {
+    Effect::new(move |shown: Option<Option<RunId>>| {
         let run_id = watch.log.with(|log| log.run_id.clone());
-        if shown.as_deref() != Some(run_id.as_str()) {
+        if shown.as_ref() != Some(&run_id) {
             origin.set(None);
-            if !run_id.is_empty() {
-                let asked = run_id.clone();
+            if let Some(asked) = run_id.clone() {
                 leptos::task::spawn_local(async move {
                     let found = crate::live::api::run(&asked)
                         .await
                         .ok()
                         .and_then(|run| run.forked_from);
                     // The watched run may have changed meanwhile.
-                    if watch.log.with_untracked(|log| log.run_id == asked) {
+                    if watch
+                        .log
+                        .with_untracked(|log| log.run_id.as_ref() == Some(&asked))
+                    {
                         let _ = origin.try_set(found);
                     }
                 });
@@ -406,7 +406,7 @@ pub fn ForkBadge(watch: Watch) -> impl IntoView {
         Some(view! {
             <span class="fork-badge" data-testid="fork-badge" title="This run went on from another run's step, with edits">
                 "Fork of "
-                <a href=href rel="external">{super::short_id(&origin.run_id).to_string()}</a>
+                <a href=href rel="external">{super::short_id(origin.run_id.as_str()).to_string()}</a>
                 {format!(" at step {}", origin.step)}
             </span>
         })

@@ -74,11 +74,15 @@ fn answer(watch: Watch, value: Value, error: RwSignal<Option<String>>, pending: 
     pending.set(true);
     leptos::task::spawn_local(async move {
         let run_id = watch.log.with_untracked(|log| log.run_id.clone());
-        let thread = match watch.thread.get_untracked() {
-            Some(thread) => Ok(thread),
-            None => crate::live::api::run(&run_id)
+        let thread = match (watch.thread.get_untracked(), run_id) {
+            (Some(thread), _) => Ok(thread),
+            (None, Some(run_id)) => crate::live::api::run(&run_id)
                 .await
                 .map(|run| run.thread_id),
+            (None, None) => {
+                pending.set(false);
+                return;
+            }
         };
         let result = match thread {
             Ok(thread) => crate::live::api::resume(&thread, value).await,

@@ -3,6 +3,7 @@
 //! the run is paused, and the run's result or error.
 
 use heddle_engine::format::ChannelType;
+use heddle_engine::ids::RunId;
 use heddle_engine::model::ChatMessage;
 use heddle_engine::run::{EventPayload, RunStatus};
 use leptos::prelude::*;
@@ -17,7 +18,7 @@ use crate::runs::StartRequest;
 
 /// After starting a run from this page, shows it: a page that follows the
 /// graph live joins it by itself; a replay moves to the new run.
-pub fn follow(run: &str) {
+pub fn follow(run: &RunId) {
     let location = window().location();
     if location.search().unwrap_or_default().contains("step=") {
         let _ = location.set_search(&format!("?run={run}"));
@@ -26,7 +27,7 @@ pub fn follow(run: &str) {
 
 /// Follows a fork just started, and gives the page its address: a reload
 /// or a copied link opens the fork, marked as one.
-pub fn follow_fork(run: &str) {
+pub fn follow_fork(run: &RunId) {
     follow(run);
     if let Ok(history) = window().history() {
         let _ = history.replace_state_with_url(

@@ -10,6 +10,7 @@
 //! Users call it with a session, scripts with an API key; either way it
 //! runs the published version, never the draft.
 
+use heddle_engine::ids::ThreadId;
 use std::time::Duration;
 
 use aide::OperationOutput;
@@ -49,7 +50,7 @@ pub struct InvokeRequest {
     /// The thread to run on: a conversation goes on where it was (only a
     /// thread this caller may use); a new one when absent.
     #[serde(default)]
-    pub thread_id: Option<String>,
+    pub thread_id: Option<ThreadId>,
     /// The answer to the paused run on `thread_id`: resumes it instead
     /// of starting a run.
     #[serde(default)]

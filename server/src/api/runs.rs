@@ -1,6 +1,8 @@
 //! Run and thread endpoints. Runs and threads take the access of their
 //! graph: viewers read them, editors start, cancel and resume them.
 
+use heddle_engine::ids::RunId;
+use heddle_engine::ids::ThreadId;
 use std::sync::Arc;
 
 use axum::Json;
@@ -93,7 +95,7 @@ pub async fn get(
     who: Who,
     Path(RunPath { id }): Path<RunPath>,
 ) -> Result<Json<RunInfo>> {
-    let run = require_run(&state.db, &who.0, &id, Role::Viewer).await?;
+    let run = require_run(&state.db, &who.0, &RunId::from(id), Role::Viewer).await?;
     Ok(Json(state.runs.get(&run).await?))
 }
 
@@ -111,7 +113,7 @@ pub async fn events(
     Path(RunPath { id }): Path<RunPath>,
     Query(query): Query<EventsQuery>,
 ) -> Result<Json<Vec<Arc<Event>>>> {
-    let run = require_run(&state.db, &who.0, &id, Role::Viewer).await?;
+    let run = require_run(&state.db, &who.0, &RunId::from(id), Role::Viewer).await?;
     Ok(Json(state.runs.events(&run, query.from_seq).await?))
 }
 
@@ -120,7 +122,7 @@ pub async fn cancel(
     who: Who,
     Path(RunPath { id }): Path<RunPath>,
 ) -> Result<Json<RunInfo>> {
-    let run = require_run(&state.db, &who.0, &id, Role::Editor).await?;
+    let run = require_run(&state.db, &who.0, &RunId::from(id), Role::Editor).await?;
     Ok(Json(state.runs.cancel(&run).await?))
 }
 
@@ -132,7 +134,7 @@ pub async fn fork(
     Path(RunPath { id }): Path<RunPath>,
     ApiJson(request): ApiJson<ForkRequest>,
 ) -> Result<Accepted<RunInfo>> {
-    let run = require_run(&state.db, &who.0, &id, Role::Editor).await?;
+    let run = require_run(&state.db, &who.0, &RunId::from(id), Role::Editor).await?;
     Ok(Accepted(state.runs.fork(&run, request).await?))
 }
 
@@ -142,7 +144,7 @@ pub async fn thread(
     who: Who,
     Path(ThreadPath { id }): Path<ThreadPath>,
 ) -> Result<Json<ThreadView>> {
-    let thread = require_thread(&state.db, &who.0, &id, Role::Viewer).await?;
+    let thread = require_thread(&state.db, &who.0, &ThreadId::from(id), Role::Viewer).await?;
     Ok(Json(state.runs.thread(&thread).await?))
 }
 
@@ -160,6 +162,6 @@ pub async fn resume(
     Path(ThreadPath { id }): Path<ThreadPath>,
     ApiJson(body): ApiJson<Resume>,
 ) -> Result<Accepted<RunInfo>> {
-    let thread = require_thread(&state.db, &who.0, &id, Role::Editor).await?;
+    let thread = require_thread(&state.db, &who.0, &ThreadId::from(id), Role::Editor).await?;
     Ok(Accepted(state.runs.resume(&thread, body.value).await?))
 }

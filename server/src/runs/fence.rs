@@ -62,7 +62,7 @@ impl LeaseFenced {
         // A writer stalled for a whole lease has lost it anyway (it renews
         // every third of one): past that its lock only delays a takeover.
         let stall = Duration::from_millis(self.lease_ms.load(Ordering::Relaxed));
-        if records::may_write_run(tx, run.as_str(), &self.owner, stall)
+        if records::may_write_run(tx, run, &self.owner, stall)
             .await
             .map_err(cannot_check)?
         {

@@ -53,7 +53,11 @@ pub trait Follower: Send {
 /// Hands run `run_id`'s events, from `follower.next()`, to `follower`
 /// until the run stops executing (it finished, paused, failed or was
 /// cancelled) or the follower goes away.
-pub async fn stream<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) -> Result<(), Gone> {
+pub async fn stream<F: Follower>(
+    runs: &Runs,
+    run_id: &RunId,
+    follower: &mut F,
+) -> Result<(), Gone> {
     // Subscribe to the live stream before reading the store, so nothing
     // emitted in between is missed.
     let hub = runs.hub(run_id);
@@ -63,11 +67,7 @@ pub async fn stream<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) ->
         .and_then(|r| r.first_seq)
         .unwrap_or(u64::MAX);
     if follower.next() < first_live {
-        match runs
-            .store()
-            .events(&RunId::from(run_id), follower.next())
-            .await
-        {
+        match runs.store().events(&run_id.clone(), follower.next()).await {
             Ok(stored) => {
                 for event in stored
                     .into_iter()
@@ -118,7 +118,7 @@ pub async fn stream<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) ->
                 let held = since.first_seq.unwrap_or(u64::MAX);
                 if follower.next() < held {
                     let from = follower.next();
-                    match runs.store().events(&RunId::from(run_id), from).await {
+                    match runs.store().events(&run_id.clone(), from).await {
                         Ok(stored) => {
                             for event in stored.into_iter().take_while(|e| e.seq < held) {
                                 follower.event(&Arc::new(event), None).await?;
@@ -145,7 +145,7 @@ pub async fn stream<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) ->
 /// Follows a run executing on another server (PostgreSQL): its stored
 /// log, read again by sequence number whenever a server says it stored
 /// more of it (see [`crate::runs::wake`]), until the run stops.
-async fn tail<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) -> Result<(), Gone> {
+async fn tail<F: Follower>(runs: &Runs, run_id: &RunId, follower: &mut F) -> Result<(), Gone> {
     let mut wakeups = runs.wakeups();
     let mut caught_up = false;
     loop {
@@ -154,11 +154,7 @@ async fn tail<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) -> Resul
             .status(run_id)
             .await
             .is_ok_and(|status| status.is_active());
-        match runs
-            .store()
-            .events(&RunId::from(run_id), follower.next())
-            .await
-        {
+        match runs.store().events(&run_id.clone(), follower.next()).await {
             Ok(stored) => {
                 for event in stored {
                     follower.event(&Arc::new(event), None).await?;
@@ -182,7 +178,7 @@ async fn tail<F: Follower>(runs: &Runs, run_id: &str, follower: &mut F) -> Resul
         loop {
             tokio::select! {
                 woken = wakeups.recv() => match woken {
-                    Ok(id) if &*id == run_id => break,
+                    Ok(id) if &*id == run_id.as_str() => break,
                     Ok(_) => {}
                     Err(broadcast::error::RecvError::Lagged(_)) => break,
                     Err(broadcast::error::RecvError::Closed) => {

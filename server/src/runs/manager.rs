@@ -21,6 +21,9 @@ mod queries;
 mod recovery;
 mod stopping;
 
+use heddle_engine::ids::RunId;
+use heddle_engine::ids::ThreadId;
+use heddle_wire::graphs::GraphId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -77,7 +80,7 @@ pub(super) struct Inner {
     /// Set when the server shuts down: runs stop after their current step
     /// and queued ones do not start.
     handing_over: std::sync::atomic::AtomicBool,
-    active: Mutex<HashMap<String, Active>>,
+    active: Mutex<HashMap<RunId, Active>>,
     notices: broadcast::Sender<RunNotice>,
     /// How many runs one user (or one trigger) may have queued or running.
     max_per_user: AtomicUsize,
@@ -98,8 +101,8 @@ pub(super) struct Inner {
 
 /// A run being executed (or waiting for its turn).
 pub(super) struct Active {
-    graph_id: String,
-    pub(super) thread_id: String,
+    graph_id: GraphId,
+    pub(super) thread_id: ThreadId,
     pub(super) hub: Arc<RunHub>,
     cancel: Option<CancelHandle>,
     cancel_requested: bool,
@@ -180,7 +183,7 @@ impl Runs {
         })
     }
 
-    pub(super) fn active(&self) -> MutexGuard<'_, HashMap<String, Active>> {
+    pub(super) fn active(&self) -> MutexGuard<'_, HashMap<RunId, Active>> {
         self.inner
             .active
             .lock()
@@ -294,7 +297,7 @@ impl Runs {
     }
 
     /// The hub of a run being executed, if it is.
-    pub fn hub(&self, run_id: &str) -> Option<Arc<RunHub>> {
+    pub fn hub(&self, run_id: &RunId) -> Option<Arc<RunHub>> {
         self.active()
             .get(run_id)
             .map(|active| Arc::clone(&active.hub))

@@ -4,6 +4,7 @@
 //! answer it), and its events as they happen. The invoke endpoint and the
 //! OpenAI-compatible chat endpoint both use these.
 
+use heddle_engine::ids::RunId;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,8 +29,8 @@ use super::manager::internal;
 /// A run's result as the invoke endpoint answers it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Outcome {
-    pub run_id: String,
-    pub thread_id: String,
+    pub run_id: RunId,
+    pub thread_id: ThreadId,
     /// The version it ran (for calls from outside: the published one).
     pub graph_version: i64,
     pub status: RunStatus,
@@ -92,7 +93,7 @@ impl Follower for Quiet {
 
 /// Waits until run `run_id` stops executing (finished, paused, failed or
 /// cancelled), at most `within`; its record then.
-pub async fn wait(runs: &Runs, run_id: &str, within: Duration) -> Result<RunInfo, AppError> {
+pub async fn wait(runs: &Runs, run_id: &RunId, within: Duration) -> Result<RunInfo, AppError> {
     // A timeout only ends the waiting: the run goes on.
     let _ = tokio::time::timeout(within, follow::stream(runs, run_id, &mut Quiet)).await;
     runs.record(run_id).await
@@ -181,7 +182,7 @@ pub enum Streamed {
 
 /// Run `run_id`'s events from the first as they happen, then its outcome
 /// once it stops. The stream ends when the receiver is dropped.
-pub fn events(runs: Runs, run_id: String) -> mpsc::Receiver<Streamed> {
+pub fn events(runs: Runs, run_id: RunId) -> mpsc::Receiver<Streamed> {
     let (sender, receiver) = mpsc::channel::<Streamed>(256);
     tokio::spawn(async move {
         let mut forward = Forward {

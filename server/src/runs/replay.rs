@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
+use heddle_engine::RunId;
 use heddle_engine::run::Event;
-use heddle_engine::{RunId, ThreadId};
 use heddle_store::access::OnRun;
 use heddle_wire::error::AppError;
 use serde_json::{Map, Value};
@@ -29,7 +29,7 @@ impl Runs {
             let stored = self
                 .inner
                 .store
-                .events(&RunId::from(run_id), from_seq)
+                .events(&run_id.clone(), from_seq)
                 .await
                 .map_err(internal("cannot read events"))?;
             events.extend(
@@ -58,10 +58,10 @@ impl Runs {
     /// Only a checkpoint of the run's own thread is found.
     pub async fn base_state(
         &self,
-        run_id: &str,
+        run_id: &RunId,
         checkpoint: &str,
     ) -> Result<Option<Map<String, Value>>, AppError> {
-        let thread = ThreadId::from(self.record(run_id).await?.thread_id);
+        let thread = self.record(run_id).await?.thread_id;
         let found = self
             .inner
             .store

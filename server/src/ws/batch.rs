@@ -4,6 +4,7 @@
 //! light. Every other event passes through as it is, after any pending
 //! tokens, so order is kept; nothing but tokens is ever coalesced.
 
+use heddle_engine::ids::RunId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +32,7 @@ pub(super) use crate::runs::follow::Gone;
 /// One subscription's outgoing events.
 pub(super) struct Batcher {
     out: mpsc::Sender<Message>,
-    run_id: String,
+    run_id: RunId,
     pending: Option<Pending>,
     /// The `seq` after the last event handled.
     pub(super) next: u64,
@@ -40,7 +41,7 @@ pub(super) struct Batcher {
 }
 
 impl Batcher {
-    pub(super) fn new(out: mpsc::Sender<Message>, run_id: String, next: u64, runs: Runs) -> Self {
+    pub(super) fn new(out: mpsc::Sender<Message>, run_id: RunId, next: u64, runs: Runs) -> Self {
         Batcher {
             out,
             run_id,

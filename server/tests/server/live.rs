@@ -254,7 +254,7 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
         .unwrap();
     assert_eq!(runs.recover().await.unwrap(), 1);
     let info = loop {
-        let info = runs.record(&run).await.unwrap();
+        let info = runs.record(&run.as_str().into()).await.unwrap();
         if !info.status.is_active() {
             break info;
         }
@@ -269,7 +269,7 @@ async fn a_restarted_server_finishes_the_runs_it_was_running() {
     let on_run = heddle_store::access::require_run(
         &database,
         Some(&owner),
-        &run,
+        &run.as_str().into(),
         heddle_wire::access::Role::Viewer,
     )
     .await

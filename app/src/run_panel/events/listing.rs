@@ -3,6 +3,7 @@
 //! matches are kept and only the new events are filtered each frame, and
 //! only the rows in view (and a few either side) become DOM nodes.
 
+use heddle_engine::ids::RunId;
 use std::ops::Range;
 
 use heddle_engine::run::Event;
@@ -44,7 +45,7 @@ impl Filter {
 #[derive(Debug, Default)]
 pub struct Matches {
     filter: Option<Filter>,
-    run_id: String,
+    run_id: Option<RunId>,
     /// How many of the log's events have been looked at.
     seen: usize,
     positions: Vec<usize>,
@@ -161,7 +162,7 @@ mod tests {
         matches.update(&shorter, &everything());
         assert_eq!(matches.len(), 2);
         let mut other = log.clone();
-        other.run_id = "run-2".into();
+        other.run_id = Some("run-2".into());
         other.events.truncate(3);
         matches.update(&other, &everything());
         assert_eq!(matches.len(), 3);

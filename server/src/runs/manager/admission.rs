@@ -3,6 +3,7 @@
 //! subgraphs embedded through their access checks), and who must still
 //! have access when it gets its turn.
 
+use heddle_engine::ids::RunId;
 use heddle_engine::{CompiledGraph, GraphDocument, Registry};
 use heddle_store::access::Allowed;
 use heddle_store::accounts;
@@ -87,7 +88,7 @@ impl Runs {
     /// graphs it embeds (`None` for runs from before accounts).
     pub(super) async fn admission_of(
         &self,
-        run_id: &str,
+        run_id: &RunId,
         user_id: Option<&str>,
     ) -> Result<Option<Admission>, AppError> {
         let Some(user_id) = user_id else {

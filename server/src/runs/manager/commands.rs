@@ -2,6 +2,7 @@
 //! the published version (keys and triggers), forks of a run at a step,
 //! and resuming a paused thread. Each is recorded queued and then launched.
 
+use heddle_wire::graphs::GraphId;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -111,9 +112,9 @@ impl Runs {
         };
         let before = breakpoints("interrupt_before", request.interrupt_before)?;
         let after = breakpoints("interrupt_after", request.interrupt_after)?;
-        let graph_id = allowed.graph().to_string();
+        let graph_id = allowed.graph().clone();
         if let Some(thread) = &request.thread_id
-            && thread.starts_with(WIDGET_THREADS)
+            && thread.as_str().starts_with(WIDGET_THREADS)
             && allowed
                 .trigger()
                 .is_none_or(|trigger| trigger.origin != RunOrigin::Widget)
@@ -124,19 +125,21 @@ impl Runs {
         }
         let thread_id = match request.thread_id {
             Some(thread) => thread,
-            None => format!("thread-{}", uuid::Uuid::new_v4()),
+            None => ThreadId::from(format!("thread-{}", uuid::Uuid::new_v4())),
         };
         self.claim_thread(&thread_id, &graph_id).await?;
         // A new run on a paused thread would leave its pause unanswerable.
         let paused = self
             .inner
             .store
-            .latest(&ThreadId::from(thread_id.as_str()))
+            .latest(&thread_id)
             .await
             .map_err(internal("cannot read a thread"))?
             .is_some_and(|latest| latest.status == heddle_engine::run::RunStatus::Interrupted);
         if paused {
-            return Err(AppError::ThreadPaused { thread: thread_id });
+            return Err(AppError::ThreadPaused {
+                thread: thread_id.to_string(),
+            });
         }
         let run_id = self
             .record_queued(records::NewRun {
@@ -155,8 +158,8 @@ impl Runs {
         if !self.executes() {
             return self.record(&run_id).await;
         }
-        let thread = ThreadId::from(thread_id.as_str());
-        let id = RunId::from(run_id.as_str());
+        let thread = thread_id.clone();
+        let id = run_id.clone();
         self.launch(
             &run_id,
             &graph_id,
@@ -211,7 +214,7 @@ impl Runs {
                 )));
             }
         }
-        let thread = ThreadId::from(source.thread_id.as_str());
+        let thread = source.thread_id.clone();
         let history = self
             .inner
             .store
@@ -220,7 +223,7 @@ impl Runs {
             .map_err(internal("cannot read a thread's history"))?;
         let checkpoint = history
             .iter()
-            .find(|checkpoint| checkpoint.run_id.as_str() == source_id && checkpoint.step == request.step)
+            .find(|checkpoint| &checkpoint.run_id == source_id && checkpoint.step == request.step)
             .ok_or_else(|| {
                 AppError::InvalidInput(format!(
                     "run `{source_id}` has no checkpoint before step {}; fork from a step it reached",
@@ -256,7 +259,7 @@ impl Runs {
         if !self.executes() {
             return self.record(&run_id).await;
         }
-        let id = RunId::from(run_id.as_str());
+        let id = run_id.clone();
         let fork = heddle_engine::run::Fork {
             edits: request.edits,
             start_at: request
@@ -282,19 +285,24 @@ impl Runs {
     }
 
     /// Makes sure the thread exists, belongs to this graph, and is free.
-    pub(super) async fn claim_thread(&self, thread: &str, graph_id: &str) -> Result<(), AppError> {
-        if thread.is_empty() || thread.len() > 200 {
+    pub(super) async fn claim_thread(
+        &self,
+        thread: &ThreadId,
+        graph_id: &GraphId,
+    ) -> Result<(), AppError> {
+        let text = thread.as_str();
+        if text.is_empty() || text.len() > 200 {
             return Err(AppError::InvalidInput(
                 "`thread_id` must be 1 to 200 characters".into(),
             ));
         }
-        if thread.chars().any(char::is_control) {
+        if text.chars().any(char::is_control) {
             return Err(AppError::InvalidInput(
                 "`thread_id` must not hold control characters".into(),
             ));
         }
         match heddle_store::access::belongs::thread_graph(&self.inner.db, thread).await? {
-            Some(owner) if owner != graph_id => {
+            Some(owner) if owner != graph_id.as_str() => {
                 return Err(AppError::InvalidInput(format!(
                     "thread `{thread}` belongs to another graph"
                 )));
@@ -309,14 +317,14 @@ impl Runs {
     /// Refuses a second run on a thread that has one on this server (the
     /// ledger refuses one queued or running on any server when it records
     /// the run).
-    pub(super) fn refuse_if_busy(&self, thread: &str) -> Result<(), AppError> {
+    pub(super) fn refuse_if_busy(&self, thread: &ThreadId) -> Result<(), AppError> {
         if self
             .active()
             .values()
-            .any(|active| active.thread_id == thread)
+            .any(|active| &active.thread_id == thread)
         {
             return Err(AppError::ThreadBusy {
-                thread: thread.to_owned(),
+                thread: thread.to_string(),
             });
         }
         Ok(())
@@ -324,7 +332,7 @@ impl Runs {
 
     /// Records a new run, queued, within its starter's and its owner's
     /// limits.
-    pub(super) async fn record_queued(&self, run: records::NewRun<'_>) -> Result<String, AppError> {
+    pub(super) async fn record_queued(&self, run: records::NewRun<'_>) -> Result<RunId, AppError> {
         let limits = records::RunLimits {
             per_starter: self.inner.max_per_user.load(Ordering::Relaxed),
             per_owner: self.inner.max_per_owner.load(Ordering::Relaxed),
@@ -348,7 +356,7 @@ impl Runs {
         let latest = self
             .inner
             .store
-            .latest(&ThreadId::from(thread_id))
+            .latest(thread_id)
             .await
             .map_err(internal("cannot read a thread"))?;
         let Some(paused) =
@@ -373,7 +381,7 @@ impl Runs {
         if !self.executes() {
             return self.record(&run_id).await;
         }
-        let thread = ThreadId::from(thread_id);
+        let thread = thread_id.clone();
         self.launch(
             &run_id,
             &graph_id,

@@ -2,6 +2,9 @@
 //! under its lease with its steps stored, and its end recorded and
 //! announced to the graph's watchers.
 
+use heddle_engine::ids::RunId;
+use heddle_engine::ids::ThreadId;
+use heddle_wire::graphs::GraphId;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -24,9 +27,9 @@ impl Runs {
     /// once a slot is free.
     pub(in crate::runs) fn launch<F, Fut>(
         &self,
-        run_id: &str,
-        graph_id: &str,
-        thread_id: &str,
+        run_id: &RunId,
+        graph_id: &GraphId,
+        thread_id: &ThreadId,
         registry: Registry,
         admission: Option<Admission>,
         prepare: F,
@@ -44,10 +47,10 @@ impl Runs {
                 )));
             }
             active.insert(
-                run_id.to_string(),
+                run_id.clone(),
                 Active {
-                    graph_id: graph_id.to_string(),
-                    thread_id: thread_id.to_string(),
+                    graph_id: graph_id.clone(),
+                    thread_id: thread_id.clone(),
                     hub: Arc::clone(&hub),
                     cancel: None,
                     cancel_requested: false,
@@ -56,8 +59,8 @@ impl Runs {
             );
         }
         let runs = self.clone();
-        let run_id = run_id.to_string();
-        let graph_id = graph_id.to_string();
+        let run_id = run_id.clone();
+        let graph_id = graph_id.clone();
         let task = tokio::spawn({
             let run_id = run_id.clone();
             async move {
@@ -73,8 +76,8 @@ impl Runs {
 
     pub(super) async fn execute<F, Fut>(
         &self,
-        run_id: String,
-        graph_id: String,
+        run_id: RunId,
+        graph_id: GraphId,
         hub: Arc<RunHub>,
         registry: Registry,
         admission: Option<Admission>,
@@ -116,7 +119,7 @@ impl Runs {
             (Some(admission), false) => embed::recheck(
                 &self.inner.db,
                 &admission.starter,
-                &graph_id,
+                graph_id.as_str(),
                 &admission.embeds,
             )
             .await
@@ -155,7 +158,7 @@ impl Runs {
                         sink: Some(Arc::new(crate::telemetry::Observed::new(
                             Arc::clone(&hub) as Arc<dyn heddle_engine::run::EventSink>,
                             Arc::clone(&self.inner.telemetry),
-                            &graph_id,
+                            graph_id.as_str(),
                         ))),
                         max_active,
                         ..RunOptions::default()
@@ -225,18 +228,18 @@ impl Runs {
         }
     }
 
-    pub(super) async fn record_start(&self, run_id: &str) {
+    pub(super) async fn record_start(&self, run_id: &RunId) {
         match records::mark_running(&self.inner.db, run_id, &self.inner.replica).await {
             Ok(true) => self.notify(run_id, RunStatus::Running),
-            Ok(false) => tracing::warn!(run = run_id, "another server holds this run's lease"),
-            Err(error) => tracing::error!(run = run_id, %error, "cannot record a run's start"),
+            Ok(false) => tracing::warn!(run = %run_id, "another server holds this run's lease"),
+            Err(error) => tracing::error!(run = %run_id, %error, "cannot record a run's start"),
         }
     }
 
     /// Records a run's end; what it used stays as recorded before.
     pub(in crate::runs) async fn record_end(
         &self,
-        run_id: &str,
+        run_id: &RunId,
         status: RunStatus,
         output: Option<Value>,
         error: Option<String>,
@@ -248,7 +251,7 @@ impl Runs {
     /// Records a run's end and what its model calls used.
     pub(super) async fn record_end_using(
         &self,
-        run_id: &str,
+        run_id: &RunId,
         status: RunStatus,
         output: Option<Value>,
         error: Option<String>,
@@ -267,9 +270,9 @@ impl Runs {
         match recorded {
             Ok(true) => {
                 tracing::info!(
-                    run = run_id,
+                    run = %run_id,
                     status = status.as_str(),
-                    trace_id = %crate::telemetry::traces::trace_id(run_id),
+                    trace_id = %crate::telemetry::traces::trace_id(run_id.as_str()),
                     "run ended"
                 );
                 self.notify(run_id, status);
@@ -277,20 +280,20 @@ impl Runs {
             }
             // Its record is the server's that took it over.
             Ok(false) => {
-                tracing::warn!(run = run_id, "another server holds this run's lease");
+                tracing::warn!(run = %run_id, "another server holds this run's lease");
                 false
             }
             Err(error) => {
-                tracing::error!(run = run_id, %error, "cannot record a run's end");
+                tracing::error!(run = %run_id, %error, "cannot record a run's end");
                 false
             }
         }
     }
 
-    pub(super) fn notify(&self, run_id: &str, status: RunStatus) {
+    pub(super) fn notify(&self, run_id: &RunId, status: RunStatus) {
         let notice = self.active().get(run_id).map(|active| RunNotice {
             graph_id: active.graph_id.clone(),
-            run_id: run_id.to_string(),
+            run_id: run_id.clone(),
             thread_id: active.thread_id.clone(),
             status,
         });

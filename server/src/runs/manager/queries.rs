@@ -1,7 +1,7 @@
 //! Reading runs and threads: one run, a graph's runs and threads, and a
 //! thread with its history.
 
-use heddle_engine::ThreadId;
+use heddle_engine::ids::RunId;
 use heddle_store::access::{Allowed, OnRun, OnThread};
 use heddle_store::runs as records;
 use heddle_wire::error::AppError;
@@ -18,7 +18,7 @@ impl Runs {
 
     /// One run's record, with no access check: for the server's own
     /// work (recovery, the websocket after its own check) and tests.
-    pub async fn record(&self, run_id: &str) -> Result<RunInfo, AppError> {
+    pub async fn record(&self, run_id: &RunId) -> Result<RunInfo, AppError> {
         let info = records::get(&self.inner.db, run_id)
             .await?
             .ok_or_else(|| AppError::not_found(format!("run {run_id}")))?;
@@ -27,7 +27,7 @@ impl Runs {
 
     /// Where a run stands, without reading its final state: for checks
     /// that need only the status.
-    pub async fn status(&self, run_id: &str) -> Result<heddle_engine::run::RunStatus, AppError> {
+    pub async fn status(&self, run_id: &RunId) -> Result<heddle_engine::run::RunStatus, AppError> {
         records::get(&self.inner.db, run_id)
             .await?
             .map(|info| info.status)
@@ -75,7 +75,7 @@ impl Runs {
         let latest = self
             .inner
             .store
-            .latest(&ThreadId::from(thread_id))
+            .latest(&thread_id.clone())
             .await
             .map_err(internal("cannot read a thread"))?;
         let state = latest

@@ -68,7 +68,7 @@ impl Runs {
                 let run_id = claim.run_id.clone();
                 let record = unfinished
                     .iter()
-                    .find(|record| record.run_id.as_str() == run_id)
+                    .find(|record| record.run_id == run_id)
                     .cloned();
                 match self.quarantined(&claim, record.as_ref()).await {
                     Ok(false) => {}
@@ -110,7 +110,7 @@ impl Runs {
         }
         let thread = match record {
             Some(record) => record.thread_id.clone(),
-            None => ThreadId::from(self.record(&claim.run_id).await?.thread_id.as_str()),
+            None => self.record(&claim.run_id).await?.thread_id,
         };
         let newest = self
             .inner
@@ -118,7 +118,7 @@ impl Runs {
             .latest(&thread)
             .await
             .map_err(internal("cannot read a thread"))?
-            .filter(|checkpoint| checkpoint.run_id.as_str() == claim.run_id);
+            .filter(|checkpoint| checkpoint.run_id == claim.run_id);
         // Where the run stands, by step: a server that takes a run over
         // saves a checkpoint of the same step as it resumes, which is no
         // progress.
@@ -160,7 +160,7 @@ impl Runs {
     }
 
     /// Goes on with one claimed run; `false` when this server already has it.
-    async fn take_over(&self, run_id: &str, record: Option<RunRecord>) -> Result<bool, AppError> {
+    async fn take_over(&self, run_id: &RunId, record: Option<RunRecord>) -> Result<bool, AppError> {
         if self.active().contains_key(run_id) {
             return Ok(false);
         }
@@ -204,7 +204,7 @@ impl Runs {
                         },
                         asked = cancels.recv() => match asked {
                             Ok(run_id) => {
-                                runs.cancel_local(&run_id);
+                                runs.cancel_local(&RunId::from(&*run_id));
                             }
                             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                             Err(tokio::sync::broadcast::error::RecvError::Closed) => {
@@ -240,7 +240,7 @@ impl Runs {
 
     async fn renew(&self) -> Result<(), AppError> {
         let held = records::renew_leases(self.db(), &self.lease()).await?;
-        let local: Vec<String> = self.active().keys().cloned().collect();
+        let local: Vec<RunId> = self.active().keys().cloned().collect();
         for run_id in local.into_iter().filter(|id| !held.contains(id)) {
             // Not renewed: it ended meanwhile (fine), or it is someone else's.
             if records::leased_elsewhere(self.db(), &run_id, &self.lease().owner).await? {
@@ -299,7 +299,13 @@ impl Runs {
             interrupt_after,
         } = request
         {
-            let allowed = require(self.db(), Some(&starter), &run.graph_id, Role::Editor).await?;
+            let allowed = require(
+                self.db(),
+                Some(&starter),
+                run.graph_id.as_str(),
+                Role::Editor,
+            )
+            .await?;
             // The subgraph versions it was queued with.
             let pinned = Versions::pinned(&records::embeds_of(self.db(), &run.id).await?);
             let (registry, graph, embeds) = self
@@ -360,8 +366,8 @@ impl Runs {
     }
 
     /// Marks a run that could not be recovered as failed, saying why.
-    async fn fail_recovery(&self, run_id: &str, error: AppError) {
-        tracing::warn!(run = run_id, %error, "a run could not be recovered");
+    async fn fail_recovery(&self, run_id: &RunId, error: AppError) {
+        tracing::warn!(run = %run_id, %error, "a run could not be recovered");
         self.record_end(
             run_id,
             RunStatus::Failed,

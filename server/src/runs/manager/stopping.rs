@@ -2,6 +2,7 @@
 //! stopping a graph's runs, and handing them over or dropping them when
 //! this server shuts down.
 
+use heddle_engine::ids::RunId;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -36,7 +37,7 @@ impl Runs {
         Ok(())
     }
 
-    pub(super) async fn stop(&self, run_id: &str) -> Result<RunInfo, AppError> {
+    pub(super) async fn stop(&self, run_id: &RunId) -> Result<RunInfo, AppError> {
         let info = self.record(run_id).await?;
         let handled = self.cancel_local(run_id);
         if !handled {
@@ -132,7 +133,7 @@ impl Runs {
 
     /// Cancels a run this server executes or queues: a running one stops
     /// at once, a queued one never starts. `false` when it has no such run.
-    pub(in crate::runs) fn cancel_local(&self, run_id: &str) -> bool {
+    pub(in crate::runs) fn cancel_local(&self, run_id: &RunId) -> bool {
         let mut active = self.active();
         match active.get_mut(run_id) {
             Some(run) => {
@@ -148,7 +149,7 @@ impl Runs {
 
     /// Stops a run here without recording anything: another server holds
     /// its lease, and its record and log are theirs.
-    pub(in crate::runs) fn drop_local(&self, run_id: &str) {
+    pub(in crate::runs) fn drop_local(&self, run_id: &RunId) {
         if let Some(active) = self.active().remove(run_id) {
             if let Some(task) = &active.task {
                 task.abort();
