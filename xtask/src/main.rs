@@ -100,20 +100,8 @@ fn cargo(workspace: &Path, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// The browser's build has a target directory of its own (`target/browser`):
-/// it shares no compiled crate with the server's (their features differ), and
-/// with its own directory cargo's lock does not make it wait for a server
-/// build, so `scripts/test` builds both at once on two cores.
-fn browser_target_dir(workspace: &Path) -> PathBuf {
-    target_dir(workspace).join("browser")
-}
-
 fn build_site(workspace: &Path, release: bool) -> Result<()> {
     let profile = if release { "wasm-release" } else { "wasm-dev" };
-    let browser_target = browser_target_dir(workspace);
-    let browser_target = browser_target
-        .to_str()
-        .context("the target directory's path is not UTF-8")?;
     cargo(
         workspace,
         &[
@@ -123,15 +111,13 @@ fn build_site(workspace: &Path, release: bool) -> Result<()> {
             "--lib",
             "--target",
             "wasm32-unknown-unknown",
-            "--target-dir",
-            browser_target,
             "--profile",
             profile,
         ],
     )?;
 
     let profile_dir = profile;
-    let wasm = browser_target_dir(workspace)
+    let wasm = target_dir(workspace)
         .join("wasm32-unknown-unknown")
         .join(profile_dir)
         .join("heddle_frontend.wasm");
