@@ -6,11 +6,14 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use crate::expr::Expr;
-use crate::format::{FormatError, GraphDocument, NodeSpec, RetryPolicy};
+use crate::format::{Channel, ChannelType, FormatError, GraphDocument, NodeSpec, RetryPolicy};
 use crate::ids::{EdgeId, NodeId};
 use crate::kinds::BuiltinKind;
 use crate::node::{BuildContext, Built, ChildGraph, Node, Registry};
+use crate::schema::ValueSchema;
 use crate::state::{StateLayout, fits, is_of_type};
 use crate::validate::{EdgeEnd, Fix, ProblemKind, Report, Severity};
 
@@ -279,6 +282,61 @@ fn check_channels(document: &GraphDocument, report: &mut Report) {
                 },
             );
         }
+        if let Some(schema) = &channel.schema {
+            check_schema(name, channel, schema, &path, report);
+        }
+    }
+}
+
+/// A channel's schema: of the subset, agreeing with the channel's type,
+/// and taking the channel's default.
+fn check_schema(name: &str, channel: &Channel, schema: &Value, path: &str, report: &mut Report) {
+    let bad = |message: String| ProblemKind::BadSchema {
+        channel: name.to_string(),
+        message,
+    };
+    let schema = match ValueSchema::parse(schema) {
+        Ok(schema) => schema,
+        Err(problems) => {
+            for problem in problems {
+                let at = if problem.path.is_empty() {
+                    format!("{path}.schema")
+                } else {
+                    format!("{path}.schema.{}", problem.path)
+                };
+                report.push(Severity::Error, at, bad(problem.message));
+            }
+            return;
+        }
+    };
+    if channel.ty == ChannelType::Messages {
+        report.push(
+            Severity::Error,
+            format!("{path}.schema"),
+            bad("a messages channel's values are messages; it takes no schema".into()),
+        );
+        return;
+    }
+    if !schema.agrees_with(channel.ty) {
+        report.push(
+            Severity::Error,
+            format!("{path}.schema.type"),
+            bad(format!(
+                "the schema allows {schema}, which a channel of type `{}` cannot hold",
+                crate::validate::type_name(channel.ty)
+            )),
+        );
+        return;
+    }
+    if let Some(default) = &channel.default
+        && !default.is_null()
+        && let Err(misfit) = schema.check(default)
+    {
+        report.push(
+            Severity::Error,
+            format!("{path}.default"),
+            bad(format!("the default does not fit it: {misfit}")),
+        );
     }
 }
 

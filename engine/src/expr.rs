@@ -16,9 +16,11 @@
 //! - Operators, loosest first: `||` (or `or`), `&&` (or `and`), `!` (or
 //!   `not`), comparisons `== != < <= > >=` and `in`, `+ -`, `* / %`, unary `-`.
 //!   `+` also joins strings and lists.
-//! - Functions: `len(x)`, `contains(haystack, needle)`, `starts_with(s, p)`,
-//!   `ends_with(s, p)`, `lower(s)`, `upper(s)`, `first(list)`, `last(list)`,
-//!   `exists(x)` (not null), `number(x)`, `string(x)`, `sum(list)`.
+//! - Functions: `len(x)` (or `length(x)`), `contains(haystack, needle)`,
+//!   `starts_with(s, p)`, `ends_with(s, p)`, `lower(s)`, `upper(s)`,
+//!   `trim(s)`, `split(s, separator)`, `join(list, separator)`,
+//!   `first(list)`, `last(list)`, `exists(x)` (not null), `number(x)`,
+//!   `string(x)`, `sum(list)`, `parse_json(text)`, `to_json(x)`.
 //! - In a node's expressions, `item` is the item a fan-out sent the node
 //!   (when it was started by one).
 //! - Truth: `false`, `null`, `0`, `""`, `[]` and `{}` are false; all else true.
@@ -38,6 +40,7 @@ mod eval;
 mod lexer;
 mod parser;
 mod rename;
+mod text;
 
 pub use error::ParseError;
 pub use eval::EvalError;
@@ -93,6 +96,66 @@ mod tests {
         assert_eq!(eval("'abc' < 'abd'").unwrap(), json!(true));
         assert_eq!(eval("2 in list").unwrap(), json!(true));
         assert_eq!(eval("'ell' in s").unwrap(), json!(true));
+    }
+
+    #[test]
+    fn text_and_json_functions() {
+        assert_eq!(
+            eval("split('a, b, c', ', ')").unwrap(),
+            json!(["a", "b", "c"])
+        );
+        assert_eq!(eval("split(nothing, ',')").unwrap(), json!([]));
+        assert_eq!(eval("join(list, '-')").unwrap(), json!("1-2-3"));
+        assert_eq!(
+            eval("join(['a', null, {x: 1}], ' ')").unwrap(),
+            json!("a  {\"x\":1}")
+        );
+        assert_eq!(eval("trim('  padded\n')").unwrap(), json!("padded"));
+        assert_eq!(eval("upper(trim(' x '))").unwrap(), json!("X"));
+        assert_eq!(eval("length(s) == len(s)").unwrap(), json!(true));
+        assert_eq!(
+            eval("parse_json('{\"topics\": [\"a\", \"b\"]}').topics[1]").unwrap(),
+            json!("b")
+        );
+        assert_eq!(eval("to_json(obj)").unwrap(), json!("{\"a\":{\"b\":true}}"));
+        assert_eq!(
+            eval("parse_json(to_json(list)) == list").unwrap(),
+            json!(true)
+        );
+        // Errors say which function and why.
+        assert!(eval("parse_json('{oops')").unwrap_err().contains(
+            "parse_json(): the text is not JSON (key must be a string at line 1 column 2)"
+        ));
+        assert!(eval("split(s, '')").unwrap_err().contains("not empty"));
+        assert!(
+            eval("split(n, ',')")
+                .unwrap_err()
+                .contains("split() needs a string")
+        );
+        assert!(
+            eval("join(s, ',')")
+                .unwrap_err()
+                .contains("join() needs a list")
+        );
+        assert!(
+            eval("trim(list)")
+                .unwrap_err()
+                .contains("trim() needs a string")
+        );
+    }
+
+    #[test]
+    fn split_is_bounded() {
+        let state = json!({"long": ",".repeat(super::text::MAX_PARTS)});
+        let expr = Expr::parse("split(long, ',')").unwrap();
+        let error = expr.eval(&|name| state.get(name).cloned()).unwrap_err();
+        assert!(
+            error.to_string().contains("more than 10000 parts"),
+            "{error}"
+        );
+        let state = json!({"long": ",".repeat(super::text::MAX_PARTS - 1)});
+        let parts = expr.eval(&|name| state.get(name).cloned()).unwrap();
+        assert_eq!(parts.as_array().map(Vec::len), Some(super::text::MAX_PARTS));
     }
 
     #[test]

@@ -20,6 +20,7 @@ mod router;
 mod script;
 mod set;
 mod start;
+mod structured;
 mod subgraph;
 mod template;
 mod tools;

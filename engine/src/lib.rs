@@ -15,6 +15,7 @@
 //! - [`credentials`]: secrets graphs name, bound by whoever runs them.
 //! - [`validate`]: the problems validation reports, each located.
 //! - [`expr`]: the small, safe condition language.
+//! - [`schema`]: the JSON Schema subset channels may carry, checked here.
 //! - [`state`]: channels, their types and reducers.
 //! - [`node`]: the `Node` trait and how kinds are built and registered.
 //! - [`kinds`]: the built-in node kinds, one file each.
@@ -41,6 +42,7 @@ pub mod model;
 mod named;
 pub mod node;
 pub mod run;
+pub mod schema;
 pub mod state;
 pub mod tools;
 pub mod usage;

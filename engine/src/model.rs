@@ -41,15 +41,51 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
-    /// Ask for a JSON object as the reply.
-    pub json: bool,
-    /// When set, the reply must be exactly one of these names (a router's
-    /// routes): endpoints that can are constrained to them.
-    pub choices: Vec<Choice>,
+    /// The shape the reply must have.
+    pub format: ReplyFormat,
     /// The tools stay in the request but the model may not call them (an
     /// agent out of tool rounds): the request keeps the start it had, which
     /// providers cache.
     pub tools_off: bool,
+}
+
+/// The shape a reply must have. Endpoints that can are constrained to it
+/// (an OpenAI-compatible one gets a `response_format`); the node that asked
+/// checks the reply either way.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ReplyFormat {
+    /// Free text.
+    #[default]
+    Text,
+    /// Any JSON object.
+    JsonObject,
+    /// Exactly one of these names (a router's routes); the reply's content
+    /// is the name.
+    Choice(Vec<Choice>),
+    /// A JSON value that fits a schema (structured output); the reply's
+    /// content is the value's JSON.
+    Schema(ReplySchema),
+}
+
+/// A value a model is asked for: a schema of the subset
+/// [`crate::schema`] documents.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplySchema {
+    /// What the value is called (the channel it is for): endpoints name
+    /// the formats they are given.
+    pub name: String,
+    /// The JSON Schema.
+    pub schema: Value,
+}
+
+impl ReplyFormat {
+    /// The routes a [`ReplyFormat::Choice`] allows (none otherwise).
+    pub fn choices(&self) -> &[Choice] {
+        match self {
+            ReplyFormat::Choice(choices) => choices,
+            _ => &[],
+        }
+    }
 }
 
 /// One of the answers a constrained request allows.

@@ -48,17 +48,37 @@ pub fn check_edits(
                 message: "it is not a channel of this graph's state".into(),
             });
         };
-        if !is_of_type(value, channel.ty) {
-            return Err(EditError {
-                channel: name.clone(),
-                message: format!(
-                    "the value is not of the channel's type `{}`",
-                    kind_of_type(channel.ty)
-                ),
-            });
-        }
+        fits_channel(value, channel).map_err(|message| EditError {
+            channel: name.clone(),
+            message,
+        })?;
     }
     Ok(())
+}
+
+/// Whether `value` may be `channel`'s whole value: of its type, and
+/// fitting its schema when it has one (`null` always fits: it clears).
+/// Says why not.
+pub fn fits_channel(value: &Value, channel: &Channel) -> Result<(), String> {
+    if !is_of_type(value, channel.ty) {
+        return Err(format!(
+            "the value is not of the channel's type `{}`",
+            kind_of_type(channel.ty)
+        ));
+    }
+    if value.is_null() {
+        return Ok(());
+    }
+    match channel
+        .schema
+        .as_ref()
+        .and_then(|schema| crate::schema::ValueSchema::parse(schema).ok())
+    {
+        Some(schema) => schema
+            .check(value)
+            .map_err(|misfit| format!("the value does not fit the channel's schema: {misfit}")),
+        None => Ok(()),
+    }
 }
 
 /// A person's answer (typed as text in a form, or on a command line) as a
@@ -138,14 +158,32 @@ pub fn check_input(
             continue;
         };
         let mut current = channel.default.clone().unwrap_or(Value::Null);
-        if let Err(error) = reduce(
-            name,
-            channel.ty,
-            channel.reducer,
-            &mut current,
-            coerce_input(channel.ty, value.clone()),
-            &|n| format!("check-{n}"),
-        ) {
+        let update = coerce_input(channel.ty, value.clone());
+        let ids = |n| format!("check-{n}");
+        let schema = channel
+            .schema
+            .as_ref()
+            .and_then(|schema| crate::schema::ValueSchema::parse(schema).ok());
+        let applied = match &schema {
+            Some(schema) => values::apply_checked(
+                name,
+                channel.ty,
+                channel.reducer,
+                schema,
+                &mut current,
+                update,
+                &ids,
+            ),
+            None => reduce(
+                name,
+                channel.ty,
+                channel.reducer,
+                &mut current,
+                update,
+                &ids,
+            ),
+        };
+        if let Err(error) = applied {
             problems.push(EditError {
                 channel: name.clone(),
                 message: error.message,

@@ -128,6 +128,10 @@ pub enum ProblemKind {
     /// A channel's default value is not of its type.
     #[error("the default of channel `{channel}` is not of its type `{ty:?}`")]
     BadDefault { channel: String, ty: ChannelType },
+    /// A channel's schema is not one of the subset, does not agree with
+    /// the channel's type, or refuses the channel's default.
+    #[error("the schema of channel `{channel}`: {message}")]
+    BadSchema { channel: String, message: String },
     /// A node declares a route that no edge carries.
     #[error("route `{route}` of node `{node}` has no edge")]
     RouteWithoutEdge { node: NodeId, route: String },

@@ -10,6 +10,11 @@
 //! - `HEDDLE_MODEL_API_KEY`, or `OPENAI_API_KEY`: the key, kept on the
 //!   server (never sent to browsers, never logged, never in an export).
 //!
+//! - `HEDDLE_MODEL_JSON_SCHEMA=off`: the endpoint does not take
+//!   `response_format: json_schema`, so structured output sends the schema
+//!   as an instruction (an endpoint that refuses one is found out anyway,
+//!   at the cost of one refused request).
+//!
 //! Setting only `OPENAI_API_KEY` uses OpenAI's API. A node can still ask
 //! for the offline model by name (`"model": "offline"`).
 //! `HEDDLE_OFFLINE_PACE_MS` sets how long the offline model takes per
@@ -178,6 +183,12 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
             .map(|_| "https://api.openai.com/v1".to_string())
     });
     let model = var("HEDDLE_MODEL").unwrap_or_else(|| "gpt-4o-mini".into());
+    let json_schema = !var("HEDDLE_MODEL_JSON_SCHEMA").is_some_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "off" | "0" | "false" | "no"
+        )
+    });
     let offline = offline_model(&var);
     // Nodes naming a credential use the configured endpoint (OpenAI's
     // without one) with the runner's own key.
@@ -187,6 +198,7 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
             .unwrap_or_else(|| "https://api.openai.com/v1".into()),
         default_model: model.clone(),
         offline: offline.clone(),
+        json_schema,
     };
     let Some(base_url) = base_url else {
         let registry = Registry::new()
@@ -199,6 +211,7 @@ pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> (Registry, DefaultMode
     let mut config = OpenAiConfig::new(base_url.clone(), model.clone());
     config.api_key = key.clone();
     config.timeout = Duration::from_secs(120);
+    config.json_schema = json_schema;
     let registry = Registry::new()
         .with_default_model(OpenAiModel::new(config))
         .with_model("offline", offline.clone())
@@ -220,6 +233,8 @@ struct EndpointModels {
     base_url: String,
     default_model: String,
     offline: OfflineModel,
+    /// Whether the endpoint takes `response_format: json_schema`.
+    json_schema: bool,
 }
 
 /// The offline model at the pace `HEDDLE_OFFLINE_PACE_MS` asks for.
@@ -241,6 +256,7 @@ impl KeyedModels for EndpointModels {
         let mut config = OpenAiConfig::new(self.base_url.clone(), model);
         config.api_key = Some(key.expose().to_string());
         config.timeout = Duration::from_secs(120);
+        config.json_schema = self.json_schema;
         Ok(Arc::new(OpenAiModel::new(config)))
     }
 }

@@ -36,6 +36,10 @@ const EXAMPLES: &[(&str, &str)] = &[
         include_str!("../../engine/examples/graphs/research.json"),
     ),
     (
+        "extract-order",
+        include_str!("../../engine/examples/graphs/extract_order.json"),
+    ),
+    (
         "generate-validate-fix",
         include_str!("../../engine/examples/graphs/generate_validate_fix.json"),
     ),

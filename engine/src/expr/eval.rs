@@ -212,6 +212,17 @@ fn call(function: Function, args: Vec<Value>) -> Result<Value> {
                 ));
             }
         },
+        Function::Split => {
+            let text = arg(&mut args);
+            super::text::split(text, arg(&mut args))?
+        }
+        Function::Join => {
+            let list = arg(&mut args);
+            super::text::join(list, arg(&mut args))?
+        }
+        Function::Trim => super::text::trim(arg(&mut args))?,
+        Function::ParseJson => super::text::parse_json(arg(&mut args))?,
+        Function::ToJson => super::text::to_json(arg(&mut args)),
         Function::Exists => Value::Bool(!arg(&mut args).is_null()),
         Function::Number => match arg(&mut args) {
             Value::Number(n) => Value::Number(n),

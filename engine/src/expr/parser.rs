@@ -68,12 +68,17 @@ pub(crate) enum Function {
     Number,
     String,
     Sum,
+    Split,
+    Join,
+    Trim,
+    ParseJson,
+    ToJson,
 }
 
 impl Function {
     fn from_name(name: &str) -> Option<Function> {
         Some(match name {
-            "len" => Function::Len,
+            "len" | "length" => Function::Len,
             "contains" => Function::Contains,
             "starts_with" => Function::StartsWith,
             "ends_with" => Function::EndsWith,
@@ -85,13 +90,22 @@ impl Function {
             "number" => Function::Number,
             "string" => Function::String,
             "sum" => Function::Sum,
+            "split" => Function::Split,
+            "join" => Function::Join,
+            "trim" => Function::Trim,
+            "parse_json" => Function::ParseJson,
+            "to_json" => Function::ToJson,
             _ => return None,
         })
     }
 
     fn arity(self) -> usize {
         match self {
-            Function::Contains | Function::StartsWith | Function::EndsWith => 2,
+            Function::Contains
+            | Function::StartsWith
+            | Function::EndsWith
+            | Function::Split
+            | Function::Join => 2,
             _ => 1,
         }
     }

@@ -164,6 +164,12 @@ pub struct Channel {
     /// on the same thread (a conversation's messages, a memory).
     #[serde(default, skip_serializing_if = "is_run_scope")]
     pub scope: ChannelScope,
+    /// The values the channel takes: a JSON Schema of the subset
+    /// docs/graph-format.md lists (format version 3). Every update is
+    /// checked against it, and a model writing the channel is asked for
+    /// such a value (structured output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<Value>,
 }
 
 /// How long a channel's value lives.

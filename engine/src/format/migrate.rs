@@ -9,13 +9,17 @@
 //!   `edges` lists (graphs created before the engine's model existed).
 //! - 2: adds `state` (channels with types and reducers), typed nodes and
 //!   edges, `entry` and `limits`.
+//! - 3: a channel may carry a `schema` (a JSON Schema of the subset
+//!   [`crate::schema`] documents). Nothing to change in a version 2
+//!   document; the number tells an older Heddle that it cannot read the
+//!   schemas (it would refuse them as unknown fields, or drop them).
 
 use serde_json::{Map, Value};
 
 use super::FormatError;
 
 /// The format version this library writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Brings `document` up to [`FORMAT_VERSION`] in place.
 pub fn migrate(document: &mut Value) -> Result<(), FormatError> {
@@ -42,6 +46,8 @@ pub fn migrate(document: &mut Value) -> Result<(), FormatError> {
     while version < u64::from(FORMAT_VERSION) {
         match version {
             1 => v1_to_v2(object),
+            // Schemas are optional: a version 2 document is a version 3 one.
+            2 => {}
             _ => unreachable_version(version)?,
         }
         version += 1;
@@ -81,8 +87,19 @@ mod tests {
     fn version_1_documents_are_upgraded() {
         let mut document = json!({"format_version": 1, "name": "old", "description": "", "nodes": [], "edges": []});
         migrate(&mut document).unwrap();
-        assert_eq!(document["format_version"], 2);
+        assert_eq!(document["format_version"], 3);
         assert_eq!(document["state"], json!({"channels": {}}));
+    }
+
+    #[test]
+    fn version_2_documents_are_version_3_unchanged_but_for_the_number() {
+        let channels = json!({"channels": {"n": {"type": "integer"}}});
+        let mut document = json!({"format_version": 2, "name": "two", "state": channels.clone()});
+        migrate(&mut document).unwrap();
+        assert_eq!(
+            document,
+            json!({"format_version": 3, "name": "two", "state": channels})
+        );
     }
 
     #[test]

@@ -37,12 +37,13 @@ use serde_json::{Value, json};
 use super::llm::model_error;
 use super::messages_channel;
 use super::scope;
+use super::structured::Structured;
 use super::subgraph::load_child;
 use super::template::Template;
 use super::tools::{Executed, bind, check_policies, execute};
 use crate::expr::Expr;
 use crate::model::ToolSpec;
-use crate::model::{ChatMessage, ChatRequest, Delta, Role, SharedModel};
+use crate::model::{ChatMessage, ChatRequest, Delta, ReplyFormat, Role, SharedModel};
 use crate::node::{
     BuildContext, Built, ChildGraph, ConfigIssue, Node, NodeError, NodeFuture, NodeInput,
     NodeOutput, parse_config,
@@ -115,6 +116,16 @@ pub struct AgentConfig {
     /// `done` when it answers itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub handoffs: Vec<Handoff>,
+    /// Also write the final answer to this channel: its text to a text
+    /// channel; to a typed one or one with a schema, a value of that shape,
+    /// asked of the model and checked (structured output, see `llm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "channel"))]
+    pub output: Option<String>,
+    /// How many times a final answer that does not fit `output` is asked
+    /// for again, with the reason (default 2, at most 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_retries: Option<u32>,
 }
 
 /// A graph an agent delegates to.
@@ -269,6 +280,16 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     let hooks = super::hooks::Hooks::build(config.hooks.as_ref(), cx, "hooks")
         .map_err(|more| issues.extend(more))
         .ok();
+    if let Some(output) = &config.output {
+        issues.extend(cx.check_channel("output", output, crate::format::ChannelType::String));
+    }
+    let structured = config
+        .output
+        .as_deref()
+        .and_then(|output| Structured::for_channel(cx, output));
+    let output_retries = Structured::retries("output_retries", config.output_retries)
+        .map_err(|issue| issues.push(issue))
+        .unwrap_or(0);
     match (model, tools, system, validator, hooks) {
         (Some(model), Some(tools), Some(system), Some(validator), Some(hooks))
             if issues.is_empty() =>
@@ -281,6 +302,8 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                 system,
                 validator,
                 hooks,
+                structured,
+                output_retries,
                 config,
             });
             built.routes = routes;
@@ -301,6 +324,9 @@ struct Agent {
     system: Template,
     validator: Option<Expr>,
     hooks: super::hooks::Hooks,
+    /// What `output` asks of the final answer, when it is not text.
+    structured: Option<Structured>,
+    output_retries: u32,
     config: AgentConfig,
 }
 
@@ -334,6 +360,10 @@ impl Agent {
         ChatRequest {
             messages,
             tools,
+            format: self
+                .structured
+                .as_ref()
+                .map_or(ReplyFormat::Text, Structured::format),
             ..ChatRequest::default()
         }
     }
@@ -353,6 +383,9 @@ impl Agent {
         };
         let mut round = 0;
         let mut rejections = 0;
+        let mut misfits = 0;
+        // The final answer's value, for a structured `output`.
+        let mut answer: Option<Value> = None;
         // A round of tool calls that ended, whose replies the model reads
         // next.
         let mut ended: Option<Ended> = None;
@@ -386,6 +419,14 @@ impl Agent {
                     .find(|(_, name, _)| self.config.return_direct.contains(name));
                 if let Some((_, name, result)) = direct {
                     ctx.emit("return_direct", json!({"tool": name}));
+                    // The tool's result is the answer: no model to ask again.
+                    if let Some(structured) = &self.structured {
+                        answer = Some(
+                            structured
+                                .read(&result)
+                                .map_err(|misfit| structured.gave_up(1, &misfit))?,
+                        );
+                    }
                     let mut answer = ChatMessage::new(Role::Assistant, result);
                     answer.name = Some(self.id.clone());
                     added.push(answer);
@@ -432,6 +473,25 @@ impl Agent {
                 ));
                 rejected_since.get_or_insert(conversation.len() - 2);
                 continue;
+            }
+            if let Some(structured) = &self.structured
+                && reply.tool_calls.is_empty()
+            {
+                match structured.read(&reply.content) {
+                    Ok(value) => answer = Some(value),
+                    Err(misfit) => {
+                        // Like a rejection: the model reads why, the
+                        // conversation never holds it.
+                        let note =
+                            structured.refuse(ctx, &mut misfits, self.output_retries, &misfit)?;
+                        let mut said = ChatMessage::new(Role::Assistant, reply.content);
+                        said.name = Some(self.id.clone());
+                        conversation.push(said);
+                        conversation.push(ChatMessage::new(Role::User, note));
+                        rejected_since.get_or_insert(conversation.len() - 2);
+                        continue;
+                    }
+                }
             }
             if let Some(at) = rejected_since.take() {
                 conversation.truncate(at);
@@ -513,8 +573,24 @@ impl Agent {
             }
             break;
         }
+        let text = added
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && m.tool_calls.is_empty())
+            .map(|m| m.content.clone());
         let added = added.iter().map(ChatMessage::to_value).collect();
         let mut output = NodeOutput::update(self.config.messages.clone(), Value::Array(added));
+        if let Some(channel) = &self.config.output {
+            match (&self.structured, answer, &route) {
+                // Handed over: the other agent answers.
+                (_, _, Some(_)) => {}
+                (Some(_), Some(value), None) => output = output.with(channel.clone(), value),
+                (Some(structured), None, None) => return Err(structured.no_answer()),
+                (None, _, None) => {
+                    output = output.with(channel.clone(), Value::String(text.unwrap_or_default()));
+                }
+            }
+        }
         if !self.config.handoffs.is_empty() {
             output.route = Some(route.unwrap_or_else(|| DONE_ROUTE.to_string()));
         }

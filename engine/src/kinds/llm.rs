@@ -10,9 +10,12 @@ use serde::{Deserialize, Serialize};
 use crate::format::ChannelType;
 use serde_json::{Value, json};
 
+use super::structured::Structured;
 use super::template::Template;
 use super::{messages_channel, scope};
-use crate::model::{ChatMessage, ChatRequest, Delta, ModelError, Role, SharedModel, ToolSpec};
+use crate::model::{
+    ChatMessage, ChatRequest, Delta, ModelError, ReplyFormat, Role, SharedModel, ToolSpec,
+};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
@@ -49,10 +52,17 @@ pub struct LlmConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-heddle" = "tool"))]
     pub tools: Vec<String>,
-    /// Also write the reply's text to this channel.
+    /// Also write the reply to this channel: its text to a text channel;
+    /// to a typed one (number, boolean, list, object) or one with a
+    /// schema, a value of that shape, asked of the model and checked
+    /// (structured output).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("x-heddle" = "channel"))]
     pub output: Option<String>,
+    /// How many times a reply that does not fit `output` is asked for
+    /// again, with the reason (default 2, at most 5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_retries: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -75,6 +85,13 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     if let Some(output) = &config.output {
         issues.extend(cx.check_channel("output", output, ChannelType::String));
     }
+    let structured = config
+        .output
+        .as_deref()
+        .and_then(|output| Structured::for_channel(cx, output));
+    let retries = Structured::retries("output_retries", config.output_retries)
+        .map_err(|issue| issues.push(issue))
+        .unwrap_or(0);
     let model = cx
         .model(
             "model",
@@ -104,6 +121,8 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                 prompt,
                 tools,
                 hooks,
+                structured,
+                retries,
                 config,
             }))
         }
@@ -117,6 +136,9 @@ struct Llm {
     prompt: Option<Template>,
     tools: Vec<ToolSpec>,
     hooks: super::hooks::Hooks,
+    /// What `output` asks of the reply, when it is not text.
+    structured: Option<Structured>,
+    retries: u32,
     config: LlmConfig,
 }
 
@@ -179,16 +201,21 @@ impl Llm {
                 json!({"index": index, "id": id, "name": name, "arguments": arguments}),
             ),
         };
+        let format = match &self.structured {
+            Some(structured) => structured.format(),
+            None if self.config.json => ReplyFormat::JsonObject,
+            None => ReplyFormat::Text,
+        };
         let mut rejections = 0;
-        let reply = loop {
+        let mut misfits = 0;
+        let (reply, value) = loop {
             let request = ChatRequest {
                 model: None,
                 messages: messages.clone(),
                 tools: self.tools.clone(),
                 temperature: self.config.temperature,
                 max_tokens: self.config.max_tokens,
-                json: self.config.json,
-                choices: Vec::new(),
+                format: format.clone(),
                 tools_off: false,
             };
             let asked = std::time::Instant::now();
@@ -198,12 +225,28 @@ impl Llm {
                 .await
                 .map_err(model_error)?;
             ctx.record_usage(&reply, asked.elapsed())?;
+            // A reply that calls tools carries no value yet.
+            let value = match &self.structured {
+                Some(structured) if reply.tool_calls.is_empty() => {
+                    match structured.read(&reply.content) {
+                        Ok(value) => Some(value),
+                        Err(misfit) => {
+                            let note =
+                                structured.refuse(ctx, &mut misfits, self.retries, &misfit)?;
+                            messages.push(ChatMessage::new(Role::Assistant, reply.content));
+                            messages.push(ChatMessage::new(Role::User, note));
+                            continue;
+                        }
+                    }
+                }
+                _ => None,
+            };
             let Some(reason) = self
                 .hooks
                 .after(ctx, input.state, &messages, &reply)
                 .await?
             else {
-                break reply;
+                break (reply, value);
             };
             rejections += 1;
             if rejections > self.hooks.max_rejections() {
@@ -219,7 +262,15 @@ impl Llm {
         let mut output =
             NodeOutput::update(self.config.messages.clone(), Value::Array(new_messages));
         if let Some(channel) = &self.config.output {
-            output = output.with(channel.clone(), Value::String(reply.content));
+            // A reply that called tools has no value for a structured
+            // output; the channel is left as it is.
+            match value {
+                Some(value) => output = output.with(channel.clone(), value),
+                None if self.structured.is_none() => {
+                    output = output.with(channel.clone(), Value::String(reply.content));
+                }
+                None => {}
+            }
         }
         Ok(output)
     }

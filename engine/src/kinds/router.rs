@@ -11,7 +11,7 @@ use super::llm::model_error;
 use super::messages_channel;
 use super::scope;
 use super::template::Template;
-use crate::model::{ChatMessage, ChatRequest, Choice, Role, SharedModel};
+use crate::model::{ChatMessage, ChatRequest, Choice, ReplyFormat, Role, SharedModel};
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
@@ -150,7 +150,7 @@ impl Router {
                 ),
                 ChatMessage::new(Role::User, text),
             ],
-            choices,
+            format: ReplyFormat::Choice(choices),
             ..ChatRequest::default()
         };
         let asked = std::time::Instant::now();

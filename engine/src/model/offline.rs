@@ -1,5 +1,5 @@
 //! The built-in offline model: deterministic, instant to set up, and honest
-//! about what it is. Every reply it writes says it is the offline model.
+//! about what it is. Every text it writes says it is the offline model.
 //! It does what a graph needs to be exercised end to end without a key or
 //! a network:
 //!
@@ -10,6 +10,8 @@
 //! - it picks a route by matching the user's words against the routes'
 //!   names and descriptions;
 //! - it remembers the conversation (a name it was told, how many turns);
+//! - asked for a value of a schema (structured output), it answers one
+//!   that fits, read from the message where it can (see [`values`]);
 //! - it streams its reply word by word at a readable pace.
 
 use std::time::Duration;
@@ -17,9 +19,11 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{
-    ChatMessage, ChatModel, ChatReply, ChatRequest, Delta, ModelFuture, Role, ToolCall, ToolSpec,
-    Usage,
+    ChatMessage, ChatModel, ChatReply, ChatRequest, Delta, ModelFuture, ReplyFormat, Role,
+    ToolCall, ToolSpec, Usage,
 };
+
+mod values;
 
 /// The offline model.
 #[derive(Debug, Clone)]
@@ -128,8 +132,10 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
         .map(|m| m.content.as_str())
         .unwrap_or("");
 
-    if !request.choices.is_empty() {
-        return (choose(&request.choices, user), Vec::new());
+    if let ReplyFormat::Choice(choices) = &request.format
+        && !choices.is_empty()
+    {
+        return (choose(choices, user), Vec::new());
     }
 
     // Tool results since the model last asked for tools: answer from them.
@@ -154,6 +160,10 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
                 )
             })
             .collect();
+        if let ReplyFormat::Schema(wanted) = &request.format {
+            let read = format!("{user}\n{}", results.join("\n"));
+            return (values::for_schema(wanted, &read).to_string(), Vec::new());
+        }
         return (format!("{SIGNATURE} {}.", results.join("; ")), Vec::new());
     }
 
@@ -169,11 +179,17 @@ fn decide(request: &ChatRequest) -> (String, Vec<ToolCall>) {
         }
     }
 
-    if request.json {
-        return (
-            json!({"offline_model": true, "you_said": user}).to_string(),
-            Vec::new(),
-        );
+    match &request.format {
+        ReplyFormat::JsonObject => {
+            return (
+                json!({"offline_model": true, "you_said": user}).to_string(),
+                Vec::new(),
+            );
+        }
+        ReplyFormat::Schema(wanted) => {
+            return (values::for_schema(wanted, user).to_string(), Vec::new());
+        }
+        ReplyFormat::Text | ReplyFormat::Choice(_) => {}
     }
     (converse(&request.messages, user), Vec::new())
 }

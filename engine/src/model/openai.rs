@@ -13,6 +13,7 @@
 //! dropped connections are retried here, with exponential backoff, unless
 //! part of the reply had already streamed.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use async_openai::Client;
@@ -25,6 +26,8 @@ use super::{
     ChatMessage, ChatModel, ChatReply, ChatRequest, Delta, ModelError, ModelFuture, Role, ToolCall,
     Usage,
 };
+
+mod reply_format;
 
 /// Where and how to reach an endpoint. Its `Debug` hides the key.
 #[derive(Clone)]
@@ -44,6 +47,11 @@ pub struct OpenAiConfig {
     pub initial_backoff: Duration,
     /// Stream replies.
     pub stream: bool,
+    /// Whether the endpoint takes `response_format` of type `json_schema`
+    /// (structured output). When not, a schema is sent as an instruction.
+    /// An endpoint that refuses one is asked again with the instruction,
+    /// and is not sent `json_schema` again.
+    pub json_schema: bool,
 }
 
 impl std::fmt::Debug for OpenAiConfig {
@@ -56,13 +64,14 @@ impl std::fmt::Debug for OpenAiConfig {
             .field("max_retries", &self.max_retries)
             .field("initial_backoff", &self.initial_backoff)
             .field("stream", &self.stream)
+            .field("json_schema", &self.json_schema)
             .finish()
     }
 }
 
 impl OpenAiConfig {
     /// An endpoint at `base_url` serving `model`, with defaults: 60 s per
-    /// attempt, 3 retries from 500 ms, streaming on.
+    /// attempt, 3 retries from 500 ms, streaming on, `json_schema` taken.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         OpenAiConfig {
             base_url: base_url.into(),
@@ -72,6 +81,7 @@ impl OpenAiConfig {
             max_retries: 3,
             initial_backoff: Duration::from_millis(500),
             stream: true,
+            json_schema: true,
         }
     }
 }
@@ -80,6 +90,8 @@ impl OpenAiConfig {
 pub struct OpenAiModel {
     client: Client<OpenAIConfig>,
     config: OpenAiConfig,
+    /// Set once the endpoint refused a `json_schema` response format.
+    refused_json_schema: AtomicBool,
 }
 
 impl OpenAiModel {
@@ -91,6 +103,7 @@ impl OpenAiModel {
         OpenAiModel {
             client: Client::with_config(openai),
             config,
+            refused_json_schema: AtomicBool::new(false),
         }
     }
 }
@@ -137,12 +150,14 @@ impl ChatModel for OpenAiModel {
         deltas: &'a (dyn Fn(Delta) + Send + Sync),
     ) -> ModelFuture<'a> {
         Box::pin(async move {
-            let body = request_body(&request, &self.config);
+            let mut json_schema =
+                self.config.json_schema && !self.refused_json_schema.load(Ordering::Relaxed);
+            let (mut body, mut read) = request_body(&request, &self.config, json_schema);
             let mut attempt = 0;
             loop {
-                let streamed = std::sync::atomic::AtomicBool::new(false);
+                let streamed = AtomicBool::new(false);
                 let forward = |delta: Delta| {
-                    streamed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    streamed.store(true, Ordering::Relaxed);
                     deltas(delta);
                 };
                 let call = async {
@@ -169,14 +184,24 @@ impl ChatModel for OpenAiModel {
                 };
                 match result {
                     Ok(mut reply) => {
-                        if !request.choices.is_empty() {
-                            reply.content = chosen(&reply.content);
-                        }
+                        reply.content = reply_format::read_back(read, reply.content);
                         return Ok(reply);
+                    }
+                    // The endpoint does not take `json_schema`: ask again
+                    // with the schema as an instruction, and from now on.
+                    Err(ModelError::Refused(message))
+                        if json_schema
+                            && body.get("response_format").is_some()
+                            && !streamed.load(Ordering::Relaxed)
+                            && reply_format::refuses_json_schema(&message) =>
+                    {
+                        self.refused_json_schema.store(true, Ordering::Relaxed);
+                        json_schema = false;
+                        (body, read) = request_body(&request, &self.config, false);
                     }
                     Err(ModelError::Timeout(_) | ModelError::Transport(_))
                         if attempt < self.config.max_retries
-                            && !streamed.load(std::sync::atomic::Ordering::Relaxed) =>
+                            && !streamed.load(Ordering::Relaxed) =>
                     {
                         let wait = self.config.initial_backoff * 2u32.saturating_pow(attempt);
                         tokio::time::sleep(wait).await;
@@ -310,14 +335,6 @@ fn usage(value: &Value) -> Usage {
     }
 }
 
-/// A constrained reply is `{"route": "..."}`; anything else is kept as is.
-fn chosen(content: &str) -> String {
-    serde_json::from_str::<Value>(content)
-        .ok()
-        .and_then(|value| value["route"].as_str().map(str::to_string))
-        .unwrap_or_else(|| content.to_string())
-}
-
 fn message_json(message: &ChatMessage) -> Value {
     let role = match message.role {
         Role::System => "system",
@@ -342,11 +359,22 @@ fn message_json(message: &ChatMessage) -> Value {
     value
 }
 
-/// The chat-completions request body.
-pub fn request_body(request: &ChatRequest, config: &OpenAiConfig) -> Value {
+/// The chat-completions request body for `request`, and where the answer
+/// will sit in the reply. `json_schema` says whether the endpoint takes
+/// `response_format: json_schema` (see [`reply_format`]).
+fn request_body(
+    request: &ChatRequest,
+    config: &OpenAiConfig,
+    json_schema: bool,
+) -> (Value, reply_format::ReadBack) {
+    let asked = reply_format::ask(&request.format, json_schema);
+    let mut messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+    if let Some(instruction) = &asked.instruction {
+        messages.push(message_json(instruction));
+    }
     let mut body = json!({
         "model": request.model.clone().unwrap_or_else(|| config.model.clone()),
-        "messages": request.messages.iter().map(message_json).collect::<Vec<_>>(),
+        "messages": messages,
         "stream": config.stream,
     });
     if config.stream {
@@ -372,20 +400,10 @@ pub fn request_body(request: &ChatRequest, config: &OpenAiConfig) -> Value {
     if let Some(max_tokens) = request.max_tokens {
         body["max_tokens"] = json!(max_tokens);
     }
-    if !request.choices.is_empty() {
-        let names: Vec<&str> = request.choices.iter().map(|c| c.name.as_str()).collect();
-        body["response_format"] = json!({
-            "type": "json_schema",
-            "json_schema": {"name": "route", "strict": true, "schema": {
-                "type": "object",
-                "properties": {"route": {"type": "string", "enum": names}},
-                "required": ["route"], "additionalProperties": false
-            }}
-        });
-    } else if request.json {
-        body["response_format"] = json!({"type": "json_object"});
+    if let Some(format) = asked.response_format {
+        body["response_format"] = format;
     }
-    body
+    (body, asked.read_back)
 }
 
 fn status_error(status: u16, message: String) -> ModelError {

@@ -23,7 +23,6 @@ use crate::compile::{CompiledGraph, LoadError};
 use crate::format::ChannelScope;
 use crate::ids::{CheckpointId, NodeId, RunId, ThreadId};
 use crate::node::Registry;
-use crate::state::is_of_type;
 
 /// Why a durable run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -211,7 +210,7 @@ impl Durable {
             for (name, channel) in &graph.document().state.channels {
                 if channel.scope == ChannelScope::Thread
                     && let Some(value) = latest.state.get(name)
-                    && is_of_type(value, channel.ty)
+                    && crate::state::fits_channel(value, channel).is_ok()
                 {
                     carried.insert(name.clone(), value.clone());
                 }

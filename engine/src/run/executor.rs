@@ -35,7 +35,7 @@ use crate::compile::{CompiledGraph, NodeIdx};
 use crate::ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
 use crate::node::{NodeContext, NodeError, NodeInput, NodeOutput};
 use crate::state::changes::{Change, Changes};
-use crate::state::{ChannelIdx, State, reduce};
+use crate::state::{ChannelIdx, State};
 use crate::usage::Meter;
 
 /// How a run reports itself, and where it pauses.
@@ -932,17 +932,16 @@ impl Executor<'_> {
                 message: format!("`{channel}` is not a channel of this graph's state"),
             })?;
             let ty = layout.types[idx.0 as usize];
-            reduce(
-                &channel,
-                ty,
-                layout.reducers[idx.0 as usize],
-                state.at_mut(idx),
-                crate::state::coerce_input(ty, value),
-                &|k| format!("input-{}-{n}-{k}", self.run_id),
-            )
-            .map_err(|error| RunError::BadInput {
-                message: error.to_string(),
-            })?;
+            layout
+                .apply(
+                    idx,
+                    state.at_mut(idx),
+                    crate::state::coerce_input(ty, value),
+                    &|k| format!("input-{}-{n}-{k}", self.run_id),
+                )
+                .map_err(|error| RunError::BadInput {
+                    message: error.to_string(),
+                })?;
         }
         Ok(())
     }
@@ -1150,16 +1149,11 @@ impl Executor<'_> {
                 if !before.iter().any(|(seen, _)| *seen == idx) {
                     before.push((idx, state.at(idx).clone()));
                 }
-                let slot = idx.0 as usize;
-                reduce(
-                    &channel,
-                    layout.types[slot],
-                    layout.reducers[slot],
-                    state.at_mut(idx),
-                    value,
-                    &|k| format!("msg-{}-{step}-{i}-{n}-{k}", self.run_id),
-                )
-                .map_err(|error| RunError::bad_update(node, step, error))?;
+                layout
+                    .apply(idx, state.at_mut(idx), value, &|k| {
+                        format!("msg-{}-{step}-{i}-{n}-{k}", self.run_id)
+                    })
+                    .map_err(|error| RunError::bad_update(node, step, error))?;
                 // A reducer can grow a value past the limits (an append).
                 self.check_value(|| format!("channel `{channel}`"), state.at(idx))
                     .map_err(|message| RunError::BadUpdate {

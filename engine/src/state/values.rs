@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::format::{ChannelType, Reducer, StateSchema};
+use crate::schema::{Mismatch, ValueSchema};
 
-use super::reducer::empty;
+use super::reducer::{ReduceError, empty, reduce};
 
 /// A channel's position in the state, fixed when the graph is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -21,6 +22,8 @@ pub struct StateLayout {
     pub(crate) types: Vec<ChannelType>,
     pub(crate) reducers: Vec<Reducer>,
     pub(crate) defaults: Vec<Value>,
+    /// Each channel's schema, when it has one.
+    pub(crate) schemas: Vec<Option<Arc<ValueSchema>>>,
     index: HashMap<String, ChannelIdx>,
 }
 
@@ -31,6 +34,7 @@ impl StateLayout {
             types: Vec::new(),
             reducers: Vec::new(),
             defaults: Vec::new(),
+            schemas: Vec::new(),
             index: HashMap::new(),
         };
         for (i, (name, channel)) in schema.channels.iter().enumerate() {
@@ -41,8 +45,40 @@ impl StateLayout {
             layout
                 .defaults
                 .push(channel.default.clone().unwrap_or_else(|| empty(channel.ty)));
+            // A schema that does not read fails validation; compiling stops there.
+            layout.schemas.push(
+                channel
+                    .schema
+                    .as_ref()
+                    .and_then(|schema| ValueSchema::parse(schema).ok())
+                    .map(Arc::new),
+            );
         }
         layout
+    }
+
+    /// The schema of a channel, when it has one.
+    pub fn schema(&self, idx: ChannelIdx) -> Option<&ValueSchema> {
+        self.schemas[idx.0 as usize].as_deref()
+    }
+
+    /// Combines `update` into the channel's `current` value with its
+    /// reducer, and checks the result against the channel's schema; a
+    /// value that does not fit leaves `current` as it was. `message_id`
+    /// names new messages (see [`reduce`]).
+    pub(crate) fn apply(
+        &self,
+        idx: ChannelIdx,
+        current: &mut Value,
+        update: Value,
+        message_id: &dyn Fn(usize) -> String,
+    ) -> Result<(), ReduceError> {
+        let slot = idx.0 as usize;
+        let (name, ty, reducer) = (&self.names[slot], self.types[slot], self.reducers[slot]);
+        let Some(schema) = self.schemas[slot].as_deref() else {
+            return reduce(name, ty, reducer, current, update, message_id);
+        };
+        apply_checked(name, ty, reducer, schema, current, update, message_id)
     }
 
     /// The index of a channel.
@@ -63,6 +99,53 @@ impl StateLayout {
     /// Whether the state has no channels.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
+    }
+}
+
+/// [`reduce`], then the result checked against `schema`: an update whose
+/// result does not fit is refused and `current` is left as it was.
+pub(crate) fn apply_checked(
+    name: &str,
+    ty: ChannelType,
+    reducer: Reducer,
+    schema: &ValueSchema,
+    current: &mut Value,
+    update: Value,
+    message_id: &dyn Fn(usize) -> String,
+) -> Result<(), ReduceError> {
+    let misfit = |mismatch: Mismatch| ReduceError {
+        channel: name.to_string(),
+        ty,
+        reducer,
+        message: format!("the value does not fit the channel's schema: {mismatch}"),
+    };
+    match reducer {
+        Reducer::Replace => {
+            // `null` clears, whatever the schema.
+            if !update.is_null() {
+                schema.check(&update).map_err(misfit)?;
+            }
+            reduce(name, ty, reducer, current, update, message_id)
+        }
+        Reducer::Append => {
+            let len = current.as_array().map_or(0, Vec::len);
+            let added = match &update {
+                Value::Array(items) => items.as_slice(),
+                one => std::slice::from_ref(one),
+            };
+            schema.check_items(added, len).map_err(misfit)?;
+            schema.check_length(len + added.len()).map_err(misfit)?;
+            reduce(name, ty, reducer, current, update, message_id)
+        }
+        Reducer::Merge | Reducer::Sum | Reducer::AddMessages => {
+            let mut next = current.clone();
+            reduce(name, ty, reducer, &mut next, update, message_id)?;
+            if !next.is_null() {
+                schema.check(&next).map_err(misfit)?;
+            }
+            *current = next;
+            Ok(())
+        }
     }
 }
 

@@ -135,6 +135,7 @@ pub fn new_channel(ty: ChannelType) -> Channel {
         } else {
             ChannelScope::Run
         },
+        schema: None,
     }
 }
 

@@ -284,42 +284,77 @@ async fn memory_keeps_a_long_chat_short_and_summarizes_what_it_drops() {
 }
 
 #[tokio::test]
-async fn research_fans_out_one_call_per_topic_then_summarizes() {
-    let input = json!({"topics": ["rust", "sqlite", "wasm"]});
+async fn research_plans_with_a_model_fans_out_one_call_per_topic_then_summarizes() {
     let run = Run::new(
         example("research.json"),
         RunId::from("r"),
-        input,
+        say("How do heat pumps work?"),
         RunOptions::default(),
     );
     let log = run.log().unwrap();
     let output = run.execute().await.unwrap();
+    // The planner's structured output: a list the fan-out can spread.
+    let topics = output.state["topics"].as_array().unwrap();
+    assert_eq!(topics.len(), 3, "{topics:?}");
+    assert_eq!(topics[0], "offline topic 1: how do heat pumps work?");
     let notes = output.state["notes"].as_array().unwrap();
     let prompts: Vec<&str> = notes
         .iter()
         .filter(|m| m["role"] == "user")
         .map(|m| m["content"].as_str().unwrap())
         .collect();
-    assert_eq!(
-        prompts,
-        ["Research: rust", "Research: sqlite", "Research: wasm"],
-        "in topic order, whatever finished first"
-    );
+    let expected: Vec<String> = topics
+        .iter()
+        .map(|topic| format!("Research: {}", topic.as_str().unwrap()))
+        .collect();
+    assert_eq!(prompts, expected, "in topic order, whatever finished first");
     assert!(
         output.state["summary"]
             .as_str()
             .unwrap()
             .contains("Findings: 3 topics researched.")
     );
+    // The conversation holds the question, the summary's prompt and the
+    // summary; the plan stays in the planner's own.
+    assert_eq!(roles(&output.state), ["user", "user", "assistant"]);
+    assert_eq!(output.state["planning"].as_array().map(Vec::len), Some(2));
     let parallel = log
         .since(0)
         .iter()
         .find_map(|e| match &e.payload {
-            EventPayload::StepStarted { step: 2, tasks } => Some(tasks.len()),
+            EventPayload::StepStarted { step: 3, tasks } => Some(tasks.len()),
             _ => None,
         })
         .unwrap();
     assert_eq!(parallel, 3);
+}
+
+#[tokio::test]
+async fn an_order_is_read_from_a_message_into_a_typed_record() {
+    let output = Run::new(
+        example("extract_order.json"),
+        RunId::from("o"),
+        say("Customer: Ada Lovelace. Two notebooks and a pen, total 9.50"),
+        RunOptions::default(),
+    )
+    .execute()
+    .await
+    .unwrap();
+    let order = &output.state["order"];
+    assert_eq!(order["customer"], "Ada Lovelace");
+    assert_eq!(order["total"], 9.5);
+    assert!(
+        order["items"]
+            .as_array()
+            .is_some_and(|items| !items.is_empty())
+    );
+    assert_eq!(
+        output.state["confirmation"],
+        format!(
+            "Order for Ada Lovelace: {} item(s), total 9.5.",
+            order["items"].as_array().unwrap().len()
+        )
+    );
 }
 
 async fn paused_tool_run(thread: &ThreadId, durable: &Durable) -> Value {

@@ -36,6 +36,8 @@ mod script;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod stored_changes;
 mod stored_events;
+#[cfg(feature = "runtime")]
+mod structured;
 mod subgraph;
 mod tool_policies;
 mod validation;

@@ -296,3 +296,150 @@ async fn an_agents_requests_each_start_with_the_one_before() {
     assert!(after.len() > before.len());
     assert_eq!(&after[..before.len()], &before[..]);
 }
+
+/// An `llm` node writing a list channel with a schema, on `model`.
+fn planner(model: OpenAiModel) -> std::sync::Arc<heddle_engine::CompiledGraph> {
+    let registry = heddle_engine::Registry::new().with_default_model(model);
+    let document = json!({
+        "format_version": 3, "name": "planner",
+        "state": {"channels": {
+            "messages": {"type": "messages", "reducer": "add_messages"},
+            "topics": {"type": "list", "schema": {"type": "array", "items": {"type": "string"}, "minItems": 2}}
+        }},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+            {"id": "plan", "kind": "llm", "config": {"output": "topics"}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [{"id": "e1", "from": "start", "to": "plan"}, {"id": "e2", "from": "plan", "to": "end"}]
+    });
+    std::sync::Arc::new(
+        heddle_engine::CompiledGraph::from_json(&document.to_string(), &registry).unwrap(),
+    )
+}
+
+async fn plan(graph: &std::sync::Arc<heddle_engine::CompiledGraph>) -> Result<Value, String> {
+    let run = heddle_engine::run::Run::new(
+        std::sync::Arc::clone(graph),
+        heddle_engine::RunId::from("plan"),
+        json!({"messages": "plan a report on heat pumps"}),
+        heddle_engine::run::RunOptions::default(),
+    );
+    run.execute()
+        .await
+        .map(|output| output.state["topics"].clone())
+        .map_err(|error| error.to_string())
+}
+
+#[tokio::test]
+async fn structured_output_sends_its_schema_and_asks_again_when_a_reply_does_not_fit() {
+    let fake = serve(vec![
+        Reply::Json(200, completion(r#"{"value": ["history", 2]}"#)),
+        Reply::Json(200, completion(r#"{"value": ["history", "physics"]}"#)),
+    ])
+    .await;
+    let graph = planner(model(&fake, false));
+    assert_eq!(plan(&graph).await.unwrap(), json!(["history", "physics"]));
+
+    let sent = fake.requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        sent[0]["response_format"],
+        json!({"type": "json_schema", "json_schema": {
+            "name": "topics", "strict": true,
+            "schema": {
+                "type": "object",
+                "properties": {"value": {"type": "array", "items": {"type": "string"}, "minItems": 2}},
+                "required": ["value"], "additionalProperties": false
+            }
+        }})
+    );
+    // The malformed reply (the value, out of its wrapper) and why it was
+    // refused go back to the model.
+    let messages = sent[1]["messages"].as_array().unwrap();
+    let n = messages.len();
+    assert_eq!(messages[n - 2]["content"], r#"["history",2]"#);
+    let note = messages[n - 1]["content"].as_str().unwrap();
+    assert!(
+        note.contains("at $[1]: expected a string, got a number"),
+        "{note}"
+    );
+}
+
+#[tokio::test]
+async fn a_reply_that_never_fits_fails_the_run_with_the_channel_and_the_path() {
+    let fake = serve(vec![Reply::Json(
+        200,
+        completion(r#"{"value": "history"}"#),
+    )])
+    .await;
+    let error = plan(&planner(model(&fake, false))).await.unwrap_err();
+    assert!(
+        error.contains(
+            "does not fit channel `topics` after 3 attempts: at $: expected a list, got a string"
+        ),
+        "{error}"
+    );
+    assert_eq!(fake.requests.lock().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn an_endpoint_that_refuses_json_schema_gets_the_schema_as_an_instruction() {
+    let fake = serve(vec![
+        Reply::Json(
+            400,
+            api_error("Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model."),
+        ),
+        Reply::Json(200, completion("[\"history\", \"physics\"]")),
+        Reply::Json(200, completion("```json\n[\"costs\", \"comfort\"]\n```")),
+    ])
+    .await;
+    let graph = planner(model(&fake, false));
+    assert_eq!(plan(&graph).await.unwrap(), json!(["history", "physics"]));
+    // The next run goes straight to the instruction.
+    assert_eq!(plan(&graph).await.unwrap(), json!(["costs", "comfort"]));
+
+    let sent = fake.requests.lock().unwrap().clone();
+    assert_eq!(sent.len(), 3);
+    assert!(sent[0].get("response_format").is_some());
+    for request in &sent[1..] {
+        assert!(request.get("response_format").is_none(), "{request}");
+        let last = request["messages"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        assert_eq!(last["role"], "system");
+        assert!(
+            last["content"]
+                .as_str()
+                .unwrap()
+                .starts_with("Answer with only a JSON value that fits this JSON Schema"),
+            "{last}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_endpoint_configured_without_json_schema_is_never_sent_one() {
+    let fake = serve(vec![Reply::Json(
+        200,
+        completion("[\"history\", \"physics\"]"),
+    )])
+    .await;
+    let mut config = OpenAiConfig::new(fake.base_url.clone(), "test-model");
+    config.stream = false;
+    config.json_schema = false;
+    assert_eq!(
+        plan(&planner(OpenAiModel::new(config))).await.unwrap(),
+        json!(["history", "physics"])
+    );
+    let sent = fake.requests.lock().unwrap()[0].clone();
+    assert!(sent.get("response_format").is_none(), "{sent}");
+    let last = sent["messages"].as_array().unwrap().last().unwrap().clone();
+    assert!(
+        last["content"].as_str().unwrap().contains("\"minItems\":2"),
+        "{last}"
+    );
+}
