@@ -25,6 +25,7 @@
 
 pub mod attr_keys;
 pub mod canvas;
+pub mod channel_schema;
 pub mod channels;
 pub mod condition;
 pub mod config_form;
@@ -50,6 +51,8 @@ pub mod resize;
 pub mod retention;
 pub mod routing;
 pub mod run_version;
+pub mod schema_edit;
+pub mod splice;
 pub mod state;
 
 use leptos::prelude::*;

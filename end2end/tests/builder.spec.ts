@@ -9,6 +9,19 @@ import { Page } from "@playwright/test";
 const saved = (page: Page) => expect(page.getByTestId("save-status")).toHaveText("Saved");
 
 
+/** Counts a person's actions: `act(step)` does one; `actions()` says how
+ *  many so far. */
+function counter() {
+  let count = 0;
+  return {
+    act: async (step: () => Promise<unknown>) => {
+      count += 1;
+      await step();
+    },
+    actions: () => count,
+  };
+}
+
 async function stored(page: Page): Promise<any> {
   const id = page.url().split("/").pop();
   return (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
@@ -22,11 +35,7 @@ test("a ReAct agent from New graph, with the mouse and keyboard only, answers as
   await page.goto("/");
   await hydrated(page);
   // Each user action is counted: the figure is in docs/performance.md.
-  let actions = 0;
-  const act = async (step: () => Promise<unknown>) => {
-    actions += 1;
-    await step();
-  };
+  const { act, actions } = counter();
 
   await act(() => page.getByRole("button", { name: "New graph" }).first().click());
   await act(() => page.getByRole("button", { name: /^Chat agent/ }).first().click());
@@ -51,8 +60,78 @@ test("a ReAct agent from New graph, with the mouse and keyboard only, answers as
   await act(() => page.keyboard.press("Enter"));
   await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
   await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText("391");
-  expect(actions).toBeLessThanOrEqual(12);
-  console.log(`builder: ${actions} user actions from "New graph" to the answer`);
+  expect(actions()).toBeLessThanOrEqual(12);
+  console.log(`builder: ${actions()} user actions from "New graph" to the answer`);
+  expect(errors).toEqual([]);
+});
+
+test("a model plans a fan-out from New graph: no script, no JSON typed", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto("/");
+  await hydrated(page);
+  // Each user action is counted: the figure is in docs/graph-format.md.
+  const { act, actions } = counter();
+  /** Where a person drops a node to put it into the edge `from` → `to`:
+   *  halfway between the two nodes' facing sides. */
+  const between = async (from: string, to: string) => {
+    const a = (await page.locator(`.canvas-node[data-node="${from}"]`).boundingBox())!;
+    const b = (await page.locator(`.canvas-node[data-node="${to}"]`).boundingBox())!;
+    return { x: (a.x + a.width + b.x) / 2, y: (a.y + a.height / 2 + b.y + b.height / 2) / 2 };
+  };
+
+  await act(() => page.getByRole("button", { name: "New graph" }).first().click());
+  await act(() => page.getByRole("button", { name: /^Chat agent/ }).first().click());
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await hydrated(page);
+
+  // A list channel for the plan, shaped as a list of text.
+  await act(() => page.getByRole("button", { name: "+ Add channel" }).click());
+  const name = page.locator('.channel-card[open] input[name="channel-name"]');
+  await act(async () => {
+    await name.fill("topics");
+    await name.press("Tab");
+  });
+  const topics = page.locator(".channel-card", { hasText: "topics" });
+  await act(() => topics.locator('select[name="channel-type"]').selectOption("list"));
+  await act(() => topics.locator('select[name="schema-items"]').selectOption("string"));
+  await saved(page);
+
+  // A model call dropped onto the edge into the agent plans into `topics`.
+  let at = await between("start", "agent");
+  await act(() => place(page, "llm", at.x, at.y));
+  await expect(page.locator(".editor-edge")).toHaveCount(3);
+  await act(() => page.locator('select[name="config.output"]').selectOption("topics"));
+  // A fan-out dropped onto the next edge sends each topic to the agent.
+  at = await between("llm", "agent");
+  await act(() => place(page, "fan_out", at.x, at.y));
+  const over = page.locator('input[name="config.over"], textarea[name="config.over"]').first();
+  await act(async () => {
+    await over.fill("topics");
+    await over.press("Tab");
+  });
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await saved(page);
+  const document = await stored(page);
+  expect(document.state.channels.topics.schema).toEqual({ type: "array", items: { type: "string" } });
+  const byId = Object.fromEntries(document.nodes.map((node: any) => [node.id, node]));
+  expect(byId.llm.config.output).toEqual("topics");
+  expect(byId.fan_out.config).toEqual({ over: "topics", to: "agent" });
+  const edges = document.edges.map((edge: any) => `${edge.from}>${edge.to}`).sort();
+  // No edge out of the fan-out: it sends each item to the agent instead.
+  expect(edges).toEqual(["agent>end", "llm>fan_out", "start>llm"]);
+  await page.screenshot({ path: "../target/e2e/screens/builder-planner-light.png" });
+
+  // The plan is a checked list; each topic reaches the agent; answers come back.
+  await act(() => page.getByTestId("chat-input").click());
+  await act(() => page.keyboard.type("How do heat pumps work?"));
+  await act(() => page.keyboard.press("Enter"));
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 30_000 });
+  // The plan (three topics, the offline model's), then one answer per topic.
+  const replies = page.getByTestId("chat-messages").locator(".role-assistant");
+  await expect(replies).toHaveCount(4);
+  await expect(replies.first()).toContainText("offline topic 3: how do heat pumps work?");
+  expect(actions()).toBeLessThanOrEqual(15);
+  console.log(`planner: ${actions()} user actions from "New graph" to the answers`);
   expect(errors).toEqual([]);
 });
 

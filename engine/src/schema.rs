@@ -44,6 +44,10 @@ pub const MAX_DEPTH: usize = 16;
 /// costs at most this many steps per value node.
 pub const MAX_NODES: usize = 512;
 
+/// The most values one `enum` may list: each is compared with every value
+/// checked against it.
+pub const MAX_ENUM: usize = 256;
+
 /// A JSON type name of the subset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JsonType {
@@ -453,6 +457,13 @@ impl Reader {
         }
         if let Some(allowed) = fields.get("enum") {
             match allowed {
+                Value::Array(values) if values.len() > MAX_ENUM => self.problem(
+                    &at("enum"),
+                    format!(
+                        "`enum` lists at most {MAX_ENUM} values ({} here)",
+                        values.len()
+                    ),
+                ),
                 Value::Array(values) if !values.is_empty() => {
                     out.allowed = Some(values.clone());
                 }

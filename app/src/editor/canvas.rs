@@ -6,6 +6,7 @@
 
 mod edge_label;
 mod edge_path;
+mod fan_out_link;
 mod label_text;
 mod loops;
 mod node;
@@ -29,6 +30,7 @@ use super::state::{Editor, Viewport};
 use crate::live::RunView;
 use edge_label::EdgeLabel;
 use edge_path::EdgePath;
+use fan_out_link::FanOutLink;
 use loops::LoopRoutes;
 use node::CanvasNode;
 use rubber_band::RubberBand;
@@ -45,7 +47,8 @@ pub fn Canvas(
     install_pointer_listeners(editor, gestures);
     let positions = editor.positions();
     let loops = LoopRoutes::new(editor, gestures, positions);
-    let selection = Selection::of(editor);
+    let selection = Selection::of(editor, gestures);
+    let fan_outs = fan_out_link::sends(editor);
     let viewport = editor.viewport;
     // Panning moves the world, a composited layer, by a translation: the
     // browser repaints nothing. The zoom's scale and level of detail sit on
@@ -175,6 +178,9 @@ pub fn Canvas(
                     >
                         <EdgePath selection positions loops edge live problems />
                     </For>
+                    <For each=move || fan_outs.get() key=|send| send.clone() let:send>
+                        <FanOutLink positions send />
+                    </For>
                     <WirePreview gestures positions />
                 </svg>
                 <Notes editor gestures />
@@ -217,13 +223,16 @@ pub fn Canvas(
 struct Selection {
     nodes: Memo<BTreeSet<NodeId>>,
     edge: Memo<Option<EdgeId>>,
+    /// The edge a node dragged from the palette would be put into.
+    landing: Memo<Option<EdgeId>>,
 }
 
 impl Selection {
-    fn of(editor: Editor) -> Selection {
+    fn of(editor: Editor, gestures: Gestures) -> Selection {
         Selection {
             nodes: Memo::new(move |_| editor.selected.get()),
             edge: Memo::new(move |_| editor.selected_edge.get()),
+            landing: Memo::new(move |_| gestures.landing.get()),
         }
     }
 }

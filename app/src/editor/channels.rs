@@ -4,11 +4,13 @@
 //! JSON view under it shows, so the two never disagree.
 
 use heddle_engine::format::{Channel, ChannelScope, ChannelType, Reducer};
+use heddle_engine::schema::ValueSchema;
 use heddle_engine::state::fits;
 use heddle_engine::validate::{new_channel, type_name};
 use leptos::prelude::*;
 use serde_json::Value;
 
+use super::channel_schema::ChannelSchema;
 use super::rename::{Renamed, rename_channel};
 use super::state::Editor;
 
@@ -52,7 +54,7 @@ fn reducer_help(reducer: Reducer) -> &'static str {
 }
 
 /// Changes channel `name` with `edit`: one undo step.
-fn edit(editor: Editor, name: &str, edit: impl FnOnce(&mut Channel)) {
+pub(super) fn edit(editor: Editor, name: &str, edit: impl FnOnce(&mut Channel)) {
     editor.change(|document| {
         if let Some(channel) = document.state.channels.get_mut(name) {
             edit(channel);
@@ -73,6 +75,14 @@ pub fn retype(channel: &mut Channel, ty: ChannelType) {
         .is_some_and(|value| !heddle_engine::state::is_of_type(value, ty))
     {
         channel.default = None;
+    }
+    // A shape for the old type would refuse every value of the new one.
+    let agrees = channel
+        .schema
+        .as_ref()
+        .is_none_or(|schema| ValueSchema::parse(schema).is_ok_and(|schema| schema.agrees_with(ty)));
+    if !agrees {
+        channel.schema = None;
     }
 }
 
@@ -176,8 +186,13 @@ fn ChannelCard(
                 ChannelScope::Run => "",
                 ChannelScope::Thread => " · thread",
             };
+            let shaped = if channel.schema.is_some() {
+                " · shaped"
+            } else {
+                ""
+            };
             format!(
-                "{} · {}{scope}",
+                "{} · {}{scope}{shaped}",
                 type_name(channel.ty),
                 reducer_name(channel.reducer)
             )
@@ -344,6 +359,7 @@ fn ChannelCard(
                     <span class="field-label">"Description"</span>
                     <input name="channel-description" prop:value=move || channel().map(|c| c.description).unwrap_or_default() readonly=read_only on:change=set_description />
                 </label>
+                <ChannelSchema editor key read_only />
                 {(!read_only).then(|| view! {
                     <button type="button" class="button button-small button-danger-quiet" on:click=remove>"Remove channel"</button>
                 })}
@@ -375,5 +391,11 @@ mod tests {
         channel.default = Some(json!(3));
         retype(&mut channel, ChannelType::Integer);
         assert_eq!(channel.default, Some(json!(3)));
+        // A shape that still fits stays; one that does not goes.
+        channel.schema = Some(json!({"type": "integer", "minimum": 0}));
+        retype(&mut channel, ChannelType::Number);
+        assert!(channel.schema.is_some());
+        retype(&mut channel, ChannelType::List);
+        assert_eq!(channel.schema, None);
     }
 }

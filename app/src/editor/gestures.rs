@@ -3,17 +3,18 @@
 //! palette and the notes, and the window-level listeners that move it, so
 //! a drag that leaves the canvas still ends cleanly.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
 use heddle_engine::format::Position;
-use heddle_engine::{GraphDocument, NodeId};
+use heddle_engine::{EdgeId, GraphDocument, NodeId};
 use leptos::prelude::*;
 use leptos::{ev, html};
 
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
-use super::place::place;
+use super::place::place_into;
 use super::quick_add::QuickAdd;
+use super::splice;
 use super::state::{Editor, Viewport};
 
 /// A gesture in progress.
@@ -70,6 +71,8 @@ pub struct Gestures {
     pub rubber: RwSignal<Option<(Position, Position)>>,
     /// The palette kind being dragged, and the pointer (screen).
     pub ghost: RwSignal<Option<(String, f64, f64)>>,
+    /// The edge a node dragged from the palette would be put into.
+    pub landing: RwSignal<Option<EdgeId>>,
     /// The double-click search box, when open.
     pub quick: RwSignal<Option<QuickAdd>>,
     pub canvas: NodeRef<html::Div>,
@@ -104,6 +107,7 @@ impl Gestures {
             wire: RwSignal::new(None),
             rubber: RwSignal::new(None),
             ghost: RwSignal::new(None),
+            landing: RwSignal::new(None),
             quick: RwSignal::new(None),
             canvas: NodeRef::new(),
             menu: RwSignal::new(None),
@@ -288,7 +292,13 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
                 }
             }),
             Drag::Rubber { from, .. } => gestures.rubber.set(Some((from, world))),
-            Drag::Place { kind } => gestures.ghost.set(inside.then_some((kind, cx, cy))),
+            Drag::Place { kind } => {
+                let landing = inside.then(|| landing_edge(editor, &kind, world)).flatten();
+                if gestures.landing.get_untracked() != landing {
+                    gestures.landing.set(landing);
+                }
+                gestures.ghost.set(inside.then_some((kind, cx, cy)));
+            }
         }
     });
     let releasing = window_event_listener(ev::pointerup, move |event: ev::PointerEvent| {
@@ -318,13 +328,14 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
             }
             Drag::Place { kind } => {
                 gestures.ghost.set(None);
+                gestures.landing.set(None);
                 if let Some((x, y, true)) = local {
-                    let at = editor.viewport.get_untracked().to_world(x, y);
+                    let pointer = editor.viewport.get_untracked().to_world(x, y);
                     let at = Position {
-                        x: (at.x - NODE_WIDTH / 2.0).round(),
-                        y: (at.y - NODE_HEIGHT / 2.0).round(),
+                        x: (pointer.x - NODE_WIDTH / 2.0).round(),
+                        y: (pointer.y - NODE_HEIGHT / 2.0).round(),
                     };
-                    place(editor, &kind, at);
+                    place_into(editor, &kind, at, landing_edge(editor, &kind, pointer));
                 }
             }
         }
@@ -333,6 +344,23 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         moving.remove();
         releasing.remove();
     });
+}
+
+/// The edge a node of `kind` dropped with its centre at `at` (world)
+/// would be put into.
+fn landing_edge(editor: Editor, kind: &str, at: Position) -> Option<EdgeId> {
+    if !splice::can_splice(kind) {
+        return None;
+    }
+    let positions: HashMap<NodeId, Position> = editor.nodes.with_untracked(|nodes| {
+        nodes
+            .iter()
+            .map(|node| (node.id.get_value(), node.position.get_untracked()))
+            .collect()
+    });
+    editor
+        .edges
+        .with_untracked(|edges| splice::edge_at(edges, |id| positions.get(id).copied(), at))
 }
 
 fn select_in_box(editor: Editor, a: Position, b: Position, add: bool) {

@@ -3,20 +3,31 @@
 
 use std::collections::BTreeSet;
 
+use heddle_engine::EdgeId;
 use heddle_engine::format::Position;
 use heddle_engine::kinds::BuiltinKind;
 use leptos::prelude::*;
 
-use super::model;
 use super::state::Editor;
+use super::{model, splice};
 
 /// Adds a node of `kind` at `at` and selects it.
 pub fn place(editor: Editor, kind: &str, at: Position) {
+    place_into(editor, kind, at, None);
+}
+
+/// Adds a node of `kind` at `at`, put into edge `into` when one is given
+/// (see [`splice`]), in one undo step, and selects it.
+pub fn place_into(editor: Editor, kind: &str, at: Position, into: Option<EdgeId>) {
     let mut placed = None;
     editor.change(|document| {
         let node = model::new_node(document, kind, at);
-        placed = Some(node.id.clone());
+        let id = node.id.clone();
         document.nodes.push(node);
+        if let Some(edge) = &into {
+            splice::splice(document, edge, &id);
+        }
+        placed = Some(id);
     });
     if let Some(id) = placed {
         editor.selected.set(BTreeSet::from([id]));

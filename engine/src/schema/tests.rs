@@ -254,6 +254,12 @@ fn nesting_and_size_are_bounded() {
         found.iter().any(|p| p.contains("at most 512 schemas")),
         "{found:?}"
     );
+
+    let many: Vec<Value> = (0..300).map(|i| json!(i)).collect();
+    assert_eq!(
+        problems(json!({"enum": many})),
+        ["at `enum`: `enum` lists at most 256 values (300 here)"]
+    );
 }
 
 #[test]

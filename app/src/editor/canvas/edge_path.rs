@@ -46,6 +46,14 @@ pub(super) fn EdgePath(
         })
     };
     let (selected, taken) = edge_looks(selection, &edge, live);
+    let landing = {
+        let id = id.clone();
+        move || {
+            selection
+                .landing
+                .with(|landing| landing.as_ref() == Some(&id))
+        }
+    };
     // One class attribute, one effect (hundreds of edges hydrate).
     let class = move || {
         let mut class = String::from("editor-edge");
@@ -53,6 +61,7 @@ pub(super) fn EdgePath(
             (" conditional", conditional),
             (" selected", selected()),
             (" taken", taken()),
+            (" landing", landing()),
             (" has-problems", own_problems.with(|text| !text.is_empty())),
         ] {
             if on {

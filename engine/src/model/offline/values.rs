@@ -20,7 +20,11 @@ use crate::schema::{JsonType, ValueSchema};
 /// A value fitting `wanted`, for the message `user`.
 pub(super) fn for_schema(wanted: &ReplySchema, user: &str) -> Value {
     match ValueSchema::parse(&wanted.schema) {
-        Ok(schema) => Maker { user }.make(&schema, &wanted.name, 0),
+        Ok(schema) => Maker {
+            user,
+            budget: std::cell::Cell::new(MAX_VALUES),
+        }
+        .make(&schema, &wanted.name, 0),
         // Nodes only ask for schemas that validated; say what happened.
         Err(_) => serde_json::json!({"offline_model": true, "you_said": user}),
     }
@@ -28,13 +32,25 @@ pub(super) fn for_schema(wanted: &ReplySchema, user: &str) -> Value {
 
 struct Maker<'a> {
     user: &'a str,
+    /// How many more values it may make: a schema asking for a million
+    /// items (or lists of lists) gets a short answer that does not fit,
+    /// not a server out of memory.
+    budget: std::cell::Cell<usize>,
 }
 
 /// How many items a list gets when its schema leaves it free.
 const FREE_ITEMS: u64 = 3;
 
+/// The most values one answer holds.
+const MAX_VALUES: usize = 10_000;
+
 impl Maker<'_> {
     fn make(&self, schema: &ValueSchema, name: &str, index: usize) -> Value {
+        let left = self.budget.get();
+        if left == 0 {
+            return Value::Null;
+        }
+        self.budget.set(left - 1);
         if let Some(allowed) = &schema.allowed {
             return self.pick(allowed, name, index);
         }
@@ -51,13 +67,16 @@ impl Maker<'_> {
             JsonType::Array => {
                 let len = FREE_ITEMS
                     .max(schema.min_items.unwrap_or(0))
-                    .min(schema.max_items.unwrap_or(u64::MAX));
+                    .min(schema.max_items.unwrap_or(u64::MAX))
+                    .min(self.budget.get() as u64);
                 let item_name = singular(name);
                 let free = ValueSchema::default();
                 let item = schema.items.as_deref().unwrap_or(&free);
                 Value::Array(
                     (0..len as usize)
-                        .map(|i| self.make(item, &item_name, i))
+                        .map_while(|i| {
+                            (self.budget.get() > 0).then(|| self.make(item, &item_name, i))
+                        })
                         .collect(),
                 )
             }

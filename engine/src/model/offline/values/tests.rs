@@ -154,3 +154,16 @@ fn text_in_any_script_is_read_safely() {
     );
     assert_eq!(value["city"], "Zürich");
 }
+
+#[test]
+fn a_schema_asking_for_too_much_gets_a_bounded_answer() {
+    let nested = json!({"type": "array", "minItems": 1000, "items":
+        {"type": "array", "minItems": 1000, "items": {"type": "array", "minItems": 1000}}});
+    let value = for_schema(&wanted("huge", nested), "anything");
+    fn count(value: &Value) -> usize {
+        1 + value
+            .as_array()
+            .map_or(0, |items| items.iter().map(count).sum())
+    }
+    assert!(count(&value) <= 10_001, "{}", count(&value));
+}

@@ -1,0 +1,84 @@
+//! A `fan_out` node's link to the node it sends items to: a dashed line
+//! labelled with what is spread (`each item of topics`). It is no edge (the
+//! target runs once per item, not once), so it cannot be selected or
+//! deleted; the node's form changes it.
+
+use crate::editor::model::{NODE_HEIGHT, NODE_WIDTH};
+use crate::editor::routing;
+use crate::editor::state::Editor;
+use heddle_engine::NodeId;
+use heddle_engine::format::Position;
+use heddle_engine::kinds::BuiltinKind;
+use leptos::prelude::*;
+use std::collections::HashMap;
+
+/// A fan-out, what it spreads, and where to.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(super) struct Spread {
+    from: NodeId,
+    to: NodeId,
+    over: String,
+}
+
+/// Every fan-out's link, kept as the nodes' settings change.
+pub(super) fn sends(editor: Editor) -> Memo<Vec<Spread>> {
+    Memo::new(move |_| {
+        editor.nodes.with(|nodes| {
+            nodes
+                .iter()
+                .filter_map(|node| {
+                    node.spec.with(|spec| {
+                        if spec.kind != BuiltinKind::FanOut.name() {
+                            return None;
+                        }
+                        let to = spec.config.get("to")?.as_str()?;
+                        Some(Spread {
+                            from: spec.id.clone(),
+                            to: NodeId::from(to),
+                            over: spec
+                                .config
+                                .get("over")
+                                .and_then(|over| over.as_str())
+                                .unwrap_or_default()
+                                .to_string(),
+                        })
+                    })
+                })
+                .collect()
+        })
+    })
+}
+
+#[component]
+pub(super) fn FanOutLink(
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    send: Spread,
+) -> impl IntoView {
+    let Spread { from, to, over } = send;
+    let route = Memo::new(move |_| {
+        let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
+        let (a, b) = (a?.get(), b?.get());
+        Some(routing::forward(
+            a.x + NODE_WIDTH,
+            a.y + NODE_HEIGHT / 2.0,
+            b.x,
+            b.y + NODE_HEIGHT / 2.0,
+        ))
+    });
+    let label = if over.trim().is_empty() {
+        "each item".to_string()
+    } else {
+        format!("each item of {}", over.trim())
+    };
+    move || {
+        route.get().map(|route| {
+            let (x, y) = route.label;
+            view! {
+                <g class="editor-send">
+                    <path class="editor-send-line" d=route.path />
+                    <text class="editor-send-label" x=x y=y - 6.0 text-anchor="middle">{label.clone()}</text>
+                </g>
+            }
+        })
+    }
+}
