@@ -20,7 +20,6 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::format::ChannelType;
-use crate::state::kind_of as kind;
 
 /// The keywords of the subset, as written.
 pub const KEYWORDS: [&str; 10] = [
@@ -379,6 +378,18 @@ fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         _ => a == b,
+    }
+}
+
+/// What kind of JSON value `value` is, as messages say it (`a string`).
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
     }
 }
 

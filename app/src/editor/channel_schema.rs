@@ -11,15 +11,12 @@ use heddle_engine::format::ChannelType;
 use leptos::prelude::*;
 use serde_json::{Map, Value, json};
 
-use super::channels::edit;
 use super::schema_edit::{self as schema, Part, SHAPES};
 use super::state::Editor;
 
 /// Changes the schema of channel `key` with `change` (one undo step).
 fn change(editor: Editor, key: StoredValue<String>, change: impl FnOnce(&mut Map<String, Value>)) {
-    edit(editor, &key.get_value(), |channel| {
-        schema::edit(channel, change)
-    });
+    editor.change_channel(&key.get_value(), |channel| schema::edit(channel, change));
 }
 
 #[component]
@@ -359,7 +356,7 @@ fn SchemaJson(editor: Editor, key: StoredValue<String>, read_only: bool) -> impl
             }
         };
         error.set(None);
-        edit(editor, &key.get_value(), |channel| channel.schema = schema);
+        editor.change_channel(&key.get_value(), |channel| channel.schema = schema);
     };
     view! {
         <details class="schema-json">

@@ -54,12 +54,8 @@ fn reducer_help(reducer: Reducer) -> &'static str {
 }
 
 /// Changes channel `name` with `edit`: one undo step.
-pub(super) fn edit(editor: Editor, name: &str, edit: impl FnOnce(&mut Channel)) {
-    editor.change(|document| {
-        if let Some(channel) = document.state.channels.get_mut(name) {
-            edit(channel);
-        }
-    });
+fn edit(editor: Editor, name: &str, edit: impl FnOnce(&mut Channel)) {
+    editor.change_channel(name, edit);
 }
 
 /// Sets a channel's type, keeping its reducer when it still fits (else

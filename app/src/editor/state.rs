@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use heddle_engine::format::{EdgeSpec, NodeSpec, Position};
+use heddle_engine::format::{Channel, EdgeSpec, NodeSpec, Position};
 use heddle_engine::{EdgeId, GraphDocument, NodeId};
 use leptos::prelude::*;
 
@@ -251,6 +251,16 @@ impl Editor {
     }
 
     /// Applies an edit to the document, remembering the state before it.
+    /// Changes the state channel `name` with `edit` (one undo step); a
+    /// channel that is not there is left so.
+    pub fn change_channel(&self, name: &str, edit: impl FnOnce(&mut Channel)) {
+        self.change(|document| {
+            if let Some(channel) = document.state.channels.get_mut(name) {
+                edit(channel);
+            }
+        });
+    }
+
     pub fn change(&self, edit: impl FnOnce(&mut GraphDocument)) {
         if !self.can_edit {
             return;

@@ -201,16 +201,7 @@ fn describe(ty: ChannelType) -> &'static str {
     }
 }
 
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "an object",
-    }
-}
+pub(crate) use crate::schema::kind;
 
 #[cfg(test)]
 mod tests {

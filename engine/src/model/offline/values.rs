@@ -19,9 +19,18 @@ use crate::schema::{JsonType, ValueSchema};
 
 /// A value fitting `wanted`, for the message `user`.
 pub(super) fn for_schema(wanted: &ReplySchema, user: &str) -> Value {
+    // Only the message's start is read: a value is made in time that
+    // does not grow with a message of megabytes.
+    let mut end = user.len().min(MAX_READ);
+    while !user.is_char_boundary(end) {
+        end -= 1;
+    }
+    let user = &user[..end];
     match ValueSchema::parse(&wanted.schema) {
         Ok(schema) => Maker {
             user,
+            lower: user.to_lowercase(),
+            seed: fnv(FNV_START, user.bytes()),
             budget: std::cell::Cell::new(MAX_VALUES),
         }
         .make(&schema, &wanted.name, 0),
@@ -31,7 +40,12 @@ pub(super) fn for_schema(wanted: &ReplySchema, user: &str) -> Value {
 }
 
 struct Maker<'a> {
+    /// The start of the message.
     user: &'a str,
+    /// The same, lower-cased once.
+    lower: String,
+    /// The message's hash, which every made value's hash starts from.
+    seed: u64,
     /// How many more values it may make: a schema asking for a million
     /// items (or lists of lists) gets a short answer that does not fit,
     /// not a server out of memory.
@@ -43,6 +57,18 @@ const FREE_ITEMS: u64 = 3;
 
 /// The most values one answer holds.
 const MAX_VALUES: usize = 10_000;
+
+/// How much of the message (bytes) is read.
+const MAX_READ: usize = 16 * 1024;
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a: the same on every platform and in every build.
+fn fnv(start: u64, bytes: impl IntoIterator<Item = u8>) -> u64 {
+    bytes.into_iter().fold(start, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 
 impl Maker<'_> {
     fn make(&self, schema: &ValueSchema, name: &str, index: usize) -> Value {
@@ -121,11 +147,10 @@ impl Maker<'_> {
     }
 
     fn pick(&self, allowed: &[Value], name: &str, index: usize) -> Value {
-        let lower = self.user.to_lowercase();
         let mentioned = allowed.iter().find(|value| {
             value
                 .as_str()
-                .is_some_and(|text| !text.is_empty() && lower.contains(&text.to_lowercase()))
+                .is_some_and(|text| !text.is_empty() && self.lower.contains(&text.to_lowercase()))
         });
         match mentioned {
             Some(value) => value.clone(),
@@ -264,18 +289,7 @@ impl Maker<'_> {
 
     /// A stable number from the message, the property and the item's place.
     fn hash(&self, name: &str, index: usize) -> u64 {
-        // FNV-1a: the same on every platform and in every build.
-        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-        for byte in self
-            .user
-            .bytes()
-            .chain(name.bytes())
-            .chain(index.to_le_bytes())
-        {
-            hash ^= u64::from(byte);
-            hash = hash.wrapping_mul(0x0100_0000_01b3);
-        }
-        hash
+        fnv(self.seed, name.bytes().chain(index.to_le_bytes()))
     }
 }
 
