@@ -188,8 +188,10 @@ impl Maker<'_> {
         let hash = self.hash(name, index);
         let n = match (low, high) {
             (Some(low), Some(high)) if high >= low => {
-                let span = (high - low) as u64 + 1;
-                low + (hash % span) as i64
+                // In i128: the span of i64's whole range does not fit an i64.
+                let span = (i128::from(high) - i128::from(low) + 1) as u128;
+                let n = i128::from(low) + (u128::from(hash) % span) as i128;
+                i64::try_from(n).unwrap_or(high)
             }
             (Some(low), _) => low.saturating_add((hash % 10) as i64),
             (None, Some(high)) => high.saturating_sub((hash % 10) as i64),

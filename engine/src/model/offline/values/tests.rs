@@ -177,3 +177,27 @@ fn a_message_of_megabytes_is_read_only_at_its_start() {
     assert_eq!(value["customer"], "Ada");
     assert_eq!(ValueSchema::parse(&schema).unwrap().check(&value), Ok(()));
 }
+
+#[test]
+fn bounds_as_wide_as_numbers_go_do_not_overflow() {
+    for schema in [
+        json!({"type": "integer", "minimum": -1e300, "maximum": 1e300}),
+        json!({"type": "integer", "minimum": -9223372036854775808i64, "maximum": 9223372036854775807i64}),
+        json!({"type": "number", "minimum": -1e308, "maximum": 1e308}),
+        json!({"type": "integer", "minimum": 1e300}),
+        json!({"type": "integer", "maximum": -1e300}),
+    ] {
+        for message in ["", "answer: 99999999999999999999999"] {
+            // No panic, whatever it answers.
+            let _ = for_schema(&wanted("answer", schema.clone()), message);
+        }
+    }
+    let value = for_schema(
+        &wanted(
+            "n",
+            json!({"type": "integer", "minimum": -1e300, "maximum": 1e300}),
+        ),
+        "anything",
+    );
+    assert!(value.is_i64(), "{value}");
+}
