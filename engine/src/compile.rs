@@ -328,6 +328,22 @@ fn check_schema(name: &str, channel: &Channel, schema: &Value, path: &str, repor
         );
         return;
     }
+    if let Some(at) = schema
+        .allowed
+        .iter()
+        .flatten()
+        .position(|value| !is_of_type(value, channel.ty))
+    {
+        report.push(
+            Severity::Error,
+            format!("{path}.schema.enum[{at}]"),
+            bad(format!(
+                "a channel of type `{}` cannot hold this value",
+                crate::validate::type_name(channel.ty)
+            )),
+        );
+        return;
+    }
     if let Some(default) = &channel.default
         && !default.is_null()
         && let Err(misfit) = schema.check(default)

@@ -145,6 +145,17 @@ mod tests {
     }
 
     #[test]
+    fn join_is_bounded() {
+        let state = json!({"parts": vec![""; 1000], "sep": "x".repeat(2000)});
+        let expr = Expr::parse("join(parts, sep)").unwrap();
+        let error = expr.eval(&|name| state.get(name).cloned()).unwrap_err();
+        assert!(
+            error.to_string().contains("more than 1048576 bytes"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn split_is_bounded() {
         let state = json!({"long": ",".repeat(super::text::MAX_PARTS)});
         let expr = Expr::parse("split(long, ',')").unwrap();

@@ -227,6 +227,36 @@ impl ValueSchema {
         Ok(())
     }
 
+    /// Checks an append to a list of `len` items: each new item, and the
+    /// new length against `maxItems`. `minItems` is a list's aim while it
+    /// grows, so it is checked only on a value written whole.
+    pub fn check_append(&self, added: &[Value], len: usize) -> Result<(), Mismatch> {
+        self.check_items(added, len)?;
+        let total = (len + added.len()) as u64;
+        match self.max_items {
+            Some(max) if total > max => Err(Mismatch {
+                path: "$".into(),
+                message: format!("expected at most {max} {}, got {total}", plural(max)),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    /// Checks the fields a merge writes into an object, each against its
+    /// property's schema. `required` is an object's aim while it is filled
+    /// in, so it is checked only on a value written whole.
+    pub fn check_merge(&self, fields: &serde_json::Map<String, Value>) -> Result<(), Mismatch> {
+        let mut path = String::from("$");
+        for (name, value) in fields {
+            if let Some((_, schema)) = self.properties.iter().find(|(p, _)| p == name) {
+                push_key(&mut path, name);
+                schema.check_at(value, &mut path)?;
+                path.truncate(1);
+            }
+        }
+        Ok(())
+    }
+
     /// Checks a list's length against `minItems`/`maxItems`.
     pub fn check_length(&self, len: usize) -> Result<(), Mismatch> {
         let len = len as u64;
@@ -265,7 +295,11 @@ impl ValueSchema {
         if let Some(allowed) = &self.allowed
             && !allowed.iter().any(|a| same(a, value))
         {
-            let names: Vec<String> = allowed.iter().map(Value::to_string).collect();
+            // The first few, each short: the message goes to the model on a retry.
+            let mut names: Vec<String> = allowed.iter().take(12).map(brief).collect();
+            if allowed.len() > 12 {
+                names.push(format!("... ({} in all)", allowed.len()));
+            }
             return fail(
                 path,
                 format!("expected one of {}, got {}", names.join(", "), brief(value)),

@@ -72,11 +72,11 @@ pub fn retype(channel: &mut Channel, ty: ChannelType) {
     {
         channel.default = None;
     }
-    // A shape for the old type would refuse every value of the new one.
-    let agrees = channel
-        .schema
-        .as_ref()
-        .is_none_or(|schema| ValueSchema::parse(schema).is_ok_and(|schema| schema.agrees_with(ty)));
+    // A shape for the old type would refuse every value of the new one. A
+    // schema that does not read stays, for its problems to be seen.
+    let agrees = channel.schema.as_ref().is_none_or(|schema| {
+        ValueSchema::parse(schema).map_or(true, |schema| schema.agrees_with(ty))
+    });
     if !agrees {
         channel.schema = None;
     }

@@ -208,7 +208,10 @@ pub fn properties(schema: &Map<String, Value>) -> Vec<(String, String, bool, Str
 }
 
 fn properties_mut(schema: &mut Map<String, Value>) -> &mut Map<String, Value> {
-    schema.insert("type".into(), Value::String("object".into()));
+    // Made an object when it says nothing else; `["object", "null"]` stays.
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::String("object".into()));
     object_entry(schema, "properties")
 }
 

@@ -35,7 +35,7 @@ pub fn edge_at<'a>(
             let (a, b) = (position(&edge.from)?, position(&edge.to)?);
             // Back edges loop around the nodes; only forward ones are
             // drawn as this curve.
-            if b.x < a.x + NODE_WIDTH {
+            if b.x <= a.x + NODE_WIDTH {
                 return None;
             }
             let start = (a.x + NODE_WIDTH, a.y + NODE_HEIGHT / 2.0);
@@ -75,10 +75,13 @@ pub fn splice(document: &mut GraphDocument, edge: &EdgeId, node: &NodeId) -> boo
     // The first half keeps the edge's id, route and condition.
     document.edges[at].to = node.clone();
     if kind == BuiltinKind::FanOut.name() {
-        if let Some(spec) = document.nodes.iter_mut().find(|n| &n.id == node)
-            && let Value::Object(config) = &mut spec.config
-        {
-            config.insert("to".into(), Value::String(original.to.to_string()));
+        if let Some(spec) = document.nodes.iter_mut().find(|n| &n.id == node) {
+            if !spec.config.is_object() {
+                spec.config = Value::Object(serde_json::Map::new());
+            }
+            if let Value::Object(config) = &mut spec.config {
+                config.insert("to".into(), Value::String(original.to.to_string()));
+            }
         }
     } else {
         let id = new_edge_id(document);

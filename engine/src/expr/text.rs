@@ -1,8 +1,8 @@
 //! The expression language's text and JSON functions: `split`, `join`,
 //! `trim`, `parse_json` and `to_json`, the ones people reach for between a
-//! model's text and a typed channel. Each is bounded by its input, and
-//! `split` by [`MAX_PARTS`] too, so no expression builds more than its
-//! values hold.
+//! model's text and a typed channel. Each is bounded: `split` by its input
+//! and [`MAX_PARTS`], `join` by [`MAX_JOINED`] (a separator between every
+//! two items could otherwise multiply a text's size).
 
 use serde_json::Value;
 
@@ -10,6 +10,10 @@ use crate::state::kind_of as kind;
 
 /// The most parts `split` makes.
 pub const MAX_PARTS: usize = 10_000;
+
+/// The longest text `join` makes, in bytes: a separator goes between every
+/// two items, so the result could otherwise grow as items times separator.
+pub const MAX_JOINED: usize = 1024 * 1024;
 
 type Result<T> = std::result::Result<T, String>;
 
@@ -62,15 +66,23 @@ pub(super) fn join(list: Value, separator: Value) -> Result<Value> {
             ));
         }
     };
-    let texts: Vec<String> = items
-        .into_iter()
-        .map(|item| match item {
+    let mut joined = String::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let text = match item {
             Value::String(text) => text,
             Value::Null => String::new(),
             other => other.to_string(),
-        })
-        .collect();
-    Ok(Value::String(texts.join(&separator)))
+        };
+        let grows = text.len() + if i > 0 { separator.len() } else { 0 };
+        if joined.len() + grows > MAX_JOINED {
+            return Err(format!("join() would make more than {MAX_JOINED} bytes"));
+        }
+        if i > 0 {
+            joined.push_str(&separator);
+        }
+        joined.push_str(&text);
+    }
+    Ok(Value::String(joined))
 }
 
 /// `trim(text)`: the text without white space at its ends.

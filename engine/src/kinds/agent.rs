@@ -474,6 +474,9 @@ impl Agent {
                 rejected_since.get_or_insert(conversation.len() - 2);
                 continue;
             }
+            // Only the last reply's value counts (an earlier one may have
+            // failed the validator).
+            answer = None;
             if let Some(structured) = &self.structured
                 && reply.tool_calls.is_empty()
             {

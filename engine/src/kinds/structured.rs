@@ -89,10 +89,19 @@ impl Structured {
                 return Err(Misfit(format!("the reply is not JSON ({error})")));
             }
         };
-        self.schema
-            .check(&value)
-            .map(|()| value)
-            .map_err(|misfit| Misfit(misfit.to_string()))
+        match self.schema.check(&value) {
+            Ok(()) => Ok(value),
+            // Text that happens to read as JSON (`1984`, `true`) is still
+            // text for a text channel.
+            Err(_) if self.takes_text && !value.is_string() => {
+                let text = Value::String(text.to_string());
+                self.schema
+                    .check(&text)
+                    .map(|()| text)
+                    .map_err(|misfit| Misfit(misfit.to_string()))
+            }
+            Err(misfit) => Err(Misfit(misfit.to_string())),
+        }
     }
 
     /// Counts a reply that did not fit in `misfits`: the note the model

@@ -49,8 +49,9 @@ pub struct OpenAiConfig {
     pub stream: bool,
     /// Whether the endpoint takes `response_format` of type `json_schema`
     /// (structured output). When not, a schema is sent as an instruction.
-    /// An endpoint that refuses one is asked again with the instruction,
-    /// and is not sent `json_schema` again.
+    /// A request refused for its response format is asked again with the
+    /// instruction; an endpoint that says it does not support
+    /// `json_schema` is not sent one again.
     pub json_schema: bool,
 }
 
@@ -90,7 +91,7 @@ impl OpenAiConfig {
 pub struct OpenAiModel {
     client: Client<OpenAIConfig>,
     config: OpenAiConfig,
-    /// Set once the endpoint refused a `json_schema` response format.
+    /// Set once the endpoint said it does not support `json_schema`.
     refused_json_schema: AtomicBool,
 }
 
@@ -195,7 +196,9 @@ impl ChatModel for OpenAiModel {
                             && !streamed.load(Ordering::Relaxed)
                             && reply_format::refuses_json_schema(&message) =>
                     {
-                        self.refused_json_schema.store(true, Ordering::Relaxed);
+                        if reply_format::never_takes_json_schema(&message) {
+                            self.refused_json_schema.store(true, Ordering::Relaxed);
+                        }
                         json_schema = false;
                         (body, read) = request_body(&request, &self.config, false);
                     }

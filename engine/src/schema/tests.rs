@@ -294,3 +294,45 @@ fn strict_modes_need_every_property_required_and_every_shape_said() {
     assert!(!strict(json!({"type": "array"})), "a list of anything");
     assert!(!strict(json!({})), "no type");
 }
+
+#[test]
+fn appends_and_merges_check_what_they_write() {
+    let topics =
+        schema(json!({"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 3}));
+    // A list grows toward `minItems`: one item at a time is fine.
+    assert_eq!(topics.check_append(&[json!("a")], 0), Ok(()));
+    assert_eq!(
+        topics.check_append(&[json!(1)], 1).unwrap_err().path,
+        "$[1]"
+    );
+    assert_eq!(
+        topics
+            .check_append(&[json!("c"), json!("d")], 2)
+            .unwrap_err()
+            .message,
+        "expected at most 3 items, got 4"
+    );
+    let order = schema(json!({"type": "object",
+        "properties": {"total": {"type": "number"}, "name": {"type": "string"}},
+        "required": ["name", "total"]}));
+    // An object is filled in a field at a time: `required` waits.
+    assert_eq!(
+        order.check_merge(json!({"total": 3}).as_object().unwrap()),
+        Ok(())
+    );
+    let wrong = order
+        .check_merge(json!({"total": "3"}).as_object().unwrap())
+        .unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        "at $.total: expected a number, got a string"
+    );
+}
+
+#[test]
+fn a_long_enum_is_named_briefly() {
+    let many: Vec<Value> = (0..40).map(|i| json!(format!("value-{i}"))).collect();
+    let message = misfit(&schema(json!({"enum": many})), json!("other")).message;
+    assert!(message.contains("... (40 in all)"), "{message}");
+    assert!(message.len() < 300, "{message}");
+}

@@ -133,11 +133,17 @@ pub(crate) fn apply_checked(
                 Value::Array(items) => items.as_slice(),
                 one => std::slice::from_ref(one),
             };
-            schema.check_items(added, len).map_err(misfit)?;
-            schema.check_length(len + added.len()).map_err(misfit)?;
+            schema.check_append(added, len).map_err(misfit)?;
             reduce(name, ty, reducer, current, update, message_id)
         }
-        Reducer::Merge | Reducer::Sum | Reducer::AddMessages => {
+        // Only the fields written are checked: no copy of a large object.
+        Reducer::Merge => {
+            if let Value::Object(fields) = &update {
+                schema.check_merge(fields).map_err(misfit)?;
+            }
+            reduce(name, ty, reducer, current, update, message_id)
+        }
+        Reducer::Sum | Reducer::AddMessages => {
             let mut next = current.clone();
             reduce(name, ty, reducer, &mut next, update, message_id)?;
             if !next.is_null() {

@@ -360,6 +360,22 @@ async fn every_update_of_a_schema_d_channel_is_checked() {
     );
 }
 
+#[tokio::test]
+async fn text_that_reads_as_json_is_still_text_for_a_text_channel() {
+    let model = Scripted::new(&["1984"]);
+    let registry = Registry::new().with_default_model(model.clone());
+    let graph = graph(
+        &registry,
+        with_messages(json!({"year": {"type": "string", "schema": {"enum": ["1984", "2001"]}}})),
+        "llm",
+        json!({"output": "year"}),
+    )
+    .unwrap();
+    let (result, events) = ask(&graph, "which book?").await;
+    assert_eq!(result.unwrap().state["year"], "1984");
+    assert!(misfits(&events).is_empty());
+}
+
 #[test]
 fn schemas_outside_the_subset_are_refused_at_their_path() {
     let document = json!({
@@ -368,7 +384,8 @@ fn schemas_outside_the_subset_are_refused_at_their_path() {
             "a": {"type": "list", "schema": {"type": "array", "items": {"type": "string", "pattern": "x"}}},
             "b": {"type": "object", "schema": {"type": "array"}},
             "c": {"type": "integer", "default": 9, "schema": {"type": "integer", "maximum": 5}},
-            "m": {"type": "messages", "reducer": "add_messages", "schema": {}}
+            "m": {"type": "messages", "reducer": "add_messages", "schema": {}},
+            "e": {"type": "string", "schema": {"enum": ["a", 1]}}
         }},
         "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
         "edges": [{"id": "e1", "from": "start", "to": "end"}]
@@ -396,4 +413,7 @@ fn schemas_outside_the_subset_are_refused_at_their_path() {
             .contains("the default does not fit it: at $: expected at most 5, got 9")
     );
     assert!(at("state.channels.m.schema").contains("takes no schema"));
+    assert!(
+        at("state.channels.e.schema.enum[1]").contains("a channel of type `string` cannot hold")
+    );
 }

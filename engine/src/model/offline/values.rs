@@ -31,6 +31,8 @@ pub(super) fn for_schema(wanted: &ReplySchema, user: &str) -> Value {
             user,
             lower: user.to_lowercase(),
             seed: fnv(FNV_START, user.bytes()),
+            said: Default::default(),
+            mentioned: Default::default(),
             budget: std::cell::Cell::new(MAX_VALUES),
         }
         .make(&schema, &wanted.name, 0),
@@ -46,6 +48,11 @@ struct Maker<'a> {
     lower: String,
     /// The message's hash, which every made value's hash starts from.
     seed: u64,
+    /// What the message says of each name looked up, and which allowed
+    /// value it mentions for each `enum` (by its place in memory): each is
+    /// read from the message once, however many values use it.
+    said: std::cell::RefCell<std::collections::HashMap<String, Option<String>>>,
+    mentioned: std::cell::RefCell<std::collections::HashMap<usize, Option<usize>>>,
     /// How many more values it may make: a schema asking for a million
     /// items (or lists of lists) gets a short answer that does not fit,
     /// not a server out of memory.
@@ -59,7 +66,13 @@ const FREE_ITEMS: u64 = 3;
 const MAX_VALUES: usize = 10_000;
 
 /// How much of the message (bytes) is read.
-const MAX_READ: usize = 16 * 1024;
+const MAX_READ: usize = 4 * 1024;
+
+/// The longest name looked for in the message, and shown in made text.
+const MAX_NAME: usize = 48;
+
+/// The most characters of a value read from the message.
+const MAX_SAID: usize = 200;
 
 const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
 
@@ -147,15 +160,17 @@ impl Maker<'_> {
     }
 
     fn pick(&self, allowed: &[Value], name: &str, index: usize) -> Value {
-        let mentioned = allowed.iter().find(|value| {
-            value
-                .as_str()
-                .is_some_and(|text| !text.is_empty() && self.lower.contains(&text.to_lowercase()))
+        let key = allowed.as_ptr() as usize;
+        let mentioned = *self.mentioned.borrow_mut().entry(key).or_insert_with(|| {
+            allowed.iter().position(|value| {
+                value.as_str().is_some_and(|text| {
+                    !text.is_empty() && self.lower.contains(&text.to_lowercase())
+                })
+            })
         });
-        match mentioned {
-            Some(value) => value.clone(),
-            None => allowed[(self.hash(name, index) % allowed.len() as u64) as usize].clone(),
-        }
+        let at =
+            mentioned.unwrap_or_else(|| (self.hash(name, index) % allowed.len() as u64) as usize);
+        allowed[at].clone()
     }
 
     fn text(&self, schema: &ValueSchema, name: &str, index: usize) -> String {
@@ -169,7 +184,7 @@ impl Maker<'_> {
         } else {
             name
         };
-        let what = what.replace('_', " ");
+        let what: String = what.replace('_', " ").chars().take(MAX_NAME).collect();
         let gist: String = self.user.trim().chars().take(80).collect();
         format!("offline {what} {}: {}", index + 1, gist.to_lowercase())
     }
@@ -229,9 +244,20 @@ impl Maker<'_> {
     /// What the message says after the property's name (`name: text` or
     /// `name is text`), up to the end of its clause.
     fn said(&self, name: &str) -> Option<String> {
+        if name.len() > MAX_NAME {
+            return None;
+        }
+        if let Some(known) = self.said.borrow().get(name) {
+            return known.clone();
+        }
         let spaced = name.replace('_', " ");
-        self.said_as(name)
-            .or_else(|| (spaced != name).then(|| self.said_as(&spaced)).flatten())
+        let found = self
+            .said_as(name)
+            .or_else(|| (spaced != name).then(|| self.said_as(&spaced)).flatten());
+        self.said
+            .borrow_mut()
+            .insert(name.to_string(), found.clone());
+        found
     }
 
     fn said_as(&self, name: &str) -> Option<String> {
@@ -273,7 +299,7 @@ impl Maker<'_> {
                 .unwrap_or(rest.len());
             let value = rest[..stop].trim().trim_end_matches('.').trim();
             if !value.is_empty() {
-                return Some(value.to_string());
+                return Some(value.chars().take(MAX_SAID).collect());
             }
         }
         None

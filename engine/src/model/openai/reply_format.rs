@@ -117,10 +117,28 @@ pub(super) fn read_back(read_back: ReadBack, content: String) -> String {
     }
 }
 
-/// Whether an endpoint's refusal says it does not take `json_schema`.
+/// Whether an endpoint's refusal is about the response format: the
+/// request is asked again with the schema as an instruction.
 pub(super) fn refuses_json_schema(message: &str) -> bool {
     let message = message.to_lowercase();
     message.contains("response_format") || message.contains("json_schema")
+}
+
+/// Whether the refusal says the endpoint does not take `json_schema` at
+/// all (not that this one schema is wrong, which one graph could cause):
+/// only then is it never sent one again.
+pub(super) fn never_takes_json_schema(message: &str) -> bool {
+    let message = message.to_lowercase();
+    refuses_json_schema(&message)
+        && [
+            "not supported",
+            "unsupported",
+            "does not support",
+            "unknown",
+            "unrecognized",
+        ]
+        .iter()
+        .any(|words| message.contains(words))
 }
 
 fn schema_format(name: &str, schema: Value, strict: bool) -> Value {
@@ -196,7 +214,7 @@ fn closed(schema: &Value) -> Value {
 mod tests {
     use serde_json::json;
 
-    use super::{ReadBack, ask, read_back};
+    use super::{ReadBack, ask, never_takes_json_schema, read_back, refuses_json_schema};
     use crate::model::{Choice, ReplyFormat, ReplySchema};
 
     fn schema(name: &str, schema: serde_json::Value) -> ReplyFormat {
@@ -278,6 +296,16 @@ mod tests {
             read_back(asked.read_back, r#"{"route":"billing"}"#.into()),
             "billing"
         );
+    }
+
+    #[test]
+    fn only_an_endpoint_that_never_takes_json_schema_is_remembered_so() {
+        let unsupported = "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.";
+        assert!(refuses_json_schema(unsupported) && never_takes_json_schema(unsupported));
+        // One graph's bad schema must not turn it off for everyone.
+        let bad = "Invalid schema for response_format 'topics': nesting too deep.";
+        assert!(refuses_json_schema(bad) && !never_takes_json_schema(bad));
+        assert!(!refuses_json_schema("Incorrect API key provided"));
     }
 
     #[test]
