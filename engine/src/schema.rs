@@ -19,7 +19,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::format::ChannelType;
+use crate::format::{Channel, ChannelType};
 
 /// The keywords of the subset, as written.
 pub const KEYWORDS: [&str; 10] = [
@@ -172,6 +172,15 @@ impl ValueSchema {
         } else {
             Err(reader.problems)
         }
+    }
+
+    /// The schema `channel` carries, read. `None` when it has none, or one
+    /// that does not read (a validation error: such a graph never runs).
+    pub fn of_channel(channel: &Channel) -> Option<ValueSchema> {
+        channel
+            .schema
+            .as_ref()
+            .and_then(|schema| ValueSchema::parse(schema).ok())
     }
 
     /// Whether every value this schema allows is of channel type `ty`, as

@@ -69,11 +69,7 @@ pub fn fits_channel(value: &Value, channel: &Channel) -> Result<(), String> {
     if value.is_null() {
         return Ok(());
     }
-    match channel
-        .schema
-        .as_ref()
-        .and_then(|schema| crate::schema::ValueSchema::parse(schema).ok())
-    {
+    match crate::schema::ValueSchema::of_channel(channel) {
         Some(schema) => schema
             .check(value)
             .map_err(|misfit| format!("the value does not fit the channel's schema: {misfit}")),
@@ -159,31 +155,16 @@ pub fn check_input(
         };
         let mut current = channel.default.clone().unwrap_or(Value::Null);
         let update = coerce_input(channel.ty, value.clone());
-        let ids = |n| format!("check-{n}");
-        let schema = channel
-            .schema
-            .as_ref()
-            .and_then(|schema| crate::schema::ValueSchema::parse(schema).ok());
-        let applied = match &schema {
-            Some(schema) => values::apply_checked(
-                name,
-                channel.ty,
-                channel.reducer,
-                schema,
-                &mut current,
-                update,
-                &ids,
-            ),
-            None => reduce(
-                name,
-                channel.ty,
-                channel.reducer,
-                &mut current,
-                update,
-                &ids,
-            ),
-        };
-        if let Err(error) = applied {
+        let schema = crate::schema::ValueSchema::of_channel(channel);
+        if let Err(error) = values::apply_checked(
+            name,
+            channel.ty,
+            channel.reducer,
+            schema.as_ref(),
+            &mut current,
+            update,
+            &|n| format!("check-{n}"),
+        ) {
             problems.push(EditError {
                 channel: name.clone(),
                 message: error.message,

@@ -29,14 +29,20 @@ pub enum Part {
     Items,
 }
 
+/// The schema a channel's type alone says (text is `{"type": "string"}`
+/// here, so allowed values can be added to it).
+fn implied(ty: ChannelType) -> Option<Value> {
+    ValueSchema::implied_by(ty)
+        .or_else(|| (ty == ChannelType::String).then(|| json!({"type": "string"})))
+}
+
 /// The schema the form edits: the channel's own, or the one its type
 /// implies.
 pub fn current(channel: &Channel) -> Value {
     channel
         .schema
         .clone()
-        .or_else(|| ValueSchema::implied_by(channel.ty))
-        .or_else(|| (channel.ty == ChannelType::String).then(|| json!({"type": "string"})))
+        .or_else(|| implied(channel.ty))
         .unwrap_or_else(|| json!({}))
 }
 
@@ -47,9 +53,8 @@ pub fn edit(channel: &mut Channel, edit: impl FnOnce(&mut Map<String, Value>)) {
     if let Value::Object(fields) = &mut schema {
         edit(fields);
     }
-    let implied = ValueSchema::implied_by(channel.ty)
-        .or_else(|| (channel.ty == ChannelType::String).then(|| json!({"type": "string"})));
-    channel.schema = (Some(&schema) != implied.as_ref() && schema != json!({})).then_some(schema);
+    let says_more = Some(&schema) != implied(channel.ty).as_ref() && schema != json!({});
+    channel.schema = says_more.then_some(schema);
 }
 
 /// The object `part` names inside `schema` (made when missing).

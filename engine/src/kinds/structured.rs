@@ -139,9 +139,7 @@ impl Structured {
             misfit.0
         ))
     }
-}
 
-impl Structured {
     /// The failure of an agent that ended on tool calls it could no longer
     /// make, with no answer for the channel.
     pub(super) fn no_answer(&self) -> NodeError {

@@ -46,13 +46,9 @@ impl StateLayout {
                 .defaults
                 .push(channel.default.clone().unwrap_or_else(|| empty(channel.ty)));
             // A schema that does not read fails validation; compiling stops there.
-            layout.schemas.push(
-                channel
-                    .schema
-                    .as_ref()
-                    .and_then(|schema| ValueSchema::parse(schema).ok())
-                    .map(Arc::new),
-            );
+            layout
+                .schemas
+                .push(ValueSchema::of_channel(channel).map(Arc::new));
         }
         layout
     }
@@ -75,9 +71,7 @@ impl StateLayout {
     ) -> Result<(), ReduceError> {
         let slot = idx.0 as usize;
         let (name, ty, reducer) = (&self.names[slot], self.types[slot], self.reducers[slot]);
-        let Some(schema) = self.schemas[slot].as_deref() else {
-            return reduce(name, ty, reducer, current, update, message_id);
-        };
+        let schema = self.schemas[slot].as_deref();
         apply_checked(name, ty, reducer, schema, current, update, message_id)
     }
 
@@ -102,17 +96,21 @@ impl StateLayout {
     }
 }
 
-/// [`reduce`], then the result checked against `schema`: an update whose
-/// result does not fit is refused and `current` is left as it was.
+/// [`reduce`], with what it writes checked against `schema` when there is
+/// one: an update that does not fit is refused and `current` is left as it
+/// was.
 pub(crate) fn apply_checked(
     name: &str,
     ty: ChannelType,
     reducer: Reducer,
-    schema: &ValueSchema,
+    schema: Option<&ValueSchema>,
     current: &mut Value,
     update: Value,
     message_id: &dyn Fn(usize) -> String,
 ) -> Result<(), ReduceError> {
+    let Some(schema) = schema else {
+        return reduce(name, ty, reducer, current, update, message_id);
+    };
     let misfit = |mismatch: Mismatch| ReduceError {
         channel: name.to_string(),
         ty,

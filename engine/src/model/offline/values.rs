@@ -190,7 +190,7 @@ impl Maker<'_> {
     }
 
     fn integer(&self, schema: &ValueSchema, name: &str, index: usize) -> Value {
-        let (low, high) = bounds(schema);
+        let (low, high) = (schema.minimum, schema.maximum);
         let low = low.map(|n| n.ceil() as i64);
         let high = high.map(|n| n.floor() as i64);
         if let Some(n) = self.said_number(name)
@@ -216,7 +216,7 @@ impl Maker<'_> {
     }
 
     fn number(&self, schema: &ValueSchema, name: &str, index: usize) -> Value {
-        let (low, high) = bounds(schema);
+        let (low, high) = (schema.minimum, schema.maximum);
         if let Some(n) = self.said_number(name)
             && low.is_none_or(|low| n >= low)
             && high.is_none_or(|high| n <= high)
@@ -319,10 +319,6 @@ impl Maker<'_> {
     fn hash(&self, name: &str, index: usize) -> u64 {
         fnv(self.seed, name.bytes().chain(index.to_le_bytes()))
     }
-}
-
-fn bounds(schema: &ValueSchema) -> (Option<f64>, Option<f64>) {
-    (schema.minimum, schema.maximum)
 }
 
 fn number(n: f64) -> Value {
