@@ -16,6 +16,8 @@
 //! - [`validate`]: the problems validation reports, each located.
 //! - [`expr`]: the small, safe condition language.
 //! - [`schema`]: the JSON Schema subset channels may carry, checked here.
+//! - [`scoring`] (feature `runtime`): scorers that rate a run against an
+//!   example of a dataset, from 0 to 1 with a reason.
 //! - [`state`]: channels, their types and reducers.
 //! - [`node`]: the `Node` trait and how kinds are built and registered.
 //! - [`kinds`]: the built-in node kinds, one file each.
@@ -43,6 +45,8 @@ mod named;
 pub mod node;
 pub mod run;
 pub mod schema;
+#[cfg(feature = "runtime")]
+pub mod scoring;
 pub mod state;
 pub mod tools;
 pub mod usage;

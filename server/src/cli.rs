@@ -1,13 +1,15 @@
-//! The headless commands of `heddle`: run, resume, validate, threads,
+//! The headless commands of `heddle`: run, resume, validate, eval, threads,
 //! history, recover, prune. They use the same engine as the server, and the same
 //! database file by default, so runs, threads and checkpoints share one store
 //! (the app lists the runs the server started).
 //!
 //! Exit codes: 0 the run finished (or the command succeeded), 1 the run
 //! failed or was cancelled, 2 the input was bad (a missing file, bad JSON,
-//! an invalid graph, a refused resume), 3 the run paused for input.
+//! an invalid graph, a refused resume), 3 the run paused for input, 4 an
+//! evaluation's score fell under its `--min-score`.
 
 mod error;
+mod eval;
 mod inspect;
 mod print;
 mod prune;
@@ -15,6 +17,7 @@ mod run;
 mod validate;
 
 pub use error::CliError;
+pub use eval::eval;
 pub use inspect::{history, threads};
 pub use prune::prune;
 pub use run::{open_store, recover, resume, run};
@@ -30,6 +33,8 @@ pub enum Outcome {
     Paused,
     /// The run failed or was cancelled.
     Failed,
+    /// An evaluation scored under a `--min-score`.
+    BelowThreshold,
     /// The run's input was refused.
     Rejected,
 }
@@ -42,6 +47,7 @@ impl Outcome {
             Outcome::Failed => 1,
             Outcome::Rejected => 2,
             Outcome::Paused => 3,
+            Outcome::BelowThreshold => 4,
         }
     }
 }

@@ -42,6 +42,9 @@ pub enum Command {
     Resume(ResumeArgs),
     /// Check a graph file and print every problem.
     Validate(ValidateArgs),
+    /// Run a graph over a dataset's examples and score each run; exits 4
+    /// when a scorer's mean is under its --min-score.
+    Eval(EvalArgs),
     /// List the threads in the database.
     Threads(DbArgs),
     /// List a thread's checkpoints.
@@ -165,6 +168,30 @@ pub struct ResumeArgs {
 pub struct ValidateArgs {
     /// The graph JSON file.
     pub graph: PathBuf,
+}
+
+/// `heddle eval`.
+#[derive(Debug, Clone, Args)]
+pub struct EvalArgs {
+    /// The graph JSON file (as the editor exports it).
+    pub graph: PathBuf,
+    /// The examples: one JSON object per line, `{"input": {...},
+    /// "reference": ..., "id": "..."}` (`reference` and `id` optional).
+    #[arg(long)]
+    pub dataset: PathBuf,
+    /// The scorers: a JSON list of scorer definitions (docs/evaluations.md).
+    #[arg(long)]
+    pub scorers: PathBuf,
+    /// Runs of each example (the spread of their scores is shown).
+    #[arg(long, default_value_t = 1)]
+    pub repeat: u32,
+    /// SCORER=VALUE: exit 4 when that scorer's mean is under VALUE
+    /// (repeatable).
+    #[arg(long = "min-score", value_name = "SCORER=VALUE")]
+    pub min_score: Vec<String>,
+    /// A readable report instead of JSON lines.
+    #[arg(long)]
+    pub pretty: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -78,7 +78,11 @@ async fn run(command: Command) -> ExitCode {
     let registry = match &command {
         // The command line runs the machine user's own graphs: it may read
         // the graph files they name (the server never does).
-        Command::Run(_) | Command::Resume(_) | Command::Recover(_) | Command::Validate(_) => {
+        Command::Run(_)
+        | Command::Resume(_)
+        | Command::Recover(_)
+        | Command::Validate(_)
+        | Command::Eval(_) => {
             let registry = heddle_server::models::with_mcp_tools(registry).await;
             match heddle_server::models::with_operator_files(registry) {
                 Ok(registry) => registry.with_file_access(heddle_engine::FileAccess::Allowed),
@@ -107,6 +111,7 @@ async fn run(command: Command) -> ExitCode {
         Command::Resume(args) => cli::resume(&args, &registry, stdout()).await,
         Command::Recover(args) => cli::recover(&args, &registry, stdout()).await,
         Command::Validate(args) => cli::validate(&args.graph, &registry, &mut std::io::stdout()),
+        Command::Eval(args) => cli::eval(&args, &registry, stdout()).await,
         Command::Threads(args) => match heddle_server::cli::open_store(&args.db).await {
             Ok(store) => cli::threads(&store, &mut std::io::stdout()).await,
             Err(error) => Err(error),

@@ -32,6 +32,8 @@ mod parallel;
 mod retention;
 mod retry;
 mod routing;
+#[cfg(feature = "runtime")]
+mod scoring;
 mod script;
 #[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod stored_changes;

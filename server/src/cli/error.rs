@@ -34,6 +34,22 @@ pub enum CliError {
         #[source]
         source: serde_json::Error,
     },
+    /// A line of a dataset file is not an example.
+    #[error("{}:{line}: {message}", path.display())]
+    Dataset {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    /// A scorers file has problems; each is listed at its place.
+    #[error("{} has problems:\n{}", path.display(), problems.join("\n"))]
+    Scorers {
+        path: PathBuf,
+        problems: Vec<String>,
+    },
+    /// A flag's value is wrong.
+    #[error("--{flag}: {message}")]
+    Flag { flag: &'static str, message: String },
     /// The checkpoint store refused or failed.
     #[error(transparent)]
     Durable(#[from] DurableError),

@@ -14,17 +14,22 @@ fn approval_graph() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/examples/graphs/approval.json")
 }
 
-fn heddle(dir: &Path, args: &[&str]) -> Output {
+/// Runs the `heddle` binary in `dir`, on the offline model at full speed.
+pub(crate) fn heddle(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_heddle"))
         .args(args)
         .current_dir(dir)
         .env_remove("HEDDLE_DB")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("HEDDLE_MODEL_BASE_URL")
+        .env("HEDDLE_OFFLINE_PACE_MS", "0")
         .env("RUST_LOG", "off")
         .output()
         .unwrap()
 }
 
-fn json_lines(output: &Output) -> Vec<Value> {
+/// The command's output, one JSON value per line.
+pub(crate) fn json_lines(output: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON: {line}: {e}")))

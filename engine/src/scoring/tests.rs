@@ -1,0 +1,384 @@
+//! Each scorer on values made for it: what passes, what fails and why, and
+//! the problems a scorer's definition is refused for, at their fields.
+
+use serde_json::{Value, json};
+
+use super::{Example, Observed, Score, ScorerSpec, ToolCallMade};
+use crate::usage::UsageTotals;
+
+fn scorer(spec: Value) -> super::Scorer {
+    ScorerSpec::from_value(&spec)
+        .unwrap_or_else(|error| panic!("{error}"))
+        .compile()
+        .unwrap_or_else(|errors| panic!("{errors:?}"))
+}
+
+fn problems(spec: Value) -> Vec<String> {
+    match ScorerSpec::from_value(&spec) {
+        Err(error) => vec![error.to_string()],
+        Ok(spec) => match spec.compile() {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        },
+    }
+}
+
+fn score(spec: Value, output: Value, reference: Option<Value>) -> Score {
+    let input = json!({});
+    let example = Example {
+        input: &input,
+        reference: reference.as_ref(),
+    };
+    scorer(spec).score(&example, &Observed::new(output, UsageTotals::default()))
+}
+
+#[test]
+fn exact_compares_values_numbers_by_value_and_texts_as_asked() {
+    let answer = json!({"answer": "Paris", "n": 1});
+    let spec = json!({"kind": "exact"});
+    assert_eq!(
+        score(
+            spec.clone(),
+            answer.clone(),
+            Some(json!({"answer": "Paris", "n": 1.0}))
+        )
+        .value,
+        1.0
+    );
+    let wrong = score(
+        spec,
+        answer.clone(),
+        Some(json!({"answer": "Lyon", "n": 1})),
+    );
+    assert_eq!(wrong.value, 0.0);
+    assert!(
+        wrong.reason.contains("Lyon") && wrong.reason.contains("Paris"),
+        "{}",
+        wrong.reason
+    );
+
+    let loose = json!({"kind": "exact", "of": "output.answer", "expected": "reference.answer",
+                       "ignore_case": true, "trim": true});
+    assert_eq!(
+        score(
+            loose.clone(),
+            json!({"answer": " paris\n"}),
+            Some(json!({"answer": "Paris"}))
+        )
+        .value,
+        1.0
+    );
+    let strict = json!({"kind": "exact", "of": "output.answer", "expected": "reference.answer"});
+    assert_eq!(
+        score(
+            strict,
+            json!({"answer": " paris"}),
+            Some(json!({"answer": "Paris"}))
+        )
+        .value,
+        0.0
+    );
+    // No reference: a clear zero, not a match of null with null.
+    let none = score(json!({"kind": "exact"}), Value::Null, None);
+    assert_eq!(none.value, 0.0);
+    assert!(none.reason.contains("no reference"), "{}", none.reason);
+}
+
+#[test]
+fn contains_looks_in_texts_and_lists() {
+    let text = json!({"kind": "contains", "of": "output.reply", "text": "refund"});
+    assert_eq!(
+        score(
+            text.clone(),
+            json!({"reply": "Your refund is on its way"}),
+            None
+        )
+        .value,
+        1.0
+    );
+    let missing = score(text, json!({"reply": "Thanks"}), None);
+    assert_eq!(missing.value, 0.0);
+    assert!(
+        missing.reason.contains("\"refund\" not found"),
+        "{}",
+        missing.reason
+    );
+
+    let ignoring =
+        json!({"kind": "contains", "of": "output.reply", "text": "REFUND", "ignore_case": true});
+    assert_eq!(
+        score(ignoring, json!({"reply": "a refund"}), None).value,
+        1.0
+    );
+
+    let from_reference =
+        json!({"kind": "contains", "of": "output.tags", "expected": "reference.tag"});
+    assert_eq!(
+        score(
+            from_reference.clone(),
+            json!({"tags": ["a", "b"]}),
+            Some(json!({"tag": "b"}))
+        )
+        .value,
+        1.0
+    );
+    assert_eq!(
+        score(
+            from_reference,
+            json!({"tags": ["a", "b"]}),
+            Some(json!({"tag": "c"}))
+        )
+        .value,
+        0.0
+    );
+}
+
+#[test]
+fn regex_matches_texts_and_refuses_patterns_that_do_not_compile_or_are_too_big() {
+    let order = json!({"kind": "regex", "of": "output.id", "pattern": "^order-[0-9]{4}$"});
+    assert_eq!(
+        score(order.clone(), json!({"id": "order-1042"}), None).value,
+        1.0
+    );
+    let wrong = score(order, json!({"id": "order-42"}), None);
+    assert_eq!(wrong.value, 0.0);
+    assert!(wrong.reason.contains("does not match"), "{}", wrong.reason);
+
+    let broken = problems(json!({"kind": "regex", "pattern": "(unclosed"}));
+    assert_eq!(broken.len(), 1);
+    assert!(broken[0].starts_with("pattern: "), "{broken:?}");
+    // A pattern that compiles to more than its budget is refused, not built.
+    let huge = problems(json!({"kind": "regex", "pattern": "\\w{500}\\w{500}"}));
+    assert!(huge.iter().any(|p| p.starts_with("pattern: ")), "{huge:?}");
+    let long = problems(json!({"kind": "regex", "pattern": "a".repeat(1_001)}));
+    assert!(
+        long.iter().any(|p| p.contains("longer than 1000")),
+        "{long:?}"
+    );
+}
+
+#[test]
+fn json_schema_names_where_a_value_does_not_fit() {
+    let spec = json!({"kind": "json_schema", "of": "output.order", "schema": {
+        "type": "object", "required": ["items"],
+        "properties": {"items": {"type": "array", "items": {"type": "object",
+            "properties": {"price": {"type": "number", "minimum": 0}}}}}}});
+    assert_eq!(
+        score(
+            spec.clone(),
+            json!({"order": {"items": [{"price": 3}]}}),
+            None
+        )
+        .value,
+        1.0
+    );
+    let bad = score(
+        spec,
+        json!({"order": {"items": [{"price": 3}, {"price": -1}]}}),
+        None,
+    );
+    assert_eq!(bad.value, 0.0);
+    assert!(bad.reason.contains("$.items[1].price"), "{}", bad.reason);
+
+    let refused =
+        problems(json!({"kind": "json_schema", "schema": {"type": "string", "pattern": "x"}}));
+    assert!(
+        refused.iter().any(|p| p.starts_with("schema.pattern")),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn an_expression_scores_true_false_or_a_share_and_nothing_else() {
+    let share = json!({"kind": "expression", "expr": "len(output.topics) / 4"});
+    let half = score(share, json!({"topics": ["a", "b"]}), None);
+    assert_eq!(half.value, 0.5);
+    let holds =
+        json!({"kind": "expression", "expr": "output.total == reference.total && tokens == 0"});
+    assert_eq!(
+        score(holds, json!({"total": 3}), Some(json!({"total": 3}))).value,
+        1.0
+    );
+    let out_of_range = score(
+        json!({"kind": "expression", "expr": "len(output.topics)"}),
+        json!({"topics": ["a", "b"]}),
+        None,
+    );
+    assert_eq!(out_of_range.value, 0.0);
+    assert!(
+        out_of_range.reason.contains("from 0 to 1"),
+        "{}",
+        out_of_range.reason
+    );
+    let text = score(
+        json!({"kind": "expression", "expr": "output.name"}),
+        json!({"name": "x"}),
+        None,
+    );
+    assert_eq!(text.value, 0.0);
+
+    let unparsable = problems(json!({"kind": "expression", "expr": "len(("}));
+    assert!(unparsable[0].starts_with("expr: "), "{unparsable:?}");
+}
+
+fn observed_trajectory() -> Observed {
+    let call = |name: &str, arguments: Value| ToolCallMade {
+        name: name.into(),
+        arguments,
+        by: "agent".into(),
+    };
+    Observed {
+        nodes: [
+            "start",
+            "plan",
+            "research/search",
+            "research/search",
+            "write",
+        ]
+        .map(String::from)
+        .to_vec(),
+        tool_calls: vec![
+            call("search", json!({"q": "rust", "limit": 5})),
+            call("calculator", json!({"expression": "2+2"})),
+        ],
+        ..Observed::default()
+    }
+}
+
+fn trajectory(spec: Value) -> Score {
+    let input = json!({});
+    let example = Example {
+        input: &input,
+        reference: None,
+    };
+    scorer(spec).score(&example, &observed_trajectory())
+}
+
+#[test]
+fn a_trajectory_in_order_counts_the_expected_steps_found_in_order() {
+    let all =
+        trajectory(json!({"kind": "trajectory", "nodes": ["plan", "research/search", "write"]}));
+    assert_eq!(all.value, 1.0, "{}", all.reason);
+    let swapped = trajectory(json!({"kind": "trajectory", "nodes": ["write", "plan"]}));
+    assert_eq!(swapped.value, 0.5, "{}", swapped.reason);
+    let missing = trajectory(json!({"kind": "trajectory", "nodes": ["plan", "review", "write"]}));
+    assert!((missing.value - 2.0 / 3.0).abs() < 1e-9);
+    assert!(
+        missing.reason.contains("`review` is missing"),
+        "{}",
+        missing.reason
+    );
+    // Tools by name, and by the arguments they must include.
+    let tools = trajectory(json!({"kind": "trajectory", "tools": [
+        {"name": "search", "arguments": {"q": "rust"}},
+        {"name": "calculator", "arguments": {"expression": "2+3"}}]}));
+    assert_eq!(tools.value, 0.5);
+    assert!(
+        tools.reason.contains("`calculator` is missing"),
+        "{}",
+        tools.reason
+    );
+}
+
+#[test]
+fn a_trajectory_in_any_order_or_exactly() {
+    let any = trajectory(json!({"kind": "trajectory", "order": "any_order",
+                                "nodes": ["write", "plan", "research/search", "research/search"]}));
+    assert_eq!(any.value, 1.0);
+    // Each expectation takes its own step: a third search is not there.
+    let thrice = trajectory(json!({"kind": "trajectory", "order": "any_order",
+                                   "nodes": ["research/search", "research/search", "research/search"]}));
+    assert!((thrice.value - 2.0 / 3.0).abs() < 1e-9);
+
+    let exact = trajectory(json!({"kind": "trajectory", "order": "exact",
+        "nodes": ["start", "plan", "research/search", "research/search", "write"]}));
+    assert_eq!(exact.value, 1.0);
+    let fewer = trajectory(
+        json!({"kind": "trajectory", "order": "exact", "nodes": ["start", "plan", "write"]}),
+    );
+    assert_eq!(fewer.value, 3.0 / 5.0);
+    assert!(
+        fewer.reason.contains("2 more than expected"),
+        "{}",
+        fewer.reason
+    );
+}
+
+#[test]
+fn thresholds_on_tokens_cost_and_latency() {
+    let observed = Observed {
+        usage: UsageTotals {
+            calls: 2,
+            prompt_tokens: 800,
+            completion_tokens: 300,
+            cost_usd: 0.02,
+            ..UsageTotals::default()
+        },
+        latency_ms: 1_500,
+        ..Observed::default()
+    };
+    let input = json!({});
+    let example = Example {
+        input: &input,
+        reference: None,
+    };
+    let check = |spec: Value| scorer(spec).score(&example, &observed);
+    assert_eq!(
+        check(json!({"kind": "threshold", "metric": "tokens", "max": 1100})).value,
+        1.0
+    );
+    let over = check(json!({"kind": "threshold", "metric": "tokens", "max": 1000}));
+    assert_eq!(over.value, 0.0);
+    assert!(
+        over.reason.contains("1100 tokens, over 1000"),
+        "{}",
+        over.reason
+    );
+    assert_eq!(
+        check(json!({"kind": "threshold", "metric": "cost_usd", "max": 0.01})).value,
+        0.0
+    );
+    assert_eq!(
+        check(json!({"kind": "threshold", "metric": "latency_ms", "max": 2000})).value,
+        1.0
+    );
+    assert_eq!(
+        problems(json!({"kind": "threshold", "metric": "tokens", "max": -1})),
+        ["max: must be a number of 0 or more"]
+    );
+}
+
+#[test]
+fn definitions_are_refused_at_the_field_that_is_wrong() {
+    assert_eq!(problems(json!({"kind": "exact", "of": "output."})).len(), 1);
+    assert!(problems(json!({"kind": "exact", "of": "output."}))[0].starts_with("of: "));
+    let unknown = problems(json!({"kind": "exact", "off": "output"}));
+    assert!(unknown[0].contains("unknown field `off`"), "{unknown:?}");
+    let kind = problems(json!({"kind": "vibes"}));
+    assert!(kind[0].contains("unknown variant `vibes`"), "{kind:?}");
+    let both = problems(json!({"kind": "contains", "text": "a", "expected": "reference"}));
+    assert_eq!(both, ["text: give `text` or `expected`, not both"]);
+    let empty = problems(json!({"kind": "trajectory"}));
+    assert_eq!(empty, ["nodes: give the nodes or the tools expected"]);
+    let arguments = problems(
+        json!({"kind": "trajectory", "tools": [{"name": "a"}, {"name": "", "arguments": 3}]}),
+    );
+    assert_eq!(
+        arguments,
+        [
+            "tools[1].name: is empty",
+            "tools[1].arguments: must be an object of the fields the call must have"
+        ]
+    );
+    let named = problems(json!({"kind": "regex", "name": " ", "pattern": "("}));
+    assert_eq!(named.len(), 2, "{named:?}");
+    // A name, or the kind's.
+    assert_eq!(
+        scorer(json!({"kind": "regex", "pattern": "a"})).name(),
+        "regex"
+    );
+    assert_eq!(
+        scorer(json!({"kind": "regex", "name": "has an a", "pattern": "a"})).name(),
+        "has an a"
+    );
+}

@@ -1,0 +1,423 @@
+//! `heddle eval GRAPH --dataset FILE --scorers FILE`: runs a graph over a
+//! dataset's examples, scores every run with the scorers
+//! (`heddle_engine::scoring`), prints each run's scores and each scorer's
+//! mean and spread, and exits 4 when a scorer's mean is under its
+//! `--min-score`, so a CI job can refuse a change that made an agent worse.
+//!
+//! Runs are in memory (nothing is written to the database) and one at a
+//! time, so two evaluations of one graph on one model give the same runs.
+
+use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
+
+use heddle_engine::run::{Event, Run, RunError, RunOptions};
+use heddle_engine::scoring::{Example, Observed, Score, Scorer, ScorerSpec};
+use heddle_engine::{Registry, RunId};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::validate::read_document;
+use super::{CliError, Outcome};
+use crate::config::EvalArgs;
+
+/// The most examples a dataset file may hold.
+const MAX_EXAMPLES: usize = 10_000;
+/// The longest line of a dataset file.
+const MAX_LINE_BYTES: usize = 1 << 20;
+/// The most scorers an evaluation may use.
+const MAX_SCORERS: usize = 50;
+/// The most runs of each example.
+pub const MAX_REPEAT: u32 = 100;
+
+/// One line of a dataset file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DatasetLine {
+    /// A label for the example in the output.
+    #[serde(default)]
+    id: Option<String>,
+    /// The run's input: an object of channel values.
+    input: serde_json::Map<String, Value>,
+    /// What the run should give.
+    #[serde(default)]
+    reference: Option<Value>,
+}
+
+/// `heddle eval`.
+pub async fn eval(
+    args: &EvalArgs,
+    registry: &Registry,
+    mut out: Box<dyn Write + Send>,
+) -> Result<Outcome, CliError> {
+    let document = read_document(&args.graph)?;
+    let graph = Arc::new(
+        heddle_engine::compile(&document, registry).map_err(|report| CliError::Invalid {
+            path: args.graph.clone(),
+            report,
+        })?,
+    );
+    let examples = read_dataset(&args.dataset)?;
+    let scorers = read_scorers(&args.scorers)?;
+    let minimums = thresholds(&args.min_score, &scorers)?;
+    if args.repeat == 0 || args.repeat > MAX_REPEAT {
+        return Err(CliError::Flag {
+            flag: "repeat",
+            message: format!("must be from 1 to {MAX_REPEAT}"),
+        });
+    }
+
+    let mut tally = Tally::new(&scorers);
+    let mut rejected = false;
+    for (index, example) in examples.iter().enumerate() {
+        for repetition in 0..args.repeat {
+            let run_id = RunId::from(format!("eval-{}", uuid::Uuid::new_v4()));
+            let input = Value::Object(example.input.clone());
+            let (status, observed) = run_once(&graph, run_id.clone(), input.clone()).await;
+            rejected |= status.starts_with("rejected");
+            let given = Example {
+                input: &input,
+                reference: example.reference.as_ref(),
+            };
+            let scores: Vec<(&Scorer, Score)> = scorers
+                .iter()
+                .map(|scorer| match &observed {
+                    Some(observed) => (scorer, scorer.score(&given, observed)),
+                    None => (
+                        scorer,
+                        Score {
+                            value: 0.0,
+                            reason: format!("the run did not finish: {status}"),
+                        },
+                    ),
+                })
+                .collect();
+            tally.add(&scores);
+            let label = example
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("#{}", index + 1));
+            if args.pretty {
+                write_run_pretty(&mut out, &label, repetition, args.repeat, &status, &scores)?;
+            } else {
+                let line = json!({
+                    "type": "run",
+                    "example": label,
+                    "repetition": repetition,
+                    "run_id": run_id,
+                    "status": status,
+                    "tokens": observed.as_ref().map(|o| o.usage.tokens()),
+                    "latency_ms": observed.as_ref().map(|o| o.latency_ms),
+                    "scores": scores.iter().map(|(scorer, score)| {
+                        (scorer.name().to_string(), json!({"value": score.value, "reason": score.reason}))
+                    }).collect::<serde_json::Map<_, _>>(),
+                });
+                writeln!(out, "{line}")?;
+            }
+        }
+    }
+
+    let summary = tally.summary();
+    let verdicts: Vec<(String, f64, f64, bool)> = minimums
+        .iter()
+        .map(|(name, min)| {
+            let mean = summary
+                .iter()
+                .find(|stats| &stats.name == name)
+                .map_or(0.0, |stats| stats.mean);
+            (name.clone(), *min, mean, mean >= *min)
+        })
+        .collect();
+    let passed = verdicts.iter().all(|(_, _, _, passed)| *passed);
+    if args.pretty {
+        write_summary_pretty(&mut out, examples.len(), args.repeat, &summary, &verdicts)?;
+    } else {
+        let line = json!({
+            "type": "summary",
+            "examples": examples.len(),
+            "runs": examples.len() * args.repeat as usize,
+            "scorers": summary.iter().map(|stats| (stats.name.clone(), json!({
+                "mean": stats.mean, "stddev": stats.stddev, "min": stats.min, "max": stats.max,
+            }))).collect::<serde_json::Map<_, _>>(),
+            "thresholds": verdicts.iter().map(|(name, min, mean, passed)| json!({
+                "scorer": name, "min": min, "mean": mean, "passed": passed,
+            })).collect::<Vec<_>>(),
+            "passed": passed,
+        });
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(if rejected {
+        Outcome::Rejected
+    } else if passed {
+        Outcome::Done
+    } else {
+        Outcome::BelowThreshold
+    })
+}
+
+/// Runs the graph once; what it did, unless it failed, paused or was
+/// refused (then the status says why).
+async fn run_once(
+    graph: &Arc<heddle_engine::CompiledGraph>,
+    run_id: RunId,
+    input: Value,
+) -> (String, Option<Observed>) {
+    let run = Run::new(Arc::clone(graph), run_id, input, RunOptions::default());
+    let log = run.log();
+    let meter = run.meter();
+    match run.execute().await {
+        Ok(output) if output.is_interrupted() => ("paused (waiting for a person)".into(), None),
+        Ok(output) => {
+            let events: Vec<Event> = log
+                .map(|log| log.since(0).iter().map(|event| (**event).clone()).collect())
+                .unwrap_or_default();
+            let observed = Observed::new(output.state, meter.total()).with_events(&events);
+            ("finished".into(), Some(observed))
+        }
+        Err(error @ RunError::BadInput { .. }) => (format!("rejected: {error}"), None),
+        Err(error) => (format!("failed: {error}"), None),
+    }
+}
+
+/// Reads a dataset: one JSON object per line (`{"input": {...},
+/// "reference": ..., "id": "..."}`), blank lines skipped.
+fn read_dataset(path: &Path) -> Result<Vec<DatasetLine>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bad = |line: usize, message: String| CliError::Dataset {
+        path: path.to_path_buf(),
+        line,
+        message,
+    };
+    let mut examples = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.len() > MAX_LINE_BYTES {
+            return Err(bad(number, format!("longer than {MAX_LINE_BYTES} bytes")));
+        }
+        if examples.len() == MAX_EXAMPLES {
+            return Err(bad(number, format!("more than {MAX_EXAMPLES} examples")));
+        }
+        let mut reader = serde_json::Deserializer::from_str(line);
+        let example: DatasetLine =
+            serde_path_to_error::deserialize(&mut reader).map_err(|error| {
+                let at = error.path().to_string();
+                let message = error.into_inner().to_string();
+                bad(
+                    number,
+                    if at == "." {
+                        message
+                    } else {
+                        format!("at {at}: {message}")
+                    },
+                )
+            })?;
+        examples.push(example);
+    }
+    if examples.is_empty() {
+        return Err(bad(1, "no examples".into()));
+    }
+    Ok(examples)
+}
+
+/// Reads the scorers: a JSON list of scorer definitions, each checked, with
+/// unique names.
+fn read_scorers(path: &Path) -> Result<Vec<Scorer>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let bad = |problems: Vec<String>| CliError::Scorers {
+        path: path.to_path_buf(),
+        problems,
+    };
+    let list: Vec<Value> = serde_json::from_str(&text)
+        .map_err(|error| bad(vec![format!("not a JSON list of scorers: {error}")]))?;
+    if list.is_empty() || list.len() > MAX_SCORERS {
+        return Err(bad(vec![format!("give 1 to {MAX_SCORERS} scorers")]));
+    }
+    let mut problems = Vec::new();
+    let mut scorers: Vec<Scorer> = Vec::new();
+    for (index, value) in list.iter().enumerate() {
+        let compiled = ScorerSpec::from_value(value)
+            .map_err(|error| vec![error])
+            .and_then(|spec| spec.compile());
+        match compiled {
+            Ok(scorer) if scorers.iter().any(|other| other.name() == scorer.name()) => {
+                problems.push(format!(
+                    "[{index}].name: another scorer is named `{}`; give this one a `name`",
+                    scorer.name()
+                ));
+            }
+            Ok(scorer) => scorers.push(scorer),
+            Err(errors) => problems.extend(errors.iter().map(|error| {
+                if error.path.is_empty() {
+                    format!("[{index}]: {}", error.message)
+                } else {
+                    format!("[{index}].{error}")
+                }
+            })),
+        }
+    }
+    if problems.is_empty() {
+        Ok(scorers)
+    } else {
+        Err(bad(problems))
+    }
+}
+
+/// `--min-score NAME=VALUE`, each naming a scorer.
+fn thresholds(given: &[String], scorers: &[Scorer]) -> Result<Vec<(String, f64)>, CliError> {
+    given
+        .iter()
+        .map(|text| {
+            let bad = |message: String| CliError::Flag {
+                flag: "min-score",
+                message,
+            };
+            let (name, value) = text
+                .rsplit_once('=')
+                .ok_or_else(|| bad(format!("`{text}` is not SCORER=VALUE")))?;
+            let value: f64 = value
+                .trim()
+                .parse()
+                .ok()
+                .filter(|value: &f64| (0.0..=1.0).contains(value))
+                .ok_or_else(|| bad(format!("`{value}` is not a score from 0 to 1")))?;
+            if !scorers.iter().any(|scorer| scorer.name() == name) {
+                let names: Vec<&str> = scorers.iter().map(Scorer::name).collect();
+                return Err(bad(format!(
+                    "no scorer is named `{name}` (the scorers: {})",
+                    names.join(", ")
+                )));
+            }
+            Ok((name.to_string(), value))
+        })
+        .collect()
+}
+
+/// Each scorer's scores so far.
+struct Tally {
+    names: Vec<String>,
+    values: Vec<Vec<f64>>,
+}
+
+/// A scorer's scores over every run.
+struct Stats {
+    name: String,
+    mean: f64,
+    stddev: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Tally {
+    fn new(scorers: &[Scorer]) -> Tally {
+        Tally {
+            names: scorers
+                .iter()
+                .map(|scorer| scorer.name().to_string())
+                .collect(),
+            values: vec![Vec::new(); scorers.len()],
+        }
+    }
+
+    fn add(&mut self, scores: &[(&Scorer, Score)]) {
+        for (values, (_, score)) in self.values.iter_mut().zip(scores) {
+            values.push(score.value);
+        }
+    }
+
+    fn summary(&self) -> Vec<Stats> {
+        self.names
+            .iter()
+            .zip(&self.values)
+            .map(|(name, values)| {
+                let n = values.len().max(1) as f64;
+                let mean = values.iter().sum::<f64>() / n;
+                let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+                Stats {
+                    name: name.clone(),
+                    mean,
+                    stddev: variance.sqrt(),
+                    min: values
+                        .iter()
+                        .copied()
+                        .fold(f64::INFINITY, f64::min)
+                        .min(1.0),
+                    max: values.iter().copied().fold(0.0, f64::max),
+                }
+            })
+            .collect()
+    }
+}
+
+fn write_run_pretty(
+    out: &mut dyn Write,
+    label: &str,
+    repetition: u32,
+    repeat: u32,
+    status: &str,
+    scores: &[(&Scorer, Score)],
+) -> std::io::Result<()> {
+    let which = if repeat > 1 {
+        format!("{label} (run {} of {repeat})", repetition + 1)
+    } else {
+        label.to_string()
+    };
+    writeln!(out, "{which}: {status}")?;
+    for (scorer, score) in scores {
+        writeln!(
+            out,
+            "  {:<24} {:.2}  {}",
+            scorer.name(),
+            score.value,
+            score.reason
+        )?;
+    }
+    Ok(())
+}
+
+fn write_summary_pretty(
+    out: &mut dyn Write,
+    examples: usize,
+    repeat: u32,
+    summary: &[Stats],
+    verdicts: &[(String, f64, f64, bool)],
+) -> std::io::Result<()> {
+    writeln!(out)?;
+    writeln!(
+        out,
+        "{examples} examples, {} runs",
+        examples * repeat as usize
+    )?;
+    writeln!(
+        out,
+        "  {:<24} {:>6} {:>7} {:>6} {:>6}",
+        "scorer", "mean", "stddev", "min", "max"
+    )?;
+    for stats in summary {
+        writeln!(
+            out,
+            "  {:<24} {:>6.3} {:>7.3} {:>6.2} {:>6.2}",
+            stats.name, stats.mean, stats.stddev, stats.min, stats.max
+        )?;
+    }
+    for (name, min, mean, passed) in verdicts {
+        if *passed {
+            writeln!(
+                out,
+                "ok    {name}: mean {mean:.3}, at least the {min} asked"
+            )?;
+        } else {
+            writeln!(out, "BELOW {name}: mean {mean:.3}, under the {min} asked")?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! `heddle eval`, run as a CI job runs it: the real binary over a dataset
+//! file and a scorers file, on the offline model. Its exit code says
+//! whether the scores held; bad files are refused at their line or field.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{Value, json};
+
+use crate::cli::{heddle, json_lines};
+
+fn react_graph() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../engine/examples/graphs/react_agent.json")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Writes `lines` as a JSON-lines file and the scorers as a JSON list.
+fn files(dir: &Path, examples: &[Value], scorers: &Value) -> (String, String) {
+    let dataset = dir.join("dataset.jsonl");
+    let text: Vec<String> = examples.iter().map(Value::to_string).collect();
+    std::fs::write(&dataset, text.join("\n")).unwrap();
+    let scorers_file = dir.join("scorers.json");
+    std::fs::write(&scorers_file, scorers.to_string()).unwrap();
+    (
+        dataset.to_string_lossy().into_owned(),
+        scorers_file.to_string_lossy().into_owned(),
+    )
+}
+
+/// `heddle eval GRAPH --dataset D --scorers S`.
+fn eval_args<'a>(graph: &'a str, dataset: &'a str, scorers: &'a str) -> [&'a str; 6] {
+    ["eval", graph, "--dataset", dataset, "--scorers", scorers]
+}
+
+fn asked(question: &str, answer: &str) -> Value {
+    json!({"id": question, "input": {"messages": [{"role": "user", "content": question}]},
+           "reference": {"answer": answer}})
+}
+
+fn scorers() -> Value {
+    json!([
+        {"kind": "contains", "name": "answer", "of": "last(output.messages).content",
+         "expected": "reference.answer"},
+        {"kind": "trajectory", "name": "used the calculator", "tools": [{"name": "calculator"}]},
+        {"kind": "threshold", "metric": "tokens", "max": 100000}
+    ])
+}
+
+#[test]
+fn scores_a_dataset_and_exits_4_when_a_mean_is_under_its_minimum() {
+    let dir = tempfile::tempdir().unwrap();
+    // The third reference is wrong: the answer scorer's mean is 2/3.
+    let (dataset, scorers) = files(
+        dir.path(),
+        &[
+            asked("What is 12 * 7?", "84"),
+            asked("What is 2 + 3?", "5"),
+            asked("What is 10 - 4?", "7"),
+        ],
+        &scorers(),
+    );
+    let graph = react_graph();
+    let base = eval_args(&graph, &dataset, &scorers);
+
+    let output = heddle(
+        dir.path(),
+        &[&base[..], &["--min-score", "answer=0.6"]].concat(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines = json_lines(&output);
+    assert_eq!(lines.len(), 4, "three runs and a summary");
+    for line in &lines[..3] {
+        assert_eq!(line["type"], "run");
+        assert_eq!(line["status"], "finished");
+        assert_eq!(line["scores"]["used the calculator"]["value"], 1.0);
+        assert_eq!(line["scores"]["threshold"]["value"], 1.0);
+        assert!(line["tokens"].as_u64().unwrap() > 0);
+    }
+    assert_eq!(lines[0]["example"], "What is 12 * 7?");
+    assert_eq!(lines[2]["scores"]["answer"]["value"], 0.0);
+    assert!(
+        lines[2]["scores"]["answer"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("\"7\" not found")
+    );
+    let summary = &lines[3];
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["runs"], 3);
+    let mean = summary["scorers"]["answer"]["mean"].as_f64().unwrap();
+    assert!((mean - 2.0 / 3.0).abs() < 1e-9, "{summary}");
+    assert_eq!(summary["passed"], true);
+
+    // Asking for more than it scores: exit 4, the summary says which.
+    let output = heddle(
+        dir.path(),
+        &[&base[..], &["--min-score", "answer=0.9"]].concat(),
+    );
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    let summary = json_lines(&output).pop().unwrap();
+    assert_eq!(summary["passed"], false);
+    assert_eq!(summary["thresholds"][0]["scorer"], "answer");
+    assert_eq!(summary["thresholds"][0]["passed"], false);
+
+    // Repeated runs on the offline model score alike: no spread.
+    let output = heddle(
+        dir.path(),
+        &[&base[..], &["--repeat", "2", "--pretty"]].concat(),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report = String::from_utf8_lossy(&output.stdout);
+    assert!(report.contains("3 examples, 6 runs"), "{report}");
+    assert!(report.contains("(run 2 of 2)"), "{report}");
+    let answer_row = report
+        .lines()
+        .skip_while(|line| !line.contains("examples,"))
+        .find(|line| line.trim_start().starts_with("answer "))
+        .unwrap();
+    assert!(
+        answer_row.contains("0.667") && answer_row.contains("0.471"),
+        "{answer_row}"
+    );
+}
+
+#[test]
+fn bad_files_and_flags_are_refused_where_they_are_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = react_graph();
+    let refused = |examples: &[Value], scorers: &Value, extra: &[&str]| {
+        let (dataset, scorers) = files(dir.path(), examples, scorers);
+        let args = [&eval_args(&graph, &dataset, &scorers)[..], extra].concat();
+        let output = heddle(dir.path(), &args);
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        assert!(output.stdout.is_empty(), "nothing ran");
+        stderr(&output)
+    };
+    let good = asked("What is 1 + 1?", "2");
+
+    let message = refused(
+        &[good.clone(), json!({"input": "not an object"})],
+        &scorers(),
+        &[],
+    );
+    assert!(
+        message.contains("dataset.jsonl:2: at input: invalid type"),
+        "{message}"
+    );
+    let message = refused(&[json!({"input": {}, "expected": 1})], &scorers(), &[]);
+    assert!(message.contains("dataset.jsonl:1: "), "{message}");
+    assert!(message.contains("unknown field `expected`"), "{message}");
+
+    let message = refused(
+        std::slice::from_ref(&good),
+        &json!([{"kind": "exact"}, {"kind": "regex", "pattern": "("}, {"kind": "exact"}]),
+        &[],
+    );
+    assert!(
+        message.contains("[1].pattern: regex parse error"),
+        "{message}"
+    );
+    assert!(
+        message.contains("[2].name: another scorer is named `exact`"),
+        "{message}"
+    );
+
+    let message = refused(
+        std::slice::from_ref(&good),
+        &scorers(),
+        &["--min-score", "speed=0.5"],
+    );
+    assert!(message.contains("no scorer is named `speed`"), "{message}");
+    let message = refused(
+        std::slice::from_ref(&good),
+        &scorers(),
+        &["--min-score", "answer=2"],
+    );
+    assert!(
+        message.contains("`2` is not a score from 0 to 1"),
+        "{message}"
+    );
+    let message = refused(&[good], &scorers(), &["--repeat", "0"]);
+    assert!(
+        message.contains("--repeat: must be from 1 to 100"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_example_the_graph_refuses_is_reported_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dataset, scorers) = files(
+        dir.path(),
+        &[json!({"id": "typo", "input": {"mesages": []}})],
+        &scorers(),
+    );
+    let graph = react_graph();
+    let output = heddle(dir.path(), &eval_args(&graph, &dataset, &scorers));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let lines = json_lines(&output);
+    assert!(
+        lines[0]["status"].as_str().unwrap().starts_with("rejected"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0]["status"].as_str().unwrap().contains("mesages"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[0]["scores"]["answer"]["value"], 0.0);
+}
