@@ -16,11 +16,15 @@ export const OWNER_STATE = path.resolve(__dirname, "../target/e2e/owner.json");
 export default defineConfig({
   testDir: "./tests",
   outputDir: "../target/e2e/results",
-  // One worker. Two took 171 s instead of 221 s (2026-11-27), but once a
-  // graph page came without its Content-Security-Policy under that load
-  // and did not hydrate; until that is understood, one at a time.
+  // Two workers, one test file each at a time: 3.3 min instead of 4.1
+  // (2026-11-27; one worker leaves a third of the 2 cores idle). Each test
+  // makes its own graphs and threads, so they do not see each other's.
+  // Once, on 2026-11-26, a graph page under two workers came without its
+  // Content-Security-Policy and did not hydrate; it has not happened since
+  // in 4 runs with two workers (docs/development.md). If it comes back, the
+  // retry below reports it as flaky with its trace.
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
   // One retry in CI only, as a guard: a retried test is reported as flaky,
   // not hidden. "the ReAct example ... animating node by node" failed about
   // 1 run in 4 (2026-11-22): on the offline model the run lasted ~200 ms
