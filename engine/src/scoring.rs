@@ -38,6 +38,7 @@ mod expression;
 mod fits;
 mod observed;
 mod pattern;
+mod problem;
 mod spec;
 mod threshold;
 mod trajectory;
@@ -48,7 +49,10 @@ mod tests;
 use serde_json::Value;
 
 pub use observed::{Observed, ToolCallMade};
-pub use spec::{Metric, Order, ScorerError, ScorerSpec, ToolExpected};
+pub use problem::ScorerError;
+pub use spec::ScorerSpec;
+pub use threshold::Metric;
+pub use trajectory::{Order, ToolExpected};
 
 /// How well a run did by one scorer.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]

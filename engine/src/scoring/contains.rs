@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::spec::{ScorerError, expression, problem};
+use super::problem::{ScorerError, expression, problem};
 use super::{Names, Score, as_text, quote};
 use crate::expr::Expr;
 

@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::spec::{ScorerError, expression};
+use super::problem::{ScorerError, expression};
 use super::{Names, Score, quote};
 use crate::expr::Expr;
 

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::spec::{ScorerError, expression, problem};
+use super::problem::{ScorerError, expression, problem};
 use super::{Names, Score};
 use crate::expr::Expr;
 use crate::schema::ValueSchema;

@@ -2,7 +2,7 @@
 //! has no look-around or back-references, so a match takes time linear in
 //! the text; the pattern's length and its compiled size are bounded.
 
-use super::spec::{ScorerError, expression, problem};
+use super::problem::{ScorerError, expression, problem};
 use super::{Names, Score, as_text, quote};
 use crate::expr::Expr;
 

@@ -4,11 +4,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    Scorer, contains::Contains, exact::Exact, expression::Expression, fits::Fits, pattern::Pattern,
-    threshold::Threshold, trajectory::Trajectory,
-};
-use crate::expr::Expr;
+use super::Scorer;
+use super::contains::Contains;
+use super::exact::Exact;
+use super::expression::Expression;
+use super::fits::Fits;
+use super::pattern::Pattern;
+use super::problem::{ScorerError, problem};
+use super::threshold::{Metric, Threshold};
+use super::trajectory::{Order, ToolExpected, Trajectory};
 
 /// A scorer, as written: `{"kind": "exact", "of": "output.answer"}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -98,75 +102,8 @@ fn is_false(value: &bool) -> bool {
     !value
 }
 
-/// A tool call a trajectory expects.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ToolExpected {
-    pub name: String,
-    /// Fields the call's arguments must have, with these values (other
-    /// fields may be there too); any arguments when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub arguments: Option<Value>,
-}
-
-/// How a trajectory's expected steps must appear.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Order {
-    /// In this order, with anything else between them: the score is the
-    /// share of them found in order.
-    #[default]
-    InOrder,
-    /// In any order: the share of them found (each once per expectation).
-    AnyOrder,
-    /// Exactly these and nothing else, in this order: the share of the
-    /// longer list that lines up.
-    Exact,
-}
-
-/// What a threshold measures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Prompt and completion tokens of every model call of the run.
-    Tokens,
-    /// US dollars, for models with a price.
-    CostUsd,
-    /// From the run's first event to its last.
-    LatencyMs,
-}
-
-/// A problem with a scorer, at a field of it (`pattern`, `schema.items`,
-/// `tools[1].name`; empty for the scorer as a whole).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub struct ScorerError {
-    pub path: String,
-    pub message: String,
-}
-
-impl std::fmt::Display for ScorerError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
-    }
-}
-
-pub(super) fn problem(path: impl Into<String>, message: impl Into<String>) -> ScorerError {
-    ScorerError {
-        path: path.into(),
-        message: message.into(),
-    }
-}
-
 /// The longest name a scorer may have.
 const MAX_NAME: usize = 80;
-/// The most steps a trajectory may expect.
-pub(super) const MAX_EXPECTED: usize = 200;
 
 /// A compiled scorer's kind.
 #[derive(Debug, Clone)]
@@ -178,15 +115,6 @@ pub(super) enum Kind {
     Expression(Expression),
     Trajectory(Trajectory),
     Threshold(Threshold),
-}
-
-/// Parses an optional expression field, defaulting to `default`.
-pub(super) fn expression(
-    field: &str,
-    source: Option<&str>,
-    default: &str,
-) -> Result<Expr, ScorerError> {
-    Expr::parse(source.unwrap_or(default)).map_err(|error| problem(field, error.to_string()))
 }
 
 impl ScorerSpec {

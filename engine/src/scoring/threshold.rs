@@ -1,7 +1,21 @@
 //! `threshold`: a run's tokens, cost or latency at most a ceiling.
 
-use super::spec::{Metric, ScorerError, problem};
+use serde::{Deserialize, Serialize};
+
+use super::problem::{ScorerError, problem};
 use super::{Observed, Score};
+
+/// What a threshold measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Prompt and completion tokens of every model call of the run.
+    Tokens,
+    /// US dollars, for models with a price.
+    CostUsd,
+    /// From the run's first event to its last.
+    LatencyMs,
+}
 
 #[derive(Debug, Clone)]
 pub(super) struct Threshold {

@@ -2,14 +2,46 @@
 //! which arguments, against the ones expected: in order (anything may come
 //! between), in any order, or exactly.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::spec::{MAX_EXPECTED, Order, ScorerError, ToolExpected, problem};
+use super::problem::{ScorerError, problem};
 use super::{Observed, Score};
+
+/// The most steps a trajectory may expect.
+const MAX_EXPECTED: usize = 200;
 
 /// The most observed steps a trajectory compares (a run's log is bounded;
 /// this bounds the comparison's table).
 const MAX_OBSERVED: usize = 20_000;
+
+/// A tool call a trajectory expects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolExpected {
+    pub name: String,
+    /// Fields the call's arguments must have, with these values (other
+    /// fields may be there too); any arguments when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Value>,
+}
+
+/// How a trajectory's expected steps must appear.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Order {
+    /// In this order, with anything else between them: the score is the
+    /// share of them found in order.
+    #[default]
+    InOrder,
+    /// In any order: the share of them found (each once per expectation).
+    AnyOrder,
+    /// Exactly these and nothing else, in this order: the share of the
+    /// longer list that lines up.
+    Exact,
+}
 
 #[derive(Debug, Clone)]
 pub(super) struct Trajectory {

@@ -334,6 +334,8 @@ impl Tally {
         }
     }
 
+    /// Each scorer's figures; a dataset has an example and each is run at
+    /// least once, so no list is empty.
     fn summary(&self) -> Vec<Stats> {
         self.names
             .iter()
@@ -346,11 +348,7 @@ impl Tally {
                     name: name.clone(),
                     mean,
                     stddev: variance.sqrt(),
-                    min: values
-                        .iter()
-                        .copied()
-                        .fold(f64::INFINITY, f64::min)
-                        .min(1.0),
+                    min: values.iter().copied().fold(1.0, f64::min),
                     max: values.iter().copied().fold(0.0, f64::max),
                 }
             })
