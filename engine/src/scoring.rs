@@ -10,14 +10,14 @@
 //! called, its tokens, cost and time).
 //!
 //! The kinds, one file each:
-//! - `exact`: a value equals the expected one ([`exact`]);
-//! - `contains`: a text holds a piece of text, or a list an item ([`contains`]);
-//! - `regex`: a text matches a pattern ([`pattern`]);
-//! - `json_schema`: a value fits a schema of the channel subset ([`fits`]);
-//! - `expression`: an expression in the engine's language ([`expression`]);
+//! - `exact`: a value equals the expected one (`exact.rs`);
+//! - `contains`: a text holds a piece of text, or a list an item (`contains.rs`);
+//! - `regex`: a text matches a pattern (`pattern.rs`);
+//! - `json_schema`: a value fits a schema of the channel subset (`fits.rs`);
+//! - `expression`: an expression in the engine's language (`expression.rs`);
 //! - `trajectory`: which nodes ran and which tools were called, with which
-//!   arguments, in order or as a set ([`trajectory`]);
-//! - `threshold`: tokens, cost or latency under a ceiling ([`threshold`]).
+//!   arguments, in order or as a set (`trajectory.rs`);
+//! - `threshold`: tokens, cost or latency under a ceiling (`threshold.rs`).
 //!
 //! What a scorer looks at is an expression too (`of`, default `output`),
 //! over `output` (the run's final state, its channels), `reference` (the example's
