@@ -11,7 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
-use heddle_engine::run::{Event, Run, RunError, RunOptions};
+use heddle_engine::run::{Run, RunError, RunOptions};
 use heddle_engine::scoring::{Example, Observed, Score, Scorer, ScorerSpec};
 use heddle_engine::{Registry, RunId};
 use serde::Deserialize;
@@ -169,10 +169,9 @@ async fn run_once(
     match run.execute().await {
         Ok(output) if output.is_interrupted() => ("paused (waiting for a person)".into(), None),
         Ok(output) => {
-            let events: Vec<Event> = log
-                .map(|log| log.since(0).iter().map(|event| (**event).clone()).collect())
-                .unwrap_or_default();
-            let observed = Observed::new(output.state, meter.total()).with_events(&events);
+            let events = log.map(|log| log.since(0)).unwrap_or_default();
+            let observed = Observed::new(output.state, meter.total())
+                .with_events(events.iter().map(|event| &**event));
             ("finished".into(), Some(observed))
         }
         Err(error @ RunError::BadInput { .. }) => (format!("rejected: {error}"), None),

@@ -151,6 +151,36 @@ fn bad_files_and_flags_are_refused_where_they_are_wrong() {
         message.contains("dataset.jsonl:2: at input: invalid type"),
         "{message}"
     );
+    // Values are bounded where they enter: a line nested past serde_json's
+    // depth limit, or longer than 1 MiB, is refused at its line.
+    let deep = format!(
+        "{{\"input\": {{\"x\": {}1{}}}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let long = format!("{{\"input\": {{\"x\": \"{}\"}}}}", "a".repeat(1 << 20));
+    for (line, says) in [
+        (deep, "recursion limit exceeded"),
+        (long, "longer than 1048576 bytes"),
+    ] {
+        let dataset = dir.path().join("raw.jsonl");
+        std::fs::write(&dataset, format!("{}\n{line}\n", good)).unwrap();
+        let scorers_file = dir.path().join("scorers.json");
+        std::fs::write(&scorers_file, scorers().to_string()).unwrap();
+        let output = heddle(
+            dir.path(),
+            &eval_args(
+                &graph,
+                dataset.to_str().unwrap(),
+                scorers_file.to_str().unwrap(),
+            ),
+        );
+        assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+        let message = stderr(&output);
+        assert!(message.contains("raw.jsonl:2: "), "{message}");
+        assert!(message.contains(says), "{message}");
+    }
+
     let message = refused(&[json!({"input": {}, "expected": 1})], &scorers(), &[]);
     assert!(message.contains("dataset.jsonl:1: "), "{message}");
     assert!(message.contains("unknown field `expected`"), "{message}");
