@@ -89,9 +89,12 @@ fn target_dir(workspace: &Path) -> PathBuf {
 
 fn cargo(workspace: &Path, args: &[&str]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(&cargo)
-        .args(args)
-        .current_dir(workspace)
+    let mut command = Command::new(&cargo);
+    command.args(args).current_dir(workspace);
+    if args.contains(&"--release") || args.contains(&"wasm-release") {
+        unerased(&mut command);
+    }
+    let status = command
         .status()
         .with_context(|| format!("cannot run {cargo}"))?;
     if !status.success() {
@@ -186,6 +189,21 @@ fn copy_dir(from: &Path, to: &Path) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A release builds Leptos' components with their own types, not erased
+/// (`.cargo/config.toml` erases them in every other build, to compile
+/// faster): the server and the bundle are built alike, so the page the
+/// server renders is the one the bundle hydrates. Flags the caller set in
+/// the environment are left as they are (they replace the config's
+/// already).
+fn unerased(command: &mut Command) {
+    let caller_set_flags = ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS"]
+        .iter()
+        .any(|name| std::env::var_os(name).is_some());
+    if !caller_set_flags {
+        command.env("CARGO_ENCODED_RUSTFLAGS", "");
+    }
 }
 
 /// Writes `<file>.gz` beside `file`.

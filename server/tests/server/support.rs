@@ -159,6 +159,19 @@ async fn fresh_postgres(admin: &str) -> String {
     url.to_string()
 }
 
+/// The servers' warnings and errors go to the test's own output, which the
+/// harness shows when a test fails: a 500 then says why.
+fn log_to_test_output() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // Another subscriber already set is fine: it logs instead.
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("warn"))
+            .with_test_writer()
+            .try_init();
+    });
+}
+
 pub struct TestServer {
     pub addr: SocketAddr,
     /// The database's URL.
@@ -258,6 +271,7 @@ impl TestServer {
         settings: Settings,
         sign_up: bool,
     ) -> TestServer {
+        log_to_test_output();
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let state = AppState::new(
             database,
