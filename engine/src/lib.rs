@@ -43,6 +43,8 @@ pub mod kinds;
 pub mod model;
 mod named;
 pub mod node;
+#[cfg(feature = "runtime")]
+pub mod recording;
 pub mod run;
 pub mod schema;
 #[cfg(feature = "runtime")]

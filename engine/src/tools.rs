@@ -172,6 +172,14 @@ impl Toolbox {
         }
     }
 
+    /// Every tool passed through `f` (under the same name and policy).
+    #[cfg(feature = "runtime")]
+    pub(crate) fn map_tools(&mut self, f: &dyn Fn(Arc<dyn Tool>) -> Arc<dyn Tool>) {
+        for tool in self.tools.values_mut() {
+            *tool = f(Arc::clone(tool));
+        }
+    }
+
     /// Every tool's spec, by name.
     pub fn specs(&self) -> Vec<crate::model::ToolSpec> {
         self.tools.values().map(|tool| tool.spec()).collect()

@@ -8,6 +8,7 @@
 
 mod accounts;
 pub mod contract;
+mod datasets;
 pub mod error;
 mod graphs;
 mod invoke;
@@ -236,6 +237,57 @@ pub fn routes() -> Router<AppState> {
             post_with(
                 webhooks::regenerate,
                 doc("webhooks", "Give a webhook a new URL (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/datasets",
+            get_with(
+                datasets::list,
+                keyed("datasets", "The graph's datasets, with their latest versions"),
+            )
+            .post_with(
+                datasets::create,
+                keyed("datasets", "Make an empty dataset (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/datasets/{dataset}",
+            get_with(
+                datasets::get,
+                keyed("datasets", "A version of a dataset, with a page of its examples"),
+            )
+            .put_with(datasets::rename, keyed("datasets", "Rename a dataset (editor)"))
+            .delete_with(
+                datasets::delete,
+                keyed("datasets", "Delete a dataset and all its versions (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/datasets/{dataset}/examples",
+            post_with(
+                datasets::add,
+                keyed("datasets", "Add examples: a new version (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/datasets/{dataset}/examples/from-run",
+            post_with(
+                datasets::from_run,
+                keyed(
+                    "datasets",
+                    "Add an example made of a finished run: its input, its output as the reference (editor)",
+                ),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/datasets/{dataset}/examples/{example}",
+            put_with(
+                datasets::replace,
+                keyed("datasets", "Replace an example: a new version (editor)"),
+            )
+            .delete_with(
+                datasets::remove,
+                keyed("datasets", "Remove an example: a new version (editor)"),
             ),
         )
         .api_route(

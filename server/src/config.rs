@@ -192,6 +192,19 @@ pub struct EvalArgs {
     /// A readable report instead of JSON lines.
     #[arg(long)]
     pub pretty: bool,
+    /// Answers each model and tool call from this recording (a file
+    /// `--record` wrote) when the call is the same as one recorded; the
+    /// others go to the model or tool.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// With `--replay`: a call not in the recording fails instead of
+    /// reaching the model or tool (a run that must be offline and free).
+    #[arg(long, requires = "replay")]
+    pub replay_only: bool,
+    /// Writes every model and tool reply of this evaluation to FILE (JSON
+    /// lines), replayed ones included, for a later `--replay`.
+    #[arg(long, value_name = "FILE")]
+    pub record: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Args)]

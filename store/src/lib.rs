@@ -23,12 +23,14 @@
 //! - [`runs`]: the runs ledger: run records, the queue, leases, fencing and
 //!   the notification channels between servers.
 //! - [`schedules`], [`webhooks`], [`widgets`]: the triggers.
+//! - [`datasets`]: evaluation examples, versioned.
 
 pub mod access;
 pub mod access_events;
 pub mod accounts;
 pub mod api_keys;
 pub mod caller;
+pub mod datasets;
 pub mod db;
 pub mod examples;
 pub mod graphs;

@@ -9,6 +9,7 @@
 //! - [`access`]: roles on a graph.
 //! - [`accounts`]: users, their ids, the log-in status.
 //! - [`api_keys`]: keys and their scopes.
+//! - [`datasets`]: examples to evaluate a graph on, versioned.
 //! - [`error`]: [`AppError`], what every call can answer instead.
 //! - [`examples`]: the gallery's entries.
 //! - [`graphs`]: graph ids, summaries, versions, saves and imports.
@@ -27,6 +28,7 @@ pub mod access;
 pub mod accounts;
 pub mod api_keys;
 
+pub mod datasets;
 pub mod error;
 pub mod examples;
 

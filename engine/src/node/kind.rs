@@ -447,6 +447,32 @@ impl Registry {
         names
     }
 
+    /// The same registry with every model and tool it hands out passed
+    /// through `model` and `tool` (the default, the named ones, the
+    /// offline one, those made with a node's credential, the toolbox's
+    /// tools): how [`crate::recording`] sees every call.
+    #[cfg(feature = "runtime")]
+    pub(crate) fn map_calls(
+        mut self,
+        model: Arc<dyn Fn(SharedModel) -> SharedModel + Send + Sync>,
+        tool: &dyn Fn(Arc<dyn crate::tools::Tool>) -> Arc<dyn crate::tools::Tool>,
+    ) -> Self {
+        self.default_model = model(Arc::clone(&self.default_model));
+        if !self.models.contains_key("offline") {
+            self.models
+                .insert("offline".into(), Arc::new(OfflineModel::new()));
+        }
+        for entry in self.models.values_mut() {
+            *entry = model(Arc::clone(entry));
+        }
+        self.keyed_models = self
+            .keyed_models
+            .take()
+            .map(|inner| Arc::new(MappedKeyedModels { inner, model }) as Arc<dyn KeyedModels>);
+        self.tools.map_tools(tool);
+        self
+    }
+
     /// The tools nodes can bind.
     pub fn tools(&self) -> &Toolbox {
         &self.tools
@@ -484,4 +510,23 @@ pub fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, Vec<Config
         let path = if path == "." { String::new() } else { path };
         vec![ConfigIssue::new(path, error.into_inner().to_string())]
     })
+}
+
+/// Models made with a credential, each passed through a mapping
+/// ([`Registry::map_calls`]).
+#[cfg(feature = "runtime")]
+struct MappedKeyedModels {
+    inner: Arc<dyn KeyedModels>,
+    model: Arc<dyn Fn(SharedModel) -> SharedModel + Send + Sync>,
+}
+
+#[cfg(feature = "runtime")]
+impl KeyedModels for MappedKeyedModels {
+    fn model(
+        &self,
+        name: Option<&str>,
+        key: &crate::credentials::Secret,
+    ) -> Result<SharedModel, String> {
+        self.inner.model(name, key).map(|made| (self.model)(made))
+    }
 }

@@ -107,3 +107,23 @@ pub struct WidgetPath {
     /// The widget's id (not its token).
     pub widget: String,
 }
+
+/// `/graphs/{id}/datasets/{dataset}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct DatasetPath {
+    /// The graph's id (a UUID).
+    pub id: String,
+    /// The dataset's id.
+    pub dataset: String,
+}
+
+/// `/graphs/{id}/datasets/{dataset}/examples/{example}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct ExamplePath {
+    /// The graph's id (a UUID).
+    pub id: String,
+    /// The dataset's id.
+    pub dataset: String,
+    /// The example's id (one of the latest version's).
+    pub example: String,
+}

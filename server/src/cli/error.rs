@@ -47,6 +47,9 @@ pub enum CliError {
         path: PathBuf,
         problems: Vec<String>,
     },
+    /// A recording of replies cannot be read or written.
+    #[error("{}: {message}", path.display())]
+    Recording { path: PathBuf, message: String },
     /// A flag's value is wrong.
     #[error("--{flag}: {message}")]
     Flag { flag: &'static str, message: String },

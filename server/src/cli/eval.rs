@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 
+use heddle_engine::recording::{Counts, Recording};
 use heddle_engine::run::{Run, RunError, RunOptions};
 use heddle_engine::scoring::{Example, Observed, Score, Scorer, ScorerSpec};
 use heddle_engine::{Registry, RunId};
@@ -51,8 +52,24 @@ pub async fn eval(
     mut out: Box<dyn Write + Send>,
 ) -> Result<Outcome, CliError> {
     let document = read_document(&args.graph)?;
+    let recording = match (&args.replay, &args.record) {
+        (Some(path), _) => {
+            let recording = read_recording(path)?;
+            Some(if args.replay_only {
+                recording.replay_only()
+            } else {
+                recording
+            })
+        }
+        (None, Some(_)) => Some(Recording::new()),
+        (None, None) => None,
+    };
+    let registry = match &recording {
+        Some(recording) => recording.wrap(registry.clone()),
+        None => registry.clone(),
+    };
     let graph = Arc::new(
-        heddle_engine::compile(&document, registry).map_err(|report| CliError::Invalid {
+        heddle_engine::compile(&document, &registry).map_err(|report| CliError::Invalid {
             path: args.graph.clone(),
             report,
         })?,
@@ -129,8 +146,19 @@ pub async fn eval(
         })
         .collect();
     let passed = verdicts.iter().all(|(_, _, _, passed)| *passed);
+    let replies = recording.as_ref().map(Recording::counts);
+    if let (Some(recording), Some(path)) = (&recording, &args.record) {
+        write_recording(recording, path)?;
+    }
     if args.pretty {
-        write_summary_pretty(&mut out, examples.len(), args.repeat, &summary, &verdicts)?;
+        write_summary_pretty(
+            &mut out,
+            examples.len(),
+            args.repeat,
+            &summary,
+            &verdicts,
+            replies,
+        )?;
     } else {
         let line = json!({
             "type": "summary",
@@ -143,6 +171,7 @@ pub async fn eval(
                 "scorer": name, "min": min, "mean": mean, "passed": passed,
             })).collect::<Vec<_>>(),
             "passed": passed,
+            "replies": replies,
         });
         writeln!(out, "{line}")?;
     }
@@ -177,6 +206,35 @@ async fn run_once(
         Err(error @ RunError::BadInput { .. }) => (format!("rejected: {error}"), None),
         Err(error) => (format!("failed: {error}"), None),
     }
+}
+
+/// Reads a recording `--record` wrote.
+fn read_recording(path: &Path) -> Result<Recording, CliError> {
+    let file = std::fs::File::open(path).map_err(|source| CliError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Recording::read(std::io::BufReader::new(file)).map_err(|error| CliError::Recording {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    })
+}
+
+/// Writes the calls `recording` saw to `path`, whole or not at all (a
+/// temporary file beside it, renamed).
+fn write_recording(recording: &Recording, path: &Path) -> Result<(), CliError> {
+    let failed = |error: &dyn std::fmt::Display| CliError::Recording {
+        path: path.to_path_buf(),
+        message: error.to_string(),
+    };
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    let file = std::fs::File::create(&partial).map_err(|error| failed(&error))?;
+    recording
+        .write(std::io::BufWriter::new(file))
+        .map_err(|error| failed(&error))?;
+    std::fs::rename(&partial, path).map_err(|error| failed(&error))
 }
 
 /// Reads a dataset: one JSON object per line (`{"input": {...},
@@ -387,6 +445,7 @@ fn write_summary_pretty(
     repeat: u32,
     summary: &[Stats],
     verdicts: &[(String, f64, f64, bool)],
+    replies: Option<Counts>,
 ) -> std::io::Result<()> {
     writeln!(out)?;
     writeln!(
@@ -394,6 +453,12 @@ fn write_summary_pretty(
         "{examples} examples, {} runs",
         examples * repeat as usize
     )?;
+    if let Some(Counts { replayed, live }) = replies {
+        writeln!(
+            out,
+            "{replayed} replies from the recording, {live} calls to models and tools"
+        )?;
+    }
     writeln!(
         out,
         "  {:<24} {:>6} {:>7} {:>6} {:>6}",

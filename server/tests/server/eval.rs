@@ -245,3 +245,102 @@ fn an_example_the_graph_refuses_is_reported_and_exits_2() {
     );
     assert_eq!(lines[0]["scores"]["answer"]["value"], 0.0);
 }
+
+/// `--record` keeps every model and tool reply; `--replay` gives them back,
+/// so a second evaluation sees the same clock and the same answers;
+/// `--replay-only` makes a call not recorded fail instead of going out.
+#[test]
+fn a_recording_gives_the_same_replies_back_and_only_changed_calls_go_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let time = json!({"id": "time", "input": {"messages": [{"role": "user", "content": "What time is it?"}]},
+                      "reference": {"answer": "2000-01-01"}});
+    let (dataset, scorers) = files(
+        dir.path(),
+        &[asked("What is 12 * 7?", "84"), time],
+        &json!([{"kind": "contains", "name": "answer", "of": "last(output.messages).content",
+                 "expected": "reference.answer"}]),
+    );
+    let graph = react_graph();
+    let base = eval_args(&graph, &dataset, &scorers);
+    let file = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
+    let read = |name: &str| -> Vec<Value> {
+        std::fs::read_to_string(dir.path().join(name))
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let eval = |extra: &[&str]| {
+        let output = heddle(dir.path(), &[&base[..], extra].concat());
+        assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+        json_lines(&output)
+    };
+
+    let recorded = eval(&["--record", &file("replies.jsonl")]);
+    let calls = read("replies.jsonl");
+    // Per question: the model, a tool, the model again.
+    assert_eq!(calls.len(), 6, "{calls:?}");
+    let tools: Vec<&Value> = calls.iter().filter(|call| call["call"] == "tool").collect();
+    assert_eq!(tools[0]["tool"], "calculator");
+    assert_eq!(tools[1]["tool"], "current_time");
+    assert_eq!(recorded[2]["replies"], json!({"replayed": 0, "live": 6}));
+
+    // Replayed only: the same runs, and nothing reached the model or a tool.
+    let replayed = eval(&[
+        "--replay",
+        &file("replies.jsonl"),
+        "--replay-only",
+        "--record",
+        &file("again.jsonl"),
+    ]);
+    assert_eq!(replayed[2]["replies"], json!({"replayed": 6, "live": 0}));
+    for run in 0..2 {
+        assert_eq!(replayed[run]["scores"], recorded[run]["scores"]);
+        assert_eq!(replayed[run]["tokens"], recorded[run]["tokens"]);
+    }
+    assert_eq!(read("again.jsonl"), calls);
+
+    // The clock's reply edited in the recording: the run reads that time,
+    // and only the model call after it (its request changed) goes out.
+    let mut edited = calls.clone();
+    let clock = edited
+        .iter_mut()
+        .find(|call| call["tool"] == "current_time")
+        .unwrap();
+    clock["result"] = json!({"ok": {"utc": "2000-01-01T00:00:00Z", "unix": 946_684_800}});
+    let text: Vec<String> = edited.iter().map(Value::to_string).collect();
+    std::fs::write(dir.path().join("edited.jsonl"), text.join("\n")).unwrap();
+    let from_edited = eval(&["--replay", &file("edited.jsonl")]);
+    assert_eq!(
+        from_edited[1]["scores"]["answer"]["value"], 1.0,
+        "{:?}",
+        from_edited[1]
+    );
+    assert_eq!(from_edited[2]["replies"], json!({"replayed": 5, "live": 1}));
+    let only = eval(&["--replay", &file("edited.jsonl"), "--replay-only"]);
+    let status = only[1]["status"].as_str().unwrap();
+    assert!(
+        status.starts_with("failed") && status.contains("no recorded reply"),
+        "{status}"
+    );
+    assert_eq!(only[0]["status"], "finished");
+
+    // A recording that is not one is refused at its line.
+    std::fs::write(
+        dir.path().join("bad.jsonl"),
+        format!("{}\nnot json\n", calls[0]),
+    )
+    .unwrap();
+    let output = heddle(
+        dir.path(),
+        &[&base[..], &["--replay", &file("bad.jsonl")]].concat(),
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("bad.jsonl: line 2: "),
+        "{}",
+        stderr(&output)
+    );
+    let output = heddle(dir.path(), &[&base[..], &["--replay-only"]].concat());
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+}

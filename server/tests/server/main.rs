@@ -14,6 +14,7 @@ mod cli;
 mod cluster;
 mod crash;
 mod database;
+mod datasets;
 mod eval;
 mod fair_share;
 mod graphs_api;

@@ -65,6 +65,20 @@ async fn the_document_describes_every_endpoint_with_its_types() {
             "/api/v1/graphs/{id}/schedules/{schedule}",
             &["put", "delete"],
         ),
+        ("/api/v1/graphs/{id}/datasets", &["get", "post"]),
+        (
+            "/api/v1/graphs/{id}/datasets/{dataset}",
+            &["get", "put", "delete"],
+        ),
+        ("/api/v1/graphs/{id}/datasets/{dataset}/examples", &["post"]),
+        (
+            "/api/v1/graphs/{id}/datasets/{dataset}/examples/from-run",
+            &["post"],
+        ),
+        (
+            "/api/v1/graphs/{id}/datasets/{dataset}/examples/{example}",
+            &["put", "delete"],
+        ),
     ] {
         for method in methods {
             let operation = &paths[path][method];
@@ -78,7 +92,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
     }
     assert_eq!(
         paths.len(),
-        41,
+        46,
         "an endpoint is documented that this test does not know"
     );
 
