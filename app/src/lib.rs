@@ -16,6 +16,7 @@
 //! - [`sharing`]: members and share links.
 //! - [`schedules`]: cron schedules that run a graph's published version.
 //! - [`secrets`]: per-user credentials that graphs name.
+//! - [`datasets`]: examples to evaluate a graph on, made from its runs.
 //! - [`webhooks`]: secret URLs that run a graph's published version.
 //! - [`widgets`]: chat bubbles for a published chat graph on other sites.
 //! - [`session`]: the app-wide "who is logged in" resource.
@@ -33,6 +34,7 @@ pub mod accounts;
 pub mod api_keys;
 pub mod catalog;
 pub mod components;
+pub mod datasets;
 pub mod editor;
 pub mod examples;
 pub mod graphs;

@@ -14,7 +14,8 @@
 //!   with filters; [`state`]: the state after each step, and [`fork`]
 //!   from one; [`compare`]: this run next to another; [`marked`]: JSON
 //!   with the lines that differ from another value highlighted;
-//!   [`usage`]: tokens and cost, the run's and the graph's.
+//!   [`usage`]: tokens and cost, the run's and the graph's;
+//!   [`to_dataset`]: a finished run kept as an evaluation example.
 
 pub mod chat;
 pub mod compare;
@@ -25,6 +26,7 @@ pub mod marked;
 pub mod scrubber;
 pub mod start;
 pub mod state;
+pub mod to_dataset;
 pub mod trace;
 pub mod usage;
 
@@ -300,6 +302,7 @@ pub fn RunPanel(
                     </For>
                 </div>
                 <fork::ForkBadge watch />
+                <to_dataset::AddToDataset watch graph_id=graph_id.clone() can_run />
                 <usage::RunUsage watch />
                 <scrubber::Scrubber watch />
                 <button

@@ -8,15 +8,16 @@ use heddle_engine::RunId;
 use heddle_engine::state::ValueLimits;
 use serde_json::{Map, Value};
 
-use crate::access::Allowed;
+use crate::access::{Allowed, OnRun};
 use crate::db::{Db, WritePool};
 use crate::on_db;
+use crate::runs::RunControl;
 use heddle_wire::AppError;
 use heddle_wire::access::Role;
 use heddle_wire::datasets::{
-    Dataset, DatasetVersion, Example, ExampleInput, MAX_DATASET_BYTES, MAX_DATASETS_PER_GRAPH,
-    MAX_EXAMPLE_VALUE_BYTES, MAX_EXAMPLES, MAX_EXAMPLES_PER_REQUEST, MAX_KEPT_EXAMPLES,
-    MAX_LABEL_CHARS, MAX_PAGE, NewDataset,
+    Dataset, DatasetVersion, Example, ExampleInput, FromRun, MAX_DATASET_BYTES,
+    MAX_DATASETS_PER_GRAPH, MAX_EXAMPLE_VALUE_BYTES, MAX_EXAMPLES, MAX_EXAMPLES_PER_REQUEST,
+    MAX_KEPT_EXAMPLES, MAX_LABEL_CHARS, MAX_PAGE, NewDataset,
 };
 use heddle_wire::graphs::GraphId;
 
@@ -527,6 +528,33 @@ async fn change(db: &Db, allowed: &Allowed, id: &str, what: Change) -> Result<Da
         Ok(row)
     });
     Ok(changed?.into())
+}
+
+/// Adds an example made of a finished run of the graph (editors): see
+/// [`example_of_run`]. `run` is the caller's access to the run; a run of
+/// another graph is as unknown here as one that does not exist.
+pub async fn add_from_run(
+    db: &Db,
+    allowed: &Allowed,
+    runs: &dyn RunControl,
+    run: &OnRun,
+    id: &str,
+    from: FromRun,
+) -> Result<Dataset, AppError> {
+    allowed.at_least(Role::Editor)?;
+    if run.allowed().graph() != allowed.graph() {
+        return Err(AppError::not_found(format!("run {}", from.run_id)));
+    }
+    // Through the run manager: a finished run's output is read from its
+    // last checkpoint.
+    let info = runs.get(run).await?;
+    let example = example_of_run(
+        &info.input,
+        info.output.as_ref(),
+        from.reference_channels.as_deref(),
+        from.label,
+    )?;
+    add(db, allowed, id, vec![(example, Some(from.run_id))]).await
 }
 
 /// What a finished run makes an example of: its input, and as the

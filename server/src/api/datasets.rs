@@ -144,32 +144,13 @@ pub async fn from_run(
     ApiJson(from): ApiJson<FromRun>,
 ) -> Result<Json<Dataset>> {
     let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
-    // The run must be one the caller may read, and of this graph: a run
-    // of another graph is as unknown here as one that does not exist.
-    let not_here = || ApiError(AppError::not_found(format!("run {}", from.run_id)));
+    // The run must be one the caller may read: one they may not is as
+    // unknown here as one that does not exist.
     let on_run = require_run(&state.db, &who.0, &from.run_id, Role::Viewer)
         .await
-        .map_err(|_| not_here())?;
-    if on_run.allowed().graph() != allowed.graph() {
-        return Err(not_here());
-    }
-    // Through the run manager: a finished run's output is read from its
-    // last checkpoint.
-    let run = state.runs.get(&on_run).await?;
-    let example = datasets::example_of_run(
-        &run.input,
-        run.output.as_ref(),
-        from.reference_channels.as_deref(),
-        from.label,
-    )?;
+        .map_err(|_| ApiError(AppError::not_found(format!("run {}", from.run_id))))?;
     Ok(Json(
-        datasets::add(
-            &state.db,
-            &allowed,
-            &dataset,
-            vec![(example, Some(from.run_id))],
-        )
-        .await?,
+        datasets::add_from_run(&state.db, &allowed, &state.runs, &on_run, &dataset, from).await?,
     ))
 }
 
