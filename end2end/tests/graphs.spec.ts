@@ -75,6 +75,8 @@ test("an example from the gallery becomes a graph of one's own", async ({ page, 
   const preview = page.getByRole("dialog");
   await expect(preview).toContainText("ReAct agent with calculator and clock");
   await expect(preview.locator("svg")).toBeVisible();
+  // The focus moves into the dialog, so the keyboard goes on from there.
+  await expect(preview.getByRole("button", { name: "Cancel" })).toBeFocused();
   await page.screenshot({ path: "../target/e2e/screens/example-preview-light.png" });
   await page.keyboard.press("Escape");
   await expect(preview).toHaveCount(0);

@@ -47,6 +47,8 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   await owner.getByTestId("share").click();
   const dialog = owner.getByRole("dialog", { name: "Share" });
   await expect(dialog).toBeVisible();
+  // The focus moves into the dialog, so the keyboard goes on from there.
+  await expect(dialog.getByRole("button", { name: "Done" })).toBeFocused();
   await owner.getByTestId("link-role").selectOption("viewer");
   await owner.getByRole("button", { name: "Create link" }).click();
   const urlBox = owner.getByTestId("share-url");
