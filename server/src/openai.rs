@@ -11,6 +11,9 @@
 //! a thread paused for a person takes the new user message as its answer.
 //! The reply is the graph's answer, streamed as chunks when asked; the
 //! run and thread ids come back in `X-Heddle-Run` and `X-Heddle-Thread`.
+//! A reply that is not streamed carries `usage`: the tokens of all the
+//! run's model calls. Tools a client offers (`tools`, `functions`) are
+//! refused with a 400, never silently ignored.
 
 use heddle_engine::ids::ThreadId;
 use std::convert::Infallible;
@@ -24,6 +27,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use futures_util::Stream;
 use heddle_engine::run::{EventPayload, RunStatus};
+use heddle_engine::usage::UsageTotals;
 use heddle_store::access::{
     Allowed, Principal, require_thread, require_thread_to_run, require_to_run,
 };
@@ -176,7 +180,8 @@ fn unknown_model(model: &str) -> AppError {
 }
 
 /// A chat completion request. Sampling settings (`temperature`, ...) are
-/// the graph's own and are ignored here.
+/// the graph's own and are ignored here; tools a client offers are
+/// refused (the agent calls its own).
 #[derive(Deserialize)]
 struct ChatRequest {
     model: String,
@@ -185,6 +190,42 @@ struct ChatRequest {
     stream: bool,
     #[serde(default)]
     user: Option<String>,
+    #[serde(default)]
+    tools: Option<Value>,
+    #[serde(default)]
+    tool_choice: Option<Value>,
+    #[serde(default)]
+    functions: Option<Value>,
+    #[serde(default)]
+    function_call: Option<Value>,
+}
+
+impl ChatRequest {
+    /// Refuses tools the client offers: a Heddle agent calls the tools its
+    /// graph gives it, and a client's would be silently ignored otherwise.
+    fn refuse_client_tools(&self) -> Result<(), ApiError> {
+        let offered = [
+            ("tools", &self.tools),
+            ("tool_choice", &self.tool_choice),
+            ("functions", &self.functions),
+            ("function_call", &self.function_call),
+        ];
+        for (field, value) in offered {
+            let empty = match value {
+                None | Some(Value::Null) => true,
+                Some(Value::Array(items)) => items.is_empty(),
+                Some(_) => false,
+            };
+            if !empty {
+                return Err(ApiError(AppError::InvalidInput(format!(
+                    "`{field}`: a Heddle agent calls the tools its graph gives it; tools sent by \
+                     a client are not taken here. Remove `{field}`, or add the tool to the graph \
+                     (an `http_request` or MCP tool) and publish it"
+                ))));
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Deserialize)]
@@ -221,6 +262,7 @@ async fn chat_completions(
             "not a chat completion request: {error}"
         )))
     })?;
+    request.refuse_client_tools()?;
     let caller = &who.0;
     let allowed = resolve(&state, caller, &request.model).await?;
     let messages = messages(&request.messages)?;
@@ -267,8 +309,9 @@ async fn chat_completions(
                 retry_after: 5,
             }));
         }
+        let usage = run.usage;
         let outcome = outcome::outcome(&state.runs, run).await?;
-        Json(completion(&outcome, &model)?).into_response()
+        Json(completion(&outcome, &model, &usage)?).into_response()
     };
     for (name, value) in ids {
         if let Ok(value) = HeaderValue::from_str(&value) {
@@ -414,11 +457,19 @@ async fn go_on(
 }
 
 /// A whole reply.
-fn completion(outcome: &Outcome, model: &str) -> Result<Value, ApiError> {
+fn completion(outcome: &Outcome, model: &str, usage: &UsageTotals) -> Result<Value, ApiError> {
     if let Some(error) = failure(outcome) {
         return Err(ApiError(error));
     }
     Ok(json!({
+        // What the run's model calls used, all of them (an agent may call
+        // its model several times for one reply).
+        "usage": {
+            "prompt_tokens": usage.prompt_tokens,
+            "completion_tokens": usage.completion_tokens,
+            "total_tokens": usage.prompt_tokens + usage.completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        },
         "id": format!("chatcmpl-{}", outcome.run_id),
         "object": "chat.completion",
         "created": now_seconds(),

@@ -33,6 +33,7 @@ seen["plain"] = {
     "finish_reason": reply.choices[0].finish_reason,
     "id": reply.id,
     "model": reply.model,
+    "usage": reply.usage.model_dump() if reply.usage else None,
 }
 
 by_name = client.chat.completions.create(
@@ -88,5 +89,16 @@ for name, wrong in [("not_chat", os.environ["HEDDLE_NOT_CHAT"]), ("unknown", "no
         seen[name] = "accepted"
     except openai.APIStatusError as error:
         seen[name] = {"status": error.status_code, "message": error.message}
+
+# Tools a client offers are refused, not silently ignored.
+try:
+    client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": "What is the weather?"}],
+        tools=[{"type": "function", "function": {"name": "weather", "parameters": {"type": "object"}}}],
+    )
+    seen["tools"] = "accepted"
+except openai.APIStatusError as error:
+    seen["tools"] = {"status": error.status_code, "message": error.message}
 
 print(json.dumps(seen))

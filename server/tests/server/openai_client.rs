@@ -90,6 +90,14 @@ async fn the_official_openai_client_talks_to_a_published_agent() {
     );
     let content = plain["content"].as_str().unwrap();
     assert!(content.starts_with("(offline model)"), "{content}");
+    // What the run's model calls used, as the client reads it.
+    let usage = &plain["usage"];
+    let (prompt, completion) = (
+        usage["prompt_tokens"].as_u64().unwrap(),
+        usage["completion_tokens"].as_u64().unwrap(),
+    );
+    assert!(prompt > 0 && completion > 0, "{usage}");
+    assert_eq!(usage["total_tokens"].as_u64(), Some(prompt + completion));
     assert!(
         seen["by_name"]
             .as_str()
@@ -151,6 +159,15 @@ async fn the_official_openai_client_talks_to_a_published_agent() {
             .contains("is not a chat graph"),
         "{}",
         seen["not_chat"]
+    );
+    assert_eq!(seen["tools"]["status"], 400, "{}", seen["tools"]);
+    assert!(
+        seen["tools"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`tools`: a Heddle agent calls the tools its graph gives it"),
+        "{}",
+        seen["tools"]
     );
     assert_eq!(seen["unknown"]["status"], 400);
     assert!(
