@@ -16,14 +16,15 @@ export const OWNER_STATE = path.resolve(__dirname, "../target/e2e/owner.json");
 export default defineConfig({
   testDir: "./tests",
   outputDir: "../target/e2e/results",
-  // One worker. Two finished in 3.0-3.3 min instead of 4.1, but under
-  // two workers a page was twice served without its own
-  // Content-Security-Policy (2026-11-26 and 2026-11-27: the API's
-  // `default-src 'none'` instead, so it did not hydrate). That is a race in
-  // how the shell sets the header under load, a real bug (docs/
-  // development.md, "The page CSP race"); until it is fixed, one worker.
+  // Two workers, one test file each at a time: 3.0-3.3 min instead of
+  // 4.1 on one (one leaves a third of the 2 cores idle). Each test makes
+  // its own graphs and threads, so they do not see each other's. Under two
+  // workers a page was twice served without its own Content-Security-
+  // Policy (2026-11-26 and -27); the policy is now set by a middleware
+  // from the response's content type, not while the page renders, so that
+  // race is gone (docs/development.md, "The page CSP race").
   fullyParallel: false,
-  workers: 1,
+  workers: 2,
   // One retry in CI only, as a guard: a retried test is reported as flaky,
   // not hidden. "the ReAct example ... animating node by node" failed about
   // 1 run in 4 (2026-11-22): on the offline model the run lasted ~200 ms

@@ -45,9 +45,6 @@ pub fn App() -> impl IntoView {
         }
     });
 
-    #[cfg(feature = "ssr")]
-    send_content_security_policy();
-
     view! {
         <Stylesheet id="heddle" href="/pkg/heddle.css" />
         <Title formatter=|title: String| {
@@ -92,27 +89,5 @@ fn escape_title(title: String) -> String {
     #[cfg(not(feature = "ssr"))]
     {
         title
-    }
-}
-
-/// Sends the page's Content-Security-Policy: scripts only from Heddle
-/// itself or inline with this response's nonce (the hydration scripts),
-/// wasm allowed to compile, nothing framing the page. Styles allow inline
-/// `style` attributes, which the canvas sets on every node.
-#[cfg(feature = "ssr")]
-fn send_content_security_policy() {
-    use leptos::nonce::use_nonce;
-    let (Some(nonce), Some(response)) =
-        (use_nonce(), use_context::<leptos_axum::ResponseOptions>())
-    else {
-        return;
-    };
-    let policy = format!(
-        "default-src 'self'; script-src 'self' 'nonce-{nonce}' 'wasm-unsafe-eval'; \
-         style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; \
-         object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-    );
-    if let Ok(value) = http::HeaderValue::from_str(&policy) {
-        response.insert_header(http::header::CONTENT_SECURITY_POLICY, value);
     }
 }

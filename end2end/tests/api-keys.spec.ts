@@ -4,9 +4,15 @@
 // Revoke ends it.
 import { test, expect, hydrated } from "./fixtures";
 
+// Names of their own, so a retry in CI (which sees the first try's graph
+// and key in the same database) finds only its own.
+const TAG = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const GRAPH_NAME = `Keyed counter ${TAG}`;
+const KEY_NAME = `e2e bot ${TAG}`;
+
 const GRAPH = {
   format_version: 2,
-  name: "Keyed counter",
+  name: GRAPH_NAME,
   state: { channels: { count: { type: "integer", reducer: "sum" } } },
   nodes: [
     { id: "start", kind: "start", position: { x: 0, y: 0 } },
@@ -30,8 +36,8 @@ test("make a key, call the published graph with it, see the run labelled, revoke
   await hydrated(page);
   const create = page.getByRole("button", { name: "Create key" });
   await expect(create).toBeDisabled(); // no graph chosen yet
-  await page.locator('input[name="key-name"]').fill("e2e bot");
-  await page.locator(".key-graphs").getByLabel("Keyed counter").check();
+  await page.locator('input[name="key-name"]').fill(KEY_NAME);
+  await page.locator(".key-graphs").getByLabel(GRAPH_NAME).check();
   await page.locator('select[name="key-expiry"]').selectOption({ label: "30 days" });
   await create.click();
 
@@ -40,7 +46,7 @@ test("make a key, call the published graph with it, see the run labelled, revoke
   const secret = await secretField.inputValue();
   expect(secret).toMatch(/^heddle_[0-9a-f]{64}$/);
   await expect(page.locator(".new-key-example")).toContainText(`/api/v1/graphs/${id}/invoke`);
-  const row = page.locator(".key-row", { hasText: "e2e bot" });
+  const row = page.locator(".key-row", { hasText: KEY_NAME });
   await expect(row).toContainText("never used");
   await expect(row).toContainText("expires");
   await page.screenshot({ path: "../target/e2e/screens/api-keys-1440.png", fullPage: true });
@@ -63,7 +69,7 @@ test("make a key, call the published graph with it, see the run labelled, revoke
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
   await page.locator(".history summary", { hasText: "Runs" }).click();
-  await expect(page.locator(".run-list .origin-tag").first()).toHaveText("API key “e2e bot”");
+  await expect(page.locator(".run-list .origin-tag").first()).toHaveText(`API key “${KEY_NAME}”`);
 
   // Settings says it was used; Revoke (confirmed) ends it.
   await page.goto("/settings");

@@ -44,6 +44,7 @@ pub fn router(state: AppState) -> Router {
         provide_context(auth.clone());
         provide_context(catalog.clone());
         provide_context(secret_key.clone());
+        crate::security_headers::provide_page_nonce();
     };
     let options = state.leptos_options.clone();
 
@@ -84,7 +85,7 @@ pub fn router(state: AppState) -> Router {
         crate::host_guard::check,
     ))
     .layer(middleware::map_response(correct_error_status))
-    .layer(middleware::map_response(crate::security_headers::add))
+    .layer(middleware::from_fn(crate::security_headers::add))
     // Nothing reads a body larger than the API's largest: beyond it,
     // 413 before any handler (server functions included) runs.
     .layer(tower_http::limit::RequestBodyLimitLayer::new(

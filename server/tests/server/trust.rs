@@ -262,21 +262,23 @@ async fn page_titles_are_escaped_and_pages_carry_a_content_security_policy() {
         html.contains("T&lt;/title&gt;&lt;img src=x"),
         "the escaped title"
     );
-    let policy = headers["content-security-policy"].to_str().unwrap();
-    let nonce = policy
-        .split("'nonce-")
-        .nth(1)
-        .and_then(|rest| rest.split('\'').next())
-        .expect("a nonce in the policy");
-    assert!(policy.contains("script-src 'self' 'nonce-"), "{policy}");
-    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
-    for script in html.split("<script").skip(1) {
-        let tag = script.split('>').next().unwrap_or_default();
-        assert!(
-            tag.contains(&format!("nonce=\"{nonce}\"")) || tag.contains("src="),
-            "an inline script without the nonce: <script{tag}>"
-        );
+    let first = page_nonce(&headers, &html);
+    // Every page, the async ones and the fallback's 404 too, names the
+    // nonce its own inline scripts carry, a new one each time.
+    let mut nonces = vec![first];
+    for path in [
+        format!("/graphs/{id}"),
+        "/settings".into(),
+        "/".into(),
+        "/no/such/page".into(),
+    ] {
+        let page = server.get(&path).await;
+        let headers = page.headers().clone();
+        let html = page.text().await.unwrap();
+        nonces.push(page_nonce(&headers, &html));
     }
+    let distinct: std::collections::HashSet<_> = nonces.iter().collect();
+    assert_eq!(distinct.len(), nonces.len(), "{nonces:?}");
     assert_eq!(headers["x-content-type-options"], "nosniff");
     assert_eq!(headers["x-frame-options"], "DENY");
     assert_eq!(headers["referrer-policy"], "same-origin");
@@ -285,6 +287,31 @@ async fn page_titles_are_escaped_and_pages_carry_a_content_security_policy() {
         api.headers()["content-security-policy"],
         "default-src 'none'; frame-ancestors 'none'"
     );
+}
+
+/// The nonce a page's policy names, after checking that the page's
+/// hydration scripts carry it and every other inline script does too.
+fn page_nonce(headers: &reqwest::header::HeaderMap, html: &str) -> String {
+    let policy = headers["content-security-policy"].to_str().unwrap();
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap_or_else(|| panic!("no nonce in the policy: {policy}"));
+    assert!(policy.contains("script-src 'self' 'nonce-"), "{policy}");
+    assert!(policy.contains("frame-ancestors 'none'"), "{policy}");
+    assert!(
+        html.contains(&format!("nonce=\"{nonce}\"")),
+        "no script carries the policy's nonce"
+    );
+    for script in html.split("<script").skip(1) {
+        let tag = script.split('>').next().unwrap_or_default();
+        assert!(
+            tag.contains(&format!("nonce=\"{nonce}\"")) || tag.contains("src="),
+            "an inline script without the nonce: <script{tag}>"
+        );
+    }
+    nonce.to_string()
 }
 
 /// A graph whose one node is a script that never ends on its own.
