@@ -10,6 +10,7 @@ mod accounts;
 pub mod contract;
 mod datasets;
 pub mod error;
+mod experiments;
 mod graphs;
 mod invoke;
 mod keys;
@@ -288,6 +289,45 @@ pub fn routes() -> Router<AppState> {
             .delete_with(
                 datasets::remove,
                 keyed("datasets", "Remove an example: a new version (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/experiments",
+            get_with(
+                experiments::list,
+                keyed("experiments", "The graph's newest experiments, with their scores"),
+            )
+            .post_with(
+                experiments::create,
+                keyed(
+                    "experiments",
+                    "Run a graph version over a dataset version and score it (editor, or a key that may run the graph)",
+                ),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/experiments/{experiment}",
+            get_with(
+                experiments::get,
+                keyed("experiments", "An experiment: its progress and scores"),
+            )
+            .delete_with(
+                experiments::delete,
+                keyed("experiments", "Delete an experiment that is not running (editor)"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/experiments/{experiment}/items",
+            get_with(
+                experiments::items,
+                keyed("experiments", "A page of an experiment's runs with their scores"),
+            ),
+        )
+        .api_route(
+            "/api/v1/graphs/{id}/experiments/{experiment}/cancel",
+            post_with(
+                experiments::cancel,
+                keyed("experiments", "Cancel a running experiment and its runs"),
             ),
         )
         .api_route(

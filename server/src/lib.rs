@@ -10,6 +10,7 @@
 //! - [`sessions`]: the SQLite session store.
 //! - [`runs`]: runs as background tasks, their live events, recovery.
 //! - [`schedules`]: firing cron schedules, once per time across servers.
+//! - [`experiments`]: driving experiments, a window of runs at a time.
 //! - [`ws`]: the websocket that streams run events.
 //! - [`telemetry`]: runs as OpenTelemetry traces, and Prometheus metrics.
 //! - [`widget`]: the chat widget's script and public endpoints.
@@ -20,8 +21,8 @@
 //! - [`state`]: what every request handler can reach.
 //! - [`error_status`]: gives server-function errors their proper HTTP status.
 //! - [`routes`]: the HTTP router: pages, server functions, assets, health.
-//! - [`security_headers`]: nosniff, no framing, referrer policy, and a
-//!   Content-Security-Policy for what is not a page.
+//! - [`security_headers`]: nosniff, no framing, referrer policy, and the
+//!   Content-Security-Policy of pages (with their nonce) and the rest.
 //! - [`serve`]: binding, serving and shutting down gracefully.
 
 // The app's views are deeply nested types; the server renders them.
@@ -34,6 +35,7 @@ pub mod config;
 pub mod db_copy;
 pub mod embedded_site;
 pub mod error_status;
+pub mod experiments;
 pub mod host_guard;
 pub mod models;
 pub mod openai;

@@ -166,6 +166,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
         .with_settings(settings);
     let sweeper = DbSessions::new(database.clone()).sweep_expired();
     let scheduler = crate::schedules::keep_firing(runs.clone());
+    let experiments = crate::experiments::keep_driving(runs.clone());
     let pruner = crate::retention::keep_pruning(
         runs.clone(),
         args.retention.policy(),
@@ -199,6 +200,7 @@ pub async fn serve(args: ServeArgs) -> Result<(), ServeError> {
     }
     sweeper.abort();
     scheduler.abort();
+    experiments.abort();
     if let Some(pruner) = pruner {
         pruner.abort();
     }
@@ -226,6 +228,7 @@ async fn work(
     let signal = shutdown_signal();
     let leases = execute(&runs).await;
     let scheduler = crate::schedules::keep_firing(runs.clone());
+    let experiments = crate::experiments::keep_driving(runs.clone());
     let pruner = crate::retention::keep_pruning(
         runs.clone(),
         args.retention.policy(),
@@ -243,6 +246,7 @@ async fn work(
         listener.abort();
     }
     scheduler.abort();
+    experiments.abort();
     if let Some(pruner) = pruner {
         pruner.abort();
     }

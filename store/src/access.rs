@@ -314,6 +314,7 @@ impl Trigger {
             RunOrigin::Webhook => "webhook",
             RunOrigin::Schedule => "schedule",
             RunOrigin::Widget => "chat widget",
+            RunOrigin::Experiment => "experiment",
         };
         format!("{kind} `{}`", self.name)
     }

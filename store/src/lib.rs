@@ -24,6 +24,7 @@
 //!   the notification channels between servers.
 //! - [`schedules`], [`webhooks`], [`widgets`]: the triggers.
 //! - [`datasets`]: evaluation examples, versioned.
+//! - [`experiments`]: a graph version run over a dataset version, scored.
 
 pub mod access;
 pub mod access_events;
@@ -33,6 +34,7 @@ pub mod caller;
 pub mod datasets;
 pub mod db;
 pub mod examples;
+pub mod experiments;
 pub mod graphs;
 pub mod publishing;
 pub mod runs;

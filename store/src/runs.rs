@@ -484,6 +484,10 @@ pub struct NewRun<'a> {
     pub trigger: Option<&'a Trigger>,
     /// For a fork: the run and step it goes on from.
     pub fork: Option<(&'a RunId, u32)>,
+    /// Its id, when the caller chose it (an experiment's item names its
+    /// run before it is recorded); a new one otherwise. Recording a run
+    /// whose id is taken is refused: it never runs twice.
+    pub id: Option<&'a RunId>,
 }
 
 /// A server's hold on the runs it queues and executes: its name, and how
@@ -529,7 +533,10 @@ pub const RETRY_AFTER_SECS: u64 = 5;
 /// announced (after the commit, so whoever hears of it finds it) for any
 /// server to take.
 pub async fn record_queued(db: &Db, run: NewRun<'_>, limits: RunLimits) -> Result<RunId, AppError> {
-    let run_id = RunId::from(format!("run-{}", uuid::Uuid::new_v4()));
+    let run_id = run
+        .id
+        .cloned()
+        .unwrap_or_else(|| RunId::from(format!("run-{}", uuid::Uuid::new_v4())));
     let user = run.starter.id.as_str();
     let embeds: Vec<StoredEmbed> = run
         .embeds
@@ -563,6 +570,15 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limits: RunLimits) -> Resul
             // schedule or a widget by its name on the graph.
             Some(trigger) if trigger.origin == RunOrigin::ApiKey => sqlx::query_scalar(
                 concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND api_key_id = $2
+                   AND status IN ", status!(active)),
+            )
+            .bind(user)
+            .bind(&trigger.id)
+            .fetch_one(&mut *tx)
+            .await?,
+            // An experiment by its id: its window is its own.
+            Some(trigger) if trigger.origin == RunOrigin::Experiment => sqlx::query_scalar(
+                concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND experiment_id = $2
                    AND status IN ", status!(active)),
             )
             .bind(user)
@@ -632,8 +648,8 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limits: RunLimits) -> Resul
         sqlx::query(
             concat!("INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id, embeds,
                                request, lease_owner, lease_expires_at, origin, origin_label, api_key_id,
-                               forked_from, forked_at_step)
-             VALUES ($1, $2, $3, $4, $5, ", status!(queued), ", $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"),
+                               forked_from, forked_at_step, experiment_id)
+             VALUES ($1, $2, $3, $4, $5, ", status!(queued), ", $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"),
         )
         .bind(run_id.as_str())
         .bind(run.graph_id.as_str())
@@ -654,6 +670,11 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limits: RunLimits) -> Resul
         )
         .bind(run.fork.map(|(source, _)| source.as_str()))
         .bind(run.fork.map(|(_, step)| i64::from(step)))
+        .bind(
+            run.trigger
+                .filter(|trigger| trigger.origin == RunOrigin::Experiment)
+                .map(|trigger| trigger.id.as_str()),
+        )
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
@@ -663,6 +684,17 @@ pub async fn record_queued(db: &Db, run: NewRun<'_>, limits: RunLimits) -> Resul
         announce_queued(db, &run_id).await?;
     }
     Ok(run_id)
+}
+
+/// How many runs account `user` has queued or running, however started.
+pub async fn active_of_owner(db: &Db, user: &str) -> Result<u64, AppError> {
+    let n: i64 = on_db!(db, pool => sqlx::query_scalar(
+        concat!("SELECT COUNT(*) FROM runs WHERE user_id = $1 AND status IN ", status!(active)),
+    )
+    .bind(user)
+    .fetch_one(pool)
+    .await)?;
+    Ok(u64::try_from(n).unwrap_or(0))
 }
 
 /// A limit as counted: at least one.

@@ -12,6 +12,7 @@
 //! - [`datasets`]: examples to evaluate a graph on, versioned.
 //! - [`error`]: [`AppError`], what every call can answer instead.
 //! - [`examples`]: the gallery's entries.
+//! - [`experiments`]: a graph version run over a dataset, scored.
 //! - [`graphs`]: graph ids, summaries, versions, saves and imports.
 //! - [`limits`]: how big a graph and a run's input may be.
 //! - [`protocol`]: the websocket's messages.
@@ -31,6 +32,7 @@ pub mod api_keys;
 pub mod datasets;
 pub mod error;
 pub mod examples;
+pub mod experiments;
 
 pub mod graphs;
 pub mod limits;

@@ -89,6 +89,8 @@ named_enum! {
         Schedule = "schedule",
         /// Someone chatted through a chat widget on another site.
         Widget = "widget",
+        /// An experiment ran one of its examples.
+        Experiment = "experiment",
     }
 }
 
@@ -102,6 +104,7 @@ impl RunOrigin {
             RunOrigin::Webhook => "Webhook",
             RunOrigin::Schedule => "Schedule",
             RunOrigin::Widget => "Chat widget",
+            RunOrigin::Experiment => "Experiment",
         };
         Some(match label {
             Some(name) => format!("{kind} “{name}”"),

@@ -127,3 +127,12 @@ pub struct ExamplePath {
     /// The example's id (one of the latest version's).
     pub example: String,
 }
+
+/// `/graphs/{id}/experiments/{experiment}`.
+#[derive(Deserialize, JsonSchema)]
+pub struct ExperimentPath {
+    /// The graph's id (a UUID).
+    pub id: String,
+    /// The experiment's id.
+    pub experiment: String,
+}

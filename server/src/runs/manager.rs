@@ -274,7 +274,7 @@ impl Runs {
     }
 
     /// This server's lease on the runs it queues and executes.
-    pub(super) fn lease(&self) -> records::Lease {
+    pub(crate) fn lease(&self) -> records::Lease {
         records::Lease {
             owner: self.inner.replica.clone(),
             duration: Duration::from_millis(self.inner.lease_ms.load(Ordering::Relaxed)),

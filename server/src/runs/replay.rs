@@ -52,6 +52,16 @@ impl Runs {
         Ok(events)
     }
 
+    /// A run's stored events, all of them, for one who decided access
+    /// already (an experiment's driver, scoring the run it made).
+    pub(crate) async fn stored_events(&self, run_id: &RunId) -> Result<Vec<Event>, AppError> {
+        self.inner
+            .store
+            .events(run_id, 0)
+            .await
+            .map_err(internal("cannot read events"))
+    }
+
     /// The state of checkpoint `checkpoint` of `run_id`'s thread: what a
     /// run's first event names when it holds the changes from it rather
     /// than the thread's whole state (`EventPayload::base_checkpoint`).

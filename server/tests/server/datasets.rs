@@ -279,7 +279,6 @@ async fn a_viewer_reads_a_stranger_sees_nothing_and_nobody_must_log_in() {
         version["examples"][0]["id"].as_str().unwrap()
     );
 
-    let eddie = server.user("eddie").await;
     let writes = [
         (Method::POST, base.clone(), Some(json!({"name": "mine"}))),
         (
@@ -300,31 +299,9 @@ async fn a_viewer_reads_a_stranger_sees_nothing_and_nobody_must_log_in() {
         (Method::GET, base.clone(), None),
         (Method::GET, dataset.clone(), None),
     ];
-    for (method, path, body) in reads.iter().chain(&writes) {
-        let (status, answer) = eddie.api(method.clone(), path, body.clone()).await;
-        assert_eq!(status, 404, "a stranger: {method} {path}: {answer}");
-        let (status, answer) = server
-            .anonymous()
-            .api(method.clone(), path, body.clone())
-            .await;
-        assert_eq!(status, 401, "nobody: {method} {path}: {answer}");
-    }
-    let (status, _) = server
-        .api(
-            Method::PUT,
-            &format!("/api/v1/graphs/{graph}/members/eddie"),
-            Some(json!({"role": "viewer"})),
-        )
+    server
+        .viewer_reads_and_strangers_see_nothing(&graph, &reads, &writes)
         .await;
-    assert_eq!(status, 204);
-    for (method, path, body) in &reads {
-        let (status, answer) = eddie.api(method.clone(), path, body.clone()).await;
-        assert_eq!(status, 200, "a viewer: {method} {path}: {answer}");
-    }
-    for (method, path, body) in &writes {
-        let (status, answer) = eddie.api(method.clone(), path, body.clone()).await;
-        assert_eq!(status, 403, "a viewer: {method} {path}: {answer}");
-    }
     // Nothing a viewer tried changed the dataset.
     let (_, after) = server.api(Method::GET, &dataset, None).await;
     assert_eq!(

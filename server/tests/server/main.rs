@@ -16,6 +16,7 @@ mod crash;
 mod database;
 mod datasets;
 mod eval;
+mod experiments;
 mod fair_share;
 mod graphs_api;
 mod hostile;

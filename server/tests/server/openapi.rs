@@ -79,6 +79,19 @@ async fn the_document_describes_every_endpoint_with_its_types() {
             "/api/v1/graphs/{id}/datasets/{dataset}/examples/{example}",
             &["put", "delete"],
         ),
+        ("/api/v1/graphs/{id}/experiments", &["get", "post"]),
+        (
+            "/api/v1/graphs/{id}/experiments/{experiment}",
+            &["get", "delete"],
+        ),
+        (
+            "/api/v1/graphs/{id}/experiments/{experiment}/items",
+            &["get"],
+        ),
+        (
+            "/api/v1/graphs/{id}/experiments/{experiment}/cancel",
+            &["post"],
+        ),
     ] {
         for method in methods {
             let operation = &paths[path][method];
@@ -92,7 +105,7 @@ async fn the_document_describes_every_endpoint_with_its_types() {
     }
     assert_eq!(
         paths.len(),
-        46,
+        50,
         "an endpoint is documented that this test does not know"
     );
 

@@ -183,6 +183,8 @@ pub struct TestServer {
     pub runs: Runs,
     pub stop: tokio::sync::watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
+    /// Moves experiments on, as `heddle serve` does.
+    experiments: tokio::task::JoinHandle<()>,
 }
 
 impl TestServer {
@@ -289,6 +291,7 @@ impl TestServer {
             .await
             .expect("serve");
         });
+        let experiments = heddle_server::experiments::keep_driving(runs.clone());
         let owner = Browser::new(addr);
         if sign_up {
             owner.sign_up("owner").await;
@@ -302,6 +305,7 @@ impl TestServer {
             runs,
             stop,
             task,
+            experiments,
         }
     }
 
@@ -413,6 +417,7 @@ impl TestServer {
 impl Drop for TestServer {
     fn drop(&mut self) {
         self.task.abort();
+        self.experiments.abort();
     }
 }
 
@@ -477,7 +482,47 @@ impl Browser {
     }
 }
 
+/// A request a role check makes: method, path, body.
+pub type Request = (reqwest::Method, String, Option<Value>);
+
 impl TestServer {
+    /// Who may do what on `graph`: to a stranger (`eddie`) every request
+    /// answers 404 and to nobody 401; made a viewer, eddie reads (200) and
+    /// is refused every write (403).
+    pub async fn viewer_reads_and_strangers_see_nothing(
+        &self,
+        graph: &str,
+        reads: &[Request],
+        writes: &[Request],
+    ) {
+        let eddie = self.user("eddie").await;
+        for (method, path, body) in reads.iter().chain(writes) {
+            let (status, answer) = eddie.api(method.clone(), path, body.clone()).await;
+            assert_eq!(status, 404, "a stranger: {method} {path}: {answer}");
+            let (status, answer) = self
+                .anonymous()
+                .api(method.clone(), path, body.clone())
+                .await;
+            assert_eq!(status, 401, "nobody: {method} {path}: {answer}");
+        }
+        let (status, _) = self
+            .api(
+                reqwest::Method::PUT,
+                &format!("/api/v1/graphs/{graph}/members/eddie"),
+                Some(serde_json::json!({"role": "viewer"})),
+            )
+            .await;
+        assert_eq!(status, 204);
+        for (method, path, body) in reads {
+            let (status, answer) = eddie.api(method.clone(), path, body.clone()).await;
+            assert_eq!(status, 200, "a viewer: {method} {path}: {answer}");
+        }
+        for (method, path, body) in writes {
+            let (status, answer) = eddie.api(method.clone(), path, body.clone()).await;
+            assert_eq!(status, 403, "a viewer: {method} {path}: {answer}");
+        }
+    }
+
     /// Publishes version `version` of `graph` as the owner.
     pub async fn publish(&self, graph: &str, version: i64) {
         let (status, body) = self

@@ -47,12 +47,18 @@ impl Runs {
                 .prepare_version(allowed, version, &Versions::Newest)
                 .await?;
             return self
-                .start_compiled(allowed, request, version, prepared)
+                .start_compiled(allowed, request, version, prepared, None)
                 .await;
         }
         let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
-        self.start_compiled(allowed, request, detail.version, (registry, graph, embeds))
-            .await
+        self.start_compiled(
+            allowed,
+            request,
+            detail.version,
+            (registry, graph, embeds),
+            None,
+        )
+        .await
     }
 
     /// Starts a run of the graph's published version: what calls from
@@ -73,17 +79,67 @@ impl Runs {
         let prepared = self
             .prepare_version(allowed, version, &Versions::Published)
             .await?;
-        self.start_compiled(allowed, request, version, prepared)
+        self.start_compiled(allowed, request, version, prepared, None)
             .await
     }
 
-    /// Records and launches a start of `version`, compiled.
+    /// Starts the run an experiment chose for one of its examples: of the
+    /// experiment's graph version, with the id the experiment's item names
+    /// (so a second attempt after a crash finds it recorded), labelled
+    /// with the experiment (`allowed`'s trigger, decided for its maker).
+    pub async fn start_for_experiment(
+        &self,
+        allowed: &Allowed,
+        version: i64,
+        input: Value,
+        run_id: &RunId,
+    ) -> Result<RunInfo, AppError> {
+        allowed.at_least(Role::Editor)?;
+        if allowed
+            .trigger()
+            .is_none_or(|trigger| trigger.origin != RunOrigin::Experiment)
+        {
+            return Err(AppError::Forbidden(
+                "only an experiment starts runs this way".into(),
+            ));
+        }
+        let prepared = self
+            .prepare_version(allowed, version, &Versions::Newest)
+            .await?;
+        let request = StartRequest {
+            input,
+            ..StartRequest::default()
+        };
+        self.start_compiled(allowed, request, version, prepared, Some(run_id))
+            .await
+    }
+
+    /// The version of the graph `allowed` names that an experiment would
+    /// run (`version`, or the newest), checked to exist and compile for
+    /// its maker, as its runs will.
+    pub async fn version_to_run(
+        &self,
+        allowed: &Allowed,
+        version: Option<i64>,
+    ) -> Result<i64, AppError> {
+        let version = match version {
+            Some(version) => version,
+            None => graphs::get(&self.inner.db, allowed).await?.version,
+        };
+        self.prepare_version(allowed, version, &Versions::Newest)
+            .await?;
+        Ok(version)
+    }
+
+    /// Records and launches a start of `version`, compiled; with the id
+    /// `run_id` when given.
     pub(super) async fn start_compiled(
         &self,
         allowed: &Allowed,
         request: StartRequest,
         version: i64,
         (registry, graph, embeds): (Registry, CompiledGraph, Vec<EmbeddedGraph>),
+        run_id: Option<&RunId>,
     ) -> Result<RunInfo, AppError> {
         let user = allowed.user();
         let stored = RunRequest::Start {
@@ -153,6 +209,7 @@ impl Runs {
                 lease: self.new_lease().as_ref(),
                 trigger: allowed.trigger(),
                 fork: None,
+                id: run_id,
             })
             .await?;
         if !self.executes() {
@@ -254,6 +311,7 @@ impl Runs {
                 lease: self.new_lease().as_ref(),
                 trigger: run.allowed().trigger(),
                 fork: Some((source_id, request.step)),
+                id: None,
             })
             .await?;
         if !self.executes() {
@@ -333,11 +391,16 @@ impl Runs {
     /// Records a new run, queued, within its starter's and its owner's
     /// limits.
     pub(super) async fn record_queued(&self, run: records::NewRun<'_>) -> Result<RunId, AppError> {
-        let limits = records::RunLimits {
+        records::record_queued(&self.inner.db, run, self.limits()).await
+    }
+
+    /// How many runs one starter, and one account, may have queued or
+    /// running at once.
+    pub fn limits(&self) -> records::RunLimits {
+        records::RunLimits {
             per_starter: self.inner.max_per_user.load(Ordering::Relaxed),
             per_owner: self.inner.max_per_owner.load(Ordering::Relaxed),
-        };
-        records::record_queued(&self.inner.db, run, limits).await
+        }
     }
 
     /// Resumes a thread's paused run with `value`.

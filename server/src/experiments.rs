@@ -1,0 +1,308 @@
+//! Experiments, driven: every server on the database looks a few times a
+//! second for running experiments it drives (or whose driver's lease
+//! lapsed: that server died), and moves each one on by a round:
+//!
+//! 1. it decides again that the experiment's maker may run the graph (a
+//!    maker who lost the right stops the experiment);
+//! 2. it records the runs its items chose but that were never recorded (a
+//!    crash came between), scores the runs that ended, and counts those
+//!    still going;
+//! 3. it stops the experiment past its token or cost ceiling, cancelling
+//!    what still runs;
+//! 4. it starts a window of pending items: no more than the maker's share
+//!    leaves free (their per-starter limit, and their account's limit less
+//!    what the account runs already, one place kept for the person's own
+//!    runs), so an experiment never meets a 429 and the run queue's fair
+//!    turns between owners hold as for any other runs;
+//! 5. it ends the experiment when nothing is pending or going.
+//!
+//! Each item's run id is chosen and stored before the run is recorded
+//! with it, and the item's key is (experiment, example, repetition): a
+//! restart at any point finds each item's run, or records it, and no
+//! example runs twice.
+
+mod score;
+
+use std::time::Duration;
+
+use heddle_engine::RunId;
+use heddle_engine::run::RunStatus;
+use heddle_store::access::{Allowed, Principal, Trigger, require_run, require_trigger};
+use heddle_store::accounts;
+use heddle_store::db::Db;
+use heddle_store::experiments::{self as records, Driving, Item};
+use heddle_store::runs as run_records;
+use heddle_wire::access::Role;
+use heddle_wire::error::AppError;
+use heddle_wire::experiments::ExperimentStatus;
+use heddle_wire::runs::RunOrigin;
+
+use crate::runs::Runs;
+
+/// How often a server looks for experiments to move on (sooner when one
+/// of its runs ends).
+const TICK: Duration = Duration::from_millis(250);
+/// The most runs one experiment has queued or running at once, whatever
+/// its maker's limits allow.
+pub const WINDOW: usize = 8;
+
+/// Drives experiments until the task is aborted.
+pub fn keep_driving(runs: Runs) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        // On SQLite this server is the file's only one: at start, every
+        // running experiment is its own at once.
+        let mut all = matches!(runs.db(), Db::Sqlite(_));
+        let mut notices = runs.notices();
+        let mut tick = tokio::time::interval(TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {}
+                notice = notices.recv() => {
+                    if matches!(notice, Ok(ref notice) if notice.status.is_active()) {
+                        continue;
+                    }
+                }
+            }
+            if let Err(error) = drive_all(&runs, all).await {
+                tracing::warn!(%error, "cannot move experiments on");
+            }
+            all = false;
+        }
+    })
+}
+
+/// Moves on by one round every experiment this server drives (taking
+/// those free to take: with `all`, every running one); how many are still
+/// running.
+pub async fn drive_all(runs: &Runs, all: bool) -> Result<usize, AppError> {
+    let lease = runs.lease();
+    let until = heddle_store::db::from_now(lease.duration);
+    let ids = records::claim(runs.db(), &lease.owner, &until, all).await?;
+    let mut running = 0;
+    for id in ids {
+        match round(runs, &id).await {
+            Ok(true) => running += 1,
+            Ok(false) => {}
+            Err(error) => tracing::warn!(experiment = %id, %error, "an experiment's round failed"),
+        }
+    }
+    Ok(running)
+}
+
+/// One round of experiment `id`; whether it is still running after it.
+async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
+    let db = runs.db();
+    let Some(experiment) = records::driving(db, id).await? else {
+        return Ok(false);
+    };
+    if experiment.status != ExperimentStatus::Running {
+        return Ok(false);
+    }
+    let Some(allowed) = maker_may_run(db, &experiment).await? else {
+        stop(
+            runs,
+            &experiment,
+            None,
+            "its maker may no longer run this graph",
+        )
+        .await?;
+        return Ok(false);
+    };
+    let scorers = match records::check_scorers(&experiment.scorers) {
+        Ok(scorers) => scorers,
+        Err(error) => {
+            stop(runs, &experiment, Some(&allowed), &error.to_string()).await?;
+            return Ok(false);
+        }
+    };
+
+    // What the started items' runs came to.
+    let mut going = 0;
+    // The runs this round records.
+    let mut started = Vec::new();
+    for item in records::started(db, id).await? {
+        match run_records::get(db, &item.run_id).await? {
+            None => {
+                // Chosen, never recorded (a crash or a full queue came
+                // between): record it now, with the id chosen.
+                match start(runs, &allowed, &experiment, &item).await {
+                    Ok(()) => {
+                        going += 1;
+                        started.push(item.run_id.clone());
+                    }
+                    Err(AppError::TooManyRuns { .. }) => {}
+                    Err(error) => {
+                        let outcome = score::refused(&scorers, &error);
+                        records::record(db, id, &item, &outcome).await?;
+                    }
+                }
+            }
+            Some(run) if run.status.is_active() => going += 1,
+            Some(run) => {
+                // With its final state (kept in its last checkpoint).
+                let run = runs.record(&run.id).await?;
+                let events = match run.status {
+                    RunStatus::Finished => runs.stored_events(&item.run_id).await?,
+                    _ => Vec::new(),
+                };
+                let outcome = score::ended(&scorers, &item, &run, &events);
+                records::record(db, id, &item, &outcome).await?;
+            }
+        }
+    }
+
+    if let Some(reason) = past_a_ceiling(db, &experiment).await? {
+        stop(runs, &experiment, Some(&allowed), &reason).await?;
+        return Ok(false);
+    }
+
+    let room = room(runs, &allowed, going).await?;
+    for item in records::choose(db, id, room).await? {
+        match start(runs, &allowed, &experiment, &item).await {
+            Ok(()) => started.push(item.run_id),
+            // Another start of the maker's took the place meanwhile: the
+            // item keeps its run id, and the next round records it.
+            Err(AppError::TooManyRuns { .. }) => break,
+            Err(error) => {
+                let outcome = score::refused(&scorers, &error);
+                records::record(db, id, &item, &outcome).await?;
+            }
+        }
+    }
+
+    // Cancelled (or stopped) while this round started runs: the cancel
+    // may have looked for them before they were recorded.
+    if !started.is_empty()
+        && records::driving(db, id)
+            .await?
+            .is_none_or(|now| now.status != ExperimentStatus::Running)
+    {
+        cancel_runs(runs, Principal::User(allowed.user()), &started).await;
+        return Ok(false);
+    }
+    if !records::unfinished(db, id).await? {
+        records::end(db, id, ExperimentStatus::Finished, None).await?;
+        return Ok(false);
+    }
+    Ok(true)
+}
+
+/// The experiment's maker's right to run its graph, labelled with the
+/// experiment; `None` when they have it no more (or are gone).
+async fn maker_may_run(db: &Db, experiment: &Driving) -> Result<Option<Allowed>, AppError> {
+    let Some(maker) = &experiment.maker else {
+        return Ok(None);
+    };
+    let Some(user) = accounts::user_by_id(db, maker).await? else {
+        return Ok(None);
+    };
+    let trigger = Trigger {
+        origin: RunOrigin::Experiment,
+        id: experiment.id.clone(),
+        name: experiment.name.clone(),
+    };
+    match require_trigger(db, &user, experiment.graph_id.as_str(), trigger).await {
+        Ok(allowed) => Ok(Some(allowed)),
+        Err(AppError::NotFound { .. } | AppError::Forbidden(_)) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// How many more runs the experiment may start now: its window, within
+/// the maker's per-starter limit, and within what their account's limit
+/// leaves (one place kept for the person's own runs when the limit has
+/// more than one).
+async fn room(runs: &Runs, allowed: &Allowed, going: usize) -> Result<usize, AppError> {
+    let limits = runs.limits();
+    let owner_active = run_records::active_of_owner(runs.db(), allowed.user().id.as_str()).await?;
+    let owner_active = usize::try_from(owner_active).unwrap_or(usize::MAX);
+    let kept = usize::from(limits.per_owner > 1);
+    let owner_room = limits
+        .per_owner
+        .saturating_sub(kept)
+        .saturating_sub(owner_active);
+    Ok(WINDOW
+        .min(limits.per_starter)
+        .saturating_sub(going)
+        .min(owner_room))
+}
+
+/// Records and launches an item's run, with the id the item chose; one
+/// already recorded is left as it is.
+async fn start(
+    runs: &Runs,
+    allowed: &Allowed,
+    experiment: &Driving,
+    item: &Item,
+) -> Result<(), AppError> {
+    if run_records::get(runs.db(), &item.run_id).await?.is_some() {
+        return Ok(());
+    }
+    runs.start_for_experiment(
+        allowed,
+        experiment.graph_version,
+        item.input.clone(),
+        &item.run_id,
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Why the experiment must stop now, if it is past a ceiling.
+async fn past_a_ceiling(db: &Db, experiment: &Driving) -> Result<Option<String>, AppError> {
+    if experiment.max_tokens.is_none() && experiment.max_cost_usd.is_none() {
+        return Ok(None);
+    }
+    let (tokens, cost) = records::spent(db, &experiment.id).await?;
+    if let Some(max) = experiment.max_tokens
+        && tokens >= max
+    {
+        return Ok(Some(format!(
+            "its runs used {tokens} tokens, past its ceiling of {max}"
+        )));
+    }
+    if let Some(max) = experiment.max_cost_usd
+        && cost >= max
+    {
+        return Ok(Some(format!(
+            "its runs cost ${cost:.4}, past its ceiling of ${max:.4}"
+        )));
+    }
+    Ok(None)
+}
+
+/// Ends the experiment as stopped, for `reason`, and cancels the runs it
+/// still has going (as its maker, when they may still act on them).
+async fn stop(
+    runs: &Runs,
+    experiment: &Driving,
+    allowed: Option<&Allowed>,
+    reason: &str,
+) -> Result<(), AppError> {
+    let db = runs.db();
+    let going: Vec<RunId> = records::started(db, &experiment.id)
+        .await?
+        .into_iter()
+        .map(|item| item.run_id)
+        .collect();
+    records::end(db, &experiment.id, ExperimentStatus::Stopped, Some(reason)).await?;
+    if let Some(allowed) = allowed {
+        cancel_runs(runs, Principal::User(allowed.user()), &going).await;
+    }
+    Ok(())
+}
+
+/// Cancels the runs of a cancelled or stopped experiment that are still
+/// going, as `who` (each through its own access decision); a run that
+/// ended meanwhile, or that `who` may not stop, is left.
+pub async fn cancel_runs(runs: &Runs, who: Principal<'_>, run_ids: &[RunId]) {
+    for run_id in run_ids {
+        let Ok(run) = require_run(runs.db(), who, run_id, Role::Editor).await else {
+            continue;
+        };
+        if let Err(error) = runs.cancel(&run).await {
+            tracing::debug!(run = %run_id, %error, "an experiment's run was not cancelled");
+        }
+    }
+}
