@@ -17,6 +17,8 @@
 //! - [`schedules`]: cron schedules that run a graph's published version.
 //! - [`secrets`]: per-user credentials that graphs name.
 //! - [`datasets`]: examples to evaluate a graph on, made from its runs.
+//! - [`experiments`]: a graph version run over a dataset, scored.
+//! - [`evaluations`]: the graph page's experiments: start, follow, compare.
 //! - [`webhooks`]: secret URLs that run a graph's published version.
 //! - [`widgets`]: chat bubbles for a published chat graph on other sites.
 //! - [`session`]: the app-wide "who is logged in" resource.
@@ -36,7 +38,9 @@ pub mod catalog;
 pub mod components;
 pub mod datasets;
 pub mod editor;
+pub mod evaluations;
 pub mod examples;
+pub mod experiments;
 pub mod graphs;
 pub mod http_status;
 pub mod live;

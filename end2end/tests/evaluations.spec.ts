@@ -102,3 +102,112 @@ test("a chat's answer becomes an example of a new dataset, then of the same one 
   expect(version.examples[0].reference.answer).toBe("(offline model) calculator says 42.");
   expect(version.examples[1].reference.answer).toBe("(offline model) calculator says 5.");
 });
+
+/** Runs the graph on `question` over the API and waits for its end; its id. */
+async function answered(page: Page, graph: string, question: string): Promise<string> {
+  const started = await page.request.post(`/api/v1/graphs/${graph}/runs`, {
+    data: { input: { messages: [{ role: "user", content: question }] } },
+  });
+  expect(started.status()).toBe(202);
+  const id = (await started.json()).id;
+  await expect
+    .poll(async () => (await (await page.request.get(`/api/v1/runs/${id}`)).json()).status, {
+      timeout: 15_000,
+    })
+    .toBe("finished");
+  return id;
+}
+
+/** Starts an experiment of the version on screen from the Evaluations section. */
+async function runExperiment(page: Page, version: number) {
+  await page.getByRole("button", { name: "New experiment" }).click();
+  const dialog = page.getByRole("dialog", { name: "New experiment" });
+  await expect(dialog.getByTestId("experiment-dataset")).toBeFocused();
+  await expect(dialog.getByTestId("experiment-version")).toHaveValue(String(version));
+  await dialog.getByTestId("start-experiment").click();
+  await expect(dialog).toBeHidden();
+  const row = page.locator(".experiment-row", { hasText: `Version ${version} on Arithmetic` });
+  await expect(row).toHaveAttribute("data-status", "finished", { timeout: 30_000 });
+  return row;
+}
+
+test("version 2 of a graph, run over the same examples as version 1, shows its regression side by side", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const graph = await importGraph(page, example("react_agent.json"));
+  // Three answers kept as a dataset's examples.
+  const made = await page.request.post(`/api/v1/graphs/${graph}/datasets`, {
+    data: { name: "Arithmetic" },
+  });
+  const dataset = (await made.json()).id;
+  for (const [question, label] of [
+    ["What is 6 * 7?", "six sevens"],
+    ["What is 12 + 30?", "twelve and thirty"],
+    ["What is 9 - 4?", "nine less four"],
+  ]) {
+    const run = await answered(page, graph, question);
+    const added = await page.request.post(
+      `/api/v1/graphs/${graph}/datasets/${dataset}/examples/from-run`,
+      { data: { run_id: run, label } },
+    );
+    expect(added.status()).toBe(200);
+  }
+
+  // Version 1 over them: every answer holds its reference.
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.locator(".evaluations summary").click();
+  await expect(page.locator(".evaluations .empty-note")).toContainText("No experiments yet");
+  const first = await runExperiment(page, 1);
+  await expect(first.locator(".score-chip")).toHaveText("answer 1.00");
+  await expect(first).toContainText("3 of 3 runs");
+
+  // Version 2 loses its calculator: its answers change.
+  const current = await (await page.request.get(`/api/v1/graphs/${graph}`)).json();
+  const document = current.document;
+  for (const node of document.nodes) {
+    if (node.config?.tools) node.config.tools = ["current_time"];
+  }
+  const saved = await page.request.put(`/api/v1/graphs/${graph}`, {
+    data: { base_version: 1, document },
+  });
+  expect(saved.status()).toBe(200);
+  await page.reload();
+  await hydrated(page);
+  await page.locator(".evaluations summary").click();
+  const second = await runExperiment(page, 2);
+  await expect(second.locator(".score-chip")).toHaveText("answer 0.00");
+
+  // Both chosen, compared: version 2's mean is worse, and every example
+  // is marked as a regression, with its changed answer beside the old.
+  await page.getByRole("checkbox", { name: "Compare “Version 1 on Arithmetic v3”" }).check();
+  await page.getByRole("checkbox", { name: "Compare “Version 2 on Arithmetic v3”" }).check();
+  await page.getByRole("button", { name: "Compare 2" }).click();
+  const compare = page.getByRole("dialog", { name: "Compare experiments" });
+  const scores = compare.getByTestId("compare-scores");
+  await expect(scores.locator("thead th").nth(1)).toContainText("Version 1 on Arithmetic v3");
+  const answerRow = scores.locator("tbody tr", { hasText: "answer" });
+  await expect(answerRow.locator("td").nth(1)).toHaveClass(/worse/);
+  await expect(answerRow.locator("td").nth(1)).toContainText("(-1.00)");
+  const examples = compare.getByTestId("compare-examples");
+  await expect(examples.locator("tbody tr.regressed")).toHaveCount(3);
+  await expect(examples.locator("tbody tr").first().locator("td").first()).toContainText(
+    "calculator says",
+  );
+  await expect(examples.locator("tbody tr").first().locator("td.changed")).toHaveCount(1);
+  await page.screenshot({ path: "../target/e2e/screens/compare-experiments-1440.png" });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.screenshot({ path: "../target/e2e/screens/compare-experiments-1024.png" });
+  await page.keyboard.press("Escape");
+  await expect(compare).toBeHidden();
+  await page.screenshot({ path: "../target/e2e/screens/evaluations-1024.png" });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.screenshot({ path: "../target/e2e/screens/evaluations-1440.png" });
+
+  // Each example is an ordinary run: listed with the experiment's name.
+  const runs = await (await page.request.get(`/api/v1/graphs/${graph}/runs`)).json();
+  expect(runs.filter((run: any) => run.origin === "experiment")).toHaveLength(6);
+  expect(errors).toEqual([]);
+});

@@ -60,6 +60,13 @@ pub trait RunControl: Send + Sync + 'static {
     /// Stops every queued or running run of the graph (its owner is
     /// deleting it).
     fn stop_all<'a>(&'a self, allowed: &'a Allowed) -> RunFuture<'a, ()>;
+    /// The version an experiment would run (`version`, or the newest),
+    /// checked to exist and compile for the caller.
+    fn version_to_run<'a>(
+        &'a self,
+        allowed: &'a Allowed,
+        version: Option<i64>,
+    ) -> RunFuture<'a, i64>;
 }
 
 /// A run status as this module's SQL spells it: the quoted
@@ -375,10 +382,14 @@ pub async fn usage(db: &Db, allowed: &Allowed, days: i64) -> Result<GraphUsage, 
     Ok(usage)
 }
 
-/// A graph's threads, most recently active first.
+/// A graph's threads, most recently active first (an experiment's left
+/// out).
 pub async fn threads(db: &Db, allowed: &Allowed) -> Result<Vec<ThreadInfo>, AppError> {
+    // An experiment's threads are its runs' own, listed with it, never
+    // among the conversations people hold.
     let rows: Vec<ThreadRow> = on_db!(db, pool => sqlx::query_as(select_threads!(
-        "WHERE t.graph_id = $1 ORDER BY t.updated_at DESC"
+        "WHERE t.graph_id = $1 AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.thread_id = t.id
+           AND r.experiment_id IS NOT NULL) ORDER BY t.updated_at DESC"
     ))
     .bind(allowed.graph().as_str())
     .fetch_all(pool)

@@ -124,6 +124,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let copy = ServerAction::<CopyGraph>::new();
     let share_id = id.clone();
     let history_id = id.clone();
+    let evaluations_id = id.clone();
     let triggers_id = id.clone();
     let run_id = id.clone();
     let copy_id = id.clone();
@@ -200,6 +201,8 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 publication=live
             >
                 <RunHistory graph_id=history_id watch />
+                <crate::evaluations::EvaluationsPanel graph_id=evaluations_id editor
+                    version=persistence.version can_edit=role.can_edit() />
                 <TriggersPanel graph_id=triggers_id can_edit=role.can_edit() />
                 <details class="document">
                     <summary>"Details"</summary>
@@ -373,7 +376,7 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                                 </span>
                                             })}
                                             {origin.map(|origin| view! {
-                                                <span class="origin-tag" title="Started from outside the editor: it ran the published version">{origin}</span>
+                                                <span class="origin-tag" title=origin_title(summary.origin)>{origin}</span>
                                             })}
                                         </span>
                                         <a class="button button-small" href=href rel="external">"Open"</a>
@@ -386,6 +389,16 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                 })}
             </Transition>
         </details>
+    }
+}
+
+/// What a run's origin tag says of it on hover.
+fn origin_title(origin: crate::runs::RunOrigin) -> &'static str {
+    match origin {
+        crate::runs::RunOrigin::Experiment => {
+            "An example of an experiment: it ran the version the experiment chose"
+        }
+        _ => "Started from outside the editor: it ran the published version",
     }
 }
 

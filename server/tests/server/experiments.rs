@@ -179,6 +179,15 @@ async fn every_example_runs_once_per_repetition_as_an_ordinary_run_and_is_scored
         .api(Method::GET, &format!("/api/v1/runs/{}", runs[0]), None)
         .await;
     assert_eq!(status, 200, "{run}");
+    // Its threads are its runs' own, not conversations people hold.
+    let (status, threads) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/graphs/{graph}/threads"),
+            None,
+        )
+        .await;
+    assert_eq!((status, threads), (200, json!([])));
 
     // Listed, newest first, and deletable once it ended (its runs stay).
     let (_, list) = server

@@ -59,4 +59,12 @@ impl records::RunControl for Runs {
     fn stop_all<'a>(&'a self, allowed: &'a Allowed) -> records::RunFuture<'a, ()> {
         Box::pin(Runs::stop_all(self, allowed))
     }
+
+    fn version_to_run<'a>(
+        &'a self,
+        allowed: &'a Allowed,
+        version: Option<i64>,
+    ) -> records::RunFuture<'a, i64> {
+        Box::pin(Runs::version_to_run(self, allowed, version))
+    }
 }

@@ -1,0 +1,194 @@
+//! The list of a graph's experiments: each with its status, progress,
+//! scores, cost and latency; chosen two at a time (or more) to compare;
+//! cancelled while it runs.
+
+use leptos::prelude::*;
+
+use super::compare::CompareDialog;
+use super::new_experiment::NewExperimentDialog;
+use super::score_text;
+use crate::editor::state::Editor;
+use crate::experiments::{Experiment, ExperimentStatus, cancel_experiment, list_experiments};
+use crate::graphs::display_timestamp;
+
+/// How often the list is read again while an experiment runs.
+const REFRESH_MS: u64 = 1_000;
+
+#[component]
+pub fn EvaluationsPanel(
+    graph_id: String,
+    editor: Editor,
+    /// The version on screen: what a new experiment runs by default.
+    version: RwSignal<i64>,
+    can_edit: bool,
+) -> impl IntoView {
+    let open = RwSignal::new(false);
+    let experiments = RwSignal::new(None::<Result<Vec<Experiment>, String>>);
+    let refresh = RwSignal::new(0u64);
+    let chosen = RwSignal::new(Vec::<String>::new());
+    let creating = RwSignal::new(false);
+    let comparing = RwSignal::new(false);
+    {
+        let graph_id = graph_id.clone();
+        Effect::new(move |_| {
+            refresh.track();
+            if !open.get() {
+                return;
+            }
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                let listed = list_experiments(graph_id).await;
+                let running = listed.as_ref().is_ok_and(|list| {
+                    list.iter()
+                        .any(|experiment| experiment.status == ExperimentStatus::Running)
+                });
+                experiments.set(Some(listed.map_err(|error| error.to_string())));
+                if running {
+                    set_timeout(
+                        move || refresh.update(|n| *n += 1),
+                        std::time::Duration::from_millis(REFRESH_MS),
+                    );
+                }
+            });
+        });
+    }
+    // Spawned from the click, in the browser: nothing of it is made while
+    // the page renders on the server.
+    let cancel_id = StoredValue::new(graph_id.clone());
+    let cancel = move |experiment: String| {
+        let graph_id = cancel_id.get_value();
+        leptos::task::spawn_local(async move {
+            let _ = cancel_experiment(graph_id, experiment).await;
+            refresh.update(|n| *n += 1);
+        });
+    };
+    let toggle = move |id: String| {
+        chosen.update(
+            |chosen| match chosen.iter().position(|other| *other == id) {
+                Some(at) => {
+                    chosen.remove(at);
+                }
+                None => chosen.push(id),
+            },
+        );
+    };
+    let rows = move || {
+        experiments.get().map(|listed| match listed {
+            Err(message) => view! {
+                <p class="inline-error" role="alert">{format!("Cannot list the experiments: {message}")}</p>
+            }
+            .into_any(),
+            Ok(list) if list.is_empty() => view! {
+                <p class="empty-note">
+                    "No experiments yet. Keep answers worth keeping with “Add to dataset” on a finished run, then run a version over them."
+                </p>
+            }
+            .into_any(),
+            Ok(list) => view! {
+                <ul class="experiment-list" data-testid="experiment-list">
+                    {list.into_iter().map(|experiment| {
+                        let id = experiment.id.clone();
+                        let row_id = id.clone();
+                        let checked_id = id.clone();
+                        let cancel_target = id.clone();
+                        let running = experiment.status == ExperimentStatus::Running;
+                        let progress = &experiment.progress;
+                        let done = progress.scored + progress.failed;
+                        let label = format!("Compare “{}”", experiment.name);
+                        view! {
+                            <li class="experiment-row" data-experiment=row_id
+                                data-status=experiment.status.as_str()>
+                                <label class="experiment-pick">
+                                    <input type="checkbox" aria-label=label
+                                        prop:checked=move || chosen.with(|chosen| chosen.contains(&checked_id))
+                                        on:change=move |_| toggle(id.clone()) />
+                                    <span class="experiment-name">{experiment.name.clone()}</span>
+                                </label>
+                                <span class=format!("run-pill experiment-{}", experiment.status)>
+                                    {experiment.status.as_str()}
+                                </span>
+                                <span class="version-meta">
+                                    {format!("v{} · {} v{} · {} of {} runs",
+                                        experiment.graph_version,
+                                        experiment.dataset_name.clone().unwrap_or_else(|| "deleted dataset".into()),
+                                        experiment.dataset_version, done, progress.total)}
+                                    {(progress.failed > 0).then(|| format!(" · {} failed", progress.failed))}
+                                    {format!(" · {}", display_timestamp(&experiment.created_at))}
+                                </span>
+                                {running.then(|| view! {
+                                    <progress class="experiment-progress" max=progress.total.to_string()
+                                        value=done.to_string()
+                                        aria-label=format!("{done} of {} runs", progress.total)></progress>
+                                })}
+                                <span class="experiment-scores">
+                                    {experiment.scores.iter().map(|summary| view! {
+                                        <span class="score-chip" title=format!("{} over {} runs", summary.scorer, summary.count)>
+                                            <span class="score-name">{summary.scorer.clone()}</span>
+                                            " "
+                                            <span class="score-value">{score_text(summary)}</span>
+                                        </span>
+                                    }).collect_view()}
+                                </span>
+                                {experiment.stop_reason.clone().map(|reason| view! {
+                                    <span class="experiment-stop">{format!("Stopped: {reason}")}</span>
+                                })}
+                                {(running && can_edit).then(|| view! {
+                                    <button type="button" class="button button-small"
+                                        on:click=move |_| cancel(cancel_target.clone())>
+                                        "Cancel"
+                                    </button>
+                                })}
+                            </li>
+                        }
+                    }).collect_view()}
+                </ul>
+            }
+            .into_any(),
+        })
+    };
+    let compare_label = move || match chosen.with(Vec::len) {
+        0 | 1 => "Compare".to_string(),
+        n => format!("Compare {n}"),
+    };
+    let new_id = graph_id.clone();
+    let compare_id = graph_id;
+    view! {
+        <details class="history evaluations" data-testid="evaluations" on:toggle=move |event| {
+            open.set(event_target::<web_sys::HtmlDetailsElement>(&event).open());
+        }>
+            <summary>"Evaluations"</summary>
+            <div class="evaluations-actions">
+                {can_edit.then(|| view! {
+                    <button type="button" class="button button-small button-primary"
+                        aria-haspopup="dialog" on:click=move |_| creating.set(true)>
+                        "New experiment"
+                    </button>
+                })}
+                <button type="button" class="button button-small" aria-haspopup="dialog"
+                    title="Choose two or more experiments to see their scores and answers side by side"
+                    disabled=move || chosen.with(Vec::len) < 2
+                    on:click=move |_| comparing.set(true)>
+                    {compare_label}
+                </button>
+            </div>
+            {move || match experiments.get() {
+                None if open.get() => Some(view! { <p class="loading">"Loading experiments…"</p> }.into_any()),
+                _ => None,
+            }}
+            {rows}
+        </details>
+        {move || creating.get().then(|| view! {
+            <NewExperimentDialog graph_id=new_id.clone() editor version open=creating
+                started=Callback::new(move |()| refresh.update(|n| *n += 1)) />
+        })}
+        {move || comparing.get().then(|| {
+            let listed = experiments.get_untracked().and_then(Result::ok).unwrap_or_default();
+            let picked: Vec<Experiment> = chosen
+                .get_untracked()
+                .iter()
+                .filter_map(|id| listed.iter().find(|experiment| &experiment.id == id).cloned())
+                .collect();
+            view! { <CompareDialog graph_id=compare_id.clone() experiments=picked open=comparing /> }
+        })}
+    }
+}
