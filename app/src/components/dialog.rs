@@ -28,3 +28,25 @@ pub fn Dialog(
         </div>
     }
 }
+
+/// Moves the focus into a dialog, onto `first`, so the keyboard goes on
+/// from there: a frame after it is drawn (its elements are made before
+/// they are in the page, and a detached element takes no focus).
+pub fn focus_when_drawn<E>(first: NodeRef<E>)
+where
+    E: leptos::html::ElementType + 'static,
+    E::Output: wasm_bindgen::JsCast + Clone + 'static,
+{
+    Effect::new(move |_| {
+        first.track();
+        request_animation_frame(move || {
+            if let Some(element) = first.get_untracked() {
+                use wasm_bindgen::JsCast;
+                let element: &web_sys::HtmlElement = element.unchecked_ref();
+                if element.is_connected() {
+                    let _ = element.focus();
+                }
+            }
+        });
+    });
+}

@@ -66,16 +66,7 @@ pub fn NewExperimentDialog(
         None => {}
     });
     let first = NodeRef::<leptos::html::Select>::new();
-    Effect::new(move |_| {
-        first.track();
-        request_animation_frame(move || {
-            if let Some(select) = first.get_untracked()
-                && select.is_connected()
-            {
-                let _ = select.focus();
-            }
-        });
-    });
+    crate::components::focus_when_drawn(first);
     let submit = move |event: leptos::ev::SubmitEvent| {
         event.prevent_default();
         error.set(None);

@@ -127,20 +127,8 @@ fn AddDialog(
         None => {}
     });
     let close = Callback::new(move |()| open.set(false));
-    // Focus moves into the dialog, so the keyboard goes on from there: a
-    // frame after it is drawn (its elements are made before they are in
-    // the page, and a detached element takes no focus).
     let first = NodeRef::<leptos::html::Select>::new();
-    Effect::new(move |_| {
-        first.track();
-        request_animation_frame(move || {
-            if let Some(select) = first.get_untracked()
-                && select.is_connected()
-            {
-                let _ = select.focus();
-            }
-        });
-    });
+    crate::components::focus_when_drawn(first);
     let submit = move |event: leptos::ev::SubmitEvent| {
         event.prevent_default();
         error.set(None);
