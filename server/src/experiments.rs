@@ -37,7 +37,7 @@ use heddle_wire::error::AppError;
 use heddle_wire::experiments::ExperimentStatus;
 use heddle_wire::runs::RunOrigin;
 
-use crate::runs::Runs;
+use crate::runs::{Prepared, Runs};
 
 /// How often a server looks for experiments to move on (sooner when one
 /// of its runs ends).
@@ -46,48 +46,65 @@ const TICK: Duration = Duration::from_millis(250);
 /// its maker's limits allow.
 pub const WINDOW: usize = 8;
 
-/// Drives experiments until the task is aborted.
+/// Drives experiments until the task is aborted: at every tick it takes
+/// (or renews) the experiments it drives and moves each on; when one of
+/// its runs ends, it moves on those it holds at once, without taking
+/// anything (a run's end is frequent; a lease's renewal need not be).
 pub fn keep_driving(runs: Runs) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         // On SQLite this server is the file's only one: at start, every
         // running experiment is its own at once.
         let mut all = matches!(runs.db(), Db::Sqlite(_));
+        let mut held: Vec<String> = Vec::new();
         let mut notices = runs.notices();
         let mut tick = tokio::time::interval(TICK);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tokio::select! {
-                _ = tick.tick() => {}
+            let taking = tokio::select! {
+                _ = tick.tick() => true,
                 notice = notices.recv() => {
-                    if matches!(notice, Ok(ref notice) if notice.status.is_active()) {
+                    if held.is_empty()
+                        || matches!(notice, Ok(ref notice) if notice.status.is_active())
+                    {
                         continue;
                     }
+                    false
                 }
+            };
+            if taking {
+                match take(&runs, all).await {
+                    Ok(ids) => held = ids,
+                    Err(error) => tracing::warn!(%error, "cannot take experiments to drive"),
+                }
+                all = false;
             }
-            if let Err(error) = drive_all(&runs, all).await {
-                tracing::warn!(%error, "cannot move experiments on");
-            }
-            all = false;
+            held = drive(&runs, std::mem::take(&mut held)).await;
         }
     })
 }
 
-/// Moves on by one round every experiment this server drives (taking
-/// those free to take: with `all`, every running one); how many are still
-/// running.
-pub async fn drive_all(runs: &Runs, all: bool) -> Result<usize, AppError> {
+/// The running experiments this server drives now: those it drove, and
+/// those free to take (with `all`, every running one).
+pub async fn take(runs: &Runs, all: bool) -> Result<Vec<String>, AppError> {
     let lease = runs.lease();
     let until = heddle_store::db::from_now(lease.duration);
-    let ids = records::claim(runs.db(), &lease.owner, &until, all).await?;
-    let mut running = 0;
+    records::claim(runs.db(), &lease.owner, &until, all).await
+}
+
+/// Moves each of `ids` on by one round; those still running.
+pub async fn drive(runs: &Runs, ids: Vec<String>) -> Vec<String> {
+    let mut running = Vec::with_capacity(ids.len());
     for id in ids {
         match round(runs, &id).await {
-            Ok(true) => running += 1,
+            Ok(true) => running.push(id),
             Ok(false) => {}
-            Err(error) => tracing::warn!(experiment = %id, %error, "an experiment's round failed"),
+            Err(error) => {
+                tracing::warn!(experiment = %id, %error, "an experiment's round failed");
+                running.push(id);
+            }
         }
     }
-    Ok(running)
+    running
 }
 
 /// One round of experiment `id`; whether it is still running after it.
@@ -117,6 +134,8 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
         }
     };
 
+    // The version, compiled once for the runs this round starts.
+    let mut prepared = None;
     // What the started items' runs came to.
     let mut going = 0;
     // The runs this round records.
@@ -126,7 +145,7 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
             None => {
                 // Chosen, never recorded (a crash or a full queue came
                 // between): record it now, with the id chosen.
-                match start(runs, &allowed, &experiment, &item).await {
+                match start(runs, &allowed, &experiment, &mut prepared, &item).await {
                     Ok(()) => {
                         going += 1;
                         started.push(item.run_id.clone());
@@ -159,7 +178,7 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
 
     let room = room(runs, &allowed, going).await?;
     for item in records::choose(db, id, room).await? {
-        match start(runs, &allowed, &experiment, &item).await {
+        match start(runs, &allowed, &experiment, &mut prepared, &item).await {
             Ok(()) => started.push(item.run_id),
             // Another start of the maker's took the place meanwhile: the
             // item keeps its run id, and the next round records it.
@@ -229,19 +248,29 @@ async fn room(runs: &Runs, allowed: &Allowed, going: usize) -> Result<usize, App
 }
 
 /// Records and launches an item's run, with the id the item chose; one
-/// already recorded is left as it is.
+/// already recorded is left as it is. The version is compiled at the
+/// round's first start and kept in `prepared` for the rest.
 async fn start(
     runs: &Runs,
     allowed: &Allowed,
     experiment: &Driving,
+    prepared: &mut Option<Prepared>,
     item: &Item,
 ) -> Result<(), AppError> {
     if run_records::get(runs.db(), &item.run_id).await?.is_some() {
         return Ok(());
     }
+    let compiled = match prepared {
+        Some(compiled) => compiled,
+        None => prepared.insert(
+            runs.prepare_for_experiment(allowed, experiment.graph_version)
+                .await?,
+        ),
+    };
     runs.start_for_experiment(
         allowed,
         experiment.graph_version,
+        compiled,
         item.input.clone(),
         &item.run_id,
     )

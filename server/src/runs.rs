@@ -19,4 +19,4 @@ pub mod wake;
 
 pub use heddle_wire::runs::{ForkRequest, RunInfo, StartRequest, ThreadInfo, ThreadView};
 pub use hub::{Frame, Replay, RunHub};
-pub use manager::{DEFAULT_MAX_PER_OWNER, Runs};
+pub use manager::{DEFAULT_MAX_PER_OWNER, Prepared, Runs};

@@ -15,6 +15,7 @@
 
 mod admission;
 mod commands;
+pub use commands::Prepared;
 mod control;
 mod lifecycle;
 mod queries;

@@ -208,7 +208,7 @@ pub struct Outcome {
 /// Records what a started item's run came to; `false` when it was not
 /// started (recorded already, or the experiment ended and skipped it).
 pub async fn record(db: &Db, id: &str, item: &Item, outcome: &Outcome) -> Result<bool, AppError> {
-    let output = outcome.output.as_ref().map(Value::to_string);
+    let output = outcome.output.as_ref().map(kept_output);
     let scores = serde_json::to_string(&outcome.scores).map_err(|_| AppError::Internal)?;
     let tokens = i64::try_from(outcome.usage.tokens()).unwrap_or(i64::MAX);
     let changed = on_db!(db, pool => sqlx::query(
@@ -233,6 +233,21 @@ pub async fn record(db: &Db, id: &str, item: &Item, outcome: &Outcome) -> Result
     Ok(changed > 0)
 }
 
+/// The most bytes of JSON of a run's output its item keeps; a larger one
+/// is kept as its size (the run itself keeps it all, and it was scored
+/// whole), so a page of items stays small whatever the graph makes.
+pub const MAX_KEPT_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// A run's output as its item keeps it.
+fn kept_output(output: &Value) -> String {
+    let text = output.to_string();
+    if text.len() <= MAX_KEPT_OUTPUT_BYTES {
+        text
+    } else {
+        serde_json::json!({"truncated": true, "bytes": text.len()}).to_string()
+    }
+}
+
 /// What the experiment's ended runs used: tokens and cost in dollars.
 pub async fn spent(db: &Db, id: &str) -> Result<(u64, f64), AppError> {
     let (tokens, cost): (i64, i64) = on_db!(db, pool => sqlx::query_as(
@@ -255,4 +270,18 @@ pub async fn unfinished(db: &Db, id: &str) -> Result<bool, AppError> {
     .fetch_one(pool)
     .await)?;
     Ok(n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_output_past_its_bound_is_kept_as_its_size() {
+        assert_eq!(kept_output(&serde_json::json!({"a": 1})), "{\"a\":1}");
+        let big = serde_json::json!({"text": "x".repeat(MAX_KEPT_OUTPUT_BYTES)});
+        let kept: Value = serde_json::from_str(&kept_output(&big)).expect("JSON");
+        assert_eq!(kept["truncated"], true);
+        assert_eq!(kept["bytes"], MAX_KEPT_OUTPUT_BYTES + 11);
+    }
 }

@@ -23,6 +23,26 @@ use heddle_store::runs::EmbeddedGraph;
 
 use super::{Runs, WIDGET_THREADS, internal};
 
+/// A graph version compiled for runs, with the registry it compiled
+/// with and the saved graphs it embeds; its graph shared, so the runs of
+/// one experiment round share one compilation.
+#[derive(Clone)]
+pub struct Prepared {
+    registry: Registry,
+    graph: Arc<CompiledGraph>,
+    embeds: Vec<EmbeddedGraph>,
+}
+
+impl From<(Registry, CompiledGraph, Vec<EmbeddedGraph>)> for Prepared {
+    fn from((registry, graph, embeds): (Registry, CompiledGraph, Vec<EmbeddedGraph>)) -> Self {
+        Prepared {
+            registry,
+            graph: Arc::new(graph),
+            embeds,
+        }
+    }
+}
+
 impl Runs {
     /// Starts a run of the version `request` names, or of the graph's
     /// newest (the draft, as the editor shows it), for the user `allowed`
@@ -47,7 +67,7 @@ impl Runs {
                 .prepare_version(allowed, version, &Versions::Newest)
                 .await?;
             return self
-                .start_compiled(allowed, request, version, prepared, None)
+                .start_compiled(allowed, request, version, prepared.into(), None)
                 .await;
         }
         let (detail, registry, graph, embeds) = self.prepare(allowed).await?;
@@ -55,7 +75,7 @@ impl Runs {
             allowed,
             request,
             detail.version,
-            (registry, graph, embeds),
+            (registry, graph, embeds).into(),
             None,
         )
         .await
@@ -79,18 +99,32 @@ impl Runs {
         let prepared = self
             .prepare_version(allowed, version, &Versions::Published)
             .await?;
-        self.start_compiled(allowed, request, version, prepared, None)
+        self.start_compiled(allowed, request, version, prepared.into(), None)
             .await
     }
 
+    /// Compiles version `version` of the graph `allowed` names for an
+    /// experiment's runs: once a round, shared by the runs it starts.
+    pub async fn prepare_for_experiment(
+        &self,
+        allowed: &Allowed,
+        version: i64,
+    ) -> Result<Prepared, AppError> {
+        Ok(self
+            .prepare_version(allowed, version, &Versions::Newest)
+            .await?
+            .into())
+    }
+
     /// Starts the run an experiment chose for one of its examples: of the
-    /// experiment's graph version, with the id the experiment's item names
+    /// version `prepared` holds, with the id the experiment's item names
     /// (so a second attempt after a crash finds it recorded), labelled
     /// with the experiment (`allowed`'s trigger, decided for its maker).
     pub async fn start_for_experiment(
         &self,
         allowed: &Allowed,
         version: i64,
+        prepared: &Prepared,
         input: Value,
         run_id: &RunId,
     ) -> Result<RunInfo, AppError> {
@@ -103,14 +137,11 @@ impl Runs {
                 "only an experiment starts runs this way".into(),
             ));
         }
-        let prepared = self
-            .prepare_version(allowed, version, &Versions::Newest)
-            .await?;
         let request = StartRequest {
             input,
             ..StartRequest::default()
         };
-        self.start_compiled(allowed, request, version, prepared, Some(run_id))
+        self.start_compiled(allowed, request, version, prepared.clone(), Some(run_id))
             .await
     }
 
@@ -138,7 +169,11 @@ impl Runs {
         allowed: &Allowed,
         request: StartRequest,
         version: i64,
-        (registry, graph, embeds): (Registry, CompiledGraph, Vec<EmbeddedGraph>),
+        Prepared {
+            registry,
+            graph,
+            embeds,
+        }: Prepared,
         run_id: Option<&RunId>,
     ) -> Result<RunInfo, AppError> {
         let user = allowed.user();
@@ -229,7 +264,7 @@ impl Runs {
             move |durable| async move {
                 durable
                     .with_breakpoints(before, after)
-                    .start(Arc::new(graph), thread, id, input)
+                    .start(graph, thread, id, input)
                     .await
             },
         )?;
