@@ -5,6 +5,10 @@
 //! HEDDLE_OFFLINE_PACE_MS=0 cargo bench -p heddle-server --bench experiment [-- EXAMPLES]
 //! ```
 //!
+//! With `HEDDLE_OFFLINE_PACE_MS=5` (a word every 5 ms, about 50 ms a model
+//! reply) the runs wait on their model as real ones do, and the window's
+//! runs overlap.
+//!
 //! The ReAct example over EXAMPLES questions (default 1,000): first the
 //! same runs started one by one through the API (each invoked and waited
 //! for, as a script would), then one experiment with three scorers over a
@@ -36,7 +40,9 @@ async fn main() {
         .skip(1)
         .find_map(|arg| arg.parse().ok())
         .unwrap_or(1_000);
-    let server = Server::start_with_env(&[], &[("HEDDLE_OFFLINE_PACE_MS", "0")]);
+    // The offline model's pace, as given (0 by default: Heddle's own time).
+    let pace = std::env::var("HEDDLE_OFFLINE_PACE_MS").unwrap_or_else(|_| "0".into());
+    let server = Server::start_with_env(&[], &[("HEDDLE_OFFLINE_PACE_MS", pace.as_str())]);
     let base = server.base.clone();
     let (graph, secret) = published(&server, react_agent()).await;
     let owner = reqwest::Client::builder()
@@ -126,7 +132,7 @@ async fn main() {
     assert_eq!(done["progress"]["scored"], examples as u64, "{done}");
 
     let per = |total: Duration| total.as_secs_f64() * 1_000.0 / examples as f64;
-    println!("{examples} ReAct examples on the offline model (no pace), 3 scorers:");
+    println!("{examples} ReAct examples on the offline model (a word every {pace} ms), 3 scorers:");
     println!(
         "  runs one by one through the API (invoke, waited for): {:>7.2} s ({:.2} ms an example)",
         one_by_one.as_secs_f64(),
