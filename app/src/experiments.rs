@@ -72,3 +72,30 @@ pub async fn cancel_experiment(graph_id: String, experiment_id: String) -> Resul
     }
     Ok(())
 }
+
+/// The graph's gate on publishing, if it has one (viewers and up).
+#[server(endpoint = "get_publish_gate")]
+pub async fn get_publish_gate(graph_id: String) -> Result<Option<PublishGate>, AppError> {
+    let (db, allowed) =
+        crate::request::require_here(&graph_id, crate::access::Role::Viewer).await?;
+    with_error_status(store::gate::get(&db, &allowed).await)
+}
+
+/// Sets the graph's gate on publishing (editors).
+#[server(endpoint = "set_publish_gate", input = leptos::server_fn::codec::Json)]
+pub async fn set_publish_gate(
+    graph_id: String,
+    gate: NewPublishGate,
+) -> Result<PublishGate, AppError> {
+    let (db, allowed) =
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::gate::set(&db, &allowed, &gate).await)
+}
+
+/// Removes the graph's gate on publishing (editors).
+#[server(endpoint = "remove_publish_gate")]
+pub async fn remove_publish_gate(graph_id: String) -> Result<(), AppError> {
+    let (db, allowed) =
+        crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
+    with_error_status(store::gate::remove(&db, &allowed).await)
+}

@@ -209,5 +209,29 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   // Each example is an ordinary run: listed with the experiment's name.
   const runs = await (await page.request.get(`/api/v1/graphs/${graph}/runs`)).json();
   expect(runs.filter((run: any) => run.origin === "experiment")).toHaveLength(6);
+
+  // Version 1 goes live; then publishing is gated on the dataset, from
+  // the section, and Publish refuses the worse version 2, saying why.
+  expect(
+    (await page.request.put(`/api/v1/graphs/${graph}/published`, { data: { version: 1 } })).status(),
+  ).toBe(200);
+  await page.reload();
+  await hydrated(page);
+  await page.locator(".evaluations summary").click();
+  const gate = page.getByTestId("publish-gate");
+  await expect(gate).toContainText("No publishing gate");
+  await gate.getByRole("button", { name: "Gate publishing" }).click();
+  await gate.getByRole("button", { name: "Save gate" }).click();
+  await expect(gate).toContainText("scores no worse than the live one on “Arithmetic” version 3");
+  await page.getByTestId("publish").click();
+  await expect(page.getByTestId("publish-error")).toContainText(
+    "version 2 scores worse than the live version 1",
+  );
+  await expect(page.getByTestId("live-version")).toHaveText("Live v1");
+  await page.screenshot({ path: "../target/e2e/screens/publish-gate-1440.png" });
+  // The refusal (a 409 it was meant to get) is the browser's one logged error.
+  const refused = errors.filter((error) => error.includes("status of 409"));
+  expect(refused).toHaveLength(1);
+  errors.splice(0, errors.length, ...errors.filter((error) => !refused.includes(error)));
   expect(errors).toEqual([]);
 });

@@ -331,6 +331,24 @@ pub fn routes() -> Router<AppState> {
             ),
         )
         .api_route(
+            "/api/v1/graphs/{id}/publish-gate",
+            get_with(
+                experiments::gate,
+                keyed("experiments", "The graph's gate on publishing, or null"),
+            )
+            .put_with(
+                experiments::set_gate,
+                doc(
+                    "experiments",
+                    "Gate publishing on a dataset version: a version goes live only when its experiment scores no worse than the live one's (editor)",
+                ),
+            )
+            .delete_with(
+                experiments::remove_gate,
+                doc("experiments", "Remove the publishing gate (editor)"),
+            ),
+        )
+        .api_route(
             "/api/v1/graphs/{id}/schedules",
             get_with(
                 schedules::list,

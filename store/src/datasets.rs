@@ -212,16 +212,30 @@ pub async fn rename(
     }
 }
 
-/// Deletes a dataset and every version of it (editors).
+/// Deletes a dataset and every version of it (editors); refused while
+/// experiments name it.
 pub async fn delete(db: &Db, allowed: &Allowed, id: &str) -> Result<(), AppError> {
     allowed.at_least(Role::Editor)?;
-    get(db, allowed, id).await?;
-    on_db!(db, pool => sqlx::query("DELETE FROM datasets WHERE id = $1 AND graph_id = $2")
+    let dataset = get(db, allowed, id).await?;
+    let deleted = on_db!(db, pool => sqlx::query("DELETE FROM datasets WHERE id = $1 AND graph_id = $2")
         .bind(id)
         .bind(allowed.graph().as_str())
         .execute(pool)
         .await
-        .map(|_| ()))?;
+        .map(|_| ()));
+    match deleted {
+        Ok(()) => {}
+        // Experiments name it (the key does not cascade): their results
+        // are not deleted behind anyone's back.
+        Err(sqlx::Error::Database(error)) if error.is_foreign_key_violation() => {
+            return Err(AppError::InvalidInput(format!(
+                "dataset `{}` has experiments, or gates publishing; delete them (or the gate) \
+                 first: their results would go with it",
+                dataset.name
+            )));
+        }
+        Err(error) => return Err(error.into()),
+    }
     tracing::info!(dataset = %id, graph = %allowed.graph(), "dataset deleted");
     Ok(())
 }

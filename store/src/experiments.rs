@@ -24,6 +24,7 @@ use heddle_wire::experiments::{
 };
 use heddle_wire::graphs::GraphId;
 
+pub mod gate;
 mod ledger;
 mod summary;
 
@@ -143,6 +144,30 @@ fn check_name(name: Option<&str>) -> Result<Option<&str>, AppError> {
     Ok(Some(name))
 }
 
+/// The version of dataset `id` asked for (its latest when `asked` is
+/// `None`), given what the graph has of it (`found`: its name and latest
+/// version): refused when the graph has no such dataset, or no such
+/// version with examples.
+fn dataset_version(
+    id: &str,
+    found: Option<(String, i64)>,
+    asked: Option<i64>,
+) -> Result<(String, i64), AppError> {
+    let Some((name, latest)) = found else {
+        return Err(AppError::InvalidInput(format!(
+            "`dataset_id`: this graph has no dataset `{id}`"
+        )));
+    };
+    let version = asked.unwrap_or(latest);
+    if !(1..=latest).contains(&version) {
+        return Err(AppError::InvalidInput(match latest {
+            0 => format!("`dataset_id`: dataset `{name}` has no examples yet"),
+            _ => format!("`dataset_version`: dataset `{name}` has versions 1 to {latest}"),
+        }));
+    }
+    Ok((name, version))
+}
+
 /// What a new experiment is, checked before anything is written.
 struct Plan<'a> {
     name: Option<&'a str>,
@@ -222,21 +247,7 @@ pub async fn create(
         .bind(graph)
         .fetch_optional(&mut *tx)
         .await?;
-        let Some((dataset_name, latest)) = dataset else {
-            return Err(AppError::InvalidInput(format!(
-                "`dataset_id`: this graph has no dataset `{}`",
-                new.dataset_id
-            )));
-        };
-        let version = new.dataset_version.unwrap_or(latest);
-        if !(1..=latest).contains(&version) {
-            return Err(AppError::InvalidInput(match latest {
-                0 => format!("`dataset_id`: dataset `{dataset_name}` has no examples yet"),
-                _ => format!(
-                    "`dataset_version`: dataset `{dataset_name}` has versions 1 to {latest}"
-                ),
-            }));
-        }
+        let (dataset_name, version) = dataset_version(&new.dataset_id, dataset, new.dataset_version)?;
         let examples: i64 = sqlx::query_scalar(
             "SELECT COUNT(*) FROM dataset_examples WHERE dataset_id = $1 AND added_in <= $2
                AND (removed_in IS NULL OR removed_in > $2)",

@@ -45,6 +45,9 @@ pub async fn publish(db: &Db, allowed: &Allowed, version: i64) -> Result<Publica
             "`version`: graph {graph} has no version {version}"
         )));
     }
+    // The graph's gate, if it has one, may hold the version back.
+    let live = publication(db, allowed).await?.map(|live| live.version);
+    crate::experiments::gate::check(db, allowed, version, live).await?;
     on_db!(db, pool => sqlx::query(
         "INSERT INTO graph_publications (graph_id, version, published_at, published_by)
          VALUES ($1, $2, $3, $4)

@@ -49,6 +49,11 @@ pub enum AppError {
         /// Every problem, located.
         problems: Vec<heddle_engine::validate::Problem>,
     },
+    /// A version may not go live: the graph's publishing gate refused it
+    /// (its experiment scored worse than the live version's, or it has
+    /// none); the message says which scorer by how much.
+    #[error("{0}")]
+    PublishRefused(String),
     /// Something is larger than Heddle accepts; the message names the limit.
     #[error("{0}")]
     TooLarge(String),
@@ -127,7 +132,8 @@ impl AppError {
             AppError::Conflict { .. }
             | AppError::NotPublished { .. }
             | AppError::ThreadPaused { .. }
-            | AppError::ThreadBusy { .. } => 409,
+            | AppError::ThreadBusy { .. }
+            | AppError::PublishRefused(_) => 409,
             AppError::TooLarge(_) => 413,
             AppError::InvalidGraph { .. } => 422,
             AppError::MissingCredentials { .. } => 422,
@@ -149,6 +155,7 @@ impl AppError {
             AppError::InvalidInput(_) => "invalid_input",
             AppError::Conflict { .. } => "conflict",
             AppError::NotPublished { .. } => "not_published",
+            AppError::PublishRefused(_) => "publish_refused",
             AppError::InvalidGraph { .. } => "invalid_graph",
             AppError::TooLarge(_) => "too_large",
             AppError::MissingCredentials { .. } => "missing_credentials",

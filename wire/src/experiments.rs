@@ -190,3 +190,40 @@ pub struct ExperimentItems {
     pub total: u64,
     pub items: Vec<ExperimentItem>,
 }
+
+/// A graph's gate on publishing: a version goes live only when its
+/// newest finished experiment on this dataset version scores, per
+/// scorer, no worse than the live version's less that scorer's
+/// tolerance.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct PublishGate {
+    pub dataset_id: String,
+    /// The dataset's name.
+    pub dataset_name: Option<String>,
+    pub dataset_version: i64,
+    /// How far under the live version's mean a scorer's may fall, per
+    /// scorer named here...
+    pub tolerances: std::collections::BTreeMap<String, f64>,
+    /// ...and for every other scorer.
+    pub tolerance: f64,
+    /// Who set it (`None` once their account is gone).
+    pub set_by: Option<String>,
+    pub set_at: String,
+}
+
+/// What a graph's publishing gate is to be.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewPublishGate {
+    /// One of the graph's datasets.
+    pub dataset_id: String,
+    /// Which version of it (its latest when not given).
+    #[serde(default)]
+    pub dataset_version: Option<i64>,
+    /// Per scorer, from 0 to 1 (at most 20 scorers).
+    #[serde(default)]
+    pub tolerances: std::collections::BTreeMap<String, f64>,
+    /// For every scorer not in `tolerances`, from 0 to 1 (default 0).
+    #[serde(default)]
+    pub tolerance: f64,
+}

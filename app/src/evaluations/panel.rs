@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::compare::CompareDialog;
+use super::gate::GateControl;
 use super::new_experiment::NewExperimentDialog;
 use super::score_text;
 use crate::editor::state::Editor;
@@ -150,6 +151,7 @@ pub fn EvaluationsPanel(
         0 | 1 => "Compare".to_string(),
         n => format!("Compare {n}"),
     };
+    let gate_id = StoredValue::new(graph_id.clone());
     let new_id = graph_id.clone();
     let compare_id = graph_id;
     view! {
@@ -176,6 +178,7 @@ pub fn EvaluationsPanel(
                 _ => None,
             }}
             {rows}
+            {move || open.get().then(|| view! { <GateControl graph_id=gate_id.get_value() can_edit /> })}
         </details>
         {move || creating.get().then(|| view! {
             <NewExperimentDialog graph_id=new_id.clone() editor version open=creating

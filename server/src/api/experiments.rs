@@ -1,7 +1,9 @@
 //! Experiments over the API: a graph version run over a dataset version,
 //! every example an ordinary run, scored when it ends. Viewers read them;
 //! editors, and API keys that may run the graph, start them; editors
-//! cancel and delete them (a key cancels only those it started).
+//! cancel and delete them (a key cancels only those it started). The
+//! graph's publishing gate lives here too: a version goes live only when
+//! its experiment scores no worse than the live version's.
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -10,7 +12,9 @@ use heddle_store::access::{Principal, require, require_to_run};
 use heddle_store::experiments;
 use heddle_wire::access::Role;
 use heddle_wire::error::AppError;
-use heddle_wire::experiments::{Experiment, ExperimentItems, NewExperiment};
+use heddle_wire::experiments::{
+    Experiment, ExperimentItems, NewExperiment, NewPublishGate, PublishGate,
+};
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -41,6 +45,9 @@ pub async fn create(
     Path(GraphPath { id }): Path<GraphPath>,
     ApiJson(new): ApiJson<NewExperiment>,
 ) -> Result<Created<Experiment>> {
+    // A key needs the `read` scope too: it names any version, drafts
+    // included, and reads what they answer.
+    require(&state.db, &who.0, &id, Role::Viewer).await?;
     let allowed = require_to_run(&state.db, &who.0, &id).await?;
     let version = state
         .runs
@@ -130,5 +137,43 @@ pub async fn delete(
 ) -> Result<NoContent> {
     let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
     experiments::delete(&state.db, &allowed, &experiment).await?;
+    Ok(NoContent)
+}
+
+/// `GET /api/v1/graphs/{id}/publish-gate`: the graph's gate on publishing,
+/// or `null` (viewers and up).
+pub async fn gate(
+    State(state): State<AppState>,
+    who: Who,
+    Path(GraphPath { id }): Path<GraphPath>,
+) -> Result<Json<Option<PublishGate>>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Viewer).await?;
+    Ok(Json(experiments::gate::get(&state.db, &allowed).await?))
+}
+
+/// `PUT /api/v1/graphs/{id}/publish-gate`: a version goes live only when
+/// its experiment on this dataset version scores no worse than the live
+/// one's (editors).
+pub async fn set_gate(
+    State(state): State<AppState>,
+    who: Who,
+    Path(GraphPath { id }): Path<GraphPath>,
+    ApiJson(new): ApiJson<NewPublishGate>,
+) -> Result<Json<PublishGate>> {
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
+    Ok(Json(
+        experiments::gate::set(&state.db, &allowed, &new).await?,
+    ))
+}
+
+/// `DELETE /api/v1/graphs/{id}/publish-gate`: 204; any version may go
+/// live again (editors).
+pub async fn remove_gate(
+    State(state): State<AppState>,
+    who: Who,
+    Path(GraphPath { id }): Path<GraphPath>,
+) -> Result<NoContent> {
+    let allowed = require(&state.db, &who.0, &id, Role::Editor).await?;
+    experiments::gate::remove(&state.db, &allowed).await?;
     Ok(NoContent)
 }

@@ -189,6 +189,15 @@ async fn every_example_runs_once_per_repetition_as_an_ordinary_run_and_is_scored
         .await;
     assert_eq!((status, threads), (200, json!([])));
 
+    // Its dataset is not deleted from under it.
+    let dataset_path = format!("/api/v1/graphs/{graph}/datasets/{dataset}");
+    let (status, refused) = server.api(Method::DELETE, &dataset_path, None).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        error_message(&refused).contains("has experiments"),
+        "{refused}"
+    );
+
     // Listed, newest first, and deletable once it ended (its runs stay).
     let (_, list) = server
         .api(
@@ -210,6 +219,39 @@ async fn every_example_runs_once_per_repetition_as_an_ordinary_run_and_is_scored
         .api(Method::GET, &format!("/api/v1/graphs/{graph}/runs"), None)
         .await;
     assert_eq!(runs_after.as_array().unwrap().len(), 6);
+    let (status, _) = server.api(Method::DELETE, &dataset_path, None).await;
+    assert_eq!(status, 204, "with its experiment gone, the dataset may go");
+}
+
+#[tokio::test]
+async fn a_graph_with_an_experiment_is_deleted_with_it() {
+    let server = TestServer::start().await;
+    let (graph, dataset) = graph_with_dataset(&server, vec![count_to(2, 2)]).await;
+    let experiment = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": [exact_count()]}),
+    )
+    .await;
+    ended(&server.owner, &graph, &experiment).await;
+    start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": [exact_count()]}),
+    )
+    .await;
+    let (status, body) = server
+        .api(Method::DELETE, &format!("/api/v1/graphs/{graph}"), None)
+        .await;
+    assert_eq!(status, 204, "{body}");
+    let (status, _) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/graphs/{graph}/experiments"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 404);
 }
 
 #[tokio::test]
@@ -446,6 +488,11 @@ async fn a_viewer_reads_a_stranger_sees_nothing_and_a_key_runs_and_cancels_its_o
 
     // A key that may run and read the graph starts one, reads it, and
     // cancels it; not one someone else started.
+    // A key that may only run the graph may not start one: an experiment
+    // names any version, drafts included.
+    let runner = server.owner.key_client("run", &[&graph]).await;
+    let (status, refused) = runner.api(Method::POST, &base, Some(body.clone())).await;
+    assert_eq!(status, 403, "{refused}");
     let key = server.owner.key_client("read", &[&graph]).await;
     let (status, made) = key.api(Method::POST, &base, Some(body.clone())).await;
     assert_eq!(status, 201, "{made}");
@@ -577,4 +624,131 @@ async fn a_server_killed_mid_experiment_loses_no_example_and_runs_none_twice() {
         .collect();
     listed.sort_unstable();
     assert_eq!(listed, runs, "one run per example, none twice, none lost");
+}
+
+#[tokio::test]
+async fn the_gate_publishes_only_a_version_that_scores_no_worse_than_the_live_one() {
+    let server = TestServer::start().await;
+    let (graph, dataset) = graph_with_dataset(
+        &server,
+        vec![count_to(3, 3), count_to(5, 5), count_to(7, 7)],
+    )
+    .await;
+    let gate = format!("/api/v1/graphs/{graph}/publish-gate");
+    let publish = |version: i64| {
+        let path = format!("/api/v1/graphs/{graph}/published");
+        let server = &server;
+        async move {
+            server
+                .api(Method::PUT, &path, Some(json!({ "version": version })))
+                .await
+        }
+    };
+    let (status, none) = server.api(Method::GET, &gate, None).await;
+    assert_eq!((status, none), (200, Value::Null));
+    let (status, set) = server
+        .api(
+            Method::PUT,
+            &gate,
+            Some(json!({"dataset_id": dataset, "tolerances": {"count": 0.1}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{set}");
+    assert_eq!(set["dataset_version"], 1);
+    assert_eq!(set["dataset_name"], "counts");
+    for bad in [
+        json!({"dataset_id": dataset, "tolerances": {"count": 2.0}}),
+        json!({"dataset_id": "nope"}),
+    ] {
+        let (status, refused) = server.api(Method::PUT, &gate, Some(bad.clone())).await;
+        assert_eq!(status, 400, "{bad}: {refused}");
+    }
+
+    // Nothing scored: nothing goes live.
+    let (status, refused) = publish(1).await;
+    assert_eq!(status, 409, "{refused}");
+    assert_eq!(refused["error"]["code"], "publish_refused");
+    assert!(
+        error_message(&refused).contains("run an experiment of version 1"),
+        "{refused}"
+    );
+    let body = json!({"dataset_id": dataset, "scorers": [exact_count()]});
+    let first = start(&server.owner, &graph, body.clone()).await;
+    ended(&server.owner, &graph, &first).await;
+    let (status, live) = publish(1).await;
+    assert_eq!(status, 200, "{live}");
+
+    // Version 2 counts by two: it overshoots every odd target.
+    let mut document = counting_loop(0);
+    document["nodes"][1]["config"]["values"]["count"]["value"] = json!(2);
+    let (status, saved) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}"),
+            Some(json!({"base_version": 1, "document": document})),
+        )
+        .await;
+    assert_eq!(status, 200, "{saved}");
+    assert_eq!(saved["version"], 2);
+    let (status, refused) = publish(2).await;
+    assert_eq!(status, 409, "not scored yet: {refused}");
+    let second = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": [exact_count()], "graph_version": 2}),
+    )
+    .await;
+    let scored = ended(&server.owner, &graph, &second).await;
+    assert_eq!(scored["scores"][0]["mean"], 0.0, "{scored}");
+    let (status, refused) = publish(2).await;
+    assert_eq!(status, 409, "{refused}");
+    assert!(
+        error_message(&refused).contains("`count` 0.00 against 1.00 (tolerance 0.10)"),
+        "{refused}"
+    );
+    let (_, still) = server
+        .api(
+            Method::GET,
+            &format!("/api/v1/graphs/{graph}/published"),
+            None,
+        )
+        .await;
+    assert_eq!(still["published"]["version"], 1, "the live version stays");
+
+    // Its dataset is not deleted while it gates.
+    let (status, _) = server
+        .api(
+            Method::DELETE,
+            &format!("/api/v1/graphs/{graph}/datasets/{dataset}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 400);
+
+    // A viewer reads the gate and does not change it; a key neither.
+    server
+        .viewer_reads_and_strangers_see_nothing(
+            &graph,
+            &[(Method::GET, gate.clone(), None)],
+            &[
+                (
+                    Method::PUT,
+                    gate.clone(),
+                    Some(json!({"dataset_id": dataset})),
+                ),
+                (Method::DELETE, gate.clone(), None),
+            ],
+        )
+        .await;
+    let key = server.owner.key_client("read", &[&graph]).await;
+    let (status, refused) = key
+        .api(Method::PUT, &gate, Some(json!({"dataset_id": dataset})))
+        .await;
+    assert_eq!(status, 403, "{refused}");
+
+    // Without the gate, the worse version may go live.
+    let (status, _) = server.api(Method::DELETE, &gate, None).await;
+    assert_eq!(status, 204);
+    let (status, live) = publish(2).await;
+    assert_eq!(status, 200, "{live}");
 }

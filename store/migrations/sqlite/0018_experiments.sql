@@ -6,7 +6,9 @@ CREATE TABLE experiments (
     id              TEXT PRIMARY KEY NOT NULL,
     graph_id        TEXT NOT NULL REFERENCES graphs (id) ON DELETE CASCADE,
     graph_version   BIGINT NOT NULL,
-    dataset_id      TEXT NOT NULL REFERENCES datasets (id) ON DELETE CASCADE,
+    -- Not cascading: a dataset with experiments is not deleted (their
+    -- results would go with it); the graph's deletion takes both.
+    dataset_id      TEXT NOT NULL REFERENCES datasets (id),
     dataset_version BIGINT NOT NULL,
     name            TEXT NOT NULL,
     -- The scorers, as JSON (a list of the engine's scorer specs).
@@ -54,3 +56,17 @@ CREATE TABLE experiment_items (
 CREATE INDEX experiment_items_by_status ON experiment_items (experiment_id, status, position);
 ALTER TABLE runs ADD COLUMN experiment_id TEXT;
 CREATE INDEX runs_by_experiment ON runs (experiment_id);
+-- A graph's gate on publishing: a version goes live only when its newest
+-- finished experiment on this dataset version scores, per scorer, no
+-- worse than the live version's less the scorer's tolerance. The dataset
+-- is not deleted while it gates (the key does not cascade).
+CREATE TABLE publish_gates (
+    graph_id        TEXT PRIMARY KEY NOT NULL REFERENCES graphs (id) ON DELETE CASCADE,
+    dataset_id      TEXT NOT NULL REFERENCES datasets (id),
+    dataset_version BIGINT NOT NULL,
+    -- JSON: {"scorer": tolerance}; a scorer not named has `tolerance`.
+    tolerances      TEXT NOT NULL,
+    tolerance       REAL NOT NULL DEFAULT 0,
+    set_by          TEXT REFERENCES users (id) ON DELETE SET NULL,
+    set_at          TEXT NOT NULL
+);
