@@ -210,6 +210,15 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   const runs = await (await page.request.get(`/api/v1/graphs/${graph}/runs`)).json();
   expect(runs.filter((run: any) => run.origin === "experiment")).toHaveLength(6);
 
+  // The version history shows each version's scores.
+  await page.locator(".history summary", { hasText: "Version history" }).click();
+  await expect(page.locator('.version-row[data-version="2"] [data-testid="version-scores"]')).toHaveText(
+    "answer 0.00 on Arithmetic v3",
+  );
+  await expect(page.locator('.version-row[data-version="1"] [data-testid="version-scores"]')).toHaveText(
+    "answer 1.00 on Arithmetic v3",
+  );
+
   // Version 1 goes live; then publishing is gated on the dataset, from
   // the section, and Publish refuses the worse version 2, saying why.
   expect(

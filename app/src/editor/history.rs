@@ -33,9 +33,14 @@ pub fn VersionHistory(
             let graph_id = list_id.clone();
             async move {
                 if open {
-                    list_versions(graph_id).await
+                    // Each version's scores: its newest finished experiment's.
+                    let scored = crate::experiments::list_experiments(graph_id.clone())
+                        .await
+                        .map(|list| scores_by_version(&list))
+                        .unwrap_or_default();
+                    list_versions(graph_id).await.map(|list| (list, scored))
                 } else {
-                    Ok(Vec::new())
+                    Ok((Vec::new(), Default::default()))
                 }
             }
         },
@@ -99,7 +104,9 @@ pub fn VersionHistory(
                     let restore = restore.clone();
                     let name_it = name_it.clone();
                     Suspend::new(async move {
-                        let list: Vec<VersionSummary> = versions.await.unwrap_or_default();
+                        let (list, scored): (Vec<VersionSummary>, Scored) =
+                            versions.await.unwrap_or_default();
+                        let scored = std::sync::Arc::new(scored);
                         let current = persistence.version.get_untracked();
                         let live_now = live.and_then(|live| live.version_untracked());
                         let row = {
@@ -107,6 +114,7 @@ pub fn VersionHistory(
                             let restore = restore.clone();
                             let name_it = name_it.clone();
                             move |version: VersionSummary| {
+                                let scores = scored.get(&version.version).cloned();
                                 version_row(
                                     version,
                                     RowActions {
@@ -114,7 +122,13 @@ pub fn VersionHistory(
                                         restore: restore.clone(),
                                         name_it: name_it.clone(),
                                     },
-                                    RowState { current, can_edit, live, naming },
+                                    RowState {
+                                        current,
+                                        can_edit,
+                                        live,
+                                        naming,
+                                        scores,
+                                    },
                                 )
                             }
                         };
@@ -183,12 +197,45 @@ struct RowActions<S, R, N> {
 }
 
 /// What a version's row needs to know.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct RowState {
     current: i64,
     can_edit: bool,
     live: Option<Live>,
     naming: RwSignal<Option<i64>>,
+    /// Its newest finished experiment's scores, in words.
+    scores: Option<String>,
+}
+
+/// Per graph version, its newest finished experiment's scores in words
+/// (`answer 0.67 · tone 1.00 on Support v3`).
+type Scored = std::collections::BTreeMap<i64, String>;
+
+fn scores_by_version(experiments: &[crate::experiments::Experiment]) -> Scored {
+    let mut scored = Scored::new();
+    // Newest first: the first seen of a version is its newest.
+    for experiment in experiments {
+        if experiment.status != crate::experiments::ExperimentStatus::Finished
+            || scored.contains_key(&experiment.graph_version)
+        {
+            continue;
+        }
+        let scores: Vec<String> = experiment
+            .scores
+            .iter()
+            .map(|summary| format!("{} {:.2}", summary.scorer, summary.mean))
+            .collect();
+        let dataset = experiment.dataset_name.clone().unwrap_or_default();
+        scored.insert(
+            experiment.graph_version,
+            format!(
+                "{} on {dataset} v{}",
+                scores.join(" · "),
+                experiment.dataset_version
+            ),
+        );
+    }
+    scored
 }
 
 /// One version: number, name, when and who, what it changed, and its
@@ -213,6 +260,7 @@ where
         can_edit,
         live,
         naming,
+        scores,
     } = state;
     let number = version.version;
     let label = version.label.clone();
@@ -236,6 +284,10 @@ where
                 {version.author.map(|author| format!(" · {author}"))}
             </span>
             {summary.map(|text| view! { <span class="version-summary">{text}</span> })}
+            {scores.map(|text| view! {
+                <span class="version-scores" data-testid="version-scores"
+                    title="Its newest finished experiment's mean scores">{text}</span>
+            })}
             {move || editing().then(|| {
                 let commit = commit.clone();
                 let commit_key = commit.clone();

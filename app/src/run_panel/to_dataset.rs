@@ -70,13 +70,17 @@ fn AddDialog(
         });
     }
     let chosen = RwSignal::new(NEW.to_string());
+    // Set once the person picks: the list arriving later never undoes it.
+    let picked = RwSignal::new(false);
     let name = RwSignal::new(String::new());
     let label = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
-    // The first dataset is chosen once they are known; none: a new one.
+    // The first dataset is chosen once they are known (unless the person
+    // picked already); none: a new one.
     Effect::new(move |_| {
         if let Some(Ok(list)) = datasets.get()
             && let Some(first) = list.first()
+            && !picked.get_untracked()
         {
             chosen.set(first.id.clone());
         }
@@ -159,7 +163,10 @@ fn AddDialog(
                 <label class="field">
                     <span class="field-label">"Dataset"</span>
                     <select data-testid="dataset-choice" node_ref=first
-                        on:change=move |event| chosen.set(event_target_value(&event))>
+                        on:change=move |event| {
+                            picked.set(true);
+                            chosen.set(event_target_value(&event));
+                        }>
                         {options}
                         <option value=NEW selected=move || chosen.get() == NEW>"New dataset…"</option>
                     </select>
