@@ -380,9 +380,14 @@ struct EndedRow {
 /// An experiment's row, with its progress, usage and scores added.
 async fn complete(db: &Db, row: ExperimentRow) -> Result<Experiment, AppError> {
     let scorers = read_scorers(&row.id, &row.scorers)?;
-    let names: Vec<String> = check_scorers(&scorers)
-        .map(|checked| checked.iter().map(|s| s.name().to_owned()).collect())
-        .unwrap_or_default();
+    // Their names as a checked scorer has them (the given one, else the
+    // kind's), read without compiling them: stored scorers were checked
+    // when the experiment was made.
+    let names: Vec<String> = scorers
+        .iter()
+        .filter_map(|value| serde_json::from_value::<ScorerSpec>(value.clone()).ok())
+        .map(|spec| spec.given_name().unwrap_or(spec.kind_name()).to_owned())
+        .collect();
     let counts: Vec<(String, i64)> = on_db!(db, pool => sqlx::query_as(
         "SELECT status, COUNT(*) FROM experiment_items WHERE experiment_id = $1 GROUP BY status",
     )

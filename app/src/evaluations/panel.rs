@@ -94,7 +94,7 @@ pub fn EvaluationsPanel(
                         let cancel_target = id.clone();
                         let running = experiment.status == ExperimentStatus::Running;
                         let progress = &experiment.progress;
-                        let done = progress.scored + progress.failed;
+                        let done = progress.done();
                         let label = format!("Compare “{}”", experiment.name);
                         view! {
                             <li class="experiment-row" data-experiment=row_id

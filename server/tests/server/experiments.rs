@@ -479,6 +479,35 @@ async fn bad_experiments_are_refused_at_their_field() {
 }
 
 #[tokio::test]
+async fn an_account_runs_at_most_three_experiments_at_once() {
+    let server = TestServer::start().await;
+    let (graph, dataset) = graph_with_dataset(&server, vec![count_to(10_000_000, 1)]).await;
+    let path = format!("/api/v1/graphs/{graph}/experiments");
+    let body = json!({"dataset_id": dataset, "scorers": [exact_count()]});
+    let mut running = Vec::new();
+    for _ in 0..3 {
+        running.push(start(&server.owner, &graph, body.clone()).await);
+    }
+    let (status, refused) = server.api(Method::POST, &path, Some(body.clone())).await;
+    assert_eq!(status, 429, "{refused}");
+    assert!(
+        error_message(&refused).contains("the limit is 3"),
+        "{refused}"
+    );
+    // One cancelled frees its place.
+    let (status, _) = server
+        .api(Method::POST, &format!("{path}/{}/cancel", running[0]), None)
+        .await;
+    assert_eq!(status, 200);
+    start(&server.owner, &graph, body).await;
+    for id in &running[1..] {
+        server
+            .api(Method::POST, &format!("{path}/{id}/cancel"), None)
+            .await;
+    }
+}
+
+#[tokio::test]
 async fn a_viewer_reads_a_stranger_sees_nothing_and_a_key_runs_and_cancels_its_own() {
     let server = TestServer::start().await;
     let examples = (0..10).map(|_| count_to(10_000_000, 1)).collect();
