@@ -1,12 +1,17 @@
-// Playwright drives the system's Chromium (Debian's /usr/bin/chromium):
-// browser downloads are not possible on our machines, so none is attempted.
+// Playwright drives the system's Chromium, Debian's headless shell of it
+// (/usr/bin/chromium-headless-shell, which scripts/test installs; the full
+// /usr/bin/chromium when the shell is missing): browser downloads are not
+// possible on our machines, so none is attempted.
 // The server under test is the real `heddle` binary, built by the test
 // command before this runs, on its own port with a fresh database.
 import { defineConfig } from "@playwright/test";
+import * as fs from "fs";
 import * as path from "path";
 
 const port = Number(process.env.HEDDLE_E2E_PORT ?? 3210);
-const chromium = process.env.HEDDLE_CHROMIUM ?? "/usr/bin/chromium";
+const chromium =
+  process.env.HEDDLE_CHROMIUM ??
+  (fs.existsSync("/usr/bin/chromium-headless-shell") ? "/usr/bin/chromium-headless-shell" : "/usr/bin/chromium");
 // CARGO_TARGET_DIR, when set, is relative to the workspace root.
 const heddle = path.resolve(__dirname, "..", process.env.CARGO_TARGET_DIR ?? "target", "debug/heddle");
 
@@ -16,15 +21,18 @@ export const OWNER_STATE = path.resolve(__dirname, "../target/e2e/owner.json");
 export default defineConfig({
   testDir: "./tests",
   outputDir: "../target/e2e/results",
-  // Two workers, one test file each at a time: 3.0-3.3 min instead of
-  // 4.1 on one (one leaves a third of the 2 cores idle). Each test makes
-  // its own graphs and threads, so they do not see each other's. Under two
+  // Three workers, one test file each at a time. The suite took 3.0-3.4
+  // minutes on two in the full browser, recording a trace of every test
+  // and animating every running node; in the headless shell, with reduced
+  // motion and traces only on a retry, 1.5 minutes on two and 1.3 on
+  // three (2026-11-27), the CPU no longer full. Each test makes its own
+  // graphs and threads, so they do not see each other's. Under two
   // workers a page was twice served without its own Content-Security-
   // Policy (2026-11-26 and -27); the policy is now set by a middleware
   // from the response's content type, not while the page renders, so that
   // race is gone (docs/development.md, "The page CSP race").
   fullyParallel: false,
-  workers: 2,
+  workers: 3,
   // One retry in CI only, as a guard: a retried test is reported as flaky,
   // not hidden. "the ReAct example ... animating node by node" failed about
   // 1 run in 4 (2026-11-22): on the offline model the run lasted ~200 ms
@@ -47,8 +55,14 @@ export default defineConfig({
   ],
   use: {
     baseURL: `http://127.0.0.1:${port}`,
-    trace: "retain-on-failure",
+    // A trace records the page at every step: for all 57 tests that was
+    // about half the suite's CPU. CI retries a failed test once, with one.
+    trace: "on-first-retry",
     screenshot: "only-on-failure",
+    // The app stops its animations (pulsing nodes, flowing edges, the
+    // caret) for people who ask for less motion; the tests assert states,
+    // not animations, and an animating page repaints 60 times a second.
+    reducedMotion: "reduce",
     launchOptions: {
       executablePath: chromium,
       args: [

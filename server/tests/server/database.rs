@@ -7,12 +7,12 @@ use heddle_store::db::Db;
 use heddle_store::db::open::{self as db, DbError};
 use heddle_store::on_db;
 
-use crate::support::{on_postgres, test_database};
+use crate::support::{empty_test_database, on_postgres, test_database};
 
 #[tokio::test]
 async fn the_database_is_migrated_once_with_the_engine_tables_beside() {
     let dir = tempfile::tempdir().unwrap();
-    let url = test_database(dir.path()).await;
+    let url = empty_test_database(dir.path()).await;
     let database = db::connect(&url).await.unwrap();
     assert_eq!(matches!(database, Db::Postgres(_)), on_postgres());
     database.close().await;
