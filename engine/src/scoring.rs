@@ -17,7 +17,10 @@
 //! - `expression`: an expression in the engine's language (`expression.rs`);
 //! - `trajectory`: which nodes ran and which tools were called, with which
 //!   arguments, in order or as a set (`trajectory.rs`);
-//! - `threshold`: tokens, cost or latency under a ceiling (`threshold.rs`).
+//! - `threshold`: tokens, cost or latency under a ceiling (`threshold.rs`);
+//! - `judge`: a model grades the answer against a rubric, or, on the
+//!   offline model, a heuristic over the rubric's terms that says so
+//!   (`judge.rs`; scored with [`Scorer::score_with`]).
 //!
 //! What a scorer looks at is an expression too (`of`, default `output`),
 //! over `output` (the run's final state, its channels), `reference` (the example's
@@ -36,6 +39,7 @@ mod contains;
 mod exact;
 mod expression;
 mod fits;
+mod judge;
 mod observed;
 mod pattern;
 mod problem;
@@ -48,6 +52,7 @@ mod tests;
 
 use serde_json::Value;
 
+pub use judge::Judged;
 pub use observed::{Observed, ToolCallMade};
 pub use problem::ScorerError;
 pub use spec::ScorerSpec;
@@ -122,10 +127,65 @@ impl Scorer {
         &self.name
     }
 
-    /// Scores what a run did against an example.
+    /// The model a `judge` asks for (`Some(None)`: the default one); `None`
+    /// for the other kinds, which need none.
+    pub fn judge_model(&self) -> Option<Option<&str>> {
+        match &self.kind {
+            spec::Kind::Judge(judge) => Some(judge.model()),
+            _ => None,
+        }
+    }
+
+    /// Scores what a run did against an example with `model` for a
+    /// `judge` (the others score as [`Scorer::score`] does).
+    pub async fn score_with(
+        &self,
+        example: &Example<'_>,
+        observed: &Observed,
+        model: &dyn crate::model::ChatModel,
+    ) -> Judged {
+        match &self.kind {
+            spec::Kind::Judge(judge) => judge.score(&Names { example, observed }, model).await,
+            _ => Judged {
+                score: self.score(example, observed),
+                usage: crate::usage::UsageTotals::default(),
+            },
+        }
+    }
+
+    /// Scores what a run did against an example, a `judge` with the model
+    /// it names in `registry` (or 0, naming the models there are).
+    pub async fn score_in(
+        &self,
+        example: &Example<'_>,
+        observed: &Observed,
+        registry: &crate::Registry,
+    ) -> Judged {
+        let Some(name) = self.judge_model() else {
+            return Judged {
+                score: self.score(example, observed),
+                usage: crate::usage::UsageTotals::default(),
+            };
+        };
+        match registry.gated_model(name) {
+            Some(model) => self.score_with(example, observed, &*model).await,
+            None => Judged {
+                score: Score::fail(format!(
+                    "no model `{}` is configured to judge with (known: {})",
+                    name.unwrap_or("default"),
+                    registry.model_names().join(", ")
+                )),
+                usage: crate::usage::UsageTotals::default(),
+            },
+        }
+    }
+
+    /// Scores what a run did against an example; a `judge` as it would on
+    /// the offline model (its heuristic, saying so).
     pub fn score(&self, example: &Example<'_>, observed: &Observed) -> Score {
         let names = Names { example, observed };
         match &self.kind {
+            spec::Kind::Judge(judge) => judge.score_offline(&names),
             spec::Kind::Exact(scorer) => scorer.score(&names),
             spec::Kind::Contains(scorer) => scorer.score(&names),
             spec::Kind::Regex(scorer) => scorer.score(&names),

@@ -23,6 +23,7 @@
 
 mod score;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use heddle_engine::RunId;
@@ -165,7 +166,9 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
                     RunStatus::Finished => runs.stored_events(&item.run_id).await?,
                     _ => Vec::new(),
                 };
-                let outcome = score::ended(&scorers, &item, &run, &events);
+                let maker: Arc<str> = allowed.user().id.as_str().into();
+                let outcome =
+                    score::ended(runs.registry(), maker, &scorers, &item, &run, &events).await;
                 records::record(db, id, &item, &outcome).await?;
             }
         }

@@ -439,6 +439,13 @@ impl Registry {
         }
     }
 
+    /// The model named `name` as a node's calls get it: waiting its turn
+    /// when the registry caps model calls in flight (a judging scorer's
+    /// calls take their turns too).
+    pub fn gated_model(&self, name: Option<&str>) -> Option<SharedModel> {
+        self.model(name).map(|model| self.gated(model))
+    }
+
     /// The names of the models nodes can name.
     pub fn model_names(&self) -> Vec<String> {
         let mut names: Vec<String> = vec!["default".into(), "offline".into()];

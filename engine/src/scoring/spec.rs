@@ -9,6 +9,7 @@ use super::contains::Contains;
 use super::exact::Exact;
 use super::expression::Expression;
 use super::fits::Fits;
+use super::judge::Judge;
 use super::pattern::Pattern;
 use super::problem::{ScorerError, problem};
 use super::threshold::{Metric, Threshold};
@@ -96,6 +97,21 @@ pub enum ScorerSpec {
         metric: Metric,
         max: f64,
     },
+    /// A model grades the answer against a rubric, from 0 to 1 with a
+    /// reason; on the offline model, a heuristic over the rubric's terms
+    /// that says it is one.
+    Judge {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// What is graded (default `output`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        of: Option<String>,
+        /// What a good answer does, in plain words.
+        rubric: String,
+        /// The model that grades (default: the server's default model).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+    },
 }
 
 fn is_false(value: &bool) -> bool {
@@ -115,6 +131,7 @@ pub(super) enum Kind {
     Expression(Expression),
     Trajectory(Trajectory),
     Threshold(Threshold),
+    Judge(Judge),
 }
 
 impl ScorerSpec {
@@ -136,7 +153,8 @@ impl ScorerSpec {
             | ScorerSpec::JsonSchema { name, .. }
             | ScorerSpec::Expression { name, .. }
             | ScorerSpec::Trajectory { name, .. }
-            | ScorerSpec::Threshold { name, .. } => name.as_deref(),
+            | ScorerSpec::Threshold { name, .. }
+            | ScorerSpec::Judge { name, .. } => name.as_deref(),
         }
     }
 
@@ -150,6 +168,7 @@ impl ScorerSpec {
             ScorerSpec::Expression { .. } => "expression",
             ScorerSpec::Trajectory { .. } => "trajectory",
             ScorerSpec::Threshold { .. } => "threshold",
+            ScorerSpec::Judge { .. } => "judge",
         }
     }
 
@@ -210,6 +229,9 @@ impl ScorerSpec {
             ScorerSpec::Threshold { metric, max, .. } => {
                 Threshold::new(*metric, *max).map(Kind::Threshold)
             }
+            ScorerSpec::Judge {
+                of, rubric, model, ..
+            } => Judge::new(of.as_deref(), rubric, model.as_deref()).map(Kind::Judge),
         };
         match kind {
             Ok(kind) if problems.is_empty() => Ok(Scorer { name, kind }),

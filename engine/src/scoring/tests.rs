@@ -382,3 +382,155 @@ fn definitions_are_refused_at_the_field_that_is_wrong() {
         "has an a"
     );
 }
+
+/// A model that replies `content` and remembers what it was asked.
+struct Grader {
+    content: Result<String, crate::model::ModelError>,
+    asked: std::sync::Mutex<Vec<crate::model::ChatRequest>>,
+}
+
+impl crate::model::ChatModel for Grader {
+    fn name(&self) -> &str {
+        "grader"
+    }
+
+    fn chat<'a>(
+        &'a self,
+        request: crate::model::ChatRequest,
+        _deltas: &'a (dyn Fn(crate::model::Delta) + Send + Sync),
+    ) -> crate::model::ModelFuture<'a> {
+        self.asked.lock().unwrap().push(request);
+        let content = self.content.clone();
+        Box::pin(async move {
+            content.map(|content| crate::model::ChatReply {
+                content,
+                tool_calls: Vec::new(),
+                usage: crate::model::Usage {
+                    prompt_tokens: 30,
+                    completion_tokens: 7,
+                    cached_tokens: 0,
+                },
+                model: "grader".into(),
+                finish_reason: Some("stop".into()),
+            })
+        })
+    }
+}
+
+fn grader(content: Result<&str, crate::model::ModelError>) -> Grader {
+    Grader {
+        content: content.map(str::to_string),
+        asked: std::sync::Mutex::new(Vec::new()),
+    }
+}
+
+async fn judged(model: &Grader, output: Value) -> super::Judged {
+    let input = json!({"question": "What is 6 * 7?"});
+    let reference = json!({"answer": "42"});
+    let example = Example {
+        input: &input,
+        reference: Some(&reference),
+    };
+    scorer(json!({"kind": "judge", "of": "output.answer", "rubric": "gives the right product"}))
+        .score_with(
+            &example,
+            &Observed::new(output, UsageTotals::default()),
+            model,
+        )
+        .await
+}
+
+#[tokio::test]
+async fn a_judge_asks_its_model_for_a_verdict_and_checks_the_reply() {
+    let model = grader(Ok(r#"{"score": 0.5, "reason": "half right"}"#));
+    let verdict = judged(&model, json!({"answer": "42, or 43"})).await;
+    assert_eq!(verdict.score.value, 0.5);
+    assert_eq!(verdict.score.reason, "half right");
+    assert_eq!(verdict.usage.calls, 1);
+    assert_eq!(verdict.usage.tokens(), 37);
+    // It was asked for a verdict's shape, shown the rubric, the input,
+    // the reference and the answer.
+    let asked = model.asked.lock().unwrap()[0].clone();
+    assert!(matches!(
+        &asked.format,
+        crate::model::ReplyFormat::Schema(schema) if schema.name == "verdict"
+    ));
+    let shown: Value = serde_json::from_str(&asked.messages[1].content).unwrap();
+    assert_eq!(shown["rubric"], "gives the right product");
+    assert_eq!(shown["answer"], "42, or 43");
+    assert_eq!(shown["reference"], r#"{"answer":"42"}"#);
+    assert!(shown["input"].as_str().unwrap().contains("6 * 7"));
+
+    // A score out of range, a reply that does not read, a failed call:
+    // 0, with why.
+    for (reply, why) in [
+        (
+            Ok(r#"{"score": 7, "reason": "great"}"#),
+            "not between 0 and 1",
+        ),
+        (Ok("Looks good to me!"), "does not read"),
+        (
+            Err(crate::model::ModelError::Server("overloaded".into())),
+            "the judge's model failed",
+        ),
+    ] {
+        let verdict = judged(&grader(reply), json!({"answer": "42"})).await;
+        assert_eq!(verdict.score.value, 0.0);
+        assert!(
+            verdict.score.reason.contains(why),
+            "{}",
+            verdict.score.reason
+        );
+    }
+
+    // What the judge reads is cut: a huge answer is sent shortened.
+    let model = grader(Ok(r#"{"score": 1, "reason": "ok"}"#));
+    judged(&model, json!({"answer": "x".repeat(100_000)})).await;
+    let shown: Value =
+        serde_json::from_str(&model.asked.lock().unwrap()[0].messages[1].content).unwrap();
+    assert_eq!(
+        shown["answer"].as_str().unwrap().chars().count(),
+        super::judge::MAX_QUOTED + 1
+    );
+}
+
+#[test]
+fn offline_a_judge_looks_for_the_rubrics_terms_and_says_it_is_offline() {
+    // Quoted phrases are the terms when there are any.
+    assert_eq!(
+        super::judge::terms_of(r#"Says "14 days" and "Refund", politely."#),
+        ["14 days", "refund"]
+    );
+    // Otherwise the uncommon words of four letters or more.
+    assert_eq!(
+        super::judge::terms_of("The answer should mention the refund window and apologise"),
+        ["mention", "refund", "window", "apologise"]
+    );
+    let spec = json!({"kind": "judge", "rubric": r#"mentions "refund" and "14 days""#});
+    let half = score(spec.clone(), json!("A refund is possible."), None);
+    assert_eq!(half.value, 0.5);
+    assert!(half.reason.starts_with("offline judge"), "{}", half.reason);
+    assert!(half.reason.contains("missing: 14 days"), "{}", half.reason);
+    assert_eq!(
+        score(spec, json!("Your REFUND comes within 14 days."), None).value,
+        1.0
+    );
+    let nothing = score(
+        json!({"kind": "judge", "rubric": "is it ok?"}),
+        json!("yes"),
+        None,
+    );
+    assert_eq!(nothing.value, 0.0);
+    assert!(nothing.reason.contains("no terms"), "{}", nothing.reason);
+
+    // Refused at their fields.
+    assert_eq!(
+        problems(json!({"kind": "judge", "rubric": "  "})),
+        ["rubric: is empty: say what a good answer does"]
+    );
+    assert_eq!(
+        problems(json!({"kind": "judge", "rubric": "x".repeat(4_001), "model": ""})),
+        ["rubric: is longer than 4000 characters", "model: is empty"]
+    );
+    assert!(problems(json!({"kind": "judge"}))[0].contains("rubric"));
+}

@@ -96,19 +96,19 @@ pub async fn eval(
                 input: &input,
                 reference: example.reference.as_ref(),
             };
-            let scores: Vec<(&Scorer, Score)> = scorers
-                .iter()
-                .map(|scorer| match &observed {
-                    Some(observed) => (scorer, scorer.score(&given, observed)),
-                    None => (
-                        scorer,
-                        Score {
-                            value: 0.0,
-                            reason: format!("the run did not finish: {status}"),
-                        },
-                    ),
-                })
-                .collect();
+            // A judge asks the registry's model it names (recorded or
+            // replayed with the runs' replies under --record/--replay).
+            let mut scores: Vec<(&Scorer, Score)> = Vec::with_capacity(scorers.len());
+            for scorer in &scorers {
+                let score = match &observed {
+                    Some(observed) => scorer.score_in(&given, observed, &registry).await.score,
+                    None => Score {
+                        value: 0.0,
+                        reason: format!("the run did not finish: {status}"),
+                    },
+                };
+                scores.push((scorer, score));
+            }
             tally.add(&scores);
             let label = example
                 .id

@@ -1,7 +1,13 @@
 //! What an experiment's run came to, scored: a finished run by every
 //! scorer over its output and its log; a run that did not finish, or was
-//! refused, 0 by every scorer with the reason.
+//! refused, 0 by every scorer with the reason. A judging scorer asks the
+//! server's model it names, its calls taking their turns at the model gate
+//! on behalf of the experiment's maker, and what they use is added to the
+//! item's usage (so an experiment's ceiling counts its judging too).
 
+use std::sync::Arc;
+
+use heddle_engine::Registry;
 use heddle_engine::run::{Event, RunStatus};
 use heddle_engine::scoring::{Example, Observed, Scorer};
 use heddle_store::experiments::{Item, Outcome};
@@ -10,8 +16,16 @@ use heddle_wire::experiments::{ItemScore, ItemStatus};
 use heddle_wire::runs::RunInfo;
 use serde_json::Value;
 
-/// A run of `item` that ended as `run` says, with its stored `events`.
-pub(super) fn ended(scorers: &[Scorer], item: &Item, run: &RunInfo, events: &[Event]) -> Outcome {
+/// A run of `item` that ended as `run` says, with its stored `events`,
+/// scored with `registry`'s models for `maker`.
+pub(super) async fn ended(
+    registry: &Registry,
+    maker: Arc<str>,
+    scorers: &[Scorer],
+    item: &Item,
+    run: &RunInfo,
+    events: &[Event],
+) -> Outcome {
     let output = run.output.clone();
     if run.status != RunStatus::Finished {
         let why = match run.status {
@@ -38,21 +52,26 @@ pub(super) fn ended(scorers: &[Scorer], item: &Item, run: &RunInfo, events: &[Ev
         input: &item.input,
         reference: item.reference.as_ref(),
     };
+    let mut usage = run.usage;
+    let mut scores = Vec::with_capacity(scorers.len());
+    for scorer in scorers {
+        let judged = heddle_engine::model::on_behalf_of(
+            Arc::clone(&maker),
+            scorer.score_in(&example, &observed, registry),
+        )
+        .await;
+        usage.add(&judged.usage);
+        scores.push(ItemScore {
+            scorer: scorer.name().to_owned(),
+            value: judged.score.value,
+            reason: judged.score.reason,
+        });
+    }
     Outcome {
         status: ItemStatus::Scored,
-        scores: scorers
-            .iter()
-            .map(|scorer| {
-                let score = scorer.score(&example, &observed);
-                ItemScore {
-                    scorer: scorer.name().to_owned(),
-                    value: score.value,
-                    reason: score.reason,
-                }
-            })
-            .collect(),
+        scores,
         output,
-        usage: run.usage,
+        usage,
         latency_ms: Some(observed.latency_ms),
         error: None,
     }

@@ -344,3 +344,156 @@ fn a_recording_gives_the_same_replies_back_and_only_changed_calls_go_out() {
     let output = heddle(dir.path(), &[&base[..], &["--replay-only"]].concat());
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
+
+/// A fake OpenAI-compatible endpoint that counts its calls: the judge's
+/// (asked for a `verdict`) get `score`, the graph's get a plain answer.
+async fn judging_endpoint(
+    score: f64,
+) -> (
+    String,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let judged = Arc::new(AtomicUsize::new(0));
+    let answered = Arc::new(AtomicUsize::new(0));
+    let (j, a) = (Arc::clone(&judged), Arc::clone(&answered));
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let (judged, answered) = (Arc::clone(&j), Arc::clone(&a));
+            async move {
+                // The model asks for a stream first; this endpoint answers
+                // with a whole reply, which the model then asks for
+                // plainly: a call is counted once, by its plain request.
+                let plain = body["stream"] != true;
+                let verdict = body["response_format"]["json_schema"]["name"] == "verdict";
+                let content = if verdict {
+                    judged.fetch_add(usize::from(plain), Ordering::SeqCst);
+                    // The judge was shown the rubric and the answer.
+                    let shown: Value = serde_json::from_str(
+                        body["messages"][1]["content"].as_str().unwrap_or_default(),
+                    )
+                    .unwrap_or_default();
+                    assert_eq!(shown["rubric"], "names the product of the two numbers");
+                    json!({"score": score, "reason": "it names a number"}).to_string()
+                } else {
+                    answered.fetch_add(usize::from(plain), Ordering::SeqCst);
+                    "The product is 84.".to_string()
+                };
+                axum::Json(json!({
+                    "id": "c", "object": "chat.completion", "created": 1, "model": "fake-model",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+                }))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, judged, answered)
+}
+
+/// `heddle eval` with the model endpoint `endpoint` as the default model.
+fn heddle_on(dir: &Path, endpoint: &str, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_heddle"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("HEDDLE_DB")
+        .env_remove("OPENAI_API_KEY")
+        .env("HEDDLE_MODEL_BASE_URL", endpoint)
+        .env("HEDDLE_MODEL", "fake-model")
+        .env("HEDDLE_OFFLINE_PACE_MS", "0")
+        .env("RUST_LOG", "off")
+        .output()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_judge_grades_with_the_configured_model_and_a_replay_asks_it_nothing() {
+    use std::sync::atomic::Ordering;
+    let (endpoint, judged, answered) = judging_endpoint(0.75).await;
+    let dir = tempfile::tempdir().unwrap();
+    let (dataset, scorers) = files(
+        dir.path(),
+        &[
+            asked("What is 12 * 7?", "84"),
+            asked("What is 6 * 7?", "42"),
+        ],
+        &json!([{"kind": "judge", "name": "graded", "of": "last(output.messages).content",
+                 "rubric": "names the product of the two numbers"}]),
+    );
+    let graph = react_graph();
+    let recording = dir.path().join("replies.jsonl");
+    let recording = recording.to_string_lossy().into_owned();
+    let base = eval_args(&graph, &dataset, &scorers);
+    let (path, record) = (dir.path().to_path_buf(), base.map(str::to_string));
+    let recorded = {
+        let (endpoint, recording) = (endpoint.clone(), recording.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut args: Vec<&str> = record.iter().map(String::as_str).collect();
+            args.extend(["--record", &recording]);
+            heddle_on(&path, &endpoint, &args)
+        })
+        .await
+        .unwrap()
+    };
+    assert_eq!(recorded.status.code(), Some(0), "{}", stderr(&recorded));
+    let lines = json_lines(&recorded);
+    for run in &lines[..2] {
+        assert_eq!(run["scores"]["graded"]["value"], 0.75, "{run}");
+        assert_eq!(run["scores"]["graded"]["reason"], "it names a number");
+    }
+    // One answer and one verdict per example, over HTTP.
+    assert_eq!(judged.load(Ordering::SeqCst), 2);
+    assert_eq!(answered.load(Ordering::SeqCst), 2);
+
+    // Replayed only: the same verdicts, and the endpoint is asked nothing.
+    let (path, replay) = (dir.path().to_path_buf(), base.map(str::to_string));
+    let replayed = tokio::task::spawn_blocking(move || {
+        let mut args: Vec<&str> = replay.iter().map(String::as_str).collect();
+        args.extend(["--replay", &recording, "--replay-only"]);
+        heddle_on(&path, &endpoint, &args)
+    })
+    .await
+    .unwrap();
+    assert_eq!(replayed.status.code(), Some(0), "{}", stderr(&replayed));
+    let again = json_lines(&replayed);
+    assert_eq!(again[0]["scores"], lines[0]["scores"]);
+    assert_eq!(again[1]["scores"], lines[1]["scores"]);
+    assert_eq!(judged.load(Ordering::SeqCst), 2, "a replay judged live");
+    assert_eq!(answered.load(Ordering::SeqCst), 2, "a replay answered live");
+}
+
+#[test]
+fn on_the_offline_model_a_judge_looks_for_the_rubrics_terms_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dataset, scorers) = files(
+        dir.path(),
+        &[asked("What is 12 * 7?", "84"), asked("What is 2 + 2?", "4")],
+        &json!([{"kind": "judge", "name": "graded", "of": "last(output.messages).content",
+                 "rubric": "The answer says \"84\"."}]),
+    );
+    let graph = react_graph();
+    let output = heddle(dir.path(), &eval_args(&graph, &dataset, &scorers));
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let lines = json_lines(&output);
+    assert_eq!(lines[0]["scores"]["graded"]["value"], 1.0, "{}", lines[0]);
+    assert_eq!(lines[1]["scores"]["graded"]["value"], 0.0, "{}", lines[1]);
+    let reason = lines[1]["scores"]["graded"]["reason"].as_str().unwrap();
+    assert!(reason.starts_with("offline judge"), "{reason}");
+    assert!(reason.contains("missing: 84"), "{reason}");
+
+    // A judge without a rubric is refused at its field.
+    std::fs::write(
+        dir.path().join("scorers.json"),
+        json!([{"kind": "judge", "rubric": " "}]).to_string(),
+    )
+    .unwrap();
+    let output = heddle(dir.path(), &eval_args(&graph, &dataset, &scorers));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("rubric"), "{}", stderr(&output));
+}

@@ -107,7 +107,10 @@ async fn every_example_runs_once_per_repetition_as_an_ordinary_run_and_is_scored
         &graph,
         json!({"dataset_id": dataset, "name": "counting v1", "repetitions": 2,
                "scorers": [exact_count(),
-                           {"kind": "trajectory", "name": "ticked", "nodes": ["tick"]}]}),
+                           {"kind": "trajectory", "name": "ticked", "nodes": ["tick"]},
+                           // On the offline model: its heuristic, over "5".
+                           {"kind": "judge", "name": "judged", "of": "output.count",
+                            "rubric": "says \"5\""}]}),
     )
     .await;
     let done = ended(&server.owner, &graph, &experiment).await;
@@ -127,6 +130,12 @@ async fn every_example_runs_once_per_repetition_as_an_ordinary_run_and_is_scored
     assert!(count["stddev"].as_f64().unwrap() > 0.4, "{count}");
     assert_eq!(done["scores"][1]["scorer"], "ticked");
     assert_eq!(done["scores"][1]["mean"], 1.0);
+    let judged = &done["scores"][2];
+    assert_eq!(judged["scorer"], "judged");
+    assert!(
+        (judged["mean"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-9,
+        "{judged}"
+    );
     assert!(done["latency_p50_ms"].is_u64() && done["latency_p95_ms"].is_u64());
 
     let items = items(&server.owner, &graph, &experiment).await;
@@ -153,6 +162,8 @@ async fn every_example_runs_once_per_repetition_as_an_ordinary_run_and_is_scored
         ],
         "in the dataset's order"
     );
+    let judge_said = items[0]["scores"][2]["reason"].as_str().unwrap();
+    assert!(judge_said.starts_with("offline judge"), "{judge_said}");
     let wrong = &items[4];
     assert_eq!(wrong["scores"][0]["value"], 0.0);
     assert!(
