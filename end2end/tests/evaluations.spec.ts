@@ -179,6 +179,14 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   await page.locator(".evaluations summary").click();
   const second = await runExperiment(page, 2);
   await expect(second.locator(".score-chip")).toHaveText("answer 0.00");
+  // The trend: the answer scorer's mean fell from version 1 to version 2.
+  const trend = page.getByTestId("score-trend");
+  await expect(trend.locator('[data-scorer="answer"] circle')).toHaveCount(2);
+  await expect(trend.getByRole("img")).toHaveAttribute(
+    "aria-label",
+    "Mean scores over 2 experiments on Arithmetic: answer from 1.00 to 0.00",
+  );
+  await expect(trend.locator("text", { hasText: "v2" })).toBeVisible();
 
   // Both chosen, compared: version 2's mean is worse, and every example
   // is marked as a regression, with its changed answer beside the old.

@@ -8,6 +8,7 @@ use super::compare::CompareDialog;
 use super::gate::GateControl;
 use super::new_experiment::NewExperimentDialog;
 use super::score_text;
+use super::trend::ScoreTrend;
 use crate::editor::state::Editor;
 use crate::experiments::{Experiment, ExperimentStatus, cancel_experiment, list_experiments};
 use crate::graphs::display_timestamp;
@@ -86,6 +87,7 @@ pub fn EvaluationsPanel(
             }
             .into_any(),
             Ok(list) => view! {
+                <ScoreTrend experiments=list.clone() />
                 <ul class="experiment-list" data-testid="experiment-list">
                     {list.into_iter().map(|experiment| {
                         let id = experiment.id.clone();
