@@ -55,9 +55,11 @@ enum Kind {
     Bytes,
     /// `BOOLEAN`: an integer on SQLite, a boolean on PostgreSQL.
     Bool,
+    /// `REAL` on SQLite, `DOUBLE PRECISION` on PostgreSQL.
+    Real,
 }
 
-use Kind::{Bool, Bytes, Integer, Text};
+use Kind::{Bool, Bytes, Integer, Real, Text};
 
 /// One table to copy: its columns, and the order that keeps foreign keys
 /// and insertion order (the `rowid` ties) intact.
@@ -160,6 +162,10 @@ const TABLES: &[Table] = &[
             ("cached_tokens", Integer),
             ("cost_nanos", Integer),
             ("unpriced_calls", Integer),
+            ("active_ms", Integer),
+            ("experiment_id", Text),
+            // Where its server last died (quarantine's evidence).
+            ("crash_checkpoint", Text),
         ],
         order: "rowid",
     },
@@ -300,6 +306,89 @@ const TABLES: &[Table] = &[
         order: "created_at, id",
     },
     Table {
+        name: "datasets",
+        columns: &[
+            ("id", Text),
+            ("graph_id", Text),
+            ("name", Text),
+            ("version", Integer),
+            ("created_by", Text),
+            ("created_at", Text),
+            ("updated_at", Text),
+        ],
+        order: "created_at, id",
+    },
+    Table {
+        name: "dataset_examples",
+        columns: &[
+            ("id", Text),
+            ("dataset_id", Text),
+            ("position", Integer),
+            ("label", Text),
+            ("input", Text),
+            ("reference", Text),
+            ("source_run", Text),
+            ("added_in", Integer),
+            ("removed_in", Integer),
+        ],
+        order: "dataset_id, position, id",
+    },
+    Table {
+        name: "experiments",
+        // Its driver's lease is not copied: the first server on the copy
+        // takes its running experiments.
+        columns: &[
+            ("id", Text),
+            ("graph_id", Text),
+            ("graph_version", Integer),
+            ("dataset_id", Text),
+            ("dataset_version", Integer),
+            ("name", Text),
+            ("scorers", Text),
+            ("repetitions", Integer),
+            ("max_tokens", Integer),
+            ("max_cost_nanos", Integer),
+            ("status", Text),
+            ("stop_reason", Text),
+            ("created_by", Text),
+            ("api_key_id", Text),
+            ("created_at", Text),
+            ("ended_at", Text),
+        ],
+        order: "created_at, id",
+    },
+    Table {
+        name: "experiment_items",
+        columns: &[
+            ("experiment_id", Text),
+            ("example_id", Text),
+            ("repetition", Integer),
+            ("position", Integer),
+            ("run_id", Text),
+            ("status", Text),
+            ("output", Text),
+            ("scores", Text),
+            ("tokens", Integer),
+            ("cost_nanos", Integer),
+            ("latency_ms", Integer),
+            ("error", Text),
+        ],
+        order: "experiment_id, position, repetition",
+    },
+    Table {
+        name: "publish_gates",
+        columns: &[
+            ("graph_id", Text),
+            ("dataset_id", Text),
+            ("dataset_version", Integer),
+            ("tolerances", Text),
+            ("tolerance", Real),
+            ("set_by", Text),
+            ("set_at", Text),
+        ],
+        order: "graph_id",
+    },
+    Table {
         name: "sessions",
         columns: &[("id", Text), ("data", Bytes), ("expiry_date", Integer)],
         order: "id",
@@ -369,6 +458,7 @@ enum Cell {
     Integer(Option<i64>),
     Bytes(Option<Vec<u8>>),
     Bool(Option<bool>),
+    Real(Option<f64>),
 }
 
 impl Table {
@@ -439,6 +529,7 @@ pub async fn copy(from: &Db, to: &Db) -> Result<Vec<Copied>, CopyError> {
                                 Integer => Cell::Integer(row.try_get(index).map_err(failed)?),
                                 Bytes => Cell::Bytes(row.try_get(index).map_err(failed)?),
                                 Bool => Cell::Bool(row.try_get(index).map_err(failed)?),
+                                Real => Cell::Real(row.try_get(index).map_err(failed)?),
                             });
                         }
                     }
@@ -452,6 +543,7 @@ pub async fn copy(from: &Db, to: &Db) -> Result<Vec<Copied>, CopyError> {
                                 Cell::Integer(value) => insert.bind(value),
                                 Cell::Bytes(value) => insert.bind(value),
                                 Cell::Bool(value) => insert.bind(value),
+                                Cell::Real(value) => insert.bind(value),
                             };
                         }
                         insert.execute(&mut *tx).await.map_err(failed)?;
@@ -491,6 +583,75 @@ async fn count(db: &Db, table: &'static str) -> Result<i64, CopyError> {
 #[cfg(test)]
 mod tests {
     use super::TABLES;
+
+    /// Tables that are not copied, and why (see the module's comment).
+    const NOT_COPIED: &[&str] = &["rate_limits", "_sqlx_migrations"];
+    /// Columns that are not copied: the running servers' leases and
+    /// cancel requests (the first server on the copy takes its runs and
+    /// experiments afresh), and the checkpoints' `position`, which the
+    /// target numbers again in the same order.
+    const LEASES: &[(&str, &str)] = &[
+        ("runs", "lease_owner"),
+        ("runs", "lease_expires_at"),
+        ("runs", "cancel_requested"),
+        ("experiments", "driver"),
+        ("experiments", "driver_until"),
+        ("heddle_checkpoints", "position"),
+    ];
+
+    /// Every table and column the migrations make is copied, or named
+    /// above as not: a table added without a line here would be lost by
+    /// `heddle migrate` without a word (datasets and experiments once
+    /// were).
+    #[tokio::test]
+    async fn the_copy_covers_every_table_and_column_the_migrations_make() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}", dir.path().join("schema.db").display());
+        let db = heddle_store::db::open::connect(&url).await.unwrap();
+        let heddle_store::db::Db::Sqlite(pool) = &db else {
+            unreachable!("a SQLite URL opens SQLite")
+        };
+        let tables: Vec<String> = sqlx::query_scalar(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+        )
+        .fetch_all(pool)
+        .await
+        .unwrap();
+        let mut missing = Vec::new();
+        for table in &tables {
+            if NOT_COPIED.contains(&table.as_str()) {
+                continue;
+            }
+            let Some(copied) = TABLES.iter().find(|copied| copied.name == table) else {
+                missing.push(format!("table {table}"));
+                continue;
+            };
+            let columns: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+                "SELECT name FROM pragma_table_info('{table}')"
+            )))
+            .fetch_all(pool)
+            .await
+            .unwrap();
+            for column in columns {
+                let listed = copied.columns.iter().any(|(name, _)| *name == column);
+                let lease = LEASES.contains(&(table.as_str(), column.as_str()));
+                if !listed && !lease {
+                    missing.push(format!("{table}.{column}"));
+                }
+            }
+        }
+        assert!(
+            missing.is_empty(),
+            "not copied by heddle migrate: {missing:?}"
+        );
+        for copied in TABLES {
+            assert!(
+                tables.iter().any(|table| table == copied.name),
+                "{}",
+                copied.name
+            );
+        }
+    }
 
     #[test]
     fn inserts_number_their_parameters_row_after_row() {

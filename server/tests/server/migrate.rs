@@ -22,7 +22,7 @@ fn migrate(from: &str, to: &str) -> Output {
 }
 
 /// Everything a user would notice, read through the API.
-async fn snapshot(browser: &Browser, graph: &str, run: &str) -> Value {
+async fn snapshot(browser: &Browser, graph: &str, run: &str, dataset: &str) -> Value {
     let get = |path: String| async move {
         let (status, body) = browser.api(Method::GET, &path, None).await;
         assert_eq!(status, 200, "{path}: {body}");
@@ -47,6 +47,10 @@ async fn snapshot(browser: &Browser, graph: &str, run: &str) -> Value {
         "schedules": get(format!("/api/v1/graphs/{graph}/schedules")).await,
         "widgets": get(format!("/api/v1/graphs/{graph}/widgets")).await,
         "runs": get(format!("/api/v1/graphs/{graph}/runs")).await,
+        "datasets": get(format!("/api/v1/graphs/{graph}/datasets")).await,
+        "dataset": get(format!("/api/v1/graphs/{graph}/datasets/{dataset}")).await,
+        "experiments": get(format!("/api/v1/graphs/{graph}/experiments")).await,
+        "gate": get(format!("/api/v1/graphs/{graph}/publish-gate")).await,
     })
 }
 
@@ -134,9 +138,61 @@ async fn everything_moves_to_another_database_and_back() {
         )
         .await;
     assert_eq!(status, 200, "{invoked}");
-    let before = snapshot(&server.owner, &graph, &run).await;
+    // A dataset, an experiment over it (run to its end) and a gate on it.
+    let (status, dataset) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/datasets"),
+            Some(json!({"name": "counts"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{dataset}");
+    let dataset = dataset["id"].as_str().unwrap().to_owned();
+    let (status, added) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/datasets/{dataset}/examples"),
+            Some(json!({"examples": [{"input": {"target": 2}, "reference": {"count": 2}}]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{added}");
+    let (status, experiment) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/experiments"),
+            Some(json!({"dataset_id": dataset, "scorers": [
+                {"kind": "exact", "of": "output.count", "expected": "reference.count"}]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{experiment}");
+    let experiment = experiment["id"].as_str().unwrap().to_owned();
+    loop {
+        let (_, now) = server
+            .api(
+                Method::GET,
+                &format!("/api/v1/graphs/{graph}/experiments/{experiment}"),
+                None,
+            )
+            .await;
+        if now["status"] != "running" {
+            assert_eq!(now["status"], "finished", "{now}");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let (status, gate) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}/publish-gate"),
+            Some(json!({"dataset_id": dataset, "tolerance": 0.25})),
+        )
+        .await;
+    assert_eq!(status, 200, "{gate}");
+    let before = snapshot(&server.owner, &graph, &run, &dataset).await;
     assert!(before["events"].as_array().unwrap().len() > 10);
     assert_eq!(before["published"]["published"]["version"], 1);
+    assert_eq!(before["experiments"][0]["scores"][0]["mean"], 1.0);
+    assert_eq!(before["gate"]["tolerance"], 0.25);
 
     // Out to a SQLite file, and back into a fresh database of the pass's kind.
     let dir = tempfile::tempdir().unwrap();
@@ -177,9 +233,24 @@ async fn everything_moves_to_another_database_and_back() {
         client: server.owner.client.clone(),
         jar: server.owner.jar.clone(),
     };
-    let after = snapshot(&owner, &graph, &run).await;
+    let after = snapshot(&owner, &graph, &run, &dataset).await;
     assert_eq!(after, before);
-    assert_eq!(after["runs"][0]["origin"], "api_key");
+    let origins: Vec<&str> = after["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| run["origin"].as_str().unwrap())
+        .collect();
+    assert!(
+        origins.contains(&"api_key") && origins.contains(&"experiment"),
+        "{origins:?}"
+    );
+    // The experiment's results, the dataset and the gate came along.
+    assert_eq!(after["experiments"][0]["progress"]["scored"], 1);
+    assert_eq!(
+        after["dataset"]["examples"].as_array().map(Vec::len),
+        Some(1)
+    );
     assert_eq!(after["webhooks"][0]["enabled"], false);
     assert_eq!(after["widgets"][0]["enabled"], true);
     // The key works on the copy, and still reads the run it started.
