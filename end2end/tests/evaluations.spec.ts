@@ -119,11 +119,15 @@ async function answered(page: Page, graph: string, question: string): Promise<st
 }
 
 /** Starts an experiment of the version on screen from the Evaluations section. */
-async function runExperiment(page: Page, version: number) {
+async function runExperiment(page: Page, version: number, replies?: string) {
   await page.getByRole("button", { name: "New experiment" }).click();
   const dialog = page.getByRole("dialog", { name: "New experiment" });
   await expect(dialog.getByTestId("experiment-dataset")).toBeFocused();
   await expect(dialog.getByTestId("experiment-version")).toHaveValue(String(version));
+  if (replies) {
+    await dialog.getByTestId("experiment-replies").selectOption({ label: replies });
+    await page.screenshot({ path: `../target/e2e/screens/new-experiment-replies-${version}.png` });
+  }
   await dialog.getByTestId("start-experiment").click();
   await expect(dialog).toBeHidden();
   const row = page.locator(".experiment-row", { hasText: `Version ${version} on Arithmetic` });
@@ -160,7 +164,9 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   await hydrated(page);
   await page.locator(".evaluations summary").click();
   await expect(page.locator(".evaluations .empty-note")).toContainText("No experiments yet");
-  const first = await runExperiment(page, 1);
+  const first = await runExperiment(page, 1, "Ask them, and record their replies");
+  // Three runs of a model, a tool and the model again, each reply kept.
+  await expect(first.locator(".experiment-replies")).toHaveText("0 of 9 replies replayed");
   await expect(first.locator(".score-chip")).toHaveText("answer 1.00");
   await expect(first).toContainText("3 of 3 runs");
 
@@ -177,8 +183,11 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   await page.reload();
   await hydrated(page);
   await page.locator(".evaluations summary").click();
-  const second = await runExperiment(page, 2);
+  // Replaying version 1's replies: version 2's model is offered other
+  // tools, so no request is the same and every call is made anew.
+  const second = await runExperiment(page, 2, "Replay those of “Version 1 on Arithmetic v3”");
   await expect(second.locator(".score-chip")).toHaveText("answer 0.00");
+  await expect(second.locator(".experiment-replies")).toHaveText(/^0 of \d+ replies replayed$/);
   // The trend: the answer scorer's mean fell from version 1 to version 2.
   const trend = page.getByTestId("score-trend");
   await expect(trend.locator('[data-scorer="answer"] circle')).toHaveCount(2);

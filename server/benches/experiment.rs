@@ -12,8 +12,9 @@
 //! The ReAct example over EXAMPLES questions (default 1,000): first the
 //! same runs started one by one through the API (each invoked and waited
 //! for, as a script would), then one experiment with three scorers over a
-//! dataset of them. Wall time of each, and the experiment's time per
-//! example against one by one.
+//! dataset of them; then the experiment again recording every model and
+//! tool reply, and once more replayed from that recording (no call goes
+//! to the model or a tool). Wall time of each, and the time per example.
 
 #[allow(dead_code)] // this bench uses a part of the shared helpers
 mod support;
@@ -107,29 +108,43 @@ async fn main() {
         {"kind": "trajectory", "name": "used the calculator", "tools": [{"name": "calculator"}]},
         {"kind": "threshold", "metric": "tokens", "max": 100000}
     ]);
-    let started = Instant::now();
-    let made = json(
-        owner
-            .post(format!("{base}/api/v1/graphs/{graph}/experiments"))
-            .json(&json!({"dataset_id": dataset, "scorers": scorers})),
-        "an experiment",
-    )
-    .await;
-    let id = made["id"].as_str().unwrap_or_default().to_string();
-    let done = loop {
-        let now = json(
-            owner.get(format!("{base}/api/v1/graphs/{graph}/experiments/{id}")),
-            "the experiment",
-        )
-        .await;
-        if now["status"] != "running" {
-            break now;
+    let run = |body: Value| {
+        let (owner, base, graph) = (owner.clone(), base.clone(), graph.clone());
+        async move {
+            let started = Instant::now();
+            let made = json(
+                owner
+                    .post(format!("{base}/api/v1/graphs/{graph}/experiments"))
+                    .json(&body),
+                "an experiment",
+            )
+            .await;
+            let id = made["id"].as_str().unwrap_or_default().to_string();
+            let done = loop {
+                let now = json(
+                    owner.get(format!("{base}/api/v1/graphs/{graph}/experiments/{id}")),
+                    "the experiment",
+                )
+                .await;
+                if now["status"] != "running" {
+                    break now;
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            };
+            assert_eq!(done["status"], "finished", "{done}");
+            assert_eq!(done["progress"]["scored"], examples as u64, "{done}");
+            (started.elapsed(), done)
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    let experiment = started.elapsed();
-    assert_eq!(done["status"], "finished", "{done}");
-    assert_eq!(done["progress"]["scored"], examples as u64, "{done}");
+    let (experiment, done) = run(json!({"dataset_id": dataset, "scorers": scorers})).await;
+    // The same, its replies recorded; then replayed from that recording.
+    let (recorded_in, recorded) = run(json!({"dataset_id": dataset, "scorers": scorers,
+                                            "record_replies": true}))
+    .await;
+    let (replayed_in, replayed) = run(json!({"dataset_id": dataset, "scorers": scorers,
+                                            "replay_from": recorded["id"]}))
+    .await;
+    assert_eq!(replayed["replies"]["live"], 0, "{replayed}");
 
     let per = |total: Duration| total.as_secs_f64() * 1_000.0 / examples as f64;
     println!("{examples} ReAct examples on the offline model (a word every {pace} ms), 3 scorers:");
@@ -142,6 +157,18 @@ async fn main() {
         "  one experiment (queued a window at a time, scored):    {:>7.2} s ({:.2} ms an example)",
         experiment.as_secs_f64(),
         per(experiment)
+    );
+    println!(
+        "  recording every reply:                                 {:>7.2} s ({:.2} ms an example)",
+        recorded_in.as_secs_f64(),
+        per(recorded_in)
+    );
+    println!(
+        "  replayed from that recording ({} calls, {} live):     {:>7.2} s ({:.2} ms an example)",
+        replayed["replies"]["replayed"],
+        replayed["replies"]["live"],
+        replayed_in.as_secs_f64(),
+        per(replayed_in)
     );
     println!(
         "  scores: {}",

@@ -354,8 +354,22 @@ const TABLES: &[Table] = &[
             ("api_key_id", Text),
             ("created_at", Text),
             ("ended_at", Text),
+            ("record_replies", Integer),
+            ("replay_from", Text),
         ],
         order: "created_at, id",
+    },
+    Table {
+        name: "experiment_replies",
+        columns: &[
+            ("experiment_id", Text),
+            ("example_id", Text),
+            ("repetition", Integer),
+            ("lines", Text),
+            ("replayed", Integer),
+            ("live", Integer),
+        ],
+        order: "experiment_id, example_id, repetition",
     },
     Table {
         name: "experiment_items",

@@ -21,12 +21,14 @@
 //! restart at any point finds each item's run, or records it, and no
 //! example runs twice.
 
+mod replies;
 mod score;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use heddle_engine::RunId;
+use heddle_engine::recording::Recording;
 use heddle_engine::run::RunStatus;
 use heddle_store::access::{Allowed, Principal, Trigger, require_run, require_trigger};
 use heddle_store::accounts;
@@ -166,6 +168,7 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
                     RunStatus::Finished => runs.stored_events(&item.run_id).await?,
                     _ => Vec::new(),
                 };
+                keep_recorded(db, id, &item).await?;
                 let maker: Arc<str> = allowed.user().id.as_str().into();
                 let outcome =
                     score::ended(runs.registry(), maker, &scorers, &item, &run, &events).await;
@@ -263,10 +266,31 @@ async fn start(
     if run_records::get(runs.db(), &item.run_id).await?.is_some() {
         return Ok(());
     }
+    if experiment.record_replies {
+        // A run of its own compile, answered through its own recording.
+        let recording = recording_for(runs.db(), experiment, item).await?;
+        let compiled = runs
+            .prepare_for_experiment(allowed, experiment.graph_version, Some(&recording))
+            .await?;
+        replies::begin(&item.run_id, recording);
+        let started = runs
+            .start_for_experiment(
+                allowed,
+                experiment.graph_version,
+                &compiled,
+                item.input.clone(),
+                &item.run_id,
+            )
+            .await;
+        if started.is_err() {
+            replies::finish(&item.run_id);
+        }
+        return started.map(|_| ());
+    }
     let compiled = match prepared {
         Some(compiled) => compiled,
         None => prepared.insert(
-            runs.prepare_for_experiment(allowed, experiment.graph_version)
+            runs.prepare_for_experiment(allowed, experiment.graph_version, None)
                 .await?,
         ),
     };
@@ -279,6 +303,48 @@ async fn start(
     )
     .await
     .map(|_| ())
+}
+
+/// The recording a run of `item` starts with: the replies its source
+/// experiment recorded for the same example and repetition (the first
+/// repetition's when the source ran fewer), or none.
+async fn recording_for(db: &Db, experiment: &Driving, item: &Item) -> Result<Recording, AppError> {
+    let Some(source) = &experiment.replay_from else {
+        return Ok(Recording::new());
+    };
+    let mut lines = records::replies_of(db, source, &item.example_id, item.repetition).await?;
+    if lines.is_none() && item.repetition > 1 {
+        lines = records::replies_of(db, source, &item.example_id, 1).await?;
+    }
+    let Some(lines) = lines else {
+        return Ok(Recording::new());
+    };
+    Ok(Recording::read(lines.as_bytes()).unwrap_or_else(|error| {
+        tracing::warn!(experiment = %experiment.id, %source, %error,
+            "recorded replies that do not read back; the run asks the models");
+        Recording::new()
+    }))
+}
+
+/// Keeps what `item`'s run recorded, if it was started here with a
+/// recording.
+async fn keep_recorded(db: &Db, experiment: &str, item: &Item) -> Result<(), AppError> {
+    let Some(recording) = replies::finish(&item.run_id) else {
+        return Ok(());
+    };
+    let mut lines = Vec::new();
+    if let Err(error) = recording.write(&mut lines) {
+        tracing::warn!(%experiment, run = %item.run_id, %error, "cannot write a run's replies");
+        return Ok(());
+    }
+    if lines.len() > replies::MAX_KEPT_BYTES {
+        tracing::warn!(%experiment, run = %item.run_id, bytes = lines.len(),
+            "a run's replies are too big to keep; its example will be asked again");
+        return Ok(());
+    }
+    let counts = recording.counts();
+    let lines = String::from_utf8_lossy(&lines);
+    records::keep_replies(db, experiment, item, &lines, counts.replayed, counts.live).await
 }
 
 /// Why the experiment must stop now, if it is past a ceiling.

@@ -20,7 +20,7 @@ use heddle_wire::access::Role;
 use heddle_wire::experiments::{
     Experiment, ExperimentItem, ExperimentItems, ExperimentStatus, ItemScore, ItemStatus,
     MAX_EXPERIMENT_RUNS, MAX_EXPERIMENTS_PER_GRAPH, MAX_NAME_CHARS, MAX_REPETITIONS,
-    MAX_RUNNING_PER_ACCOUNT, MAX_SCORERS, NewExperiment, Progress,
+    MAX_RUNNING_PER_ACCOUNT, MAX_SCORERS, NewExperiment, Progress, ReplyCounts,
 };
 use heddle_wire::graphs::GraphId;
 
@@ -29,7 +29,8 @@ mod ledger;
 mod summary;
 
 pub use ledger::{
-    Driving, Item, Outcome, choose, claim, driving, record, spent, started, unfinished,
+    Driving, Item, Outcome, choose, claim, driving, keep_replies, record, replies_of, spent,
+    started, unfinished,
 };
 
 /// How many experiments a listing shows, newest first.
@@ -55,6 +56,10 @@ struct ExperimentRow {
     maker: Option<String>,
     created_at: String,
     ended_at: Option<String>,
+    record_replies: i64,
+    replay_from: Option<String>,
+    replayed: i64,
+    live: i64,
 }
 
 macro_rules! select_experiments {
@@ -65,7 +70,12 @@ macro_rules! select_experiments {
             "x.dataset_version, x.name, x.scorers, x.repetitions, x.max_tokens, ",
             "x.max_cost_nanos, x.status, x.stop_reason, ",
             "(SELECT username FROM users u WHERE u.id = x.created_by) AS maker, ",
-            "x.created_at, x.ended_at FROM experiments x ",
+            "x.created_at, x.ended_at, x.record_replies, x.replay_from, ",
+            "CAST(COALESCE((SELECT SUM(r.replayed) FROM experiment_replies r ",
+            "WHERE r.experiment_id = x.id), 0) AS BIGINT) AS replayed, ",
+            "CAST(COALESCE((SELECT SUM(r.live) FROM experiment_replies r ",
+            "WHERE r.experiment_id = x.id), 0) AS BIGINT) AS live ",
+            "FROM experiments x ",
             $rest
         )
     };
@@ -175,6 +185,8 @@ struct Plan<'a> {
     repetitions: i64,
     max_tokens: Option<i64>,
     max_cost_nanos: Option<i64>,
+    /// Whether its replies are kept (a replay's are too).
+    record_replies: bool,
 }
 
 fn plan(new: &NewExperiment) -> Result<Plan<'_>, AppError> {
@@ -211,6 +223,7 @@ fn plan(new: &NewExperiment) -> Result<Plan<'_>, AppError> {
         repetitions: i64::from(repetitions),
         max_tokens,
         max_cost_nanos,
+        record_replies: new.record_replies || new.replay_from.is_some(),
     })
 }
 
@@ -292,6 +305,29 @@ pub async fn create(
                 "this graph keeps {kept} experiments, the most it may; delete old ones first"
             )));
         }
+        if let Some(source) = &new.replay_from {
+            let recorded: Option<i64> = sqlx::query_scalar(
+                "SELECT record_replies FROM experiments WHERE id = $1 AND graph_id = $2",
+            )
+            .bind(source)
+            .bind(graph)
+            .fetch_optional(&mut *tx)
+            .await?;
+            match recorded {
+                None => {
+                    return Err(AppError::InvalidInput(format!(
+                        "`replay_from`: this graph has no experiment `{source}`"
+                    )));
+                }
+                Some(0) => {
+                    return Err(AppError::InvalidInput(format!(
+                        "`replay_from`: experiment `{source}` did not record its replies \
+                         (start it with `record_replies`)"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
         let name = plan.name.map_or_else(
             || format!("Version {graph_version} on {dataset_name} v{version}"),
             str::to_owned,
@@ -299,8 +335,8 @@ pub async fn create(
         sqlx::query(
             "INSERT INTO experiments (id, graph_id, graph_version, dataset_id, dataset_version,
                  name, scorers, repetitions, max_tokens, max_cost_nanos, status, created_by,
-                 api_key_id, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running', $11, $12, $13)",
+                 api_key_id, created_at, record_replies, replay_from)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'running', $11, $12, $13, $14, $15)",
         )
         .bind(&id)
         .bind(graph)
@@ -315,6 +351,8 @@ pub async fn create(
         .bind(maker)
         .bind(key)
         .bind(&now)
+        .bind(i64::from(plan.record_replies))
+        .bind(&new.replay_from)
         .execute(&mut *tx)
         .await?;
         for repetition in 1..=plan.repetitions {
@@ -450,6 +488,12 @@ async fn complete(db: &Db, row: ExperimentRow) -> Result<Experiment, AppError> {
         cost_usd: dollars(cost),
         latency_p50_ms,
         latency_p95_ms,
+        record_replies: row.record_replies != 0,
+        replay_from: row.replay_from,
+        replies: ReplyCounts {
+            replayed: count(row.replayed),
+            live: count(row.live),
+        },
     })
 }
 

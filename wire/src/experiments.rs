@@ -51,6 +51,28 @@ pub struct NewExperiment {
     /// Past this cost in US dollars, the same.
     #[serde(default)]
     pub max_cost_usd: Option<f64>,
+    /// Keep every model and tool reply of its runs, so that a later
+    /// experiment can be given them back (`replay_from`).
+    #[serde(default)]
+    pub record_replies: bool,
+    /// An experiment of this graph that recorded its replies: each run of
+    /// this one is given back the replies of the same example and
+    /// repetition there, streams and tool-call ids exactly; a call whose
+    /// request changed goes to the model or tool (and is recorded: a
+    /// replay records too).
+    #[serde(default)]
+    pub replay_from: Option<String>,
+}
+
+/// How an experiment's model and tool calls were answered.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct ReplyCounts {
+    /// From the recording it replays.
+    pub replayed: u64,
+    /// By the model or tool itself.
+    pub live: u64,
 }
 
 named_enum! {
@@ -152,6 +174,12 @@ pub struct Experiment {
     pub latency_p95_ms: Option<u64>,
     /// Per scorer, in the order they were given.
     pub scores: Vec<ScorerSummary>,
+    /// Whether its runs' replies are kept.
+    pub record_replies: bool,
+    /// The experiment whose replies its runs are given back.
+    pub replay_from: Option<String>,
+    /// How its ended runs' calls were answered (recorded runs only).
+    pub replies: ReplyCounts,
 }
 
 /// One scorer's score of one run.

@@ -19,6 +19,9 @@ pub fn NewExperimentDialog(
     open: RwSignal<bool>,
     /// Told when the experiment started.
     started: Callback<()>,
+    /// The graph's experiments that recorded their replies (id, name),
+    /// newest first: a new one may replay them.
+    recorded: Vec<(String, String)>,
 ) -> impl IntoView {
     let datasets = RwSignal::new(None::<Result<Vec<Dataset>, String>>);
     {
@@ -41,6 +44,9 @@ pub fn NewExperimentDialog(
     let repetitions = RwSignal::new("1".to_string());
     let max_tokens = RwSignal::new(String::new());
     let scorers = RwSignal::new(default_scorers(editor));
+    // "" asks the models; "record" keeps their replies; "replay:<id>"
+    // gives back those of experiment <id>.
+    let replies = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
     let start = Action::new_local(move |(): &()| {
         let graph_id = graph_id.clone();
@@ -50,6 +56,7 @@ pub fn NewExperimentDialog(
             &repetitions.get_untracked(),
             &max_tokens.get_untracked(),
             &scorers.get_untracked(),
+            &replies.get_untracked(),
         );
         async move {
             start_experiment(graph_id, request?)
@@ -133,6 +140,20 @@ pub fn NewExperimentDialog(
                     </label>
                 </div>
                 <label class="field">
+                    <span class="field-label">"Model and tool replies"</span>
+                    <select data-testid="experiment-replies"
+                        on:change=move |event| replies.set(event_target_value(&event))>
+                        <option value="">"Ask the models and tools"</option>
+                        <option value="record">"Ask them, and record their replies"</option>
+                        {recorded.into_iter().map(|(id, name)| view! {
+                            <option value=format!("replay:{id}")>{format!("Replay those of “{name}”")}</option>
+                        }).collect_view()}
+                    </select>
+                    <span class="field-hint">
+                        "A replay gives every call its recorded reply (only calls whose request changed are made, and recorded): deterministic, offline and free."
+                    </span>
+                </label>
+                <label class="field">
                     <span class="field-label">"Scorers"</span>
                     <span class="field-hint">
                         "JSON: exact, contains, regex, json_schema, expression, trajectory, threshold, judge (docs/evaluations.md)."
@@ -161,6 +182,7 @@ fn request(
     repetitions: &str,
     max_tokens: &str,
     scorers: &str,
+    replies: &str,
 ) -> Result<NewExperiment, String> {
     if dataset.is_empty() {
         return Err("Choose a dataset.".into());
@@ -182,6 +204,8 @@ fn request(
     };
     let scorers: Vec<serde_json::Value> = serde_json::from_str(scorers)
         .map_err(|error| format!("Scorers: not a JSON list ({error})."))?;
+    let replay_from = replies.strip_prefix("replay:").map(str::to_owned);
+    let record_replies = replies == "record" || replay_from.is_some();
     Ok(NewExperiment {
         dataset_id: dataset,
         dataset_version: None,
@@ -191,6 +215,8 @@ fn request(
         repetitions: Some(repetitions),
         max_tokens,
         max_cost_usd: None,
+        record_replies,
+        replay_from,
     })
 }
 

@@ -132,6 +132,14 @@ pub fn EvaluationsPanel(
                                         </span>
                                     }).collect_view()}
                                 </span>
+                                {experiment.record_replies.then(|| {
+                                    let replies = experiment.replies;
+                                    let text = match replies.replayed + replies.live {
+                                        0 => "replies recorded".to_string(),
+                                        calls => format!("{} of {calls} replies replayed", replies.replayed),
+                                    };
+                                    view! { <span class="version-meta experiment-replies">{text}</span> }
+                                })}
                                 {experiment.stop_reason.clone().map(|reason| view! {
                                     <span class="experiment-stop">{format!("Stopped: {reason}")}</span>
                                 })}
@@ -182,9 +190,21 @@ pub fn EvaluationsPanel(
             {rows}
             {move || open.get().then(|| view! { <GateControl graph_id=gate_id.get_value() can_edit /> })}
         </details>
-        {move || creating.get().then(|| view! {
-            <NewExperimentDialog graph_id=new_id.clone() editor version open=creating
-                started=Callback::new(move |()| refresh.update(|n| *n += 1)) />
+        {move || creating.get().then(|| {
+            let recorded: Vec<(String, String)> = experiments
+                .get_untracked()
+                .and_then(Result::ok)
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|experiment| {
+                    experiment.record_replies && experiment.status != ExperimentStatus::Running
+                })
+                .map(|experiment| (experiment.id, experiment.name))
+                .collect();
+            view! {
+                <NewExperimentDialog graph_id=new_id.clone() editor version open=creating
+                    started=Callback::new(move |()| refresh.update(|n| *n += 1)) recorded />
+            }
         })}
         {move || comparing.get().then(|| {
             let listed = experiments.get_untracked().and_then(Result::ok).unwrap_or_default();

@@ -243,6 +243,9 @@ mod tests {
             cost_usd: 0.0,
             latency_p50_ms: None,
             latency_p95_ms: None,
+            record_replies: false,
+            replay_from: None,
+            replies: Default::default(),
             scores: means
                 .iter()
                 .map(|(scorer, mean)| ScorerSummary {

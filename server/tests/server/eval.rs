@@ -345,8 +345,8 @@ fn a_recording_gives_the_same_replies_back_and_only_changed_calls_go_out() {
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
 }
 
-/// A fake OpenAI-compatible endpoint that counts its calls: the judge's
-/// (asked for a `verdict`) get `score`, the graph's get a plain answer.
+/// A model endpoint that counts, apart, the judge's calls (asked for a
+/// `verdict`, answered `score`) and the graph's (answered plainly).
 async fn judging_endpoint(
     score: f64,
 ) -> (
@@ -359,41 +359,22 @@ async fn judging_endpoint(
     let judged = Arc::new(AtomicUsize::new(0));
     let answered = Arc::new(AtomicUsize::new(0));
     let (j, a) = (Arc::clone(&judged), Arc::clone(&answered));
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
-            let (judged, answered) = (Arc::clone(&j), Arc::clone(&a));
-            async move {
-                // The model asks for a stream first; this endpoint answers
-                // with a whole reply, which the model then asks for
-                // plainly: a call is counted once, by its plain request.
-                let plain = body["stream"] != true;
-                let verdict = body["response_format"]["json_schema"]["name"] == "verdict";
-                let content = if verdict {
-                    judged.fetch_add(usize::from(plain), Ordering::SeqCst);
-                    // The judge was shown the rubric and the answer.
-                    let shown: Value = serde_json::from_str(
-                        body["messages"][1]["content"].as_str().unwrap_or_default(),
-                    )
+    let (url, _) = crate::support::fake_model(move |body| {
+        let plain = usize::from(body["stream"] != true);
+        if body["response_format"]["json_schema"]["name"] == "verdict" {
+            j.fetch_add(plain, Ordering::SeqCst);
+            // The judge was shown the rubric and the answer.
+            let shown: Value =
+                serde_json::from_str(body["messages"][1]["content"].as_str().unwrap_or_default())
                     .unwrap_or_default();
-                    assert_eq!(shown["rubric"], "names the product of the two numbers");
-                    json!({"score": score, "reason": "it names a number"}).to_string()
-                } else {
-                    answered.fetch_add(usize::from(plain), Ordering::SeqCst);
-                    "The product is 84.".to_string()
-                };
-                axum::Json(json!({
-                    "id": "c", "object": "chat.completion", "created": 1, "model": "fake-model",
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
-                }))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+            assert_eq!(shown["rubric"], "names the product of the two numbers");
+            json!({"score": score, "reason": "it names a number"}).to_string()
+        } else {
+            a.fetch_add(plain, Ordering::SeqCst);
+            "The product is 84.".to_string()
+        }
+    })
+    .await;
     (url, judged, answered)
 }
 

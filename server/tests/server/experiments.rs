@@ -10,7 +10,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::api_runs::counting_loop;
-use crate::support::{Browser, TestServer, error_message};
+use crate::support::{Browser, TestServer, error_message, fake_model};
 
 /// An example of the counting graph: count to `target`; the reference
 /// says what the count should come to.
@@ -791,4 +791,119 @@ async fn the_gate_publishes_only_a_version_that_scores_no_worse_than_the_live_on
     assert_eq!(status, 204);
     let (status, live) = publish(2).await;
     assert_eq!(status, 200, "{live}");
+}
+
+#[tokio::test]
+async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
+    use std::sync::atomic::Ordering;
+    let (endpoint, calls) = fake_model(|_| "Refunds take 14 days.".into()).await;
+    let config = heddle_engine::model::openai::OpenAiConfig::new(endpoint, "fake-model");
+    let registry = heddle_engine::Registry::new()
+        .with_default_model(heddle_engine::model::openai::OpenAiModel::new(config));
+    let server = TestServer::start_with_registry(registry).await;
+    let graph = server.create_graph(crate::invoke::chat_graph()).await;
+    let (status, dataset) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/datasets"),
+            Some(json!({"name": "questions"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{dataset}");
+    let dataset = dataset["id"].as_str().unwrap().to_string();
+    let asked = |question: &str| {
+        json!({"input": {"messages": [{"role": "user", "content": question}]},
+               "reference": {"answer": "14 days"}})
+    };
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/datasets/{dataset}/examples"),
+            Some(json!({"examples": [asked("How long do refunds take?"), asked("When is my money back?")]})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let scorers = json!([{"kind": "contains", "name": "answer",
+                          "of": "last(output.messages).content", "expected": "reference.answer"}]);
+
+    // Recorded: each example asks the model once.
+    let recorded = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": scorers, "record_replies": true}),
+    )
+    .await;
+    let first = ended(&server.owner, &graph, &recorded).await;
+    assert_eq!(first["status"], "finished", "{first}");
+    assert_eq!(first["scores"][0]["mean"], 1.0, "{first}");
+    assert_eq!(first["record_replies"], true);
+    assert_eq!(first["replies"], json!({"replayed": 0, "live": 2}));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+    // Replayed: the same scores, and the model is asked nothing.
+    let replayed = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": scorers, "replay_from": recorded}),
+    )
+    .await;
+    let again = ended(&server.owner, &graph, &replayed).await;
+    assert_eq!(again["status"], "finished", "{again}");
+    assert_eq!(again["scores"], first["scores"]);
+    assert_eq!(again["replay_from"], recorded.as_str());
+    assert_eq!(again["replies"], json!({"replayed": 2, "live": 0}));
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "a replay asked the model");
+    let items = items(&server.owner, &graph, &replayed).await;
+    assert!(
+        items
+            .iter()
+            .all(|item| item["output"]["messages"][1]["content"] == "Refunds take 14 days."),
+        "{items:?}"
+    );
+
+    // A new version whose prompt changed: its calls' requests changed, so
+    // they go to the model (and are recorded).
+    let mut changed = crate::invoke::chat_graph();
+    changed["nodes"][1]["config"]["system"] = json!("You help customers, briefly.");
+    let (status, body) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}"),
+            Some(json!({"base_version": 1, "document": changed})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let version_2 = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": scorers, "replay_from": recorded}),
+    )
+    .await;
+    let live = ended(&server.owner, &graph, &version_2).await;
+    assert_eq!(live["graph_version"], 2);
+    assert_eq!(live["replies"], json!({"replayed": 0, "live": 2}));
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+
+    // Replaying what was not recorded, or another graph's, is refused.
+    let plain = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": scorers}),
+    )
+    .await;
+    ended(&server.owner, &graph, &plain).await;
+    for (source, says) in [
+        (plain.as_str(), "did not record its replies"),
+        ("exp-nope", "this graph has no experiment"),
+    ] {
+        let (status, body) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/graphs/{graph}/experiments"),
+                Some(json!({"dataset_id": dataset, "scorers": scorers, "replay_from": source})),
+            )
+            .await;
+        assert_eq!(status, 400, "{body}");
+        assert!(error_message(&body).contains(says), "{body}");
+    }
 }

@@ -686,3 +686,38 @@ pub fn listening(child: &mut std::process::Child) -> String {
         .unwrap_or_else(|| panic!("unexpected first line: {line:?}"))
         .to_string()
 }
+
+/// An OpenAI-compatible model endpoint on loopback: each chat completion
+/// is answered with `answer(request)`, and the counter counts the calls.
+/// The model asks for a stream first and this endpoint answers whole, so
+/// the model asks again plainly: a call is counted once, by that request.
+#[allow(dead_code)]
+pub async fn fake_model(
+    answer: impl Fn(&Value) -> String + Send + Sync + 'static,
+) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&calls);
+    let answer = Arc::new(answer);
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move |axum::Json(body): axum::Json<Value>| {
+            let (counted, answer) = (Arc::clone(&counted), Arc::clone(&answer));
+            async move {
+                counted.fetch_add(usize::from(body["stream"] != true), Ordering::SeqCst);
+                axum::Json(serde_json::json!({
+                    "id": "c", "object": "chat.completion", "created": 1, "model": "fake-model",
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": answer(&body)}}],
+                    "usage": {"prompt_tokens": 12, "completion_tokens": 4, "total_tokens": 16}
+                }))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/v1", listener.local_addr().expect("local addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await.expect("serve") });
+    (url, calls)
+}

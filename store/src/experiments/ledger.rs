@@ -28,13 +28,18 @@ pub struct Driving {
     pub max_tokens: Option<u64>,
     pub max_cost_usd: Option<f64>,
     pub status: ExperimentStatus,
+    /// Whether its runs' replies are kept.
+    pub record_replies: bool,
+    /// The experiment whose replies its runs are given back.
+    pub replay_from: Option<String>,
 }
 
 /// A running experiment, by id, for its driver.
 pub async fn driving(db: &Db, id: &str) -> Result<Option<Driving>, AppError> {
     let row: Option<DrivingRow> = on_db!(db, pool => sqlx::query_as(
         "SELECT name, graph_id, graph_version, created_by, scorers, max_tokens,
-                max_cost_nanos, status FROM experiments WHERE id = $1",
+                max_cost_nanos, status, record_replies, replay_from
+           FROM experiments WHERE id = $1",
     )
     .bind(id)
     .fetch_optional(pool)
@@ -52,6 +57,8 @@ pub async fn driving(db: &Db, id: &str) -> Result<Option<Driving>, AppError> {
         max_tokens: row.max_tokens.map(count),
         max_cost_usd: row.max_cost_nanos.map(dollars),
         status: ExperimentStatus::parse(&row.status).unwrap_or(ExperimentStatus::Stopped),
+        record_replies: row.record_replies != 0,
+        replay_from: row.replay_from,
     }))
 }
 
@@ -65,6 +72,57 @@ struct DrivingRow {
     max_tokens: Option<i64>,
     max_cost_nanos: Option<i64>,
     status: String,
+    record_replies: i64,
+    replay_from: Option<String>,
+}
+
+/// The replies recorded by `experiment`'s run of `example_id`'s
+/// `repetition` (JSON lines), if it kept them.
+pub async fn replies_of(
+    db: &Db,
+    experiment: &str,
+    example_id: &str,
+    repetition: i64,
+) -> Result<Option<String>, AppError> {
+    Ok(on_db!(db, pool => sqlx::query_scalar(
+        "SELECT lines FROM experiment_replies
+          WHERE experiment_id = $1 AND example_id = $2 AND repetition = $3",
+    )
+    .bind(experiment)
+    .bind(example_id)
+    .bind(repetition)
+    .fetch_optional(pool)
+    .await)?)
+}
+
+/// Keeps the replies (JSON lines) of `experiment`'s run of `item`, with
+/// how many calls were replayed and how many went live; a second keep of
+/// the same item replaces the first.
+pub async fn keep_replies(
+    db: &Db,
+    experiment: &str,
+    item: &Item,
+    lines: &str,
+    replayed: u64,
+    live: u64,
+) -> Result<(), AppError> {
+    let as_i64 = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    on_db!(db, pool => sqlx::query(
+        "INSERT INTO experiment_replies (experiment_id, example_id, repetition, lines, replayed, live)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (experiment_id, example_id, repetition)
+         DO UPDATE SET lines = excluded.lines, replayed = excluded.replayed, live = excluded.live",
+    )
+    .bind(experiment)
+    .bind(&item.example_id)
+    .bind(item.repetition)
+    .bind(lines)
+    .bind(as_i64(replayed))
+    .bind(as_i64(live))
+    .execute(pool)
+    .await
+    .map(|_| ()))?;
+    Ok(())
 }
 
 /// Takes (or renews) the drive of running experiments for `owner` until

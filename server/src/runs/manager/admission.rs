@@ -75,9 +75,26 @@ impl Runs {
         version: i64,
         versions: &Versions,
     ) -> Result<(Registry, CompiledGraph, Vec<EmbeddedGraph>), AppError> {
+        self.prepare_version_recorded(allowed, version, versions, None)
+            .await
+    }
+
+    /// The same, its models and tools answered through `recording` when
+    /// given (an experiment's recorded replies).
+    pub(super) async fn prepare_version_recorded(
+        &self,
+        allowed: &Allowed,
+        version: i64,
+        versions: &Versions,
+        recording: Option<&heddle_engine::recording::Recording>,
+    ) -> Result<(Registry, CompiledGraph, Vec<EmbeddedGraph>), AppError> {
         let user = allowed.user();
         let document = graphs::version(&self.inner.db, allowed, version).await?;
         let registry = self.registry_for(Some(user.id.as_str())).await?;
+        let registry = match recording {
+            Some(recording) => recording.wrap(registry),
+            None => registry,
+        };
         let embedded =
             embed::embed(&self.inner.db, user, allowed.graph(), &document, versions).await?;
         let graph = compile_value(embedded.document, &registry)?;

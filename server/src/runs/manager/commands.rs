@@ -104,14 +104,17 @@ impl Runs {
     }
 
     /// Compiles version `version` of the graph `allowed` names for an
-    /// experiment's runs: once a round, shared by the runs it starts.
+    /// experiment's runs: once a round, shared by the runs it starts; or,
+    /// with a `recording` (an experiment that records or replays its
+    /// replies), for the one run whose calls it answers and keeps.
     pub async fn prepare_for_experiment(
         &self,
         allowed: &Allowed,
         version: i64,
+        recording: Option<&heddle_engine::recording::Recording>,
     ) -> Result<Prepared, AppError> {
         Ok(self
-            .prepare_version(allowed, version, &Versions::Newest)
+            .prepare_version_recorded(allowed, version, &Versions::Newest, recording)
             .await?
             .into())
     }
