@@ -168,10 +168,18 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
                     RunStatus::Finished => runs.stored_events(&item.run_id).await?,
                     _ => Vec::new(),
                 };
-                keep_recorded(db, id, &item).await?;
+                // A recorded run's judging goes through its recording too,
+                // so a replay asks no model even to judge.
+                let recording = replies::finish(&item.run_id);
+                let registry = match &recording {
+                    Some(recording) => recording.wrap(runs.registry().clone()),
+                    None => runs.registry().clone(),
+                };
                 let maker: Arc<str> = allowed.user().id.as_str().into();
-                let outcome =
-                    score::ended(runs.registry(), maker, &scorers, &item, &run, &events).await;
+                let outcome = score::ended(&registry, maker, &scorers, &item, &run, &events).await;
+                if let Some(recording) = recording {
+                    keep_recorded(db, id, &item, &recording).await?;
+                }
                 records::record(db, id, &item, &outcome).await?;
             }
         }
@@ -326,12 +334,13 @@ async fn recording_for(db: &Db, experiment: &Driving, item: &Item) -> Result<Rec
     }))
 }
 
-/// Keeps what `item`'s run recorded, if it was started here with a
-/// recording.
-async fn keep_recorded(db: &Db, experiment: &str, item: &Item) -> Result<(), AppError> {
-    let Some(recording) = replies::finish(&item.run_id) else {
-        return Ok(());
-    };
+/// Keeps what `item`'s run (and its judging) recorded.
+async fn keep_recorded(
+    db: &Db,
+    experiment: &str,
+    item: &Item,
+    recording: &Recording,
+) -> Result<(), AppError> {
     let mut lines = Vec::new();
     if let Err(error) = recording.write(&mut lines) {
         tracing::warn!(%experiment, run = %item.run_id, %error, "cannot write a run's replies");
@@ -379,12 +388,9 @@ async fn stop(
     reason: &str,
 ) -> Result<(), AppError> {
     let db = runs.db();
-    let going: Vec<RunId> = records::started(db, &experiment.id)
+    let going = records::end(db, &experiment.id, ExperimentStatus::Stopped, Some(reason))
         .await?
-        .into_iter()
-        .map(|item| item.run_id)
-        .collect();
-    records::end(db, &experiment.id, ExperimentStatus::Stopped, Some(reason)).await?;
+        .unwrap_or_default();
     if let Some(allowed) = allowed {
         cancel_runs(runs, Principal::User(allowed.user()), &going).await;
     }

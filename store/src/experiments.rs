@@ -601,9 +601,11 @@ pub async fn cancel(db: &Db, allowed: &Allowed, id: &str) -> Result<Vec<RunId>, 
             experiment.name, experiment.status
         )));
     }
-    let going = started_runs(db, id).await?;
-    end(db, id, ExperimentStatus::Cancelled, None).await?;
-    Ok(going)
+    end(db, id, ExperimentStatus::Cancelled, None)
+        .await?
+        .ok_or_else(|| {
+            AppError::InvalidInput(format!("experiment `{}` ended already", experiment.name))
+        })
 }
 
 /// Deletes an experiment that is not running (editors); its runs stay.
@@ -627,14 +629,23 @@ pub async fn delete(db: &Db, allowed: &Allowed, id: &str) -> Result<(), AppError
 }
 
 /// Ends a running experiment as `status`: its items not ended are skipped.
-/// `false` when it was not running (it ended already).
+/// The runs of the items that had started, to be cancelled; `None` when it
+/// was not running (it ended already).
+///
+/// Those runs are read in the same statement that skips their items, so a
+/// driver choosing an item meanwhile either chose it first (its run is in
+/// the list) or finds it skipped and starts nothing; a run the driver
+/// starts of an item it chose before is cancelled by its own check that
+/// the experiment still runs. (Read before the end, a run chosen in
+/// between went on to its end: a cancelled experiment with a finished run.)
 pub async fn end(
     db: &Db,
     id: &str,
     status: ExperimentStatus,
     reason: Option<&str>,
-) -> Result<bool, AppError> {
-    let ended = on_db!(db, pool => {
+) -> Result<Option<Vec<RunId>>, AppError> {
+    let why = format!("the experiment was {status} first");
+    let (ended, started) = on_db!(db, pool => {
         let mut tx = pool.begin_write(&format!("experiment {id}")).await?;
         let changed = sqlx::query(
             "UPDATE experiments SET status = $1, stop_reason = $2, ended_at = $3, driver = NULL,
@@ -650,31 +661,30 @@ pub async fn end(
         .rows_affected();
         // Those not started never will be; those started are not waited
         // for (their runs are being cancelled) and count in no score.
-        sqlx::query(
+        let started: Vec<Option<String>> = sqlx::query_scalar(
             "UPDATE experiment_items SET status = 'skipped', error = $2
-              WHERE experiment_id = $1 AND status IN ('pending', 'started')",
+              WHERE experiment_id = $1 AND status = 'started' RETURNING run_id",
         )
         .bind(id)
-        .bind(format!("the experiment was {status} first"))
+        .bind(&why)
+        .fetch_all(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE experiment_items SET status = 'skipped', error = $2
+              WHERE experiment_id = $1 AND status = 'pending'",
+        )
+        .bind(id)
+        .bind(&why)
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
-        changed
+        (changed, started)
     });
-    if ended > 0 {
-        tracing::info!(experiment = %id, %status, reason = reason.unwrap_or(""), "experiment ended");
+    if ended == 0 {
+        return Ok(None);
     }
-    Ok(ended > 0)
-}
-
-/// The runs of an experiment's started items.
-async fn started_runs(db: &Db, id: &str) -> Result<Vec<RunId>, AppError> {
-    let runs: Vec<String> = on_db!(db, pool => sqlx::query_scalar(
-        "SELECT run_id FROM experiment_items
-          WHERE experiment_id = $1 AND status = 'started' AND run_id IS NOT NULL",
-    )
-    .bind(id)
-    .fetch_all(pool)
-    .await)?;
-    Ok(runs.into_iter().map(RunId::from).collect())
+    tracing::info!(experiment = %id, %status, reason = reason.unwrap_or(""), "experiment ended");
+    Ok(Some(
+        started.into_iter().flatten().map(RunId::from).collect(),
+    ))
 }

@@ -796,7 +796,15 @@ async fn the_gate_publishes_only_a_version_that_scores_no_worse_than_the_live_on
 #[tokio::test]
 async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     use std::sync::atomic::Ordering;
-    let (endpoint, calls) = fake_model(|_| "Refunds take 14 days.".into()).await;
+    // The graph's model answers; asked for a verdict, the judge's does.
+    let (endpoint, calls) = fake_model(|body| {
+        if body["response_format"]["json_schema"]["name"] == "verdict" {
+            json!({"score": 0.9, "reason": "names the window"}).to_string()
+        } else {
+            "Refunds take 14 days.".into()
+        }
+    })
+    .await;
     let config = heddle_engine::model::openai::OpenAiConfig::new(endpoint, "fake-model");
     let registry = heddle_engine::Registry::new()
         .with_default_model(heddle_engine::model::openai::OpenAiModel::new(config));
@@ -824,9 +832,11 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
         .await;
     assert_eq!(status, 200, "{body}");
     let scorers = json!([{"kind": "contains", "name": "answer",
-                          "of": "last(output.messages).content", "expected": "reference.answer"}]);
+                          "of": "last(output.messages).content", "expected": "reference.answer"},
+                         {"kind": "judge", "name": "judged", "of": "last(output.messages).content",
+                          "rubric": "Gives the refund window."}]);
 
-    // Recorded: each example asks the model once.
+    // Recorded: each example asks the model once, and its judge once.
     let recorded = start(
         &server.owner,
         &graph,
@@ -837,8 +847,9 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     assert_eq!(first["status"], "finished", "{first}");
     assert_eq!(first["scores"][0]["mean"], 1.0, "{first}");
     assert_eq!(first["record_replies"], true);
-    assert_eq!(first["replies"], json!({"replayed": 0, "live": 2}));
-    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(first["scores"][1]["mean"], 0.9, "{first}");
+    assert_eq!(first["replies"], json!({"replayed": 0, "live": 4}));
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
 
     // Replayed: the same scores, and the model is asked nothing.
     let replayed = start(
@@ -851,8 +862,8 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     assert_eq!(again["status"], "finished", "{again}");
     assert_eq!(again["scores"], first["scores"]);
     assert_eq!(again["replay_from"], recorded.as_str());
-    assert_eq!(again["replies"], json!({"replayed": 2, "live": 0}));
-    assert_eq!(calls.load(Ordering::SeqCst), 2, "a replay asked the model");
+    assert_eq!(again["replies"], json!({"replayed": 4, "live": 0}));
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "a replay asked a model");
     let items = items(&server.owner, &graph, &replayed).await;
     assert!(
         items
@@ -862,7 +873,8 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     );
 
     // A new version whose prompt changed: its calls' requests changed, so
-    // they go to the model (and are recorded).
+    // they go to the model (and are recorded); the judge is shown the same
+    // answers, so its verdicts are replayed.
     let mut changed = crate::invoke::chat_graph();
     changed["nodes"][1]["config"]["system"] = json!("You help customers, briefly.");
     let (status, body) = server
@@ -881,8 +893,8 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     .await;
     let live = ended(&server.owner, &graph, &version_2).await;
     assert_eq!(live["graph_version"], 2);
-    assert_eq!(live["replies"], json!({"replayed": 0, "live": 2}));
-    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    assert_eq!(live["replies"], json!({"replayed": 2, "live": 2}));
+    assert_eq!(calls.load(Ordering::SeqCst), 6);
 
     // Replaying what was not recorded, or another graph's, is refused.
     let plain = start(
