@@ -171,12 +171,12 @@ async fn round(runs: &Runs, id: &str) -> Result<bool, AppError> {
                 // A recorded run's judging goes through its recording too,
                 // so a replay asks no model even to judge.
                 let recording = replies::finish(&item.run_id);
-                let registry = match &recording {
-                    Some(recording) => recording.wrap(runs.registry().clone()),
-                    None => runs.registry().clone(),
-                };
+                let recorded = recording
+                    .as_ref()
+                    .map(|recording| recording.wrap(runs.registry().clone()));
+                let registry = recorded.as_ref().unwrap_or(runs.registry());
                 let maker: Arc<str> = allowed.user().id.as_str().into();
-                let outcome = score::ended(&registry, maker, &scorers, &item, &run, &events).await;
+                let outcome = score::ended(registry, maker, &scorers, &item, &run, &events).await;
                 if let Some(recording) = recording {
                     keep_recorded(db, id, &item, &recording).await?;
                 }

@@ -29,6 +29,8 @@ const MAX_RUBRIC: usize = 4_000;
 const MAX_MODEL: usize = 100;
 /// How much of the input, the reference and the answer the judge is shown.
 pub const MAX_QUOTED: usize = 8_000;
+/// The longest reason of a verdict kept.
+const MAX_REASON: usize = 500;
 /// At most this many terms are looked for offline.
 const MAX_TERMS: usize = 24;
 
@@ -205,7 +207,7 @@ fn read_verdict(content: &str) -> Score {
     match serde_json::from_str::<Verdict>(content.trim()) {
         Ok(verdict) if (0.0..=1.0).contains(&verdict.score) => Score {
             value: verdict.score,
-            reason: cut(&verdict.reason).chars().take(500).collect(),
+            reason: verdict.reason.chars().take(MAX_REASON).collect(),
         },
         Ok(verdict) => Score::fail(format!(
             "the judge's score {} is not between 0 and 1",

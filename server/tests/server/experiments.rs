@@ -27,11 +27,22 @@ fn exact_count() -> Value {
 /// and the dataset's ids.
 async fn graph_with_dataset(server: &TestServer, examples: Vec<Value>) -> (String, String) {
     let graph = server.create_graph(counting_loop(0)).await;
+    let dataset = new_dataset(server, &graph, "counts", examples).await;
+    (graph, dataset)
+}
+
+/// A dataset `name` of `graph` holding `examples`; its id.
+pub(crate) async fn new_dataset(
+    server: &TestServer,
+    graph: &str,
+    name: &str,
+    examples: Vec<Value>,
+) -> String {
     let (status, dataset) = server
         .api(
             Method::POST,
             &format!("/api/v1/graphs/{graph}/datasets"),
-            Some(json!({"name": "counts"})),
+            Some(json!({ "name": name })),
         )
         .await;
     assert_eq!(status, 201, "{dataset}");
@@ -44,11 +55,11 @@ async fn graph_with_dataset(server: &TestServer, examples: Vec<Value>) -> (Strin
         )
         .await;
     assert_eq!(status, 200, "{body}");
-    (graph, dataset)
+    dataset
 }
 
 /// Starts an experiment as `browser`; its id.
-async fn start(browser: &Browser, graph: &str, body: Value) -> String {
+pub(crate) async fn start(browser: &Browser, graph: &str, body: Value) -> String {
     let (status, made) = browser
         .api(
             Method::POST,
@@ -62,7 +73,7 @@ async fn start(browser: &Browser, graph: &str, body: Value) -> String {
 }
 
 /// Waits (up to 60 s) until the experiment is no longer running.
-async fn ended(browser: &Browser, graph: &str, experiment: &str) -> Value {
+pub(crate) async fn ended(browser: &Browser, graph: &str, experiment: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let (status, body) = browser
@@ -810,27 +821,17 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
         .with_default_model(heddle_engine::model::openai::OpenAiModel::new(config));
     let server = TestServer::start_with_registry(registry).await;
     let graph = server.create_graph(crate::invoke::chat_graph()).await;
-    let (status, dataset) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/datasets"),
-            Some(json!({"name": "questions"})),
-        )
-        .await;
-    assert_eq!(status, 201, "{dataset}");
-    let dataset = dataset["id"].as_str().unwrap().to_string();
     let asked = |question: &str| {
         json!({"input": {"messages": [{"role": "user", "content": question}]},
                "reference": {"answer": "14 days"}})
     };
-    let (status, body) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/datasets/{dataset}/examples"),
-            Some(json!({"examples": [asked("How long do refunds take?"), asked("When is my money back?")]})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    let questions = || {
+        vec![
+            asked("How long do refunds take?"),
+            asked("When is my money back?"),
+        ]
+    };
+    let dataset = new_dataset(&server, &graph, "questions", questions()).await;
     let scorers = json!([{"kind": "contains", "name": "answer",
                           "of": "last(output.messages).content", "expected": "reference.answer"},
                          {"kind": "judge", "name": "judged", "of": "last(output.messages).content",
@@ -904,9 +905,20 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     )
     .await;
     ended(&server.owner, &graph, &plain).await;
+    // Another graph's recording, even the same person's, is not this one's.
+    let other = server.create_graph(crate::invoke::chat_graph()).await;
+    let other_dataset = new_dataset(&server, &other, "questions", questions()).await;
+    let elsewhere = start(
+        &server.owner,
+        &other,
+        json!({"dataset_id": other_dataset, "scorers": scorers, "record_replies": true}),
+    )
+    .await;
+    ended(&server.owner, &other, &elsewhere).await;
     for (source, says) in [
         (plain.as_str(), "did not record its replies"),
         ("exp-nope", "this graph has no experiment"),
+        (elsewhere.as_str(), "this graph has no experiment"),
     ] {
         let (status, body) = server
             .api(

@@ -12,6 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::api_runs::counting_loop;
+use crate::experiments::{ended, new_dataset, start};
 use crate::support::{Browser, KeyClient, TestServer, heddle, test_database};
 
 fn migrate(from: &str, to: &str) -> Output {
@@ -139,47 +140,24 @@ async fn everything_moves_to_another_database_and_back() {
         .await;
     assert_eq!(status, 200, "{invoked}");
     // A dataset, an experiment over it (run to its end) and a gate on it.
-    let (status, dataset) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/datasets"),
-            Some(json!({"name": "counts"})),
-        )
-        .await;
-    assert_eq!(status, 201, "{dataset}");
-    let dataset = dataset["id"].as_str().unwrap().to_owned();
-    let (status, added) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/datasets/{dataset}/examples"),
-            Some(json!({"examples": [{"input": {"target": 2}, "reference": {"count": 2}}]})),
-        )
-        .await;
-    assert_eq!(status, 200, "{added}");
-    let (status, experiment) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/experiments"),
-            Some(json!({"dataset_id": dataset, "scorers": [
-                {"kind": "exact", "of": "output.count", "expected": "reference.count"}]})),
-        )
-        .await;
-    assert_eq!(status, 201, "{experiment}");
-    let experiment = experiment["id"].as_str().unwrap().to_owned();
-    loop {
-        let (_, now) = server
-            .api(
-                Method::GET,
-                &format!("/api/v1/graphs/{graph}/experiments/{experiment}"),
-                None,
-            )
-            .await;
-        if now["status"] != "running" {
-            assert_eq!(now["status"], "finished", "{now}");
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let dataset = new_dataset(
+        &server,
+        &graph,
+        "counts",
+        vec![json!({"input": {"target": 2}, "reference": {"count": 2}})],
+    )
+    .await;
+    let experiment = start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset, "scorers": [
+            {"kind": "exact", "of": "output.count", "expected": "reference.count"}]}),
+    )
+    .await;
+    assert_eq!(
+        ended(&server.owner, &graph, &experiment).await["status"],
+        "finished"
+    );
     let (status, gate) = server
         .api(
             Method::PUT,

@@ -149,28 +149,9 @@ fn a_port_in_use_is_one_clear_line() {
     );
 }
 
-/// A fake OpenAI-compatible endpoint: every chat completion says "pong".
-async fn fake_endpoint() -> String {
-    use axum::routing::post;
-    let app = axum::Router::new().route(
-        "/v1/chat/completions",
-        post(|| async {
-            axum::Json(serde_json::json!({
-                "id": "c", "object": "chat.completion", "created": 1, "model": "fake-model",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "pong"}}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
-            }))
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    url
-}
-
 #[tokio::test]
 async fn serve_uses_the_model_endpoint_the_environment_names() {
-    let endpoint = fake_endpoint().await;
+    let (endpoint, _) = crate::support::fake_model(|_| "pong".into()).await;
     let dir = tempfile::tempdir().unwrap();
     let mut child = heddle()
         .args(["serve", "--port", "0"])
