@@ -259,11 +259,16 @@ async fn connection(socket: WebSocket, state: AppState, viewer: Viewer) {
                         .await;
                     continue;
                 }
-                let task = tokio::spawn(watch_graph(
-                    state.runs.notices(),
-                    graph_id.clone(),
-                    out.clone(),
-                ));
+                // Notices are heard from here on; a run that started before
+                // (while the page was loading) is announced once now, so
+                // the page follows it all the same.
+                let notices = state.runs.notices();
+                if let Ok(Some(notice)) =
+                    heddle_store::runs::active_notice(&state.db, &graph_id).await
+                {
+                    let _ = out.send(text_message(&ServerMessage::Notice(notice))).await;
+                }
+                let task = tokio::spawn(watch_graph(notices, graph_id.clone(), out.clone()));
                 watcher = Some((graph_id.to_string(), task));
             }
             Ok(ClientMessage::Ping) => {

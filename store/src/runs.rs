@@ -313,6 +313,29 @@ pub async fn active_run(db: &Db, graph: &GraphId) -> Result<Option<String>, AppE
     .await)?)
 }
 
+/// The newest run of a graph that is queued or running, as the notice its
+/// start sent: what a page that begins to watch the graph may have missed.
+pub async fn active_notice(
+    db: &Db,
+    graph: &GraphId,
+) -> Result<Option<heddle_wire::protocol::RunNotice>, AppError> {
+    let row: Option<(String, String, String)> = on_db!(db, pool => sqlx::query_as(
+        concat!("SELECT id, thread_id, status FROM runs WHERE graph_id = $1 AND status IN ",
+            status!(active), " ORDER BY created_at DESC, rowid DESC LIMIT 1"),
+    )
+    .bind(graph.as_str())
+    .fetch_optional(pool)
+    .await)?;
+    Ok(row.and_then(|(run, thread, text)| {
+        Some(heddle_wire::protocol::RunNotice {
+            graph_id: graph.clone(),
+            run_id: RunId::from(run),
+            thread_id: ThreadId::from(thread),
+            status: status(&text)?,
+        })
+    }))
+}
+
 /// Records a thread of a graph (nothing if it exists).
 pub async fn create_thread(
     db: &Db,

@@ -13,6 +13,7 @@ use heddle_wire::graphs::GraphId;
 use std::cell::RefCell;
 use std::rc::Rc;
 
+use futures::channel::mpsc::{UnboundedSender, unbounded};
 use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::Message;
 use gloo_net::websocket::futures::WebSocket;
@@ -53,6 +54,22 @@ struct Batch {
     scheduled: bool,
 }
 
+thread_local! {
+    /// Where runs this page starts are told to the page's socket.
+    static STARTED: RefCell<Option<UnboundedSender<(RunId, ThreadId)>>> =
+        const { RefCell::new(None) };
+}
+
+/// A run this page just started: a live page follows it at once, as it
+/// would on the server's notice (which a socket still opening can miss).
+pub fn follow_started(run: RunId, thread: ThreadId) {
+    STARTED.with(|started| {
+        if let Some(sender) = started.borrow().as_ref() {
+            let _ = sender.unbounded_send((run, thread));
+        }
+    });
+}
+
 /// Watches `graph_id` as `follow` says, into `watch`.
 pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
     let Some(url) = socket_url() else {
@@ -64,12 +81,36 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
         return;
     };
     let batch = Rc::new(RefCell::new(Batch::default()));
+    // Runs started here, as the notices they will cause.
+    let (sender, started) = unbounded::<(RunId, ThreadId)>();
+    STARTED.with(|slot| *slot.borrow_mut() = Some(sender));
+    let started_here = {
+        let graph_id = graph_id.clone();
+        started.map(move |(run_id, thread_id)| {
+            Ok::<_, gloo_net::websocket::WebSocketError>(Message::Text(
+                serde_json::to_string(&ServerMessage::Notice(RunNotice {
+                    graph_id: graph_id.clone(),
+                    run_id,
+                    thread_id,
+                    status: RunStatus::Running,
+                }))
+                .unwrap_or_default(),
+            ))
+        })
+    };
     spawn_local(async move {
         let Ok(socket) = WebSocket::open(&url) else {
             let _ = watch.link.try_set(Link::Closed);
             return;
         };
-        let (mut sink, mut stream) = socket.split();
+        let (mut sink, stream) = socket.split();
+        // The server's messages, and this page's own starts among them;
+        // `None` once the server's end closes.
+        let server = stream
+            .map(Some)
+            .chain(futures::stream::once(async { None }));
+        let stream = futures::stream::select(server, started_here.map(Some));
+        let mut stream = std::pin::pin!(stream);
         let send = |message: ClientMessage| Message::Text(message.to_text());
         if sink
             .send(send(ClientMessage::WatchGraph { graph_id }))
@@ -84,6 +125,9 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
             Follow::Replay { run, step } => (Some(run.clone()), false, *step),
         };
         let mut current = first.clone();
+        // Where the current run's subscription ended (the server said the
+        // run went idle: finished or paused); `None` while it is live.
+        let mut idle_at: Option<u64> = None;
         if let Some(run) = first {
             watch.reset(&run, None);
             if at.is_some() {
@@ -97,7 +141,7 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                 .await;
         }
         let _ = watch.link.try_set(Link::Live);
-        while let Some(message) = stream.next().await {
+        while let Some(Some(message)) = stream.next().await {
             let Ok(Message::Text(text)) = message else {
                 break;
             };
@@ -132,8 +176,13 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                     }
                     if current.as_ref() == Some(&run) {
                         // The run went on after a pause: its subscription
-                        // ended when it paused, so pick it up again.
-                        let from = watch.log.with_untracked(|log| log.next_seq);
+                        // ended when it paused, so pick it up where it
+                        // ended. A subscription still going (the page's
+                        // own start and the server's notice both name a
+                        // new run) is left alone.
+                        let Some(from) = idle_at.take() else {
+                            continue;
+                        };
                         let _ = sink
                             .send(send(ClientMessage::Subscribe {
                                 run_id: run,
@@ -142,6 +191,7 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                             .await;
                         continue;
                     }
+                    idle_at = None;
                     if let Some(old) = current.replace(run.clone()) {
                         let _ = sink
                             .send(send(ClientMessage::Unsubscribe { run_id: old }))
@@ -157,6 +207,25 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                         run,
                         thread: Some(thread_id),
                     }
+                }
+                ServerMessage::RunIdle {
+                    run_id,
+                    status,
+                    next_seq,
+                } if current.as_ref() == Some(&run_id) => {
+                    if status == Some(RunStatus::Running) {
+                        // Resumed before its pause's subscription ended:
+                        // its notice came and went, so go on now.
+                        let _ = sink
+                            .send(send(ClientMessage::Subscribe {
+                                run_id,
+                                from_seq: next_seq,
+                            }))
+                            .await;
+                    } else {
+                        idle_at = Some(next_seq);
+                    }
+                    continue;
                 }
                 ServerMessage::AccessRevoked { .. } => {
                     let _ = watch.link.try_set(Link::Revoked);

@@ -296,7 +296,7 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor) -> impl IntoView {
                 (true, Some(run_id)) => crate::live::api::cancel_run(&run_id).await,
                 _ => crate::live::api::start_run(&graph_id, shown, Default::default())
                     .await
-                    .map(|run| crate::run_panel::start::follow(&run.id)),
+                    .map(|run| crate::run_panel::start::follow(&run)),
             };
             error.set(
                 result

@@ -148,8 +148,8 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 match crate::live::api::start_run(&graph_id, shown, options).await {
                     Ok(run) => {
                         error.set(None);
-                        picked.set(Some(run.thread_id));
-                        super::start::follow(&run.id);
+                        picked.set(Some(run.thread_id.clone()));
+                        super::start::follow(&run);
                     }
                     Err(refusal) => {
                         // Nothing was sent: the message goes back to the box.

@@ -196,7 +196,7 @@ pub fn ForkForm(
             match crate::live::api::fork(&run_id, step + 1, edits, start_at).await {
                 Ok(run) => {
                     open.set(false);
-                    super::start::follow_fork(&run.id);
+                    super::start::follow_fork(&run);
                 }
                 Err(refusal) => error.set(Some(refusal.to_string())),
             }

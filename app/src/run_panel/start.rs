@@ -3,7 +3,6 @@
 //! the run is paused, and the run's result or error.
 
 use heddle_engine::format::ChannelType;
-use heddle_engine::ids::RunId;
 use heddle_engine::model::ChatMessage;
 use heddle_engine::run::{EventPayload, RunStatus};
 use leptos::prelude::*;
@@ -14,26 +13,30 @@ use super::{InputField, PanelState, input_fields, node_ids, show_json};
 use crate::components::Markdown;
 use crate::editor::state::Editor;
 use crate::live::Watch;
-use crate::runs::StartRequest;
+use crate::runs::{RunInfo, StartRequest};
 
 /// After starting a run from this page, shows it: a page that follows the
-/// graph live joins it by itself; a replay moves to the new run.
-pub fn follow(run: &RunId) {
+/// graph live switches to it at once (not waiting for the server's notice,
+/// which a socket still opening could miss); a replay moves to the new run.
+pub fn follow(run: &RunInfo) {
     let location = window().location();
     if location.search().unwrap_or_default().contains("step=") {
-        let _ = location.set_search(&format!("?run={run}"));
+        let _ = location.set_search(&format!("?run={}", run.id));
+    } else {
+        #[cfg(feature = "hydrate")]
+        crate::live::socket::follow_started(run.id.clone(), run.thread_id.clone());
     }
 }
 
 /// Follows a fork just started, and gives the page its address: a reload
 /// or a copied link opens the fork, marked as one.
-pub fn follow_fork(run: &RunId) {
+pub fn follow_fork(run: &RunInfo) {
     follow(run);
     if let Ok(history) = window().history() {
         let _ = history.replace_state_with_url(
             &wasm_bindgen::JsValue::NULL,
             "",
-            Some(&format!("?run={run}")),
+            Some(&format!("?run={}", run.id)),
         );
     }
 }
@@ -125,7 +128,7 @@ pub fn RunTab(
                 match crate::live::api::start_run(&graph_id, shown, options).await {
                     Ok(run) => {
                         error.set(None);
-                        follow(&run.id);
+                        follow(&run);
                     }
                     Err(refusal) => {
                         error.set(Some(refusal.explain(|node| editor.label_of(node))));

@@ -197,6 +197,84 @@ async fn graph_watchers_hear_runs_start_and_end() {
     assert_eq!(statuses, ["running", "finished"]);
 }
 
+/// A page that opens while a run is already going (started from its chat
+/// while the page was still loading) hears of that run as soon as it
+/// watches the graph: it used to miss it and show nothing of it.
+#[tokio::test]
+async fn a_run_started_before_the_watch_is_announced_to_it() {
+    // A model endpoint that takes calls and never answers: the run stays
+    // running until it is cancelled.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let endpoint = format!("http://{}/v1", listener.local_addr().expect("address"));
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((connection, _)) = listener.accept().await {
+            held.push(connection);
+        }
+    });
+    let config = heddle_engine::model::openai::OpenAiConfig::new(endpoint, "held-model");
+    let registry = heddle_engine::Registry::new()
+        .with_default_model(heddle_engine::model::openai::OpenAiModel::new(config));
+    let server = TestServer::start_with_registry(registry).await;
+    let graph = server.create_graph(crate::invoke::chat_graph()).await;
+    let run = server
+        .start_run(
+            &graph,
+            json!({"input": {"messages": [{"role": "user", "content": "hello"}]}}),
+        )
+        .await;
+    // Running (its model call is out) before anyone watches.
+    let mut status = String::new();
+    for _ in 0..200 {
+        let (_, info) = server
+            .api(Method::GET, &format!("/api/v1/runs/{run}"), None)
+            .await;
+        status = info["status"].as_str().unwrap_or_default().to_string();
+        if status == "running" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(status, "running");
+
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "watch_graph", "graph_id": graph}),
+    )
+    .await;
+    let notice = next(&mut socket).await;
+    assert_eq!(notice["type"], "notice", "{notice}");
+    assert_eq!(notice["run_id"], run.as_str());
+    assert_eq!(notice["status"], "running");
+    assert!(
+        notice["thread_id"]
+            .as_str()
+            .is_some_and(|id| !id.is_empty())
+    );
+
+    // Another graph's watcher hears nothing of it.
+    let other = server.create_graph(crate::invoke::chat_graph()).await;
+    let mut elsewhere = connect(&server).await;
+    send(
+        &mut elsewhere,
+        json!({"type": "watch_graph", "graph_id": other}),
+    )
+    .await;
+    send(&mut elsewhere, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut elsewhere).await["type"], "pong");
+
+    let (code, _) = server
+        .api(Method::POST, &format!("/api/v1/runs/{run}/cancel"), None)
+        .await;
+    assert!(code < 300, "cancelled: {code}");
+    let cancelled = next(&mut socket).await;
+    assert_eq!(cancelled["run_id"], run.as_str());
+    assert_eq!(cancelled["status"], "cancelled");
+}
+
 #[tokio::test]
 async fn sockets_close_cleanly_when_the_server_shuts_down() {
     let server = TestServer::start().await;
