@@ -1,4 +1,5 @@
-//! The graph page's Evaluations section: the graph's experiments with
+//! The graph page's Evaluations section: the graph's datasets (a table of
+//! each one's examples, edited in place or imported from a file), its experiments with
 //! their progress and scores (refreshed each second while one runs), a
 //! dialog to start one over a dataset, and a side-by-side comparison of
 //! two or more, regressions first, each scorer's mean over the
@@ -6,7 +7,10 @@
 //! worse than the live one (docs/evaluations.md).
 
 mod compare;
+mod datasets;
+mod example_table;
 mod gate;
+mod import_examples;
 mod new_experiment;
 mod panel;
 mod rows;
@@ -14,6 +18,9 @@ mod trend;
 
 pub use panel::EvaluationsPanel;
 
+use leptos::prelude::*;
+
+use crate::datasets::Dataset;
 use crate::experiments::ScorerSummary;
 
 /// A score as people read it: two decimals, with its spread when it has
@@ -24,4 +31,35 @@ fn score_text(summary: &ScorerSummary) -> String {
     } else {
         format!("{:.2}", summary.mean)
     }
+}
+
+/// A dataset picker's options: each dataset with its latest version and
+/// size (`chosen` selected), or why there are none.
+fn dataset_options(
+    listed: Option<Result<Vec<Dataset>, String>>,
+    chosen: RwSignal<String>,
+    none: &'static str,
+) -> Option<AnyView> {
+    listed.map(|listed| match listed {
+        Ok(list) if list.is_empty() => view! {
+            <option value="" disabled=true>{none}</option>
+        }
+        .into_any(),
+        Ok(list) => list
+            .into_iter()
+            .map(|dataset| {
+                let id = dataset.id.clone();
+                let text = format!(
+                    "{} · version {} · {} examples",
+                    dataset.name, dataset.version, dataset.examples
+                );
+                view! { <option value=id.clone() selected=move || chosen.get() == id>{text}</option> }
+            })
+            .collect_view()
+            .into_any(),
+        Err(message) => view! {
+            <option value="" disabled=true>{format!("cannot list the datasets: {message}")}</option>
+        }
+        .into_any(),
+    })
 }

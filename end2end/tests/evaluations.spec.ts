@@ -261,3 +261,103 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   errors.splice(0, errors.length, ...errors.filter((error) => !refused.includes(error)));
   expect(errors).toEqual([]);
 });
+
+test("a dataset is made, filled from a CSV file with its columns mapped, and edited in its table", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const graph = await importGraph(page, example("react_agent.json"));
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.locator(".evaluations summary").click();
+  await page.getByTestId("open-datasets").click();
+  const dialog = page.getByRole("dialog", { name: "Datasets" });
+  await expect(dialog).toBeVisible();
+  await expect(dialog.getByTestId("datasets-choose")).toBeFocused();
+
+  // Made by name; it starts empty.
+  await dialog.getByTestId("dataset-new-name").fill("Support questions");
+  await dialog.getByTestId("dataset-new-name").press("Enter");
+  await expect(dialog.getByTestId("datasets-said")).toContainText("Made “Support questions”");
+  await expect(dialog.getByTestId("examples-empty")).toBeVisible();
+
+  // A ragged table pasted: refused at its line, nothing added.
+  await dialog.getByTestId("dataset-import").click();
+  const text = dialog.getByTestId("import-text");
+  await text.fill("id,question,expected\nr1,Where is my order?,shipped\nr2,Refund?\n");
+  await expect(dialog.getByTestId("import-problems")).toContainText(
+    "line 3: 2 cells where the header has 3",
+  );
+  await expect(dialog.getByTestId("import-add")).toBeDisabled();
+
+  // The file: each column mapped by its name (question fills the chat).
+  await dialog.getByTestId("import-file").setInputFiles({
+    name: "support.csv",
+    mimeType: "text/csv",
+    buffer: Buffer.from(
+      'id,question,expected\nr1,"Where is my order, please?",shipped\nr2,How long do refunds take?,14 days\nr3,Do you ship abroad?,yes\n',
+    ),
+  });
+  const mapping = dialog.getByTestId("import-mapping");
+  await expect(mapping.locator('select[data-column="id"]')).toHaveValue("label");
+  await expect(mapping.locator('select[data-column="question"]')).toHaveValue("input:messages");
+  await expect(mapping.locator('select[data-column="expected"]')).toHaveValue("reference:answer");
+  await expect(dialog.getByTestId("import-preview")).toContainText("3 examples ready");
+  await page.screenshot({ path: "../target/e2e/screens/dataset-import-1440.png" });
+  // Leaving the input out is refused, naming why; putting it back fixes it.
+  await mapping.locator('select[data-column="question"]').selectOption("skip");
+  await expect(dialog.getByTestId("import-problems")).toContainText("no column fills an input");
+  await mapping.locator('select[data-column="question"]').selectOption("input:messages");
+  await dialog.getByTestId("import-add").click();
+  await expect(dialog.getByTestId("datasets-choose")).toContainText("version 1 · 3 examples");
+  const table = dialog.getByTestId("example-table");
+  await expect(table.locator("tbody tr")).toHaveCount(3);
+  await expect(table.locator("tbody tr").first()).toContainText("Where is my order, please?");
+  await expect(table.locator("tbody tr").first()).toContainText("answer: shipped");
+  await expect(dialog.getByTestId("example-range")).toHaveText("1–3 of 3");
+  await expect(dialog.getByRole("button", { name: "Next" })).toBeDisabled();
+  await page.screenshot({ path: "../target/e2e/screens/dataset-table-1440.png" });
+
+  // Edited in place: a bad reference is refused in the row; Escape leaves
+  // the edit, not the dialog.
+  await table.getByRole("button", { name: "Edit “r2”" }).click();
+  await dialog.getByTestId("example-reference").fill('{"answer": "14 days"');
+  await dialog.getByTestId("example-save").click();
+  await expect(table.locator(".example-editing")).toContainText("Reference: not JSON");
+  await page.keyboard.press("Escape");
+  await expect(table.locator(".example-editing")).toHaveCount(0);
+  await expect(dialog).toBeVisible();
+  await table.getByRole("button", { name: "Edit “r2”" }).click();
+  await dialog.getByTestId("example-reference").fill('{"answer": "14 working days"}');
+  await dialog.getByTestId("example-save").click();
+  await expect(dialog.getByTestId("datasets-said")).toHaveText(
+    "Version 2: “r2” edited (the versions before keep it as it was).",
+  );
+  await expect(table.locator("tbody tr").nth(1)).toContainText("14 working days");
+  // Removed: a third version, two examples.
+  await table.getByRole("button", { name: "Remove “r3”" }).click();
+  await expect(dialog.getByTestId("datasets-said")).toHaveText(
+    "Version 3: “r3” removed (the versions before keep it).",
+  );
+  await expect(table.locator("tbody tr")).toHaveCount(2);
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.screenshot({ path: "../target/e2e/screens/dataset-table-1024.png" });
+
+  // Over the API, the versions read back as they were.
+  const datasets = await (await page.request.get(`/api/v1/graphs/${graph}/datasets`)).json();
+  const id = datasets[0].id;
+  const v1 = await (
+    await page.request.get(`/api/v1/graphs/${graph}/datasets/${id}?version=1`)
+  ).json();
+  expect(v1.examples.map((e: { label: string }) => e.label)).toEqual(["r1", "r2", "r3"]);
+  expect(v1.examples[0].input).toEqual({
+    messages: [{ role: "user", content: "Where is my order, please?" }],
+  });
+  const latest = await (await page.request.get(`/api/v1/graphs/${graph}/datasets/${id}`)).json();
+  expect(latest.version).toBe(3);
+  expect(latest.examples[1].reference).toEqual({ answer: "14 working days" });
+  await page.keyboard.press("Escape");
+  await expect(dialog).toBeHidden();
+  expect(errors).toEqual([]);
+});

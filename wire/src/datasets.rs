@@ -3,6 +3,8 @@
 //! examples it ran over. Every change makes a new version; an example is
 //! never changed in place, so any version reads back as it was.
 
+pub mod import;
+
 use crate::graphs::GraphId;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

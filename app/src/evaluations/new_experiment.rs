@@ -80,28 +80,11 @@ pub fn NewExperimentDialog(
         start.dispatch(());
     };
     let options = move || {
-        datasets.get().map(|listed| match listed {
-            Ok(list) if list.is_empty() => view! {
-                <option value="" disabled=true>"No datasets yet: add a finished run to one first"</option>
-            }
-            .into_any(),
-            Ok(list) => list
-                .into_iter()
-                .map(|dataset| {
-                    let id = dataset.id.clone();
-                    let text = format!(
-                        "{} (version {}, {} examples)",
-                        dataset.name, dataset.version, dataset.examples
-                    );
-                    view! { <option value=id.clone() selected=move || chosen.get() == id>{text}</option> }
-                })
-                .collect_view()
-                .into_any(),
-            Err(message) => view! {
-                <option value="" disabled=true>{format!("cannot list the datasets: {message}")}</option>
-            }
-            .into_any(),
-        })
+        super::dataset_options(
+            datasets.get(),
+            chosen,
+            "No datasets yet: add a finished run to one first",
+        )
     };
     let close = Callback::new(move |()| open.set(false));
     view! {

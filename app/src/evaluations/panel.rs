@@ -5,6 +5,7 @@
 use leptos::prelude::*;
 
 use super::compare::CompareDialog;
+use super::datasets::DatasetsDialog;
 use super::gate::GateControl;
 use super::new_experiment::NewExperimentDialog;
 use super::score_text;
@@ -30,6 +31,7 @@ pub fn EvaluationsPanel(
     let chosen = RwSignal::new(Vec::<String>::new());
     let creating = RwSignal::new(false);
     let comparing = RwSignal::new(false);
+    let datasets = RwSignal::new(false);
     {
         let graph_id = graph_id.clone();
         Effect::new(move |_| {
@@ -163,7 +165,8 @@ pub fn EvaluationsPanel(
     };
     let gate_id = StoredValue::new(graph_id.clone());
     let new_id = graph_id.clone();
-    let compare_id = graph_id;
+    let compare_id = graph_id.clone();
+    let datasets_id = graph_id;
     view! {
         <details class="history evaluations" data-testid="evaluations" on:toggle=move |event| {
             open.set(event_target::<web_sys::HtmlDetailsElement>(&event).open());
@@ -176,6 +179,12 @@ pub fn EvaluationsPanel(
                         "New experiment"
                     </button>
                 })}
+                <button type="button" class="button button-small" aria-haspopup="dialog"
+                    data-testid="open-datasets"
+                    title="The examples experiments run over: read, edit, import"
+                    on:click=move |_| datasets.set(true)>
+                    "Datasets"
+                </button>
                 <button type="button" class="button button-small" aria-haspopup="dialog"
                     title="Choose two or more experiments to see their scores and answers side by side"
                     disabled=move || chosen.with(Vec::len) < 2
@@ -205,6 +214,9 @@ pub fn EvaluationsPanel(
                 <NewExperimentDialog graph_id=new_id.clone() editor version open=creating
                     started=Callback::new(move |()| refresh.update(|n| *n += 1)) recorded />
             }
+        })}
+        {move || datasets.get().then(|| view! {
+            <DatasetsDialog graph_id=datasets_id.clone() editor open=datasets can_edit />
         })}
         {move || comparing.get().then(|| {
             let listed = experiments.get_untracked().and_then(Result::ok).unwrap_or_default();

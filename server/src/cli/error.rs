@@ -34,12 +34,12 @@ pub enum CliError {
         #[source]
         source: serde_json::Error,
     },
-    /// A line of a dataset file is not an example.
-    #[error("{}:{line}: {message}", path.display())]
+    /// Lines of a dataset file are not examples: each problem at
+    /// `path:line:`, as compilers write it.
+    #[error("{}", dataset_problems(path, problems))]
     Dataset {
         path: PathBuf,
-        line: usize,
-        message: String,
+        problems: Vec<heddle_wire::datasets::import::ImportProblem>,
     },
     /// A scorers file has problems; each is listed at its place.
     #[error("{} has problems:\n{}", path.display(), problems.join("\n"))]
@@ -62,4 +62,19 @@ pub enum CliError {
     /// Writing the output failed (a closed pipe).
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
+}
+
+fn dataset_problems(
+    path: &std::path::Path,
+    problems: &[heddle_wire::datasets::import::ImportProblem],
+) -> String {
+    let path = path.display();
+    problems
+        .iter()
+        .map(|problem| match problem.line {
+            0 => format!("{path}: {}", problem.message),
+            line => format!("{path}:{line}: {}", problem.message),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

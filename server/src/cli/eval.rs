@@ -15,35 +15,18 @@ use heddle_engine::recording::{Counts, Recording};
 use heddle_engine::run::{Run, RunError, RunOptions};
 use heddle_engine::scoring::{Example, Observed, Score, Scorer, ScorerSpec};
 use heddle_engine::{Registry, RunId};
-use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::validate::read_document;
 use super::{CliError, Outcome};
 use crate::config::EvalArgs;
+use heddle_wire::datasets::ExampleInput;
+use heddle_wire::datasets::import;
 
-/// The most examples a dataset file may hold.
-const MAX_EXAMPLES: usize = 10_000;
-/// The longest line of a dataset file.
-const MAX_LINE_BYTES: usize = 1 << 20;
 /// The most scorers an evaluation may use.
 const MAX_SCORERS: usize = 50;
 /// The most runs of each example.
 pub const MAX_REPEAT: u32 = 100;
-
-/// One line of a dataset file.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DatasetLine {
-    /// A label for the example in the output.
-    #[serde(default)]
-    id: Option<String>,
-    /// The run's input: an object of channel values.
-    input: serde_json::Map<String, Value>,
-    /// What the run should give.
-    #[serde(default)]
-    reference: Option<Value>,
-}
 
 /// `heddle eval`.
 pub async fn eval(
@@ -111,7 +94,7 @@ pub async fn eval(
             }
             tally.add(&scores);
             let label = example
-                .id
+                .label
                 .clone()
                 .unwrap_or_else(|| format!("#{}", index + 1));
             if args.pretty {
@@ -238,49 +221,27 @@ fn write_recording(recording: &Recording, path: &Path) -> Result<(), CliError> {
 }
 
 /// Reads a dataset: one JSON object per line (`{"input": {...},
-/// "reference": ..., "id": "..."}`), blank lines skipped.
-fn read_dataset(path: &Path) -> Result<Vec<DatasetLine>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CliError::Read {
+/// "reference": ..., "label": "..."}`, `id` for the label too), blank lines
+/// skipped; read and bounded as the server's import reads one.
+fn read_dataset(path: &Path) -> Result<Vec<ExampleInput>, CliError> {
+    let read = |source| CliError::Read {
         path: path.to_path_buf(),
         source,
-    })?;
-    let bad = |line: usize, message: String| CliError::Dataset {
-        path: path.to_path_buf(),
-        line,
-        message,
     };
-    let mut examples = Vec::new();
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        if line.len() > MAX_LINE_BYTES {
-            return Err(bad(number, format!("longer than {MAX_LINE_BYTES} bytes")));
-        }
-        if examples.len() == MAX_EXAMPLES {
-            return Err(bad(number, format!("more than {MAX_EXAMPLES} examples")));
-        }
-        let mut reader = serde_json::Deserializer::from_str(line);
-        let example: DatasetLine =
-            serde_path_to_error::deserialize(&mut reader).map_err(|error| {
-                let at = error.path().to_string();
-                let message = error.into_inner().to_string();
-                bad(
-                    number,
-                    if at == "." {
-                        message
-                    } else {
-                        format!("at {at}: {message}")
-                    },
-                )
-            })?;
-        examples.push(example);
+    let size = std::fs::metadata(path).map_err(read)?.len();
+    let bad = |problems| CliError::Dataset {
+        path: path.to_path_buf(),
+        problems,
+    };
+    if size > import::MAX_FILE_BYTES as u64 {
+        return Err(bad(vec![import::ImportProblem {
+            line: 0,
+            column: None,
+            message: format!("larger than {} MiB", import::MAX_FILE_BYTES >> 20),
+        }]));
     }
-    if examples.is_empty() {
-        return Err(bad(1, "no examples".into()));
-    }
-    Ok(examples)
+    let text = std::fs::read_to_string(path).map_err(read)?;
+    import::read_json_lines(&text).map_err(bad)
 }
 
 /// Reads the scorers: a JSON list of scorer definitions, each checked, with

@@ -310,3 +310,144 @@ async fn a_viewer_reads_a_stranger_sees_nothing_and_nobody_must_log_in() {
     );
     assert_eq!(after["dataset"]["name"], "shared");
 }
+
+/// The Datasets dialog's server functions keep the same rules as the
+/// endpoints: a viewer reads the table and changes nothing, a stranger
+/// gets 404 and nobody 401, and an editor's table edits and imports make
+/// versions.
+#[tokio::test]
+async fn the_dialogs_functions_let_a_viewer_read_and_only_editors_change() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(chat_graph()).await;
+    let base = format!("/api/v1/graphs/{graph}/datasets");
+    let (_, made) = server
+        .api(Method::POST, &base, Some(json!({"name": "table"})))
+        .await;
+    let dataset = made["id"].as_str().unwrap().to_string();
+    server
+        .api(
+            Method::POST,
+            &format!("{base}/{dataset}/examples"),
+            Some(json!({"examples": [asked("one"), asked("two")]})),
+        )
+        .await;
+    let (_, version) = server
+        .api(Method::GET, &format!("{base}/{dataset}"), None)
+        .await;
+    let first = version["examples"][0]["id"].as_str().unwrap().to_string();
+    let page = [
+        ("graph_id", graph.as_str()),
+        ("dataset_id", dataset.as_str()),
+        ("offset", "1"),
+        ("limit", "1"),
+    ];
+    let add = json!({"graph_id": graph, "dataset_id": dataset,
+                     "new": {"examples": [asked("three")]}});
+    let replace = json!({"graph_id": graph, "dataset_id": dataset, "example_id": first,
+                         "example": asked("edited")});
+    let remove = [
+        ("graph_id", graph.as_str()),
+        ("dataset_id", dataset.as_str()),
+        ("example_id", first.as_str()),
+    ];
+    let delete = [
+        ("graph_id", graph.as_str()),
+        ("dataset_id", dataset.as_str()),
+    ];
+
+    let vera = server.user("vera").await;
+    let nobody = server.anonymous();
+    for (who, status) in [(&vera, 404), (&nobody, 401)] {
+        assert_eq!(who.call("dataset_examples", &page).await.status(), status);
+        assert_eq!(who.call_json("add_examples", &add).await.status(), status);
+        assert_eq!(
+            who.call_json("replace_example", &replace).await.status(),
+            status
+        );
+        assert_eq!(who.call("remove_example", &remove).await.status(), status);
+        assert_eq!(who.call("delete_dataset", &delete).await.status(), status);
+    }
+    let (status, _) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}/members/vera"),
+            Some(json!({"role": "viewer"})),
+        )
+        .await;
+    assert_eq!(status, 204);
+    // A viewer reads a page of the table: the second example, of two.
+    let read: Value = vera
+        .call("dataset_examples", &page)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (read["total"].as_i64(), inputs(&read)),
+        (Some(2), vec!["two".to_string()])
+    );
+    assert_eq!(vera.call_json("add_examples", &add).await.status(), 403);
+    assert_eq!(
+        vera.call_json("replace_example", &replace).await.status(),
+        403
+    );
+    assert_eq!(vera.call("remove_example", &remove).await.status(), 403);
+    assert_eq!(vera.call("delete_dataset", &delete).await.status(), 403);
+    let (_, unchanged) = server
+        .api(Method::GET, &format!("{base}/{dataset}"), None)
+        .await;
+    assert_eq!(unchanged["version"], 1);
+
+    // The owner (an editor) imports, edits and removes: three versions.
+    let added = server.owner.call_json("add_examples", &add).await;
+    assert_eq!(added.status(), 200);
+    let replaced: Value = server
+        .owner
+        .call_json("replace_example", &replace)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(replaced["version"], 3);
+    let (_, now) = server
+        .api(Method::GET, &format!("{base}/{dataset}"), None)
+        .await;
+    assert_eq!(inputs(&now), ["edited", "two", "three"]);
+    let edited = now["examples"][0]["id"].as_str().unwrap().to_string();
+    let removed = server
+        .owner
+        .call(
+            "remove_example",
+            &[
+                ("graph_id", graph.as_str()),
+                ("dataset_id", dataset.as_str()),
+                ("example_id", edited.as_str()),
+            ],
+        )
+        .await;
+    assert_eq!(removed.status(), 200);
+    // An import past the request's bound is refused, naming it.
+    let too_many: Vec<Value> = (0..1_001).map(|n| asked(&n.to_string())).collect();
+    let refused = server
+        .owner
+        .call_json(
+            "add_examples",
+            &json!({"graph_id": graph, "dataset_id": dataset,
+                    "new": {"examples": too_many}}),
+        )
+        .await;
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.unwrap().contains("1 to 1000"));
+    let (_, last) = server
+        .api(Method::GET, &format!("{base}/{dataset}"), None)
+        .await;
+    assert_eq!(
+        (last["version"].as_i64(), inputs(&last)),
+        (Some(4), vec!["two".to_string(), "three".to_string()])
+    );
+    // The first version still reads back as it was.
+    let (_, v1) = server
+        .api(Method::GET, &format!("{base}/{dataset}?version=1"), None)
+        .await;
+    assert_eq!(inputs(&v1), ["one", "two"]);
+}
