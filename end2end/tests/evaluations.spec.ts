@@ -81,6 +81,9 @@ test("a chat's answer becomes an example of a new dataset, then of the same one 
   await expect(dialog.getByTestId("dataset-choice").locator("option:checked")).toHaveText(
     "Arithmetic (1 example)",
   );
+  // A turn of a conversation: kept with what came before it, unless unticked.
+  await expect(dialog.getByTestId("with-conversation")).toBeChecked();
+  await expect(dialog.locator("label.check")).toContainText(/With the conversation before it \(\d+ earlier messages\)/);
   // The dialog takes the focus: the dataset, then Tab to the label.
   await expect(dialog.getByTestId("dataset-choice")).toBeFocused();
   await page.keyboard.press("Tab");
@@ -101,6 +104,10 @@ test("a chat's answer becomes an example of a new dataset, then of the same one 
   expect(version.examples[0].input.messages[0].content).toBe("What is 6 * 7?");
   expect(version.examples[0].reference.answer).toBe("(offline model) calculator says 42.");
   expect(version.examples[1].reference.answer).toBe("(offline model) calculator says 5.");
+  // The second turn's example asks it after the first turn, as the chat did.
+  const asked = version.examples[1].input.messages.filter((m: any) => m.role === "user");
+  expect(asked.map((m: any) => m.content)).toEqual(["What is 6 * 7?", "What is 2 + 3?"]);
+  expect(version.examples[1].input.messages.at(-1).content).toBe("What is 2 + 3?");
 });
 
 /** Runs the graph on `question` over the API and waits for its end; its id. */

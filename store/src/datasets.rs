@@ -562,13 +562,41 @@ pub async fn add_from_run(
     // Through the run manager: a finished run's output is read from its
     // last checkpoint.
     let info = runs.get(run).await?;
+    let input = if from.with_conversation {
+        with_conversation(&info.input, info.output.as_ref())
+    } else {
+        info.input.clone()
+    };
     let example = example_of_run(
-        &info.input,
+        &input,
         info.output.as_ref(),
         from.reference_channels.as_deref(),
         from.label,
     )?;
     add(db, allowed, id, vec![(example, Some(from.run_id))]).await
+}
+
+/// A turn's input with the conversation before it: each input channel
+/// that the output holds as a list of messages becomes that list up to
+/// and including its last user message (the turn's question, and all that
+/// came before it in the thread); other channels stay as they were.
+pub fn with_conversation(input: &Value, output: Option<&Value>) -> Value {
+    let (Some(input), Some(output)) = (input.as_object(), output.and_then(Value::as_object)) else {
+        return input.clone();
+    };
+    let mut whole = input.clone();
+    for (channel, value) in whole.iter_mut() {
+        let Some(messages) = output.get(channel).and_then(Value::as_array) else {
+            continue;
+        };
+        let asked = messages
+            .iter()
+            .rposition(|message| message.get("role").and_then(Value::as_str) == Some("user"));
+        if let Some(asked) = asked {
+            *value = Value::Array(messages[..=asked].to_vec());
+        }
+    }
+    Value::Object(whole)
 }
 
 /// What a finished run makes an example of: its input, and as the

@@ -89,6 +89,12 @@ pub struct FromRun {
     /// given).
     #[serde(default)]
     pub reference_channels: Option<Vec<String>>,
+    /// For a turn of a conversation: the example's input holds the whole
+    /// conversation up to the turn's question (each chat channel as the
+    /// run left it, less the answer), not only the question, so a later
+    /// version is asked it in the same context.
+    #[serde(default)]
+    pub with_conversation: bool,
 }
 
 /// An example of a version of a dataset.

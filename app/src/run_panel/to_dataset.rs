@@ -30,6 +30,18 @@ pub fn AddToDataset(watch: Watch, graph_id: String, can_run: bool) -> impl IntoV
     // A memo: the status is set again by every event, and drawing the
     // button anew would close the dialog's focus with it.
     let finished = Memo::new(move |_| can_run && watch.status.get() == Some(RunStatus::Finished));
+    // Messages the thread held before this turn (the run's base state).
+    let earlier = Memo::new(move |_| {
+        watch.log.with(|log| {
+            log.base.as_ref().map_or(0, |base| {
+                base.values()
+                    .filter_map(serde_json::Value::as_array)
+                    .map(Vec::len)
+                    .max()
+                    .unwrap_or(0)
+            })
+        })
+    });
     move || {
         finished.get().then(|| {
             let graph_id = graph_id.clone();
@@ -43,7 +55,7 @@ pub fn AddToDataset(watch: Watch, graph_id: String, can_run: bool) -> impl IntoV
                     <span class="run-panel-note" role="status" data-testid="added-to-dataset">{text}</span>
                 })}
                 {move || open.get().then(|| view! {
-                    <AddDialog graph_id=graph_id.clone() run_id open added />
+                    <AddDialog graph_id=graph_id.clone() run_id open added earlier=earlier.get_untracked() />
                 })}
             }
         })
@@ -57,7 +69,12 @@ fn AddDialog(
     run_id: Memo<Option<heddle_engine::ids::RunId>>,
     open: RwSignal<bool>,
     added: RwSignal<Option<String>>,
+    /// How many messages the conversation held before this turn.
+    earlier: usize,
 ) -> impl IntoView {
+    // A turn of a conversation is kept with what came before it, unless
+    // the person says otherwise: a follow-up question means little alone.
+    let whole = RwSignal::new(earlier > 0);
     // Loaded into a signal, not read from a resource: a pending resource
     // read here would suspend the page's boundary and draw the dialog
     // again, out of the page, with the focus lost.
@@ -91,6 +108,7 @@ fn AddDialog(
         let name = name.get_untracked();
         let label = label.get_untracked();
         let run = run_id.get_untracked();
+        let with_conversation = whole.get_untracked();
         async move {
             let Some(run_id) = run else {
                 return Err("there is no run to add".to_string());
@@ -111,6 +129,7 @@ fn AddDialog(
                     run_id,
                     label,
                     reference_channels: None,
+                    with_conversation,
                 },
             )
             .await
@@ -188,6 +207,17 @@ fn AddDialog(
                         prop:value=move || label.get()
                         on:input=move |event| label.set(event_target_value(&event)) />
                 </label>
+                {(earlier > 0).then(|| view! {
+                    <label class="check">
+                        <input type="checkbox" data-testid="with-conversation"
+                            prop:checked=move || whole.get()
+                            on:change=move |event| whole.set(event_target_checked(&event)) />
+                        {format!(
+                            "With the conversation before it ({earlier} earlier message{}), so the question is asked in its context",
+                            if earlier == 1 { "" } else { "s" }
+                        )}
+                    </label>
+                })}
                 <FormError error=Signal::derive(move || error.get()) />
                 <div class="dialog-actions">
                     <button type="button" class="button" on:click=move |_| open.set(false)>"Cancel"</button>

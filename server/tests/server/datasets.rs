@@ -197,6 +197,69 @@ async fn a_finished_run_becomes_an_example_of_its_own_graph_only() {
     let answer = example["reference"]["answer"].as_str().unwrap();
     assert!(answer.starts_with("(offline model)"), "{example}");
 
+    // The thread's next turn, with the conversation before it: the
+    // example asks the second question after the first and its answer.
+    let thread = version["examples"][0]["source_run"].as_str().unwrap();
+    let (_, first) = server
+        .api(Method::GET, &format!("/api/v1/runs/{thread}"), None)
+        .await;
+    let second = server
+        .start_run(
+            &graph,
+            json!({"input": {"messages": [{"role": "user", "content": "What is my name?"}]},
+                   "thread_id": first["thread_id"]}),
+        )
+        .await;
+    server.wait_for_run(&second).await;
+    for (with, asked) in [
+        (false, vec!["What is my name?"]),
+        (true, vec!["My name is Ada.", "", "What is my name?"]),
+    ] {
+        let (status, changed) = server
+            .api(
+                Method::POST,
+                &format!("{dataset}/examples/from-run"),
+                Some(json!({"run_id": second, "with_conversation": with})),
+            )
+            .await;
+        assert_eq!(status, 200, "{changed}");
+        let (_, version) = server.api(Method::GET, &dataset, None).await;
+        let example = version["examples"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
+        let messages = example["input"]["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap())
+            .collect();
+        let texts: Vec<&str> = messages
+            .iter()
+            .map(|m| {
+                if m["role"] == "user" {
+                    m["content"].as_str().unwrap()
+                } else {
+                    ""
+                }
+            })
+            .collect();
+        assert_eq!(texts, asked, "{example}");
+        if with {
+            assert_eq!(roles, ["user", "assistant", "user"]);
+        }
+        // The answer the thread gave is the reference either way; only
+        // the example with the conversation asks in the context it needs.
+        assert!(
+            example["reference"]["answer"]
+                .as_str()
+                .unwrap()
+                .contains("Your name is Ada."),
+            "{example}"
+        );
+    }
+
     let elsewhere = server
         .start_run(
             &other,
