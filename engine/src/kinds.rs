@@ -17,7 +17,7 @@ mod join;
 mod llm;
 mod memory;
 mod router;
-mod script;
+pub(crate) mod script;
 mod set;
 mod start;
 mod structured;

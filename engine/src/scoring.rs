@@ -18,6 +18,8 @@
 //! - `trajectory`: which nodes ran and which tools were called, with which
 //!   arguments, in order or as a set (`trajectory.rs`);
 //! - `threshold`: tokens, cost or latency under a ceiling (`threshold.rs`);
+//! - `script`: a sandboxed Rhai script over the same names (`script.rs`;
+//!   on the registry's script pool with [`Scorer::score_in`]);
 //! - `judge`: a model grades the answer against a rubric, or, on the
 //!   offline model, a heuristic over the rubric's terms that says so
 //!   (`judge.rs`; scored with [`Scorer::score_with`]).
@@ -43,6 +45,7 @@ mod judge;
 mod observed;
 mod pattern;
 mod problem;
+mod script;
 mod spec;
 mod threshold;
 mod trajectory;
@@ -161,6 +164,17 @@ impl Scorer {
         observed: &Observed,
         registry: &crate::Registry,
     ) -> Judged {
+        #[cfg(feature = "runtime")]
+        if let spec::Kind::Script(script) = &self.kind {
+            let names = Names { example, observed };
+            let pool = registry.script_pool();
+            return Judged {
+                score: script
+                    .score_on(&names, &pool, registry.value_limits())
+                    .await,
+                usage: crate::usage::UsageTotals::default(),
+            };
+        }
         let Some(name) = self.judge_model() else {
             return Judged {
                 score: self.score(example, observed),
@@ -181,7 +195,8 @@ impl Scorer {
     }
 
     /// Scores what a run did against an example; a `judge` as it would on
-    /// the offline model (its heuristic, saying so).
+    /// the offline model (its heuristic, saying so), a `script` on the
+    /// calling thread.
     pub fn score(&self, example: &Example<'_>, observed: &Observed) -> Score {
         let names = Names { example, observed };
         match &self.kind {
@@ -193,6 +208,9 @@ impl Scorer {
             spec::Kind::Expression(scorer) => scorer.score(&names),
             spec::Kind::Trajectory(scorer) => scorer.score(observed),
             spec::Kind::Threshold(scorer) => scorer.score(observed),
+            spec::Kind::Script(scorer) => {
+                scorer.score(&names, &crate::state::ValueLimits::default())
+            }
         }
     }
 }

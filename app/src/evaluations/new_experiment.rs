@@ -139,7 +139,7 @@ pub fn NewExperimentDialog(
                 <label class="field">
                     <span class="field-label">"Scorers"</span>
                     <span class="field-hint">
-                        "JSON: exact, contains, regex, json_schema, expression, trajectory, threshold, judge (docs/evaluations.md)."
+                        "JSON: exact, contains, regex, json_schema, expression, script, trajectory, threshold, judge (docs/evaluations.md)."
                     </span>
                     <textarea class="mono" rows="6" spellcheck="false" data-testid="experiment-scorers"
                         prop:value=move || scorers.get()

@@ -198,6 +198,71 @@ impl Sandbox {
     }
 }
 
+/// A script compiled for use outside a node (a scorer's): the same
+/// sandbox, limits and pool as the `script` kind, with no run to report
+/// to.
+#[derive(Clone)]
+pub(crate) struct Compiled {
+    ast: Arc<AST>,
+    config: ScriptConfig,
+}
+
+impl std::fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compiled")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Compiled {
+    /// Checks the limits and compiles the source; problems at their fields
+    /// (`source`, `max_operations`, `timeout_ms`).
+    pub(crate) fn new(config: ScriptConfig) -> Result<Compiled, Vec<ConfigIssue>> {
+        let issues = check_limits(&config);
+        if !issues.is_empty() {
+            return Err(issues);
+        }
+        let ast = engine(&config).compile(&config.source).map_err(|error| {
+            vec![ConfigIssue::new(
+                "source",
+                format!("the script does not compile: {error}"),
+            )]
+        })?;
+        Ok(Compiled {
+            ast: Arc::new(ast),
+            config,
+        })
+    }
+
+    /// Runs it on the calling thread, to its end or its limits; what it
+    /// printed is dropped.
+    pub(crate) fn run_here(
+        &self,
+        inputs: Vec<(&'static str, Value)>,
+        limits: &crate::state::ValueLimits,
+    ) -> Result<Value, String> {
+        evaluate(&self.ast, &self.config, limits, inputs, || false).0
+    }
+
+    /// Runs it on `pool`, never on the async runtime's threads.
+    #[cfg(feature = "runtime")]
+    pub(crate) async fn run_on(
+        &self,
+        pool: &crate::run::WorkerPool,
+        inputs: Vec<(&'static str, Value)>,
+        limits: crate::state::ValueLimits,
+    ) -> Result<Value, String> {
+        let (ast, config) = (Arc::clone(&self.ast), self.config.clone());
+        pool.run(move |abort| {
+            let abort = abort.clone();
+            evaluate(&ast, &config, &limits, inputs, move || abort.is_set()).0
+        })
+        .await
+        .map_err(|error| error.to_string())?
+    }
+}
+
 /// The most one printed line (or an error) keeps, in bytes.
 const MAX_PRINTED_LINE: usize = 4 << 10;
 /// The most all of one run's printed lines keep, in bytes: they become

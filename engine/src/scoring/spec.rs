@@ -12,6 +12,7 @@ use super::fits::Fits;
 use super::judge::Judge;
 use super::pattern::Pattern;
 use super::problem::{ScorerError, problem};
+use super::script::Script;
 use super::threshold::{Metric, Threshold};
 use super::trajectory::{Order, ToolExpected, Trajectory};
 
@@ -97,6 +98,22 @@ pub enum ScorerSpec {
         metric: Metric,
         max: f64,
     },
+    /// A sandboxed Rhai script over `output`, `reference`, `input`,
+    /// `tokens`, `cost_usd` and `latency_ms` that gives a number from 0 to
+    /// 1, `true`/`false`, or `#{score, reason}`.
+    Script {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        source: String,
+        /// The most operations one scoring may take (1 to 100,000,000;
+        /// default 1,000,000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_operations: Option<u64>,
+        /// The longest one scoring may take, in milliseconds (1 to 30,000;
+        /// default 1,000).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        timeout_ms: Option<u64>,
+    },
     /// A model grades the answer against a rubric, from 0 to 1 with a
     /// reason; on the offline model, a heuristic over the rubric's terms
     /// that says it is one.
@@ -131,6 +148,7 @@ pub(super) enum Kind {
     Expression(Expression),
     Trajectory(Trajectory),
     Threshold(Threshold),
+    Script(Script),
     Judge(Judge),
 }
 
@@ -154,6 +172,7 @@ impl ScorerSpec {
             | ScorerSpec::Expression { name, .. }
             | ScorerSpec::Trajectory { name, .. }
             | ScorerSpec::Threshold { name, .. }
+            | ScorerSpec::Script { name, .. }
             | ScorerSpec::Judge { name, .. } => name.as_deref(),
         }
     }
@@ -168,6 +187,7 @@ impl ScorerSpec {
             ScorerSpec::Expression { .. } => "expression",
             ScorerSpec::Trajectory { .. } => "trajectory",
             ScorerSpec::Threshold { .. } => "threshold",
+            ScorerSpec::Script { .. } => "script",
             ScorerSpec::Judge { .. } => "judge",
         }
     }
@@ -229,6 +249,12 @@ impl ScorerSpec {
             ScorerSpec::Threshold { metric, max, .. } => {
                 Threshold::new(*metric, *max).map(Kind::Threshold)
             }
+            ScorerSpec::Script {
+                source,
+                max_operations,
+                timeout_ms,
+                ..
+            } => Script::new(source, *max_operations, *timeout_ms).map(Kind::Script),
             ScorerSpec::Judge {
                 of, rubric, model, ..
             } => Judge::new(of.as_deref(), rubric, model.as_deref()).map(Kind::Judge),

@@ -534,3 +534,110 @@ fn offline_a_judge_looks_for_the_rubrics_terms_and_says_it_is_offline() {
     );
     assert!(problems(json!({"kind": "judge"}))[0].contains("rubric"));
 }
+
+#[test]
+fn a_script_scores_a_share_a_yes_or_no_or_a_score_with_its_reason() {
+    let output = json!({"answer": "Paris is the capital", "n": 3});
+    let reference = Some(json!({"answer": "Paris"}));
+    let share = json!({"kind": "script",
+        "source": "let words = output.answer.split(' '); if words.len() > 2 { 0.5 } else { 1.0 }"});
+    let got = score(share, output.clone(), reference.clone());
+    assert_eq!(got.value, 0.5);
+    assert_eq!(got.reason, "the script gave 0.5");
+    let yes = json!({"kind": "script", "source": "output.answer.contains(reference.answer)"});
+    assert_eq!(score(yes, output.clone(), reference.clone()).value, 1.0);
+    let said = json!({"kind": "script", "name": "short",
+        "source": "#{score: if output.n < 5 { 0.8 } else { 0.1 }, reason: `n is ${output.n}`}"});
+    let got = score(said, output.clone(), None);
+    assert_eq!((got.value, got.reason.as_str()), (0.8, "n is 3"));
+}
+
+#[test]
+fn a_script_that_fails_or_gives_no_score_scores_zero_saying_why() {
+    let output = json!({"answer": "x"});
+    for (source, says) in [
+        ("2", "the script gave 2; a score is from 0 to 1"),
+        (
+            "\"fine\"",
+            "it must give a number from 0 to 1, true or false, or #{score, reason}",
+        ),
+        ("#{reason: \"no score\"}", "it must give a number"),
+        ("throw \"bad answer\"", "bad answer"),
+        ("output.nope.deeper", "the script failed"),
+    ] {
+        let got = score(
+            json!({"kind": "script", "source": source}),
+            output.clone(),
+            None,
+        );
+        assert_eq!(got.value, 0.0, "{source}");
+        assert!(got.reason.contains(says), "{source}: {}", got.reason);
+    }
+}
+
+#[test]
+fn a_script_never_runs_unbounded() {
+    let output = json!({});
+    let spin = json!({"kind": "script", "source": "loop {}", "max_operations": 10_000});
+    let got = score(spin, output.clone(), None);
+    assert_eq!(got.value, 0.0);
+    assert!(
+        got.reason.contains("more than 10000 operations"),
+        "{}",
+        got.reason
+    );
+    let slow = json!({"kind": "script", "source": "loop {}", "max_operations": 100_000_000, "timeout_ms": 20});
+    let got = score(slow, output, None);
+    assert!(got.reason.contains("longer than 20 ms"), "{}", got.reason);
+    // Nothing outside the sandbox: no modules, no eval; refused before
+    // anything runs.
+    for source in ["import \"std\" as s; 1", "eval(\"1\")"] {
+        let refused = problems(json!({"kind": "script", "source": source}));
+        assert!(
+            refused[0].starts_with("source: the script does not compile"),
+            "{refused:?}"
+        );
+    }
+}
+
+#[test]
+fn a_scripts_problems_are_named_at_their_fields() {
+    assert_eq!(
+        problems(json!({"kind": "script", "source": "let = ;"}))[0]
+            .split(':')
+            .next(),
+        Some("source")
+    );
+    let limits = problems(
+        json!({"kind": "script", "source": "1", "max_operations": 0, "timeout_ms": 60_000}),
+    );
+    assert_eq!(limits.len(), 2, "{limits:?}");
+    assert!(limits[0].starts_with("max_operations: "), "{limits:?}");
+    assert!(limits[1].starts_with("timeout_ms: "), "{limits:?}");
+}
+
+#[cfg(feature = "runtime")]
+#[tokio::test]
+async fn a_script_scored_in_a_registry_runs_on_its_script_pool() {
+    let registry = crate::Registry::new();
+    let output = json!({"answer": "Paris"});
+    let reference = json!({"answer": "Paris"});
+    let input = json!({});
+    let example = Example {
+        input: &input,
+        reference: Some(&reference),
+    };
+    let scorer = scorer(json!({"kind": "script",
+        "source": "if output.answer == reference.answer { #{score: 1, reason: \"same\"} } else { 0 }"}));
+    let judged = scorer
+        .score_in(
+            &example,
+            &Observed::new(output, UsageTotals::default()),
+            &registry,
+        )
+        .await;
+    assert_eq!(
+        (judged.score.value, judged.score.reason.as_str()),
+        (1.0, "same")
+    );
+}

@@ -48,7 +48,10 @@ fn scorers() -> Value {
         {"kind": "contains", "name": "answer", "of": "last(output.messages).content",
          "expected": "reference.answer"},
         {"kind": "trajectory", "name": "used the calculator", "tools": [{"name": "calculator"}]},
-        {"kind": "threshold", "metric": "tokens", "max": 100000}
+        {"kind": "threshold", "metric": "tokens", "max": 100000},
+        {"kind": "script", "name": "short",
+         "source": "let text = output.messages[-1].content; \
+                    if text.len() < 200 { #{score: 1, reason: `${text.len()} characters`} } else { 0 }"}
     ])
 }
 
@@ -80,6 +83,14 @@ fn scores_a_dataset_and_exits_4_when_a_mean_is_under_its_minimum() {
         assert_eq!(line["status"], "finished");
         assert_eq!(line["scores"]["used the calculator"]["value"], 1.0);
         assert_eq!(line["scores"]["threshold"]["value"], 1.0);
+        assert_eq!(line["scores"]["short"]["value"], 1.0, "{line}");
+        assert!(
+            line["scores"]["short"]["reason"]
+                .as_str()
+                .unwrap()
+                .ends_with(" characters"),
+            "{line}"
+        );
         assert!(line["tokens"].as_u64().unwrap() > 0);
     }
     assert_eq!(lines[0]["example"], "What is 12 * 7?");

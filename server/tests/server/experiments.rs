@@ -835,7 +835,14 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     let scorers = json!([{"kind": "contains", "name": "answer",
                           "of": "last(output.messages).content", "expected": "reference.answer"},
                          {"kind": "judge", "name": "judged", "of": "last(output.messages).content",
-                          "rubric": "Gives the refund window."}]);
+                          "rubric": "Gives the refund window."},
+                         // A script, on the server's script pool: a share of the
+                         // reference's words the answer holds.
+                         {"kind": "script", "name": "words",
+                          "source": "let answer = output.messages[-1].content; \
+                                     let words = reference.answer.split(' '); \
+                                     let found = words.filter(|w| answer.contains(w)).len(); \
+                                     #{score: found.to_float() / words.len().to_float(), reason: `${found} of ${words.len()} words`}"}]);
 
     // Recorded: each example asks the model once, and its judge once.
     let recorded = start(
@@ -849,6 +856,8 @@ async fn a_replayed_experiment_asks_the_model_nothing_and_scores_the_same() {
     assert_eq!(first["scores"][0]["mean"], 1.0, "{first}");
     assert_eq!(first["record_replies"], true);
     assert_eq!(first["scores"][1]["mean"], 0.9, "{first}");
+    assert_eq!(first["scores"][2]["scorer"], "words", "{first}");
+    assert_eq!(first["scores"][2]["mean"], 1.0, "{first}");
     assert_eq!(first["replies"], json!({"replayed": 0, "live": 4}));
     assert_eq!(calls.load(Ordering::SeqCst), 4);
 
