@@ -1,6 +1,6 @@
 //! The graph page's Evaluations section: the graph's datasets (a table of
 //! each one's examples, edited in place or imported from a file), its experiments with
-//! their progress and scores (refreshed each second while one runs), a
+//! their progress and scores (read again as their runs start and end), a
 //! dialog to start one over a dataset, and a side-by-side comparison of
 //! two or more, regressions first, each scorer's mean over the
 //! experiments as a chart, and the gate that holds back a version scoring

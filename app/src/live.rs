@@ -52,6 +52,9 @@ pub struct Watch {
     pub thread: RwSignal<Option<ThreadId>>,
     /// Where the run stands now, whatever moment the page shows.
     pub status: RwSignal<Option<RunStatus>>,
+    /// Counts the graph's experiment runs that started or ended: what
+    /// moves the Evaluations section on, as it happens.
+    pub experiment_runs: RwSignal<u64>,
 }
 
 impl Watch {
@@ -63,6 +66,7 @@ impl Watch {
             link: RwSignal::new(Link::Connecting),
             thread: RwSignal::new(None),
             status: RwSignal::new(None),
+            experiment_runs: RwSignal::new(0),
         }
     }
 

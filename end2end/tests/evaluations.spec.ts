@@ -176,6 +176,10 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   await expect(first.locator(".experiment-replies")).toHaveText("0 of 9 replies replayed");
   await expect(first.locator(".score-chip")).toHaveText("answer 1.00");
   await expect(first).toContainText("3 of 3 runs");
+  // The page heard of the experiment's runs but did not follow them: the
+  // canvas and the chat still show no run.
+  await expect(page.getByTestId("run-status")).toHaveCount(0);
+  await expect(page.getByTestId("chat-messages").locator(".role-user")).toHaveCount(0);
 
   // Version 2 loses its calculator: its answers change.
   const current = await (await page.request.get(`/api/v1/graphs/${graph}`)).json();

@@ -93,6 +93,9 @@ macro_rules! origin {
     (app) => {
         "'app'"
     };
+    (experiment) => {
+        "'experiment'"
+    };
 }
 
 /// `SELECT <the run columns> FROM runs <rest>`, as one literal.
@@ -315,23 +318,26 @@ pub async fn active_run(db: &Db, graph: &GraphId) -> Result<Option<String>, AppE
 
 /// The newest run of a graph that is queued or running, as the notice its
 /// start sent: what a page that begins to watch the graph may have missed.
+/// An experiment's runs are not among them (pages do not follow those).
 pub async fn active_notice(
     db: &Db,
     graph: &GraphId,
 ) -> Result<Option<heddle_wire::protocol::RunNotice>, AppError> {
-    let row: Option<(String, String, String)> = on_db!(db, pool => sqlx::query_as(
-        concat!("SELECT id, thread_id, status FROM runs WHERE graph_id = $1 AND status IN ",
-            status!(active), " ORDER BY created_at DESC, rowid DESC LIMIT 1"),
+    let row: Option<(String, String, String, String)> = on_db!(db, pool => sqlx::query_as(
+        concat!("SELECT id, thread_id, status, origin FROM runs WHERE graph_id = $1 AND status IN ",
+            status!(active), " AND origin <> ", origin!(experiment),
+            " ORDER BY created_at DESC, rowid DESC LIMIT 1"),
     )
     .bind(graph.as_str())
     .fetch_optional(pool)
     .await)?;
-    Ok(row.and_then(|(run, thread, text)| {
+    Ok(row.and_then(|(run, thread, text, origin)| {
         Some(heddle_wire::protocol::RunNotice {
             graph_id: graph.clone(),
             run_id: RunId::from(run),
             thread_id: ThreadId::from(thread),
             status: status(&text)?,
+            origin: RunOrigin::parse(&origin)?,
         })
     }))
 }
@@ -1170,5 +1176,6 @@ mod sql_tests {
             .collect();
         assert_eq!(status!(active), format!("({})", active.join(", ")));
         assert_eq!(origin!(app), quoted(RunOrigin::App.as_str()));
+        assert_eq!(origin!(experiment), quoted(RunOrigin::Experiment.as_str()));
     }
 }

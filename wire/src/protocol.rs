@@ -133,4 +133,8 @@ pub struct RunNotice {
     pub run_id: RunId,
     pub thread_id: ThreadId,
     pub status: RunStatus,
+    /// How the run started. A page follows the runs people start, not an
+    /// experiment's (those move its Evaluations section on instead).
+    #[serde(default)]
+    pub origin: crate::runs::RunOrigin,
 }

@@ -1,5 +1,6 @@
 //! The list of a graph's experiments: each with its status, progress,
-//! scores, cost and latency; chosen two at a time (or more) to compare;
+//! scores, cost and latency, moved on as their runs start and end (heard
+//! over the page's websocket); chosen two at a time (or more) to compare;
 //! cancelled while it runs.
 
 use leptos::prelude::*;
@@ -14,8 +15,12 @@ use crate::editor::state::Editor;
 use crate::experiments::{Experiment, ExperimentStatus, cancel_experiment, list_experiments};
 use crate::graphs::display_timestamp;
 
-/// How often the list is read again while an experiment runs.
-const REFRESH_MS: u64 = 1_000;
+/// How long the list waits after an experiment's run started or ended
+/// before it is read again: a burst of runs costs one read.
+const SETTLE_MS: u64 = 250;
+/// How often the list is read again while an experiment runs and nothing
+/// is heard (scoring and the experiment's own end are not run notices).
+const BACKSTOP_MS: u64 = 3_000;
 
 #[component]
 pub fn EvaluationsPanel(
@@ -24,6 +29,8 @@ pub fn EvaluationsPanel(
     /// The version on screen: what a new experiment runs by default.
     version: RwSignal<i64>,
     can_edit: bool,
+    /// Counts the graph's experiment runs heard of over the websocket.
+    experiment_runs: RwSignal<u64>,
 ) -> impl IntoView {
     let open = RwSignal::new(false);
     let experiments = RwSignal::new(None::<Result<Vec<Experiment>, String>>);
@@ -48,14 +55,36 @@ pub fn EvaluationsPanel(
                 });
                 experiments.set(Some(listed.map_err(|error| error.to_string())));
                 if running {
+                    // Read again later unless something was heard first.
+                    let read = refresh.get_untracked();
                     set_timeout(
-                        move || refresh.update(|n| *n += 1),
-                        std::time::Duration::from_millis(REFRESH_MS),
+                        move || {
+                            if refresh.try_get_untracked() == Some(read) {
+                                refresh.update(|n| *n += 1);
+                            }
+                        },
+                        std::time::Duration::from_millis(BACKSTOP_MS),
                     );
                 }
             });
         });
     }
+    // An experiment's run started or ended: read the list again, soon.
+    let settling = StoredValue::new(false);
+    Effect::new(move |seen: Option<()>| {
+        experiment_runs.track();
+        if seen.is_none() || !open.get_untracked() || settling.get_value() {
+            return;
+        }
+        settling.set_value(true);
+        set_timeout(
+            move || {
+                settling.set_value(false);
+                refresh.update(|n| *n += 1);
+            },
+            std::time::Duration::from_millis(SETTLE_MS),
+        );
+    });
     // Spawned from the click, in the browser: nothing of it is made while
     // the page renders on the server.
     let cancel_id = StoredValue::new(graph_id.clone());

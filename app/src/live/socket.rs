@@ -18,6 +18,7 @@ use futures::{SinkExt, StreamExt};
 use gloo_net::websocket::Message;
 use gloo_net::websocket::futures::WebSocket;
 use heddle_engine::run::{Event, RunStatus};
+use heddle_wire::runs::RunOrigin;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 
@@ -93,6 +94,7 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                     run_id,
                     thread_id,
                     status: RunStatus::Running,
+                    origin: RunOrigin::App,
                 }))
                 .unwrap_or_default(),
             ))
@@ -165,6 +167,17 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                     last_seq,
                     within: Vec::new(),
                 }),
+                // An experiment's run: the Evaluations section hears of
+                // it; the page goes on following what it followed.
+                ServerMessage::Notice(RunNotice {
+                    origin: RunOrigin::Experiment,
+                    ..
+                }) => {
+                    if watch.experiment_runs.try_update(|n| *n += 1).is_none() {
+                        return; // the page is gone
+                    }
+                    continue;
+                }
                 ServerMessage::Notice(RunNotice {
                     run_id: run,
                     thread_id,

@@ -202,7 +202,8 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
             >
                 <RunHistory graph_id=history_id watch />
                 <crate::evaluations::EvaluationsPanel graph_id=evaluations_id editor
-                    version=persistence.version can_edit=role.can_edit() />
+                    version=persistence.version can_edit=role.can_edit()
+                    experiment_runs=watch.experiment_runs />
                 <TriggersPanel graph_id=triggers_id can_edit=role.can_edit() />
                 <details class="document">
                     <summary>"Details"</summary>

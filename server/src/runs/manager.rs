@@ -103,6 +103,9 @@ pub(super) struct Inner {
 /// A run being executed (or waiting for its turn).
 pub(super) struct Active {
     graph_id: GraphId,
+    /// How it started: an experiment's runs are announced as such, and
+    /// pages do not follow them.
+    origin: heddle_wire::runs::RunOrigin,
     pub(super) thread_id: ThreadId,
     pub(super) hub: Arc<RunHub>,
     cancel: Option<CancelHandle>,

@@ -275,6 +275,69 @@ async fn a_run_started_before_the_watch_is_announced_to_it() {
     assert_eq!(cancelled["status"], "cancelled");
 }
 
+/// An experiment's runs are announced to the graph's watchers as an
+/// experiment's (the page's Evaluations section moves on with them, and
+/// the page does not follow them); a person's run stays the app's.
+#[tokio::test]
+async fn an_experiments_runs_are_announced_as_the_experiments() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(0)).await;
+    let dataset = crate::experiments::new_dataset(
+        &server,
+        &graph,
+        "counts",
+        vec![
+            json!({"input": {"target": 2}}),
+            json!({"input": {"target": 3}}),
+        ],
+    )
+    .await;
+    let mut socket = connect(&server).await;
+    send(
+        &mut socket,
+        json!({"type": "watch_graph", "graph_id": graph}),
+    )
+    .await;
+    send(&mut socket, json!({"type": "ping"})).await;
+    assert_eq!(next(&mut socket).await["type"], "pong");
+    let experiment = crate::experiments::start(
+        &server.owner,
+        &graph,
+        json!({"dataset_id": dataset,
+               "scorers": [{"kind": "threshold", "metric": "tokens", "max": 10}]}),
+    )
+    .await;
+    crate::experiments::ended(&server.owner, &graph, &experiment).await;
+    // A person's run after it.
+    let own = start(&server, &graph, 2).await;
+    let mut heard: Vec<(String, String, String)> = Vec::new();
+    while !heard
+        .iter()
+        .any(|(run, _, status)| *run == own && status == "finished")
+    {
+        let notice = next(&mut socket).await;
+        assert_eq!(notice["type"], "notice", "{notice}");
+        heard.push((
+            notice["run_id"].as_str().unwrap().to_string(),
+            notice["origin"].as_str().unwrap().to_string(),
+            notice["status"].as_str().unwrap().to_string(),
+        ));
+    }
+    let experiments: Vec<&(String, String, String)> = heard
+        .iter()
+        .filter(|(_, origin, _)| origin == "experiment")
+        .collect();
+    // Two examples, each started and ended.
+    assert_eq!(experiments.len(), 4, "{heard:?}");
+    assert!(
+        heard
+            .iter()
+            .filter(|(run, _, _)| *run == own)
+            .all(|(_, origin, _)| origin == "app"),
+        "{heard:?}"
+    );
+}
+
 #[tokio::test]
 async fn sockets_close_cleanly_when_the_server_shuts_down() {
     let server = TestServer::start().await;

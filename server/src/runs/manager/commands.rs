@@ -259,6 +259,9 @@ impl Runs {
             &run_id,
             &graph_id,
             &thread_id,
+            allowed
+                .trigger()
+                .map_or(RunOrigin::App, |trigger| trigger.origin),
             registry,
             Some(Admission {
                 starter: user.clone(),
@@ -366,6 +369,7 @@ impl Runs {
             &run_id,
             &source.graph_id,
             &source.thread_id,
+            RunOrigin::App,
             registry,
             Some(Admission {
                 starter: user.clone(),
@@ -487,6 +491,7 @@ impl Runs {
             &run_id,
             &graph_id,
             thread_id,
+            run.origin,
             registry,
             admission,
             move |durable| async move { durable.resume(&thread, value).await },

@@ -19,6 +19,7 @@ use super::admission::Admission;
 use crate::runs::embed;
 use crate::runs::hub::RunHub;
 use heddle_wire::protocol::RunNotice;
+use heddle_wire::runs::RunOrigin;
 
 use super::{Active, Runs};
 
@@ -30,6 +31,7 @@ impl Runs {
         run_id: &RunId,
         graph_id: &GraphId,
         thread_id: &ThreadId,
+        origin: RunOrigin,
         registry: Registry,
         admission: Option<Admission>,
         prepare: F,
@@ -50,6 +52,7 @@ impl Runs {
                 run_id.clone(),
                 Active {
                     graph_id: graph_id.clone(),
+                    origin,
                     thread_id: thread_id.clone(),
                     hub: Arc::clone(&hub),
                     cancel: None,
@@ -296,6 +299,7 @@ impl Runs {
             run_id: run_id.clone(),
             thread_id: active.thread_id.clone(),
             status,
+            origin: active.origin,
         });
         if let Some(notice) = notice {
             self.inner

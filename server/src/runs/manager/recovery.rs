@@ -267,6 +267,7 @@ impl Runs {
             &run_id,
             &info.graph_id,
             &info.thread_id,
+            info.origin,
             registry,
             admission,
             move |durable| async move {
@@ -320,6 +321,7 @@ impl Runs {
                 &run.id,
                 &run.graph_id,
                 &run.thread_id,
+                run.origin,
                 registry,
                 Some(Admission { starter, embeds }),
                 move |durable| async move {
@@ -348,6 +350,7 @@ impl Runs {
                     &run.id,
                     &run.graph_id,
                     &run.thread_id,
+                    run.origin,
                     registry,
                     admission,
                     move |durable| async move { durable.fork(&thread, &checkpoint, fork, id).await },
@@ -357,6 +360,7 @@ impl Runs {
                 &run.id,
                 &run.graph_id,
                 &run.thread_id,
+                run.origin,
                 registry,
                 admission,
                 move |durable| async move { durable.resume(&thread, value).await },
