@@ -17,6 +17,7 @@ use heddle_wire::runs::{ForkRequest, RunInfo, RunOrigin, StartRequest};
 use serde_json::Value;
 
 use super::admission::Admission;
+use super::lifecycle::Launch;
 use crate::runs::embed::Versions;
 use crate::runs::requests::{RunRequest, check_input, run_input};
 use heddle_store::runs::EmbeddedGraph;
@@ -256,12 +257,14 @@ impl Runs {
         let thread = thread_id.clone();
         let id = run_id.clone();
         self.launch(
-            &run_id,
-            &graph_id,
-            &thread_id,
-            allowed
-                .trigger()
-                .map_or(RunOrigin::App, |trigger| trigger.origin),
+            Launch {
+                run_id: &run_id,
+                graph_id: &graph_id,
+                thread_id: &thread_id,
+                origin: allowed
+                    .trigger()
+                    .map_or(RunOrigin::App, |trigger| trigger.origin),
+            },
             registry,
             Some(Admission {
                 starter: user.clone(),
@@ -366,10 +369,12 @@ impl Runs {
                 .map(|node| heddle_engine::NodeId::from(node.as_str())),
         };
         self.launch(
-            &run_id,
-            &source.graph_id,
-            &source.thread_id,
-            RunOrigin::App,
+            Launch {
+                run_id: &run_id,
+                graph_id: &source.graph_id,
+                thread_id: &source.thread_id,
+                origin: RunOrigin::App,
+            },
             registry,
             Some(Admission {
                 starter: user.clone(),
@@ -488,10 +493,12 @@ impl Runs {
         }
         let thread = thread_id.clone();
         self.launch(
-            &run_id,
-            &graph_id,
-            thread_id,
-            run.origin,
+            Launch {
+                run_id: &run_id,
+                graph_id: &graph_id,
+                thread_id,
+                origin: run.origin,
+            },
             registry,
             admission,
             move |durable| async move { durable.resume(&thread, value).await },

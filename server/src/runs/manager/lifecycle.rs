@@ -23,15 +23,25 @@ use heddle_wire::runs::RunOrigin;
 
 use super::{Active, Runs};
 
+/// Which run a launch starts, of which graph and thread, and how it began.
+pub(in crate::runs) struct Launch<'a> {
+    pub run_id: &'a RunId,
+    pub graph_id: &'a GraphId,
+    pub thread_id: &'a ThreadId,
+    pub origin: RunOrigin,
+}
+
 impl Runs {
     /// Registers a run and starts its task; `prepare` makes the engine run
     /// once a slot is free.
     pub(in crate::runs) fn launch<F, Fut>(
         &self,
-        run_id: &RunId,
-        graph_id: &GraphId,
-        thread_id: &ThreadId,
-        origin: RunOrigin,
+        Launch {
+            run_id,
+            graph_id,
+            thread_id,
+            origin,
+        }: Launch<'_>,
         registry: Registry,
         admission: Option<Admission>,
         prepare: F,

@@ -23,6 +23,7 @@ use heddle_wire::error::AppError;
 use heddle_wire::runs::RunInfo;
 
 use super::admission::Admission;
+use super::lifecycle::Launch;
 use super::{Runs, internal};
 use crate::runs::embed::Versions;
 use crate::runs::requests::RunRequest;
@@ -264,10 +265,12 @@ impl Runs {
         let registry = self.registry_for(user_id.as_deref()).await?;
         let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
         self.launch(
-            &run_id,
-            &info.graph_id,
-            &info.thread_id,
-            info.origin,
+            Launch {
+                run_id: &run_id,
+                graph_id: &info.graph_id,
+                thread_id: &info.thread_id,
+                origin: info.origin,
+            },
             registry,
             admission,
             move |durable| async move {
@@ -318,10 +321,12 @@ impl Runs {
             };
             let (before, after) = (nodes(interrupt_before), nodes(interrupt_after));
             return self.launch(
-                &run.id,
-                &run.graph_id,
-                &run.thread_id,
-                run.origin,
+                Launch {
+                    run_id: &run.id,
+                    graph_id: &run.graph_id,
+                    thread_id: &run.thread_id,
+                    origin: run.origin,
+                },
                 registry,
                 Some(Admission { starter, embeds }),
                 move |durable| async move {
@@ -347,20 +352,24 @@ impl Runs {
                     start_at: start_at.map(|node| NodeId::from(node.as_str())),
                 };
                 self.launch(
-                    &run.id,
-                    &run.graph_id,
-                    &run.thread_id,
-                    run.origin,
+                    Launch {
+                        run_id: &run.id,
+                        graph_id: &run.graph_id,
+                        thread_id: &run.thread_id,
+                        origin: run.origin,
+                    },
                     registry,
                     admission,
                     move |durable| async move { durable.fork(&thread, &checkpoint, fork, id).await },
                 )
             }
             RunRequest::Resume { value } => self.launch(
-                &run.id,
-                &run.graph_id,
-                &run.thread_id,
-                run.origin,
+                Launch {
+                    run_id: &run.id,
+                    graph_id: &run.graph_id,
+                    thread_id: &run.thread_id,
+                    origin: run.origin,
+                },
                 registry,
                 admission,
                 move |durable| async move { durable.resume(&thread, value).await },
