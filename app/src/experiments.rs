@@ -33,7 +33,7 @@ pub async fn start_experiment(
         crate::request::require_here(&graph_id, crate::access::Role::Editor).await?;
     let runs = crate::runs::control()?;
     let version = with_error_status(runs.version_to_run(&allowed, new.graph_version).await)?;
-    with_error_status(store::create(&db, &allowed, &new, version).await)
+    with_error_status(store::create(&db, &allowed, &new, version, &runs.model_names()).await)
 }
 
 /// The runs of an experiment with their outputs and scores, in the

@@ -189,9 +189,21 @@ struct Plan<'a> {
     record_replies: bool,
 }
 
-fn plan(new: &NewExperiment) -> Result<Plan<'_>, AppError> {
+fn plan<'a>(new: &'a NewExperiment, models: &[String]) -> Result<Plan<'a>, AppError> {
     let name = check_name(new.name.as_deref())?;
-    check_scorers(&new.scorers)?;
+    let scorers = check_scorers(&new.scorers)?;
+    // A judge that names a model the server does not have would score
+    // every run 0: refused now, at its field.
+    for (index, scorer) in scorers.iter().enumerate() {
+        if let Some(Some(model)) = scorer.judge_model()
+            && !models.iter().any(|known| known == model)
+        {
+            return Err(AppError::InvalidInput(format!(
+                "`scorers[{index}].model`: no model `{model}` is configured on this server (known: {})",
+                models.join(", ")
+            )));
+        }
+    }
     let repetitions = new.repetitions.unwrap_or(1);
     if !(1..=MAX_REPETITIONS).contains(&repetitions) {
         return Err(AppError::InvalidInput(format!(
@@ -239,9 +251,10 @@ pub async fn create(
     allowed: &Allowed,
     new: &NewExperiment,
     graph_version: i64,
+    models: &[String],
 ) -> Result<Experiment, AppError> {
     allowed.at_least(Role::Editor)?;
-    let plan = plan(new)?;
+    let plan = plan(new, models)?;
     let graph = allowed.graph().as_str();
     let maker = allowed.user().id.as_str();
     let key = allowed

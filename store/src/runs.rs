@@ -67,6 +67,8 @@ pub trait RunControl: Send + Sync + 'static {
         allowed: &'a Allowed,
         version: Option<i64>,
     ) -> RunFuture<'a, i64>;
+    /// The models the server's runs (and judges) may name.
+    fn model_names(&self) -> Vec<String>;
 }
 
 /// A run status as this module's SQL spells it: the quoted

@@ -54,7 +54,14 @@ pub async fn create(
         .version_to_run(&allowed, new.graph_version)
         .await?;
     Ok(Created(
-        experiments::create(&state.db, &allowed, &new, version).await?,
+        experiments::create(
+            &state.db,
+            &allowed,
+            &new,
+            version,
+            &state.runs.registry().model_names(),
+        )
+        .await?,
     ))
 }
 

@@ -482,6 +482,17 @@ async fn bad_experiments_are_refused_at_their_field() {
             json!({"dataset_id": dataset, "scorers": [exact_count()], "name": ""}),
             "`name`",
         ),
+        // A judge on a model this server does not have, and a script that
+        // does not compile: refused before anything runs.
+        (
+            json!({"dataset_id": dataset, "scorers": [{"kind": "judge", "rubric": "Polite.",
+                                                        "model": "gpt-nowhere"}]}),
+            "`scorers[0].model`: no model `gpt-nowhere`",
+        ),
+        (
+            json!({"dataset_id": dataset, "scorers": [{"kind": "script", "source": "let = ;"}]}),
+            "`scorers[0].source`",
+        ),
     ];
     for (body, field) in cases {
         let (status, answer) = server.api(Method::POST, &path, Some(body.clone())).await;

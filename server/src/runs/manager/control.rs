@@ -67,4 +67,8 @@ impl records::RunControl for Runs {
     ) -> records::RunFuture<'a, i64> {
         Box::pin(Runs::version_to_run(self, allowed, version))
     }
+
+    fn model_names(&self) -> Vec<String> {
+        self.inner.registry.model_names()
+    }
 }
