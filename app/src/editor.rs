@@ -29,15 +29,18 @@ pub mod channel_schema;
 pub mod channels;
 pub mod condition;
 pub mod config_form;
+pub mod connect_menu;
 pub mod gestures;
 pub mod history;
 pub mod idle;
 pub mod inspector;
+pub mod keyboard_nav;
 pub mod keys;
 pub mod kind_icon;
 pub mod layout;
 pub mod minimap;
 pub mod model;
+pub mod node_keys;
 pub mod node_menu;
 pub mod notes;
 pub mod palette;
@@ -128,6 +131,7 @@ pub fn GraphEditor(
                     <minimap::Minimap editor gestures />
                     <keys::HelpOverlay shown=help />
                     <node_menu::NodeMenu editor open=gestures.menu run_to />
+                    <connect_menu::ConnectMenu editor from=gestures.connect />
                     <run_version::RunVersion live persistence graph_id=version_graph_id />
                 </div>
                 {dock.run()}

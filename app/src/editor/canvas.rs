@@ -159,6 +159,8 @@ pub fn Canvas(
             on:contextmenu=on_menu
             on:wheel=on_wheel
             on:dblclick=on_dblclick
+            on:focusin=move |event| crate::editor::node_keys::focused(editor, &event)
+            on:keydown=move |event| crate::editor::node_keys::pressed(editor, gestures, &event)
             aria-label="Canvas"
             tabindex="0"
         >

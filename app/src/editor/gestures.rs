@@ -78,6 +78,9 @@ pub struct Gestures {
     pub canvas: NodeRef<html::Div>,
     /// A node's context menu, when open.
     pub menu: RwSignal<Option<super::node_menu::NodeMenuAt>>,
+    /// The node the keyboard's connect list is open on, and where (under
+    /// the node).
+    pub connect: RwSignal<Option<super::node_menu::NodeMenuAt>>,
     /// Where the pointer last was (screen), for pasting where it points.
     pub pointer: StoredValue<Option<(f64, f64)>>,
     /// Whether a button is down on the canvas (until the frame after the
@@ -111,6 +114,7 @@ impl Gestures {
             quick: RwSignal::new(None),
             canvas: NodeRef::new(),
             menu: RwSignal::new(None),
+            connect: RwSignal::new(None),
             pointer: StoredValue::new(None),
             held: RwSignal::new(false),
             settled: RwSignal::new(true),

@@ -1,6 +1,9 @@
 //! Keyboard shortcuts and the clipboard. Copy puts the selection on the
 //! clipboard as graph JSON (so it pastes into another graph, another tab,
 //! or a text editor); paste takes such JSON, or a whole exported graph.
+//! Shortcuts and the clipboard belong to the canvas while it has the focus
+//! (undo, redo and Escape to the page but its fields): a letter typed or
+//! text copied in a panel or a dialog stays theirs.
 
 use std::collections::BTreeSet;
 
@@ -16,6 +19,13 @@ use super::state::Editor;
 /// Every shortcut, for the help overlay: (keys, what).
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Drag a kind from the palette", "place a node"),
+    (
+        "Enter on a palette kind",
+        "add it beside the selected node (or mid-view)",
+    ),
+    ("Tab, arrows (on a node)", "go from node to node"),
+    ("Alt + arrows (on a node)", "move the node"),
+    ("C (on a node)", "connect it to a node chosen from a list"),
     ("Drag from a node's right dot", "connect it to another node"),
     ("Drag the background / wheel", "pan"),
     ("Ctrl + wheel, or + and −", "zoom around the pointer"),
@@ -50,6 +60,24 @@ fn typing(event: &web_sys::Event) -> bool {
         .is_some_and(|element| {
             matches!(element.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
                 || element.has_attribute("contenteditable")
+        })
+}
+
+/// Whether the event is meant for the canvas: it has the focus (or
+/// something in it does), or nothing has (after a click on the canvas, or
+/// before any). A key pressed in the inspector, the run panel or a dialog
+/// is theirs, and text copied there is their text.
+fn on_canvas(event: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    if typing(event) {
+        return false;
+    }
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_none_or(|element| {
+            element.tag_name() == "BODY"
+                || element.closest(".editor-canvas").ok().flatten().is_some()
         })
 }
 
@@ -111,6 +139,13 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         }
         let command = event.ctrl_key() || event.meta_key();
         let key = event.key();
+        // Undo, redo and Escape work from anywhere on the page but a field;
+        // every other shortcut only while the canvas has the focus.
+        let anywhere =
+            key == "Escape" || (command && matches!(key.as_str(), "z" | "Z" | "y" | "Y"));
+        if !anywhere && !on_canvas(&event) {
+            return;
+        }
         let handled = match (command, key.as_str()) {
             (true, "z" | "Z") if event.shift_key() => {
                 editor.redo();
@@ -179,7 +214,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         }
     });
     let copying = window_event_listener(ev::copy, move |event: ev::ClipboardEvent| {
-        if typing(&event) {
+        if !on_canvas(&event) {
             return;
         }
         let fragment = model::copy(&editor.document(), &editor.selected.get_untracked());
@@ -195,7 +230,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         }
     });
     let pasting = window_event_listener(ev::paste, move |event: ev::ClipboardEvent| {
-        if typing(&event) || !editor.can_edit {
+        if !on_canvas(&event) || !editor.can_edit {
             return;
         }
         let text = event

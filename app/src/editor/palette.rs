@@ -1,8 +1,9 @@
 //! The palette: every node kind, grouped (models, tools, people, flow,
 //! state), each with its icon and what it does in a line, and a search box
 //! that finds kinds by name or by what they do. Drag a kind onto the canvas
-//! to place it (or press Enter in the search to place the first match in
-//! the middle of the view).
+//! to place it, or from the keyboard: Enter on a kind (or in the search,
+//! for the first match) adds it beside the selected node, else mid-view,
+//! never on top of another.
 
 use heddle_engine::kinds::{BuiltinKind, KindGroup};
 use leptos::ev;
@@ -11,7 +12,7 @@ use leptos::prelude::*;
 use super::gestures::{Drag, Gestures};
 use super::kind_icon::KindIcon;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
-use super::place::{matching, place};
+use super::place::{matching, place_free};
 use super::state::Editor;
 
 #[component]
@@ -19,23 +20,11 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     let query = RwSignal::new(String::new());
     let kinds = move || query.with(|query| matching(query));
     let place_first = move |event: ev::KeyboardEvent| {
-        if event.key() != "Enter" {
+        if event.key() != "Enter" || !editor.can_edit {
             return;
         }
         if let Some(kind) = kinds().first() {
-            let (width, height) = gestures.size();
-            let center = editor
-                .viewport
-                .get_untracked()
-                .to_world(width / 2.0, height / 2.0);
-            place(
-                editor,
-                kind.name(),
-                heddle_engine::format::Position {
-                    x: (center.x - NODE_WIDTH / 2.0).round(),
-                    y: (center.y - NODE_HEIGHT / 2.0).round(),
-                },
-            );
+            place_from_keyboard(editor, gestures, kind.name());
         }
     };
     view! {
@@ -53,7 +42,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                 let found = kinds();
                 if query.with(|query| !query.trim().is_empty()) {
                     // A search: one list, best match first.
-                    return view! { <ul class="palette-list">{items(gestures, found)}</ul> }.into_any();
+                    return view! { <ul class="palette-list">{items(editor, gestures, found)}</ul> }.into_any();
                 }
                 KindGroup::ALL
                     .iter()
@@ -63,7 +52,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                         view! {
                             <section class="palette-section" aria-label=group.as_str()>
                                 <h3 class="palette-heading">{group.as_str()}</h3>
-                                <ul class="palette-list">{items(gestures, members)}</ul>
+                                <ul class="palette-list">{items(editor, gestures, members)}</ul>
                             </section>
                         }
                     })
@@ -76,8 +65,21 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     }
 }
 
-/// A palette row per kind: drag it onto the canvas.
-fn items(gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
+/// Adds a kind without the mouse: beside the selected node (so a chain
+/// built from the keyboard runs left to right), else mid-view, never on
+/// another node.
+fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
+    let (width, height) = gestures.size();
+    let center = editor
+        .viewport
+        .get_untracked()
+        .to_world(width / 2.0, height / 2.0);
+    place_free(editor, kind, center);
+}
+
+/// A palette row per kind: drag it onto the canvas, or focus it and press
+/// Enter (or Space) to add it.
+fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
     kinds
         .into_iter()
         .map(|kind| {
@@ -86,6 +88,15 @@ fn items(gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
                     class=format!("palette-item kind-{}", kind.name())
                     data-kind=kind.name()
                     title=kind.summary()
+                    tabindex=editor.can_edit.then_some("0")
+                    role=editor.can_edit.then_some("button")
+                    aria-label=format!("Add a {} node: {}", kind.name(), kind.summary())
+                    on:keydown=move |event: ev::KeyboardEvent| {
+                        if editor.can_edit && matches!(event.key().as_str(), "Enter" | " ") {
+                            event.prevent_default();
+                            place_from_keyboard(editor, gestures, kind.name());
+                        }
+                    }
                     on:pointerdown=move |event: ev::PointerEvent| {
                         if event.button() != 0 {
                             return;

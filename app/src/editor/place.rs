@@ -11,6 +11,49 @@ use leptos::prelude::*;
 use super::state::Editor;
 use super::{model, splice};
 
+/// Where a node added without the mouse goes: right of `beside` (the
+/// selected node) or with its middle at `center`, moved down past every
+/// node it would cover, so nodes added one after another never stack.
+pub fn free_spot(taken: &[Position], beside: Option<Position>, center: Position) -> Position {
+    use super::model::{NODE_HEIGHT, NODE_WIDTH};
+    let mut spot = match beside {
+        Some(node) => Position {
+            x: node.x + NODE_WIDTH + 60.0,
+            y: node.y,
+        },
+        None => Position {
+            x: (center.x - NODE_WIDTH / 2.0).round(),
+            y: (center.y - NODE_HEIGHT / 2.0).round(),
+        },
+    };
+    let covers = |spot: &Position| {
+        taken.iter().any(|node| {
+            (node.x - spot.x).abs() < NODE_WIDTH + 20.0
+                && (node.y - spot.y).abs() < NODE_HEIGHT + 20.0
+        })
+    };
+    for _ in 0..500 {
+        if !covers(&spot) {
+            break;
+        }
+        spot.y += NODE_HEIGHT + 24.0;
+    }
+    spot
+}
+
+/// Adds a node of `kind` where [`free_spot`] says (beside the selected
+/// node, else in the middle of the view `center`) and selects it.
+pub fn place_free(editor: Editor, kind: &str, center: Position) {
+    let selected = editor.selected.get_untracked();
+    let positions = editor.positions().get_untracked();
+    let beside = match selected.iter().next() {
+        Some(id) if selected.len() == 1 => positions.get(id).map(|at| at.get_untracked()),
+        _ => None,
+    };
+    let taken: Vec<Position> = positions.values().map(|at| at.get_untracked()).collect();
+    place(editor, kind, free_spot(&taken, beside, center));
+}
+
 /// Adds a node of `kind` at `at` and selects it.
 pub fn place(editor: Editor, kind: &str, at: Position) {
     place_into(editor, kind, at, None);
@@ -60,4 +103,39 @@ pub fn matching(query: &str) -> Vec<BuiltinKind> {
         .collect();
     kinds.sort_by_key(|(rank, _)| *rank);
     kinds.into_iter().map(|(_, kind)| kind).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::editor::model::{NODE_HEIGHT, NODE_WIDTH};
+
+    fn at(x: f64, y: f64) -> Position {
+        Position { x, y }
+    }
+
+    #[test]
+    fn a_node_added_from_the_keyboard_goes_beside_the_selection_or_mid_view() {
+        let node = at(100.0, 100.0);
+        assert_eq!(
+            free_spot(&[node], Some(node), at(0.0, 0.0)),
+            at(100.0 + NODE_WIDTH + 60.0, 100.0)
+        );
+        assert_eq!(
+            free_spot(&[], None, at(500.0, 300.0)),
+            at(500.0 - NODE_WIDTH / 2.0, 300.0 - NODE_HEIGHT / 2.0)
+        );
+    }
+
+    #[test]
+    fn nodes_added_one_after_another_never_stack() {
+        let mut taken = Vec::new();
+        for _ in 0..5 {
+            let spot = free_spot(&taken, None, at(400.0, 300.0));
+            assert!(!taken.contains(&spot), "{spot:?} in {taken:?}");
+            taken.push(spot);
+        }
+        let ys: Vec<f64> = taken.iter().map(|p| p.y).collect();
+        assert!(ys.windows(2).all(|w| w[1] >= w[0] + NODE_HEIGHT), "{ys:?}");
+    }
 }

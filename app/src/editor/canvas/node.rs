@@ -1,5 +1,7 @@
 //! One node on the canvas: its card (kind icon, label, status while a run
-//! is watched, ports), drawn with less detail as the view zooms out.
+//! is watched, ports), drawn with less detail as the view zooms out. It is
+//! in the Tab order with a label for screen readers; its keys are the
+//! canvas's (`node_keys.rs`), as its presses are (`pressed.rs`).
 
 use crate::editor::attr_keys::{DataNode, DataState};
 use crate::editor::state::{Editor, NodeView};
@@ -177,11 +179,26 @@ pub(super) fn CanvasNode(
     let connectable = editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end");
 
     let node_id = id.to_string();
+    let aria_label = {
+        let id = id.clone();
+        move || {
+            let state = live.with(|view| view.state_of(id.as_str()));
+            let (label, kind) = (label(), kind());
+            match state {
+                "idle" => format!("{label}, {kind} node"),
+                state => format!("{label}, {kind} node, {state}"),
+            }
+        }
+    };
     view! {
         <div
             class=class
             title=failure
             style:transform=transform
+            tabindex="0"
+            role="button"
+            aria-label=aria_label
+            aria-pressed=move || selected.get().to_string()
         >
             // What most nodes do not have (a breakpoint, a run's figures and
             // text, problems) is one part, drawn again when any of it changes.

@@ -1,0 +1,102 @@
+//! A focused node's keys, read by the canvas (nodes carry no listeners of
+//! their own, see `pressed.rs`): focusing a node selects it (unless it is
+//! already among the selected); arrows go to the next node that way, Alt
+//! (or Shift) with an arrow moves it, C opens the list of nodes it may
+//! lead to (`connect_menu.rs`).
+
+use std::collections::BTreeSet;
+
+use heddle_engine::NodeId;
+use heddle_engine::format::Position;
+use leptos::ev;
+use leptos::prelude::*;
+use wasm_bindgen::JsCast;
+
+use super::connect_menu::focus_node;
+use super::gestures::Gestures;
+use super::keyboard_nav::{Direction, NUDGE, next_node};
+use super::node_menu::NodeMenuAt;
+use super::state::Editor;
+
+/// The node the event's target is (not a part inside one), with its
+/// element.
+fn node_of(event: &ev::Event) -> Option<(NodeId, web_sys::Element)> {
+    let element = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())?;
+    if !element.class_list().contains("canvas-node") {
+        return None;
+    }
+    let id = element.get_attribute("data-node")?;
+    Some((NodeId::from(id), element))
+}
+
+/// A node took the focus: it is selected.
+pub fn focused(editor: Editor, event: &ev::FocusEvent) {
+    let Some((id, _)) = node_of(event) else {
+        return;
+    };
+    if !editor
+        .selected
+        .with_untracked(|selected| selected.contains(&id))
+    {
+        editor.selected.set(BTreeSet::from([id]));
+        editor.selected_edge.set(None);
+        editor.selected_note.set(None);
+    }
+}
+
+/// A key on a focused node.
+pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
+    let Some((id, element)) = node_of(event) else {
+        return;
+    };
+    if event.ctrl_key() || event.meta_key() {
+        return;
+    }
+    let positions = editor.positions().get_untracked();
+    let Some(here) = positions.get(&id).map(|at| at.get_untracked()) else {
+        return;
+    };
+    if let Some(direction) = Direction::of_key(&event.key()) {
+        event.prevent_default();
+        if event.alt_key() || event.shift_key() {
+            if editor.can_edit {
+                let (dx, dy) = direction.step(NUDGE);
+                editor.change(|document| {
+                    if let Some(spec) = document.nodes.iter_mut().find(|spec| spec.id == id) {
+                        spec.position = Some(Position {
+                            x: here.x + dx,
+                            y: here.y + dy,
+                        });
+                    }
+                });
+            }
+            return;
+        }
+        let others = positions
+            .iter()
+            .filter(|(other, _)| **other != id)
+            .map(|(other, at)| (other.clone(), at.get_untracked()));
+        if let Some(next) = next_node(here, direction, others) {
+            focus_node(&next);
+        }
+        return;
+    }
+    let leads_on = editor.nodes.with_untracked(|nodes| {
+        nodes
+            .iter()
+            .find(|node| node.id.get_value() == id)
+            .is_some_and(|node| node.spec.with_untracked(|spec| spec.kind != "end"))
+    });
+    if matches!(event.key().as_str(), "c" | "C") && editor.can_edit && leads_on {
+        event.prevent_default();
+        event.stop_propagation();
+        // Under the node, where the eye already is.
+        let rect = element.get_bounding_client_rect();
+        let (x, y) = gestures
+            .local(rect.left(), rect.bottom() + 8.0)
+            .map_or((16.0, 56.0), |(x, y, _)| (x, y));
+        gestures.connect.set(Some(NodeMenuAt { node: id, x, y }));
+    }
+}

@@ -1,0 +1,138 @@
+// The editor from the keyboard alone: a three-node chat graph built and run
+// without the mouse (palette kinds added beside the focused node, nodes
+// connected from a list, arrows between nodes), and shortcuts that belong
+// to the canvas only: a letter typed or text copied elsewhere stays there.
+import { test, expect, hydrated } from "./fixtures";
+import { Page } from "@playwright/test";
+
+/** A chat graph with a start and an end, not yet connected. */
+async function bare(page: Page): Promise<string> {
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Keyboard",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        { id: "end", kind: "end", position: { x: 760, y: 320 } },
+      ],
+      edges: [],
+    },
+  });
+  expect(response.status()).toBe(201);
+  return (await response.json()).id;
+}
+
+async function stored(page: Page, id: string): Promise<any> {
+  return (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+}
+
+test("a three-node graph is built and run with the keyboard only", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const keys: string[] = [];
+  const press = async (key: string) => {
+    keys.push(key);
+    await page.keyboard.press(key);
+  };
+
+  // Tab reaches the nodes; focusing one selects it, with a visible ring.
+  const start = page.locator('.canvas-node[data-node="start"]');
+  await start.focus();
+  await expect(start).toHaveClass(/selected/);
+  await expect(start).toHaveAttribute("aria-label", "start, start node");
+
+  // The palette: the search, "llm", Enter: added beside the selected start.
+  await page.getByLabel("Search node kinds").focus();
+  await page.keyboard.type("llm");
+  await press("Enter");
+  const llm = page.locator(".canvas-node.kind-llm");
+  await expect(llm).toHaveCount(1);
+  await expect.poll(async () => (await stored(page, id)).nodes.length).toBe(3);
+  const document = await stored(page, id);
+  const added = document.nodes.find((node: any) => node.kind === "llm");
+  const first = document.nodes.find((node: any) => node.id === "start");
+  expect(added.position.x).toBeGreaterThan(first.position.x + 180);
+  expect(added.position.y).toBe(first.position.y);
+
+  // Start → llm: C on the start node, the list of nodes it may lead to.
+  await start.focus();
+  await press("c");
+  const menu = page.getByTestId("connect-menu");
+  await expect(menu).toBeVisible();
+  const list = menu.getByTestId("connect-target");
+  await expect(list).toBeFocused();
+  await expect(list.locator("option")).toHaveText([/^end \(end\)$/, new RegExp(`^${added.id} \\(llm\\)$`)]);
+  await page.screenshot({ path: "../target/e2e/screens/keyboard-connect-1440.png" });
+  await press("ArrowDown");
+  await press("Enter");
+  await expect(menu).toBeHidden();
+  // The focus is back on the start node: an arrow goes right, to the llm.
+  await expect(start).toBeFocused();
+  await press("ArrowRight");
+  await expect(llm).toBeFocused();
+  // llm → end.
+  await press("c");
+  await expect(list.locator("option")).toHaveText([/^end \(end\)$/]);
+  await press("Enter");
+  await expect(page.locator(".editor-edge")).toHaveCount(2);
+  await expect
+    .poll(async () =>
+      (await stored(page, id)).edges.map((edge: any) => [edge.from, edge.to]),
+    )
+    .toEqual([
+      ["start", added.id],
+      [added.id, "end"],
+    ]);
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+
+  // Alt + an arrow moves the focused node (one undoable change each).
+  await press("Alt+ArrowDown");
+  await expect
+    .poll(async () => (await stored(page, id)).nodes.find((node: any) => node.id === added.id).position.y)
+    .toBe(first.position.y + 20);
+
+  // Run it from the chat.
+  await page.getByTestId("chat-input").focus();
+  await page.keyboard.type("Hello there");
+  await press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText(
+    "Hello there",
+  );
+  console.log(`keyboard: ${keys.length} key presses (and 2 typed texts, 4 focus moves) from two nodes to an answer`);
+  expect(errors).toEqual([]);
+});
+
+test("shortcuts belong to the canvas: a letter typed or text copied in a panel stays there", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const notes = page.locator(".sticky-note");
+  const before = await notes.count();
+  // N with a toolbar button focused: nothing happens.
+  await page.getByRole("button", { name: "Fit", exact: true }).focus();
+  await page.keyboard.press("n");
+  await page.keyboard.press("l");
+  await expect(notes).toHaveCount(before);
+  // On the canvas, N adds one note (one, not two).
+  await page.locator(".editor-canvas").focus();
+  await page.keyboard.press("n");
+  await expect(notes).toHaveCount(before + 1);
+  // Delete with a node selected but the inspector focused deletes nothing.
+  const start = page.locator('.canvas-node[data-node="start"]');
+  await start.focus();
+  await page.getByRole("button", { name: "Fit", exact: true }).focus();
+  await page.keyboard.press("Delete");
+  await expect(start).toHaveCount(1);
+  await start.focus();
+  await page.keyboard.press("Delete");
+  await expect(start).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
