@@ -136,3 +136,55 @@ test("shortcuts belong to the canvas: a letter typed or text copied in a panel s
   await expect(start).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test("Run asks for what a graph needs: a chat graph opens its chat, another its input form", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  // A chat graph: Run puts the focus in the chat, and starts nothing.
+  const chat = await bare(page);
+  await page.goto(`/graphs/${chat}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Trace" }).click();
+  await page.getByTestId("run").click();
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
+  await expect(page.getByTestId("run-status")).toHaveCount(0);
+
+  // A graph with a text input: the form, its first field focused; Enter
+  // in it does not start an empty run either.
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Topic",
+      state: { channels: { topic: { type: "string" }, out: { type: "string" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["topic"] }, position: { x: 0, y: 0 } },
+        { id: "say", kind: "set", config: { values: { out: { expr: "topic" } } }, position: { x: 260, y: 0 } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+      ],
+      edges: [
+        { id: "a", from: "start", to: "say" },
+        { id: "b", from: "say", to: "end" },
+      ],
+    },
+  });
+  expect(response.status()).toBe(201);
+  const topic = (await response.json()).id;
+  await page.goto(`/graphs/${topic}`);
+  await hydrated(page);
+  await page.getByTestId("run").click();
+  await expect(page.getByRole("tab", { name: "Run" })).toHaveAttribute("aria-selected", "true");
+  const field = page.getByTestId("run-form").locator("input, textarea").first();
+  await expect(field).toBeFocused();
+  await page.screenshot({ path: "../target/e2e/screens/run-asks-input-1024.png" });
+  const runs = await (await page.request.get(`/api/v1/graphs/${topic}/runs`)).json();
+  expect(runs).toEqual([]);
+  await page.keyboard.type("tides");
+  await page.getByTestId("run-start").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  const [run] = await (await page.request.get(`/api/v1/graphs/${topic}/runs`)).json();
+  expect(run.input).toEqual({ topic: "tides" });
+  expect(errors).toEqual([]);
+});

@@ -168,7 +168,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                 })}
                 <RunStatus watch />
                 <span class="graph-bar-spacer"></span>
-                {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch editor /> })}
+                {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch editor panel /> })}
                 {(role == Role::Owner).then(|| view! {
                     <button class="button" type="button" data-testid="share"
                         aria-haspopup="dialog" on:click=move |_| sharing.set(true)>"Share"</button>
@@ -281,10 +281,12 @@ fn RunStatus(watch: Watch) -> impl IntoView {
     }
 }
 
-/// Starts a run with an empty input (the Run tab has the input form), or
-/// stops the one in progress; the page follows it like any watcher.
+/// Runs the graph, or stops the run in progress; the page follows it like
+/// any watcher. A graph that takes input is not started empty: a chat
+/// graph opens its chat, another its input form, with the focus in it; a
+/// graph without inputs starts at once.
 #[component]
-fn RunButton(graph_id: String, watch: Watch, editor: Editor) -> impl IntoView {
+fn RunButton(graph_id: String, watch: Watch, editor: Editor, panel: PanelState) -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let shown = use_context::<Persistence>();
     let running = move || watch.status.get() == Some(heddle_engine::run::RunStatus::Running);
@@ -292,6 +294,27 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor) -> impl IntoView {
         let graph_id = graph_id.clone();
         let current = watch.view.with_untracked(|view| view.run_id.clone());
         let stopping = running();
+        if !stopping {
+            let fields = crate::run_panel::input_fields(editor);
+            let chat = fields
+                .iter()
+                .any(|field| field.ty == heddle_engine::format::ChannelType::Messages);
+            if chat || !fields.is_empty() {
+                error.set(None);
+                panel.open.set(true);
+                let (tab, first) = if chat {
+                    (crate::run_panel::Tab::Chat, "[data-testid=chat-input]")
+                } else {
+                    (
+                        crate::run_panel::Tab::Run,
+                        ".run-form input, .run-form textarea, .run-form select",
+                    )
+                };
+                panel.tab.set(tab);
+                focus_when_there(first);
+                return;
+            }
+        }
         leptos::task::spawn_local(async move {
             let result = match (stopping, current) {
                 (true, Some(run_id)) => crate::live::api::cancel_run(&run_id).await,
@@ -319,6 +342,24 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor) -> impl IntoView {
         </button>
         {move || error.get().map(|message| view! { <span class="inline-error" role="alert">{message}</span> })}
     }
+}
+
+/// Puts the focus on the first element `selector` finds, once the panel
+/// that holds it is drawn (two frames on).
+fn focus_when_there(selector: &'static str) {
+    request_animation_frame(move || {
+        request_animation_frame(move || {
+            use wasm_bindgen::JsCast;
+            if let Some(element) = document()
+                .query_selector(selector)
+                .ok()
+                .flatten()
+                .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+            {
+                let _ = element.focus();
+            }
+        })
+    });
 }
 
 /// The graph's runs: status, who, when, how long; opening one replays it.
