@@ -88,6 +88,13 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
     ]);
   await expect(page.getByTestId("problem-count")).toHaveText("0");
 
+  // A new model's system prompt is empty, its example a placeholder: what
+  // a person types is all there is.
+  const system = page.getByLabel("System");
+  await expect(system).toHaveValue("");
+  await expect(system).toHaveAttribute("placeholder", /helpful assistant/);
+  await llm.focus();
+
   // Alt + an arrow moves the focused node (one undoable change each).
   await press("Alt+ArrowDown");
   await expect

@@ -25,15 +25,15 @@ pub fn new_edge_id(document: &GraphDocument) -> EdgeId {
     document.fresh_edge_id()
 }
 
-/// The config a new node of `kind` starts with: what it needs to make sense.
+/// The config a new node of `kind` starts with: what it needs to make
+/// sense. A model's system prompt is not among it: an empty field shows an
+/// example as its placeholder, so what a person types is all there is.
 pub fn starting_config(kind: &str) -> Value {
     match BuiltinKind::from_name(kind) {
-        Some(BuiltinKind::Llm) => json!({"system": "You are a helpful assistant."}),
         Some(BuiltinKind::Wait) => json!({"ms": 1000}),
         Some(BuiltinKind::Ask) => {
             json!({"prompt": "What should happen next?", "answer": "answer"})
         }
-        Some(BuiltinKind::Agent) => json!({"system": "You are a helpful assistant."}),
         _ => json!({}),
     }
 }

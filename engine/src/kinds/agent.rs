@@ -66,6 +66,7 @@ pub struct AgentConfig {
     /// The system prompt, a template.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(extend("x-heddle" = "template"))]
+    #[schemars(example = &"You are a helpful assistant. Answer in a short paragraph.")]
     pub system: String,
     /// The conversation: a `messages` channel.
     #[serde(default = "messages_channel")]

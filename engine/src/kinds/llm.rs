@@ -38,6 +38,7 @@ pub struct LlmConfig {
     /// The system prompt, a template (`{{ ... }}` holes).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     #[schemars(extend("x-heddle" = "template"))]
+    #[schemars(example = &"You are a helpful assistant. Answer in a short paragraph.")]
     pub system: String,
     /// A user message to add, a template; without it the conversation so
     /// far is the prompt.

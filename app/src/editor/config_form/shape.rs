@@ -22,6 +22,9 @@ pub struct Field {
     pub shape: Shape,
     pub required: bool,
     pub default: Option<Value>,
+    /// The schema's first example of a text: what an empty field shows as
+    /// its placeholder (never a value typing would append to).
+    pub example: Option<String>,
 }
 
 /// What a value is, as far as the form cares.
@@ -139,6 +142,12 @@ fn record(root: &Value, schema: &Value) -> Vec<Field> {
                     shape: shape(root, property),
                     required: required.contains(&key.as_str()),
                     default: property.get("default").cloned(),
+                    example: property
+                        .get("examples")
+                        .and_then(Value::as_array)
+                        .and_then(|examples| examples.first())
+                        .and_then(Value::as_str)
+                        .map(str::to_string),
                 })
                 .collect()
         })

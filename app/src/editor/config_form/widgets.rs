@@ -22,6 +22,7 @@ pub fn field(cx: FormCx, parent: Path, field: Field) -> AnyView {
         shape,
         required,
         default,
+        example,
         ..
     } = field;
     let help = (!help.is_empty()).then(|| view! { <span class="field-hint">{help}</span> });
@@ -42,7 +43,7 @@ pub fn field(cx: FormCx, parent: Path, field: Field) -> AnyView {
     }
     let mark =
         required.then(|| view! { <span class="field-required" title="Required">" *"</span> });
-    let control = control(cx, path, &shape, required, default, id.clone());
+    let control = control(cx, path, &shape, required, default, example, id.clone());
     if grouped {
         let class = match shape {
             Shape::Names(FieldHint::Tool) => "field form-group tool-picker",
@@ -76,10 +77,11 @@ fn control(
     shape: &Shape,
     required: bool,
     default: Option<Value>,
+    example: Option<String>,
     id: String,
 ) -> AnyView {
     match shape {
-        Shape::Text(hint) => text(cx, path, *hint, required, default, id),
+        Shape::Text(hint) => text(cx, path, *hint, required, default, example, id),
         Shape::Integer | Shape::Number => number(cx, path, shape == &Shape::Integer, default, id),
         Shape::Boolean => boolean(cx, path, default, id).into_any(),
         Shape::Choice(choices) => choice(cx, path, choices.clone(), required, id),
@@ -131,13 +133,16 @@ fn text(
     hint: Option<FieldHint>,
     required: bool,
     default: Option<Value>,
+    example: Option<String>,
     id: String,
 ) -> AnyView {
     let name = field_name(&path);
+    // What an empty field shows: its default, else its schema's example.
     let placeholder = default
         .as_ref()
         .and_then(Value::as_str)
         .map(str::to_string)
+        .or(example)
         .unwrap_or_default();
     let read_only = cx.read_only;
     let value = {
@@ -154,7 +159,9 @@ fn text(
         move |event: leptos::ev::Event| apply(event_target_value(&event))
     };
     match hint {
-        Some(FieldHint::Template) => template(cx, value, apply, id, name, read_only),
+        Some(FieldHint::Template) => {
+            template(cx, value, apply, id, name, placeholder, read_only)
+        }
         Some(FieldHint::Script) => view! {
             <textarea id=id name=name class="mono code" rows="10" spellcheck="false"
                 prop:value=value on:change=on_change readonly=read_only></textarea>
@@ -218,6 +225,7 @@ fn template(
     apply: impl Fn(String) + Clone + Send + Sync + 'static,
     id: String,
     name: String,
+    placeholder: String,
     read_only: bool,
 ) -> AnyView {
     let area = NodeRef::<html::Textarea>::new();
@@ -346,7 +354,7 @@ fn template(
     };
     view! {
         <div class="template-field">
-            <textarea id=id name=name rows="4" node_ref=area prop:value=value on:change=on_change
+            <textarea id=id name=name rows="4" node_ref=area placeholder=placeholder prop:value=value on:change=on_change
                 on:input=on_input on:keydown=on_keydown on:blur=move |_| offer.set(None)
                 readonly=read_only aria-autocomplete="list"></textarea>
             {list}
@@ -642,7 +650,7 @@ fn list(cx: FormCx, path: Path, item: Shape) -> AnyView {
                 .map(|i| {
                     let row = path::join(&path, Step::Index(i));
                     let id = control_id(cx, &row);
-                    let inner = control(cx, row.clone(), &item, true, None, id);
+                    let inner = control(cx, row.clone(), &item, true, None, None, id);
                     removable_row(cx, row, format!("Remove item {}", i + 1), inner)
                 })
                 .collect_view()
@@ -733,7 +741,7 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
                 .map(|name| {
                     let row = path::join(&path, Step::Key(name.clone()));
                     let id = control_id(cx, &row);
-                    let inner = control(cx, row.clone(), &value, true, None, id);
+                    let inner = control(cx, row.clone(), &value, true, None, None, id);
                     let rename = rename.clone();
                     let from = name.clone();
                     let key_control = match key {
@@ -849,7 +857,7 @@ fn one_of(cx: FormCx, path: Path, variants: Vec<Variant>, id: String) -> AnyView
         let variant = variants.iter().find(|variant| variant.key == key)?;
         let inner = path::join(&path, Step::Key(key));
         let id = control_id(cx, &inner);
-        Some(control(cx, inner, &variant.shape, true, None, id))
+        Some(control(cx, inner, &variant.shape, true, None, None, id))
     };
     view! {
         <select id=id class="form-variant" aria-label="Kind of value" disabled=cx.read_only on:change=choose>{options}</select>
