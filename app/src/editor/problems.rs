@@ -98,11 +98,20 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                             on:click=move |_| editor.change(|document| fix.apply(document))>{label}</button>
                                     }
                                 });
+                                // People read nodes by their labels; the id stays beside it.
+                                let place = match &problem.node {
+                                    Some(node) => match editor.label_of(node.as_str()) {
+                                        Some(label) => format!("{label} ({node})"),
+                                        None => node.to_string(),
+                                    },
+                                    None => problem.path.clone(),
+                                };
+                                let message = name_nodes(&problem.message, |id| editor.label_of(id));
                                 view! {
                                     <li>
                                         <button type="button" class=format!("problem problem-{severity}") on:click=select>
-                                            <span class="problem-where mono">{problem.node.as_ref().map_or(problem.path.clone(), |n| n.to_string())}</span>
-                                            <span class="problem-message">{problem.message.clone()}</span>
+                                            <span class="problem-where mono">{place}</span>
+                                            <span class="problem-message">{message}</span>
                                         </button>
                                         {fix}
                                     </li>
@@ -115,5 +124,53 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                 .into_any()
             }}
         </section>
+    }
+}
+
+/// A message with each node it names in backticks (`` `llm_2` ``) named by
+/// its label instead (“Writer”), when it has one.
+pub fn name_nodes(message: &str, label_of: impl Fn(&str) -> Option<String>) -> String {
+    let mut named = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(open) = rest.find('`') {
+        let Some(length) = rest[open + 1..].find('`') else {
+            break;
+        };
+        let inner = &rest[open + 1..open + 1 + length];
+        named.push_str(&rest[..open]);
+        match label_of(inner) {
+            Some(label) => {
+                named.push('“');
+                named.push_str(&label);
+                named.push('”');
+            }
+            None => {
+                named.push('`');
+                named.push_str(inner);
+                named.push('`');
+            }
+        }
+        rest = &rest[open + length + 2..];
+    }
+    named.push_str(rest);
+    named
+}
+
+#[cfg(test)]
+mod naming_tests {
+    use super::name_nodes;
+
+    #[test]
+    fn nodes_named_in_a_message_are_named_by_their_labels() {
+        let label = |id: &str| (id == "llm_2").then(|| "Writer".to_string());
+        assert_eq!(
+            name_nodes(
+                "node `llm_2` reads `messages`, which `start` never sets",
+                label
+            ),
+            "node “Writer” reads `messages`, which `start` never sets"
+        );
+        assert_eq!(name_nodes("an odd ` quote", label), "an odd ` quote");
+        assert_eq!(name_nodes("", label), "");
     }
 }
