@@ -195,3 +195,42 @@ test("Run asks for what a graph needs: a chat graph opens its chat, another its 
   expect(run.input).toEqual({ topic: "tides" });
   expect(errors).toEqual([]);
 });
+
+test("the chat's message box stays in view however long the conversation, at 1024x700", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Talk",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
+        { id: "reply", kind: "llm", label: "Reply", position: { x: 260, y: 0 } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+      ],
+      edges: [
+        { id: "a", from: "start", to: "reply" },
+        { id: "b", from: "reply", to: "end" },
+      ],
+    },
+  });
+  expect(response.status()).toBe(201);
+  await page.goto(`/graphs/${(await response.json()).id}`);
+  await hydrated(page);
+  const input = page.getByTestId("chat-input");
+  const answers = page.getByTestId("chat-messages").locator(".role-assistant");
+  for (const [n, question] of ["one", "two", "three", "four"].entries()) {
+    await input.fill(`Question ${question}`);
+    await input.press("Enter");
+    await expect(answers).toHaveCount(n + 1, { timeout: 15_000 });
+    await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+    // The box and the newest answer are both on screen.
+    await expect(input).toBeInViewport();
+    await expect(answers.last()).toBeInViewport();
+  }
+  await page.screenshot({ path: "../target/e2e/screens/chat-pinned-1024.png" });
+  expect(errors).toEqual([]);
+});
