@@ -566,3 +566,31 @@ test("a large graph opens zoomed out to boxes; zooming in brings back labels and
   await expect(pressed).not.toHaveClass(/selected/);
   expect(errors).toEqual([]);
 });
+
+test("a 100-node chain imported without positions is laid out in bands, not one row", async ({ page, errors }) => {
+  const nodes = Array.from({ length: 100 }, (_, i) => ({ id: `n${i}`, kind: "set", label: `Step ${i}`, config: { values: {} } }));
+  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  const created = await page.request.post("/api/v1/graphs", {
+    data: { document: { format_version: 2, name: "Chain", nodes, edges } },
+  });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await expect(page.locator(".canvas-node")).toHaveCount(100);
+  // Laid out when opened: each band reads left to right, the next under it.
+  await expect.poll(async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document.nodes[12].position?.x).toBe(0);
+  const document = (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  const xs = document.nodes.map((node: any) => node.position.x);
+  const ys = document.nodes.map((node: any) => node.position.y);
+  const width = Math.max(...xs) - Math.min(...xs);
+  const height = Math.max(...ys) - Math.min(...ys);
+  expect(width).toBeLessThan(3200);
+  expect(width / height).toBeGreaterThan(1);
+  expect(width / height).toBeLessThan(2.5);
+  await page.screenshot({ path: "../target/e2e/screens/chain-100-1440.png" });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.screenshot({ path: "../target/e2e/screens/chain-100-1024.png" });
+  expect(errors).toEqual([]);
+});

@@ -2,7 +2,8 @@
 //! go back to a node still being visited) and set aside, so every other
 //! edge points right; each node's layer is the longest path to it; within
 //! a layer, nodes are ordered by the average place of their predecessors
-//! (one barycenter sweep), which untangles most crossings.
+//! (one barycenter sweep), which untangles most crossings. A graph of more
+//! layers than fit a screen wraps into bands, read top to bottom.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -13,6 +14,10 @@ use super::model::{NODE_HEIGHT, NODE_WIDTH};
 
 const LAYER_GAP: f64 = 80.0;
 const ROW_GAP: f64 = 40.0;
+/// Between two bands of a wrapped layout.
+const BAND_GAP: f64 = 100.0;
+/// The most layers laid out in one row before the layout wraps.
+const MAX_UNWRAPPED: usize = 10;
 
 /// A position for every node.
 pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
@@ -84,24 +89,52 @@ pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
             row[*node] = i as f64;
         }
     }
-    let tallest = layers.values().map(Vec::len).max().unwrap_or(1) as f64;
+    // A long graph wraps: its layers fill bands of `columns`, one under
+    // the other, read like lines of text, so it fits a screen's shape
+    // rather than running one row thousands of pixels wide.
+    let columns = columns_for(layers.len());
+    let bands = layers.len().div_ceil(columns).max(1);
+    let mut band_top = vec![0.0f64; bands + 1];
+    for band in 0..bands {
+        let tallest = layers
+            .iter()
+            .filter(|(layer, _)| *layer / columns == band)
+            .map(|(_, nodes)| nodes.len())
+            .max()
+            .unwrap_or(1) as f64;
+        band_top[band + 1] = band_top[band] + tallest * (NODE_HEIGHT + ROW_GAP) + BAND_GAP;
+    }
+    let tallest_in =
+        |band: usize| (band_top[band + 1] - band_top[band] - BAND_GAP) / (NODE_HEIGHT + ROW_GAP);
     layers
         .iter()
         .flat_map(|(layer, nodes)| {
-            // Centre each layer on the tallest one.
-            let offset = (tallest - nodes.len() as f64) / 2.0;
+            // Centre each layer on the tallest one of its band.
+            let offset = (tallest_in(*layer / columns) - nodes.len() as f64) / 2.0;
             nodes.iter().map(move |node| (*layer, *node, offset))
         })
         .map(|(layer, node, offset)| {
+            let (band, column) = (layer / columns, layer % columns);
             (
                 ids[node].clone(),
                 Position {
-                    x: layer as f64 * (NODE_WIDTH + LAYER_GAP),
-                    y: (row[node] + offset) * (NODE_HEIGHT + ROW_GAP),
+                    x: column as f64 * (NODE_WIDTH + LAYER_GAP),
+                    y: band_top[band] + (row[node] + offset) * (NODE_HEIGHT + ROW_GAP),
                 },
             )
         })
         .collect()
+}
+
+/// Layers a band holds: all of them up to [`MAX_UNWRAPPED`]; past that,
+/// about as many as make the whole as wide as a screen is against its
+/// height (√(4n/3) for n layers of single nodes).
+fn columns_for(layers: usize) -> usize {
+    if layers <= MAX_UNWRAPPED {
+        return layers.max(1);
+    }
+    let balanced = ((layers as f64) * 4.0 / 3.0).sqrt().ceil() as usize;
+    balanced.max(MAX_UNWRAPPED)
 }
 
 /// Node order for the depth-first search: the entry (or start nodes)
@@ -180,6 +213,19 @@ mod tests {
         positions[&NodeId::from(id)].x
     }
 
+    /// How many different places the nodes are at.
+    fn distinct_places(
+        positions: &std::collections::HashMap<NodeId, heddle_engine::format::Position>,
+    ) -> usize {
+        let mut places: Vec<(i64, i64)> = positions
+            .values()
+            .map(|p| (p.x as i64, p.y as i64))
+            .collect();
+        places.sort();
+        places.dedup();
+        places.len()
+    }
+
     #[test]
     fn a_loop_reads_left_to_right_with_its_back_edge_set_aside() {
         // start -> llm -> tools -> llm (the ReAct loop), llm -> end.
@@ -208,14 +254,48 @@ mod tests {
             x_of(&positions, "end"),
             "one layer"
         );
-        // No two nodes share a place.
-        let mut places: Vec<(i64, i64)> = positions
-            .values()
-            .map(|p| (p.x as i64, p.y as i64))
+        assert_eq!(distinct_places(&positions), 4, "no two nodes share a place");
+    }
+
+    /// A chain of `n` set nodes, `n0 -> n1 -> ...`.
+    fn chain(n: usize) -> GraphDocument {
+        let nodes: Vec<_> = (0..n)
+            .map(|i| json!({"id": format!("n{i}"), "kind": "set"}))
             .collect();
-        places.sort();
-        places.dedup();
-        assert_eq!(places.len(), 4);
+        let edges: Vec<_> = (1..n)
+            .map(|i| json!({"id": format!("e{i}"), "from": format!("n{}", i - 1), "to": format!("n{i}")}))
+            .collect();
+        GraphDocument::from_value(json!({
+            "format_version": 2, "name": "chain", "nodes": nodes, "edges": edges
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_long_chain_wraps_into_bands_shaped_like_a_screen() {
+        let positions = layout(&chain(100));
+        let (mut width, mut height) = (0.0f64, 0.0f64);
+        for p in positions.values() {
+            width = width.max(p.x);
+            height = height.max(p.y);
+        }
+        // 12 layers a band (not one row of 100, 26,000 px wide).
+        assert!(width < 3_200.0, "{width}");
+        let aspect = width / height;
+        assert!((1.0..2.5).contains(&aspect), "{width} x {height}");
+        // Each band reads left to right; the next starts at the left, under it.
+        let at = |i: usize| positions[&NodeId::from(format!("n{i}").as_str())];
+        assert!(at(0).x < at(1).x && at(10).x < at(11).x);
+        assert_eq!(at(12).x, 0.0);
+        assert!(at(12).y > at(11).y);
+        assert_eq!(
+            distinct_places(&positions),
+            100,
+            "no two nodes share a place"
+        );
+        // A short chain stays one row.
+        let short = layout(&chain(10));
+        assert!(short.values().all(|p| p.y == 0.0));
     }
 
     #[test]
