@@ -147,7 +147,7 @@ pub fn DatasetsDialog(
                 view! {
                     <div class="notice notice-warning dataset-delete" role="alert">
                         <p>{format!(
-                            "Delete “{}” and all {} of its versions? Experiments that used it keep their results only if you delete them first; while any names it, it is kept.",
+                            "Delete “{}” and all {} of its versions? This cannot be undone. A dataset that experiments or a publishing gate use is kept: delete them first.",
                             dataset.name, dataset.version + 1
                         )}</p>
                         <div class="dialog-actions">
