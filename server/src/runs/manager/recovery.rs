@@ -166,6 +166,12 @@ impl Runs {
             return Ok(false);
         }
         let info = self.record(run_id).await?;
+        // Claimed while queued, it may have run and ended here since (an
+        // experiment starts its runs as this server recovers): starting it
+        // again would find its log recorded and fail a run that finished.
+        if !info.status.is_active() {
+            return Ok(false);
+        }
         match record {
             Some(record) => self.recover_running(&info, record).await?,
             None => self.recover_queued(info).await?,
