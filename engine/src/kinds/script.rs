@@ -98,24 +98,13 @@ struct Script {
 /// A compiled script with its limits, run on the registry's script pool:
 /// the `script` kind's and the model hooks' (see `hooks`).
 pub(super) struct Sandbox {
-    ast: Arc<AST>,
-    config: ScriptConfig,
+    compiled: Compiled,
     limits: crate::state::ValueLimits,
     #[cfg(feature = "runtime")]
     pool: Arc<crate::run::WorkerPool>,
 }
 
 impl Sandbox {
-    fn compiled(ast: AST, config: ScriptConfig, cx: &BuildContext) -> Sandbox {
-        Sandbox {
-            ast: Arc::new(ast),
-            config,
-            limits: cx.registry.value_limits(),
-            #[cfg(feature = "runtime")]
-            pool: cx.registry.script_pool(),
-        }
-    }
-
     /// Checks and compiles `config`'s script; issues are located under
     /// `path` (`hooks.before.script`).
     pub(super) fn build(
@@ -130,20 +119,18 @@ impl Sandbox {
                 format!("{path}.{field}")
             }
         };
-        let issues: Vec<ConfigIssue> = check_limits(&config)
-            .into_iter()
-            .map(|issue| ConfigIssue::new(at(&issue.path), issue.message))
-            .collect();
-        if !issues.is_empty() {
-            return Err(issues);
-        }
-        let ast = engine(&config).compile(&config.source).map_err(|error| {
-            vec![ConfigIssue::new(
-                at("source"),
-                format!("the script does not compile: {error}"),
-            )]
+        let compiled = Compiled::new(config).map_err(|issues| {
+            issues
+                .into_iter()
+                .map(|issue| ConfigIssue::new(at(&issue.path), issue.message))
+                .collect::<Vec<_>>()
         })?;
-        Ok(Sandbox::compiled(ast, config, cx))
+        Ok(Sandbox {
+            compiled,
+            limits: cx.registry.value_limits(),
+            #[cfg(feature = "runtime")]
+            pool: cx.registry.script_pool(),
+        })
     }
 
     /// Runs the script with `inputs` as its constants; what it printed
@@ -160,26 +147,21 @@ impl Sandbox {
         result.map_err(NodeError::permanent)
     }
 
-    /// On the script pool, never on the async runtime's threads.
+    /// On the script pool, never on the async runtime's threads; a node
+    /// timeout or a cancelled run stops it.
     #[cfg(feature = "runtime")]
     async fn execute(
         &self,
         ctx: &crate::node::NodeContext<'_>,
         inputs: Vec<(&'static str, Value)>,
     ) -> Result<Evaluated, NodeError> {
-        let ast = Arc::clone(&self.ast);
-        let config = self.config.clone();
-        let limits = self.limits;
         let cancelled = ctx.cancel.clone();
-        self.pool
-            .run(move |abort| {
-                let abort = abort.clone();
-                evaluate(&ast, &config, &limits, inputs, move || {
-                    abort.is_set() || cancelled.is_cancelled()
-                })
+        self.compiled
+            .evaluate_on(&self.pool, inputs, self.limits, move || {
+                cancelled.is_cancelled()
             })
             .await
-            .map_err(|error| NodeError::permanent(error.to_string()))
+            .map_err(NodeError::permanent)
     }
 
     #[cfg(not(feature = "runtime"))]
@@ -188,19 +170,12 @@ impl Sandbox {
         _: &crate::node::NodeContext<'_>,
         inputs: Vec<(&'static str, Value)>,
     ) -> Result<Evaluated, NodeError> {
-        Ok(evaluate(
-            &self.ast,
-            &self.config,
-            &self.limits,
-            inputs,
-            || false,
-        ))
+        Ok(self.compiled.evaluate_here(inputs, &self.limits))
     }
 }
 
-/// A script compiled for use outside a node (a scorer's): the same
-/// sandbox, limits and pool as the `script` kind, with no run to report
-/// to.
+/// A compiled script and its limits, with no run to report to: what
+/// [`Sandbox`] runs for a node, and what a scorer runs by itself.
 #[derive(Clone)]
 pub(crate) struct Compiled {
     ast: Arc<AST>,
@@ -235,17 +210,46 @@ impl Compiled {
         })
     }
 
-    /// Runs it on the calling thread, to its end or its limits; what it
-    /// printed is dropped.
+    /// Runs it on the calling thread, to its end or its limits.
+    fn evaluate_here(
+        &self,
+        inputs: Vec<(&'static str, Value)>,
+        limits: &crate::state::ValueLimits,
+    ) -> Evaluated {
+        evaluate(&self.ast, &self.config, limits, inputs, || false)
+    }
+
+    /// Runs it on `pool`, never on the async runtime's threads, until its
+    /// end, its limits, or `stop`.
+    #[cfg(feature = "runtime")]
+    async fn evaluate_on(
+        &self,
+        pool: &crate::run::WorkerPool,
+        inputs: Vec<(&'static str, Value)>,
+        limits: crate::state::ValueLimits,
+        stop: impl Fn() -> bool + Send + Sync + 'static,
+    ) -> Result<Evaluated, String> {
+        let (ast, config) = (Arc::clone(&self.ast), self.config.clone());
+        pool.run(move |abort| {
+            let abort = abort.clone();
+            evaluate(&ast, &config, &limits, inputs, move || {
+                abort.is_set() || stop()
+            })
+        })
+        .await
+        .map_err(|error| error.to_string())
+    }
+
+    /// Its result on the calling thread (what it printed is dropped).
     pub(crate) fn run_here(
         &self,
         inputs: Vec<(&'static str, Value)>,
         limits: &crate::state::ValueLimits,
     ) -> Result<Value, String> {
-        evaluate(&self.ast, &self.config, limits, inputs, || false).0
+        self.evaluate_here(inputs, limits).0
     }
 
-    /// Runs it on `pool`, never on the async runtime's threads.
+    /// Its result on `pool` (what it printed is dropped).
     #[cfg(feature = "runtime")]
     pub(crate) async fn run_on(
         &self,
@@ -253,13 +257,7 @@ impl Compiled {
         inputs: Vec<(&'static str, Value)>,
         limits: crate::state::ValueLimits,
     ) -> Result<Value, String> {
-        let (ast, config) = (Arc::clone(&self.ast), self.config.clone());
-        pool.run(move |abort| {
-            let abort = abort.clone();
-            evaluate(&ast, &config, &limits, inputs, move || abort.is_set()).0
-        })
-        .await
-        .map_err(|error| error.to_string())?
+        self.evaluate_on(pool, inputs, limits, || false).await?.0
     }
 }
 
