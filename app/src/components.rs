@@ -13,7 +13,7 @@ mod share_panel;
 mod triggers;
 
 pub use copy_button::{CopyButton, page_origin};
-pub use dialog::{Dialog, focus_when_drawn};
+pub use dialog::{Dialog, focus_first, focus_when_drawn};
 pub use error_view::ErrorView;
 pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;

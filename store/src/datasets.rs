@@ -5,7 +5,6 @@
 //! later one, never changed in place, so any version reads back as it was.
 
 use heddle_engine::RunId;
-use heddle_engine::state::ValueLimits;
 use serde_json::{Map, Value};
 
 use crate::access::{Allowed, OnRun};
@@ -16,8 +15,8 @@ use heddle_wire::AppError;
 use heddle_wire::access::Role;
 use heddle_wire::datasets::{
     Dataset, DatasetVersion, Example, ExampleInput, FromRun, MAX_DATASET_BYTES,
-    MAX_DATASETS_PER_GRAPH, MAX_EXAMPLE_VALUE_BYTES, MAX_EXAMPLES, MAX_EXAMPLES_PER_REQUEST,
-    MAX_KEPT_EXAMPLES, MAX_LABEL_CHARS, MAX_PAGE, NewDataset,
+    MAX_DATASETS_PER_GRAPH, MAX_EXAMPLES, MAX_EXAMPLES_PER_REQUEST, MAX_KEPT_EXAMPLES, MAX_PAGE,
+    NewDataset, example_problem,
 };
 use heddle_wire::graphs::GraphId;
 
@@ -314,10 +313,6 @@ fn check_examples(
     examples: Vec<(ExampleInput, Option<RunId>)>,
     field: &str,
 ) -> Result<Vec<Checked>, AppError> {
-    let limits = ValueLimits::new(
-        heddle_engine::state::DEFAULT_MAX_DEPTH,
-        MAX_EXAMPLE_VALUE_BYTES,
-    );
     examples
         .into_iter()
         .enumerate()
@@ -330,22 +325,11 @@ fn check_examples(
                 }
             };
             let label = example.label.map(|label| label.trim().to_string());
-            if let Some(label) = &label
-                && label.chars().count() > MAX_LABEL_CHARS
-            {
-                return Err(AppError::InvalidInput(format!(
-                    "`{}`: at most {MAX_LABEL_CHARS} characters",
-                    at("label")
-                )));
-            }
             let input = Value::Object(example.input);
-            limits
-                .check(&input)
-                .map_err(|error| AppError::InvalidInput(format!("`{}`: {error}", at("input"))))?;
-            if let Some(reference) = &example.reference {
-                limits.check(reference).map_err(|error| {
-                    AppError::InvalidInput(format!("`{}`: {error}", at("reference")))
-                })?;
+            if let Some((part, message)) =
+                example_problem(label.as_deref(), &input, example.reference.as_ref())
+            {
+                return Err(AppError::InvalidInput(format!("`{}`: {message}", at(part))));
             }
             Ok(Checked {
                 label: label.filter(|label| !label.is_empty()),

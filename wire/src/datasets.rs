@@ -28,6 +28,30 @@ pub const MAX_DATASET_BYTES: i64 = 64 * 1024 * 1024;
 /// The longest label of an example.
 pub const MAX_LABEL_CHARS: usize = 200;
 
+/// What breaks the bounds a dataset keeps on one example, and where: the
+/// part (`label`, `input` or `reference`) and why. The server refuses such
+/// an example and the import dialog names it before sending: one rule.
+pub fn example_problem(
+    label: Option<&str>,
+    input: &Value,
+    reference: Option<&Value>,
+) -> Option<(&'static str, String)> {
+    if label.is_some_and(|label| label.trim().chars().count() > MAX_LABEL_CHARS) {
+        return Some(("label", format!("at most {MAX_LABEL_CHARS} characters")));
+    }
+    let limits = heddle_engine::state::ValueLimits::new(
+        heddle_engine::state::DEFAULT_MAX_DEPTH,
+        MAX_EXAMPLE_VALUE_BYTES,
+    );
+    if let Err(error) = limits.check(input) {
+        return Some(("input", error.to_string()));
+    }
+    match reference.map(|reference| limits.check(reference)) {
+        Some(Err(error)) => Some(("reference", error.to_string())),
+        _ => None,
+    }
+}
+
 /// A dataset as listed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Dataset {

@@ -50,3 +50,17 @@ where
         });
     });
 }
+
+/// Puts the focus on the first element `selector` finds (a node on the
+/// canvas, a panel's first field), if there is one.
+pub fn focus_first(selector: &str) {
+    use wasm_bindgen::JsCast;
+    if let Some(element) = document()
+        .query_selector(selector)
+        .ok()
+        .flatten()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = element.focus();
+    }
+}

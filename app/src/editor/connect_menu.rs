@@ -12,19 +12,11 @@ use super::state::Editor;
 
 /// Focuses the node `id` on the canvas (after the menu closes).
 pub fn focus_node(id: &NodeId) {
-    use wasm_bindgen::JsCast;
     let selector = format!(
         ".canvas-node[data-node=\"{}\"]",
         id.as_str().replace('"', "")
     );
-    if let Some(node) = document()
-        .query_selector(&selector)
-        .ok()
-        .flatten()
-        .and_then(|node| node.dyn_into::<web_sys::HtmlElement>().ok())
-    {
-        let _ = node.focus();
-    }
+    crate::components::focus_first(&selector);
 }
 
 #[component]

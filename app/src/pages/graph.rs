@@ -348,17 +348,7 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor, panel: PanelState) 
 /// that holds it is drawn (two frames on).
 fn focus_when_there(selector: &'static str) {
     request_animation_frame(move || {
-        request_animation_frame(move || {
-            use wasm_bindgen::JsCast;
-            if let Some(element) = document()
-                .query_selector(selector)
-                .ok()
-                .flatten()
-                .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
-            {
-                let _ = element.focus();
-            }
-        })
+        request_animation_frame(move || crate::components::focus_first(selector))
     });
 }
 

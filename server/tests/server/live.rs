@@ -29,6 +29,14 @@ async fn send(socket: &mut Socket, value: Value) {
         .expect("send");
 }
 
+/// Watches `graph` and waits until the server has taken the watch (a
+/// ping answered after it).
+async fn watch_graph(socket: &mut Socket, graph: &str) {
+    send(socket, json!({"type": "watch_graph", "graph_id": graph})).await;
+    send(socket, json!({"type": "ping"})).await;
+    assert_eq!(next(socket).await["type"], "pong");
+}
+
 /// The next JSON message (skipping pings).
 async fn next(socket: &mut Socket) -> Value {
     loop {
@@ -178,14 +186,7 @@ async fn graph_watchers_hear_runs_start_and_end() {
     let server = TestServer::start().await;
     let graph = server.create_graph(counting_loop(0)).await;
     let mut socket = connect(&server).await;
-    send(
-        &mut socket,
-        json!({"type": "watch_graph", "graph_id": graph}),
-    )
-    .await;
-    // Give the watch a moment to be registered before the run starts.
-    send(&mut socket, json!({"type": "ping"})).await;
-    assert_eq!(next(&mut socket).await["type"], "pong");
+    watch_graph(&mut socket, &graph).await;
     let run = start(&server, &graph, 20).await;
     let mut statuses = Vec::new();
     while statuses.last().map(String::as_str) != Some("finished") {
@@ -258,13 +259,7 @@ async fn a_run_started_before_the_watch_is_announced_to_it() {
     // Another graph's watcher hears nothing of it.
     let other = server.create_graph(crate::invoke::chat_graph()).await;
     let mut elsewhere = connect(&server).await;
-    send(
-        &mut elsewhere,
-        json!({"type": "watch_graph", "graph_id": other}),
-    )
-    .await;
-    send(&mut elsewhere, json!({"type": "ping"})).await;
-    assert_eq!(next(&mut elsewhere).await["type"], "pong");
+    watch_graph(&mut elsewhere, &other).await;
 
     let (code, _) = server
         .api(Method::POST, &format!("/api/v1/runs/{run}/cancel"), None)
@@ -293,13 +288,7 @@ async fn an_experiments_runs_are_announced_as_the_experiments() {
     )
     .await;
     let mut socket = connect(&server).await;
-    send(
-        &mut socket,
-        json!({"type": "watch_graph", "graph_id": graph}),
-    )
-    .await;
-    send(&mut socket, json!({"type": "ping"})).await;
-    assert_eq!(next(&mut socket).await["type"], "pong");
+    watch_graph(&mut socket, &graph).await;
     let experiment = crate::experiments::start(
         &server.owner,
         &graph,

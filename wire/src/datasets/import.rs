@@ -8,11 +8,10 @@
 use std::fmt;
 
 use heddle_engine::format::ChannelType;
-use heddle_engine::state::{DEFAULT_MAX_DEPTH, ValueLimits};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{ExampleInput, MAX_EXAMPLE_VALUE_BYTES, MAX_EXAMPLES, MAX_LABEL_CHARS};
+use super::{ExampleInput, MAX_EXAMPLES};
 
 /// The largest file read (bytes).
 pub const MAX_FILE_BYTES: usize = 32 * 1024 * 1024;
@@ -459,23 +458,11 @@ fn cell_value(text: &str, ty: ChannelType) -> Result<Value, String> {
 
 /// The server's bounds on one example, checked here first.
 fn check(example: &ExampleInput) -> Result<(), String> {
-    if let Some(label) = &example.label
-        && label.trim().chars().count() > MAX_LABEL_CHARS
-    {
-        return Err(format!(
-            "the label is longer than {MAX_LABEL_CHARS} characters"
-        ));
+    let input = Value::Object(example.input.clone());
+    match super::example_problem(example.label.as_deref(), &input, example.reference.as_ref()) {
+        Some((part, message)) => Err(format!("the {part}: {message}")),
+        None => Ok(()),
     }
-    let limits = ValueLimits::new(DEFAULT_MAX_DEPTH, MAX_EXAMPLE_VALUE_BYTES);
-    limits
-        .check(&Value::Object(example.input.clone()))
-        .map_err(|error| format!("the input: {error}"))?;
-    if let Some(reference) = &example.reference {
-        limits
-            .check(reference)
-            .map_err(|error| format!("the reference: {error}"))?;
-    }
-    Ok(())
 }
 
 fn finish(

@@ -1,4 +1,5 @@
 use super::*;
+use crate::datasets::MAX_LABEL_CHARS;
 use serde_json::json;
 
 fn channels() -> Vec<InputChannel> {
