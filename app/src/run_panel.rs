@@ -369,9 +369,14 @@ fn PanelGrip(
         event.prevent_default();
         height.set(Some(clamp(current() + step)));
     };
+    // A focusable separator says where it stands: the panel's height in
+    // pixels, as screen readers announce it.
+    let now = move || height.get().unwrap_or_else(current).round();
     view! {
         <div class="run-panel-grip" role="separator" aria-orientation="horizontal" tabindex="0"
             aria-label="Resize the run panel" title="Drag to resize (or use the arrow keys)"
+            aria-valuemin="120" aria-valuenow=move || now().to_string()
+            aria-valuetext=move || format!("{} pixels tall", now())
             data-testid="run-panel-grip"
             on:pointerdown=down on:pointermove=moved on:pointerup=up on:pointercancel=up on:keydown=keys></div>
     }

@@ -2,7 +2,7 @@
 // graph (its secret shown once, with Copy), a script calls the published
 // graph with it, the graph page lists the run labelled with the key, and
 // Revoke ends it.
-import { test, expect, hydrated } from "./fixtures";
+import { test, expect, hydrated, expectAccessible } from "./fixtures";
 
 // Names of their own, so a retry in CI (which sees the first try's graph
 // and key in the same database) finds only its own.
@@ -50,6 +50,7 @@ test("make a key, call the published graph with it, see the run labelled, revoke
   await expect(row).toContainText("never used");
   await expect(row).toContainText("expires");
   await page.screenshot({ path: "../target/e2e/screens/api-keys-1440.png", fullPage: true });
+  await expectAccessible(page, "settings with a new key");
   await page.setViewportSize({ width: 1024, height: 700 });
   await page.screenshot({ path: "../target/e2e/screens/api-keys-1024.png", fullPage: true });
   await page.getByRole("button", { name: "Done" }).click();

@@ -2,6 +2,7 @@
 // panic in the wasm, a failed hydration, an uncaught exception), and
 // `hydrated` waits until the app has taken over the server's HTML.
 import { test as base, expect, Page } from "@playwright/test";
+import AxeBuilder from "@axe-core/playwright";
 
 export const test = base.extend<{ errors: string[] }>({
   errors: async ({ page }, use) => {
@@ -57,4 +58,27 @@ export async function scrubTo(page: Page, step: number) {
     (range as HTMLInputElement).value = String(value);
     range.dispatchEvent(new Event("input", { bubbles: true }));
   }, step);
+}
+
+/** Runs axe over the page as it stands; every serious or critical
+ *  finding is a soft failure naming the place it was found, so one run
+ *  of the test lists them all. `within` limits it to one element (a
+ *  widget on someone else's page). WCAG 2.1 A and AA. */
+export async function expectAccessible(page: Page, where: string, within?: string) {
+  const builder = new AxeBuilder({ page });
+  if (within) builder.include(within);
+  const results = await builder
+    .withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"])
+    .analyze();
+  const grave = results.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map(
+      (v) =>
+        `${where}: ${v.id} (${v.impact}): ${v.help}\n` +
+        v.nodes
+          .slice(0, 5)
+          .map((n) => `    ${n.target.join(" ")}: ${n.failureSummary?.split("\n").slice(1).join(" ")}`)
+          .join("\n"),
+    );
+  expect.soft(grave, `axe-core findings on ${where}`).toEqual([]);
 }

@@ -42,7 +42,8 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   const start = page.locator('.canvas-node[data-node="start"]');
   await start.focus();
   await expect(start).toHaveClass(/selected/);
-  await expect(start).toHaveAttribute("aria-label", "start, start node");
+  await expect(start).toHaveAttribute("aria-label", "start, start, selected");
+  await expect(start).toHaveAttribute("aria-roledescription", "node");
 
   // The palette: the search, "llm", Enter: added beside the selected start.
   await page.getByLabel("Search node kinds").focus();

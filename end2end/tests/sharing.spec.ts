@@ -2,7 +2,7 @@
 // teammate opens it (making an account on the way), sees the graph and a
 // run animate live, and cannot change it; the owner revokes the link and
 // the teammate loses access at once.
-import { test, expect, hydrated } from "./fixtures";
+import { test, expect, hydrated, expectAccessible } from "./fixtures";
 import { Browser, Page } from "@playwright/test";
 
 const SLOW_GRAPH = {
@@ -78,6 +78,7 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   await expect(teammate).toHaveURL(/\/share\//);
   await expect(teammate.getByRole("heading", { name: "Slow and steady" })).toBeVisible();
   await hydrated(teammate);
+  await expectAccessible(teammate, "a share link's page");
   await teammate.screenshot({ path: "../target/e2e/screens/share-offer-light.png" });
   await teammate.getByRole("button", { name: "Open the graph" }).click();
   await expect(teammate).toHaveURL(new RegExp(`/graphs/${id}$`));

@@ -5,7 +5,7 @@
 // unavailable and sends nothing.
 import { createServer, Server } from "node:http";
 import { AddressInfo } from "node:net";
-import { test, expect } from "./fixtures";
+import { test, expect, expectAccessible } from "./fixtures";
 
 const CHAT = {
   format_version: 2,
@@ -77,6 +77,8 @@ test("a visitor of an allowed site chats through the widget; another site cannot
     await chat.getByRole("button", { name: "Send" }).click();
     await expect(chat).toContainText("Your name is Ada.");
     await shopper.screenshot({ path: "../target/e2e/screens/widget-shop-1024.png" });
+    // The widget is ours to make accessible; the shop's page is not.
+    await expectAccessible(shopper, "the chat widget", "[data-heddle-widget-root]");
     // A reload keeps the conversation's thread.
     await shopper.reload();
     await shopper.getByRole("button", { name: "Open the chat: Shop assistant" }).click();

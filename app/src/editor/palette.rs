@@ -42,7 +42,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                 let found = kinds();
                 if query.with(|query| !query.trim().is_empty()) {
                     // A search: one list, best match first.
-                    return view! { <ul class="palette-list">{items(editor, gestures, found)}</ul> }.into_any();
+                    return view! { <div class="palette-list">{items(editor, gestures, found)}</div> }.into_any();
                 }
                 KindGroup::ALL
                     .iter()
@@ -52,7 +52,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                         view! {
                             <section class="palette-section" aria-label=group.as_str()>
                                 <h3 class="palette-heading">{group.as_str()}</h3>
-                                <ul class="palette-list">{items(editor, gestures, members)}</ul>
+                                <div class="palette-list">{items(editor, gestures, members)}</div>
                             </section>
                         }
                     })
@@ -78,19 +78,19 @@ fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
 }
 
 /// A palette row per kind: drag it onto the canvas, or focus it and press
-/// Enter (or Space) to add it.
+/// Enter (or Space) to add it. A row is a button named by its text (the
+/// kind and what it does), not a list item: a list may hold only items.
 fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
     kinds
         .into_iter()
         .map(|kind| {
             view! {
-                <li
+                <div
                     class=format!("palette-item kind-{}", kind.name())
                     data-kind=kind.name()
                     title=kind.summary()
                     tabindex=editor.can_edit.then_some("0")
                     role=editor.can_edit.then_some("button")
-                    aria-label=format!("Add a {} node: {}", kind.name(), kind.summary())
                     on:keydown=move |event: ev::KeyboardEvent| {
                         if editor.can_edit && matches!(event.key().as_str(), "Enter" | " ") {
                             event.prevent_default();
@@ -111,7 +111,7 @@ fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl In
                         <span class="palette-name">{kind.name()}</span>
                         <span class="palette-summary">{kind.summary()}</span>
                     </span>
-                </li>
+                </div>
             }
         })
         .collect_view()

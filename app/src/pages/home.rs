@@ -137,7 +137,10 @@ fn ExamplePreview(
         <Dialog on_close=Callback::new(move |()| close.set(None)) labelled_by="example-preview-title" class="example-preview">
             <h2 id="example-preview-title">{example.name.clone()}</h2>
             <p class="page-sub">{example.description.clone()}</p>
-            <div class="example-preview-picture">
+            // It scrolls when the graph is wide, so it takes the focus:
+            // the arrow keys scroll it too.
+            <div class="example-preview-picture" tabindex="0" role="group"
+                aria-label=format!("The graph of {}", example.name)>
                 <GraphPreview document=example.document.clone() />
             </div>
             <p class="field-hint">{format!("{} nodes · runs on the offline model", example.node_count)}</p>

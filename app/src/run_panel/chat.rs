@@ -205,7 +205,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                     </select>
                 </label>
             </div>
-            <ol class="chat-messages" data-testid="chat-messages" node_ref=list>
+            <ol class="chat-messages" data-testid="chat-messages" node_ref=list tabindex="0" aria-label="Messages">
                 {move || (messages.with(Vec::is_empty) && sent.with(Option::is_none)).then(|| view! {
                     <li class="empty-note">"No messages yet. Say something to start a conversation."</li>
                 })}
@@ -254,7 +254,7 @@ fn message_view(message: ChatMessage) -> impl IntoView {
         Role::Tool => view! {
             <details class="chat-fold">
                 <summary>{format!("Result of {}", message.name.clone().unwrap_or_else(|| "a tool".into()))}</summary>
-                <pre class="json">{message.content.clone()}</pre>
+                <pre tabindex="0" class="json">{message.content.clone()}</pre>
             </details>
         }
         .into_any(),
@@ -273,7 +273,7 @@ fn message_view(message: ChatMessage) -> impl IntoView {
                 view! {
                     <details class="chat-fold">
                         <summary>{format!("Called {}", call.name)}</summary>
-                        <pre class="json">{arguments}</pre>
+                        <pre tabindex="0" class="json">{arguments}</pre>
                     </details>
                 }
             }).collect_view()}

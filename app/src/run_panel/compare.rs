@@ -289,7 +289,9 @@ fn value_view(value: Option<Value>, other: Option<&Value>) -> AnyView {
         (Some(value), Some(other)) if value != *other => {
             view! { <MarkedJson value against=other.clone() limit=1200 /> }.into_any()
         }
-        (Some(value), _) => view! { <pre class="json">{show_json(&value, 1200)}</pre> }.into_any(),
+        (Some(value), _) => {
+            view! { <pre tabindex="0" class="json">{show_json(&value, 1200)}</pre> }.into_any()
+        }
         (None, _) => before_branch().into_any(),
     }
 }

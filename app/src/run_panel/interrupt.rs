@@ -231,7 +231,7 @@ fn InterruptForm(
             let text = RwSignal::new(String::new());
             let payload = show_json(&interrupt.payload, 2000);
             view! {
-                <pre class="json">{payload}</pre>
+                <pre tabindex="0" class="json">{payload}</pre>
                 {can_run.then(|| view! {
                     <textarea class="json-input" rows="3" spellcheck="false" aria-label="Answer (JSON)"
                         placeholder="JSON" on:input=move |event| text.set(event_target_value(&event))></textarea>

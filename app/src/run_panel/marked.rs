@@ -42,7 +42,7 @@ pub fn MarkedJson(
 ) -> impl IntoView {
     // A block per line, so a marked line is marked across the cell.
     view! {
-        <pre class="json marked">
+        <pre tabindex="0" class="json marked">
             {marked_lines(&value, &against, limit).into_iter().map(|line| {
                 view! { <span class:differs=line.differs>{line.text}</span> }
             }).collect_view()}

@@ -313,7 +313,7 @@ fn RunResult(watch: Watch) -> impl IntoView {
                         })}
                         <details class="run-state">
                             <summary>"The whole state (JSON)"</summary>
-                            <pre class="json">{state}</pre>
+                            <pre tabindex="0" class="json">{state}</pre>
                         </details>
                     </section>
                 }
@@ -322,7 +322,7 @@ fn RunResult(watch: Watch) -> impl IntoView {
             Ending::Failed(error) => view! {
                 <section class="run-result run-result-failed" data-testid="run-result">
                     <h3>"Failed"</h3>
-                    <pre class="json">{error}</pre>
+                    <pre tabindex="0" class="json">{error}</pre>
                 </section>
             }
             .into_any(),

@@ -106,7 +106,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                                                     // What this step changed, marked in the value.
                                                     view! { <MarkedJson value=value.clone() against=previous.clone() /> }.into_any()
                                                 } else {
-                                                    view! { <pre class="json">{show_json(value, 2000)}</pre> }.into_any()
+                                                    view! { <pre tabindex="0" class="json">{show_json(value, 2000)}</pre> }.into_any()
                                                 }}
                                                 {was_changed.then(|| view! {
                                                     <details class="was">
@@ -135,12 +135,12 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                                         </span>
                                         <details>
                                             <summary>"Input: the state before this step"</summary>
-                                            <pre class="json">{show_json(&Value::Object(before.clone()), 4000)}</pre>
+                                            <pre tabindex="0" class="json">{show_json(&Value::Object(before.clone()), 4000)}</pre>
                                         </details>
                                         {execution.update.map(|update| view! {
                                             <details open>
                                                 <summary>"Output"</summary>
-                                                <pre class="json">{show_json(&update, 4000)}</pre>
+                                                <pre tabindex="0" class="json">{show_json(&update, 4000)}</pre>
                                             </details>
                                         })}
                                         {execution.error.map(|error| view! { <p class="inline-error">{error}</p> })}

@@ -179,15 +179,22 @@ pub(super) fn CanvasNode(
     let connectable = editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end");
 
     let node_id = id.to_string();
+    // A node is a group named "Writer, llm, succeeded, selected", its role
+    // described as a node (as in other flow editors): a button's name would
+    // have to repeat all the text drawn inside it (axe-core).
     let aria_label = {
         let id = id.clone();
         move || {
             let state = live.with(|view| view.state_of(id.as_str()));
-            let (label, kind) = (label(), kind());
-            match state {
-                "idle" => format!("{label}, {kind} node"),
-                state => format!("{label}, {kind} node, {state}"),
+            let mut name = format!("{}, {}", label(), kind());
+            if state != "idle" {
+                name.push_str(", ");
+                name.push_str(state);
             }
+            if selected.get() {
+                name.push_str(", selected");
+            }
+            name
         }
     };
     view! {
@@ -196,9 +203,9 @@ pub(super) fn CanvasNode(
             title=failure
             style:transform=transform
             tabindex="0"
-            role="button"
+            role="group"
+            aria-roledescription="node"
             aria-label=aria_label
-            aria-pressed=move || selected.get().to_string()
         >
             // What most nodes do not have (a breakpoint, a run's figures and
             // text, problems) is one part, drawn again when any of it changes.

@@ -209,7 +209,7 @@ fn NewKey(created: CreatedApiKey, shown: RwSignal<Option<CreatedApiKey>>) -> imp
                 } />
                 <CopyButton text=secret.clone() />
             </div>
-            <pre class="new-key-example mono">{example}</pre>
+            <pre class="new-key-example mono" tabindex="0" aria-label="An example request">{example}</pre>
             <p class="field-hint">
                 "Put the graph's start inputs in " <code>"input"</code> " (a chat graph takes "
                 <code>"{\"messages\": \"Hello\"}"</code> "). Any OpenAI client works too: base URL "
