@@ -17,6 +17,7 @@
 //!   [`usage`]: tokens and cost, the run's and the graph's;
 //!   [`to_dataset`]: a finished run kept as an evaluation example.
 
+pub mod announcer;
 pub mod chat;
 pub mod compare;
 pub mod events;

@@ -38,6 +38,10 @@ for (const scheme of ["light", "dark"] as const) {
     await page.getByTestId("chat-input").fill("Hello there");
     await page.getByTestId("chat-send").click();
     await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+    // A screen reader hears the run as it goes, from one live region.
+    const announcer = page.getByTestId("run-announcer");
+    await expect(announcer).toHaveAttribute("aria-live", "polite");
+    await expect(announcer).toHaveText("Run finished");
     await expectAccessible(page, "editor, a run in its chat");
     for (const tab of ["Run", "Trace", "Events", "State", "Compare"]) {
       await page.getByRole("tab", { name: tab, exact: true }).click();
@@ -77,6 +81,7 @@ for (const scheme of ["light", "dark"] as const) {
     await page.getByTestId("chat-input").fill("What is 6 * 7?");
     await page.getByTestId("chat-send").click();
     await expect(page.getByTestId("interrupt")).toBeVisible({ timeout: 15_000 });
+    await expect(page.getByTestId("run-announcer")).toHaveText(/^Run paused: .+ waits for an answer$/);
     await expectAccessible(page, "a run waiting at a gate");
     await page.getByTestId("reject").click();
     await expect(page.getByTestId("run-status")).not.toHaveText("Run interrupted", { timeout: 15_000 });

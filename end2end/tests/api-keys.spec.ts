@@ -13,9 +13,14 @@ const KEY_NAME = `e2e bot ${TAG}`;
 const GRAPH = {
   format_version: 2,
   name: GRAPH_NAME,
-  state: { channels: { count: { type: "integer", reducer: "sum" } } },
+  state: {
+    channels: {
+      count: { type: "integer", reducer: "sum" },
+      topic: { type: "string" },
+    },
+  },
   nodes: [
-    { id: "start", kind: "start", position: { x: 0, y: 0 } },
+    { id: "start", kind: "start", config: { inputs: ["topic", "count"] }, position: { x: 0, y: 0 } },
     { id: "tick", kind: "set", config: { values: { count: { value: 1 } } }, position: { x: 240, y: 0 } },
   ],
   edges: [{ id: "e1", from: "start", to: "tick" }],
@@ -45,7 +50,12 @@ test("make a key, call the published graph with it, see the run labelled, revoke
   await expect(secretField).toBeVisible();
   const secret = await secretField.inputValue();
   expect(secret).toMatch(/^heddle_[0-9a-f]{64}$/);
-  await expect(page.locator(".new-key-example")).toContainText(`/api/v1/graphs/${id}/invoke`);
+  const example = page.locator(".new-key-example");
+  await expect(example).toContainText(`/api/v1/graphs/${id}/invoke`);
+  // The example's body fills the graph's own inputs, and runs as it is.
+  const body = JSON.parse(/-d '(.*)'$/s.exec((await example.textContent())!)![1]);
+  expect(body).toEqual({ input: { topic: "your topic", count: 1 } });
+  await expect(page.getByTestId("key-unpublished")).toHaveCount(0);
   const row = page.locator(".key-row", { hasText: KEY_NAME });
   await expect(row).toContainText("never used");
   await expect(row).toContainText("expires");
@@ -62,9 +72,11 @@ test("make a key, call the published graph with it, see the run labelled, revoke
     baseURL: origin,
     extraHTTPHeaders: { Authorization: `Bearer ${secret}` },
   });
-  const invoked = await script.post(`/api/v1/graphs/${id}/invoke`, { data: { input: {} } });
-  expect(invoked.status()).toBe(200);
-  expect((await invoked.json()).status).toBe("finished");
+  const invoked = await script.post(`/api/v1/graphs/${id}/invoke`, { data: body });
+  expect(invoked.status(), await invoked.text()).toBe(200);
+  const answer = await invoked.json();
+  expect(answer.status).toBe("finished");
+  expect(answer.output.count).toBe(2); // the example's 1 and the node's 1
 
   // The graph page lists the run, labelled with the key.
   await page.goto(`/graphs/${id}`);

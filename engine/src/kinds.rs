@@ -20,6 +20,7 @@ mod router;
 pub(crate) mod script;
 mod set;
 mod start;
+pub use start::sample_input;
 mod structured;
 mod subgraph;
 mod template;

@@ -153,7 +153,12 @@ pub fn check_input(
             });
             continue;
         };
-        let mut current = channel.default.clone().unwrap_or(Value::Null);
+        // As the run starts: the default, else the type's empty value (a
+        // sum channel given a number by its input starts from 0, not null).
+        let mut current = channel
+            .default
+            .clone()
+            .unwrap_or_else(|| reducer::empty(channel.ty));
         let update = coerce_input(channel.ty, value.clone());
         let schema = crate::schema::ValueSchema::of_channel(channel);
         if let Err(error) = values::apply_checked(
@@ -176,9 +181,24 @@ pub fn check_input(
 
 #[cfg(test)]
 mod tests {
-    use super::coerce_answer;
+    use super::{check_input, coerce_answer};
     use crate::format::ChannelType;
     use serde_json::json;
+
+    #[test]
+    fn input_to_a_sum_channel_is_checked_from_its_starting_value() {
+        let channels = serde_json::from_value(json!({
+            "count": {"type": "integer", "reducer": "sum"},
+            "total": {"type": "number", "reducer": "sum", "default": 0.5},
+        }))
+        .expect("channels");
+        let fine = json!({"count": 1, "total": 2});
+        assert!(check_input(&channels, fine.as_object().expect("an object")).is_empty());
+        let bad = json!({"count": 1.5});
+        let problems = check_input(&channels, bad.as_object().expect("an object"));
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].channel, "count");
+    }
 
     #[test]
     fn a_string_or_one_message_into_a_messages_channel_is_a_list_of_messages() {

@@ -68,10 +68,11 @@ pub async fn create(db: &Db, user: &User, request: NewApiKey) -> Result<CreatedA
         }
     };
     let mut graphs: Vec<GraphId> = Vec::with_capacity(request.graphs.len());
+    let mut first = None;
     for (index, graph) in request.graphs.iter().enumerate() {
         // The key can never do more than its maker: each graph must be one
         // they can run now.
-        crate::access::require(db, user, graph.as_str(), Role::Editor)
+        let allowed = crate::access::require(db, user, graph.as_str(), Role::Editor)
             .await
             .map_err(|error| match error {
                 AppError::NotFound { what } => {
@@ -82,6 +83,7 @@ pub async fn create(db: &Db, user: &User, request: NewApiKey) -> Result<CreatedA
                 }
                 other => other,
             })?;
+        first.get_or_insert(allowed);
         if let Some(canonical) = GraphId::parse(graph.as_str())
             && !graphs.contains(&canonical)
         {
@@ -122,7 +124,37 @@ pub async fn create(db: &Db, user: &User, request: NewApiKey) -> Result<CreatedA
         .into_iter()
         .find(|key| key.id == id)
         .ok_or(AppError::Internal)?;
-    Ok(CreatedApiKey { key, secret })
+    let (example_input, published) = match &first {
+        Some(allowed) => example_input(db, allowed).await?,
+        None => (serde_json::Map::new(), false),
+    };
+    Ok(CreatedApiKey {
+        key,
+        secret,
+        example_input,
+        published,
+    })
+}
+
+/// The sample input for the key's first graph, from the version a key runs
+/// (the published one, else the newest), and whether one is published.
+async fn example_input(
+    db: &Db,
+    allowed: &crate::access::Allowed,
+) -> Result<(serde_json::Map<String, serde_json::Value>, bool), AppError> {
+    let published = crate::publishing::publication(db, allowed).await?;
+    let json = match &published {
+        Some(publication) => crate::graphs::version(db, allowed, publication.version).await?,
+        None => crate::graphs::get(db, allowed).await?.document,
+    };
+    // A stored document that no longer reads (a newer format) has no sample;
+    // the key is made all the same.
+    let input = serde_json::from_str(&json)
+        .ok()
+        .and_then(|value| crate::graphs::read_document(value).ok())
+        .map(|document| heddle_engine::kinds::sample_input(&document))
+        .unwrap_or_default();
+    Ok((input, published.is_some()))
 }
 
 #[derive(sqlx::FromRow)]

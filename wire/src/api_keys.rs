@@ -83,6 +83,15 @@ pub struct CreatedApiKey {
     pub key: ApiKeySummary,
     /// `Authorization: Bearer <secret>`.
     pub secret: String,
+    /// An `input` for the key's first graph that runs as it is: each of its
+    /// start inputs with a value of its type, from the version the key runs
+    /// (the published one; the newest while none is).
+    #[serde(default)]
+    pub example_input: serde_json::Map<String, serde_json::Value>,
+    /// Whether that graph has a published version. A key runs only the
+    /// published version, so until there is one its calls are refused.
+    #[serde(default)]
+    pub published: bool,
 }
 
 /// The most graphs one key may name.

@@ -22,6 +22,7 @@ use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_g
 use crate::http_status::set_http_status;
 use crate::live::{Link, Watch};
 use crate::publishing::Live;
+use crate::run_panel::announcer::RunAnnouncer;
 use crate::run_panel::{PanelState, RunPanel};
 use crate::runs::list_runs;
 
@@ -167,6 +168,7 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                     </span>
                 })}
                 <RunStatus watch />
+                <RunAnnouncer watch editor />
                 <span class="graph-bar-spacer"></span>
                 {role.can_edit().then(move || view! { <RunButton graph_id=run_id watch editor panel /> })}
                 {(role == Role::Owner).then(|| view! {

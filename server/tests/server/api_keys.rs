@@ -175,6 +175,43 @@ async fn a_key_runs_the_published_version_of_its_graphs_and_nothing_else() {
 }
 
 #[tokio::test]
+async fn a_new_keys_example_fills_the_inputs_of_the_version_it_runs() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(2)).await;
+    let mut two_inputs = counting_loop(2);
+    two_inputs["nodes"][0]["config"]["inputs"] = json!(["target", "count"]);
+    let (status, body) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}"),
+            Some(json!({"base_version": 1, "document": two_inputs})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    // Nothing published: the newest version's inputs, and the key says so.
+    let made = server
+        .owner
+        .make_key(json!({"name": "early", "graphs": [graph]}))
+        .await;
+    assert_eq!(made["published"], false, "{made}");
+    assert_eq!(made["example_input"], json!({"target": 1, "count": 1}));
+
+    // Version 1 live: its inputs, and the example runs as it is.
+    server.publish(&graph, 1).await;
+    let made = server
+        .owner
+        .make_key(json!({"name": "live", "graphs": [graph]}))
+        .await;
+    assert_eq!(made["published"], true, "{made}");
+    assert_eq!(made["example_input"], json!({"target": 1}));
+    let key = KeyClient::new(server.addr, made["secret"].as_str().unwrap());
+    let (status, result) = invoke(&key, &graph, made["example_input"].clone()).await;
+    assert_eq!(status, 200, "{result}");
+    assert_eq!(result["status"], "finished", "{result}");
+}
+
+#[tokio::test]
 async fn a_read_key_reads_its_graphs_and_still_changes_nothing() {
     let server = TestServer::start().await;
     let graph = server.create_graph(counting_loop(1)).await;

@@ -194,9 +194,13 @@ fn NewKey(created: CreatedApiKey, shown: RwSignal<Option<CreatedApiKey>>) -> imp
         .map(|graph| graph.id.to_string())
         .unwrap_or_default();
     let origin = page_origin();
+    // The graph's own inputs, so the example runs as it is pasted.
+    let body = serde_json::json!({ "input": created.example_input });
     let example = format!(
-        "curl -X POST \"{origin}/api/v1/graphs/{graph}/invoke\" \\\n  -H \"Authorization: Bearer {secret}\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{{\"input\": {{}}}}'"
+        "curl -X POST \"{origin}/api/v1/graphs/{graph}/invoke\" \\\n  -H \"Authorization: Bearer {secret}\" \\\n  -H \"Content-Type: application/json\" \\\n  -d '{}'",
+        shell_quoted_body(&body)
     );
+    let published = created.published;
     let openai = format!("{origin}/v1");
     view! {
         <div class="new-key" role="status">
@@ -209,10 +213,19 @@ fn NewKey(created: CreatedApiKey, shown: RwSignal<Option<CreatedApiKey>>) -> imp
                 } />
                 <CopyButton text=secret.clone() />
             </div>
-            <pre class="new-key-example mono" tabindex="0" aria-label="An example request">{example}</pre>
+            <div class="new-key-example-row">
+                <pre class="new-key-example mono" tabindex="0" aria-label="An example request">{example.clone()}</pre>
+                <CopyButton text=example />
+            </div>
+            {(!published).then(|| view! {
+                <p class="notice" data-testid="key-unpublished">
+                    "The graph is not published yet: a key runs only the published version, so "
+                    "publish it (in its editor) before this call will run."
+                </p>
+            })}
             <p class="field-hint">
-                "Put the graph's start inputs in " <code>"input"</code> " (a chat graph takes "
-                <code>"{\"messages\": \"Hello\"}"</code> "). Any OpenAI client works too: base URL "
+                <code>"input"</code> " holds the graph's start inputs, each filled with an example "
+                "of its type. Any OpenAI client works too: base URL "
                 <code>{openai}</code> ", the graph's id as the model."
             </p>
             <button class="button button-small" type="button" on:click=move |_| shown.set(None)>
@@ -294,4 +307,11 @@ fn KeyList(list: Vec<ApiKeySummary>, revoke: ServerAction<RevokeApiKey>) -> impl
         </ul>
     }
     .into_any()
+}
+
+/// The body as it goes between single quotes in a shell: a quote in it
+/// (a sample value never holds one, but a schema's example may) closes the
+/// quotes, gives itself escaped and opens them again.
+fn shell_quoted_body(body: &serde_json::Value) -> String {
+    body.to_string().replace('\'', "'\\''")
 }
