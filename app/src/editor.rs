@@ -30,6 +30,8 @@ pub mod channels;
 pub mod condition;
 pub mod config_form;
 pub mod connect_menu;
+pub mod edge_form;
+pub mod edge_keys;
 pub mod gestures;
 pub mod history;
 pub mod idle;

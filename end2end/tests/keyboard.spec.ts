@@ -197,6 +197,91 @@ test("Run asks for what a graph needs: a chat graph opens its chat, another its 
   expect(errors).toEqual([]);
 });
 
+test("edges are reached from their nodes, named, followed and deleted with the keyboard", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Edges by key",
+      state: { channels: { route: { type: "string" } } },
+      nodes: [
+        { id: "start", kind: "start", position: { x: 40, y: 120 } },
+        { id: "pick", kind: "condition", label: "Pick", config: { routes: [{ route: "yes", when: "route == 'yes'" }], otherwise: "default" }, position: { x: 320, y: 120 } },
+        { id: "end", kind: "end", position: { x: 640, y: 120 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "pick" },
+        { id: "e2", from: "pick", to: "end", route: "yes" },
+        { id: "e3", from: "pick", to: "end", route: "default" },
+      ],
+    },
+  });
+  expect(response.status()).toBe(201);
+  const id = (await response.json()).id;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+
+  // E on a node: its first edge leaving, focused, selected and named.
+  const pick = page.locator('.canvas-node[data-node="pick"]');
+  await pick.focus();
+  await page.keyboard.press("e");
+  const yes = page.locator('.editor-edge[data-edge="e2"]');
+  await expect(yes).toBeFocused();
+  await expect(yes).toHaveClass(/selected/);
+  await expect(yes).toHaveAttribute("aria-label", "From Pick to end, route yes");
+  await expect(yes).toHaveAttribute("aria-roledescription", "edge");
+  // The inspector names its ends by label and offers Pick's routes.
+  const inspector = page.locator(".inspector");
+  await expect(inspector.locator(".inspector-doc").first()).toHaveText("Pick → end");
+  const route = page.getByTestId("edge-route");
+  await expect(route).toHaveValue("yes");
+  await expect(route.locator("option")).toHaveText(["Always (no route)", "yes", "default"]);
+  await page.screenshot({ path: "../target/e2e/screens/keyboard-edge-1440.png" });
+  // E again: the next edge of the same node, then the one arriving.
+  await page.keyboard.press("e");
+  await expect(page.locator('.editor-edge[data-edge="e3"]')).toBeFocused();
+  await page.keyboard.press("e");
+  await expect(page.locator('.editor-edge[data-edge="e1"]')).toBeFocused();
+  // Right follows it to the node it reaches; Left back to where it leaves.
+  await page.keyboard.press("ArrowRight");
+  await expect(pick).toBeFocused();
+  await page.keyboard.press("e");
+  await page.keyboard.press("e");
+  await expect(page.locator('.editor-edge[data-edge="e3"]')).toBeFocused();
+  // Delete removes it (one edge, nothing else) and the focus goes home.
+  await page.keyboard.press("Delete");
+  await expect(pick).toBeFocused();
+  await expect(page.locator(".editor-edge")).toHaveCount(2);
+  await expect
+    .poll(async () => (await stored(page, id)).edges.map((edge: any) => edge.id))
+    .toEqual(["e1", "e2"]);
+  // The node is still there: Delete went to the edge only.
+  expect((await stored(page, id)).nodes.length).toBe(3);
+  // Undo brings it back.
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".editor-edge")).toHaveCount(3);
+  // The start's edge: start picks no routes, so there is nothing to pick.
+  await page.locator('.canvas-node[data-node="start"]').focus();
+  await page.keyboard.press("e");
+  await expect(page.getByTestId("edge-no-routes")).toHaveText(
+    "start picks no routes: this edge is always taken (or when its condition holds).",
+  );
+  // A route picked from the list is the edge's (and a wrong one is named).
+  await page.locator('.canvas-node[data-node="pick"]').focus();
+  await page.keyboard.press("e");
+  await route.focus();
+  await route.selectOption("default");
+  await expect(route).toBeFocused();
+  await expect
+    .poll(async () => (await stored(page, id)).edges.find((edge: any) => edge.id === "e2").route)
+    .toBe("default");
+  await expect(page.getByTestId("problem-count")).not.toHaveText("0");
+  expect(errors).toEqual([]);
+});
+
 test("the chat's message box stays in view however long the conversation, at 1024x700", async ({
   page,
   errors,

@@ -131,6 +131,25 @@ pub fn validate(document: &GraphDocument, registry: &Registry) -> Report {
     }
 }
 
+/// The routes node `node` of `document` may choose (a router's, a
+/// condition's with its `otherwise`, an agent's handoffs), as validation
+/// knows them: what an edge from it may carry, for the editor's route
+/// picker. `None` when there is no such node or it does not build.
+pub fn node_routes(
+    document: &GraphDocument,
+    node: &NodeId,
+    registry: &Registry,
+) -> Option<Vec<String>> {
+    let (i, spec) = document
+        .nodes
+        .iter()
+        .enumerate()
+        .find(|(_, spec)| spec.id == *node)?;
+    let node_ids: Vec<NodeId> = document.nodes.iter().map(|node| node.id.clone()).collect();
+    let mut report = Report::default();
+    build_node(i, spec, document, &node_ids, registry, &mut report).map(|built| built.routes)
+}
+
 /// Compiles a document, or returns every problem found (errors and
 /// warnings) when any is an error.
 pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<CompiledGraph, Report> {

@@ -56,7 +56,7 @@ pub mod validate;
 
 pub use catalog::Catalog;
 pub use ceilings::Ceilings;
-pub use compile::{CompiledGraph, LoadError, compile, validate};
+pub use compile::{CompiledGraph, LoadError, compile, node_routes, validate};
 pub use format::{FORMAT_VERSION, FormatError, GraphDocument};
 pub use ids::{CheckpointId, EdgeId, NodeId, RunId, ThreadId};
 pub use node::{FileAccess, Registry};

@@ -55,12 +55,18 @@ where
 /// canvas, a panel's first field), if there is one.
 pub fn focus_first(selector: &str) {
     use wasm_bindgen::JsCast;
-    if let Some(element) = document()
-        .query_selector(selector)
-        .ok()
-        .flatten()
-        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
-    {
-        let _ = element.focus();
+    let Some(element) = document().query_selector(selector).ok().flatten() else {
+        return;
+    };
+    // An edge on the canvas is an SVG element: focusable, but not HTML.
+    match element.dyn_into::<web_sys::HtmlElement>() {
+        Ok(html) => {
+            let _ = html.focus();
+        }
+        Err(element) => {
+            if let Ok(svg) = element.dyn_into::<web_sys::SvgElement>() {
+                let _ = svg.focus();
+            }
+        }
     }
 }

@@ -159,16 +159,22 @@ pub fn Canvas(
             on:contextmenu=on_menu
             on:wheel=on_wheel
             on:dblclick=on_dblclick
-            on:focusin=move |event| crate::editor::node_keys::focused(editor, &event)
-            on:keydown=move |event| crate::editor::node_keys::pressed(editor, gestures, &event)
+            on:focusin=move |event| {
+                crate::editor::node_keys::focused(editor, &event);
+                crate::editor::edge_keys::focused(editor, &event);
+            }
+            on:keydown=move |event| {
+                crate::editor::node_keys::pressed(editor, gestures, &event);
+                crate::editor::edge_keys::pressed(editor, &event);
+            }
             aria-label="Canvas"
             tabindex="0"
         >
             <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>
             <div class="editor-world" style:transform=world_shift>
             <div class="editor-zoom" data-detail=move || detail.get().as_str() style:transform=world_scale>
-                <svg class="editor-edges" aria-hidden="true">
-                    <defs>
+                <svg class="editor-edges" role="group" aria-label="Edges">
+                    <defs aria-hidden="true">
                         <marker id="editor-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
                             <path d="M0,0 L10,5 L0,10 z" />
                         </marker>
@@ -178,7 +184,7 @@ pub fn Canvas(
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
-                        <EdgePath selection positions loops edge live problems />
+                        <EdgePath editor selection positions loops edge live problems />
                     </For>
                     <For each=move || fan_outs.get() key=|send| send.clone() let:send>
                         <FanOutLink positions send />

@@ -13,8 +13,8 @@ use heddle_engine::validate::Problem;
 use leptos::prelude::*;
 
 use super::channels::ChannelTable;
-use super::condition::condition_problem;
 use super::config_form::{Choices, ConfigForm};
+use super::edge_form::EdgeForm;
 use super::gestures::Gestures;
 use super::retention::RetentionFields;
 use super::state::Editor;
@@ -125,7 +125,7 @@ pub fn Inspector(
             </section>
         }
         .into_any(),
-        Shown::Edge(edge) => view! { <EdgeForm editor edge /> }.into_any(),
+        Shown::Edge(edge) => view! { <EdgeForm editor edge catalog /> }.into_any(),
         Shown::Graph => view! { <GraphForm editor /> }.into_any(),
     }
     };
@@ -243,70 +243,6 @@ fn SharedSettings(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
 fn default_retry() -> heddle_engine::format::RetryPolicy {
     serde_json::from_value(serde_json::json!({"max_attempts": 2}))
         .expect("a literal retry policy reads")
-}
-
-#[component]
-fn EdgeForm(editor: Editor, edge: heddle_engine::EdgeId) -> impl IntoView {
-    let spec = move || {
-        editor
-            .edges
-            .with(|edges| edges.iter().find(|e| e.id == edge).cloned())
-    };
-    // The fields follow the edge (an undo changes it under the open form).
-    let condition_now = {
-        let spec = spec.clone();
-        move || spec().and_then(|edge| edge.condition).unwrap_or_default()
-    };
-    let route_now = {
-        let spec = spec.clone();
-        move || spec().and_then(|edge| edge.route).unwrap_or_default()
-    };
-    let Some(current) = spec() else {
-        return ().into_any();
-    };
-    let id = current.id.clone();
-    let read_only = !editor.can_edit;
-    // The condition is parsed as it is typed, by the engine's own parser.
-    let condition_error = RwSignal::new(condition_problem(
-        current.condition.as_deref().unwrap_or_default(),
-    ));
-    let check_condition = move |event: leptos::ev::Event| {
-        condition_error.set(condition_problem(&event_target_value(&event)));
-    };
-    let set = move |field: &'static str| {
-        let id = id.clone();
-        move |event: leptos::ev::Event| {
-            let text = event_target_value(&event).trim().to_string();
-            let value = (!text.is_empty()).then_some(text);
-            editor.change(|document| {
-                if let Some(edge) = document.edges.iter_mut().find(|e| e.id == id) {
-                    match field {
-                        "condition" => edge.condition = value,
-                        _ => edge.route = value,
-                    }
-                }
-            });
-        }
-    };
-    view! {
-        <section class="inspector-section" aria-label="Edge">
-            <h2 class="inspector-title">"Edge"</h2>
-            <p class="inspector-doc">{format!("{} → {}", current.from, current.to)}</p>
-            <label class="field">
-                <span class="field-label">"Condition"</span>
-                <input name="condition" class="mono" placeholder="count < 3" prop:value=condition_now
-                    on:input=check_condition on:change=set("condition") readonly=read_only />
-                <span class="field-hint">"Taken only when this holds (see the condition language)."</span>
-                {move || condition_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
-            </label>
-            <label class="field">
-                <span class="field-label">"Route"</span>
-                <input name="route" placeholder="billing" prop:value=route_now on:change=set("route") readonly=read_only />
-                <span class="field-hint">"Taken when a router or condition node picks this route."</span>
-            </label>
-        </section>
-    }
-    .into_any()
 }
 
 #[component]

@@ -2,7 +2,7 @@
 //! their own, see `pressed.rs`): focusing a node selects it (unless it is
 //! already among the selected); arrows go to the next node that way, Alt
 //! (or Shift) with an arrow moves it, C opens the list of nodes it may
-//! lead to (`connect_menu.rs`).
+//! lead to (`connect_menu.rs`), E goes to its edges (`edge_keys.rs`).
 
 use std::collections::BTreeSet;
 
@@ -80,6 +80,13 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
             .map(|(other, at)| (other.clone(), at.get_untracked()));
         if let Some(next) = next_node(here, direction, others) {
             focus_node(&next);
+        }
+        return;
+    }
+    if matches!(event.key().as_str(), "e" | "E") {
+        if super::edge_keys::enter_edges(editor, &id) {
+            event.prevent_default();
+            event.stop_propagation();
         }
         return;
     }

@@ -320,3 +320,29 @@ fn a_node_that_only_loops_gets_an_end_and_a_missing_answer_channel_a_string() {
     assert!(after.problems.is_empty(), "{after}");
     assert_eq!(graph.nodes.iter().filter(|n| n.kind == "end").count(), 1);
 }
+
+#[test]
+fn a_nodes_routes_are_what_its_edges_may_carry() {
+    let mut channels = channels();
+    channels["messages"] = json!({"type": "messages", "reducer": "add_messages"});
+    let document = document(json!({
+        "state": {"channels": channels},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "triage", "kind": "router", "config": {
+                "routes": [{"route": "billing", "description": "money"}, {"route": "tech", "description": "bugs"}],
+                "otherwise": "human",
+            }},
+            {"id": "check", "kind": "condition", "config": {"routes": [{"route": "big", "when": "count > 3"}]}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": []
+    }));
+    let routes = |node: &str| heddle_engine::node_routes(&document, &node.into(), &registry());
+    let mut triage = routes("triage").expect("a router builds");
+    triage.sort();
+    assert_eq!(triage, ["billing", "human", "tech"]);
+    assert_eq!(routes("check"), Some(vec!["big".to_string()]));
+    assert_eq!(routes("start"), Some(vec![]));
+    assert_eq!(routes("nowhere"), None);
+}

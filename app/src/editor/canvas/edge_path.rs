@@ -15,6 +15,7 @@ use super::loops::{LoopRoutes, edge_route};
 
 #[component]
 pub(super) fn EdgePath(
+    editor: crate::editor::state::Editor,
     selection: Selection,
     positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
     loops: LoopRoutes,
@@ -54,6 +55,23 @@ pub(super) fn EdgePath(
                 .with(|landing| landing.as_ref() == Some(&id))
         }
     };
+    // Named for a screen reader as a person reads it: "From Writer to
+    // Critic, route revise". Names are read once, as the edge is drawn.
+    let name = {
+        let node = |id: &NodeId| {
+            editor
+                .label_of(id.as_str())
+                .unwrap_or_else(|| id.to_string())
+        };
+        let mut name = format!("From {} to {}", node(&edge.from), node(&edge.to));
+        if let Some(route) = &edge.route {
+            name.push_str(&format!(", route {route}"));
+        }
+        if let Some(condition) = &edge.condition {
+            name.push_str(&format!(", when {condition}"));
+        }
+        name
+    };
     // One class attribute, one effect (hundreds of edges hydrate).
     let class = move || {
         let mut class = String::from("editor-edge");
@@ -79,8 +97,9 @@ pub(super) fn EdgePath(
     }
     .attr(D, path);
     let line = view! { <path class="editor-edge-line" /> }.attr(D, path);
+    // Out of the Tab order (E on a node reaches it; see `edge_keys.rs`).
     view! {
-        <g class=class>
+        <g class=class tabindex="-1" role="group" aria-roledescription="edge" aria-label=name>
             {hit}
             {line}
         </g>

@@ -74,7 +74,7 @@ pub(super) fn FanOutLink(
         route.get().map(|route| {
             let (x, y) = route.label;
             view! {
-                <g class="editor-send">
+                <g class="editor-send" aria-hidden="true">
                     <path class="editor-send-line" d=route.path />
                     <text class="editor-send-label" x=x y=y - 6.0 text-anchor="middle">{label.clone()}</text>
                 </g>

@@ -27,7 +27,7 @@ pub(super) fn WirePreview(
         .path;
         let refused = wire.refusal.is_some();
         Some(view! {
-            <g class="editor-wire" class:refused=refused>
+            <g class="editor-wire" class:refused=refused aria-hidden="true">
                 <path d=d />
             </g>
         })
