@@ -58,6 +58,7 @@ pub mod routing;
 pub mod run_version;
 pub mod schema_edit;
 pub mod splice;
+pub mod start_framing;
 pub mod state;
 
 use leptos::prelude::*;
@@ -131,6 +132,7 @@ pub fn GraphEditor(
                 <div class="editor-viewport">
                     {view! { <Canvas editor gestures live problems /> }.into_any()}
                     <minimap::Minimap editor gestures />
+                    <start_framing::StartFraming editor gestures />
                     <keys::HelpOverlay shown=help />
                     <node_menu::NodeMenu editor open=gestures.menu run_to />
                     <connect_menu::ConnectMenu editor from=gestures.connect />

@@ -278,7 +278,8 @@ pub fn RunPanel(
             .map(|px| format!("height: {px:.0}px"))
     };
     view! {
-        <section class="run-panel" class:open=move || open.get() aria-label="Run" data-testid="run-panel"
+        <section class="run-panel" class:open=move || open.get() class:chatting=move || tab.get() == Tab::Chat
+            aria-label="Run" data-testid="run-panel"
             data-events=event_count node_ref=section style=style>
             {move || open.get().then(|| view! { <PanelGrip section height /> })}
             <div class="run-panel-bar">

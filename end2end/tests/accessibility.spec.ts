@@ -50,7 +50,12 @@ for (const scheme of ["light", "dark"] as const) {
 
     // Its dialogs.
     await page.getByTestId("share").click();
-    await expect(page.getByRole("dialog", { name: "Share" })).toBeVisible();
+    const share = page.getByRole("dialog", { name: "Share" });
+    await expect(share).toBeVisible();
+    // Teammates are listed under their heading, not above it.
+    const heading = (await share.getByRole("heading", { name: "Teammates" }).boundingBox())!;
+    const none = (await share.getByText("No teammates yet").boundingBox())!;
+    expect(none.y).toBeGreaterThan(heading.y);
     await expectAccessible(page, "the Share dialog");
     await page.keyboard.press("Escape");
     await page.getByTestId("add-to-dataset").click();

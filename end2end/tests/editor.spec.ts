@@ -427,6 +427,10 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
 test("loops into one node run apart, and no edge label sits under a node", async ({ page, errors }) => {
   await useExample(page, /Approve before a tool runs/);
   await expect(page.locator(".canvas-node")).toHaveCount(5);
+  // The chat folded away, the canvas has the stage and fits it again.
+  const zoomBefore = await page.getByTestId("zoom").textContent();
+  await page.locator(".run-panel-toggle").click();
+  await expect(page.getByTestId("zoom")).not.toHaveText(zoomBefore!);
   // "rejected" (human → agent) and tools → agent both go back to the agent.
   const bottoms = await page.locator(".editor-edge-line").evaluateAll((lines) =>
     lines.map((line) => (line as SVGPathElement).getBoundingClientRect().bottom),
@@ -467,6 +471,9 @@ test("a graph saved without positions opens laid out and fitted", async ({ page,
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
+  // Whole, at this width, it would be too small to read: it opens at its
+  // start, and Show all shows the rest.
+  await page.getByTestId("start-framing").getByRole("button", { name: "Show all" }).click();
   // Left to right in one row, in the chain's order (not a grid of six).
   await expect(async () => {
     const boxes = await Promise.all(ids.map(async (node) => (await page.locator(`.canvas-node[data-node="${node}"]`).boundingBox())!));
@@ -530,6 +537,9 @@ test("a large graph opens zoomed out to boxes; zooming in brings back labels and
   await expect(page.locator('.editor-zoom[data-detail="tiny"]')).toHaveCount(1);
   await expect(page.locator(".canvas-node-label")).toHaveCount(0);
   await expect(page.locator(".canvas-node .port")).toHaveCount(0);
+  // Too big to draw in full at a readable zoom, it opened whole, as boxes,
+  // and offers its start.
+  await expect(page.getByTestId("start-framing")).toContainText("All 300 nodes, too small to read");
   // Zoomed in past 50%, every node has its label, kind line and ports again.
   for (let i = 0; i < 12 && (await page.locator('.editor-zoom[data-detail="full"]').count()) === 0; i++) {
     await page.getByRole("button", { name: "Zoom in" }).click();
@@ -589,8 +599,36 @@ test("a 100-node chain imported without positions is laid out in bands, not one 
   expect(width).toBeLessThan(3200);
   expect(width / height).toBeGreaterThan(1);
   expect(width / height).toBeLessThan(2.5);
+  // Whole, it would be boxes: it opens at its start, readable, and says so.
+  const framing = page.getByTestId("start-framing");
+  await expect(framing).toContainText("The start of 100 nodes");
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  const first = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
+  expect(first.x).toBeGreaterThan(canvas.x);
+  expect(first.x + first.width).toBeLessThan(canvas.x + canvas.width / 2);
+  // Below the toolbar that floats over the canvas.
+  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
+  expect(first.y).toBeGreaterThan(toolbar.y + toolbar.height);
+  await expect(page.locator('.canvas-node[data-node="n0"] .canvas-node-label')).toHaveText("Step 0");
   await page.screenshot({ path: "../target/e2e/screens/chain-100-1440.png" });
+  // Show all: the whole graph, and the note offers the start again.
+  await framing.getByRole("button", { name: "Show all" }).click();
+  await expect(framing).toContainText("All 100 nodes, too small to read");
+  const zoom = parseInt((await page.getByTestId("zoom").textContent())!, 10);
+  expect(zoom).toBeLessThan(35);
+  await page.screenshot({ path: "../target/e2e/screens/chain-100-all-1440.png" });
+  await framing.getByRole("button", { name: "Go to the start" }).click();
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+  // Moving the view is the person's: the note goes.
+  await page.getByRole("button", { name: "Zoom out" }).click();
+  await expect(framing).toHaveCount(0);
+  // A smaller window opens it the same way.
   await page.setViewportSize({ width: 1024, height: 700 });
+  await page.reload();
+  await hydrated(page);
+  await expect(framing).toBeVisible();
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
   await page.screenshot({ path: "../target/e2e/screens/chain-100-1024.png" });
   expect(errors).toEqual([]);
 });

@@ -76,6 +76,7 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   await expect(llm).toBeFocused();
   // llm → end.
   await press("c");
+  await expect(list).toBeFocused();
   await expect(list.locator("option")).toHaveText([/^end \(end\)$/]);
   await press("Enter");
   await expect(page.locator(".editor-edge")).toHaveCount(2);
@@ -317,6 +318,9 @@ test("the chat's message box stays in view however long the conversation, at 102
     await expect(input).toBeInViewport();
     await expect(answers.last()).toBeInViewport();
   }
+  // The conversation has room: more than a line of it shows at 1024x700.
+  const list = (await page.getByTestId("chat-messages").boundingBox())!;
+  expect(list.height).toBeGreaterThan(120); // a whole answer of five lines
   await page.screenshot({ path: "../target/e2e/screens/chat-pinned-1024.png" });
   expect(errors).toEqual([]);
 });

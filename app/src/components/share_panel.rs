@@ -9,7 +9,7 @@ use crate::access::Role;
 use crate::components::{CopyButton, Dialog, ErrorView, FormError, action_error, page_origin};
 use crate::graphs::display_timestamp;
 use crate::sharing::{
-    CreateShareLink, RevokeShareLink, SetMemberRole, ShareLink, Sharing, get_sharing,
+    CreateShareLink, Member, RevokeShareLink, SetMemberRole, ShareLink, Sharing, get_sharing,
 };
 
 /// The dialog; only offered to the graph's owner. Escape, the backdrop
@@ -88,6 +88,13 @@ fn SharePanel(graph_id: String) -> impl IntoView {
                 </ErrorBoundary>
             </Transition>
             <h3 class="share-subtitle">"Teammates"</h3>
+            <Transition fallback=|| view! { <p class="loading">"Loading teammates…"</p> }>
+                <ErrorBoundary fallback=|errors| view! { <ErrorView errors /> }>
+                    {move || Suspend::new(async move {
+                        sharing.await.map(|sharing| view! { <Members members=sharing.members /> })
+                    })}
+                </ErrorBoundary>
+            </Transition>
             <ActionForm action=member attr:class="share-form">
                 <input type="hidden" name="graph_id" value=member_graph />
                 <label class="field field-grow">
@@ -111,7 +118,6 @@ fn SharePanel(graph_id: String) -> impl IntoView {
 
 #[component]
 fn Links(sharing: Sharing, revoke: ServerAction<RevokeShareLink>) -> impl IntoView {
-    let members = sharing.members;
     let live: Vec<ShareLink> = sharing
         .links
         .into_iter()
@@ -128,17 +134,27 @@ fn Links(sharing: Sharing, revoke: ServerAction<RevokeShareLink>) -> impl IntoVi
             }
             .into_any()
         }}
-        {(!members.is_empty()).then(|| view! {
-            <ul class="member-list">
-                {members
-                    .into_iter()
-                    .map(|member| view! {
-                        <li><span>{member.username}</span><span class="badge">{member.role.as_str()}</span></li>
-                    })
-                    .collect_view()}
-            </ul>
-        })}
     }
+}
+
+/// The teammates with a role of their own, under their heading.
+#[component]
+fn Members(members: Vec<Member>) -> impl IntoView {
+    if members.is_empty() {
+        return view! { <p class="empty-note">"No teammates yet. Give someone a role by their username."</p> }
+            .into_any();
+    }
+    view! {
+        <ul class="member-list">
+            {members
+                .into_iter()
+                .map(|member| view! {
+                    <li><span>{member.username}</span><span class="badge">{member.role.as_str()}</span></li>
+                })
+                .collect_view()}
+        </ul>
+    }
+    .into_any()
 }
 
 #[component]

@@ -32,7 +32,7 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
                 // (`Viewport::GUESSED_CANVAS`); now the view fits the real
                 // one, unless someone has already moved it.
                 if editor.still_framed() && width > 100.0 && height > 100.0 {
-                    editor.fit(width, height);
+                    editor.frame(width, height);
                 }
                 return;
             };
@@ -41,7 +41,11 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
                 return;
             }
             if editor.still_framed() && width > 100.0 && height > 100.0 {
-                editor.fit(width, height);
+                if editor.showing_start.get_untracked() {
+                    editor.frame(width, height);
+                } else {
+                    editor.fit(width, height);
+                }
                 return;
             }
             let _ = editor.viewport.try_update(|view| {

@@ -54,6 +54,18 @@ impl Viewport {
     /// once hydrated; the fit then corrects the view to the real size.
     pub const GUESSED_CANVAS: (f64, f64) = (900.0, 660.0);
 
+    /// Below this zoom a node's label is not read but guessed at (its
+    /// 14 px text under 5 px): a graph that fits only smaller opens at its
+    /// start. (The canvas stops drawing labels at 0.3.)
+    pub const READABLE: f64 = 0.35;
+    /// The zoom a graph too big to read whole opens at.
+    pub const START_ZOOM: f64 = 0.9;
+    /// The most nodes a graph may have to open at its start. Opened whole,
+    /// a bigger one is drawn as boxes (`Detail` in canvas.rs), which is
+    /// what lets 2,000 nodes open in under a second; at a readable zoom
+    /// every node would be drawn in full. It offers its start instead.
+    pub const START_BUDGET: usize = 200;
+
     /// The view that fits box `extent` (`(x1, y1, x2, y2)`, in the world)
     /// in a `width` × `height` canvas, centred, with a margin; the default
     /// view for nothing to fit.
@@ -70,6 +82,56 @@ impl Viewport {
             y: (height - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
             zoom,
         }
+    }
+
+    /// The view a graph of `nodes` opens at: all of it when it reads at
+    /// that size (or is too big to draw in full, `START_BUDGET`), else its
+    /// start at a readable zoom (`at_start`). The flag says the view shows
+    /// only the start.
+    pub fn opening(
+        extent: Option<(f64, f64, f64, f64)>,
+        start: Option<Position>,
+        nodes: usize,
+        width: f64,
+        height: f64,
+    ) -> (Viewport, bool) {
+        let whole = Viewport::fitting(extent, width, height);
+        if whole.zoom >= Viewport::READABLE || nodes > Viewport::START_BUDGET {
+            return (whole, false);
+        }
+        Viewport::at_start(extent, start, height).map_or((whole, false), |view| (view, true))
+    }
+
+    /// The view of a graph's start (`start`, the corner of the node runs
+    /// begin at) at a readable zoom: the start at the left; the graph
+    /// centred in height when all of its height shows, else the start at
+    /// mid-height but never past the graph's top.
+    pub fn at_start(
+        extent: Option<(f64, f64, f64, f64)>,
+        start: Option<Position>,
+        height: f64,
+    ) -> Option<Viewport> {
+        let (Some((_, y1, _, y2)), Some(start)) = (extent, start) else {
+            return None;
+        };
+        let zoom = Viewport::START_ZOOM;
+        // Screen pixels: the left margin, and the top one clear of the
+        // toolbar floating over the canvas.
+        let (left_margin, top_margin) = (48.0 / zoom, 72.0 / zoom);
+        let left = start.x - left_margin;
+        let seen = height / zoom;
+        let top = if y2 - y1 + 2.0 * top_margin <= seen {
+            // All of its height shows: centred, as Fit would.
+            (y1 + y2) / 2.0 - seen / 2.0
+        } else {
+            let middle = start.y + super::model::NODE_HEIGHT / 2.0 - seen / 2.0;
+            middle.max(y1 - top_margin)
+        };
+        Some(Viewport {
+            x: -left * zoom,
+            y: -top * zoom,
+            zoom,
+        })
     }
 
     /// The world point under screen point `(sx, sy)` (relative to the canvas).
@@ -112,6 +174,9 @@ pub struct Editor {
     /// The view the last fit made: while the view is still that one (no
     /// pan or zoom since), the canvas fits again when its size changes.
     framed: StoredValue<Option<Viewport>>,
+    /// Whether the graph opened at its start because the whole of it does
+    /// not read at the canvas's size (the canvas offers the rest).
+    pub showing_start: RwSignal<bool>,
     /// The editor's reactive owner: node signals are made under it, never
     /// under whatever effect happens to load a document (an effect that
     /// runs again disposes what it made).
@@ -138,6 +203,7 @@ impl Editor {
             content: RwSignal::new(0),
             history: StoredValue::new(History::default()),
             framed: StoredValue::new(None),
+            showing_start: RwSignal::new(false),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
             can_edit,
             opened_unplaced,
@@ -149,9 +215,11 @@ impl Editor {
         let guessed = editor
             .nodes
             .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
-        editor
-            .viewport
-            .set(Viewport::fitting(guessed, width, height));
+        let count = editor.nodes.with_untracked(Vec::len);
+        let (view, at_start) =
+            Viewport::opening(guessed, editor.start_position(), count, width, height);
+        editor.viewport.set(view);
+        editor.showing_start.set(at_start);
         editor
     }
 
@@ -387,8 +455,54 @@ impl Editor {
             .nodes
             .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
         let view = Viewport::fitting(bounds, width, height);
+        self.showing_start.set(false);
         self.viewport.set(view);
         self.framed.set_value(Some(view));
+    }
+
+    /// Frames the graph as it opens (or as the canvas changes size before
+    /// anyone moved the view): the whole graph when it reads, else its
+    /// start at a readable zoom (`Viewport::opening`).
+    pub fn frame(&self, width: f64, height: f64) {
+        let bounds = self
+            .nodes
+            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        let count = self.nodes.with_untracked(Vec::len);
+        let (view, at_start) =
+            Viewport::opening(bounds, self.start_position(), count, width, height);
+        self.showing_start.set(at_start);
+        self.viewport.set(view);
+        self.framed.set_value(Some(view));
+    }
+
+    /// Goes to the graph's start at a readable zoom, whatever its size (a
+    /// person asked for it).
+    pub fn go_to_start(&self, height: f64) {
+        let bounds = self
+            .nodes
+            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        if let Some(view) = Viewport::at_start(bounds, self.start_position(), height) {
+            self.showing_start.set(true);
+            self.viewport.set(view);
+            self.framed.set_value(Some(view));
+        }
+    }
+
+    /// Where runs begin on the canvas: the entry node, else the start node,
+    /// else the first.
+    fn start_position(&self) -> Option<Position> {
+        let entry = self
+            .skeleton
+            .with_untracked(|document| document.entry.clone());
+        self.nodes.with_untracked(|nodes| {
+            let kind_is =
+                |node: &&NodeView, kind: &str| node.spec.with_untracked(|spec| spec.kind == kind);
+            entry
+                .and_then(|entry| nodes.iter().find(|node| node.id.get_value() == entry))
+                .or_else(|| nodes.iter().find(|node| kind_is(node, "start")))
+                .or_else(|| nodes.first())
+                .map(|node| node.position.get_untracked())
+        })
     }
 
     /// Whether the view is still the one the last fit made, or no fit has
@@ -521,5 +635,56 @@ mod tests {
             660.0,
         );
         assert!(view.zoom.is_finite() && view.zoom > 0.0);
+    }
+
+    #[test]
+    fn a_graph_too_big_to_read_opens_at_its_start_at_a_readable_zoom() {
+        // Nine bands of twelve nodes: whole, about 26%.
+        let extent = Some((0.0, 0.0, 3060.0, 1500.0));
+        let start = Position { x: 0.0, y: 0.0 };
+        let (view, at_start) = Viewport::opening(extent, Some(start), 100, 900.0, 660.0);
+        assert!(at_start);
+        assert_eq!(view.zoom, Viewport::START_ZOOM);
+        // The start sits just inside the left edge, the view not above the
+        // graph's top.
+        let corner = view.to_world(0.0, 0.0);
+        assert!(corner.x < 0.0 && corner.x > -60.0, "{corner:?}");
+        assert!(corner.y < -60.0 && corner.y > -90.0, "{corner:?}");
+        // A start mid-height is centred vertically.
+        let (view, _) = Viewport::opening(
+            Some((0.0, -2000.0, 3060.0, 2000.0)),
+            Some(start),
+            100,
+            900.0,
+            660.0,
+        );
+        let middle = view.to_world(450.0, 330.0);
+        assert!((middle.y - 28.0).abs() < 1.0, "{middle:?}");
+        // A single row is centred in height.
+        let row = Some((0.0, 0.0, 3060.0, 56.0));
+        let (view, at_start) = Viewport::opening(row, Some(start), 14, 900.0, 660.0);
+        assert!(at_start);
+        assert!((view.to_world(450.0, 330.0).y - 28.0).abs() < 1e-6);
+        // A graph that reads whole opens whole.
+        let small = Some((0.0, 0.0, 900.0, 300.0));
+        let (view, at_start) = Viewport::opening(small, Some(start), 5, 900.0, 660.0);
+        assert!(!at_start);
+        assert_eq!(view, Viewport::fitting(small, 900.0, 660.0));
+        // So does one too big to draw in full at a readable zoom: as boxes.
+        let (view, at_start) = Viewport::opening(extent, Some(start), 2000, 900.0, 660.0);
+        assert!(!at_start);
+        assert_eq!(view, Viewport::fitting(extent, 900.0, 660.0));
+        // Hostile positions neither panic nor give a view that is not finite.
+        let (view, _) = Viewport::opening(
+            Some((-1e308, -1e308, 1e308, 1e308)),
+            Some(Position {
+                x: 1e308,
+                y: -1e308,
+            }),
+            100,
+            900.0,
+            660.0,
+        );
+        assert!(view.x.is_finite() && view.y.is_finite());
     }
 }
