@@ -84,13 +84,14 @@ mod tests {
     use heddle_engine::run::RunStatus;
 
     fn view(status: RunStatus, nodes: &[(&str, NodeState)]) -> RunView {
-        let mut view = RunView::default();
-        view.status = Some(status);
-        view.nodes = nodes
-            .iter()
-            .map(|(node, state)| (node.to_string(), *state))
-            .collect();
-        view
+        RunView {
+            status: Some(status),
+            nodes: nodes
+                .iter()
+                .map(|(node, state)| (node.to_string(), *state))
+                .collect(),
+            ..RunView::default()
+        }
     }
 
     fn upper(node: &str) -> String {
