@@ -9,6 +9,9 @@ export default defineConfig({
   testDir: "./benches",
   testMatch: /.*\.bench\.ts/,
   timeout: 300_000,
+  // One at a time: the live bench beside the editor's doubled the open
+  // time and made frames slow that are not (2026-11-27).
+  workers: 1,
   projects: undefined,
   use: { ...base.use, trace: "off" },
   webServer: {

@@ -1,4 +1,5 @@
-// Opens a 500-node, 700-edge graph and measures: the time to a drawn,
+// Opens a 500-node, 700-edge graph and a 2,000-node, 2,800-edge one and
+// measures, for each: the time to a drawn,
 // interactive canvas; frame times while dragging a node and while panning
 // (requestAnimationFrame intervals); and the wasm bundle's gzip size.
 import { test, Page } from "@playwright/test";
@@ -15,58 +16,71 @@ const frames = (page: Page, gesture: () => Promise<void>) =>
     await page.waitForTimeout(500);
   });
 
-test("editor figures", async ({ page }) => {
-  await signIn(page);
-  const id = await createBig(page);
+// The 500-node graph of the figures kept since the start, and the 2,000
+// nodes issue 39 names (under 1 s to open, no frame over 20 ms).
+for (const [nodes, edges] of [
+  [500, 700],
+  [2000, 2800],
+] as const) {
+  test(`editor figures, ${nodes} nodes`, async ({ page }) => {
+    test.setTimeout(600_000);
+    await signIn(page);
+    const id = await createBig(page, nodes, edges);
 
-  // Open: navigation to all 500 nodes drawn and the page interactive.
-  const opens: number[] = [];
-  for (let i = 0; i < 3; i++) {
-    const started = Date.now();
-    await openBig(page, id);
-    opens.push(Date.now() - started);
-  }
-  opens.sort((a, b) => a - b);
+    // Open: navigation to all nodes drawn and the page interactive.
+    const opens: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const started = Date.now();
+      await openBig(page, id, nodes);
+      opens.push(Date.now() - started);
+    }
+    opens.sort((a, b) => a - b);
 
-  // Drag one node across the canvas, 120 pointer moves.
-  const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
-  const drag = await frames(page, async () => {
-    await page.mouse.move(node.x + 40, node.y + 20);
-    await page.mouse.down();
-    for (let i = 1; i <= 120; i++) await page.mouse.move(node.x + 40 + i * 3, node.y + 20 + i * 2);
-    await page.mouse.up();
+    // Drag one node across the canvas, 120 pointer moves.
+    const node = (await page.locator('.canvas-node[data-node="n0"]').boundingBox())!;
+    const drag = await frames(page, async () => {
+      await page.mouse.move(node.x + node.width / 2, node.y + node.height / 2);
+      await page.mouse.down();
+      for (let i = 1; i <= 120; i++) await page.mouse.move(node.x + node.width / 2 + i * 3, node.y + node.height / 2 + i * 2);
+      await page.mouse.up();
+    });
+
+    // Pan by dragging the background (bottom left: clear of the toolbar,
+    // the note and the minimap), 120 pointer moves.
+    const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+    await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
+    const pan = await frames(page, async () => {
+      const x = canvas.x + 20;
+      const y = canvas.y + canvas.height - 80;
+      await page.mouse.move(x, y);
+      await page.mouse.down();
+      for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
+      await page.mouse.up();
+    });
+
+    const pkg = path.resolve(__dirname, "../../target/site/pkg");
+    const size = (file: string) => (fs.existsSync(path.join(pkg, file)) ? fs.statSync(path.join(pkg, file)).size : 0);
+    const figures = {
+      nodes,
+      edges,
+      open_ms: { best: opens[0], median: opens[1], worst: opens[2] },
+      drag: drag,
+      pan: pan,
+      wasm_bytes: size("heddle_bg.wasm"),
+      wasm_gzip_bytes: size("heddle_bg.wasm.gz"),
+      js_gzip_bytes: size("heddle.js.gz"),
+    };
+    console.log(JSON.stringify(figures, null, 2));
+    console.log(
+      `| open a ${nodes}-node, ${edges}-edge graph | ${figures.open_ms.median} ms (best ${figures.open_ms.best}, worst ${figures.open_ms.worst}) |\n` +
+        `| drag a node | median ${drag.median.toFixed(1)} ms, p95 ${drag.p95.toFixed(1)} ms, max ${drag.max.toFixed(1)} ms over ${drag.frames} frames, ${drag.slow} over 20 ms |\n` +
+        `| pan | median ${pan.median.toFixed(1)} ms, p95 ${pan.p95.toFixed(1)} ms, max ${pan.max.toFixed(1)} ms over ${pan.frames} frames, ${pan.slow} over 20 ms |\n` +
+        `| wasm bundle | ${(figures.wasm_gzip_bytes / 1024).toFixed(0)} KiB gzip (${(figures.wasm_bytes / 1024).toFixed(0)} KiB raw) |`,
+    );
+    fs.mkdirSync(path.resolve(__dirname, "../../target/e2e"), { recursive: true });
+    fs.writeFileSync(
+      path.resolve(__dirname, `../../target/e2e/editor-bench-${nodes}.json`),
+      JSON.stringify(figures, null, 2),
+    );
   });
-
-  // Pan by dragging the background (bottom left: clear of the toolbar and
-  // the minimap), 120 pointer moves.
-  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
-  await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 20 } });
-  const pan = await frames(page, async () => {
-    const x = canvas.x + 20;
-    const y = canvas.y + canvas.height - 20;
-    await page.mouse.move(x, y);
-    await page.mouse.down();
-    for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
-    await page.mouse.up();
-  });
-
-  const pkg = path.resolve(__dirname, "../../target/site/pkg");
-  const size = (file: string) => (fs.existsSync(path.join(pkg, file)) ? fs.statSync(path.join(pkg, file)).size : 0);
-  const figures = {
-    open_ms: { best: opens[0], median: opens[1], worst: opens[2] },
-    drag: drag,
-    pan: pan,
-    wasm_bytes: size("heddle_bg.wasm"),
-    wasm_gzip_bytes: size("heddle_bg.wasm.gz"),
-    js_gzip_bytes: size("heddle.js.gz"),
-  };
-  console.log(JSON.stringify(figures, null, 2));
-  console.log(
-    `| open a 500-node, 700-edge graph | ${figures.open_ms.median} ms (best ${figures.open_ms.best}, worst ${figures.open_ms.worst}) |\n` +
-      `| drag a node | median ${drag.median.toFixed(1)} ms, p95 ${drag.p95.toFixed(1)} ms over ${drag.frames} frames, ${drag.slow} over 20 ms |\n` +
-      `| pan | median ${pan.median.toFixed(1)} ms, p95 ${pan.p95.toFixed(1)} ms over ${pan.frames} frames, ${pan.slow} over 20 ms |\n` +
-      `| wasm bundle | ${(figures.wasm_gzip_bytes / 1024).toFixed(0)} KiB gzip (${(figures.wasm_bytes / 1024).toFixed(0)} KiB raw) |`,
-  );
-  fs.mkdirSync(path.resolve(__dirname, "../../target/e2e"), { recursive: true });
-  fs.writeFileSync(path.resolve(__dirname, "../../target/e2e/editor-bench.json"), JSON.stringify(figures, null, 2));
-});
+}

@@ -109,17 +109,19 @@ export const LOUD = {
   limits: { max_steps: 1000 },
 };
 
-/** Creates the benches' 500-node, 700-edge graph; returns its id. */
-export async function createBig(page: Page): Promise<string> {
-  const created = await page.request.post("/api/v1/graphs", { data: { document: bigGraph(500, 700) } });
+/** Creates a big graph (500 nodes and 700 edges unless said); returns its id. */
+export async function createBig(page: Page, nodes = 500, edges = 700): Promise<string> {
+  const document = bigGraph(nodes, edges);
+  document.name = `Benchmark: ${nodes} nodes`;
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
   return (await created.json()).id;
 }
 
-/** Opens the big graph's page and waits for it hydrated, all 500 nodes drawn. */
-export async function openBig(page: Page, id: string) {
+/** Opens a big graph's page and waits for it hydrated, all `nodes` nodes drawn. */
+export async function openBig(page: Page, id: string, nodes = 500) {
   await page.goto(`/graphs/${id}`);
   await page.waitForFunction(() => document.documentElement.dataset.hydrated === "true");
-  await page.waitForFunction(() => document.querySelectorAll(".canvas-node").length === 500);
+  await page.waitForFunction((count) => document.querySelectorAll(".canvas-node").length === count, nodes);
 }
 
 /** Creates the LOUD graph and opens its page on the run panel's Events tab; returns its id. */
