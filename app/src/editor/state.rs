@@ -61,9 +61,10 @@ impl Viewport {
     /// The zoom a graph too big to read whole opens at.
     pub const START_ZOOM: f64 = 0.9;
     /// The most nodes a graph may have to open at its start. Opened whole,
-    /// a bigger one is drawn as boxes (`Detail` in canvas.rs), which is
-    /// what lets 2,000 nodes open in under a second; at a readable zoom
-    /// every node would be drawn in full. It offers its start instead.
+    /// a bigger one is drawn as boxes (`Detail` in canvas.rs), the fastest
+    /// way it opens (docs/performance.md); at a readable zoom every node
+    /// would be drawn in full, as nothing outside the view is left out yet.
+    /// It offers its start instead.
     pub const START_BUDGET: usize = 200;
 
     /// The view that fits box `extent` (`(x1, y1, x2, y2)`, in the world)
