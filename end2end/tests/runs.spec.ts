@@ -170,6 +170,35 @@ test("a human gate shows its tool call; approving it finishes the run", async ({
   );
 });
 
+test("a run sent from the chat while the page still opens is followed, even once it has paused", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1400, height: 900 });
+  const graph = await importGraph(page, example("tool_approval.json"));
+  // The page asks which run is going before it opens its socket: that
+  // answer is held until the run sent meanwhile has paused at its gate,
+  // so neither the answer nor the server's notices can name it.
+  let release: () => void = () => {};
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/active_run*", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByTestId("chat-input").fill("What is 6 * 7?");
+  await page.getByTestId("chat-send").click();
+  await expect
+    .poll(async () => (await runs(page, graph))[0]?.status, { timeout: 15_000 })
+    .toBe("interrupted");
+  release();
+  // The page follows the run it started: its gate, state and status.
+  await expect(page.getByTestId("interrupt")).toBeVisible({ timeout: 15_000 });
+  await expect(page.getByTestId("run-status")).toHaveText("Run interrupted");
+  await page.unroute("**/api/active_run*");
+});
+
 test("a yes-or-no question is answered with Yes and No, and the refund is approved", async ({
   page,
   errors,

@@ -59,15 +59,21 @@ thread_local! {
     /// Where runs this page starts are told to the page's socket.
     static STARTED: RefCell<Option<UnboundedSender<(RunId, ThreadId)>>> =
         const { RefCell::new(None) };
+    /// Runs started before the socket was set up (the page asks the server
+    /// for the graph's active run first): handed to it when it is.
+    /// Each with its graph: only that graph's page follows it.
+    static PENDING: RefCell<Vec<(GraphId, RunId, ThreadId)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A run this page just started: a live page follows it at once, as it
-/// would on the server's notice (which a socket still opening can miss).
-pub fn follow_started(run: RunId, thread: ThreadId) {
-    STARTED.with(|started| {
-        if let Some(sender) = started.borrow().as_ref() {
+/// would on the server's notice (which a socket still opening can miss,
+/// and which a run already paused by then never sends).
+pub fn follow_started(graph: GraphId, run: RunId, thread: ThreadId) {
+    STARTED.with(|started| match started.borrow().as_ref() {
+        Some(sender) => {
             let _ = sender.unbounded_send((run, thread));
         }
+        None => PENDING.with(|pending| pending.borrow_mut().push((graph, run, thread))),
     });
 }
 
@@ -84,6 +90,13 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
     let batch = Rc::new(RefCell::new(Batch::default()));
     // Runs started here, as the notices they will cause.
     let (sender, started) = unbounded::<(RunId, ThreadId)>();
+    // A run started while the page was still opening goes first (one of
+    // another graph's page, left before it opened, is dropped).
+    for (graph, run, thread) in PENDING.with(|pending| std::mem::take(&mut *pending.borrow_mut())) {
+        if graph == graph_id {
+            let _ = sender.unbounded_send((run, thread));
+        }
+    }
     STARTED.with(|slot| *slot.borrow_mut() = Some(sender));
     let started_here = {
         let graph_id = graph_id.clone();

@@ -24,7 +24,11 @@ pub fn follow(run: &RunInfo) {
         let _ = location.set_search(&format!("?run={}", run.id));
     } else {
         #[cfg(feature = "hydrate")]
-        crate::live::socket::follow_started(run.id.clone(), run.thread_id.clone());
+        crate::live::socket::follow_started(
+            run.graph_id.clone(),
+            run.id.clone(),
+            run.thread_id.clone(),
+        );
     }
 }
 
