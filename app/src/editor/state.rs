@@ -213,9 +213,7 @@ impl Editor {
         // The same on the server and in the browser, from the document
         // alone: hydration finds the view it would have drawn.
         let (width, height) = Viewport::GUESSED_CANVAS;
-        let guessed = editor
-            .nodes
-            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        let guessed = editor.bounds();
         let count = editor.nodes.with_untracked(Vec::len);
         let (view, at_start) =
             Viewport::opening(guessed, editor.start_position(), count, width, height);
@@ -450,11 +448,15 @@ impl Editor {
         })
     }
 
+    /// The box every node is in, as they stand now.
+    fn bounds(&self) -> Option<(f64, f64, f64, f64)> {
+        self.nodes
+            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()))
+    }
+
     /// Fits every node in a `width` × `height` canvas.
     pub fn fit(&self, width: f64, height: f64) {
-        let bounds = self
-            .nodes
-            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        let bounds = self.bounds();
         let view = Viewport::fitting(bounds, width, height);
         self.showing_start.set(false);
         self.viewport.set(view);
@@ -465,9 +467,7 @@ impl Editor {
     /// anyone moved the view): the whole graph when it reads, else its
     /// start at a readable zoom (`Viewport::opening`).
     pub fn frame(&self, width: f64, height: f64) {
-        let bounds = self
-            .nodes
-            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        let bounds = self.bounds();
         let count = self.nodes.with_untracked(Vec::len);
         let (view, at_start) =
             Viewport::opening(bounds, self.start_position(), count, width, height);
@@ -479,9 +479,7 @@ impl Editor {
     /// Goes to the graph's start at a readable zoom, whatever its size (a
     /// person asked for it).
     pub fn go_to_start(&self, height: f64) {
-        let bounds = self
-            .nodes
-            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        let bounds = self.bounds();
         if let Some(view) = Viewport::at_start(bounds, self.start_position(), height) {
             self.showing_start.set(true);
             self.viewport.set(view);
