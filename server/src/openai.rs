@@ -568,8 +568,14 @@ fn chunks(
             match chunks.events.recv().await {
                 Some(Streamed::Event(event)) => {
                     // The answer streams: a sub-agent's or a subgraph's
-                    // own words are not it.
-                    if let EventPayload::Custom { name, data, .. } = &event.payload
+                    // own words are not it, nor those of a fan-out's
+                    // instances (they stream side by side).
+                    if let EventPayload::Custom {
+                        name,
+                        data,
+                        instance: None,
+                        ..
+                    } = &event.payload
                         && name == "token"
                         && !event.is_nested()
                         && let Some(text) = data.get("text").and_then(Value::as_str)

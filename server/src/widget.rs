@@ -281,10 +281,14 @@ fn visitor_stream(
         loop {
             let sse = match events.recv().await? {
                 outcome::Streamed::Event(event) => match &event.payload {
-                    // The answer streams, not a child graph's words.
-                    EventPayload::Custom { name, data, .. }
-                        if name == "token" && !event.is_nested() =>
-                    {
+                    // The answer streams, not a child graph's words nor
+                    // those of a fan-out's instances (side by side).
+                    EventPayload::Custom {
+                        name,
+                        data,
+                        instance: None,
+                        ..
+                    } if name == "token" && !event.is_nested() => {
                         let Some(text) = data.get("text").and_then(|text| text.as_str()) else {
                             continue;
                         };

@@ -40,6 +40,10 @@ pub enum ServerMessage {
     Tokens {
         run_id: RunId,
         node: String,
+        /// The fanned-out instance of the node that streamed them, when a
+        /// fan-out started it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<u32>,
         text: String,
         first_seq: u64,
         last_seq: u64,

@@ -7,6 +7,7 @@
 mod edge_label;
 mod edge_path;
 mod fan_out_link;
+mod instances;
 mod label_text;
 mod loops;
 mod node;

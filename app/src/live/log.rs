@@ -5,7 +5,7 @@
 //! trace counts what happened, not how it was typed.
 
 use heddle_engine::ids::RunId;
-use heddle_engine::run::{Event, EventPayload, Hop, RunStatus};
+use heddle_engine::run::{Event, EventPayload, Hop, RunStatus, TaskRef};
 use serde_json::{Map, Value};
 
 use super::view::RunView;
@@ -14,6 +14,8 @@ use super::view::RunView;
 #[derive(Clone, Debug, PartialEq)]
 pub struct TokenChunk {
     pub node: String,
+    /// The fanned-out instance of the node that streamed it, if any.
+    pub instance: Option<u32>,
     pub text: String,
     /// The `seq` of the chunk's last token event.
     pub last_seq: u64,
@@ -26,14 +28,18 @@ impl TokenChunk {
     /// text rather than as an event of the log.
     fn nested(event: &Event) -> Option<TokenChunk> {
         match &event.payload {
-            EventPayload::Custom { node, name, data } if name == "token" && event.is_nested() => {
-                Some(TokenChunk {
-                    node: node.to_string(),
-                    text: data["text"].as_str().unwrap_or_default().to_string(),
-                    last_seq: event.seq,
-                    within: event.path.clone(),
-                })
-            }
+            EventPayload::Custom {
+                node,
+                instance,
+                name,
+                data,
+            } if name == "token" && event.is_nested() => Some(TokenChunk {
+                node: node.to_string(),
+                instance: *instance,
+                text: data["text"].as_str().unwrap_or_default().to_string(),
+                last_seq: event.seq,
+                within: event.path.clone(),
+            }),
             _ => None,
         }
     }
@@ -95,6 +101,8 @@ pub struct Execution {
     /// Where it ran, when inside a node's child graph (a subgraph, a
     /// sub-agent): the path of its events. Empty for the run's own nodes.
     pub within: Vec<Hop>,
+    /// Which fanned-out instance it was, when a fan-out started it.
+    pub instance: Option<u32>,
     /// What it wrote to the state.
     pub update: Option<Value>,
     /// The route it chose.
@@ -200,13 +208,13 @@ impl RunLog {
                 break;
             }
             while let Some(chunk) = tokens.next_if(|chunk| chunk.last_seq < event.seq) {
-                view.streamed(&chunk.within, &chunk.node, &chunk.text);
+                view.streamed(&chunk.within, &chunk.node, chunk.instance, &chunk.text);
             }
             view.apply(event);
         }
         if until.is_none() {
             for chunk in tokens {
-                view.streamed(&chunk.within, &chunk.node, &chunk.text);
+                view.streamed(&chunk.within, &chunk.node, chunk.instance, &chunk.text);
             }
         }
         view
@@ -322,15 +330,32 @@ impl RunLog {
                 }
             }
         };
+        // Each graph's current step's tasks (the run's, and each child
+        // graph's by its path): which instance a task is.
+        let mut tasks: Vec<(&[Hop], &[TaskRef])> = Vec::new();
         for event in &self.events {
             let at = event.at_us;
             match &event.payload {
+                EventPayload::StepStarted { tasks: started, .. } => {
+                    match tasks
+                        .iter_mut()
+                        .find(|(path, _)| *path == event.path.as_slice())
+                    {
+                        Some(known) => known.1 = started,
+                        None => tasks.push((&event.path, started)),
+                    }
+                }
                 EventPayload::NodeStarted {
                     step,
                     node,
                     task,
                     attempt,
                 } => executions.push(Execution {
+                    instance: tasks
+                        .iter()
+                        .find(|(path, _)| *path == event.path.as_slice())
+                        .and_then(|(_, tasks)| tasks.get(*task as usize))
+                        .and_then(|task| task.instance),
                     node: node.to_string(),
                     step: *step,
                     task: *task,
@@ -602,6 +627,38 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn each_execution_knows_its_fanned_out_instance() {
+        let log = log(&[
+            json!({"type": "run_started", "graph": "g", "input": {}, "state": {}}),
+            json!({"type": "step_started", "step": 1, "tasks": [
+                {"node": "join"}, {"node": "research", "instance": 0}, {"node": "research", "instance": 1}]}),
+            json!({"type": "node_started", "step": 1, "node": "research", "task": 2, "attempt": 1}),
+            json!({"type": "node_started", "step": 1, "node": "research", "task": 1, "attempt": 1}),
+            json!({"type": "node_started", "step": 1, "node": "join", "task": 0, "attempt": 1}),
+            // Inside a child graph, tasks are that graph's: its own fan-out.
+            json!({"type": "step_started", "step": 0, "path": [{"node": "join", "step": 1}],
+                   "tasks": [{"node": "w", "instance": 4}]}),
+            json!({"type": "node_started", "step": 0, "path": [{"node": "join", "step": 1}],
+                   "node": "w", "task": 0, "attempt": 1}),
+            json!({"type": "node_succeeded", "step": 1, "node": "research", "task": 2, "duration_us": 5, "update": {}}),
+        ]);
+        let executions = log.executions();
+        let seen: Vec<(&str, Option<u32>, Outcome)> = executions
+            .iter()
+            .map(|e| (e.node.as_str(), e.instance, e.outcome))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("research", Some(1), Outcome::Succeeded),
+                ("research", Some(0), Outcome::Running),
+                ("join", None, Outcome::Running),
+                ("w", Some(4), Outcome::Running),
+            ]
+        );
+    }
+
+    #[test]
     fn duplicates_from_a_reconnect_are_dropped_and_tokens_replay_in_place() {
         let mut log = two_steps();
         let again = log.events[3].clone();
@@ -609,12 +666,14 @@ pub(crate) mod tests {
         let count = log.events.len();
         assert!(log.push_tokens(TokenChunk {
             node: "b".into(),
+            instance: None,
             text: "late".into(),
             last_seq: 20,
             within: Vec::new(),
         }));
         assert!(!log.push_tokens(TokenChunk {
             node: "b".into(),
+            instance: None,
             text: "late".into(),
             last_seq: 20,
             within: Vec::new(),

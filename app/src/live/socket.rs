@@ -171,11 +171,13 @@ pub fn watch(graph_id: String, follow: Follow, watch: Watch) {
                 }
                 ServerMessage::Tokens {
                     node,
+                    instance,
                     text,
                     last_seq,
                     ..
                 } => Incoming::Tokens(TokenChunk {
                     node,
+                    instance,
                     text,
                     last_seq,
                     within: Vec::new(),
@@ -343,7 +345,7 @@ fn flush(batch: &Rc<RefCell<Batch>>, watch: Watch) {
                 match incoming {
                     Incoming::Event(event) => view.apply(event),
                     Incoming::Tokens(chunk) => {
-                        view.streamed(&chunk.within, &chunk.node, &chunk.text)
+                        view.streamed(&chunk.within, &chunk.node, chunk.instance, &chunk.text)
                     }
                     Incoming::Base(_) | Incoming::Switch { .. } => {}
                 }

@@ -6,11 +6,14 @@
 //! agent's sub-agents: events with a path) shows on that node: what it
 //! is doing inside, how many executions inside ended, their text and
 //! their model calls (which count in the node's and the run's usage).
+//! The instances a fan-out starts of a node run side by side: each keeps
+//! its own state and streamed text ([`NodeStats::instances`]), so their
+//! words never interleave.
 
 use heddle_engine::ids::RunId;
 use std::collections::{BTreeMap, HashMap};
 
-use heddle_engine::run::{Event, EventPayload, Hop, Interrupt, RunStatus};
+use heddle_engine::run::{Event, EventPayload, Hop, Interrupt, RunStatus, TaskRef};
 use heddle_engine::tools::BreakerState;
 use heddle_engine::usage::UsageTotals;
 
@@ -57,6 +60,58 @@ pub struct NodeStats {
     pub streamed: String,
     /// What its child graphs did (a subgraph's, its sub-agents').
     pub inside: Inside,
+    /// Its fanned-out instances in the step that ran them, by item
+    /// position (empty when no fan-out started it).
+    pub instances: BTreeMap<u32, Instance>,
+}
+
+/// One instance a fan-out started of a node, for one item.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Instance {
+    pub state: NodeState,
+    /// What it streamed (its own words, or while it has none, its child
+    /// graph's).
+    pub streamed: String,
+    /// How long it took, once it ended.
+    pub duration_us: Option<u64>,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// Where the work inside its child graph is, while it runs.
+    pub doing: Option<String>,
+}
+
+impl Instance {
+    fn waiting() -> Instance {
+        Instance {
+            state: NodeState::Waiting,
+            streamed: String::new(),
+            duration_us: None,
+            error: None,
+            doing: None,
+        }
+    }
+}
+
+impl NodeStats {
+    /// The node's state as its instances make it: running while any runs
+    /// or waits, else failed or paused if any is, else succeeded.
+    fn state_of_instances(&self) -> Option<NodeState> {
+        let states = || self.instances.values().map(|instance| instance.state);
+        let any = |wanted: NodeState| states().any(|state| state == wanted);
+        if self.instances.is_empty() {
+            None
+        } else if any(NodeState::Retrying) {
+            Some(NodeState::Retrying)
+        } else if any(NodeState::Running) || any(NodeState::Waiting) {
+            Some(NodeState::Running)
+        } else if any(NodeState::Failed) {
+            Some(NodeState::Failed)
+        } else if any(NodeState::Interrupted) {
+            Some(NodeState::Interrupted)
+        } else {
+            Some(NodeState::Succeeded)
+        }
+    }
 }
 
 /// What a node's child graphs did so far in the run.
@@ -102,6 +157,8 @@ pub struct RunView {
     pub edges_taken: Vec<(String, String)>,
     /// The step the run is at.
     pub step: u32,
+    /// That step's tasks (which instance each fanned-out task is).
+    pub tasks: Vec<TaskRef>,
     /// Why the run is paused, when it is.
     pub interrupts: Vec<Interrupt>,
     /// Why the run failed, when it did.
@@ -139,42 +196,106 @@ impl RunView {
                         *state = NodeState::Waiting;
                     }
                 }
+                for instance in self.instances_mut() {
+                    if instance.state == NodeState::Interrupted {
+                        instance.state = NodeState::Waiting;
+                    }
+                }
             }
             EventPayload::StepStarted { step, tasks } => {
                 self.step = *step;
                 self.edges_taken.clear();
+                self.tasks.clone_from(tasks);
                 for task in tasks {
                     self.nodes.insert(task.node.to_string(), NodeState::Waiting);
                 }
-            }
-            EventPayload::NodeStarted { node, attempt, .. } => {
-                let stats = self.stats.entry(node.to_string()).or_default();
-                if *attempt <= 1 {
-                    stats.streamed.clear();
+                // A fan-out's instances start afresh in the step that runs
+                // them.
+                for task in tasks.iter().filter(|task| task.instance.is_some()) {
+                    self.stats
+                        .entry(task.node.to_string())
+                        .or_default()
+                        .instances
+                        .clear();
                 }
+                for task in tasks {
+                    if let Some(instance) = task.instance {
+                        self.stats
+                            .entry(task.node.to_string())
+                            .or_default()
+                            .instances
+                            .insert(instance, Instance::waiting());
+                    }
+                }
+            }
+            EventPayload::NodeStarted {
+                node,
+                task,
+                attempt,
+                ..
+            } => {
+                let instance = self.instance_of(*task);
+                let stats = self.stats.entry(node.to_string()).or_default();
                 stats.runs += 1;
-                self.nodes.insert(node.to_string(), NodeState::Running);
+                match instance.and_then(|i| stats.instances.get_mut(&i)) {
+                    Some(instance) => {
+                        if *attempt <= 1 {
+                            instance.streamed.clear();
+                        }
+                        instance.state = NodeState::Running;
+                    }
+                    None if *attempt <= 1 => stats.streamed.clear(),
+                    None => {}
+                }
+                self.settle_node(node.as_str(), NodeState::Running);
             }
             EventPayload::NodeSucceeded {
-                node, duration_us, ..
+                node,
+                task,
+                duration_us,
+                ..
             } => {
+                let instance = self.instance_of(*task);
                 let stats = self.stats.entry(node.to_string()).or_default();
                 stats.last_duration_us = Some(*duration_us);
                 stats.error = None;
-                self.nodes.insert(node.to_string(), NodeState::Succeeded);
+                if let Some(instance) = instance.and_then(|i| stats.instances.get_mut(&i)) {
+                    instance.state = NodeState::Succeeded;
+                    instance.duration_us = Some(*duration_us);
+                    instance.error = None;
+                    instance.doing = None;
+                }
+                self.settle_node(node.as_str(), NodeState::Succeeded);
             }
-            EventPayload::NodeRetrying { node, error, .. } => {
-                self.stats.entry(node.to_string()).or_default().error = Some(error.clone());
-                self.nodes.insert(node.to_string(), NodeState::Retrying);
+            EventPayload::NodeRetrying {
+                node, task, error, ..
             }
-            EventPayload::NodeFailed { node, error, .. } => {
-                self.stats.entry(node.to_string()).or_default().error = Some(error.clone());
-                self.nodes.insert(node.to_string(), NodeState::Failed);
+            | EventPayload::NodeFailed {
+                node, task, error, ..
+            } => {
+                let state = match event.payload {
+                    EventPayload::NodeRetrying { .. } => NodeState::Retrying,
+                    _ => NodeState::Failed,
+                };
+                let instance = self.instance_of(*task);
+                let stats = self.stats.entry(node.to_string()).or_default();
+                stats.error = Some(error.clone());
+                if let Some(instance) = instance.and_then(|i| stats.instances.get_mut(&i)) {
+                    instance.state = state;
+                    instance.error = Some(error.clone());
+                    instance.doing = None;
+                }
+                self.settle_node(node.as_str(), state);
             }
             EventPayload::EdgeTaken { from, to, .. } => {
                 self.edges_taken.push((from.to_string(), to.to_string()));
             }
-            EventPayload::Custom { node, name, data } => match name.as_str() {
+            EventPayload::Custom {
+                node,
+                instance,
+                name,
+                data,
+            } => match name.as_str() {
                 "usage" => {
                     let mut call = UsageTotals::default();
                     call.add_event(data);
@@ -205,7 +326,7 @@ impl RunView {
                     // event counts like the rest of its stream.
                     self.events -= 1;
                     if let Some(text) = data["text"].as_str() {
-                        self.tokens(node.as_str(), text);
+                        self.tokens(node.as_str(), *instance, text);
                     }
                 }
                 _ => {}
@@ -220,6 +341,11 @@ impl RunView {
                 for state in self.nodes.values_mut() {
                     if matches!(*state, NodeState::Running | NodeState::Waiting) {
                         *state = NodeState::Interrupted;
+                    }
+                }
+                for instance in self.instances_mut() {
+                    if matches!(instance.state, NodeState::Running | NodeState::Waiting) {
+                        instance.state = NodeState::Interrupted;
                     }
                 }
             }
@@ -245,6 +371,23 @@ impl RunView {
     /// share a child's node id.
     fn apply_inside(&mut self, outer: &Hop, event: &Event) {
         let stats = self.stats.entry(outer.node.to_string()).or_default();
+        // A fanned-out instance's child graph: its instance says so too.
+        if let Some(instance) = outer.instance.and_then(|i| stats.instances.get_mut(&i)) {
+            match &event.payload {
+                EventPayload::NodeStarted { node, attempt, .. } => {
+                    instance.doing = Some(inside_label(&event.path, node.as_str()));
+                    if *attempt <= 1 {
+                        instance.streamed.clear();
+                    }
+                }
+                EventPayload::Custom { name, data, .. } if name == "token" => {
+                    if let Some(text) = data["text"].as_str() {
+                        instance.streamed.push_str(text);
+                    }
+                }
+                _ => {}
+            }
+        }
         let inside = &mut stats.inside;
         match &event.payload {
             EventPayload::NodeStarted { node, attempt, .. } => {
@@ -281,28 +424,57 @@ impl RunView {
         }
     }
 
-    /// Streamed text of `node` at `within` (see `Event::path`): a node's
-    /// own, or inside the child graph of the node the path starts at.
-    pub fn streamed(&mut self, within: &[Hop], node: &str, text: &str) {
+    /// Streamed text of `node` (of its fanned-out `instance`) at `within`
+    /// (see `Event::path`): a node's own, or inside the child graph of the
+    /// node the path starts at.
+    pub fn streamed(&mut self, within: &[Hop], node: &str, instance: Option<u32>, text: &str) {
         match within.first() {
-            Some(outer) => self
-                .stats
-                .entry(outer.node.to_string())
-                .or_default()
-                .inside
-                .streamed
-                .push_str(text),
-            None => self.tokens(node, text),
+            Some(outer) => {
+                let stats = self.stats.entry(outer.node.to_string()).or_default();
+                if let Some(instance) = outer.instance.and_then(|i| stats.instances.get_mut(&i)) {
+                    instance.streamed.push_str(text);
+                }
+                stats.inside.streamed.push_str(text);
+            }
+            None => self.tokens(node, instance, text),
         }
     }
 
-    /// Streamed text of a node, as it comes.
-    pub fn tokens(&mut self, node: &str, text: &str) {
+    /// Streamed text of a node (of one of its fanned-out instances), as
+    /// it comes.
+    pub fn tokens(&mut self, node: &str, instance: Option<u32>, text: &str) {
+        let stats = self.stats.entry(node.to_string()).or_default();
+        match instance {
+            Some(i) => stats
+                .instances
+                .entry(i)
+                .or_insert_with(Instance::waiting)
+                .streamed
+                .push_str(text),
+            None => stats.streamed.push_str(text),
+        }
+    }
+
+    /// Which fanned-out instance the current step's `task` is, if any.
+    fn instance_of(&self, task: u32) -> Option<u32> {
+        self.tasks.get(task as usize).and_then(|task| task.instance)
+    }
+
+    /// Sets a node's state after one of its executions changed: as its
+    /// instances make it when a fan-out started it, else `state`.
+    fn settle_node(&mut self, node: &str, state: NodeState) {
+        let state = self
+            .stats
+            .get(node)
+            .and_then(NodeStats::state_of_instances)
+            .unwrap_or(state);
+        self.nodes.insert(node.to_string(), state);
+    }
+
+    fn instances_mut(&mut self) -> impl Iterator<Item = &mut Instance> {
         self.stats
-            .entry(node.to_string())
-            .or_default()
-            .streamed
-            .push_str(text);
+            .values_mut()
+            .flat_map(|stats| stats.instances.values_mut())
     }
 
     /// Nodes still waiting or running when the run ended did not finish.
@@ -311,6 +483,12 @@ impl RunView {
             .retain(|_, state| !matches!(state, NodeState::Waiting | NodeState::Running));
         for stats in self.stats.values_mut() {
             stats.inside.doing = None;
+            stats.instances.retain(|_, instance| {
+                !matches!(instance.state, NodeState::Waiting | NodeState::Running)
+            });
+            for instance in stats.instances.values_mut() {
+                instance.doing = None;
+            }
         }
         self.edges_taken.clear();
     }
@@ -481,12 +659,100 @@ mod tests {
     }
 
     #[test]
+    fn a_fan_outs_instances_keep_their_own_state_and_words() {
+        let token = |instance: u32, text: &str| {
+            json!({"type": "custom", "node": "research", "instance": instance,
+                   "name": "token", "data": {"text": text}})
+        };
+        let events = [
+            json!({"type": "step_started", "step": 2, "tasks": [
+                {"node": "research", "instance": 0},
+                {"node": "research", "instance": 1},
+                {"node": "research", "instance": 2}]}),
+            json!({"type": "node_started", "step": 2, "node": "research", "task": 0, "attempt": 1}),
+            json!({"type": "node_started", "step": 2, "node": "research", "task": 1, "attempt": 1}),
+            json!({"type": "node_started", "step": 2, "node": "research", "task": 2, "attempt": 1}),
+            token(0, "Heat "),
+            token(1, "Cost "),
+            token(0, "pumps"),
+            token(2, "Noise"),
+            token(1, "falls"),
+            json!({"type": "node_succeeded", "step": 2, "node": "research", "task": 1, "duration_us": 900, "update": {}}),
+        ];
+        let view = fold(&events);
+        let research = &view.stats["research"];
+        let words: Vec<&str> = research
+            .instances
+            .values()
+            .map(|instance| instance.streamed.as_str())
+            .collect();
+        assert_eq!(words, ["Heat pumps", "Cost falls", "Noise"]);
+        assert!(research.streamed.is_empty(), "no interleaved text");
+        assert_eq!(research.instances[&1].state, NodeState::Succeeded);
+        assert_eq!(research.instances[&1].duration_us, Some(900));
+        assert_eq!(research.instances[&0].state, NodeState::Running);
+        // One instance done, two running: the node is running.
+        assert_eq!(view.state_of("research"), "running");
+
+        let mut ended = events.to_vec();
+        ended.push(json!({"type": "node_failed", "step": 2, "node": "research", "task": 2, "attempt": 1, "error": "down"}));
+        ended.push(json!({"type": "node_succeeded", "step": 2, "node": "research", "task": 0, "duration_us": 700, "update": {}}));
+        let view = fold(&ended);
+        assert_eq!(view.state_of("research"), "failed", "one of them failed");
+        assert_eq!(
+            view.stats["research"].instances[&2].error.as_deref(),
+            Some("down")
+        );
+
+        // The next fan-out starts its instances afresh.
+        ended.push(json!({"type": "step_started", "step": 3, "tasks": [{"node": "research", "instance": 0}]}));
+        let view = fold(&ended);
+        assert_eq!(view.stats["research"].instances.len(), 1);
+        assert_eq!(
+            view.stats["research"].instances[&0].state,
+            NodeState::Waiting
+        );
+    }
+
+    #[test]
+    fn an_instances_child_graph_streams_into_that_instance() {
+        let inside = |instance: u32, body: Value| {
+            let mut body = body;
+            body["path"] = json!([{"node": "research", "step": 1, "instance": instance}]);
+            body
+        };
+        let view = fold(&[
+            json!({"type": "step_started", "step": 1, "tasks": [
+                {"node": "research", "instance": 0}, {"node": "research", "instance": 1}]}),
+            json!({"type": "node_started", "step": 1, "node": "research", "task": 0, "attempt": 1}),
+            json!({"type": "node_started", "step": 1, "node": "research", "task": 1, "attempt": 1}),
+            inside(
+                1,
+                json!({"type": "node_started", "step": 0, "node": "write", "task": 0, "attempt": 1}),
+            ),
+            inside(
+                1,
+                json!({"type": "custom", "node": "write", "name": "token", "data": {"text": "Second"}}),
+            ),
+            inside(
+                0,
+                json!({"type": "custom", "node": "write", "name": "token", "data": {"text": "First"}}),
+            ),
+        ]);
+        let instances = &view.stats["research"].instances;
+        assert_eq!(instances[&0].streamed, "First");
+        assert_eq!(instances[&1].streamed, "Second");
+        assert_eq!(instances[&1].doing.as_deref(), Some("write"));
+        assert_eq!(instances[&0].doing, None);
+    }
+
+    #[test]
     fn streamed_tokens_restart_with_each_execution() {
         let mut view = fold(&[
             json!({"type": "node_started", "step": 0, "node": "llm", "task": 0, "attempt": 1}),
         ]);
-        view.tokens("llm", "Hel");
-        view.tokens("llm", "lo");
+        view.tokens("llm", None, "Hel");
+        view.tokens("llm", None, "lo");
         assert_eq!(view.stats["llm"].streamed, "Hello");
         view.apply(&event(
             5,

@@ -1,7 +1,8 @@
 //! The chat panel, for graphs whose input is a conversation: pick one of
 //! the graph's threads or start a new one, read its messages (tool calls
 //! and their results folded), send a message (which starts a run on the
-//! thread), and watch the reply stream in as the model writes it.
+//! thread), and watch the reply stream in as the model writes it (a
+//! fan-out's instances in a bubble each).
 
 use heddle_engine::format::ChannelType;
 use heddle_engine::ids::ThreadId;
@@ -18,6 +19,9 @@ use crate::graphs::display_timestamp;
 use crate::live::{NodeState, Watch};
 use crate::runs::StartRequest;
 use crate::runs::ThreadInfo;
+
+/// How many of a fan-out's instances stream in bubbles of their own.
+const STREAMING_INSTANCES: usize = 4;
 
 #[component]
 pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
@@ -83,17 +87,47 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
             });
         });
     }
-    let streaming = move || {
+    // What is being written: a node's words, or, for a fanned-out node,
+    // each instance's in a bubble of its own (never interleaved).
+    let streaming = move || -> Vec<(Option<String>, String)> {
         if watch.cursor.get().is_some() {
-            return None;
+            return Vec::new();
         }
         watch.view.with(|view| {
-            view.nodes
+            let mut running: Vec<&String> = view
+                .nodes
                 .iter()
                 .filter(|(_, state)| **state == NodeState::Running)
-                .filter_map(|(node, _)| view.stats.get(node))
-                .map(|stats| stats.streamed.clone())
-                .find(|text| !text.is_empty())
+                .map(|(node, _)| node)
+                .collect();
+            running.sort();
+            for node in running {
+                let Some(stats) = view.stats.get(node) else {
+                    continue;
+                };
+                if !stats.streamed.is_empty() {
+                    return vec![(None, stats.streamed.clone())];
+                }
+                let name = editor.label_of(node).unwrap_or_else(|| node.clone());
+                let instances: Vec<(Option<String>, String)> = stats
+                    .instances
+                    .iter()
+                    .filter(|(_, instance)| {
+                        instance.state == NodeState::Running && !instance.streamed.is_empty()
+                    })
+                    .take(STREAMING_INSTANCES)
+                    .map(|(i, instance)| {
+                        (
+                            Some(format!("{name} #{}", i + 1)),
+                            instance.streamed.clone(),
+                        )
+                    })
+                    .collect();
+                if !instances.is_empty() {
+                    return instances;
+                }
+            }
+            Vec::new()
         })
     };
     // The newest message stays in view: a new one, a streamed word, the
@@ -211,12 +245,12 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 })}
                 {move || messages.get().into_iter().map(message_view).collect_view()}
                 {move || sent.get().map(|text| message_view(ChatMessage::new(Role::User, text)))}
-                {move || streaming().map(|text| view! {
+                {move || streaming().into_iter().map(|(who, text)| view! {
                     <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
-                        <span class="chat-role">"assistant"</span>
+                        <span class="chat-role">{who.unwrap_or_else(|| "assistant".to_string())}</span>
                         <p>{text}</p>
                     </li>
-                })}
+                }).collect_view()}
                 {move || failure().map(|why| view! {
                     <li class="chat-message chat-failure" role="alert" data-testid="chat-failure">
                         <span class="chat-role">"the run failed"</span>

@@ -3,7 +3,9 @@
 //! selects its node and moves the replay to its step. Work inside a node's
 //! child graphs (a subgraph's, a sub-agent's) has lanes of its own, under
 //! that node, named by where it ran (`mathematician › work`); clicking
-//! one selects the enclosing node at its step.
+//! one selects the enclosing node at its step. A fan-out's instances run
+//! side by side, so each has a lane of its own (`Research #2`), up to
+//! [`INSTANCE_LANES`]; the rest share one.
 
 use leptos::prelude::*;
 
@@ -13,11 +15,25 @@ use crate::live::view::inside_label;
 use crate::live::{Execution, Outcome, Watch};
 use heddle_engine::run::Hop;
 
-/// A lane: a node of the run's graph, or a node inside a child graph.
+/// How many of a node's fanned-out instances get a lane of their own.
+const INSTANCE_LANES: u32 = 24;
+
+/// ` #2` for a hop into the child graph of a fanned-out instance.
+fn outer_instance(outer: &Hop) -> String {
+    outer
+        .instance
+        .map(|i| format!(" #{}", i + 1))
+        .unwrap_or_default()
+}
+
+/// A lane: a node of the run's graph, or a node inside a child graph; for
+/// a fanned-out node, one of its instances (or, past [`INSTANCE_LANES`],
+/// the rest of them, as `INSTANCE_LANES`).
 #[derive(Clone, Debug, PartialEq)]
 struct LaneOf {
     node: String,
     within: Vec<Hop>,
+    instance: Option<u32>,
 }
 
 impl LaneOf {
@@ -25,17 +41,44 @@ impl LaneOf {
         LaneOf {
             node: execution.node.clone(),
             within: execution.within.clone(),
+            instance: execution.instance.map(|i| i.min(INSTANCE_LANES)),
         }
     }
 
+    /// What the lane is named by, and told apart by: executions with
+    /// the same key share the lane (a subgraph's nodes, step after step).
     fn key(&self) -> String {
-        match self.within.first() {
+        let key = match self.within.first() {
             None => self.node.clone(),
             Some(outer) => format!(
-                "{} › {}",
+                "{}{} › {}",
                 outer.node,
-                inside_label(&self.within, &self.node)
+                outer_instance(outer),
+                self.inside()
             ),
+        };
+        match self.instance {
+            Some(i) => format!("{key} #{}", i + 1),
+            None => key,
+        }
+    }
+
+    /// Where inside its node's child graph the lane is, for a nested lane:
+    /// `#2 › helper › write` when the node was fanned out.
+    fn inside(&self) -> String {
+        let inside = inside_label(&self.within, &self.node);
+        match self.within.first().and_then(|outer| outer.instance) {
+            Some(i) => format!("#{} › {inside}", i + 1),
+            None => inside,
+        }
+    }
+
+    /// How the lane names its instance: ` #2`, or ` #25+` for the rest.
+    fn instance_suffix(&self) -> String {
+        match self.instance {
+            Some(INSTANCE_LANES) => format!(" #{}+", INSTANCE_LANES + 1),
+            Some(i) => format!(" #{}", i + 1),
+            None => String::new(),
         }
     }
 }
@@ -55,7 +98,7 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
             let mut lanes: Vec<LaneOf> = Vec::new();
             for execution in executions {
                 let lane = LaneOf::of(execution);
-                if lanes.contains(&lane) {
+                if lanes.iter().any(|known| known.key() == lane.key()) {
                     continue;
                 }
                 // A child graph's lanes go under the node that ran it.
@@ -63,11 +106,22 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
                     Some(outer) => lanes
                         .iter()
                         .rposition(|other| {
-                            other
-                                .within
-                                .first()
-                                .map_or(other.node.as_str(), |hop| hop.node.as_str())
-                                == outer.node.as_str()
+                            let owner = match other.within.first() {
+                                Some(hop) => (hop.node.as_str(), hop.instance),
+                                None => (other.node.as_str(), other.instance),
+                            };
+                            owner == (outer.node.as_str(), outer.instance)
+                        })
+                        // Else under any lane of the node (its instances
+                        // past the lanes of their own share one).
+                        .or_else(|| {
+                            lanes.iter().rposition(|other| {
+                                other
+                                    .within
+                                    .first()
+                                    .map_or(other.node.as_str(), |hop| hop.node.as_str())
+                                    == outer.node.as_str()
+                            })
                         })
                         .map_or(lanes.len(), |i| i + 1),
                     None => lanes.len(),
@@ -109,14 +163,12 @@ fn Lane(
     span: Memo<(u64, u64)>,
 ) -> impl IntoView {
     let mine = {
-        let lane = lane.clone();
+        let key = lane.key();
         move || {
             executions.with(|executions| {
                 executions
                     .iter()
-                    .filter(|execution| {
-                        execution.node == lane.node && execution.within == lane.within
-                    })
+                    .filter(|execution| LaneOf::of(execution).key() == key)
                     .cloned()
                     .collect::<Vec<_>>()
             })
@@ -128,19 +180,30 @@ fn Lane(
         None => {
             let node = &lane.node;
             let label = editor.label_of(node);
-            let title = label
+            let suffix = lane.instance_suffix();
+            let mut title = label
                 .as_ref()
                 .map_or_else(|| node.clone(), |label| format!("{label} ({node})"));
-            (label.unwrap_or_else(|| node.clone()), title)
+            if let Some(i) = lane.instance {
+                title.push_str(&match i {
+                    INSTANCE_LANES => format!(": the items from {} on", INSTANCE_LANES + 1),
+                    i => format!(": item {} of its fan-out", i + 1),
+                });
+            }
+            (
+                format!("{}{suffix}", label.unwrap_or_else(|| node.clone())),
+                title,
+            )
         }
         Some(outer) => {
-            let inside = inside_label(&lane.within, &lane.node);
+            let inside = lane.inside();
             let outer_name = editor
                 .label_of(outer.node.as_str())
                 .unwrap_or_else(|| outer.node.to_string());
+            let suffix = lane.instance_suffix();
             (
-                format!("↳ {inside}"),
-                format!("Inside {outer_name}: {inside}"),
+                format!("↳ {inside}{suffix}"),
+                format!("Inside {outer_name}: {inside}{suffix}"),
             )
         }
     };
@@ -179,14 +242,18 @@ fn bar(
         .end_us
         .map(|end| duration(end.saturating_sub(execution.start_us)))
         .unwrap_or_else(|| "running".into());
-    let name = match execution.within.first() {
+    let mut name = match execution.within.first() {
         Some(outer) => format!(
-            "{} › {}",
+            "{}{} › {}",
             outer.node,
+            outer_instance(outer),
             inside_label(&execution.within, &execution.node)
         ),
         None => execution.node.clone(),
     };
+    if let Some(i) = execution.instance {
+        name.push_str(&format!(" #{}", i + 1));
+    }
     let mut title = format!(
         "{name} · step {} · attempt {} · {took}",
         execution.step, execution.attempt

@@ -14,8 +14,9 @@ use crate::usage::{Meter, PriceTable, UsageTotals};
 /// Receives a node's custom events (token chunks, tool calls, logs). The
 /// executor implements it; tests can too.
 pub trait Emit: Send + Sync {
-    /// Records one custom event from `node`.
-    fn emit(&self, node: &NodeId, name: &str, data: Value);
+    /// Records one custom event from `node` (from its fanned-out
+    /// `instance`, when a fan-out started it).
+    fn emit(&self, node: &NodeId, instance: Option<u32>, name: &str, data: Value);
 
     /// Records an event that happened inside a child graph, at `path`.
     fn nested(&self, path: Vec<crate::run::Hop>, payload: crate::run::EventPayload);
@@ -130,11 +131,14 @@ impl<'a> NodeContext<'a> {
             instance: self.instance,
             child: child.map(str::to_string),
         };
+        // Named apart per fanned-out instance: instances of one node run
+        // their children side by side.
         let run_id = RunId::from(format!(
-            "{}/{}/{}{}",
+            "{}/{}/{}{}{}",
             self.run_id,
             self.node,
             self.step,
+            self.instance.map(|i| format!("[{i}]")).unwrap_or_default(),
             child.map(|name| format!("/{name}")).unwrap_or_default()
         ));
         let forward = |event: &crate::run::Event| {
@@ -160,7 +164,7 @@ impl<'a> NodeContext<'a> {
 
     /// Emits a custom event (e.g. `token`, `tool_call`, `log`).
     pub fn emit(&self, name: &str, data: Value) {
-        self.emit.emit(self.node, name, data);
+        self.emit.emit(self.node, self.instance, name, data);
     }
 
     /// Records a model call: its tokens and cost become a `usage` event,

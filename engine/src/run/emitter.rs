@@ -218,11 +218,12 @@ impl Emitter {
 }
 
 impl Emit for Emitter {
-    fn emit(&self, node: &NodeId, name: &str, data: Value) {
+    fn emit(&self, node: &NodeId, instance: Option<u32>, name: &str, data: Value) {
         Emitter::emit(
             self,
             EventPayload::Custom {
                 node: node.clone(),
+                instance,
                 name: name.to_string(),
                 data,
             },

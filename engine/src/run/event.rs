@@ -301,6 +301,11 @@ pub enum EventPayload {
     /// Something a node reported: token chunks, tool calls, logs.
     Custom {
         node: NodeId,
+        /// Which fanned-out instance of the node reported it, when a
+        /// fan-out started it (see [`TaskRef::instance`]): parallel
+        /// instances stream side by side, and each keeps its own text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        instance: Option<u32>,
         name: String,
         data: Value,
     },

@@ -49,6 +49,9 @@ struct TokenRun {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     path: Vec<Hop>,
     node: NodeId,
+    /// The fanned-out instance of the node that streamed them, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    instance: Option<u32>,
     /// The tokens' texts, joined.
     text: String,
     /// Each token's length in `text`, in bytes.
@@ -62,12 +65,18 @@ struct TokenRun {
 }
 
 impl TokenRun {
-    fn starting(event: &Event, node: &NodeId, text: &str) -> Self {
+    fn starting(event: &Event, token: Token<'_>) -> Self {
+        let Token {
+            node,
+            instance,
+            text,
+        } = token;
         TokenRun {
             seq: event.seq,
             at_us: event.at_us,
             path: event.path.clone(),
             node: node.clone(),
+            instance,
             text: text.to_owned(),
             lens: vec![text.len()],
             gaps_us: vec![0],
@@ -75,12 +84,18 @@ impl TokenRun {
         }
     }
 
-    /// Takes `event` in when it is the next token of this run's node.
-    fn take(&mut self, event: &Event, node: &NodeId, text: &str) -> bool {
+    /// Takes `event` in when it is the next token of this run's node (and
+    /// instance).
+    fn take(&mut self, event: &Event, token: Token<'_>) -> bool {
         let next = self.seq + self.lens.len() as u64;
-        if event.seq != next || *node != self.node || event.path != self.path {
+        if event.seq != next
+            || *token.node != self.node
+            || token.instance != self.instance
+            || event.path != self.path
+        {
             return false;
         }
+        let text = token.text;
         let Some(gap) = event.at_us.checked_sub(self.last_us) else {
             return false;
         };
@@ -124,6 +139,7 @@ impl TokenRun {
                 path: self.path.clone(),
                 payload: EventPayload::Custom {
                     node: self.node.clone(),
+                    instance: self.instance,
                     name: TOKEN.into(),
                     data: Value::Object(data),
                 },
@@ -137,17 +153,35 @@ impl TokenRun {
     }
 }
 
-/// The node and text of a streamed token event (`{"text": "..."}` and
-/// nothing else), which a token run can hold.
-fn token(event: &Event) -> Option<(&NodeId, &str)> {
-    let EventPayload::Custom { node, name, data } = &event.payload else {
+/// Who streamed a token, and its text.
+#[derive(Clone, Copy)]
+struct Token<'a> {
+    node: &'a NodeId,
+    instance: Option<u32>,
+    text: &'a str,
+}
+
+/// The streamed token of an event (`{"text": "..."}` and nothing else),
+/// which a token run can hold.
+fn token(event: &Event) -> Option<Token<'_>> {
+    let EventPayload::Custom {
+        node,
+        instance,
+        name,
+        data,
+    } = &event.payload
+    else {
         return None;
     };
     let Value::Object(data) = data else {
         return None;
     };
     match (name == TOKEN, data.len(), data.get("text")) {
-        (true, 1, Some(Value::String(text))) => Some((node, text)),
+        (true, 1, Some(Value::String(text))) => Some(Token {
+            node,
+            instance: *instance,
+            text,
+        }),
         _ => None,
     }
 }
@@ -163,13 +197,13 @@ pub(crate) fn encode<'a>(
     };
     for event in events {
         match token(event) {
-            Some((node, text)) => {
+            Some(token) => {
                 let taken = body
                     .tokens
                     .last_mut()
-                    .is_some_and(|run| run.take(event, node, text));
+                    .is_some_and(|run| run.take(event, token));
                 if !taken {
-                    body.tokens.push(TokenRun::starting(event, node, text));
+                    body.tokens.push(TokenRun::starting(event, token));
                 }
             }
             None => body.events.push(event.clone()),
@@ -248,6 +282,7 @@ mod tests {
             at_us,
             EventPayload::Custom {
                 node: NodeId::from(node),
+                instance: None,
                 name: name.into(),
                 data,
             },
@@ -282,6 +317,29 @@ mod tests {
         assert!(body.starts_with(r#"{"protocol":2,"#), "{body}");
         // Runs: [1,2], [3], [4], [7], [8]: `Hé` and `llo` share one text.
         assert!(body.contains(r#""text":"Héllo""#), "{body}");
+        assert_eq!(decode(&RunId::from("r"), &body).unwrap(), events);
+    }
+
+    #[test]
+    fn the_instances_of_a_fan_out_keep_their_own_tokens() {
+        let of = |seq: u64, instance: u32, text: &str| {
+            let mut event = tok(seq, seq * 10, "research", text);
+            if let EventPayload::Custom { instance: at, .. } = &mut event.payload {
+                *at = Some(instance);
+            }
+            event
+        };
+        // Two instances stream in turns, then one streams on its own.
+        let events = vec![
+            of(0, 0, "Heat "),
+            of(1, 1, "Cost "),
+            of(2, 0, "pumps"),
+            of(3, 1, "falls"),
+            of(4, 1, " fast"),
+        ];
+        let body = encode(&events).unwrap();
+        assert!(body.contains(r#""text":"falls fast""#), "{body}");
+        assert!(!body.contains("Heat Cost"), "{body}");
         assert_eq!(decode(&RunId::from("r"), &body).unwrap(), events);
     }
 

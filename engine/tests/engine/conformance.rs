@@ -92,6 +92,7 @@ fn events(run: &str, seqs: Range<u64>) -> Vec<Arc<Event>> {
             },
             payload: EventPayload::Custom {
                 node: NodeId::from("n"),
+                instance: None,
                 name: "tick".into(),
                 data: json!({"seq": seq, "text": format!("event {seq} of {run}")}),
             },

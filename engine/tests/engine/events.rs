@@ -43,7 +43,9 @@ async fn events_are_numbered_without_gaps_and_bracketed_by_the_run() {
     let tokens: Vec<String> = events
         .iter()
         .filter_map(|e| match &e.payload {
-            EventPayload::Custom { node, name, data } if name == "token" => {
+            EventPayload::Custom {
+                node, name, data, ..
+            } if name == "token" => {
                 assert_eq!(node.as_str(), "talk");
                 Some(data["text"].as_str().unwrap().to_string())
             }

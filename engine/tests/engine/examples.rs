@@ -327,6 +327,36 @@ async fn research_plans_with_a_model_fans_out_one_call_per_topic_then_summarizes
         })
         .unwrap();
     assert_eq!(parallel, 3);
+    // Each instance's words are its own: its tokens, joined, are its reply
+    // (in topic order), however the three streams interleaved.
+    let mut streamed: std::collections::BTreeMap<u32, String> = Default::default();
+    for event in log.since(0) {
+        if let EventPayload::Custom {
+            node,
+            instance,
+            name,
+            data,
+        } = &event.payload
+            && name == "token"
+            && node.as_str() == "research"
+        {
+            let instance = instance.expect("a fanned-out instance's token says which");
+            streamed
+                .entry(instance)
+                .or_default()
+                .push_str(data["text"].as_str().unwrap());
+        }
+    }
+    let replies: Vec<&str> = notes
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed.keys().copied().collect::<Vec<_>>(), [0, 1, 2]);
+    assert_eq!(
+        streamed.values().map(String::as_str).collect::<Vec<_>>(),
+        replies
+    );
 }
 
 #[tokio::test]

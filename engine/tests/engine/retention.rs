@@ -283,6 +283,7 @@ fn token(run: &RunId, seq: u64) -> Arc<Event> {
         path: Vec::new(),
         payload: EventPayload::Custom {
             node: NodeId::from("chat"),
+            instance: None,
             name: "token".into(),
             data: json!({"text": format!("word{seq} ")}),
         },

@@ -28,6 +28,7 @@ fn custom(seq: u64, node: &str, name: &str, data: serde_json::Value) -> Arc<Even
         seq,
         EventPayload::Custom {
             node: NodeId::from(node),
+            instance: None,
             name: name.into(),
             data,
         },

@@ -5,10 +5,11 @@
 //! queue, so none is dropped however slow the terminal; the printer runs on
 //! its own task and hands the writer back when the run is over.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::sync::Arc;
 
-use heddle_engine::run::Event;
+use heddle_engine::run::{Event, TaskRef};
 use heddle_engine::run::{EventPayload, EventSink, InterruptWhen, RunError, RunOutput};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
@@ -39,17 +40,17 @@ impl Printer {
         let (tx, mut rx) = mpsc::unbounded_channel::<Arc<Event>>();
         let task = tokio::spawn(async move {
             let mut result = Ok(());
-            let mut streaming = false;
+            let mut trace = Trace::default();
             while let Some(event) = rx.recv().await {
                 if result.is_ok() {
                     result = if pretty {
-                        trace_line(&mut out, &event, &mut streaming)
+                        trace.line(&mut out, &event)
                     } else {
                         json_line(&mut out, &event)
                     };
                 }
             }
-            if streaming && result.is_ok() {
+            if trace.streaming && result.is_ok() {
                 result = writeln!(out);
             }
             (out, result)
@@ -137,31 +138,78 @@ fn nested_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std:
     writeln!(out, "    ↳ {}: {line}", at.join(" › "))
 }
 
-/// One event of the readable trace. Streamed tokens are written as they
-/// come, on one line; `streaming` says whether such a line is open. Work
-/// inside child graphs shows as its nodes' ends, under where it happened.
-fn trace_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std::io::Result<()> {
-    if event.is_nested() {
-        return nested_line(out, event, streaming);
-    }
-    if let EventPayload::Custom { node, name, data } = &event.payload {
-        match name.as_str() {
-            "token" => {
-                if !*streaming {
-                    write!(out, "  » {node}: ")?;
-                    *streaming = true;
+/// The readable trace of a run, as its events come.
+#[derive(Default)]
+struct Trace {
+    /// Whether a line of streamed tokens is open.
+    streaming: bool,
+    /// The tasks of the run's current step (to know which fanned-out
+    /// instance a node's end is).
+    tasks: Vec<TaskRef>,
+    /// What each fanned-out instance streamed, by instance: instances
+    /// stream side by side, so each one's text is written whole when it
+    /// ends rather than interleaved with the others'.
+    held: BTreeMap<u32, String>,
+}
+
+impl Trace {
+    /// One event. A node's streamed tokens are written as they come, on
+    /// one line. Work inside child graphs shows as its nodes' ends, under
+    /// where it happened.
+    fn line(&mut self, out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
+        if event.is_nested() {
+            return nested_line(out, event, &mut self.streaming);
+        }
+        if let EventPayload::Custom {
+            node,
+            instance,
+            name,
+            data,
+        } = &event.payload
+        {
+            match (name.as_str(), instance) {
+                ("token", Some(instance)) => {
+                    let text = data["text"].as_str().unwrap_or_default();
+                    self.held.entry(*instance).or_default().push_str(text);
+                    return Ok(());
                 }
-                write!(out, "{}", data["text"].as_str().unwrap_or_default())?;
-                return out.flush();
+                ("token", None) => {
+                    if !self.streaming {
+                        write!(out, "  » {node}: ")?;
+                        self.streaming = true;
+                    }
+                    write!(out, "{}", data["text"].as_str().unwrap_or_default())?;
+                    return out.flush();
+                }
+                ("tool_call_delta" | "usage", _) => return Ok(()),
+                _ => {}
             }
-            "tool_call_delta" | "usage" => return Ok(()),
+        }
+        if self.streaming {
+            writeln!(out)?;
+            self.streaming = false;
+        }
+        match &event.payload {
+            EventPayload::StepStarted { tasks, .. } => self.tasks.clone_from(tasks),
+            EventPayload::NodeSucceeded { node, task, .. }
+            | EventPayload::NodeFailed { node, task, .. } => {
+                let instance = self
+                    .tasks
+                    .get(*task as usize)
+                    .and_then(|task| task.instance);
+                if let Some(text) = instance.and_then(|i| self.held.remove(&i)) {
+                    let i = instance.unwrap_or_default();
+                    writeln!(out, "  » {node}[{i}]: {text}")?;
+                }
+            }
             _ => {}
         }
+        trace_line(out, event)
     }
-    if *streaming {
-        writeln!(out)?;
-        *streaming = false;
-    }
+}
+
+/// The line of one event of the readable trace (but a streamed token).
+fn trace_line(out: &mut dyn Write, event: &Event) -> std::io::Result<()> {
     match &event.payload {
         EventPayload::RunStarted { graph, .. } => {
             writeln!(out, "▶ run {} of \"{graph}\"", event.run_id)
@@ -220,7 +268,16 @@ fn trace_line(out: &mut dyn Write, event: &Event, streaming: &mut bool) -> std::
             out,
             "  ↻ {node} attempt {attempt} failed ({error}); retrying in {delay_ms} ms"
         ),
-        EventPayload::Custom { node, name, data } => writeln!(out, "  · {node} {name}: {data}"),
+        EventPayload::Custom {
+            node,
+            instance,
+            name,
+            data,
+            ..
+        } => match instance {
+            Some(i) => writeln!(out, "  · {node}[{i}] {name}: {data}"),
+            None => writeln!(out, "  · {node} {name}: {data}"),
+        },
         EventPayload::RunInterrupted { step, interrupts } => {
             for interrupt in interrupts {
                 let node = &interrupt.node;

@@ -386,6 +386,7 @@ mod tests {
             seq,
             EventPayload::Custom {
                 node: NodeId::from("chat"),
+                instance: None,
                 name: "token".into(),
                 data: json!({"text": "word "}),
             },
@@ -495,6 +496,7 @@ mod tests {
             path: Vec::new(),
             payload: EventPayload::Custom {
                 node: NodeId::from("chat"),
+                instance: None,
                 name: "log".into(),
                 data: json!({"text": "x".repeat(3 << 20)}),
             },

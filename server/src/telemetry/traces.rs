@@ -259,8 +259,12 @@ impl Spans {
     /// run that ran the child, saying where inside it happened
     /// (`heddle.path`, e.g. `mathematician › work`).
     fn observe_nested(&mut self, traces: &Traces, run_id: &RunId, event: &Event) {
-        let (Some(outer), EventPayload::Custom { node, name, data }) =
-            (event.path.first(), &event.payload)
+        let (
+            Some(outer),
+            EventPayload::Custom {
+                node, name, data, ..
+            },
+        ) = (event.path.first(), &event.payload)
         else {
             return;
         };
@@ -409,7 +413,9 @@ impl Spans {
                     span.set_status(Status::error(error.clone()));
                 });
             }
-            EventPayload::Custom { node, name, data } => {
+            EventPayload::Custom {
+                node, name, data, ..
+            } => {
                 let Some(spans) = self.runs.get_mut(run_id) else {
                     return;
                 };

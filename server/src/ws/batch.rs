@@ -19,6 +19,7 @@ pub(super) const WINDOW: Duration = Duration::from_millis(50);
 
 struct Pending {
     node: String,
+    instance: Option<u32>,
     text: String,
     first_seq: u64,
     last_seq: u64,
@@ -96,15 +97,20 @@ impl Batcher {
             return Ok(());
         }
         self.next = event.seq + 1;
-        // Tokens of the run's own nodes are batched by node; a child
-        // graph's go as events, with their path.
-        if let EventPayload::Custom { node, name, data } = &event.payload
+        // Tokens of the run's own nodes are batched by node (and fanned-out
+        // instance); a child graph's go as events, with their path.
+        if let EventPayload::Custom {
+            node,
+            instance,
+            name,
+            data,
+        } = &event.payload
             && name == "token"
             && !event.is_nested()
         {
             let token = data["text"].as_str().unwrap_or_default();
             match &mut self.pending {
-                Some(pending) if pending.node == node.as_str() => {
+                Some(pending) if pending.node == node.as_str() && pending.instance == *instance => {
                     pending.text.push_str(token);
                     pending.last_seq = event.seq;
                 }
@@ -112,6 +118,7 @@ impl Batcher {
                     self.flush().await?;
                     self.pending = Some(Pending {
                         node: node.to_string(),
+                        instance: *instance,
                         text: token.to_string(),
                         first_seq: event.seq,
                         last_seq: event.seq,
@@ -149,6 +156,7 @@ impl Batcher {
         let message = ServerMessage::Tokens {
             run_id: self.run_id.clone(),
             node: pending.node,
+            instance: pending.instance,
             text: pending.text,
             first_seq: pending.first_seq,
             last_seq: pending.last_seq,

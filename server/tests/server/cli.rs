@@ -103,6 +103,35 @@ fn run_pauses_for_an_answer_and_resume_finishes_it() {
 }
 
 #[test]
+fn a_fan_outs_instances_are_printed_each_whole_not_interleaved() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../engine/examples/graphs/research.json");
+    let output = heddle(
+        dir.path(),
+        &[
+            "run",
+            graph.to_str().unwrap(),
+            "--input",
+            r#"{"messages": [{"role": "user", "content": "How do heat pumps work?"}]}"#,
+            "--pretty",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&output.stdout);
+    for i in 0..3 {
+        let prefix = format!("  » research[{i}]: ");
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(&prefix)).collect();
+        assert_eq!(lines.len(), 1, "one line for instance {i}:\n{text}");
+        // Its own topic, and no other's words.
+        for topic in 1..=3 {
+            let mentioned = lines[0].contains(&format!("topic {topic}"));
+            assert_eq!(mentioned, topic == i + 1, "{}\n{text}", lines[0]);
+        }
+    }
+}
+
+#[test]
 fn bad_files_and_bad_graphs_are_one_clear_message_and_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let missing = heddle(dir.path(), &["run", "nope.json"]);

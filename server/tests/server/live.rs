@@ -79,6 +79,31 @@ async fn start(server: &TestServer, graph: &str, target: u64) -> String {
     run["id"].as_str().unwrap().to_string()
 }
 
+/// Starts a run of a chat graph with `said` and subscribes `socket` to it
+/// from its first event; gives the run's id.
+async fn say_and_follow(
+    server: &TestServer,
+    socket: &mut Socket,
+    graph: &str,
+    said: &str,
+) -> String {
+    let (status, run) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{graph}/runs"),
+            Some(json!({"input": {"messages": [{"role": "user", "content": said}]}})),
+        )
+        .await;
+    assert_eq!(status, 202, "{run}");
+    let run = run["id"].as_str().unwrap().to_string();
+    send(
+        socket,
+        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+    )
+    .await;
+    run
+}
+
 fn gapless(seqs: &[u64]) {
     for (i, seq) in seqs.iter().enumerate() {
         assert_eq!(*seq, i as u64, "no gap, no duplicate");
@@ -459,17 +484,11 @@ async fn streamed_tokens_arrive_batched_and_account_for_every_seq() {
         }))
         .await;
     let mut socket = connect(&server).await;
-    let (_, run) = server
-        .api(
-            Method::POST,
-            &format!("/api/v1/graphs/{graph}/runs"),
-            Some(json!({"input": {"messages": [{"role": "user", "content": "Tell me about looms and heddles please"}]}})),
-        )
-        .await;
-    let run = run["id"].as_str().unwrap().to_string();
-    send(
+    let run = say_and_follow(
+        &server,
         &mut socket,
-        json!({"type": "subscribe", "run_id": run, "from_seq": 0}),
+        &graph,
+        "Tell me about looms and heddles please",
     )
     .await;
     let mut covered: Vec<u64> = Vec::new();
@@ -545,6 +564,62 @@ async fn streamed_tokens_arrive_batched_and_account_for_every_seq() {
 /// viewer is sent the state of the checkpoint the run went on from once,
 /// before its first event, and rebuilds every step's state from it with
 /// the engine's own code, to the state the run finished with.
+#[tokio::test]
+async fn a_fan_outs_instances_stream_apart_live_and_in_the_stored_log() {
+    let server = TestServer::start().await;
+    let research = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../engine/examples/graphs/research.json"
+    ))
+    .unwrap();
+    let graph = server
+        .create_graph(serde_json::from_str(&research).unwrap())
+        .await;
+    let mut socket = connect(&server).await;
+    let run = say_and_follow(&server, &mut socket, &graph, "How do heat pumps work?").await;
+    let mut live: std::collections::BTreeMap<u64, String> = Default::default();
+    loop {
+        let message = next(&mut socket).await;
+        match message["type"].as_str() {
+            Some("tokens") if message["node"] == "research" => {
+                let instance = message["instance"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("an instance's tokens say which: {message}"));
+                live.entry(instance)
+                    .or_default()
+                    .push_str(message["text"].as_str().unwrap());
+            }
+            Some("run_idle") => break,
+            _ => {}
+        }
+    }
+    let finished = server.wait_for_run(&run).await;
+    let replies: Vec<String> = finished["output"]["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "assistant")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(replies.len(), 3);
+    assert_eq!(live.values().cloned().collect::<Vec<_>>(), replies);
+
+    // The stored log keeps each instance's tokens as it had them.
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run}/events"), None)
+        .await;
+    let mut stored: std::collections::BTreeMap<u64, String> = Default::default();
+    for event in events.as_array().unwrap() {
+        if event["name"] == "token" && event["node"] == "research" {
+            stored
+                .entry(event["instance"].as_u64().unwrap())
+                .or_default()
+                .push_str(event["data"]["text"].as_str().unwrap());
+        }
+    }
+    assert_eq!(stored, live);
+}
+
 #[tokio::test]
 async fn a_threads_next_run_is_sent_its_base_once_and_rebuilds_from_changes() {
     let server = TestServer::start().await;

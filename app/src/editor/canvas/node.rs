@@ -33,11 +33,16 @@ pub(super) fn CanvasNode(
         let id = id.clone();
         Memo::new(move |_| live.with(|view| view.stats.get(id.as_str()).cloned()))
     };
+    // How many times it ran; a fanned-out node says how many items.
     let runs = move || {
-        stats
-            .with(|stats| stats.as_ref().map(|stats| stats.runs))
-            .filter(|runs| *runs > 1)
-            .map(|runs| format!("×{runs}"))
+        stats.with(|stats| {
+            let stats = stats.as_ref()?;
+            match stats.instances.len() {
+                0 => (stats.runs > 1).then(|| format!("×{}", stats.runs)),
+                1 => Some("1 item".to_string()),
+                items => Some(format!("{items} items")),
+            }
+        })
     };
     let badges = move || {
         stats.with(|stats| {
@@ -106,6 +111,10 @@ pub(super) fn CanvasNode(
     };
     let streamed = move || {
         stats.with(|stats| {
+            // A fanned-out node's instances each have their line.
+            if let Some(lines) = stats.as_ref().and_then(super::instances::instance_lines) {
+                return Some(lines.into_any());
+            }
             // Its own text, or while it has none, its child graph's.
             let text = stats
                 .as_ref()
@@ -125,6 +134,7 @@ pub(super) fn CanvasNode(
                     .rev()
                     .collect();
                 view! { <span class="canvas-node-stream" data-testid="node-stream">{tail}</span> }
+                    .into_any()
             })
         })
     };

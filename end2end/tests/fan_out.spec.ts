@@ -1,0 +1,84 @@
+// Parallel work you can see: the "Parallel research" example fans a plan
+// out to three instances of its Research node. While they run, the node
+// shows a line per instance and the chat a bubble per instance, each with
+// its own words (never interleaved); once done, the node says how many
+// items it took and the trace has a lane per instance.
+import * as fs from "fs";
+import * as path from "path";
+import { test, expect, hydrated, expectAccessible } from "./fixtures";
+import { Page } from "@playwright/test";
+
+const research = () =>
+  JSON.parse(
+    fs.readFileSync(path.resolve(__dirname, "../../engine/examples/graphs/research.json"), "utf8"),
+  );
+
+async function ask(page: Page, question: string) {
+  await page.getByTestId("chat-input").fill(question);
+  await page.getByTestId("chat-input").press("Enter");
+}
+
+test("a fan-out's three instances are seen side by side, each with its own words and trace lane", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const created = await page.request.post("/api/v1/graphs/import", { data: research() });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+
+  await ask(page, "How do heat pumps work?");
+  const node = page.locator('.canvas-node[data-node="research"]');
+  const lines = node.getByTestId("node-instance");
+  // While they run: a line each, #1 to #3, on the node.
+  await expect(lines).toHaveCount(3, { timeout: 15_000 });
+  await expect(node.getByTestId("node-instances")).toBeVisible();
+  await expect(lines.locator(".canvas-node-instance-n")).toHaveText(["#1", "#2", "#3"]);
+  // In the chat, a bubble each, named by the node and the item, holding
+  // that item's words and no other's.
+  const bubbles = page.getByTestId("chat-streaming");
+  await expect(bubbles).toHaveCount(3);
+  for (const i of [0, 1, 2]) {
+    await expect(bubbles.nth(i).locator(".chat-role")).toHaveText(`Research #${i + 1}`);
+    await expect(bubbles.nth(i)).toContainText(`offline topic ${i + 1}:`);
+    for (const other of [1, 2, 3].filter((n) => n !== i + 1)) {
+      await expect(bubbles.nth(i)).not.toContainText(`topic ${other}:`);
+    }
+  }
+  await page.screenshot({ path: "../target/e2e/screens/fan-out-running-1440.png" });
+
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+  await expect(bubbles).toHaveCount(0);
+  await expect(node).toHaveAttribute("data-state", "succeeded");
+  await expect(node.locator(".canvas-node-count")).toHaveText("3 items");
+  // The answers are the thread's: one per topic in the notes, then the
+  // summary in the chat.
+  await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText(
+    "Findings: 3 topics researched.",
+  );
+
+  // The trace: a lane per instance, under the node's label, a bar each.
+  await page.getByRole("tab", { name: "Trace" }).click();
+  for (const i of [1, 2, 3]) {
+    const lane = page.locator(`.timeline-lane[data-lane="research #${i}"]`);
+    await expect(lane.locator(".timeline-label")).toHaveText(`Research #${i}`);
+    await expect(lane.locator(".timeline-bar")).toHaveCount(1);
+    await expect(lane.locator(".timeline-bar")).toHaveAttribute("aria-label", new RegExp(`^research #${i} · step 3`));
+  }
+  await expect(page.locator('.timeline-lane[data-lane="research"]')).toHaveCount(0);
+  await page.screenshot({ path: "../target/e2e/screens/fan-out-trace-1440.png" });
+  await expectAccessible(page, "the trace of a fan-out");
+
+  // At 1024x700, a second question: the lines still fit and read.
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.getByRole("tab", { name: "Chat" }).click();
+  await ask(page, "And why are they efficient?");
+  await expect(lines).toHaveCount(3, { timeout: 15_000 });
+  await expect(bubbles).toHaveCount(3);
+  await page.screenshot({ path: "../target/e2e/screens/fan-out-running-1024.png" });
+  await expectAccessible(page, "a fan-out running");
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+  expect(errors).toEqual([]);
+});
