@@ -296,3 +296,52 @@ async fn only_editors_make_widgets_and_a_widget_ends_with_its_makers_access() {
     let (status, _, _) = send(&server, "w_nothing", SHOP, "0000000000000000cccc", "hi").await;
     assert_eq!(status, 404);
 }
+
+#[tokio::test]
+async fn a_fan_outs_instances_do_not_stream_into_the_visitors_answer() {
+    let server = TestServer::start().await;
+    let research = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../engine/examples/graphs/research.json"
+    ))
+    .unwrap();
+    let graph = server
+        .create_graph(serde_json::from_str(&research).unwrap())
+        .await;
+    server.publish(&graph, 1).await;
+    let made = widget(&server, &graph).await;
+    let token = made["token"].as_str().unwrap();
+    let (status, _, stream) = send(
+        &server,
+        token,
+        SHOP,
+        "fedcba9876543210fedc",
+        "How do heat pumps work?",
+    )
+    .await;
+    assert_eq!(status, 200, "{stream}");
+    let streamed: String = stream
+        .split("\n\n")
+        .filter(|block| block.starts_with("event: token"))
+        .filter_map(|block| block.lines().find_map(|line| line.strip_prefix("data: ")))
+        .map(|data| {
+            serde_json::from_str::<Value>(data).unwrap()["text"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    // The summary streams; the three researchers' words, side by side,
+    // would be a jumble, and are not the answer.
+    assert!(
+        streamed.contains("Findings: 3 topics researched."),
+        "{streamed}"
+    );
+    assert!(!streamed.contains("Research:"), "{streamed}");
+    assert!(
+        reply(&stream)["text"]
+            .as_str()
+            .unwrap()
+            .contains("Findings: 3 topics researched.")
+    );
+}
