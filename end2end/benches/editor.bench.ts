@@ -1,7 +1,9 @@
 // Opens a 500-node, 700-edge graph and a 2,000-node, 2,800-edge one and
-// measures, for each: the time to a drawn,
-// interactive canvas; frame times while dragging a node and while panning
-// (requestAnimationFrame intervals); and the wasm bundle's gzip size.
+// measures, for each: the time to a drawn, interactive canvas (at the
+// graph's start, as it opens); frame times while dragging a node and while
+// panning there, and while panning the whole graph after Fit (every node
+// drawn, as boxes) (requestAnimationFrame intervals); and the wasm bundle's
+// gzip size.
 import { test, Page } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
@@ -29,9 +31,10 @@ for (const [nodes, edges] of [
 
     // Open: navigation to all nodes drawn and the page interactive.
     const opens: number[] = [];
+    let drawn = 0;
     for (let i = 0; i < 3; i++) {
       const started = Date.now();
-      await openBig(page, id, nodes);
+      drawn = await openBig(page, id);
       opens.push(Date.now() - started);
     }
     opens.sort((a, b) => a - b);
@@ -58,23 +61,39 @@ for (const [nodes, edges] of [
       await page.mouse.up();
     });
 
+    // The whole graph (Fit: every node drawn, as boxes), panned the same way.
+    await page.getByRole("button", { name: "Fit", exact: true }).click();
+    await page.waitForFunction((count) => document.querySelectorAll(".canvas-node").length === count, nodes);
+    await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
+    const panWhole = await frames(page, async () => {
+      const x = canvas.x + 20;
+      const y = canvas.y + canvas.height - 80;
+      await page.mouse.move(x, y);
+      await page.mouse.down();
+      for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
+      await page.mouse.up();
+    });
+
     const pkg = path.resolve(__dirname, "../../target/site/pkg");
     const size = (file: string) => (fs.existsSync(path.join(pkg, file)) ? fs.statSync(path.join(pkg, file)).size : 0);
     const figures = {
       nodes,
       edges,
       open_ms: { best: opens[0], median: opens[1], worst: opens[2] },
+      drawn_at_open: drawn,
       drag: drag,
       pan: pan,
+      pan_whole: panWhole,
       wasm_bytes: size("heddle_bg.wasm"),
       wasm_gzip_bytes: size("heddle_bg.wasm.gz"),
       js_gzip_bytes: size("heddle.js.gz"),
     };
     console.log(JSON.stringify(figures, null, 2));
     console.log(
-      `| open a ${nodes}-node, ${edges}-edge graph | ${figures.open_ms.median} ms (best ${figures.open_ms.best}, worst ${figures.open_ms.worst}) |\n` +
+      `| open a ${nodes}-node, ${edges}-edge graph | ${figures.open_ms.median} ms (best ${figures.open_ms.best}, worst ${figures.open_ms.worst}), ${drawn} nodes drawn |\n` +
         `| drag a node | median ${drag.median.toFixed(1)} ms, p95 ${drag.p95.toFixed(1)} ms, max ${drag.max.toFixed(1)} ms over ${drag.frames} frames, ${drag.slow} over 20 ms |\n` +
         `| pan | median ${pan.median.toFixed(1)} ms, p95 ${pan.p95.toFixed(1)} ms, max ${pan.max.toFixed(1)} ms over ${pan.frames} frames, ${pan.slow} over 20 ms |\n` +
+        `| pan the whole graph (Fit, boxes) | median ${panWhole.median.toFixed(1)} ms, p95 ${panWhole.p95.toFixed(1)} ms, max ${panWhole.max.toFixed(1)} ms over ${panWhole.frames} frames, ${panWhole.slow} over 20 ms |\n` +
         `| wasm bundle | ${(figures.wasm_gzip_bytes / 1024).toFixed(0)} KiB gzip (${(figures.wasm_bytes / 1024).toFixed(0)} KiB raw) |`,
     );
     fs.mkdirSync(path.resolve(__dirname, "../../target/e2e"), { recursive: true });

@@ -493,7 +493,7 @@ test("a graph saved without positions opens laid out and fitted", async ({ page,
   expect(errors).toEqual([]);
 });
 
-test("a large graph opens zoomed out to boxes; zooming in brings back labels and ports", async ({ page, errors }) => {
+test("a large graph opens at its start drawing only what is near the view; whole, it is boxes", async ({ page, errors }) => {
   const nodes = Array.from({ length: 300 }, (_, i) => ({
     id: `n${i}`,
     kind: "set",
@@ -531,23 +531,44 @@ test("a large graph opens zoomed out to boxes; zooming in brings back labels and
   await page.setViewportSize({ width: 1440, height: 900 });
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
+  // It opens at its start, readable, and says so.
+  await expect(page.getByTestId("start-framing")).toContainText("The start of 300 nodes");
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+  await expect(page.locator('.canvas-node[data-node="n0"] .canvas-node-label')).toHaveText("Step 0");
+  // Only what is near the view is in the page: fewer than a third of the
+  // nodes, each with its label and ports, and the edges between them.
+  const drawn = () => page.locator(".canvas-node").count();
+  await expect.poll(drawn).toBeLessThan(100);
+  expect(await drawn()).toBeGreaterThan(10);
+  await expect(page.locator('.canvas-node[data-node="n299"]')).toHaveCount(0);
+  expect(await page.locator(".canvas-node-label").count()).toBe(await drawn());
+  expect(await page.locator(".canvas-node .port-out").count()).toBe(await drawn());
+  expect(await seen()).toEqual({ written: [], listened: [] });
+  // The keyboard goes anywhere: along the first row, past what was drawn,
+  // the view follows and the node is drawn and focused.
+  await page.locator('.canvas-node[data-node="n0"]').focus();
+  for (let i = 0; i < 14; i++) await page.keyboard.press("ArrowRight");
+  await expect(page.locator('.canvas-node[data-node="n14"]')).toBeFocused();
+  await expect(page.locator('.canvas-node[data-node="n14"]')).toBeInViewport();
+  await expect(page.locator('.canvas-node[data-node="n0"]')).toHaveCount(0);
+  // Show all: every node, as boxes, and the note offers the start again.
+  await page.getByRole("button", { name: "Fit", exact: true }).click();
   await expect(page.locator(".canvas-node")).toHaveCount(300);
   await expect(page.locator(".editor-edge")).toHaveCount(299);
-  expect(await seen()).toEqual({ written: [], listened: [] });
   await expect(page.locator('.editor-zoom[data-detail="tiny"]')).toHaveCount(1);
   await expect(page.locator(".canvas-node-label")).toHaveCount(0);
   await expect(page.locator(".canvas-node .port")).toHaveCount(0);
-  // Too big to draw in full at a readable zoom, it opened whole, as boxes,
-  // and offers its start.
-  await expect(page.getByTestId("start-framing")).toContainText("All 300 nodes, too small to read");
-  // Zoomed in past 50%, every node has its label, kind line and ports again.
+  // Zoomed in past 50%, every node drawn has its label, kind line and
+  // ports again, and those far from the view leave the page.
   for (let i = 0; i < 12 && (await page.locator('.editor-zoom[data-detail="full"]').count()) === 0; i++) {
     await page.getByRole("button", { name: "Zoom in" }).click();
   }
   await expect(page.locator('.editor-zoom[data-detail="full"]')).toHaveCount(1);
-  await expect(page.locator(".canvas-node-label")).toHaveCount(300);
-  await expect(page.locator('.canvas-node[data-node="n7"] .canvas-node-label')).toHaveText("Step 7");
-  await expect(page.locator(".canvas-node .port-out")).toHaveCount(300);
+  // Closer still, the nodes far from the view leave the page.
+  for (let i = 0; i < 3; i++) await page.getByRole("button", { name: "Zoom in" }).click();
+  await expect.poll(drawn).toBeLessThan(300);
+  expect(await page.locator(".canvas-node-label").count()).toBe(await drawn());
+  expect(await page.locator(".canvas-node .port-out").count()).toBe(await drawn());
   expect((await seen()).listened).toEqual([]);
   // Pressed through the canvas all the same: a node, its menu, an edge.
   // The node nearest the canvas's centre (in view), not at a row's end, so

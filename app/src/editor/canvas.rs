@@ -4,6 +4,7 @@
 //! machine fed by window-level pointer events, so a drag that leaves the
 //! canvas still ends cleanly.
 
+mod culling;
 mod edge_label;
 mod edge_path;
 mod fan_out_link;
@@ -50,6 +51,12 @@ pub fn Canvas(
     let loops = LoopRoutes::new(editor, gestures, positions);
     let selection = Selection::of(editor, gestures);
     let fan_outs = fan_out_link::sends(editor);
+    let culled = culling::Culled::new(editor, gestures);
+    let drawn_fan_outs = move || {
+        let mut sends = fan_outs.get();
+        sends.retain(|send| culled.node(send.from()) || culled.node(send.to()));
+        sends
+    };
     let viewport = editor.viewport;
     // Panning moves the world, a composited layer, by a translation: the
     // browser repaints nothing. The zoom's scale and level of detail sit on
@@ -181,23 +188,27 @@ pub fn Canvas(
                         </marker>
                     </defs>
                     <For
-                        each=move || editor.edges.get()
+                        each=move || culled.edges(editor, |_| true)
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
                         <EdgePath editor selection positions loops edge live problems />
                     </For>
-                    <For each=move || fan_outs.get() key=|send| send.clone() let:send>
+                    <For
+                        each=drawn_fan_outs
+                        key=|send| send.clone()
+                        let:send
+                    >
                         <FanOutLink positions send />
                     </For>
                     <WirePreview gestures positions />
                 </svg>
                 <Notes editor gestures />
-                <For each=move || editor.nodes.get() key=|node| node.id.get_value() let:node>
+                <For each=move || culled.nodes(editor) key=|node| node.id.get_value() let:node>
                     <CanvasNode editor selection node live problems drawn />
                 </For>
                 <For
-                    each=move || editor.edges.get().into_iter().filter(|edge| edge.route.is_some() || edge.condition.is_some())
+                    each=move || culled.edges(editor, |edge| edge.route.is_some() || edge.condition.is_some())
                     key=|edge| (edge.id.clone(), edge.condition.clone(), edge.route.clone())
                     let:edge
                 >

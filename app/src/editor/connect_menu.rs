@@ -10,13 +10,33 @@ use super::model;
 use super::node_menu::NodeMenuAt;
 use super::state::Editor;
 
-/// Focuses the node `id` on the canvas (after the menu closes).
-pub fn focus_node(id: &NodeId) {
+/// Focuses the node `id` on the canvas, moving the view to it when it is
+/// out of sight. A big graph draws only the nodes near the view
+/// (`canvas/culling.rs`): one not drawn is selected first (the selection
+/// is always drawn) and focused once it is.
+pub fn focus_node(editor: Editor, id: &NodeId) {
     let selector = format!(
         ".canvas-node[data-node=\"{}\"]",
         id.as_str().replace('"', "")
     );
-    crate::components::focus_first(&selector);
+    if let Some(canvas) = document().query_selector(".editor-canvas").ok().flatten() {
+        let rect = canvas.get_bounding_client_rect();
+        editor.reveal(id, rect.width(), rect.height());
+    }
+    if document()
+        .query_selector(&selector)
+        .ok()
+        .flatten()
+        .is_some()
+    {
+        crate::components::focus_first(&selector);
+        return;
+    }
+    editor.selected_edge.set(None);
+    editor
+        .selected
+        .set(std::collections::BTreeSet::from([id.clone()]));
+    request_animation_frame(move || crate::components::focus_first(&selector));
 }
 
 #[component]
@@ -57,7 +77,7 @@ pub fn ConnectMenu(editor: Editor, from: RwSignal<Option<NodeMenuAt>>) -> impl I
             move || {
                 from.set(None);
                 let source = source.clone();
-                request_animation_frame(move || focus_node(&source));
+                request_animation_frame(move || focus_node(editor, &source));
             }
         };
         let connect = {

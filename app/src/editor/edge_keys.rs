@@ -89,8 +89,8 @@ pub fn pressed(editor: Editor, event: &ev::KeyboardEvent) {
         return;
     };
     match event.key().as_str() {
-        "ArrowLeft" | "ArrowUp" | "Escape" => focus_node(&from),
-        "ArrowRight" | "ArrowDown" => focus_node(&to),
+        "ArrowLeft" | "ArrowUp" | "Escape" => focus_node(editor, &from),
+        "ArrowRight" | "ArrowDown" => focus_node(editor, &to),
         "e" | "E" => {
             // The next edge of the node it leaves, round again at the end.
             let all = edges_of(editor, &from);
@@ -107,7 +107,7 @@ pub fn pressed(editor: Editor, event: &ev::KeyboardEvent) {
                 model::remove(document, &BTreeSet::new(), &BTreeSet::from([id.clone()]));
             });
             editor.selected_edge.set(None);
-            focus_node(&from);
+            focus_node(editor, &from);
         }
         _ => return,
     }

@@ -79,7 +79,7 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
             .filter(|(other, _)| **other != id)
             .map(|(other, at)| (other.clone(), at.get_untracked()));
         if let Some(next) = next_node(here, direction, others) {
-            focus_node(&next);
+            focus_node(editor, &next);
         }
         return;
     }

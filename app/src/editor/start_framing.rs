@@ -1,8 +1,8 @@
 //! The note on a graph too big to read whole at the canvas's size, while
 //! the view is still the one it opened at. A graph that opened at its
-//! start says so and offers the whole (as Fit and F do); one too big to
-//! draw in full that opened whole, as boxes, offers its start. Either way
-//! the canvas and the minimap move around. It goes once the view is moved.
+//! start says so and offers the whole (as Fit and F do); shown whole
+//! (after Show all or Fit), it offers the start again. Either way the
+//! canvas and the minimap move around. It goes once the view is moved.
 
 use leptos::prelude::*;
 

@@ -58,14 +58,10 @@ impl Viewport {
     /// 14 px text under 5 px): a graph that fits only smaller opens at its
     /// start. (The canvas stops drawing labels at 0.3.)
     pub const READABLE: f64 = 0.35;
-    /// The zoom a graph too big to read whole opens at.
+    /// The zoom a graph too big to read whole opens at. However big the
+    /// graph, only what is near the view is drawn (`canvas/culling.rs`),
+    /// so its start opens as fast as a small graph.
     pub const START_ZOOM: f64 = 0.9;
-    /// The most nodes a graph may have to open at its start. Opened whole,
-    /// a bigger one is drawn as boxes (`Detail` in canvas.rs), the fastest
-    /// way it opens (docs/performance.md); at a readable zoom every node
-    /// would be drawn in full, as nothing outside the view is left out yet.
-    /// It offers its start instead.
-    pub const START_BUDGET: usize = 200;
 
     /// The view that fits box `extent` (`(x1, y1, x2, y2)`, in the world)
     /// in a `width` × `height` canvas, centred, with a margin; the default
@@ -85,22 +81,39 @@ impl Viewport {
         }
     }
 
-    /// The view a graph of `nodes` opens at: all of it when it reads at
-    /// that size (or is too big to draw in full, `START_BUDGET`), else its
-    /// start at a readable zoom (`at_start`). The flag says the view shows
-    /// only the start.
+    /// The view a graph opens at: all of it when it reads at that size,
+    /// else its start at a readable zoom (`at_start`). The flag says the
+    /// view shows only the start.
     pub fn opening(
         extent: Option<(f64, f64, f64, f64)>,
         start: Option<Position>,
-        nodes: usize,
         width: f64,
         height: f64,
     ) -> (Viewport, bool) {
         let whole = Viewport::fitting(extent, width, height);
-        if whole.zoom >= Viewport::READABLE || nodes > Viewport::START_BUDGET {
+        if whole.zoom >= Viewport::READABLE {
             return (whole, false);
         }
         Viewport::at_start(extent, start, height).map_or((whole, false), |view| (view, true))
+    }
+
+    /// The view moved to show a node at `at` whole in a `width` × `height`
+    /// canvas (clear of the floating toolbar), centred on it; `None` when
+    /// it shows already.
+    pub fn revealing(self, at: Position, width: f64, height: f64) -> Option<Viewport> {
+        use super::model::{NODE_HEIGHT, NODE_WIDTH};
+        let (left, top) = (at.x * self.zoom + self.x, at.y * self.zoom + self.y);
+        let (right, bottom) = (left + NODE_WIDTH * self.zoom, top + NODE_HEIGHT * self.zoom);
+        let (margin, toolbar) = (16.0, 72.0);
+        if left >= margin && top >= toolbar && right <= width - margin && bottom <= height - margin
+        {
+            return None;
+        }
+        Some(Viewport {
+            x: width / 2.0 - (at.x + NODE_WIDTH / 2.0) * self.zoom,
+            y: (height + toolbar) / 2.0 - (at.y + NODE_HEIGHT / 2.0) * self.zoom,
+            zoom: self.zoom,
+        })
     }
 
     /// The view of a graph's start (`start`, the corner of the node runs
@@ -214,9 +227,7 @@ impl Editor {
         // alone: hydration finds the view it would have drawn.
         let (width, height) = Viewport::GUESSED_CANVAS;
         let guessed = editor.bounds();
-        let count = editor.nodes.with_untracked(Vec::len);
-        let (view, at_start) =
-            Viewport::opening(guessed, editor.start_position(), count, width, height);
+        let (view, at_start) = Viewport::opening(guessed, editor.start_position(), width, height);
         editor.viewport.set(view);
         editor.showing_start.set(at_start);
         editor
@@ -468,12 +479,25 @@ impl Editor {
     /// start at a readable zoom (`Viewport::opening`).
     pub fn frame(&self, width: f64, height: f64) {
         let bounds = self.bounds();
-        let count = self.nodes.with_untracked(Vec::len);
-        let (view, at_start) =
-            Viewport::opening(bounds, self.start_position(), count, width, height);
+        let (view, at_start) = Viewport::opening(bounds, self.start_position(), width, height);
         self.showing_start.set(at_start);
         self.viewport.set(view);
         self.framed.set_value(Some(view));
+    }
+
+    /// Moves the view to show node `id` whole in a `width` × `height`
+    /// canvas, when it does not already.
+    pub fn reveal(&self, id: &NodeId, width: f64, height: f64) {
+        let at = self.nodes.with_untracked(|nodes| {
+            nodes
+                .iter()
+                .find(|node| node.id.with_value(|own| own == id))
+                .map(|node| node.position.get_untracked())
+        });
+        let view = self.viewport.get_untracked();
+        if let Some(moved) = at.and_then(|at| view.revealing(at, width, height)) {
+            self.viewport.set(moved);
+        }
     }
 
     /// Goes to the graph's start at a readable zoom, whatever its size (a
@@ -539,6 +563,27 @@ mod tests {
     use leptos::prelude::*;
 
     use super::{Editor, Viewport};
+
+    #[test]
+    fn a_node_out_of_view_is_brought_into_it_and_one_in_view_stays() {
+        let view = Viewport {
+            x: 0.0,
+            y: 0.0,
+            zoom: 1.0,
+        };
+        let seen = Position { x: 300.0, y: 300.0 };
+        assert_eq!(view.revealing(seen, 1000.0, 800.0), None);
+        let far = Position {
+            x: 5000.0,
+            y: -900.0,
+        };
+        let moved = view.revealing(far, 1000.0, 800.0).unwrap();
+        assert_eq!(moved.zoom, 1.0);
+        assert_eq!(moved.revealing(far, 1000.0, 800.0), None, "now it shows");
+        // Under the floating toolbar is not in view.
+        let under = Position { x: 300.0, y: 10.0 };
+        assert!(view.revealing(under, 1000.0, 800.0).is_some());
+    }
 
     #[test]
     fn a_drag_is_committed_as_one_undo_step_without_revalidating() {
@@ -641,7 +686,7 @@ mod tests {
         // Nine bands of twelve nodes: whole, about 26%.
         let extent = Some((0.0, 0.0, 3060.0, 1500.0));
         let start = Position { x: 0.0, y: 0.0 };
-        let (view, at_start) = Viewport::opening(extent, Some(start), 100, 900.0, 660.0);
+        let (view, at_start) = Viewport::opening(extent, Some(start), 900.0, 660.0);
         assert!(at_start);
         assert_eq!(view.zoom, Viewport::START_ZOOM);
         // The start sits just inside the left edge, the view not above the
@@ -653,7 +698,6 @@ mod tests {
         let (view, _) = Viewport::opening(
             Some((0.0, -2000.0, 3060.0, 2000.0)),
             Some(start),
-            100,
             900.0,
             660.0,
         );
@@ -661,18 +705,14 @@ mod tests {
         assert!((middle.y - 28.0).abs() < 1.0, "{middle:?}");
         // A single row is centred in height.
         let row = Some((0.0, 0.0, 3060.0, 56.0));
-        let (view, at_start) = Viewport::opening(row, Some(start), 14, 900.0, 660.0);
+        let (view, at_start) = Viewport::opening(row, Some(start), 900.0, 660.0);
         assert!(at_start);
         assert!((view.to_world(450.0, 330.0).y - 28.0).abs() < 1e-6);
         // A graph that reads whole opens whole.
         let small = Some((0.0, 0.0, 900.0, 300.0));
-        let (view, at_start) = Viewport::opening(small, Some(start), 5, 900.0, 660.0);
+        let (view, at_start) = Viewport::opening(small, Some(start), 900.0, 660.0);
         assert!(!at_start);
         assert_eq!(view, Viewport::fitting(small, 900.0, 660.0));
-        // So does one too big to draw in full at a readable zoom: as boxes.
-        let (view, at_start) = Viewport::opening(extent, Some(start), 2000, 900.0, 660.0);
-        assert!(!at_start);
-        assert_eq!(view, Viewport::fitting(extent, 900.0, 660.0));
         // Hostile positions neither panic nor give a view that is not finite.
         let (view, _) = Viewport::opening(
             Some((-1e308, -1e308, 1e308, 1e308)),
@@ -680,7 +720,6 @@ mod tests {
                 x: 1e308,
                 y: -1e308,
             }),
-            100,
             900.0,
             660.0,
         );

@@ -20,6 +20,18 @@ pub(super) struct Spread {
     over: String,
 }
 
+impl Spread {
+    /// The fan-out node.
+    pub(super) fn from(&self) -> &NodeId {
+        &self.from
+    }
+
+    /// The node it sends items to.
+    pub(super) fn to(&self) -> &NodeId {
+        &self.to
+    }
+}
+
 /// Every fan-out's link, kept as the nodes' settings change.
 pub(super) fn sends(editor: Editor) -> Memo<Vec<Spread>> {
     Memo::new(move |_| {

@@ -1,0 +1,268 @@
+//! Culling: a big graph's page holds only the nodes and edges near the
+//! view, so opening, panning and dragging cost what is seen, not the size
+//! of the graph (docs/performance.md, "Big graphs").
+//!
+//! The part of the world drawn (the [`Window`]) is the view grown by half
+//! a screen on each side, and it stays put while the view moves inside
+//! it: a pan redraws nothing until it nears the window's edge, then the
+//! window moves once. Selected nodes are always drawn (a drag or the
+//! keyboard may take them anywhere), and so is every edge touching a drawn
+//! node or crossing the window. A graph of up to [`DRAW_ALL`] nodes is
+//! drawn whole: culling it would save little, and keep nodes out of the
+//! Tab order and away from screen readers for nothing.
+//!
+//! The server draws the window of the guessed canvas
+//! (`Viewport::GUESSED_CANVAS`), as the browser's first render does, so
+//! hydration finds what it drew.
+
+use std::collections::BTreeSet;
+
+use heddle_engine::format::Position;
+use heddle_engine::{EdgeId, NodeId};
+use leptos::prelude::*;
+
+use crate::editor::gestures::Gestures;
+use crate::editor::model::{NODE_HEIGHT, NODE_WIDTH};
+use crate::editor::state::{Editor, NodeView, Viewport};
+use heddle_engine::format::EdgeSpec;
+
+/// Graphs with at most this many nodes are drawn whole.
+pub(super) const DRAW_ALL: usize = 200;
+
+/// How much of a screen the window reaches past the view on each side.
+const MARGIN: f64 = 0.5;
+
+/// A box of the world: `(x1, y1)` to `(x2, y2)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Window {
+    x1: f64,
+    y1: f64,
+    x2: f64,
+    y2: f64,
+}
+
+impl Window {
+    /// The part of the world `view` shows in a canvas of `size`.
+    fn seen(view: Viewport, (width, height): (f64, f64)) -> Window {
+        let zoom = view.zoom.max(Viewport::MIN_ZOOM);
+        Window {
+            x1: -view.x / zoom,
+            y1: -view.y / zoom,
+            x2: (width - view.x) / zoom,
+            y2: (height - view.y) / zoom,
+        }
+    }
+
+    /// Whether all of `inner` is inside.
+    fn contains(&self, inner: &Window) -> bool {
+        inner.x1 >= self.x1 && inner.y1 >= self.y1 && inner.x2 <= self.x2 && inner.y2 <= self.y2
+    }
+
+    /// Grown by `by` of its width and height on each side.
+    fn grown(&self, by: f64) -> Window {
+        let (dx, dy) = ((self.x2 - self.x1) * by, (self.y2 - self.y1) * by);
+        Window {
+            x1: self.x1 - dx,
+            y1: self.y1 - dy,
+            x2: self.x2 + dx,
+            y2: self.y2 + dy,
+        }
+    }
+
+    /// The window to draw for `view`: `previous` while the view stays
+    /// inside it (and, zoomed in, still fills half its width), else the
+    /// view grown by [`MARGIN`].
+    pub(super) fn next(previous: Option<Window>, view: Viewport, size: (f64, f64)) -> Window {
+        let seen = Window::seen(view, size);
+        let fresh = seen.grown(MARGIN);
+        match previous {
+            Some(previous)
+                if previous.contains(&seen)
+                    && previous.x2 - previous.x1 <= 2.0 * (fresh.x2 - fresh.x1) =>
+            {
+                previous
+            }
+            _ => fresh,
+        }
+    }
+
+    /// Whether any of the box of a node at `at` is inside.
+    fn holds_node(&self, at: Position) -> bool {
+        at.x + NODE_WIDTH >= self.x1
+            && at.x <= self.x2
+            && at.y + NODE_HEIGHT >= self.y1
+            && at.y <= self.y2
+    }
+
+    /// Whether the box spanning nodes at `a` and `b` (an edge's bounds)
+    /// meets the window.
+    fn meets_span(&self, a: Position, b: Position) -> bool {
+        let (x1, x2) = (a.x.min(b.x), a.x.max(b.x) + NODE_WIDTH);
+        let (y1, y2) = (a.y.min(b.y), a.y.max(b.y) + NODE_HEIGHT);
+        x2 >= self.x1 && x1 <= self.x2 && y2 >= self.y1 && y1 <= self.y2
+    }
+}
+
+/// What is drawn of a big graph; `None` in [`Culled`] means all of it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(super) struct Kept {
+    pub nodes: BTreeSet<NodeId>,
+    pub edges: BTreeSet<EdgeId>,
+}
+
+/// What the canvas draws, kept as the view, the canvas's size, the graph
+/// and the selection change. `None`: the whole graph.
+#[derive(Clone, Copy)]
+pub(super) struct Culled(Memo<Option<Kept>>);
+
+impl Culled {
+    pub(super) fn new(editor: Editor, gestures: Gestures) -> Culled {
+        let window = Memo::new(move |previous: Option<&Window>| {
+            let size = gestures.seen_size().unwrap_or(Viewport::GUESSED_CANVAS);
+            Window::next(previous.copied(), editor.viewport.get(), size)
+        });
+        Culled(Memo::new(move |_| {
+            if editor.nodes.with(Vec::len) <= DRAW_ALL {
+                return None;
+            }
+            let window = window.get();
+            let selected = editor.selected.get();
+            let (nodes, at) = editor.nodes.with(|nodes| {
+                let mut drawn = BTreeSet::new();
+                let mut at = std::collections::HashMap::with_capacity(nodes.len());
+                for node in nodes {
+                    let id = node.id.get_value();
+                    let position = node.position.get();
+                    if selected.contains(&id) || window.holds_node(position) {
+                        drawn.insert(id.clone());
+                    }
+                    at.insert(id, position);
+                }
+                (drawn, at)
+            });
+            let edges = editor.edges.with(|edges| {
+                edges
+                    .iter()
+                    .filter(|edge| {
+                        nodes.contains(&edge.from)
+                            || nodes.contains(&edge.to)
+                            || matches!(
+                                (at.get(&edge.from), at.get(&edge.to)),
+                                (Some(a), Some(b)) if window.meets_span(*a, *b)
+                            )
+                    })
+                    .map(|edge| edge.id.clone())
+                    .collect()
+            });
+            Some(Kept { nodes, edges })
+        }))
+    }
+
+    /// The graph's nodes that are drawn (tracked).
+    pub(super) fn nodes(&self, editor: Editor) -> Vec<NodeView> {
+        let mut nodes = editor.nodes.get();
+        self.0.with(|drawn| {
+            if let Some(drawn) = drawn {
+                nodes.retain(|node| node.id.with_value(|id| drawn.nodes.contains(id)));
+            }
+        });
+        nodes
+    }
+
+    /// The graph's edges that are drawn, those `keep` keeps (tracked).
+    pub(super) fn edges(&self, editor: Editor, keep: impl Fn(&EdgeSpec) -> bool) -> Vec<EdgeSpec> {
+        self.0.with(|drawn| {
+            editor.edges.with(|edges| {
+                edges
+                    .iter()
+                    .filter(|edge| keep(edge))
+                    .filter(|edge| {
+                        drawn
+                            .as_ref()
+                            .is_none_or(|drawn| drawn.edges.contains(&edge.id))
+                    })
+                    .cloned()
+                    .collect()
+            })
+        })
+    }
+
+    /// Whether node `id` is drawn (tracked).
+    pub(super) fn node(&self, id: &NodeId) -> bool {
+        self.0
+            .with(|drawn| drawn.as_ref().is_none_or(|drawn| drawn.nodes.contains(id)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCREEN: (f64, f64) = (1000.0, 800.0);
+
+    fn view(x: f64, y: f64, zoom: f64) -> Viewport {
+        Viewport { x, y, zoom }
+    }
+
+    #[test]
+    fn the_window_is_the_view_and_half_a_screen_around_it() {
+        let window = Window::next(None, view(0.0, 0.0, 1.0), SCREEN);
+        assert_eq!(
+            window,
+            Window {
+                x1: -500.0,
+                y1: -400.0,
+                x2: 1500.0,
+                y2: 1200.0
+            }
+        );
+        // Zoomed to 50%, the view sees twice as far.
+        let far = Window::next(None, view(0.0, 0.0, 0.5), SCREEN);
+        assert_eq!((far.x2, far.y2), (3000.0, 2400.0));
+    }
+
+    #[test]
+    fn the_window_stays_while_the_view_moves_inside_it_and_moves_once_past() {
+        let first = Window::next(None, view(0.0, 0.0, 1.0), SCREEN);
+        // Panned 400 px left (the world moves right): still inside.
+        let panned = Window::next(Some(first), view(-400.0, 0.0, 1.0), SCREEN);
+        assert_eq!(panned, first);
+        // 600 px: past its edge; the window moves with the view.
+        let past = Window::next(Some(first), view(-600.0, 0.0, 1.0), SCREEN);
+        assert_ne!(past, first);
+        assert!(past.contains(&Window::seen(view(-600.0, 0.0, 1.0), SCREEN)));
+        // Zooming out past it moves it too.
+        let out = Window::next(Some(first), view(0.0, 0.0, 0.4), SCREEN);
+        assert_ne!(out, first);
+        // Zooming in a little keeps it; to a quarter of it, it shrinks.
+        let closer = Window::next(Some(first), view(0.0, 0.0, 1.5), SCREEN);
+        assert_eq!(closer, first);
+        let close = Window::next(Some(first), view(0.0, 0.0, 2.5), SCREEN);
+        assert!(close.x2 - close.x1 < first.x2 - first.x1);
+    }
+
+    #[test]
+    fn a_node_or_an_edge_partly_inside_is_drawn() {
+        let window = Window::next(None, view(0.0, 0.0, 1.0), SCREEN);
+        let at = |x: f64, y: f64| Position { x, y };
+        assert!(window.holds_node(at(-500.0 - NODE_WIDTH + 1.0, 0.0)));
+        assert!(!window.holds_node(at(-500.0 - NODE_WIDTH - 1.0, 0.0)));
+        assert!(!window.holds_node(at(2000.0, 0.0)));
+        // Both ends outside, on either side: the edge crosses the window.
+        assert!(window.meets_span(at(-5000.0, 100.0), at(5000.0, 100.0)));
+        assert!(!window.meets_span(at(-5000.0, 5000.0), at(5000.0, 5000.0)));
+    }
+
+    #[test]
+    fn hostile_views_give_finite_windows() {
+        for v in [
+            view(f64::MAX, -f64::MAX, 1.0),
+            view(0.0, 0.0, 0.0),
+            view(1e308, 1e308, Viewport::MIN_ZOOM),
+        ] {
+            let window = Window::next(None, v, SCREEN);
+            // Whatever it is, asking about a node does not panic.
+            let _ = window.holds_node(Position { x: 0.0, y: 0.0 });
+        }
+    }
+}
