@@ -60,6 +60,7 @@ pub mod schema_edit;
 pub mod splice;
 pub mod start_framing;
 pub mod state;
+pub mod subgraph_source;
 
 use leptos::prelude::*;
 

@@ -40,7 +40,9 @@ impl Registry {
     /// from does (same tools, same models), but runs nothing: its tools
     /// and models are declarations that refuse every call.
     pub fn for_validation(catalog: &Catalog) -> Registry {
-        let mut registry = Registry::new();
+        // The app's server embeds saved subgraphs when a run starts.
+        let mut registry =
+            Registry::new().with_saved_graphs(crate::node::SavedGraphs::EmbeddedAtRun);
         for tool in &catalog.tools {
             registry = registry.with_tool(Declared(tool.clone()));
         }

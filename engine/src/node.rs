@@ -13,7 +13,8 @@ pub use child::{ChildFuture, ChildGraph, ChildOutcome, ChildRun, CompileChild};
 pub use context::{CancelFlag, Emit, NodeContext};
 pub use hint::{FieldHint, HINT_KEYWORD, KEY_HINT_KEYWORD};
 pub use kind::{
-    BuildContext, Built, ConfigIssue, DuplicateKind, FileAccess, NodeKind, Registry, parse_config,
+    BuildContext, Built, ConfigIssue, DuplicateKind, FileAccess, NodeKind, Registry, SavedGraphs,
+    parse_config,
 };
 pub use output::{NodeError, NodeOutput, SendTo};
 

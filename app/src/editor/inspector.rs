@@ -18,6 +18,7 @@ use super::edge_form::EdgeForm;
 use super::gestures::Gestures;
 use super::retention::RetentionFields;
 use super::state::Editor;
+use super::subgraph_source::SubgraphSource;
 use crate::secrets::list_secrets;
 
 /// Changes the node `id` with `edit`.
@@ -182,6 +183,7 @@ fn NodeForm(
                 <input name="label" prop:value=move || spec.with(|s| s.label.clone()) placeholder=id.to_string() on:change=set_label readonly=read_only />
             </label>
             <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
+            {(kind == BuiltinKind::Subgraph.name()).then(|| view! { <SubgraphSource editor spec /> })}
             <ConfigForm editor spec problems choices />
             {move || settled.get().then(|| view! { <SharedSettings editor spec /> })}
         </section>

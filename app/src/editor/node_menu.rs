@@ -1,5 +1,6 @@
-//! A node's context menu (right-click): set or clear its breakpoints, and
-//! "run to here" (the Run tab, set to pause before the node). Breakpoints
+//! A node's context menu (right-click): set or clear its breakpoints,
+//! "run to here" (the Run tab, set to pause before the node), and for a
+//! subgraph naming a saved graph, open that graph. Breakpoints
 //! are part of the graph, saved and undone like any edit; "run to here" is
 //! one run's, and the page that hosts the editor says what it opens.
 
@@ -47,6 +48,17 @@ pub fn NodeMenu(
                 close();
             }
         };
+        // A subgraph's saved graph opens from here.
+        let nested = spec.with_untracked(|spec| {
+            (spec.kind == heddle_engine::kinds::BuiltinKind::Subgraph.name())
+                .then(|| {
+                    spec.config
+                        .get("graph_id")?
+                        .as_str()
+                        .and_then(crate::graphs::GraphId::parse)
+                })
+                .flatten()
+        });
         let before = spec.with_untracked(|spec| spec.interrupt_before);
         let after = spec.with_untracked(|spec| spec.interrupt_after);
         let target = at.node.clone();
@@ -67,6 +79,11 @@ pub fn NodeMenu(
                         run_to.run(target.clone());
                         close();
                     }>"Run to here…"</button>
+                })}
+                {nested.map(|graph| view! {
+                    // A page load of its own (`rel="external"`): the
+                    // editor is made for one graph per page.
+                    <a role="menuitem" href=graph.href() rel="external" data-testid="node-menu-open-subgraph">"Open its saved graph"</a>
                 })}
                 <button type="button" role="menuitem" class="node-menu-close" on:click=move |_| close()>"Close"</button>
             </div>

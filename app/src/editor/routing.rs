@@ -109,6 +109,11 @@ pub fn loops(
     routes
 }
 
+/// How far apart, at their middle, the edges between the same two nodes
+/// are drawn (a router's two routes to one node), so each is seen and
+/// each label read.
+const FAN: f64 = 30.0;
+
 /// A forward edge between nodes at `a` and `b`: its curve, and its label
 /// (when it has one) kept off the nodes at `positions`.
 pub fn forward_edge(
@@ -118,12 +123,34 @@ pub fn forward_edge(
     label: Option<&str>,
     positions: &[(f64, f64)],
 ) -> Route {
-    let route = forward(
-        a.0 + size.width,
-        a.1 + size.height / 2.0,
-        b.0,
-        b.1 + size.height / 2.0,
-    );
+    forward_fanned(a, b, size, label, positions, (0, 1))
+}
+
+/// A forward edge that is the `k`th of `n` between the same two nodes
+/// (`fan`): the edges bow apart, the middle one (if any) straight.
+pub fn forward_fanned(
+    a: (f64, f64),
+    b: (f64, f64),
+    size: NodeSize,
+    label: Option<&str>,
+    positions: &[(f64, f64)],
+    (k, n): (usize, usize),
+) -> Route {
+    // A cubic whose two control points move by `bow` passes its middle
+    // three quarters of it away.
+    let bow = (k as f64 - (n.max(1) - 1) as f64 / 2.0) * FAN / 0.75;
+    let (x1, y1) = (a.0 + size.width, a.1 + size.height / 2.0);
+    let (x2, y2) = (b.0, b.1 + size.height / 2.0);
+    let mid = (x1 + x2) / 2.0;
+    let route = Route {
+        path: format!(
+            "M{x1},{y1} C{mid},{} {mid},{} {x2},{y2}",
+            y1 + bow,
+            y2 + bow
+        ),
+        label: (mid, (y1 + y2) / 2.0 + bow * 0.75),
+        back: false,
+    };
     match label {
         Some(text) => Route {
             label: off_nodes(route.label, text, (a, b), size, positions),
@@ -253,6 +280,21 @@ mod tests {
         assert!(routes[0].path.starts_with("M180,28 "));
         assert!(routes[0].path.ends_with(" 300,128"));
         assert_eq!(routes[0].label, (240.0, 78.0));
+    }
+
+    #[test]
+    fn edges_between_the_same_two_nodes_bow_apart_with_their_labels() {
+        let (a, b) = ((0.0, 0.0), (300.0, 0.0));
+        let alone = forward_fanned(a, b, SIZE, None, &[], (0, 1));
+        assert_eq!(alone, forward_edge(a, b, SIZE, None, &[]));
+        let [first, second] = [0, 1].map(|k| forward_fanned(a, b, SIZE, None, &[], (k, 2)));
+        // Their middles are FAN apart, on either side of the straight one.
+        assert!((second.label.1 - first.label.1 - FAN).abs() < 1e-9);
+        assert!((first.label.1 + second.label.1 - 2.0 * alone.label.1).abs() < 1e-9);
+        assert_ne!(first.path, second.path);
+        // Three: the middle one is the straight one.
+        let middle = forward_fanned(a, b, SIZE, None, &[], (1, 3));
+        assert_eq!(middle.path, alone.path);
     }
 
     #[test]

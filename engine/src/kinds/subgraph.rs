@@ -32,7 +32,7 @@ use crate::expr::Expr;
 use crate::format::GraphDocument;
 use crate::node::{
     BuildContext, Built, ChildGraph, ConfigIssue, Node, NodeError, NodeFuture, NodeInput,
-    NodeOutput, parse_config,
+    NodeOutput, SavedGraphs, parse_config,
 };
 
 /// How deep subgraphs may nest (a graph that includes itself stops here).
@@ -134,6 +134,21 @@ pub(super) fn load_child(
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
     let config: SubgraphConfig = parse_config(config)?;
     if let (Some(id), None) = (&config.graph_id, &config.graph) {
+        if cx.registry.saved_graphs() == SavedGraphs::EmbeddedAtRun {
+            // Checked when the server embeds it, for whoever starts the run.
+            let mut issues = Vec::new();
+            for parent in config.outputs.keys() {
+                issues.extend(cx.check_channel(
+                    format!("outputs.{parent}"),
+                    parent,
+                    ChannelType::Any,
+                ));
+            }
+            return match issues.is_empty() {
+                true => Ok(Built::plain(NotEmbedded(id.clone()))),
+                false => Err(issues),
+            };
+        }
         return Err(vec![ConfigIssue::new(
             "graph_id",
             format!(
@@ -176,6 +191,17 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         inputs,
         outputs: config.outputs,
     }))
+}
+
+/// A subgraph whose saved graph was not embedded: validation accepts it
+/// (the server embeds it when a run starts); running it is an error.
+struct NotEmbedded(String);
+
+impl Node for NotEmbedded {
+    fn run<'a>(&'a self, _input: NodeInput<'a>) -> NodeFuture<'a> {
+        let message = format!("saved graph `{}` was not embedded before the run", self.0);
+        Box::pin(std::future::ready(Err(NodeError::permanent(message))))
+    }
 }
 
 struct Subgraph {

@@ -260,6 +260,7 @@ pub struct Registry {
     credentials: Option<Credentials>,
     keyed_models: Option<Arc<dyn KeyedModels>>,
     files: FileAccess,
+    saved_graphs: SavedGraphs,
     prices: Arc<crate::usage::PriceTable>,
     /// How deep and large the values of its runs may be.
     value_limits: crate::state::ValueLimits,
@@ -267,6 +268,22 @@ pub struct Registry {
     ceilings: crate::ceilings::Ceilings,
     #[cfg(feature = "runtime")]
     scripts: Option<Arc<crate::run::WorkerPool>>,
+}
+
+/// What a `subgraph` naming a saved graph (`graph_id`) without the graph
+/// embedded means here. Only the Heddle server can read a saved graph (for
+/// the user who starts the run, `server/src/runs/embed.rs`), and it embeds
+/// it before the run compiles.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SavedGraphs {
+    /// Such a node is a problem: nothing here can read the graph (the
+    /// command line, a library user).
+    #[default]
+    Unread,
+    /// Such a node is fine: the graph is embedded when a run starts
+    /// (validation in the app and on its server, which cannot check the
+    /// child's channels until then).
+    EmbeddedAtRun,
 }
 
 /// Whether graphs may name files (`subgraph.path`, `sub_agents[].path`)
@@ -292,6 +309,7 @@ impl Default for Registry {
             credentials: None,
             keyed_models: None,
             files: FileAccess::Denied,
+            saved_graphs: SavedGraphs::Unread,
             prices: Arc::new(crate::usage::PriceTable::default()),
             value_limits: crate::state::ValueLimits::default(),
             ceilings: crate::ceilings::Ceilings::default(),
@@ -348,6 +366,18 @@ impl Registry {
     /// Whether graphs may name files.
     pub fn file_access(&self) -> FileAccess {
         self.files
+    }
+
+    /// Says what a subgraph naming a saved graph means (see
+    /// [`SavedGraphs`]).
+    pub fn with_saved_graphs(mut self, saved: SavedGraphs) -> Self {
+        self.saved_graphs = saved;
+        self
+    }
+
+    /// What a subgraph naming a saved graph means here.
+    pub fn saved_graphs(&self) -> SavedGraphs {
+        self.saved_graphs
     }
 
     /// Runs `script` nodes on this pool of threads instead of the

@@ -346,3 +346,31 @@ fn a_nodes_routes_are_what_its_edges_may_carry() {
     assert_eq!(routes("start"), Some(vec![]));
     assert_eq!(routes("nowhere"), None);
 }
+
+#[test]
+fn a_saved_subgraph_is_checked_where_it_is_embedded_and_refused_where_nothing_reads_it() {
+    let graph = |output: &str| {
+        document(json!({
+            "state": {"channels": {"heard": {"type": "string"}}},
+            "nodes": [{"id": "start", "kind": "start"},
+                      {"id": "inner", "kind": "subgraph",
+                       "config": {"graph_id": "g-123", "outputs": {output: "word"}}}],
+            "edges": [{"id": "e", "from": "start", "to": "inner"}]
+        }))
+    };
+    // Where nothing can read a saved graph (the command line): a problem
+    // at the field.
+    let here = heddle_engine::validate(&graph("heard"), &registry());
+    let problem = find(&here, "nodes[1].config.graph_id");
+    assert!(
+        problem.message.contains("resolved by the Heddle server"),
+        "{here}"
+    );
+    // In the app, the server embeds it when a run starts: no problem, but
+    // this graph's own channels are still checked.
+    let app = heddle_engine::Registry::for_validation(&Default::default());
+    let report = heddle_engine::validate(&graph("heard"), &app);
+    assert!(report.problems.is_empty(), "{report}");
+    let report = heddle_engine::validate(&graph("missing"), &app);
+    find(&report, "nodes[1].config.outputs.missing");
+}

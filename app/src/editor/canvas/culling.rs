@@ -5,7 +5,8 @@
 //! The part of the world drawn (the [`Window`]) is the view grown by half
 //! a screen on each side, and it stays put while the view moves inside
 //! it: a pan redraws nothing until it nears the window's edge, then the
-//! window moves once. Selected nodes are always drawn (a drag or the
+//! window moves once, and the nodes it brings join the page a few per
+//! frame, nearest first, so no frame is spent making a screenful. Selected nodes are always drawn (a drag or the
 //! keyboard may take them anywhere), and so is every edge touching a drawn
 //! node or crossing the window. A graph of up to [`DRAW_ALL`] nodes is
 //! drawn whole: culling it would save little, and keep nodes out of the
@@ -69,15 +70,16 @@ impl Window {
         }
     }
 
-    /// The window to draw for `view`: `previous` while the view stays
-    /// inside it (and, zoomed in, still fills half its width), else the
-    /// view grown by [`MARGIN`].
+    /// The window to draw for `view`: `previous` while the view stays a
+    /// quarter of a screen inside it (and, zoomed in, still fills half its
+    /// width), else the view grown by [`MARGIN`]. It moves before the view
+    /// reaches its edge, so what comes into view is drawn already.
     pub(super) fn next(previous: Option<Window>, view: Viewport, size: (f64, f64)) -> Window {
         let seen = Window::seen(view, size);
         let fresh = seen.grown(MARGIN);
         match previous {
             Some(previous)
-                if previous.contains(&seen)
+                if previous.contains(&seen.grown(MARGIN / 2.0))
                     && previous.x2 - previous.x1 <= 2.0 * (fresh.x2 - fresh.x1) =>
             {
                 previous
@@ -103,6 +105,84 @@ impl Window {
     }
 }
 
+/// How many nodes join the page in one frame when the window moves: a
+/// node drawn in full, with its edges, costs about 1.5 ms to make, and a
+/// frame has 16.
+#[cfg(feature = "hydrate")]
+const ARRIVING: usize = 8;
+
+/// Keeps `drawn` following `wanted`: nodes no longer wanted leave at once,
+/// new ones join `ARRIVING` a frame, those
+/// nearest the window's middle first (the window moves before the view
+/// reaches its edge, so they are in the page before they come into view).
+#[cfg(feature = "hydrate")]
+fn arrive(
+    editor: Editor,
+    wanted: Memo<Option<BTreeSet<NodeId>>>,
+    drawn: RwSignal<Option<BTreeSet<NodeId>>>,
+    window: Memo<Window>,
+) {
+    use std::cell::Cell;
+    use std::rc::Rc;
+    // Each change of what is wanted starts one walk; an older one stops.
+    let walk = Rc::new(Cell::new(0u64));
+    Effect::new(move |_| {
+        let Some(target) = wanted.get() else {
+            drawn.set(None);
+            return;
+        };
+        walk.set(walk.get() + 1);
+        step(editor, target, drawn, window, Rc::clone(&walk), walk.get());
+    });
+
+    fn step(
+        editor: Editor,
+        target: BTreeSet<NodeId>,
+        drawn: RwSignal<Option<BTreeSet<NodeId>>>,
+        window: Memo<Window>,
+        walk: Rc<Cell<u64>>,
+        this: u64,
+    ) {
+        if walk.get() != this {
+            return;
+        }
+        let now = drawn.get_untracked().unwrap_or_default();
+        let mut missing: Vec<NodeId> = target.difference(&now).cloned().collect();
+        if missing.len() <= ARRIVING {
+            let _ = drawn.try_set(Some(target));
+            return;
+        }
+        let middle = window.with_untracked(|w| ((w.x1 + w.x2) / 2.0, (w.y1 + w.y2) / 2.0));
+        let far = |id: &NodeId| {
+            editor
+                .nodes
+                .with_untracked(|nodes| {
+                    nodes
+                        .iter()
+                        .find(|node| node.id.with_value(|own| own == id))
+                        .map(|node| node.position.get_untracked())
+                })
+                .map_or(f64::MAX, |p| (p.x - middle.0).hypot(p.y - middle.1))
+        };
+        missing.sort_by(|a, b| far(a).total_cmp(&far(b)));
+        // Those no longer wanted leave now; the nearest missing join.
+        let mut next: BTreeSet<NodeId> = now.intersection(&target).cloned().collect();
+        next.extend(missing.into_iter().take(ARRIVING));
+        let _ = drawn.try_set(Some(next));
+        request_animation_frame(move || step(editor, target, drawn, window, walk, this));
+    }
+}
+
+/// On the server nothing arrives: what it draws is what is wanted.
+#[cfg(not(feature = "hydrate"))]
+fn arrive(
+    _editor: Editor,
+    _wanted: Memo<Option<BTreeSet<NodeId>>>,
+    _drawn: RwSignal<Option<BTreeSet<NodeId>>>,
+    _window: Memo<Window>,
+) {
+}
+
 /// What is drawn of a big graph; `None` in [`Culled`] means all of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Kept {
@@ -121,24 +201,35 @@ impl Culled {
             let size = gestures.seen_size().unwrap_or(Viewport::GUESSED_CANVAS);
             Window::next(previous.copied(), editor.viewport.get(), size)
         });
-        Culled(Memo::new(move |_| {
+        // The nodes that should be drawn: in the window, or selected.
+        let wanted = Memo::new(move |_| {
             if editor.nodes.with(Vec::len) <= DRAW_ALL {
                 return None;
             }
             let window = window.get();
             let selected = editor.selected.get();
-            let (nodes, at) = editor.nodes.with(|nodes| {
-                let mut drawn = BTreeSet::new();
-                let mut at = std::collections::HashMap::with_capacity(nodes.len());
-                for node in nodes {
-                    let id = node.id.get_value();
-                    let position = node.position.get();
-                    if selected.contains(&id) || window.holds_node(position) {
-                        drawn.insert(id.clone());
-                    }
-                    at.insert(id, position);
-                }
-                (drawn, at)
+            Some(editor.nodes.with(|nodes| {
+                nodes
+                    .iter()
+                    .filter(|node| {
+                        node.id.with_value(|id| selected.contains(id))
+                            || window.holds_node(node.position.get())
+                    })
+                    .map(|node| node.id.get_value())
+                    .collect::<BTreeSet<NodeId>>()
+            }))
+        });
+        // The nodes drawn: at first (and on the server) those wanted; then
+        // they follow what is wanted a few at a time (`arrive`).
+        let drawn = RwSignal::new(wanted.get_untracked());
+        arrive(editor, wanted, drawn, window);
+        Culled(Memo::new(move |_| {
+            let nodes = drawn.get()?;
+            let window = window.get();
+            let at: std::collections::HashMap<NodeId, Position> = editor.nodes.with(|all| {
+                all.iter()
+                    .map(|node| (node.id.get_value(), node.position.get()))
+                    .collect()
             });
             let edges = editor.edges.with(|edges| {
                 edges
@@ -224,13 +315,14 @@ mod tests {
     #[test]
     fn the_window_stays_while_the_view_moves_inside_it_and_moves_once_past() {
         let first = Window::next(None, view(0.0, 0.0, 1.0), SCREEN);
-        // Panned 400 px left (the world moves right): still inside.
-        let panned = Window::next(Some(first), view(-400.0, 0.0, 1.0), SCREEN);
+        // Panned 200 px left (the world moves right): still well inside.
+        let panned = Window::next(Some(first), view(-200.0, 0.0, 1.0), SCREEN);
         assert_eq!(panned, first);
-        // 600 px: past its edge; the window moves with the view.
-        let past = Window::next(Some(first), view(-600.0, 0.0, 1.0), SCREEN);
+        // 300 px: within a quarter screen of its edge, the window moves
+        // with the view, before the view reaches its edge.
+        let past = Window::next(Some(first), view(-300.0, 0.0, 1.0), SCREEN);
         assert_ne!(past, first);
-        assert!(past.contains(&Window::seen(view(-600.0, 0.0, 1.0), SCREEN)));
+        assert!(past.contains(&Window::seen(view(-300.0, 0.0, 1.0), SCREEN).grown(0.25)));
         // Zooming out past it moves it too.
         let out = Window::next(Some(first), view(0.0, 0.0, 0.4), SCREEN);
         assert_ne!(out, first);

@@ -21,6 +21,9 @@ use super::label_text::edge_label;
 #[derive(Clone, Copy)]
 pub(super) struct LoopRoutes {
     all: Memo<HashMap<EdgeId, Route>>,
+    /// Each edge that shares its two ends with others: its place among
+    /// them and how many there are (`routing::forward_fanned`).
+    fans: Memo<HashMap<EdgeId, (usize, usize)>>,
     each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>>,
     /// The canvas's: the edges' signals live as long as it does.
     owner: StoredValue<Owner>,
@@ -48,7 +51,13 @@ impl LoopRoutes {
             })
         });
         let owner = StoredValue::new(Owner::current().unwrap_or_default());
-        LoopRoutes { all, each, owner }
+        let fans = Memo::new(move |_| editor.edges.with(|edges| fans(edges)));
+        LoopRoutes {
+            all,
+            fans,
+            each,
+            owner,
+        }
     }
 
     /// The route of `edge` when it goes back.
@@ -192,10 +201,12 @@ pub(super) fn edge_route(
         .or(edge.condition.as_deref())
         .map(edge_label);
     let looped = loops.of(&id);
+    let fans = loops.fans;
     Memo::new(move |_| {
         if let Some(route) = looped.get() {
             return Some(route);
         }
+        let fan = fans.with(|fans| fans.get(&id).copied()).unwrap_or((0, 1));
         let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
         let (a, b) = (a?.get(), b?.get());
         let (a, b) = ((a.x, a.y), (b.x, b.y));
@@ -210,12 +221,35 @@ pub(super) fn edge_route(
             }),
             None => Vec::new(),
         };
-        Some(routing::forward_edge(
+        Some(routing::forward_fanned(
             a,
             b,
             NODE_SIZE,
             label.as_deref(),
             &others,
+            fan,
         ))
     })
+}
+
+/// The edges that share both ends with another, each with its place
+/// among them (in the document's order) and how many there are.
+fn fans(edges: &[heddle_engine::format::EdgeSpec]) -> HashMap<EdgeId, (usize, usize)> {
+    let mut by_ends: HashMap<(&NodeId, &NodeId), Vec<&EdgeId>> = HashMap::new();
+    for edge in edges {
+        by_ends
+            .entry((&edge.from, &edge.to))
+            .or_default()
+            .push(&edge.id);
+    }
+    by_ends
+        .into_values()
+        .filter(|ids| ids.len() > 1)
+        .flat_map(|ids| {
+            let n = ids.len();
+            ids.into_iter()
+                .enumerate()
+                .map(move |(k, id)| (id.clone(), (k, n)))
+        })
+        .collect()
 }

@@ -741,6 +741,11 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
                 .map(|name| {
                     let row = path::join(&path, Step::Key(name.clone()));
                     let id = control_id(cx, &row);
+                    // The value's control is named by its key, for a
+                    // screen reader (the key sits beside it, not in it).
+                    let label = view! {
+                        <label for=id.clone() class="visually-hidden">{format!("Value of {name}")}</label>
+                    };
                     let inner = control(cx, row.clone(), &value, true, None, None, id);
                     let rename = rename.clone();
                     let from = name.clone();
@@ -769,7 +774,7 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
                         }
                         .into_any(),
                     };
-                    removable_row(cx, row, format!("Remove {name}"), view! { {key_control}{inner} }.into_any())
+                    removable_row(cx, row, format!("Remove {name}"), view! { {key_control}{label}{inner} }.into_any())
                 })
                 .collect_view()
         }
