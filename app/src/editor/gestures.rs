@@ -225,6 +225,11 @@ impl Gestures {
             })
     }
 
+    /// The canvas's size as the resize observer last saw it, not followed.
+    pub fn seen_size_untracked(&self) -> Option<(f64, f64)> {
+        self.seen_size.get_untracked()
+    }
+
     /// Keeps the size the resize observer saw.
     pub fn saw_size(&self, size: (f64, f64)) {
         if self.seen_size.get_untracked() != Some(size) {

@@ -64,19 +64,21 @@ impl Viewport {
     pub const START_ZOOM: f64 = 0.9;
 
     /// The view that fits box `extent` (`(x1, y1, x2, y2)`, in the world)
-    /// in a `width` × `height` canvas, centred, with a margin; the default
-    /// view for nothing to fit.
+    /// in a `width` × `height` canvas, centred, with a margin (at the top,
+    /// clear of the toolbar floating over the canvas); the default view
+    /// for nothing to fit.
     pub fn fitting(extent: Option<(f64, f64, f64, f64)>, width: f64, height: f64) -> Viewport {
         let Some((x1, y1, x2, y2)) = extent else {
             return Viewport::default();
         };
-        let margin = 48.0;
+        let (margin, top) = (48.0, 72.0);
+        let tall = height - margin - top;
         let zoom = ((width - 2.0 * margin) / (x2 - x1))
-            .min((height - 2.0 * margin) / (y2 - y1))
+            .min(tall / (y2 - y1))
             .clamp(Viewport::MIN_ZOOM, 1.25);
         Viewport {
             x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
-            y: (height - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
+            y: top + (tall - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
             zoom,
         }
     }
@@ -657,8 +659,13 @@ mod tests {
         // A 25 × 20 grid of nodes, far wider than tall.
         let view = Viewport::fitting(Some((0.0, 0.0, 5460.0, 1956.0)), 900.0, 660.0);
         assert!((view.zoom - (900.0 - 96.0) / 5460.0).abs() < 1e-9);
-        let centre = view.to_world(450.0, 330.0);
+        // Centred below the floating toolbar: between 72 px from the top
+        // and 48 from the foot.
+        let centre = view.to_world(450.0, (72.0 + 660.0 - 48.0) / 2.0);
         assert!((centre.x - 2730.0).abs() < 1e-6 && (centre.y - 978.0).abs() < 1e-6);
+        // A graph taller than wide: its top sits clear of the toolbar.
+        let tall = Viewport::fitting(Some((0.0, 0.0, 200.0, 3000.0)), 900.0, 660.0);
+        assert!((tall.y - 72.0).abs() < 1e-6, "{tall:?}");
         // A single node is not blown up past 125%.
         assert_eq!(
             Viewport::fitting(Some((0.0, 0.0, 180.0, 60.0)), 900.0, 660.0).zoom,

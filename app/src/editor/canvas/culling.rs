@@ -105,19 +105,21 @@ impl Window {
     }
 }
 
-/// How many nodes join the page in one frame when the window moves: a
-/// node drawn in full, with its edges, costs about 1.5 ms to make, and a
-/// frame has 16.
+/// How many nodes beyond the view join the page in one frame when the
+/// window moves: a node drawn in full, with its edges, costs about 1.5 ms
+/// to make, and a frame has 16.
 #[cfg(feature = "hydrate")]
 const ARRIVING: usize = 8;
 
-/// Keeps `drawn` following `wanted`: nodes no longer wanted leave at once,
-/// new ones join `ARRIVING` a frame, those
-/// nearest the window's middle first (the window moves before the view
-/// reaches its edge, so they are in the page before they come into view).
+/// Keeps `drawn` following `wanted`. Nodes no longer wanted leave at once;
+/// those in the view join at once (after Fit or a zoom out, the view is
+/// what the person asked to see); the rest, in the window's margin, join
+/// `ARRIVING` a frame, nearest the window's middle first. The window moves
+/// before the view reaches its edge, so a pan finds them drawn.
 #[cfg(feature = "hydrate")]
 fn arrive(
     editor: Editor,
+    gestures: Gestures,
     wanted: Memo<Option<BTreeSet<NodeId>>>,
     drawn: RwSignal<Option<BTreeSet<NodeId>>>,
     window: Memo<Window>,
@@ -132,11 +134,20 @@ fn arrive(
             return;
         };
         walk.set(walk.get() + 1);
-        step(editor, target, drawn, window, Rc::clone(&walk), walk.get());
+        step(
+            editor,
+            gestures,
+            target,
+            drawn,
+            window,
+            Rc::clone(&walk),
+            walk.get(),
+        );
     });
 
     fn step(
         editor: Editor,
+        gestures: Gestures,
         target: BTreeSet<NodeId>,
         drawn: RwSignal<Option<BTreeSet<NodeId>>>,
         window: Memo<Window>,
@@ -147,29 +158,41 @@ fn arrive(
             return;
         }
         let now = drawn.get_untracked().unwrap_or_default();
-        let mut missing: Vec<NodeId> = target.difference(&now).cloned().collect();
-        if missing.len() <= ARRIVING {
+        if target.difference(&now).nth(ARRIVING).is_none() {
             let _ = drawn.try_set(Some(target));
             return;
         }
-        let middle = window.with_untracked(|w| ((w.x1 + w.x2) / 2.0, (w.y1 + w.y2) / 2.0));
-        let far = |id: &NodeId| {
-            editor
-                .nodes
-                .with_untracked(|nodes| {
-                    nodes
-                        .iter()
-                        .find(|node| node.id.with_value(|own| own == id))
-                        .map(|node| node.position.get_untracked())
-                })
-                .map_or(f64::MAX, |p| (p.x - middle.0).hypot(p.y - middle.1))
-        };
-        missing.sort_by(|a, b| far(a).total_cmp(&far(b)));
-        // Those no longer wanted leave now; the nearest missing join.
+        let size = gestures
+            .seen_size_untracked()
+            .unwrap_or(Viewport::GUESSED_CANVAS);
+        let seen = Window::seen(editor.viewport.get_untracked(), size);
+        let (mx, my) = window.with_untracked(|w| ((w.x1 + w.x2) / 2.0, (w.y1 + w.y2) / 2.0));
+        // Each missing node once: in view, or how far from the middle.
+        let mut margin: Vec<(f64, NodeId)> = Vec::new();
         let mut next: BTreeSet<NodeId> = now.intersection(&target).cloned().collect();
-        next.extend(missing.into_iter().take(ARRIVING));
+        editor.nodes.with_untracked(|nodes| {
+            for node in nodes {
+                let id = node.id.get_value();
+                if !target.contains(&id) || now.contains(&id) {
+                    continue;
+                }
+                let at = node.position.get_untracked();
+                if seen.holds_node(at) {
+                    next.insert(id);
+                } else {
+                    margin.push(((at.x - mx).hypot(at.y - my), id));
+                }
+            }
+        });
+        margin.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let done = margin.len() <= ARRIVING;
+        next.extend(margin.into_iter().take(ARRIVING).map(|(_, id)| id));
         let _ = drawn.try_set(Some(next));
-        request_animation_frame(move || step(editor, target, drawn, window, walk, this));
+        if !done {
+            request_animation_frame(move || {
+                step(editor, gestures, target, drawn, window, walk, this)
+            });
+        }
     }
 }
 
@@ -177,6 +200,7 @@ fn arrive(
 #[cfg(not(feature = "hydrate"))]
 fn arrive(
     _editor: Editor,
+    _gestures: Gestures,
     _wanted: Memo<Option<BTreeSet<NodeId>>>,
     _drawn: RwSignal<Option<BTreeSet<NodeId>>>,
     _window: Memo<Window>,
@@ -222,7 +246,7 @@ impl Culled {
         // The nodes drawn: at first (and on the server) those wanted; then
         // they follow what is wanted a few at a time (`arrive`).
         let drawn = RwSignal::new(wanted.get_untracked());
-        arrive(editor, wanted, drawn, window);
+        arrive(editor, gestures, wanted, drawn, window);
         Culled(Memo::new(move |_| {
             let nodes = drawn.get()?;
             let window = window.get();
