@@ -83,14 +83,17 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
             leptos::task::spawn_local(async move {
                 match crate::graphs::import_graph(graph).await {
                     Ok(saved) => {
-                        error.set(None);
+                        // The form may have closed meanwhile.
+                        let _ = error.try_set(None);
                         set_saved(editor, &node, Some(saved.id.as_str().to_string()));
                         // Listed, so it is named.
                         if let Ok(list) = crate::graphs::list_graphs().await {
                             let _ = graphs.try_set(Some(Ok(list)));
                         }
                     }
-                    Err(failure) => error.set(Some(failure.to_string())),
+                    Err(failure) => {
+                        let _ = error.try_set(Some(failure.to_string()));
+                    }
                 }
             });
         }

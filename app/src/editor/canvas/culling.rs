@@ -154,7 +154,9 @@ fn arrive(
         walk: Rc<Cell<u64>>,
         this: u64,
     ) {
-        if walk.get() != this {
+        // A newer walk took over, or the canvas is gone (a walk goes on
+        // over frames, and the page may be left in between).
+        if walk.get() != this || drawn.is_disposed() {
             return;
         }
         let now = drawn.get_untracked().unwrap_or_default();
