@@ -52,27 +52,21 @@ for (const [nodes, edges] of [
     // the note and the minimap), 120 pointer moves.
     const canvas = (await page.locator(".editor-canvas").boundingBox())!;
     await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
-    const pan = await frames(page, async () => {
+    const panGesture = async () => {
       const x = canvas.x + 20;
       const y = canvas.y + canvas.height - 80;
       await page.mouse.move(x, y);
       await page.mouse.down();
       for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
       await page.mouse.up();
-    });
+    };
+    const pan = await frames(page, panGesture);
 
     // The whole graph (Fit: every node drawn, as boxes), panned the same way.
     await page.getByRole("button", { name: "Fit", exact: true }).click();
     await page.waitForFunction((count) => document.querySelectorAll(".canvas-node").length === count, nodes);
     await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
-    const panWhole = await frames(page, async () => {
-      const x = canvas.x + 20;
-      const y = canvas.y + canvas.height - 80;
-      await page.mouse.move(x, y);
-      await page.mouse.down();
-      for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
-      await page.mouse.up();
-    });
+    const panWhole = await frames(page, panGesture);
 
     const pkg = path.resolve(__dirname, "../../target/site/pkg");
     const size = (file: string) => (fs.existsSync(path.join(pkg, file)) ? fs.statSync(path.join(pkg, file)).size : 0);

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::api_runs::counting_loop;
-use crate::support::TestServer;
+use crate::support::{TestServer, example};
 
 type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
@@ -560,21 +560,12 @@ async fn streamed_tokens_arrive_batched_and_account_for_every_seq() {
     );
 }
 
-/// A thread's second run holds what changed, not the conversation: its
-/// viewer is sent the state of the checkpoint the run went on from once,
-/// before its first event, and rebuilds every step's state from it with
-/// the engine's own code, to the state the run finished with.
+/// A fan-out's instances stream side by side: each one's tokens come
+/// apart, live and read back from the store.
 #[tokio::test]
 async fn a_fan_outs_instances_stream_apart_live_and_in_the_stored_log() {
     let server = TestServer::start().await;
-    let research = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../engine/examples/graphs/research.json"
-    ))
-    .unwrap();
-    let graph = server
-        .create_graph(serde_json::from_str(&research).unwrap())
-        .await;
+    let graph = server.create_graph(example("research.json")).await;
     let mut socket = connect(&server).await;
     let run = say_and_follow(&server, &mut socket, &graph, "How do heat pumps work?").await;
     let mut live: std::collections::BTreeMap<u64, String> = Default::default();
@@ -620,6 +611,10 @@ async fn a_fan_outs_instances_stream_apart_live_and_in_the_stored_log() {
     assert_eq!(stored, live);
 }
 
+/// A thread's second run holds what changed, not the conversation: its
+/// viewer is sent the state of the checkpoint the run went on from once,
+/// before its first event, and rebuilds every step's state from it with
+/// the engine's own code, to the state the run finished with.
 #[tokio::test]
 async fn a_threads_next_run_is_sent_its_base_once_and_rebuilds_from_changes() {
     let server = TestServer::start().await;

@@ -208,6 +208,17 @@ fn log_to_test_output() {
     });
 }
 
+/// One of the engine's example graphs (engine/examples/graphs), as a
+/// document to create.
+pub fn example(file: &str) -> Value {
+    let path = format!(
+        "{}/../engine/examples/graphs/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
 pub struct TestServer {
     pub addr: SocketAddr,
     /// The database's URL.

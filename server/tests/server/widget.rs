@@ -8,7 +8,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::invoke::chat_graph;
-use crate::support::{TestServer, error_message, status_and_json};
+use crate::support::{TestServer, error_message, example, status_and_json};
 
 const SHOP: &str = "http://shop.test";
 
@@ -300,14 +300,7 @@ async fn only_editors_make_widgets_and_a_widget_ends_with_its_makers_access() {
 #[tokio::test]
 async fn a_fan_outs_instances_do_not_stream_into_the_visitors_answer() {
     let server = TestServer::start().await;
-    let research = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../engine/examples/graphs/research.json"
-    ))
-    .unwrap();
-    let graph = server
-        .create_graph(serde_json::from_str(&research).unwrap())
-        .await;
+    let graph = server.create_graph(example("research.json")).await;
     server.publish(&graph, 1).await;
     let made = widget(&server, &graph).await;
     let token = made["token"].as_str().unwrap();
