@@ -15,8 +15,8 @@
 //! - [`keys`]: shortcuts, the clipboard and the help overlay.
 //! - [`persist`]: drafts in the browser, autosave, conflicts.
 //! - [`history`]: the version history panel.
-//! - [`minimap`], [`quick_add`], [`notes`]: the overview, double-click to
-//!   add, sticky notes.
+//! - [`minimap`], [`quick_add`], [`notes`], [`groups`]: the overview,
+//!   double-click to add, sticky notes, frames around sets of nodes.
 //! - [`kind_icon`]: a line icon per node kind.
 //! - [`routing`]: where edges and their labels are drawn (loops apart);
 //!   [`attr_keys`]: attribute names that hydrate without being written.
@@ -33,6 +33,8 @@ pub mod connect_menu;
 pub mod edge_form;
 pub mod edge_keys;
 pub mod gestures;
+pub mod group_form;
+pub mod groups;
 pub mod history;
 pub mod idle;
 pub mod inspector;

@@ -65,6 +65,9 @@ export async function scrubTo(page: Page, step: number) {
  *  of the test lists them all. `within` limits it to one element (a
  *  widget on someone else's page). WCAG 2.1 A and AA. */
 export async function expectAccessible(page: Page, where: string, within?: string) {
+  // A page's title is set as it hydrates (leptos_meta): axe reads the page
+  // once it has one. A page that never gets one still fails here.
+  if (!within) await expect(page, `${where} has a title`).toHaveTitle(/\S/);
   const builder = new AxeBuilder({ page });
   if (within) builder.include(within);
   const results = await builder

@@ -157,6 +157,7 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
     check_channels(document, &mut report);
     check_limits(document, &mut report);
     let ids = check_node_ids(document, &mut report);
+    check_groups(document, &ids, &mut report);
     let node_ids: Vec<NodeId> = document.nodes.iter().map(|node| node.id.clone()).collect();
 
     let mut built: Vec<Option<Built>> = Vec::with_capacity(document.nodes.len());
@@ -397,6 +398,59 @@ fn check_node_ids(document: &GraphDocument, report: &mut Report) -> HashMap<Node
         }
     }
     ids
+}
+
+/// Groups are for people and never stop a run: what is wrong with one is
+/// a warning, whose fix mends the groups (`GraphDocument::mend_groups`).
+fn check_groups(document: &GraphDocument, ids: &HashMap<NodeId, NodeIdx>, report: &mut Report) {
+    let mut group_ids = HashSet::new();
+    let mut framed: HashMap<&NodeId, &str> = HashMap::new();
+    for (g, group) in document.groups.iter().enumerate() {
+        let path = format!("groups[{g}]");
+        let kind = if group.id.is_empty() {
+            Some(ProblemKind::EmptyId)
+        } else if !group_ids.insert(group.id.as_str()) {
+            Some(ProblemKind::DuplicateId {
+                id: group.id.clone(),
+            })
+        } else {
+            None
+        };
+        if let Some(kind) = kind {
+            report
+                .push(Severity::Warning, format!("{path}.id"), kind)
+                .with_fix(Some(Fix::MendGroups));
+        }
+        for (n, node) in group.nodes.iter().enumerate() {
+            let path = format!("{path}.nodes[{n}]");
+            if !ids.contains_key(node) {
+                report
+                    .push(
+                        Severity::Warning,
+                        path,
+                        ProblemKind::MissingGroupMember {
+                            group: group.id.clone(),
+                            node: node.clone(),
+                        },
+                    )
+                    .with_fix(Some(Fix::MendGroups));
+            } else if let Some(first) = framed.get(node) {
+                report
+                    .push(
+                        Severity::Warning,
+                        path,
+                        ProblemKind::GroupedTwice {
+                            node: node.clone(),
+                            first: first.to_string(),
+                        },
+                    )
+                    .at_node(node)
+                    .with_fix(Some(Fix::MendGroups));
+            } else {
+                framed.insert(node, &group.id);
+            }
+        }
+    }
 }
 
 fn build_node(

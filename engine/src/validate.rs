@@ -145,6 +145,13 @@ pub enum ProblemKind {
     /// A node setting (retry, timeout) is out of range.
     #[error("{message}")]
     BadSetting { message: String },
+    /// A canvas group names a node that does not exist (the editor drops
+    /// it; runs ignore groups).
+    #[error("group `{group}` frames `{node}`, which is not a node of this graph")]
+    MissingGroupMember { group: String, node: NodeId },
+    /// A node is framed by two groups; it belongs to the first.
+    #[error("node `{node}` is in group `{first}` already")]
+    GroupedTwice { node: NodeId, first: String },
 }
 
 fn known_routes(routes: &[String]) -> String {

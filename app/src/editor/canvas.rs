@@ -8,6 +8,9 @@ mod culling;
 mod edge_label;
 mod edge_path;
 mod fan_out_link;
+mod group_box;
+mod group_frame;
+mod group_toggle;
 mod instances;
 mod label_text;
 mod loops;
@@ -15,17 +18,19 @@ mod node;
 mod rubber_band;
 mod wire_preview;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
+use heddle_engine::format::Position;
 use heddle_engine::validate::Problem;
 use heddle_engine::{EdgeId, NodeId};
 use leptos::ev;
 use leptos::prelude::*;
 
 use super::gestures::{Drag, Gestures, commit_focused_field, install_pointer_listeners};
+use super::groups::Folds;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::notes::Notes;
-use super::pressed::{Pressed, node_menu, press_edge, press_node, press_port};
+use super::pressed::{Pressed, node_menu, press_edge, press_group, press_node, press_port};
 use super::quick_add::{QuickAdd, QuickAddBox};
 use super::routing::NodeSize;
 use super::state::{Editor, Viewport};
@@ -33,6 +38,8 @@ use crate::live::RunView;
 use edge_label::EdgeLabel;
 use edge_path::EdgePath;
 use fan_out_link::FanOutLink;
+use group_box::GroupBox;
+use group_frame::GroupFrame;
 use loops::LoopRoutes;
 use node::CanvasNode;
 use rubber_band::RubberBand;
@@ -48,14 +55,43 @@ pub fn Canvas(
 ) -> impl IntoView {
     install_pointer_listeners(editor, gestures);
     let positions = editor.positions();
-    let loops = LoopRoutes::new(editor, gestures, positions);
+    // Nodes in a collapsed group are hidden; edges to them end at the
+    // group's card, drawn where its top-left node is (`groups.rs`).
+    let folds = Folds::follow(editor);
+    let shown = shown_positions(positions, folds);
+    let loops = LoopRoutes::new(editor, gestures, shown);
     let selection = Selection::of(editor, gestures);
     let fan_outs = fan_out_link::sends(editor);
     let culled = culling::Culled::new(editor, gestures);
     let drawn_fan_outs = move || {
         let mut sends = fan_outs.get();
-        sends.retain(|send| culled.node(send.from()) || culled.node(send.to()));
+        folds.with(|folds| {
+            sends.retain(|send| {
+                (culled.node(send.from()) || culled.node(send.to()))
+                    && !(folds.hides(send.from())
+                        && folds.group_of(send.from()) == folds.group_of(send.to()))
+            })
+        });
         sends
+    };
+    let drawn_nodes = move || {
+        let mut nodes = culled.nodes(editor);
+        folds.with(|folds| {
+            if !folds.is_empty() {
+                nodes.retain(|node| node.id.with_value(|id| !folds.hides(id)));
+            }
+        });
+        nodes
+    };
+    let groups = move |collapsed: bool| {
+        editor.skeleton.with(|document| {
+            document
+                .groups
+                .iter()
+                .filter(|group| group.collapsed == collapsed)
+                .cloned()
+                .collect::<Vec<_>>()
+        })
     };
     let viewport = editor.viewport;
     // Panning moves the world, a composited layer, by a translation: the
@@ -92,6 +128,7 @@ pub fn Canvas(
             Pressed::Port(node) => return press_port(editor, gestures, node, &event),
             Pressed::Node(node) => return press_node(editor, gestures, node, &event),
             Pressed::Edge(edge) => return press_edge(editor, edge),
+            Pressed::Group(group) => return press_group(editor, gestures, &group, &event),
             Pressed::Canvas => {}
         }
         gestures.menu.set(None);
@@ -148,7 +185,12 @@ pub fn Canvas(
         let on_node = event
             .target()
             .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-            .and_then(|element| element.closest(".canvas-node, .quick-add").ok().flatten())
+            .and_then(|element| {
+                element
+                    .closest(".canvas-node, .quick-add, .canvas-group-bar")
+                    .ok()
+                    .flatten()
+            })
             .is_some();
         if on_node || !editor.can_edit {
             return;
@@ -181,6 +223,9 @@ pub fn Canvas(
             <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>
             <div class="editor-world" style:transform=world_shift>
             <div class="editor-zoom" data-detail=move || detail.get().as_str() style:transform=world_scale>
+                <For each=move || groups(false) key=|group| group.clone() let:group>
+                    <GroupFrame editor selection positions group />
+                </For>
                 <svg class="editor-edges" role="group" aria-label="Edges">
                     <defs aria-hidden="true">
                         <marker id="editor-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
@@ -188,31 +233,36 @@ pub fn Canvas(
                         </marker>
                     </defs>
                     <For
-                        each=move || culled.edges(editor, |_| true)
+                        each=move || folds.with(|folds| culled.edges(editor, |edge| !folds.inside(edge)))
                         key=|edge| (edge.id.clone(), edge.from.clone(), edge.to.clone(), edge.condition.clone(), edge.route.clone())
                         let:edge
                     >
-                        <EdgePath editor selection positions loops edge live problems />
+                        <EdgePath editor selection positions=shown loops edge live problems />
                     </For>
                     <For
                         each=drawn_fan_outs
                         key=|send| send.clone()
                         let:send
                     >
-                        <FanOutLink positions send />
+                        <FanOutLink positions=shown send />
                     </For>
-                    <WirePreview gestures positions />
+                    <WirePreview gestures positions=shown />
                 </svg>
                 <Notes editor gestures />
-                <For each=move || culled.nodes(editor) key=|node| node.id.get_value() let:node>
+                <For each=move || groups(true) key=|group| group.clone() let:group>
+                    <GroupBox editor selection positions=shown folds live group />
+                </For>
+                <For each=drawn_nodes key=|node| node.id.get_value() let:node>
                     <CanvasNode editor selection node live problems drawn />
                 </For>
                 <For
-                    each=move || culled.edges(editor, |edge| edge.route.is_some() || edge.condition.is_some())
+                    each=move || folds.with(|folds| culled.edges(editor, |edge| {
+                        (edge.route.is_some() || edge.condition.is_some()) && !folds.inside(edge)
+                    }))
                     key=|edge| (edge.id.clone(), edge.condition.clone(), edge.route.clone())
                     let:edge
                 >
-                    <EdgeLabel selection positions loops edge live />
+                    <EdgeLabel selection positions=shown loops edge live />
                 </For>
                 <RubberBand gestures />
                 <WireReason gestures />
@@ -233,6 +283,26 @@ pub fn Canvas(
             })}
         </div>
     }
+}
+
+/// Where each node is drawn: its own place, or for a node hidden in a
+/// collapsed group, its group's card's (the group's anchor's signal).
+fn shown_positions(
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    folds: Memo<Folds>,
+) -> Memo<HashMap<NodeId, RwSignal<Position>>> {
+    Memo::new(move |_| {
+        folds.with(|folds| {
+            positions.with(|map| {
+                if folds.is_empty() {
+                    return map.clone();
+                }
+                map.iter()
+                    .map(|(id, at)| (id.clone(), *map.get(folds.drawn_at(id)).unwrap_or(at)))
+                    .collect()
+            })
+        })
+    })
 }
 
 /// The selection as the canvas's nodes and edges follow it: a signal's

@@ -13,8 +13,11 @@ use super::state::Editor;
 /// Focuses the node `id` on the canvas, moving the view to it when it is
 /// out of sight. A big graph draws only the nodes near the view
 /// (`canvas/culling.rs`): one not drawn is selected first (the selection
-/// is always drawn) and focused once it is.
+/// is always drawn) and focused once it is; one in a collapsed group opens
+/// its group.
 pub fn focus_node(editor: Editor, id: &NodeId) {
+    // A node in a collapsed group is shown: its group opens.
+    super::groups::reveal(editor, id);
     let selector = format!(
         ".canvas-node[data-node=\"{}\"]",
         id.as_str().replace('"', "")

@@ -16,6 +16,7 @@ use super::channels::ChannelTable;
 use super::config_form::{Choices, ConfigForm};
 use super::edge_form::EdgeForm;
 use super::gestures::Gestures;
+use super::group_form::SelectionForm;
 use super::retention::RetentionFields;
 use super::state::Editor;
 use super::subgraph_source::SubgraphSource;
@@ -112,23 +113,15 @@ pub fn Inspector(
             _ => now,
         }
     });
-    let form = move || {
-        match shown.get() {
+    let form = move || match shown.get() {
         Shown::Node(id) => editor
             .nodes
             .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied())
             .map(|node| view! { <NodeForm editor spec=node.spec problems choices /> }.into_any())
             .unwrap_or_else(|| ().into_any()),
-        Shown::Nodes(count) => view! {
-            <section class="inspector-section">
-                <h2 class="inspector-title">{format!("{count} nodes selected")}</h2>
-                <p class="empty-note">"Drag to move them together; Delete removes them; Ctrl+D duplicates."</p>
-            </section>
-        }
-        .into_any(),
+        Shown::Nodes(count) => view! { <SelectionForm editor count /> }.into_any(),
         Shown::Edge(edge) => view! { <EdgeForm editor edge catalog /> }.into_any(),
         Shown::Graph => view! { <GraphForm editor /> }.into_any(),
-    }
     };
     view! {
         <Transition fallback=|| ()>{lists}</Transition>

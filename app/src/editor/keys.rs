@@ -43,6 +43,9 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "copy, paste (also between graphs and tabs)",
     ),
     ("Ctrl + D", "duplicate the selection"),
+    ("Ctrl + G", "group the selected nodes in a frame"),
+    ("Ctrl + Shift + G", "ungroup the selected nodes"),
+    ("Enter (on a collapsed group)", "expand it"),
     ("Ctrl + A", "select everything"),
     ("F", "fit the graph in view"),
     ("L", "lay the graph out left to right"),
@@ -164,6 +167,14 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                 if !fragment.nodes.is_empty() {
                     let text = serde_json::to_string(&fragment).unwrap_or_default();
                     paste_text(editor, &text, None);
+                }
+                true
+            }
+            (true, "g" | "G") if editor.can_edit => {
+                if event.shift_key() {
+                    super::groups::ungroup_selection(editor);
+                } else {
+                    super::groups::frame_selection(editor);
                 }
                 true
             }

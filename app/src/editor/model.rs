@@ -111,6 +111,7 @@ pub fn remove(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>, edges: &BT
     {
         document.entry = None;
     }
+    document.mend_groups();
 }
 
 /// A piece of a graph on the clipboard: some nodes and the edges between

@@ -14,6 +14,7 @@ use wasm_bindgen::JsCast;
 
 use super::connect_menu::focus_node;
 use super::gestures::Gestures;
+use super::groups::Folds;
 use super::keyboard_nav::{Direction, NUDGE, next_node};
 use super::node_menu::NodeMenuAt;
 use super::state::Editor;
@@ -46,6 +47,35 @@ pub fn focused(editor: Editor, event: &ev::FocusEvent) {
     }
 }
 
+/// Goes from node `from` to the next node `direction` leads to and
+/// focuses it. A collapsed group is one place on the way, its card.
+pub fn go(editor: Editor, from: &NodeId, direction: Direction) {
+    let positions = editor.positions().get_untracked();
+    let folds = Folds::now(editor);
+    let here = folds.drawn_at(from);
+    let Some(at) = positions.get(here).map(|at| at.get_untracked()) else {
+        return;
+    };
+    // A hidden node is a place only as its group's anchor (the card).
+    let others = positions
+        .iter()
+        .filter(|(other, _)| *other != here && folds.drawn_at(other) == *other)
+        .map(|(other, at)| (other.clone(), at.get_untracked()));
+    let Some(next) = next_node(at, direction, others) else {
+        return;
+    };
+    match folds.group_of(&next) {
+        Some(group) => {
+            let selector = format!(
+                ".canvas-group-box[data-group=\"{}\"]",
+                group.replace(['"', '\\'], "")
+            );
+            crate::components::focus_first(&selector);
+        }
+        None => focus_node(editor, &next),
+    }
+}
+
 /// A key on a focused node.
 pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
     let Some((id, element)) = node_of(event) else {
@@ -74,13 +104,7 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
             }
             return;
         }
-        let others = positions
-            .iter()
-            .filter(|(other, _)| **other != id)
-            .map(|(other, at)| (other.clone(), at.get_untracked()));
-        if let Some(next) = next_node(here, direction, others) {
-            focus_node(editor, &next);
-        }
+        go(editor, &id, direction);
         return;
     }
     if matches!(event.key().as_str(), "e" | "E") {

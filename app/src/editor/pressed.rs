@@ -1,7 +1,7 @@
 //! What a press on the canvas landed on, and what a press on each part
 //! does. Nodes, their ports and edges carry no listeners of their own: the
 //! canvas reads the part from the element under the pointer (its
-//! `data-node`, `data-edge` and `port-out` marks). A 500-node graph
+//! `data-node`, `data-edge`, `data-group` and `port-out` marks). A 500-node graph
 //! otherwise hydrates some 1,700 listeners, each a closure made and an
 //! `addEventListener` call before the page answers (docs/performance.md).
 
@@ -25,6 +25,8 @@ pub enum Pressed {
     Node(NodeId),
     /// An edge's line or its label.
     Edge(EdgeId),
+    /// A group's bar, or a collapsed group's card: its id.
+    Group(String),
     /// The canvas itself (or a part that handles its own presses).
     Canvas,
 }
@@ -42,6 +44,9 @@ impl Pressed {
         let mark = |selector: &str, name: &str| {
             within(selector).and_then(|found| found.get_attribute(name))
         };
+        if let Some(group) = mark(".canvas-group-bar, .canvas-group-box", "data-group") {
+            return Pressed::Group(group);
+        }
         if within(".port-out").is_some()
             && let Some(node) = mark(".canvas-node", "data-node")
         {
@@ -81,6 +86,35 @@ pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::Po
     if !editor.can_edit || shift {
         return;
     }
+    start_move(editor, gestures, event);
+}
+
+/// A group's bar or card pressed: selects its nodes (Shift adds them to
+/// the selection) and starts moving the selection.
+pub fn press_group(editor: Editor, gestures: Gestures, id: &str, event: &ev::PointerEvent) {
+    if event.button() != 0 {
+        return;
+    }
+    let members = super::groups::members(editor, id);
+    gestures.hold();
+    gestures.menu.set(None);
+    commit_focused_field();
+    editor.selected_edge.set(None);
+    editor.selected_note.set(None);
+    let shift = event.shift_key();
+    editor.selected.update(|selected| {
+        if !shift {
+            selected.clear();
+        }
+        selected.extend(members.iter().cloned());
+    });
+    if editor.can_edit && !shift {
+        start_move(editor, gestures, event);
+    }
+}
+
+/// Starts moving the selected nodes from where the pointer is.
+fn start_move(editor: Editor, gestures: Gestures, event: &ev::PointerEvent) {
     let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64) else {
         return;
     };

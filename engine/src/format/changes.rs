@@ -42,6 +42,8 @@ pub enum Change {
     RemovedChannel(String),
     EditedChannel(String),
     EditedNotes,
+    /// A group was made, renamed, collapsed, expanded or removed.
+    EditedGroups,
     EditedSettings,
     /// What is kept of the graph's runs changed.
     EditedRetention,
@@ -67,6 +69,7 @@ impl fmt::Display for Change {
             Change::RemovedChannel(name) => write!(f, "removed channel `{name}`"),
             Change::EditedChannel(name) => write!(f, "changed channel `{name}`"),
             Change::EditedNotes => f.write_str("edited the notes"),
+            Change::EditedGroups => f.write_str("edited the groups"),
             Change::EditedSettings => f.write_str("changed the run limits"),
             Change::EditedRetention => f.write_str("changed what is kept of its runs"),
         }
@@ -167,6 +170,9 @@ pub fn changes(before: &GraphDocument, after: &GraphDocument) -> Vec<Change> {
     }
     if before.notes != after.notes {
         found.push(Change::EditedNotes);
+    }
+    if before.groups != after.groups {
+        found.push(Change::EditedGroups);
     }
     if before.limits != after.limits || before.entry != after.entry {
         found.push(Change::EditedSettings);

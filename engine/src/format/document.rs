@@ -40,6 +40,10 @@ pub struct GraphDocument {
     /// Sticky notes on the canvas, for people; runs ignore them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<Note>,
+    /// Frames around sets of nodes on the canvas, each maybe collapsed to
+    /// one box; for people, runs ignore them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Group>,
     /// What is kept of this graph's runs, where it differs from the
     /// server's policy.
     #[serde(default, skip_serializing_if = "Retention::is_default")]
@@ -91,6 +95,24 @@ pub struct Note {
     pub position: Position,
 }
 
+/// A frame around a set of nodes on the canvas. Its box is worked out
+/// from its nodes' places, so it follows them; collapsed, the editor draws
+/// its nodes as one box. A node is in one group at most.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Group {
+    /// Unique among the graph's groups.
+    pub id: String,
+    /// Its name on the canvas.
+    #[serde(default)]
+    pub label: String,
+    /// The nodes it frames.
+    pub nodes: Vec<NodeId>,
+    /// Whether the editor draws its nodes as one box.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub collapsed: bool,
+}
+
 impl GraphDocument {
     /// A node id not yet taken: `kind`, then `kind_2`, `kind_3`, ...
     pub fn fresh_node_id(&self, kind: &str) -> NodeId {
@@ -117,6 +139,41 @@ impl GraphDocument {
             .map_or_else(|| EdgeId::from("e"), EdgeId::from)
     }
 
+    /// Keeps the canvas groups true to the nodes: a node no longer in the
+    /// graph leaves its group, a node in two groups stays in the first, a
+    /// group left empty goes, and a group whose id is taken gets a fresh
+    /// one.
+    pub fn mend_groups(&mut self) {
+        if self.groups.is_empty() {
+            return;
+        }
+        let present: std::collections::BTreeSet<&NodeId> =
+            self.nodes.iter().map(|node| &node.id).collect();
+        let mut framed = std::collections::BTreeSet::new();
+        for group in &mut self.groups {
+            group
+                .nodes
+                .retain(|id| present.contains(id) && framed.insert(id.clone()));
+        }
+        self.groups.retain(|group| !group.nodes.is_empty());
+        let mut ids = std::collections::BTreeSet::new();
+        for i in 0..self.groups.len() {
+            if self.groups[i].id.is_empty() || !ids.insert(self.groups[i].id.clone()) {
+                let fresh = self.fresh_group_id();
+                ids.insert(fresh.clone());
+                self.groups[i].id = fresh;
+            }
+        }
+    }
+
+    /// A group id not yet taken: `group-1`, `group-2`, ...
+    pub fn fresh_group_id(&self) -> String {
+        (1..)
+            .map(|n| format!("group-{n}"))
+            .find(|id| self.groups.iter().all(|group| &group.id != id))
+            .unwrap_or_else(|| "group".into())
+    }
+
     /// An empty graph with the given name.
     pub fn new(name: &str) -> Self {
         GraphDocument {
@@ -129,6 +186,7 @@ impl GraphDocument {
             entry: None,
             limits: Limits::default(),
             notes: Vec::new(),
+            groups: Vec::new(),
             retention: Retention::default(),
         }
     }

@@ -27,6 +27,9 @@ pub enum Fix {
     AddStart { before: Option<NodeId> },
     /// Add an `end` node after `after`.
     AddEnd { after: NodeId },
+    /// Make the canvas groups true to the nodes (see
+    /// [`GraphDocument::mend_groups`]).
+    MendGroups,
 }
 
 impl Fix {
@@ -38,6 +41,7 @@ impl Fix {
             }
             Fix::AddStart { .. } => "Add a start node".to_string(),
             Fix::AddEnd { after } => format!("Add an end node after `{after}`"),
+            Fix::MendGroups => "Tidy the groups".to_string(),
         }
     }
 
@@ -45,6 +49,7 @@ impl Fix {
     /// now, the node is gone) changes nothing.
     pub fn apply(&self, document: &mut GraphDocument) {
         match self {
+            Fix::MendGroups => document.mend_groups(),
             Fix::AddChannel { channel, ty } => {
                 if channel.is_empty() || document.state.channels.contains_key(channel) {
                     return;

@@ -175,6 +175,61 @@ fn unreachable_and_endless_nodes_are_warnings() {
 }
 
 #[test]
+fn groups_are_for_people_what_is_wrong_with_one_is_a_warning() {
+    let value = json!({
+        "state": {"channels": channels()},
+        "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
+        "edges": [{"id": "e", "from": "start", "to": "end"}],
+        "groups": [
+            {"id": "g1", "label": "Ends", "nodes": ["start", "end"], "collapsed": true},
+            {"id": "g1", "label": "Again", "nodes": ["gone", "end"]}
+        ]
+    });
+    let report = report(value.clone());
+    assert!(!report.has_errors(), "{report}");
+    assert!(matches!(
+        &find(&report, "groups[1].id").kind,
+        ProblemKind::DuplicateId { id } if id == "g1"
+    ));
+    let missing = find(&report, "groups[1].nodes[0]");
+    assert!(matches!(
+        &missing.kind,
+        ProblemKind::MissingGroupMember { node, .. } if node.as_str() == "gone"
+    ));
+    let twice = find(&report, "groups[1].nodes[1]");
+    assert!(matches!(
+        &twice.kind,
+        ProblemKind::GroupedTwice { first, .. } if first == "g1"
+    ));
+    assert_eq!(twice.node.as_ref().map(|n| n.as_str()), Some("end"));
+    assert_eq!(report.problems.len(), 3, "{report}");
+    // One fix mends them all: the missing node and the twice-framed one
+    // leave the second group, and the duplicate id is made fresh.
+    let mut mended = document(value.clone());
+    twice.fix.as_ref().expect("a fix").apply(&mut mended);
+    assert!(
+        heddle_engine::validate(&mended, &registry())
+            .problems
+            .is_empty()
+    );
+    assert_eq!(mended.groups.len(), 1, "the second group, emptied, went");
+    // Two groups with one id: the second gets a fresh one.
+    let mut twins = document(json!({
+        "state": {"channels": channels()},
+        "nodes": [{"id": "start", "kind": "start"}, {"id": "end", "kind": "end"}],
+        "edges": [{"id": "e", "from": "start", "to": "end"}],
+        "groups": [{"id": "g", "nodes": ["start"]}, {"id": "g", "nodes": ["end"]}]
+    }));
+    twins.mend_groups();
+    let ids: Vec<&str> = twins.groups.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["g", "group-1"]);
+    // Runs ignore groups: the graph runs as it would without them.
+    let document = document(value);
+    assert!(document.groups[0].collapsed);
+    assert!(heddle_engine::compile(&document, &registry()).is_ok());
+}
+
+#[test]
 fn conditions_reading_unknown_channels_are_warned_about() {
     let report = report(json!({
         "state": {"channels": channels()},

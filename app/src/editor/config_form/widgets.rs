@@ -809,6 +809,16 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
     rows_with_add(cx, rows, add)
 }
 
+/// How a kind of value in [`one_of`] is named.
+fn variant_label(key: &str) -> String {
+    match key {
+        "value" => "A JSON value".to_string(),
+        "expr" => "An expression".to_string(),
+        "template" => "A template".to_string(),
+        other => other.to_string(),
+    }
+}
+
 /// One of several single-key objects: a select of which, and its value.
 fn one_of(cx: FormCx, path: Path, variants: Vec<Variant>, id: String) -> AnyView {
     let current = {
@@ -846,12 +856,7 @@ fn one_of(cx: FormCx, path: Path, variants: Vec<Variant>, id: String) -> AnyView
                 .iter()
                 .map(|variant| {
                     let selected = now.as_deref() == Some(variant.key.as_str());
-                    let label = match variant.key.as_str() {
-                        "value" => "A JSON value".to_string(),
-                        "expr" => "An expression".to_string(),
-                        "template" => "A template".to_string(),
-                        other => other.to_string(),
-                    };
+                    let label = variant_label(&variant.key);
                     view! { <option value=variant.key.clone() title=variant.help.clone() selected=selected>{label}</option> }
                 })
                 .collect_view()
@@ -862,7 +867,12 @@ fn one_of(cx: FormCx, path: Path, variants: Vec<Variant>, id: String) -> AnyView
         let variant = variants.iter().find(|variant| variant.key == key)?;
         let inner = path::join(&path, Step::Key(key));
         let id = control_id(cx, &inner);
-        Some(control(cx, inner, &variant.shape, true, None, None, id))
+        // The value's control is named by the kind chosen beside it.
+        let label = view! { <label for=id.clone() class="visually-hidden">{variant_label(&variant.key)}</label> };
+        Some((
+            label,
+            control(cx, inner, &variant.shape, true, None, None, id),
+        ))
     };
     view! {
         <select id=id class="form-variant" aria-label="Kind of value" disabled=cx.read_only on:change=choose>{options}</select>

@@ -1,0 +1,103 @@
+//! An expanded group's frame: a tinted box around its nodes with a bar
+//! above them holding its name, how many nodes it frames and a button to
+//! collapse it. The frame follows its nodes as they move; pressing its bar
+//! selects them all and drags them together (`pressed.rs`). Its body lets
+//! presses through to the canvas, so panning and the rubber band work
+//! inside it as anywhere.
+
+use std::collections::HashMap;
+
+use heddle_engine::NodeId;
+use heddle_engine::format::{Group, Position};
+use leptos::prelude::*;
+
+use crate::editor::model::{NODE_HEIGHT, NODE_WIDTH};
+use crate::editor::state::Editor;
+
+use super::Selection;
+use super::group_toggle::{GroupToggle, names};
+
+/// Room between the frame and its nodes.
+const PAD: f64 = 20.0;
+/// The bar above the nodes.
+const BAR: f64 = 32.0;
+
+/// The frame around `group`'s nodes (drawn while it is expanded).
+#[component]
+pub(super) fn GroupFrame(
+    editor: Editor,
+    selection: Selection,
+    positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+    group: Group,
+) -> impl IntoView {
+    let id = group.id.clone();
+    let members = StoredValue::new(group.nodes.clone());
+    // The box around the nodes, from their position signals: it follows a
+    // drag. A group's nodes are few next to a graph's.
+    let bounds = Memo::new(move |_| {
+        let at = positions.get();
+        members.with_value(|members| {
+            let mut bounds: Option<(f64, f64, f64, f64)> = None;
+            for id in members {
+                let Some(p) = at.get(id).map(|p| p.get()) else {
+                    continue;
+                };
+                if !(p.x.is_finite() && p.y.is_finite()) {
+                    continue;
+                }
+                let (x2, y2) = (p.x + NODE_WIDTH, p.y + NODE_HEIGHT);
+                bounds = Some(match bounds {
+                    None => (p.x, p.y, x2, y2),
+                    Some((a, b, c, d)) => (a.min(p.x), b.min(p.y), c.max(x2), d.max(y2)),
+                });
+            }
+            bounds
+        })
+    });
+    let transform = move || {
+        bounds
+            .get()
+            .map(|(x, y, _, _)| format!("translate({}px, {}px)", x - PAD, y - PAD - BAR))
+            .unwrap_or_default()
+    };
+    let width = move || {
+        bounds
+            .get()
+            .map(|(x1, _, x2, _)| format!("{}px", x2 - x1 + 2.0 * PAD))
+            .unwrap_or_default()
+    };
+    let height = move || {
+        bounds
+            .get()
+            .map(|(_, y1, _, y2)| format!("{}px", y2 - y1 + 2.0 * PAD + BAR))
+            .unwrap_or_default()
+    };
+    let selected = move || {
+        selection.nodes.with(|selected| {
+            members.with_value(|members| {
+                !members.is_empty() && members.iter().all(|id: &NodeId| selected.contains(id))
+            })
+        })
+    };
+    let (label, count) = names(&group);
+    let name = format!("{label}, group of {count}");
+    view! {
+        <div
+            class="canvas-group"
+            class:selected=selected
+            data-group=id.clone()
+            data-testid="group-frame"
+            style:transform=transform
+            style:width=width
+            style:height=height
+            role="group"
+            aria-label=name
+        >
+            <div class="canvas-group-bar" data-group=id.clone() title="Drag to move the group">
+                <GroupToggle editor id=id.clone() label=label.clone() collapse=true />
+                <span class="canvas-group-label">{label}</span>
+                <span class="canvas-group-count">{count}</span>
+            </div>
+        </div>
+    }
+}

@@ -1,0 +1,196 @@
+// Groups: a frame around a set of nodes, kept in the document for people.
+// Made from a selection with Ctrl+G, named in the inspector, moved by its
+// bar, collapsed to one card that edges end at and a run's progress shows
+// on, reached and expanded from the keyboard, kept across a reload, undone,
+// and ungrouped.
+import { test, expect, hydrated, expectAccessible } from "./fixtures";
+
+const row = (id: string, kind: string, x: number, label?: string) => ({
+  id,
+  kind,
+  ...(label ? { label } : {}),
+  ...(kind === "set" ? { config: { values: { note: { value: id } } } } : {}),
+  position: { x, y: 120 },
+});
+
+const graph = {
+  format_version: 2,
+  name: "Grouped",
+  state: { channels: { note: { type: "string" } } },
+  nodes: [
+    row("start", "start", 0),
+    row("fetch", "set", 240, "Fetch"),
+    row("summarise", "set", 480, "Summarise"),
+    row("write", "set", 720, "Write"),
+    row("end", "end", 960),
+  ],
+  edges: [
+    { id: "e1", from: "start", to: "fetch" },
+    { id: "e2", from: "fetch", to: "summarise" },
+    { id: "e3", from: "summarise", to: "write" },
+    { id: "e4", from: "write", to: "end" },
+  ],
+};
+
+test("nodes are grouped, named, moved, collapsed to a card a run shows on, expanded from the keyboard and ungrouped", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const created = await page.request.post("/api/v1/graphs", { data: { document: graph } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+
+  // Three nodes selected, grouped with Ctrl+G.
+  await node("fetch").click();
+  await node("summarise").click({ modifiers: ["Shift"] });
+  await node("write").click({ modifiers: ["Shift"] });
+  await page.keyboard.press("Control+g");
+  const frame = page.getByTestId("group-frame");
+  await expect(frame).toHaveCount(1);
+  await expect(frame).toContainText("Group 1");
+  await expect(frame).toContainText("3 nodes");
+  // The inspector holds the group: named there.
+  const name = page.getByTestId("group-label");
+  await expect(name).toHaveValue("Group 1");
+  await name.fill("Research");
+  await name.press("Enter");
+  await expect(frame).toContainText("Research");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  let document = await stored();
+  expect(document.groups).toEqual([
+    { id: "group-1", label: "Research", nodes: ["fetch", "summarise", "write"] },
+  ]);
+
+  // The frame's bar drags its nodes together; the others stay.
+  const before = await node("summarise").boundingBox();
+  const startBefore = await node("start").boundingBox();
+  const bar = await frame.locator(".canvas-group-bar").boundingBox();
+  await page.mouse.move(bar!.x + 120, bar!.y + bar!.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(bar!.x + 120, bar!.y + bar!.height / 2 + 120, { steps: 6 });
+  await page.mouse.up();
+  const after = await node("summarise").boundingBox();
+  expect(Math.round(after!.y - before!.y)).toBeGreaterThan(80);
+  expect((await node("start").boundingBox())!.y).toBeCloseTo(startBefore!.y, 0);
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  document = await stored();
+  const y = (id: string) => document.nodes.find((n: any) => n.id === id).position.y;
+  expect(y("fetch")).toBe(y("write"));
+  expect(y("fetch")).toBeGreaterThan(y("start") + 80);
+
+  await page.screenshot({ path: "../target/e2e/screens/group-frame-1440.png" });
+
+  // Collapsed: one card; edges from outside end at it, those inside go.
+  await frame.getByTestId("group-collapse").click();
+  const card = page.getByTestId("group-box");
+  await expect(card).toHaveCount(1);
+  await expect(card).toContainText("Research");
+  await expect(card).toContainText("3 nodes");
+  await expect(node("summarise")).toHaveCount(0);
+  await expect(page.locator('.editor-edge[data-edge="e1"]')).toHaveCount(1);
+  await expect(page.locator('.editor-edge[data-edge="e4"]')).toHaveCount(1);
+  await expect(page.locator('.editor-edge[data-edge="e2"]')).toHaveCount(0);
+  await expect(page.locator('.editor-edge[data-edge="e3"]')).toHaveCount(0);
+  // The edge in ends at the card's left: its path's last point is there.
+  const cardBox = await card.boundingBox();
+  const edgeBox = await page.locator('.editor-edge[data-edge="e1"] path').first().boundingBox();
+  expect(Math.abs(edgeBox!.x + edgeBox!.width - cardBox!.x)).toBeLessThan(30);
+  // It stays selected, as a card: the inspector offers to expand it.
+  await expect(card).toHaveClass(/selected/);
+  await expect(page.getByTestId("group-toggle")).toHaveText("Expand");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups[0].collapsed).toBe(true);
+
+  // A run's progress shows on the card.
+  await page.getByRole("button", { name: "Run", exact: true }).click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(card).toHaveAttribute("data-state", "succeeded");
+  await page.screenshot({ path: "../target/e2e/screens/group-collapsed-1440.png" });
+  await expectAccessible(page, "a collapsed group on the canvas");
+
+  // Kept across a reload: the server draws the card.
+  await page.reload();
+  await hydrated(page);
+  await expect(card).toHaveCount(1);
+  await expect(node("fetch")).toHaveCount(0);
+
+  // From the keyboard: the arrow from Start reaches the card; Enter opens
+  // it and the focus goes to its first node.
+  await node("start").focus();
+  await page.keyboard.press("ArrowRight");
+  await expect(card).toBeFocused();
+  await expect(card).toHaveAttribute("aria-label", /Research, collapsed group of 3 nodes/);
+  await page.keyboard.press("Enter");
+  await expect(card).toHaveCount(0);
+  await expect(node("fetch")).toBeFocused();
+  await expect(frame).toHaveCount(1);
+  // Undone, it is collapsed again.
+  await page.keyboard.press("Control+z");
+  await expect(card).toHaveCount(1);
+  await page.keyboard.press("Control+y");
+  await expect(card).toHaveCount(0);
+
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.keyboard.press("f");
+  await page.screenshot({ path: "../target/e2e/screens/group-frame-1024.png" });
+  // The inspector's form (a set node's here) fits its 300 px panel: no
+  // field pushes it past the panel's edge.
+  const overflowing = await page.evaluate(() => {
+    const inspector = document.querySelector(".inspector")!;
+    const edge = inspector.getBoundingClientRect().right;
+    return Array.from(inspector.querySelectorAll("input, select, textarea, button"))
+      .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().right > edge + 1)
+      .map((e) => e.outerHTML.slice(0, 80));
+  });
+  expect(overflowing).toEqual([]);
+  await expectAccessible(page, "a group's frame on the canvas");
+
+  // Ungrouped from the inspector: the frame goes, the nodes stay.
+  await frame.locator(".canvas-group-label").click();
+  await expect(page.getByTestId("group-label")).toHaveValue("Research");
+  await page.getByTestId("ungroup").click();
+  await expect(frame).toHaveCount(0);
+  await expect(node("summarise")).toHaveCount(1);
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups).toBeUndefined();
+  expect(errors).toEqual([]);
+});
+
+test("a graph with broken groups opens with a warning its fix mends, and a deleted node leaves its group", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const broken = {
+    ...graph,
+    groups: [{ id: "g", label: "Broken", nodes: ["fetch", "ghost", "summarise", "write"] }],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document: broken } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("problem-count")).toHaveText("1");
+  await expect(page.locator(".problem-list")).toContainText("ghost");
+  await expect(page.getByTestId("group-frame")).toContainText("Broken");
+  // Its fix drops the missing node.
+  await page.getByRole("button", { name: "Tidy the groups" }).click();
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups).toEqual([
+    { id: "g", label: "Broken", nodes: ["fetch", "summarise", "write"] },
+  ]);
+  // A node deleted leaves its group.
+  await page.locator('.canvas-node[data-node="summarise"]').click();
+  await page.keyboard.press("Delete");
+  await expect(page.getByTestId("group-frame")).toContainText("2 nodes");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch", "write"] }]);
+  expect(errors).toEqual([]);
+});
