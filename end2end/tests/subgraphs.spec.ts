@@ -88,7 +88,25 @@ test("a subgraph's graph is made a saved graph, opened from its node, picked by 
   await page.goBack();
   await hydrated(page);
   await page.locator('.canvas-node[data-node="inner"]').click();
+  // An edit made just before leaving for the child's page is not lost: the
+  // page goes in place (no reload), and its draft is written as it goes.
+  const label = page.locator('.inspector input[name="label"]');
+  await label.fill("Ask the child, renamed");
+  await label.press("Enter");
   await page.getByTestId("open-subgraph").click();
   await expect(page).toHaveURL(new RegExp(`/graphs/${childId}$`));
+  await expect(page.locator(".canvas-node")).toHaveCount(2);
+  await expect(page.locator(".graph-title")).toHaveText("Say a word");
+  await expect(page).toHaveTitle("Say a word · Heddle");
+  // The child's page works: its node is selected and moved by the keyboard.
+  await page.locator('.canvas-node[data-node="say"]').click();
+  await page.keyboard.press("Alt+ArrowDown");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  await page.goBack();
+  await expect(page.locator(".graph-title")).toHaveText("Parent");
+  await expect(page.locator('.canvas-node[data-node="inner"]')).toContainText("Ask the child, renamed");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const parentNow = (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  expect(parentNow.nodes.find((node: any) => node.id === "inner").label).toBe("Ask the child, renamed");
   expect(errors).toEqual([]);
 });

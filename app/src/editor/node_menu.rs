@@ -81,9 +81,7 @@ pub fn NodeMenu(
                     }>"Run to here…"</button>
                 })}
                 {nested.map(|graph| view! {
-                    // A page load of its own (`rel="external"`): the
-                    // editor is made for one graph per page.
-                    <a role="menuitem" href=graph.href() rel="external" data-testid="node-menu-open-subgraph">"Open its saved graph"</a>
+                    <a role="menuitem" href=graph.href() data-testid="node-menu-open-subgraph">"Open its saved graph"</a>
                 })}
                 <button type="button" role="menuitem" class="node-menu-close" on:click=move |_| close()>"Close"</button>
             </div>

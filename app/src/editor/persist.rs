@@ -291,8 +291,8 @@ impl Persistence {
     }
 
     /// Writes the draft at once when the page is hidden (another tab, the
-    /// window minimised, the tab closed, a reload): the last moment it is
-    /// sure to run.
+    /// window minimised, the tab closed, a reload), or left for another of
+    /// the app's pages: the last moment it is sure to run.
     #[cfg(feature = "hydrate")]
     fn flush_draft_when_hidden(self) {
         let hidden = window_event_listener(leptos::ev::pagehide, move |_| self.write_draft());
@@ -301,9 +301,16 @@ impl Persistence {
                 self.write_draft();
             }
         });
+        // Leaving for another page of the app (a link to another graph,
+        // the breadcrumb) hides nothing and unloads nothing: the draft is
+        // written as the editor goes, while its state is still there, and
+        // the edit is saved when the graph is opened again.
         on_cleanup(move || {
             hidden.remove();
             switched.remove();
+            if self.draft.try_get_value().is_some() {
+                self.write_draft();
+            }
         });
     }
 

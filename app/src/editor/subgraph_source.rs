@@ -4,9 +4,6 @@
 //! the node is made a saved graph of its own in one click (then opened and
 //! edited like any other, and run from this node by its id).
 //!
-//! Links to another graph load its page afresh (`rel="external"`): the
-//! editor is made for one graph per page.
-//!
 //! Access is the server's: the list holds only graphs the caller may see,
 //! a run embeds a saved graph only for a user who may see it
 //! (`server/src/runs/embed.rs`), and one the caller cannot see shows as
@@ -111,7 +108,7 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
                             "Runs the saved graph "
                             {match href {
                                 Some(href) => view! {
-                                    <a href=href rel="external" data-testid="open-subgraph" title="Open it (it runs its newest version from here, its published one in production)">{shown}</a>
+                                    <a href=href data-testid="open-subgraph" title="Open it (it runs its newest version from here, its published one in production)">{shown}</a>
                                 }.into_any(),
                                 None => view! { <code>{shown}</code> }.into_any(),
                             }}

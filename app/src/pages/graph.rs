@@ -31,7 +31,11 @@ struct GraphParams {
     id: Option<String>,
 }
 
-/// `/graphs/:id`.
+/// `/graphs/:id`. Going from one graph's page to another's (a link to a
+/// subgraph's saved graph) makes the page afresh: the old one, its editor,
+/// listeners and title, goes whole, rather than being patched into the new
+/// one's (which left the old title's reading of a disposed editor in the
+/// page's title, and its listeners reading disposed signals).
 #[component]
 pub fn GraphPage() -> impl IntoView {
     let params = use_params::<GraphParams>();
@@ -43,7 +47,17 @@ pub fn GraphPage() -> impl IntoView {
             .and_then(|params| params.id.clone())
             .unwrap_or_default()
     };
-    let graph = Resource::new(id, get_graph);
+    view! {
+        <For each=move || [id()] key=|id| id.clone() let:id>
+            <GraphPageOf id />
+        </For>
+    }
+}
+
+/// One graph's page, for the graph `id` it was made for.
+#[component]
+fn GraphPageOf(id: String) -> impl IntoView {
+    let graph = Resource::new(move || id.clone(), get_graph);
 
     view! {
         <ErrorBoundary fallback=|errors| {
@@ -110,8 +124,15 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     // The server renders the title as plain text: leptos_meta reads it after
     // the page's reactive owner may be gone (leptos#3729), so a signal read
     // there can panic under a multi-threaded runtime. In the browser it
-    // follows renames.
-    let title = move || editor.skeleton.with(|document| document.name.clone());
+    // follows renames. leptos_meta may read it once more as the page is
+    // left for another graph's, when this editor is gone: it then reads
+    // nothing rather than a disposed signal.
+    let title = move || {
+        editor
+            .skeleton
+            .try_with(|document| document.name.clone())
+            .unwrap_or_default()
+    };
     #[cfg(feature = "hydrate")]
     let page_title = TextProp::from(title);
     #[cfg(not(feature = "hydrate"))]
