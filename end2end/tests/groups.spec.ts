@@ -129,11 +129,23 @@ test("nodes are grouped, named, moved, collapsed to a card a run shows on, expan
   await expect(card).toHaveCount(0);
   await expect(node("fetch")).toBeFocused();
   await expect(frame).toHaveCount(1);
-  // Undone, it is collapsed again.
+  // Undone, it is collapsed again, and the node that was selected inside
+  // has its whole group selected: the card shows it.
   await page.keyboard.press("Control+z");
   await expect(card).toHaveCount(1);
+  await expect(card).toHaveClass(/selected/);
   await page.keyboard.press("Control+y");
   await expect(card).toHaveCount(0);
+
+  // Duplicated whole, the copies get a group of their own; undone, gone.
+  await frame.locator(".canvas-group-label").click();
+  await page.keyboard.press("Control+d");
+  const frames = page.getByTestId("group-frame");
+  await expect(frames).toHaveCount(2);
+  await expect(frames.nth(1)).toContainText("Research");
+  await expect(frames.nth(1)).toContainText("3 nodes");
+  await page.keyboard.press("Control+z");
+  await expect(frames).toHaveCount(1);
 
   await page.setViewportSize({ width: 1024, height: 700 });
   await page.keyboard.press("f");

@@ -51,6 +51,9 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   await press("Enter");
   const llm = page.locator(".canvas-node.kind-llm");
   await expect(llm).toHaveCount(1);
+  // The search is cleared, focus kept: the next kind is typed afresh.
+  await expect(page.getByLabel("Search node kinds")).toHaveValue("");
+  await expect(page.getByLabel("Search node kinds")).toBeFocused();
   await expect.poll(async () => (await stored(page, id)).nodes.length).toBe(3);
   const document = await stored(page, id);
   const added = document.nodes.find((node: any) => node.kind === "llm");

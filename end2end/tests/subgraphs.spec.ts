@@ -2,6 +2,9 @@
 // saved graph in one click, then opened from the inspector or the node's
 // menu; a saved graph is picked by name; the editor accepts a saved
 // subgraph (the server embeds it when the run starts) and the run uses it.
+// An agent's sub-agents get the same.
+import * as fs from "fs";
+import * as path from "path";
 import { test, expect, hydrated, expectAccessible } from "./fixtures";
 
 const child = {
@@ -108,5 +111,52 @@ test("a subgraph's graph is made a saved graph, opened from its node, picked by 
   await expect(page.getByTestId("save-status")).toHaveText("Saved");
   const parentNow = (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
   expect(parentNow.nodes.find((node: any) => node.id === "inner").label).toBe("Ask the child, renamed");
+  expect(errors).toEqual([]);
+});
+
+test("an agent's sub-agent is made a saved graph from its inspector, runs from there, and opens from the agent's menu", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const supervisor = JSON.parse(
+    fs.readFileSync(path.join(__dirname, "../../engine/examples/graphs/supervisor.json"), "utf8"),
+  );
+  const created = await page.request.post("/api/v1/graphs", { data: { document: supervisor } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="supervisor"]').click();
+  const sources = page.getByTestId("sub-agent-source");
+  await expect(sources).toHaveCount(2);
+  const mathematician = sources.filter({ hasText: "mathematician" });
+  await expect(mathematician).toContainText("Runs the graph embedded in this sub-agent");
+  await mathematician.getByTestId("make-subgraph-saved").click();
+  await expect(mathematician.getByTestId("open-subgraph")).toHaveText("mathematician");
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const stored = (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  const sub = stored.nodes.find((node: any) => node.id === "supervisor").config.sub_agents[0];
+  expect(sub.graph).toBeUndefined();
+  expect(sub.graph_id).toMatch(/^[0-9a-f-]{36}$/);
+  await page.screenshot({ path: "../target/e2e/screens/sub-agent-source-1440.png" });
+  await expectAccessible(page, "an agent's sub-agents in the inspector");
+
+  // The run embeds it: the mathematician answers through its saved graph.
+  await page.getByTestId("run").click();
+  await page.getByTestId("chat-input").fill("Ask the mathematician: what is 7 * 6?");
+  await page.getByTestId("chat-send").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+  const [run] = await (await page.request.get(`/api/v1/graphs/${id}/runs`)).json();
+  const finished = await (await page.request.get(`/api/v1/runs/${run.id}`)).json();
+  const tool = finished.output.messages.find((m: any) => m.role === "tool");
+  expect(tool.content).toContain("42");
+
+  // The agent's menu opens it.
+  await page.locator('.canvas-node[data-node="supervisor"]').click({ button: "right" });
+  await page.getByRole("menuitem", { name: "Open sub-agent mathematician" }).click();
+  await expect(page).toHaveURL(new RegExp(`/graphs/${sub.graph_id}$`));
+  await expect(page.locator(".graph-title")).toHaveText("mathematician");
   expect(errors).toEqual([]);
 });

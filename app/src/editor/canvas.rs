@@ -58,6 +58,7 @@ pub fn Canvas(
     // Nodes in a collapsed group are hidden; edges to them end at the
     // group's card, drawn where its top-left node is (`groups.rs`).
     let folds = Folds::follow(editor);
+    super::groups::select_whole(editor, folds);
     let shown = shown_positions(positions, folds);
     let loops = LoopRoutes::new(editor, gestures, shown);
     let selection = Selection::of(editor, gestures);

@@ -173,7 +173,12 @@ fn ChannelCard(
             .skeleton
             .with(|document| document.state.channels.get(&key.get_value()).cloned())
     };
-    let Some(current) = channel() else {
+    // Read once as the card is made (not followed: the card is made again
+    // when the channels' names change).
+    let Some(current) = editor
+        .skeleton
+        .with_untracked(|document| document.state.channels.get(&key.get_value()).cloned())
+    else {
         return ().into_any();
     };
     let summary = move || {

@@ -33,10 +33,9 @@ pub fn frame(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>) -> Option<S
     }
     document.groups.retain(|group| !group.nodes.is_empty());
     let id = document.fresh_group_id();
-    let label = (1..)
-        .map(|n| format!("Group {n}"))
-        .find(|label| document.groups.iter().all(|group| &group.label != label))
-        .unwrap_or_default();
+    // Named for its id's number (`group-2` is "Group 2"), so the name says
+    // how many were made before it.
+    let label = format!("Group {}", id.trim_start_matches("group-"));
     document.groups.push(Group {
         id: id.clone(),
         label,
@@ -129,6 +128,39 @@ pub fn set_collapsed(editor: Editor, id: &str, collapsed: bool) {
                 .update(|selected| selected.extend(members.iter().cloned()));
         }
     }
+}
+
+/// Keeps a collapsed group selected whole: when the selection holds some
+/// of its hidden nodes (an undo collapsed it again, a problem named one),
+/// it holds all of them, which its card shows.
+pub fn select_whole(editor: Editor, folds: Memo<Folds>) {
+    Effect::new(move |_| {
+        let wanted = folds.with(|folds| {
+            if folds.is_empty() {
+                return None;
+            }
+            editor.selected.with(|selected| {
+                let groups: BTreeSet<&str> = selected
+                    .iter()
+                    .filter_map(|id| folds.group_of(id))
+                    .collect();
+                let mut whole = selected.clone();
+                editor.skeleton.with_untracked(|document| {
+                    for group in document
+                        .groups
+                        .iter()
+                        .filter(|g| groups.contains(g.id.as_str()))
+                    {
+                        whole.extend(group.nodes.iter().cloned());
+                    }
+                });
+                (whole != *selected).then_some(whole)
+            })
+        });
+        if let Some(whole) = wanted {
+            editor.selected.set(whole);
+        }
+    });
 }
 
 /// Expands the collapsed group node `id` is hidden in, if any: what is

@@ -19,7 +19,7 @@ use super::gestures::Gestures;
 use super::group_form::SelectionForm;
 use super::retention::RetentionFields;
 use super::state::Editor;
-use super::subgraph_source::SubgraphSource;
+use super::subgraph_source::{SubAgentSources, SubgraphSource};
 use crate::secrets::list_secrets;
 
 /// Changes the node `id` with `edit`.
@@ -177,6 +177,7 @@ fn NodeForm(
             </label>
             <p class="field-hint">"Id " <code>{id.to_string()}</code></p>
             {(kind == BuiltinKind::Subgraph.name()).then(|| view! { <SubgraphSource editor spec /> })}
+            {(kind == BuiltinKind::Agent.name()).then(|| view! { <SubAgentSources editor spec /> })}
             <ConfigForm editor spec problems choices />
             {move || settled.get().then(|| view! { <SharedSettings editor spec /> })}
         </section>

@@ -3,9 +3,9 @@
 //! and pasting a selection, the undo history, and the Mermaid export.
 //! No signals here, so all of it is tested on the host.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use heddle_engine::format::{EdgeSpec, NodeSpec, Position};
+use heddle_engine::format::{Channel, EdgeSpec, Group, NodeSpec, Position};
 use heddle_engine::kinds::BuiltinKind;
 use heddle_engine::{EdgeId, GraphDocument, NodeId};
 use serde::{Deserialize, Serialize};
@@ -114,14 +114,20 @@ pub fn remove(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>, edges: &BT
     document.mend_groups();
 }
 
-/// A piece of a graph on the clipboard: some nodes and the edges between
-/// them. It is JSON, so it pastes into another graph or browser tab.
+/// A piece of a graph on the clipboard: some nodes, the edges between
+/// them, the groups wholly among them, and the state channels of the graph
+/// they came from (so they paste into another graph ready to run). It is
+/// JSON, so it pastes into another graph or browser tab.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fragment {
     /// Marks clipboard text as ours.
     pub heddle_fragment: u32,
     pub nodes: Vec<NodeSpec>,
     pub edges: Vec<EdgeSpec>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<Group>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub channels: BTreeMap<String, Channel>,
 }
 
 /// The selected nodes and the edges among them.
@@ -140,6 +146,13 @@ pub fn copy(document: &GraphDocument, selected: &BTreeSet<NodeId>) -> Fragment {
             .filter(|edge| selected.contains(&edge.from) && selected.contains(&edge.to))
             .cloned()
             .collect(),
+        groups: document
+            .groups
+            .iter()
+            .filter(|group| group.nodes.iter().all(|id| selected.contains(id)))
+            .cloned()
+            .collect(),
+        channels: document.state.channels.clone(),
     }
 }
 
@@ -154,6 +167,8 @@ pub fn read_fragment(text: &str) -> Option<Fragment> {
         heddle_fragment: 1,
         nodes: document.nodes,
         edges: document.edges,
+        groups: document.groups,
+        channels: document.state.channels,
     })
 }
 
@@ -211,6 +226,32 @@ pub fn paste(document: &mut GraphDocument, fragment: &Fragment, offset: (f64, f6
         edge.to = to.clone();
         document.edges.push(edge);
     }
+    // Its groups, around the copies; its channels, where this graph has
+    // none of that name (a channel here is never changed by a paste).
+    for group in &fragment.groups {
+        let nodes: Vec<NodeId> = group
+            .nodes
+            .iter()
+            .filter_map(|id| renamed.get(id).cloned())
+            .collect();
+        if nodes.is_empty() {
+            continue;
+        }
+        let id = document.fresh_group_id();
+        document.groups.push(Group {
+            id,
+            nodes,
+            ..group.clone()
+        });
+    }
+    for (name, channel) in &fragment.channels {
+        document
+            .state
+            .channels
+            .entry(name.clone())
+            .or_insert_with(|| channel.clone());
+    }
+    document.mend_groups();
     added
 }
 
@@ -416,6 +457,58 @@ mod tests {
         // A whole exported graph pastes too; other text does not.
         assert_eq!(read_fragment(&graph().to_json()).unwrap().nodes.len(), 3);
         assert!(read_fragment("hello").is_none());
+    }
+
+    #[test]
+    fn a_pasted_group_frames_the_copies_and_channels_come_along_without_overwriting() {
+        let mut document = graph();
+        document.groups.push(Group {
+            id: "group-1".into(),
+            label: "Front".into(),
+            nodes: vec![id("start"), id("llm")],
+            collapsed: true,
+        });
+        for (name, ty) in [("messages", "messages"), ("notes", "string")] {
+            document.state.channels.insert(
+                name.into(),
+                serde_json::from_value(json!({"type": ty})).unwrap(),
+            );
+        }
+        // Two of the group's nodes and one more: the group comes along.
+        let all = BTreeSet::from([id("start"), id("llm"), id("end")]);
+        let fragment = copy(&document, &all);
+        assert_eq!(fragment.groups.len(), 1);
+        // One of its nodes only: a group is copied whole or not at all.
+        assert!(
+            copy(&document, &BTreeSet::from([id("llm")]))
+                .groups
+                .is_empty()
+        );
+        let mut other = GraphDocument::new("other");
+        other.state.channels.insert(
+            "messages".into(),
+            serde_json::from_value(json!({"type": "string"})).unwrap(),
+        );
+        let text = serde_json::to_string(&fragment).unwrap();
+        paste(&mut other, &read_fragment(&text).unwrap(), (0.0, 0.0));
+        assert_eq!(other.groups.len(), 1);
+        assert_eq!(other.groups[0].nodes, [id("start"), id("llm")]);
+        assert!(other.groups[0].collapsed);
+        // The channels it needs came, the one of the same name stayed.
+        assert_eq!(other.state.channels.len(), 2);
+        for (name, channel) in &document.state.channels {
+            if name != "messages" {
+                assert_eq!(other.state.channels.get(name), Some(channel), "{name}");
+            }
+        }
+        assert_eq!(
+            serde_json::to_value(&other.state.channels["messages"]).unwrap()["type"],
+            "string"
+        );
+        // Pasted again into the same graph: a second group, around the new copies.
+        paste(&mut document, &fragment, (40.0, 40.0));
+        assert_eq!(document.groups.len(), 2);
+        assert_eq!(document.groups[1].nodes, [id("start_2"), id("llm_2")]);
     }
 
     #[test]

@@ -48,16 +48,35 @@ pub fn NodeMenu(
                 close();
             }
         };
-        // A subgraph's saved graph opens from here.
-        let nested = spec.with_untracked(|spec| {
-            (spec.kind == heddle_engine::kinds::BuiltinKind::Subgraph.name())
-                .then(|| {
-                    spec.config
-                        .get("graph_id")?
-                        .as_str()
-                        .and_then(crate::graphs::GraphId::parse)
-                })
+        // A subgraph's saved graph opens from here, and each saved graph
+        // an agent's sub-agents run.
+        let nested: Vec<(String, crate::graphs::GraphId)> = spec.with_untracked(|spec| {
+            use crate::editor::subgraph_source::Slot;
+            use heddle_engine::kinds::BuiltinKind;
+            let saved = |slot: Slot| {
+                slot.saved(&spec.config)
+                    .and_then(crate::graphs::GraphId::parse)
+            };
+            if spec.kind == BuiltinKind::Subgraph.name() {
+                return saved(Slot::Config)
+                    .map(|graph| ("Open its saved graph".to_string(), graph))
+                    .into_iter()
+                    .collect();
+            }
+            let subs = spec
+                .config
+                .get("sub_agents")
+                .and_then(|subs| subs.as_array());
+            // A menu, not a list: the first eight.
+            subs.into_iter()
                 .flatten()
+                .enumerate()
+                .take(8)
+                .filter_map(|(i, sub)| {
+                    let name = sub["name"].as_str().unwrap_or("sub-agent");
+                    saved(Slot::SubAgent(i)).map(|graph| (format!("Open sub-agent {name}"), graph))
+                })
+                .collect()
         });
         let before = spec.with_untracked(|spec| spec.interrupt_before);
         let after = spec.with_untracked(|spec| spec.interrupt_after);
@@ -80,9 +99,9 @@ pub fn NodeMenu(
                         close();
                     }>"Run to here…"</button>
                 })}
-                {nested.map(|graph| view! {
-                    <a role="menuitem" href=graph.href() data-testid="node-menu-open-subgraph">"Open its saved graph"</a>
-                })}
+                {nested.into_iter().map(|(label, graph)| view! {
+                    <a role="menuitem" href=graph.href() data-testid="node-menu-open-subgraph">{label}</a>
+                }).collect_view()}
                 <button type="button" role="menuitem" class="node-menu-close" on:click=move |_| close()>"Close"</button>
             </div>
         })

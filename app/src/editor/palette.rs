@@ -25,6 +25,9 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
         }
         if let Some(kind) = kinds().first() {
             place_from_keyboard(editor, gestures, kind.name());
+            // The search is done: the next kind is typed afresh, the
+            // focus staying here.
+            query.set(String::new());
         }
     };
     view! {

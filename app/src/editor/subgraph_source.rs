@@ -1,8 +1,9 @@
-//! Where a `subgraph` node's child graph comes from, and the way to it, so
-//! nested work is one click from its node: a saved graph is picked from
-//! the caller's graphs by name and opened from here; a graph embedded in
-//! the node is made a saved graph of its own in one click (then opened and
-//! edited like any other, and run from this node by its id).
+//! Where a `subgraph` node's child graph comes from, or an agent's
+//! sub-agent's, and the way to it, so nested work is one click from its
+//! node: a saved graph is picked from the caller's graphs by name and
+//! opened from here; a graph embedded in the node is made a saved graph of
+//! its own in one click (then opened and edited like any other, and run
+//! from this node by its id).
 //!
 //! Access is the server's: the list holds only graphs the caller may see,
 //! a run embeds a saved graph only for a user who may see it
@@ -17,14 +18,103 @@ use serde_json::Value;
 use super::state::Editor;
 use crate::graphs::{GraphId, GraphSummary};
 
-/// The node's config field naming a saved graph.
+/// The field naming a saved graph.
 const GRAPH_ID: &str = "graph_id";
-/// The node's config field holding an embedded graph.
+/// The field holding an embedded graph.
 const EMBEDDED: &str = "graph";
 
+/// Where in a node's config a child graph is named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// The config itself (a `subgraph` node).
+    Config,
+    /// An agent's `sub_agents[i]`.
+    SubAgent(usize),
+}
+
+impl Slot {
+    fn of(self, config: &Value) -> Option<&Value> {
+        match self {
+            Slot::Config => Some(config),
+            Slot::SubAgent(i) => config.get("sub_agents")?.get(i),
+        }
+    }
+
+    fn of_mut(self, config: &mut Value) -> Option<&mut serde_json::Map<String, Value>> {
+        match self {
+            Slot::Config => config.as_object_mut(),
+            Slot::SubAgent(i) => config.get_mut("sub_agents")?.get_mut(i)?.as_object_mut(),
+        }
+    }
+
+    /// The saved graph it names, if any.
+    pub fn saved(self, config: &Value) -> Option<&str> {
+        self.of(config)?
+            .get(GRAPH_ID)
+            .and_then(Value::as_str)
+            .filter(|id| !id.is_empty())
+    }
+}
+
+/// An agent's sub-agents, each with where its graph comes from.
 #[component]
-pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
+pub fn SubAgentSources(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView {
+    let names = Memo::new(move |_| {
+        spec.with(|spec| {
+            spec.config
+                .get("sub_agents")
+                .and_then(Value::as_array)
+                .map(|subs| {
+                    subs.iter()
+                        .map(|sub| sub["name"].as_str().unwrap_or_default().to_string())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        })
+    });
+    move || {
+        let names = names.get();
+        if names.is_empty() {
+            return None;
+        }
+        let rows = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let name = if name.is_empty() {
+                    format!("Sub-agent {}", i + 1)
+                } else {
+                    name
+                };
+                let slot = Slot::SubAgent(i);
+                view! {
+                    <div class="sub-agent-source" data-testid="sub-agent-source">
+                        <span class="sub-agent-name mono">{name}</span>
+                        {SubgraphSource(SubgraphSourceProps { editor, spec, slot })}
+                    </div>
+                }
+            })
+            .collect_view();
+        Some(view! {
+            <section class="sub-agent-sources" aria-label="Where the sub-agents' graphs come from">
+                <h3 class="field-label">"Sub-agents' graphs"</h3>
+                {rows}
+            </section>
+        })
+    }
+}
+
+#[component]
+pub fn SubgraphSource(
+    editor: Editor,
+    spec: RwSignal<NodeSpec>,
+    #[prop(default = Slot::Config)] slot: Slot,
+) -> impl IntoView {
     let node = spec.with_untracked(|spec| spec.id.clone());
+    let whose = match slot {
+        Slot::Config => "this node",
+        Slot::SubAgent(_) => "this sub-agent",
+    };
     let graphs = RwSignal::new(None::<Result<Vec<GraphSummary>, String>>);
     let error = RwSignal::new(None::<String>);
     // Read once the form is in the browser (never while drawing on the
@@ -37,18 +127,10 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
             let _ = graphs.try_set(Some(listed));
         });
     });
-    let saved = Memo::new(move |_| {
-        spec.with(|spec| {
-            spec.config
-                .get(GRAPH_ID)
-                .and_then(Value::as_str)
-                .filter(|id| !id.is_empty())
-                .map(str::to_string)
-        })
-    });
+    let saved = Memo::new(move |_| spec.with(|spec| slot.saved(&spec.config).map(str::to_string)));
     let embedded = Memo::new(move |_| {
         spec.with(|spec| {
-            spec.config
+            slot.of(&spec.config)?
                 .get(EMBEDDED)
                 .filter(|graph| graph.is_object())
                 .map(|graph| graph["nodes"].as_array().map_or(0, Vec::len))
@@ -67,13 +149,17 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
         let node = node.clone();
         move |event: leptos::ev::Event| {
             let picked = event_target_value(&event);
-            set_saved(editor, &node, (!picked.is_empty()).then_some(picked));
+            set_saved(editor, &node, slot, (!picked.is_empty()).then_some(picked));
         }
     };
     let make_saved = {
         let node = node.clone();
         move |_| {
-            let Some(graph) = spec.with_untracked(|spec| spec.config.get(EMBEDDED).cloned()) else {
+            let Some(graph) = spec.with_untracked(|spec| {
+                slot.of(&spec.config)
+                    .and_then(|at| at.get(EMBEDDED))
+                    .cloned()
+            }) else {
                 return;
             };
             let node = node.clone();
@@ -82,7 +168,7 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
                     Ok(saved) => {
                         // The form may have closed meanwhile.
                         let _ = error.try_set(None);
-                        set_saved(editor, &node, Some(saved.id.as_str().to_string()));
+                        set_saved(editor, &node, slot, Some(saved.id.as_str().to_string()));
                         // Listed, so it is named.
                         if let Ok(list) = crate::graphs::list_graphs().await {
                             let _ = graphs.try_set(Some(Ok(list)));
@@ -120,7 +206,7 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
                 }
                 (None, Some(nodes)) => view! {
                     <p class="field-hint">
-                        {format!("Runs the graph embedded in this node ({nodes} nodes). ")}
+                        {format!("Runs the graph embedded in {whose} ({nodes} nodes). ")}
                         {(!read_only).then(|| view! {
                             <button type="button" class="button button-small" data-testid="make-subgraph-saved" on:click=make_saved.clone()>
                                 "Make it a saved graph"
@@ -129,13 +215,13 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
                     </p>
                 }.into_any(),
                 (None, None) => view! {
-                    <p class="field-hint">"Pick the saved graph this node runs."</p>
+                    <p class="field-hint">{format!("Pick the saved graph {whose} runs.")}</p>
                 }.into_any(),
             }}
             {(!read_only).then(|| view! {
                 <label class="field">
                     <span class="field-label">"Saved graph"</span>
-                    <select data-testid="subgraph-pick" on:change=pick.clone()>
+                    <select data-testid="subgraph-pick" aria-label=format!("The saved graph {whose} runs") on:change=pick.clone()>
                         <option value="" selected=move || saved.get().is_none()>
                             {move || if embedded.get().is_some() { "The embedded graph" } else { "None" }}
                         </option>
@@ -165,14 +251,14 @@ pub fn SubgraphSource(editor: Editor, spec: RwSignal<NodeSpec>) -> impl IntoView
     }
 }
 
-/// Points node `id` at saved graph `graph_id` (dropping an embedded graph:
-/// it is the saved one now), or at none.
-fn set_saved(editor: Editor, id: &NodeId, graph_id: Option<String>) {
+/// Points `slot` of node `id` at saved graph `graph_id` (dropping an
+/// embedded graph: it is the saved one now), or at none.
+fn set_saved(editor: Editor, id: &NodeId, slot: Slot, graph_id: Option<String>) {
     editor.change(|document| {
         let Some(node) = document.nodes.iter_mut().find(|node| &node.id == id) else {
             return;
         };
-        let Some(config) = node.config.as_object_mut() else {
+        let Some(config) = slot.of_mut(&mut node.config) else {
             return;
         };
         match graph_id {

@@ -145,6 +145,25 @@ pub struct SubAgent {
     /// Or a graph file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// Or a graph saved in the app, by id; the server embeds it (into
+    /// `graph`) before the run compiles, as for a `subgraph` node.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_id: Option<String>,
+}
+
+impl SubAgent {
+    /// The tool the model calls it by: a task in words.
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            parameters: json!({
+                "type": "object",
+                "properties": {"task": {"type": "string"}},
+                "required": ["task"]
+            }),
+        }
+    }
 }
 
 fn default_rounds() -> u32 {
@@ -185,6 +204,27 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     .ok();
     for (i, sub) in config.sub_agents.iter().enumerate() {
         let at = format!("sub_agents[{i}]");
+        if let (Some(id), None) = (&sub.graph_id, &sub.graph) {
+            // Checked when the server embeds it, for whoever starts the run.
+            match super::subgraph::saved_graph_accepted(cx, id, &format!("{at}.graph_id")) {
+                Ok(()) => {
+                    if let Some(tools) = &mut tools {
+                        let tool = delegation::NotEmbeddedTool {
+                            spec: sub.spec(),
+                            graph_id: id.clone(),
+                        };
+                        tools.push(cx.registry.tools().bind(
+                            &sub.name,
+                            Arc::new(tool) as Arc<dyn Tool>,
+                            config.tool_timeout_ms,
+                            config.policies.get(&sub.name),
+                        ));
+                    }
+                }
+                Err(issue) => issues.push(issue),
+            }
+            continue;
+        }
         match load_child(sub.graph.as_ref(), sub.path.as_deref(), cx, &at) {
             Ok((document, graph)) => {
                 let has_messages = document
@@ -199,15 +239,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                     ));
                     continue;
                 }
-                let spec = ToolSpec {
-                    name: sub.name.clone(),
-                    description: sub.description.clone(),
-                    parameters: json!({
-                        "type": "object",
-                        "properties": {"task": {"type": "string"}},
-                        "required": ["task"]
-                    }),
-                };
+                let spec = sub.spec();
                 sub_agents.insert(sub.name.clone(), Arc::clone(&graph));
                 if let Some(tools) = &mut tools {
                     tools.push(cx.registry.tools().bind(

@@ -107,7 +107,7 @@ pub(super) fn load_child(
         _ => {
             return Err(vec![ConfigIssue::new(
                 at,
-                "set exactly one of `graph` and `path`",
+                "set one of `graph` (embedded), `graph_id` (a saved graph) and `path`",
             )]);
         }
     };
@@ -131,10 +131,36 @@ pub(super) fn load_child(
     Ok((document, child))
 }
 
+/// A saved graph (`graph_id`) left for the server to embed: accepted where
+/// the registry says the server embeds saved graphs when a run starts
+/// (the editor, the server), refused where nothing can read it (the
+/// command line), the issue at `at`.
+pub(super) fn saved_graph_accepted(
+    cx: &BuildContext,
+    id: &str,
+    at: &str,
+) -> Result<(), ConfigIssue> {
+    match cx.registry.saved_graphs() {
+        SavedGraphs::EmbeddedAtRun => Ok(()),
+        SavedGraphs::Unread => Err(ConfigIssue::new(
+            at,
+            format!(
+                "saved graph `{id}` is resolved by the Heddle server; here, embed the graph or give a `path`"
+            ),
+        )),
+    }
+}
+
+/// The error of running a saved graph the server did not embed.
+pub(super) fn not_embedded(id: &str) -> String {
+    format!("saved graph `{id}` was not embedded before the run")
+}
+
 pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<ConfigIssue>> {
     let config: SubgraphConfig = parse_config(config)?;
     if let (Some(id), None) = (&config.graph_id, &config.graph) {
-        if cx.registry.saved_graphs() == SavedGraphs::EmbeddedAtRun {
+        saved_graph_accepted(cx, id, "graph_id").map_err(|issue| vec![issue])?;
+        {
             // Checked when the server embeds it, for whoever starts the run.
             let mut issues = Vec::new();
             for parent in config.outputs.keys() {
@@ -149,12 +175,6 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
                 false => Err(issues),
             };
         }
-        return Err(vec![ConfigIssue::new(
-            "graph_id",
-            format!(
-                "saved graph `{id}` is resolved by the Heddle server; here, embed the graph or give a `path`"
-            ),
-        )]);
     }
     let (document, child) = load_child(config.graph.as_ref(), config.path.as_deref(), cx, "")?;
     let mut issues = Vec::new();
@@ -199,7 +219,7 @@ struct NotEmbedded(String);
 
 impl Node for NotEmbedded {
     fn run<'a>(&'a self, _input: NodeInput<'a>) -> NodeFuture<'a> {
-        let message = format!("saved graph `{}` was not embedded before the run", self.0);
+        let message = not_embedded(&self.0);
         Box::pin(std::future::ready(Err(NodeError::permanent(message))))
     }
 }

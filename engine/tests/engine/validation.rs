@@ -429,3 +429,25 @@ fn a_saved_subgraph_is_checked_where_it_is_embedded_and_refused_where_nothing_re
     let report = heddle_engine::validate(&graph("missing"), &app);
     find(&report, "nodes[1].config.outputs.missing");
 }
+
+#[test]
+fn a_sub_agent_naming_a_saved_graph_is_accepted_in_the_app_and_refused_where_nothing_reads_it() {
+    let graph = document(json!({
+        "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+        "nodes": [{"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+                  {"id": "lead", "kind": "agent",
+                   "config": {"sub_agents": [{"name": "helper", "description": "Helps.", "graph_id": "g-1"}],
+                              "return_direct": ["helper"]}}],
+        "edges": [{"id": "e", "from": "start", "to": "lead"}]
+    }));
+    let here = heddle_engine::validate(&graph, &registry());
+    let problem = find(&here, "nodes[1].config.sub_agents[0].graph_id");
+    assert!(
+        problem.message.contains("resolved by the Heddle server"),
+        "{here}"
+    );
+    // In the app it is one of the agent's tools (`return_direct` names it).
+    let app = heddle_engine::Registry::for_validation(&Default::default());
+    let report = heddle_engine::validate(&graph, &app);
+    assert!(report.problems.is_empty(), "{report}");
+}

@@ -1,5 +1,5 @@
-//! Embedding the saved graphs a run's `subgraph` nodes name by `graph_id`,
-//! before the run compiles. A graph is untrusted content, so this is where
+//! Embedding the saved graphs a run's `subgraph` nodes and agents'
+//! sub-agents name by `graph_id`, before the run compiles. A graph is untrusted content, so this is where
 //! a run could reach further than its starter may: each saved graph is
 //! loaded only through the access check for the user who starts the run
 //! (at least a viewer of it), a graph that includes itself is refused, and
@@ -141,46 +141,46 @@ impl Walk<'_> {
                 return Ok(());
             };
             for node in nodes {
-                if node["kind"] != "subgraph" || !node["config"]["graph"].is_null() {
-                    continue;
-                }
-                let Some(id) = node["config"]["graph_id"].as_str().map(str::to_string) else {
-                    continue;
-                };
                 let node_id = node["id"].as_str().unwrap_or_default().to_string();
-                if stack.contains(&id) {
-                    return Err(AppError::InvalidInput(format!(
-                        "subgraph node `{node_id}` names graph `{id}`, which includes the graph \
-                         it is in: a graph may not include itself"
-                    )));
+                for (what, slot) in saved_graph_slots(node, &node_id) {
+                    let Some(id) = slot["graph_id"].as_str().map(str::to_string) else {
+                        continue;
+                    };
+                    if stack.contains(&id) {
+                        return Err(AppError::InvalidInput(format!(
+                            "{what} names graph `{id}`, which includes the graph it is in: a \
+                             graph may not include itself"
+                        )));
+                    }
+                    if stack.len() > MAX_DEPTH {
+                        return Err(AppError::InvalidInput(format!(
+                            "saved subgraphs nest more than {MAX_DEPTH} deep at {what}"
+                        )));
+                    }
+                    let mut child = self.load(&what, &id).await?;
+                    self.nodes += node_count(&child);
+                    self.bytes += child.to_string().len();
+                    if self.nodes > MAX_NODES || self.bytes > MAX_BYTES {
+                        return Err(AppError::TooLarge(format!(
+                            "with its saved subgraphs embedded the run would have {} nodes and \
+                             {} bytes (at {what}); the limit is {MAX_NODES} nodes and \
+                             {MAX_BYTES} bytes",
+                            self.nodes, self.bytes
+                        )));
+                    }
+                    stack.push(id);
+                    self.embed_in(&mut child, stack).await?;
+                    stack.pop();
+                    slot["graph"] = child;
                 }
-                if stack.len() > MAX_DEPTH {
-                    return Err(AppError::InvalidInput(format!(
-                        "saved subgraphs nest more than {MAX_DEPTH} deep at node `{node_id}`"
-                    )));
-                }
-                let mut child = self.load(&node_id, &id).await?;
-                self.nodes += node_count(&child);
-                self.bytes += child.to_string().len();
-                if self.nodes > MAX_NODES || self.bytes > MAX_BYTES {
-                    return Err(AppError::TooLarge(format!(
-                        "with its saved subgraphs embedded the run would have {} nodes and {} \
-                         bytes (at node `{node_id}`); the limit is {MAX_NODES} nodes and \
-                         {MAX_BYTES} bytes",
-                        self.nodes, self.bytes
-                    )));
-                }
-                stack.push(id);
-                self.embed_in(&mut child, stack).await?;
-                stack.pop();
-                node["config"]["graph"] = child;
             }
             Ok(())
         })
     }
 
-    /// A saved graph's document, loaded once, through the access check.
-    async fn load(&mut self, node_id: &str, id: &str) -> Result<Value, AppError> {
+    /// A saved graph's document, loaded once, through the access check;
+    /// `what` names the place that asks for it in errors.
+    async fn load(&mut self, what: &str, id: &str) -> Result<Value, AppError> {
         if let Some(document) = self.loaded.get(id) {
             return Ok(document.clone());
         }
@@ -190,7 +190,7 @@ impl Walk<'_> {
             .await
             .map_err(|error| match error {
                 AppError::NotFound { .. } | AppError::Gone(_) | AppError::Forbidden(_) => {
-                    unreachable_graph(&format!("subgraph node `{node_id}`"), id)
+                    unreachable_graph(what, id)
                 }
                 other => other,
             })?;
@@ -201,7 +201,7 @@ impl Walk<'_> {
                     .await?
                     .ok_or_else(|| {
                         AppError::InvalidInput(format!(
-                            "subgraph node `{node_id}` names graph `{id}`, which has no \
+                            "{what} names graph `{id}`, which has no \
                              published version: a published graph runs only published \
                              subgraphs (so a draft never reaches production); publish it"
                         ))
@@ -234,6 +234,33 @@ fn unreachable_graph(what: &str, id: &str) -> AppError {
     AppError::InvalidInput(format!(
         "{what} names graph `{id}`, which does not exist or which you cannot open"
     ))
+}
+
+/// The places in `node` that may name a saved graph and do not embed one
+/// yet (a `subgraph` node's config, each of an agent's sub-agents), each
+/// with how errors name it.
+fn saved_graph_slots<'n>(node: &'n mut Value, node_id: &str) -> Vec<(String, &'n mut Value)> {
+    let kind = node["kind"].as_str().unwrap_or_default().to_string();
+    // `get_mut`, never `node["config"]` as a place: indexing a value that
+    // is not an object to write into it panics, and a graph is untrusted.
+    let Some(config) = node.get_mut("config") else {
+        return Vec::new();
+    };
+    let mut slots = Vec::new();
+    match kind.as_str() {
+        "subgraph" => slots.push((format!("subgraph node `{node_id}`"), config)),
+        "agent" => {
+            if let Some(subs) = config.get_mut("sub_agents").and_then(Value::as_array_mut) {
+                for sub in subs {
+                    let name = sub["name"].as_str().unwrap_or_default().to_string();
+                    slots.push((format!("sub-agent `{name}` of agent node `{node_id}`"), sub));
+                }
+            }
+        }
+        _ => {}
+    }
+    slots.retain(|(_, slot)| slot["graph"].is_null());
+    slots
 }
 
 fn node_count(document: &Value) -> usize {

@@ -263,3 +263,84 @@ async fn a_pause_inside_a_sub_agent_pauses_the_run_and_is_answered_through_the_a
     // the pause, and no more.
     assert_eq!(info["usage"]["calls"], 2, "{info}");
 }
+
+/// An agent's sub-agent may name a saved graph, as a `subgraph` node may:
+/// the server embeds it for whoever starts the run (a stranger's graph is
+/// refused as if it did not exist), and a graph may not include itself
+/// through a sub-agent either.
+#[tokio::test]
+async fn an_agents_sub_agent_runs_a_saved_graph_named_by_id() {
+    let server = TestServer::start().await;
+    let mut supervisor = crate::support::example("supervisor.json");
+    let sub = &mut supervisor["nodes"][1]["config"]["sub_agents"][0];
+    assert_eq!(sub["name"], "mathematician");
+    let mathematician = server.create_graph(sub["graph"].take()).await;
+    sub.as_object_mut().unwrap().remove("graph");
+    sub["graph_id"] = json!(mathematician);
+    let parent = server.create_graph(supervisor.clone()).await;
+    let question = "Ask the mathematician: what is 7 * 6?";
+    let run = server
+        .start_run(
+            &parent,
+            json!({"input": {"messages": [{"role": "user", "content": question}]}}),
+        )
+        .await;
+    let run = server.wait_for_run(&run).await;
+    assert_eq!(run["status"], "finished", "{run}");
+    let messages = run["output"]["messages"].as_array().unwrap();
+    let tool = messages.iter().find(|m| m["role"] == "tool").unwrap();
+    assert_eq!(tool["name"], "mathematician");
+    assert_eq!(tool["content"], "(offline model) calculator says 42.");
+
+    // Someone else's copy of it names a graph they cannot see.
+    let stranger = server.user("stranger").await;
+    let (status, body) = stranger
+        .api(
+            Method::POST,
+            "/api/v1/graphs",
+            Some(json!({"document": supervisor})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let theirs = body["id"].as_str().unwrap();
+    let (status, body) = stranger
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{theirs}/runs"),
+            Some(json!({"input": {"messages": [{"role": "user", "content": question}]}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let message = error_message(&body);
+    assert!(
+        message.contains("sub-agent `mathematician`") && message.contains("cannot open"),
+        "{body}"
+    );
+
+    // A sub-agent that is the graph it is in.
+    let mut looped = crate::support::example("supervisor.json");
+    let own = server.create_graph(looped.clone()).await;
+    let sub = &mut looped["nodes"][1]["config"]["sub_agents"][0];
+    sub.as_object_mut().unwrap().remove("graph");
+    sub["graph_id"] = json!(own);
+    let (status, body) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{own}"),
+            Some(json!({"document": looped, "base_version": 1})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = server
+        .api(
+            Method::POST,
+            &format!("/api/v1/graphs/{own}/runs"),
+            Some(json!({"input": {"messages": [{"role": "user", "content": question}]}})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        error_message(&body).contains("may not include itself"),
+        "{body}"
+    );
+}

@@ -62,6 +62,25 @@ impl Tool for SubAgentTool {
     }
 }
 
+/// A sub-agent naming a saved graph the server did not embed: the editor
+/// validates such an agent (the server embeds the graph when a run
+/// starts); a call of it fails, saying so.
+pub(super) struct NotEmbeddedTool {
+    pub spec: ToolSpec,
+    pub graph_id: String,
+}
+
+impl Tool for NotEmbeddedTool {
+    fn spec(&self) -> ToolSpec {
+        self.spec.clone()
+    }
+
+    fn call(&self, _: Value) -> ToolFuture<'_> {
+        let message = super::super::subgraph::not_embedded(&self.graph_id);
+        Box::pin(async move { Err(ToolError::new(message)) })
+    }
+}
+
 /// The sub-agent's input for a call's arguments.
 fn task_input(arguments: &Value) -> Result<Value, ToolError> {
     let task = arguments["task"]
