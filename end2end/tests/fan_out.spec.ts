@@ -58,6 +58,12 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText(
     "Findings: 3 topics researched.",
   );
+  // The summary's prompt is the node's, not the person's: named for it,
+  // never drawn as something the person said.
+  const chat = page.getByTestId("chat-messages");
+  await expect(chat.locator(".role-prompt")).toContainText("Summarize's prompt");
+  await expect(chat.locator(".role-prompt")).toContainText("Findings: 3 topics researched.");
+  await expect(chat.locator(".role-user").filter({ hasText: "Findings" })).toHaveCount(0);
 
   // The trace: a lane per instance, under the node's label, a bar each.
   await page.getByRole("tab", { name: "Trace" }).click();

@@ -74,7 +74,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 let arrived = loaded
                     .iter()
                     .rev()
-                    .find(|message| message.role == Role::User)
+                    .find(|message| message.role == Role::User && message.name.is_none())
                     .map(|message| message.content.clone());
                 if sent
                     .try_get_untracked()
@@ -243,8 +243,8 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                 {move || (messages.with(Vec::is_empty) && sent.with(Option::is_none)).then(|| view! {
                     <li class="empty-note">"No messages yet. Say something to start a conversation."</li>
                 })}
-                {move || messages.get().into_iter().map(message_view).collect_view()}
-                {move || sent.get().map(|text| message_view(ChatMessage::new(Role::User, text)))}
+                {move || messages.get().into_iter().map(|message| message_view(editor, message)).collect_view()}
+                {move || sent.get().map(|text| message_view(editor, ChatMessage::new(Role::User, text)))}
                 {move || streaming().into_iter().map(|(who, text)| view! {
                     <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
                         <span class="chat-role">{who.unwrap_or_else(|| "assistant".to_string())}</span>
@@ -275,13 +275,26 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
     }
 }
 
-/// One message: text, with tool calls and tool results folded.
-fn message_view(message: ChatMessage) -> impl IntoView {
+/// One message: text, with tool calls and tool results folded. A user
+/// message a node wrote (an `llm` node's prompt, signed with its id) is
+/// that node's, not the person's: it is named and drawn as such.
+fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
+    let by_node = (message.role == Role::User)
+        .then(|| message.name.clone())
+        .flatten();
     let role = match message.role {
         Role::System => "system",
+        Role::User if by_node.is_some() => "prompt",
         Role::User => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
+    };
+    let said_by = match &by_node {
+        Some(node) => format!(
+            "{}'s prompt",
+            editor.label_of(node).unwrap_or_else(|| node.clone())
+        ),
+        None => role.to_string(),
     };
     let calls = message.tool_calls.clone();
     let body = match message.role {
@@ -298,7 +311,7 @@ fn message_view(message: ChatMessage) -> impl IntoView {
     };
     view! {
         <li class=format!("chat-message role-{role}")>
-            <span class="chat-role">{role}</span>
+            <span class="chat-role">{said_by}</span>
             {(!message.content.is_empty() || message.role == Role::Tool).then_some(body)}
             {calls.into_iter().map(|call| {
                 let arguments = serde_json::from_str::<Value>(&call.arguments)

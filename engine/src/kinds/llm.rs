@@ -179,8 +179,15 @@ impl Llm {
                 messages.push(ChatMessage::new(Role::System, system));
             }
             messages.extend(ChatMessage::list_in(input.state, &self.config.messages));
+            // The prompt is said on the run's behalf, not by the person in
+            // the conversation: it is signed with the node's id (`name`,
+            // never sent to the model), so a chat shows it as this node's.
             let user = match &self.prompt {
-                Some(prompt) => Some(ChatMessage::new(Role::User, render(prompt)?)),
+                Some(prompt) => {
+                    let mut message = ChatMessage::new(Role::User, render(prompt)?);
+                    message.name = Some(input.ctx.node.to_string());
+                    Some(message)
+                }
                 None => None,
             };
             (messages, user)

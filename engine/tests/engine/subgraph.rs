@@ -143,9 +143,8 @@ fn bad_mappings_and_sources_are_located() {
         &heddle_engine::GraphDocument::from_value(parent(json!({}))).unwrap(),
         &Registry::new(),
     );
-    assert!(
-        report
-            .errors()
-            .any(|p| p.message.contains("exactly one of `graph` and `path`"))
-    );
+    assert!(report.errors().any(|p| {
+        p.message
+            .contains("set one of `graph` (embedded), `graph_id` (a saved graph) and `path`")
+    }));
 }
