@@ -111,10 +111,17 @@ impl Window {
 #[cfg(feature = "hydrate")]
 const ARRIVING: usize = 8;
 
-/// Keeps `drawn` following `wanted`. Nodes no longer wanted leave at once;
-/// those in the view join at once (after Fit or a zoom out, the view is
-/// what the person asked to see); the rest, in the window's margin, join
-/// `ARRIVING` a frame, nearest the window's middle first. The window moves
+/// How many nodes no longer wanted leave the page in one frame: taking a
+/// node's elements out and dropping its effects costs about 1 ms, and a
+/// moved window sends some 40 away at once (a 50 ms frame, measured).
+#[cfg(feature = "hydrate")]
+const LEAVING: usize = 12;
+
+/// Keeps `drawn` following `wanted`. Those in the view join at once (after
+/// Fit or a zoom out, the view is what the person asked to see); the rest,
+/// in the window's margin, join `ARRIVING` a frame, nearest the window's
+/// middle first. Nodes no longer wanted (out of the window, so out of
+/// sight) leave `LEAVING` a frame, farthest first. The window moves
 /// before the view reaches its edge, so a pan finds them drawn.
 #[cfg(feature = "hydrate")]
 fn arrive(
@@ -160,7 +167,9 @@ fn arrive(
             return;
         }
         let now = drawn.get_untracked().unwrap_or_default();
-        if target.difference(&now).nth(ARRIVING).is_none() {
+        if target.difference(&now).nth(ARRIVING).is_none()
+            && now.difference(&target).nth(LEAVING).is_none()
+        {
             let _ = drawn.try_set(Some(target));
             return;
         }
@@ -169,26 +178,36 @@ fn arrive(
             .unwrap_or(Viewport::GUESSED_CANVAS);
         let seen = Window::seen(editor.viewport.get_untracked(), size);
         let (mx, my) = window.with_untracked(|w| ((w.x1 + w.x2) / 2.0, (w.y1 + w.y2) / 2.0));
-        // Each missing node once: in view, or how far from the middle.
+        // Each missing node once: in view, or how far from the middle; each
+        // node to leave, how far from the middle.
         let mut margin: Vec<(f64, NodeId)> = Vec::new();
+        let mut leaving: Vec<(f64, NodeId)> = Vec::new();
         let mut next: BTreeSet<NodeId> = now.intersection(&target).cloned().collect();
         editor.nodes.with_untracked(|nodes| {
             for node in nodes {
                 let id = node.id.get_value();
-                if !target.contains(&id) || now.contains(&id) {
+                let (wanted, there) = (target.contains(&id), now.contains(&id));
+                if wanted == there {
                     continue;
                 }
                 let at = node.position.get_untracked();
-                if seen.holds_node(at) {
+                let far = (at.x - mx).hypot(at.y - my);
+                if !wanted {
+                    leaving.push((far, id));
+                } else if seen.holds_node(at) {
                     next.insert(id);
                 } else {
-                    margin.push(((at.x - mx).hypot(at.y - my), id));
+                    margin.push((far, id));
                 }
             }
         });
         margin.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let done = margin.len() <= ARRIVING;
+        // The nearest stay a frame or more: they are the likeliest wanted
+        // again, and the farthest cost the same to take out.
+        leaving.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let done = margin.len() <= ARRIVING && leaving.len() <= LEAVING;
         next.extend(margin.into_iter().take(ARRIVING).map(|(_, id)| id));
+        next.extend(leaving.into_iter().skip(LEAVING).map(|(_, id)| id));
         let _ = drawn.try_set(Some(next));
         if !done {
             request_animation_frame(move || {
