@@ -32,6 +32,7 @@ pub mod config_form;
 pub mod connect_menu;
 pub mod edge_form;
 pub mod edge_keys;
+pub mod find_node;
 pub mod gestures;
 pub mod group_form;
 pub mod groups;
@@ -139,6 +140,7 @@ pub fn GraphEditor(
                     <keys::HelpOverlay shown=help />
                     <node_menu::NodeMenu editor open=gestures.menu run_to />
                     <connect_menu::ConnectMenu editor from=gestures.connect />
+                    <find_node::FindNode editor open=gestures.finding />
                     <run_version::RunVersion live persistence graph_id=version_graph_id />
                 </div>
                 {dock.run()}
@@ -181,7 +183,7 @@ fn Toolbar(
     view! {
         <div class="editor-toolbar" role="toolbar" aria-label="Canvas tools">
             {editor.can_edit.then(|| view! {
-                <button class="tool" type="button" data-testid="toggle-palette"
+                <button class="tool" type="button" data-testid="toggle-palette" aria-label="Node kinds"
                     title=move || if panels.palette.get() { "Hide the node kinds" } else { "Show the node kinds" }
                     aria-pressed=move || panels.palette.get().to_string()
                     on:click=toggle(panels.palette)>"◧"</button>
@@ -194,6 +196,7 @@ fn Toolbar(
             <span class="tool-zoom" data-testid="zoom">{percent}</span>
             <button class="tool" type="button" title="Zoom in" aria-label="Zoom in" on:click=move |_| zoom(1.2)>"+"</button>
             <button class="tool" type="button" title="Fit to view (F)" on:click=move |_| { let (w, h) = gestures.size(); editor.fit(w, h); }>"Fit"</button>
+            <button class="tool" type="button" title="Find a node by name (/)" data-testid="find" aria-keyshortcuts="/" on:click=move |_| gestures.finding.set(true)>"Find"</button>
             {editor.can_edit.then(|| view! {
                 <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor, gestures)>"Layout"</button>
                 <button class="tool" type="button" title="Add a sticky note (N)" on:click=move |_| {
@@ -209,7 +212,7 @@ fn Toolbar(
             }>"Mermaid"</button>
             <button class="tool" type="button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|shown| *shown = !*shown)>"?"</button>
             <span class="tool-gap"></span>
-            <button class="tool" type="button" data-testid="toggle-inspector"
+            <button class="tool" type="button" data-testid="toggle-inspector" aria-label="Inspector"
                 title=move || if panels.inspector.get() { "Hide the inspector" } else { "Show the inspector" }
                 aria-pressed=move || panels.inspector.get().to_string()
                 on:click=toggle(panels.inspector)>"◨"</button>

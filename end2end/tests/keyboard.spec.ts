@@ -2,7 +2,7 @@
 // without the mouse (palette kinds added beside the focused node, nodes
 // connected from a list, arrows between nodes), and shortcuts that belong
 // to the canvas only: a letter typed or text copied elsewhere stays there.
-import { test, expect, hydrated } from "./fixtures";
+import { test, expect, hydrated, expectAccessible } from "./fixtures";
 import { Page } from "@playwright/test";
 
 /** A chat graph with a start and an end, not yet connected. */
@@ -325,5 +325,65 @@ test("the chat's message box stays in view however long the conversation, at 102
   const list = (await page.getByTestId("chat-messages").boundingBox())!;
   expect(list.height).toBeGreaterThan(120); // a whole answer of five lines
   await page.screenshot({ path: "../target/e2e/screens/chat-pinned-1024.png" });
+  expect(errors).toEqual([]);
+});
+
+test("a node is found by name in a big graph and gone to, even inside a collapsed group", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const nodes = Array.from({ length: 300 }, (_, i) => ({
+    id: `n${i}`,
+    kind: "set",
+    label: `Step ${i}`,
+    config: { values: {} },
+    position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 400 },
+  }));
+  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  const groups = [{ id: "group-1", label: "Far away", nodes: ["n287", "n288"], collapsed: true }];
+  const document = { format_version: 2, name: "Find", nodes, edges, groups };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+  await expect(node("n250")).toHaveCount(0);
+
+  // "/" on the canvas opens the box; typing lists matches, best first.
+  await node("n0").focus();
+  await page.keyboard.press("/");
+  const input = page.getByTestId("find-node-input");
+  await expect(input).toBeFocused();
+  await page.keyboard.type("step 25");
+  const options = page.locator(".find-node-option");
+  await expect(options.first()).toContainText("Step 25");
+  await expect(options).toHaveCount(8);
+  await page.keyboard.press("ArrowDown");
+  await expect(options.nth(1)).toHaveAttribute("aria-selected", "true");
+  await expect(options.nth(1)).toContainText("Step 250");
+  await page.screenshot({ path: "../target/e2e/screens/find-node-1440.png" });
+  await expectAccessible(page, "the find box");
+  await page.keyboard.press("Enter");
+  // Gone to: drawn, in view, selected and focused; the box closed.
+  await expect(page.getByTestId("find-node")).toHaveCount(0);
+  await expect(node("n250")).toBeFocused();
+  await expect(node("n250")).toBeInViewport();
+  await expect(node("n250")).toHaveClass(/selected/);
+
+  // A node inside a collapsed group: its group opens.
+  await page.getByTestId("find").click();
+  await page.keyboard.type("Step 288");
+  await page.keyboard.press("Enter");
+  await expect(node("n288")).toBeFocused();
+  await expect(page.getByTestId("group-box")).toHaveCount(0);
+  await expect(page.getByTestId("group-frame")).toContainText("Far away");
+
+  // Escape closes it and gives the canvas the focus back.
+  await page.keyboard.press("/");
+  await expect(input).toBeFocused();
+  await page.keyboard.type("no such node");
+  await expect(page.getByTestId("find-node")).toContainText("No node has that name.");
+  await page.keyboard.press("Escape");
+  await expect(page.getByTestId("find-node")).toHaveCount(0);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
   expect(errors).toEqual([]);
 });

@@ -81,6 +81,8 @@ pub struct Gestures {
     /// The node the keyboard's connect list is open on, and where (under
     /// the node).
     pub connect: RwSignal<Option<super::node_menu::NodeMenuAt>>,
+    /// Whether the find box (`find_node.rs`) is open.
+    pub finding: RwSignal<bool>,
     /// Where the pointer last was (screen), for pasting where it points.
     pub pointer: StoredValue<Option<(f64, f64)>>,
     /// Whether a button is down on the canvas (until the frame after the
@@ -115,6 +117,7 @@ impl Gestures {
             canvas: NodeRef::new(),
             menu: RwSignal::new(None),
             connect: RwSignal::new(None),
+            finding: RwSignal::new(false),
             pointer: StoredValue::new(None),
             held: RwSignal::new(false),
             settled: RwSignal::new(true),

@@ -48,6 +48,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Enter (on a collapsed group)", "expand it"),
     ("Ctrl + A", "select everything"),
     ("F", "fit the graph in view"),
+    ("/", "find a node by name and go to it"),
     ("L", "lay the graph out left to right"),
     ("?", "show or hide this help"),
     ("Escape", "clear the selection, close this help or a menu"),
@@ -201,6 +202,10 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                     .get_untracked()
                     .to_world(width / 2.0 - 100.0, height / 2.0 - 60.0);
                 super::notes::add_note(editor, center);
+                true
+            }
+            (false, "/") => {
+                gestures.finding.set(true);
                 true
             }
             (false, "l" | "L") => {
