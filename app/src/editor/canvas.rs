@@ -250,11 +250,13 @@ pub fn Canvas(
                     <WirePreview gestures positions=shown />
                 </svg>
                 <Notes editor gestures />
-                <For each=move || groups(true) key=|group| group.clone() let:group>
-                    <GroupBox editor selection positions=shown folds live group />
-                </For>
                 <For each=drawn_nodes key=|node| node.id.get_value() let:node>
                     <CanvasNode editor selection node live problems drawn />
+                </For>
+                // After the nodes: the Tab order reaches a graph's nodes
+                // first, from its start, then its collapsed groups.
+                <For each=move || groups(true) key=|group| group.clone() let:group>
+                    <GroupBox editor selection positions=shown folds live group />
                 </For>
                 <For
                     each=move || folds.with(|folds| culled.edges(editor, |edge| {

@@ -103,7 +103,8 @@ pub fn rename(editor: Editor, id: &str, label: String) {
 }
 
 /// Collapses or expands group `id`: an edit for those who may edit, the
-/// viewer's own view for a viewer.
+/// viewer's own view for a viewer. (A node selected in it then has its
+/// whole group selected: [`select_whole`].)
 pub fn set_collapsed(editor: Editor, id: &str, collapsed: bool) {
     let apply = |document: &mut GraphDocument| {
         if let Some(group) = document.groups.iter_mut().find(|group| group.id == id) {
@@ -114,19 +115,6 @@ pub fn set_collapsed(editor: Editor, id: &str, collapsed: bool) {
         editor.change(apply);
     } else {
         editor.skeleton.update(apply);
-    }
-    // Nothing hidden stays selected alone: a group with any node selected
-    // has all of them selected, which its card shows.
-    if collapsed {
-        let members = members(editor, id);
-        if editor
-            .selected
-            .with_untracked(|selected| selected.iter().any(|node| members.contains(node)))
-        {
-            editor
-                .selected
-                .update(|selected| selected.extend(members.iter().cloned()));
-        }
     }
 }
 
