@@ -2,7 +2,7 @@
 // palette, connect them, write a prompt, undo and redo, reload and find it
 // all saved; copy and paste between graphs; a conflict with a teammate's
 // save is shown with a choice, never overwritten.
-import { test, expect, hydrated, place, useExample } from "./fixtures";
+import { test, expect, hydrated, place, useExample, chainOfSteps } from "./fixtures";
 import { Page } from "@playwright/test";
 
 async function newGraph(page: Page): Promise<string> {
@@ -494,14 +494,7 @@ test("a graph saved without positions opens laid out and fitted", async ({ page,
 });
 
 test("a large graph opens at its start drawing only what is near the view; whole, it is boxes", async ({ page, errors }) => {
-  const nodes = Array.from({ length: 300 }, (_, i) => ({
-    id: `n${i}`,
-    kind: "set",
-    label: `Step ${i}`,
-    config: { values: {} },
-    position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 100 },
-  }));
-  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  const { nodes, edges } = chainOfSteps(300, 100);
   const document = { format_version: 2, name: "Large", nodes, edges };
   const created = await page.request.post("/api/v1/graphs", { data: { document } });
   expect(created.status()).toBe(201);

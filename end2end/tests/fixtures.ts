@@ -85,3 +85,17 @@ export async function expectAccessible(page: Page, where: string, within?: strin
     );
   expect.soft(grave, `axe-core findings on ${where}`).toEqual([]);
 }
+
+/** A chain of `count` `set` nodes labelled "Step i", 25 to a row, rows
+ *  `rowGap` apart, each leading to the next: a big graph for tests. */
+export function chainOfSteps(count: number, rowGap: number) {
+  const nodes = Array.from({ length: count }, (_, i) => ({
+    id: `n${i}`,
+    kind: "set",
+    label: `Step ${i}`,
+    config: { values: {} },
+    position: { x: (i % 25) * 220, y: Math.floor(i / 25) * rowGap },
+  }));
+  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  return { nodes, edges };
+}

@@ -2,7 +2,7 @@
 // without the mouse (palette kinds added beside the focused node, nodes
 // connected from a list, arrows between nodes), and shortcuts that belong
 // to the canvas only: a letter typed or text copied elsewhere stays there.
-import { test, expect, hydrated, expectAccessible } from "./fixtures";
+import { test, expect, hydrated, expectAccessible, chainOfSteps } from "./fixtures";
 import { Page } from "@playwright/test";
 
 /** A chat graph with a start and an end, not yet connected. */
@@ -330,14 +330,7 @@ test("the chat's message box stays in view however long the conversation, at 102
 
 test("a node is found by name in a big graph and gone to, even inside a collapsed group", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  const nodes = Array.from({ length: 300 }, (_, i) => ({
-    id: `n${i}`,
-    kind: "set",
-    label: `Step ${i}`,
-    config: { values: {} },
-    position: { x: (i % 25) * 220, y: Math.floor(i / 25) * 400 },
-  }));
-  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  const { nodes, edges } = chainOfSteps(300, 400);
   const groups = [{ id: "group-1", label: "Far away", nodes: ["n287", "n288"], collapsed: true }];
   const document = { format_version: 2, name: "Find", nodes, edges, groups };
   const created = await page.request.post("/api/v1/graphs", { data: { document } });
