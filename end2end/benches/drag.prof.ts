@@ -9,7 +9,7 @@
 // "(program)" is the browser's own work: style, layout and paint.
 import * as fs from "fs";
 import { test, Page } from "@playwright/test";
-import { createBig, openBig, openLoud, signIn, timeFrames } from "./support";
+import { atTheStartOf2000, createBig, openBig, openLoud, signIn, timeFrames } from "./support";
 
 // At 60 Hz a frame is 16.7 ms: longer gaps are frames the page missed.
 const frames = (page: Page, gesture: () => Promise<void>) => timeFrames(page, 20, gesture);
@@ -49,6 +49,68 @@ test("profile open", async ({ page }) => {
   if (process.env.HEDDLE_PROFILE_OUT) fs.writeFileSync(process.env.HEDDLE_PROFILE_OUT, JSON.stringify(profile));
   printProfile(profile);
 });
+
+// Panning the 2,000-node graph at its start (issue 39: no frame over 20
+// ms), as editor.bench.ts pans it: the window moves and nodes join and
+// leave the page a few a frame. Prints the frames over 20 ms as well.
+test("profile pan of 2,000 nodes", async ({ page }) => {
+  test.setTimeout(600_000);
+  const gesture = await atTheStartOf2000(page);
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("Profiler.enable");
+  await cdp.send("Profiler.setSamplingInterval", { interval: 200 });
+  await cdp.send("Profiler.start");
+  const pan = await frames(page, gesture);
+  const { profile } = await cdp.send("Profiler.stop");
+  if (process.env.HEDDLE_PROFILE_OUT) fs.writeFileSync(process.env.HEDDLE_PROFILE_OUT, JSON.stringify(profile));
+  console.log(JSON.stringify(pan));
+  printProfile(profile);
+  printBusyStretches(profile, 15);
+});
+
+/** Prints each stretch of a CPU profile busy (not idle) for over `over` ms
+ * without a break, with our functions inside it (inclusive): the long
+ * tasks behind missed frames. */
+function printBusyStretches(profile: any, over: number) {
+  const byId = new Map<number, any>(profile.nodes.map((n: any) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children || []) parent.set(c, n.id);
+  const dt: number[] = profile.timeDeltas || [];
+  let t = profile.startTime;
+  let stretch: { start: number; samples: [number, number][] } | null = null;
+  const flush = (end: number) => {
+    if (stretch && (end - stretch.start) / 1000 > over) {
+      const ours = new Map<string, number>();
+      for (const [s, d] of stretch.samples) {
+        const seen = new Set<string>();
+        for (let cur: number | undefined = s; cur !== undefined; cur = parent.get(cur)) {
+          const name = (byId.get(cur).callFrame.functionName || "").replace(/::h[0-9a-f]{16}$/, "");
+          const key = name.includes("heddle_app") ? name : name === "(program)" || name === "(garbage collector)" ? name : "";
+          if (key && !seen.has(key)) {
+            seen.add(key);
+            ours.set(key, (ours.get(key) || 0) + d / 1000);
+          }
+        }
+      }
+      console.log(`busy ${((end - stretch.start) / 1000).toFixed(1)} ms:`);
+      const self = new Map<string, number>();
+      for (const [s, d] of stretch.samples) {
+        const name = (byId.get(s).callFrame.functionName || "(anon)").replace(/::h[0-9a-f]{16}$/, "");
+        self.set(name, (self.get(name) || 0) + d / 1000);
+      }
+      for (const [k, v] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12)) console.log("  self", v.toFixed(1).padStart(6), k.slice(0, 140));
+      for (const [k, v] of [...ours.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14)) console.log(v.toFixed(1).padStart(8), k.slice(0, 150));
+    }
+    stretch = null;
+  };
+  (profile.samples || []).forEach((s: number, i: number) => {
+    t += dt[i] || 0;
+    const idle = byId.get(s).callFrame.functionName === "(idle)";
+    if (idle) flush(t);
+    else (stretch ??= { start: t, samples: [] }).samples.push([s, dt[i + 1] || 0]);
+  });
+  flush(t);
+}
 
 // The first drag's press and its drop, each profiled on its own: the two
 // moments of a drag that do more than move a node (select it; commit the

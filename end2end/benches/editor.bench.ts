@@ -7,7 +7,7 @@
 import { test, Page } from "@playwright/test";
 import * as fs from "fs";
 import * as path from "path";
-import { createBig, openBig, signIn, timeFrames } from "./support";
+import { createBig, openBig, panGesture, signIn, timeFrames } from "./support";
 
 // At 60 Hz a frame is 16.7 ms: longer gaps are frames the page missed.
 // Frames are counted until half a second after the gesture, so what it
@@ -48,25 +48,13 @@ for (const [nodes, edges] of [
       await page.mouse.up();
     });
 
-    // Pan by dragging the background (bottom left: clear of the toolbar,
-    // the note and the minimap), 120 pointer moves.
-    const canvas = (await page.locator(".editor-canvas").boundingBox())!;
-    await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
-    const panGesture = async () => {
-      const x = canvas.x + 20;
-      const y = canvas.y + canvas.height - 80;
-      await page.mouse.move(x, y);
-      await page.mouse.down();
-      for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
-      await page.mouse.up();
-    };
-    const pan = await frames(page, panGesture);
+    // Pan by dragging the background, 120 pointer moves.
+    const pan = await frames(page, await panGesture(page));
 
     // The whole graph (Fit: every node drawn, as boxes), panned the same way.
     await page.getByRole("button", { name: "Fit", exact: true }).click();
     await page.waitForFunction((count) => document.querySelectorAll(".canvas-node").length === count, nodes);
-    await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
-    const panWhole = await frames(page, panGesture);
+    const panWhole = await frames(page, await panGesture(page));
 
     const pkg = path.resolve(__dirname, "../../target/site/pkg");
     const size = (file: string) => (fs.existsSync(path.join(pkg, file)) ? fs.statSync(path.join(pkg, file)).size : 0);

@@ -135,3 +135,28 @@ export async function openLoud(page: Page): Promise<string> {
   await page.getByRole("tab", { name: "Events" }).click();
   return id;
 }
+
+/** Clicks the canvas's bottom left (clear of the toolbar, the note and the minimap) so the page
+ * has settled on it, and gives the pan the benches time: a drag of the background from there,
+ * 120 pointer moves. */
+export async function panGesture(page: Page): Promise<() => Promise<void>> {
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await page.locator(".editor-canvas").click({ position: { x: 20, y: canvas.height - 80 } });
+  return async () => {
+    const x = canvas.x + 20;
+    const y = canvas.y + canvas.height - 80;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    for (let i = 1; i <= 120; i++) await page.mouse.move(x + i * 4, y - i * 2);
+    await page.mouse.up();
+  };
+}
+
+/** Signs in, opens the 2,000-node, 2,800-edge graph at its start, and gives the pan gesture. */
+export async function atTheStartOf2000(page: Page): Promise<() => Promise<void>> {
+  await signIn(page);
+  const id = await createBig(page, 2000, 2800);
+  await openBig(page, id);
+  await page.waitForTimeout(500);
+  return panGesture(page);
+}

@@ -152,8 +152,13 @@ test("a lone agent is made runnable by its one-click fixes", async ({ page, erro
     page.locator(".config-form").getByRole("button", { name: "Create channel `messages` (messages)" }),
   ).toBeVisible();
   await problems.getByRole("button", { name: "Create channel `messages` (messages)" }).click();
-  await problems.getByRole("button", { name: "Add a start node" }).click();
+  // The fix took its button away: the focus goes to the next fix, not to
+  // the page, so the keyboard goes on from there; after the last, to the
+  // list's heading.
+  await expect(problems.getByRole("button", { name: "Add a start node" })).toBeFocused();
+  await page.keyboard.press("Enter");
   await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(problems.locator(".inspector-title")).toBeFocused();
   await expect(page.locator(".canvas-node")).toHaveCount(2);
   await expect(page.locator(".editor-edge")).toHaveCount(1);
   await saved(page);

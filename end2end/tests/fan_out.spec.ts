@@ -36,12 +36,15 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expect(lines).toHaveCount(3, { timeout: 15_000 });
   await expect(node.getByTestId("node-instances")).toBeVisible();
   await expect(lines.locator(".canvas-node-instance-n")).toHaveText(["#1", "#2", "#3"]);
+  // Each line is named by its item too: the topic it researches.
+  const topic = (i: number) => `offline topic ${i}: how do heat pumps work?`;
+  await expect(lines.locator(".canvas-node-instance-item")).toHaveText([topic(1), topic(2), topic(3)]);
   // In the chat, a bubble each, named by the node and the item, holding
   // that item's words and no other's.
   const bubbles = page.getByTestId("chat-streaming");
   await expect(bubbles).toHaveCount(3);
   for (const i of [0, 1, 2]) {
-    await expect(bubbles.nth(i).locator(".chat-role")).toHaveText(`Research #${i + 1}`);
+    await expect(bubbles.nth(i).locator(".chat-role")).toHaveText(`Research #${i + 1} · ${topic(i + 1)}`);
     await expect(bubbles.nth(i)).toContainText(`offline topic ${i + 1}:`);
     for (const other of [1, 2, 3].filter((n) => n !== i + 1)) {
       await expect(bubbles.nth(i)).not.toContainText(`topic ${other}:`);
@@ -69,9 +72,11 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await page.getByRole("tab", { name: "Trace" }).click();
   for (const i of [1, 2, 3]) {
     const lane = page.locator(`.timeline-lane[data-lane="research #${i}"]`);
-    await expect(lane.locator(".timeline-label")).toHaveText(`Research #${i}`);
+    await expect(lane.locator(".timeline-label")).toContainText(`Research #${i}`);
+    await expect(lane.locator(".timeline-item")).toHaveText(topic(i));
     await expect(lane.locator(".timeline-bar")).toHaveCount(1);
-    await expect(lane.locator(".timeline-bar")).toHaveAttribute("aria-label", new RegExp(`^research #${i} · step 3`));
+    const named = `research #${i} (${topic(i)}) · step 3 · `.replace(/[()?]/g, "\\$&");
+    await expect(lane.locator(".timeline-bar")).toHaveAttribute("aria-label", new RegExp(`^${named}`));
   }
   await expect(page.locator('.timeline-lane[data-lane="research"]')).toHaveCount(0);
   await page.screenshot({ path: "../target/e2e/screens/fan-out-trace-1440.png" });

@@ -45,8 +45,10 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   await expect(start).toHaveAttribute("aria-label", "start, start, selected");
   await expect(start).toHaveAttribute("aria-roledescription", "node");
 
-  // The palette: the search, "llm", Enter: added beside the selected start.
-  await page.getByLabel("Search node kinds").focus();
+  // The palette (Shift+F6 goes back a panel, to its search): "llm",
+  // Enter: added beside the selected start.
+  await press("Shift+F6");
+  await expect(page.getByLabel("Search node kinds")).toBeFocused();
   await page.keyboard.type("llm");
   await press("Enter");
   const llm = page.locator(".canvas-node.kind-llm");
@@ -106,15 +108,26 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
     .poll(async () => (await stored(page, id)).nodes.find((node: any) => node.id === added.id).position.y)
     .toBe(first.position.y + 20);
 
-  // Run it from the chat.
-  await page.getByTestId("chat-input").focus();
+  // F6 goes on to the inspector, then the run panel, then back round.
+  await press("F6");
+  await expect(page.locator(".inspector :focus")).toHaveCount(1);
+  await press("F6");
+  await expect(page.locator(".run-panel :focus")).toHaveCount(1);
+  await press("F6");
+  await expect(page.getByLabel("Search node kinds")).toBeFocused();
+  await press("F6");
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+
+  // Ctrl+Enter is Run: a chat graph opens its chat, the focus in the box.
+  await press("Control+Enter");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
   await page.keyboard.type("Hello there");
   await press("Enter");
   await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
   await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText(
     "Hello there",
   );
-  console.log(`keyboard: ${keys.length} key presses (and 2 typed texts, 4 focus moves) from two nodes to an answer`);
+  console.log(`keyboard: ${keys.length} key presses (and 2 typed texts, 3 focus moves) from two nodes to an answer`);
   expect(errors).toEqual([]);
 });
 

@@ -50,6 +50,11 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("F", "fit the graph in view"),
     ("/", "find a node by name and go to it"),
     ("L", "lay the graph out left to right"),
+    (
+        "F6, Shift + F6",
+        "go to the next (previous) panel: node kinds, canvas, inspector, run",
+    ),
+    ("Ctrl + Enter", "run the graph (as Run in the bar does)"),
     ("?", "show or hide this help"),
     ("Escape", "clear the selection, close this help or a menu"),
 ];
@@ -136,13 +141,95 @@ pub fn lay_out(editor: Editor) {
     });
 }
 
+/// The editor's panels, in the order F6 visits them.
+const REGIONS: [&str; 4] = [".palette", ".editor-canvas", ".inspector", ".run-panel"];
+
+/// What in a panel takes the focus when F6 arrives there: its chosen tab
+/// or first field or button (the canvas itself takes it).
+const FIRST_STOP: &str = "[role=tab][aria-selected=true], input:not([type=hidden]), select, \
+     textarea, button, a[href], [tabindex='0']";
+
+/// Moves the focus to the next panel shown (the previous with `back`)
+/// after the one holding it; whether there was one to go to.
+fn go_to_region(back: bool) -> bool {
+    use wasm_bindgen::JsCast;
+    let page = document();
+    let shown: Vec<(usize, web_sys::HtmlElement)> = REGIONS
+        .iter()
+        .enumerate()
+        .filter_map(|(i, selector)| {
+            let region = page.query_selector(selector).ok().flatten()?;
+            let region = region.dyn_into::<web_sys::HtmlElement>().ok()?;
+            (!region.hidden() && region.offset_width() > 0).then_some((i, region))
+        })
+        .collect();
+    if shown.is_empty() {
+        return false;
+    }
+    let here = page.active_element().and_then(|active| {
+        shown
+            .iter()
+            .position(|(i, _)| active.closest(REGIONS[*i]).ok().flatten().is_some())
+    });
+    let next = match (here, back) {
+        (None, false) => 0,
+        (None, true) => shown.len() - 1,
+        (Some(at), false) => (at + 1) % shown.len(),
+        (Some(at), true) => (at + shown.len() - 1) % shown.len(),
+    };
+    let region = &shown[next].1;
+    let target = if region.tab_index() >= 0 {
+        Some(region.clone())
+    } else {
+        region
+            .query_selector(FIRST_STOP)
+            .ok()
+            .flatten()
+            .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    };
+    target.is_some_and(|target| target.focus().is_ok())
+}
+
+/// Presses the graph bar's Run (so the shortcut does all it does: asks
+/// for the inputs, goes to the chat); whether it was there. While a run
+/// goes on the button is Stop, and a shortcut pressed twice never stops
+/// what it started: it does nothing then.
+fn press_run() -> bool {
+    use wasm_bindgen::JsCast;
+    document()
+        .query_selector("[data-testid=run]")
+        .ok()
+        .flatten()
+        .filter(|button| {
+            button
+                .text_content()
+                .is_some_and(|text| text.trim() == "Run")
+        })
+        .and_then(|button| button.dyn_into::<web_sys::HtmlElement>().ok())
+        .map(|button| button.click())
+        .is_some()
+}
+
 pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
     let keys = window_event_listener(ev::keydown, move |event: ev::KeyboardEvent| {
+        // Moving between the panels works from anywhere, a field too.
+        if event.key() == "F6" && !event.ctrl_key() && !event.alt_key() {
+            if go_to_region(event.shift_key()) {
+                event.prevent_default();
+            }
+            return;
+        }
         if typing(&event) {
             return;
         }
         let command = event.ctrl_key() || event.meta_key();
         let key = event.key();
+        if command && key == "Enter" {
+            if press_run() {
+                event.prevent_default();
+            }
+            return;
+        }
         // Undo, redo and Escape work from anywhere on the page but a field;
         // every other shortcut only while the canvas has the focus.
         let anywhere =

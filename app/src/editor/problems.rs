@@ -63,9 +63,21 @@ impl PartialEq for RegistryCell {
 pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoView {
     let errors =
         move || problems.with(|all| all.iter().filter(|p| p.severity == Severity::Error).count());
+    // A fix's button goes with the problem it fixed. So that the focus is
+    // not dropped to the page (a keyboard user would start again from the
+    // top), it goes to the next fix (the problem now at that place or
+    // after), else the list's heading; only when it was lost, never taken.
+    let section = NodeRef::<leptos::html::Section>::new();
+    let refocus = StoredValue::new(None::<usize>);
+    Effect::new(move |_| {
+        problems.track();
+        if let Some(at) = refocus.try_update_value(Option::take).flatten() {
+            request_animation_frame(move || focus_after_fix(section, at));
+        }
+    });
     view! {
-        <section class="problems" aria-label="Problems">
-            <h2 class="inspector-title">
+        <section class="problems" aria-label="Problems" node_ref=section>
+            <h2 class="inspector-title" tabindex="-1">
                 "Problems "
                 <span class="badge" data-testid="problem-count">{move || problems.with(Vec::len)}</span>
             </h2>
@@ -78,7 +90,8 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                     <ul class="problem-list">
                         {list
                             .into_iter()
-                            .map(|problem| {
+                            .enumerate()
+                            .map(|(at, problem)| {
                                 let node = problem.node.clone();
                                 let select = move |_| {
                                     if let Some(node) = node.clone() {
@@ -95,7 +108,10 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                     let label = fix.label();
                                     view! {
                                         <button type="button" class="button button-small fix-button"
-                                            on:click=move |_| editor.change(|document| fix.apply(document))>{label}</button>
+                                            on:click=move |_| {
+                                                refocus.set_value(Some(at));
+                                                editor.change(|document| fix.apply(document));
+                                            }>{label}</button>
                                     }
                                 });
                                 // People read nodes by their labels; the id stays beside it.
@@ -124,6 +140,32 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                 .into_any()
             }}
         </section>
+    }
+}
+
+/// After a fix at problem `at`: focuses the first fix at or after that
+/// place, else the first fix, else the heading; unless the focus is
+/// somewhere already (the fix did not take its button away).
+fn focus_after_fix(section: NodeRef<leptos::html::Section>, at: usize) {
+    use wasm_bindgen::JsCast;
+    let lost = document()
+        .active_element()
+        .is_none_or(|element| element.tag_name().eq_ignore_ascii_case("body"));
+    let Some(section) = section.get_untracked() else {
+        return;
+    };
+    if !lost {
+        return;
+    }
+    let target = [
+        format!(".problem-list > li:nth-child(n+{}) .fix-button", at + 1),
+        ".problem-list .fix-button".to_string(),
+        ".inspector-title".to_string(),
+    ]
+    .iter()
+    .find_map(|selector| section.query_selector(selector).ok().flatten());
+    if let Some(target) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+        let _ = target.focus();
     }
 }
 

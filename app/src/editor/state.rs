@@ -177,6 +177,9 @@ pub struct Editor {
     /// and edges live in `nodes` and `edges`).
     pub skeleton: RwSignal<GraphDocument>,
     pub nodes: RwSignal<Vec<NodeView>>,
+    /// `nodes` by id, for finding one without a walk over all of them
+    /// (an edge drawn names its two nodes; a big graph has thousands).
+    by_id: Memo<HashMap<NodeId, NodeView>>,
     pub edges: RwSignal<Vec<EdgeSpec>>,
     pub selected: RwSignal<BTreeSet<NodeId>>,
     pub selected_edge: RwSignal<Option<EdgeId>>,
@@ -207,9 +210,23 @@ impl Editor {
     pub fn new(document: GraphDocument, can_edit: bool) -> Editor {
         let opened_unplaced =
             !document.nodes.is_empty() && document.nodes.iter().all(|node| node.position.is_none());
+        let nodes = RwSignal::new(Vec::<NodeView>::new());
+        let by_id = Memo::new_with_compare(
+            move |_| {
+                nodes.with(|nodes| {
+                    nodes
+                        .iter()
+                        .map(|node| (node.id.get_value(), *node))
+                        .collect()
+                })
+            },
+            // Made again only when the nodes changed.
+            |_, _| true,
+        );
         let editor = Editor {
             skeleton: RwSignal::new(GraphDocument::new("")),
-            nodes: RwSignal::new(Vec::new()),
+            nodes,
+            by_id,
             edges: RwSignal::new(Vec::new()),
             selected: RwSignal::new(BTreeSet::new()),
             selected_edge: RwSignal::new(None),
@@ -423,14 +440,14 @@ impl Editor {
     /// A node's label as the canvas shows it, when it has one other than
     /// its id (read untracked: for names in lists drawn once).
     pub fn label_of(&self, node: &str) -> Option<String> {
-        self.nodes
-            .with_untracked(|nodes| {
-                nodes
-                    .iter()
-                    .find(|view| view.id.get_value().as_str() == node)
-                    .map(|view| view.spec.with_untracked(|spec| spec.label.clone()))
-            })
+        self.view_of(&NodeId::from(node))
+            .map(|view| view.spec.with_untracked(|spec| spec.label.clone()))
             .filter(|label| !label.is_empty() && label != node)
+    }
+
+    /// Node `id`'s view, if the graph has it (read untracked).
+    pub fn view_of(&self, id: &NodeId) -> Option<NodeView> {
+        self.by_id.with_untracked(|nodes| nodes.get(id).copied())
     }
 
     /// The position signal of every node, by id.

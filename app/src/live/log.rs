@@ -103,6 +103,8 @@ pub struct Execution {
     pub within: Vec<Hop>,
     /// Which fanned-out instance it was, when a fan-out started it.
     pub instance: Option<u32>,
+    /// That instance's item in a few words, when the run said.
+    pub item: Option<String>,
     /// What it wrote to the state.
     pub update: Option<Value>,
     /// The route it chose.
@@ -350,24 +352,29 @@ impl RunLog {
                     node,
                     task,
                     attempt,
-                } => executions.push(Execution {
-                    instance: tasks
+                } => {
+                    let started = tasks
                         .iter()
                         .find(|(path, _)| *path == event.path.as_slice())
-                        .and_then(|(_, tasks)| tasks.get(*task as usize))
-                        .and_then(|task| task.instance),
-                    node: node.to_string(),
-                    step: *step,
-                    task: *task,
-                    attempt: *attempt,
-                    start_us: at,
-                    end_us: None,
-                    outcome: Outcome::Running,
-                    error: None,
-                    within: event.path.clone(),
-                    update: None,
-                    route: None,
-                }),
+                        .and_then(|(_, tasks)| tasks.get(*task as usize));
+                    executions.push(Execution {
+                        instance: started.and_then(|task| task.instance),
+                        item: started
+                            .and_then(|task| task.item.clone())
+                            .filter(|item| !item.is_empty()),
+                        node: node.to_string(),
+                        step: *step,
+                        task: *task,
+                        attempt: *attempt,
+                        start_us: at,
+                        end_us: None,
+                        outcome: Outcome::Running,
+                        error: None,
+                        within: event.path.clone(),
+                        update: None,
+                        route: None,
+                    });
+                }
                 EventPayload::NodeSucceeded {
                     node,
                     task,
@@ -631,7 +638,8 @@ pub(crate) mod tests {
         let log = log(&[
             json!({"type": "run_started", "graph": "g", "input": {}, "state": {}}),
             json!({"type": "step_started", "step": 1, "tasks": [
-                {"node": "join"}, {"node": "research", "instance": 0}, {"node": "research", "instance": 1}]}),
+                {"node": "join"}, {"node": "research", "instance": 0, "item": "heat pumps"},
+                {"node": "research", "instance": 1, "item": "cost"}]}),
             json!({"type": "node_started", "step": 1, "node": "research", "task": 2, "attempt": 1}),
             json!({"type": "node_started", "step": 1, "node": "research", "task": 1, "attempt": 1}),
             json!({"type": "node_started", "step": 1, "node": "join", "task": 0, "attempt": 1}),
@@ -643,17 +651,17 @@ pub(crate) mod tests {
             json!({"type": "node_succeeded", "step": 1, "node": "research", "task": 2, "duration_us": 5, "update": {}}),
         ]);
         let executions = log.executions();
-        let seen: Vec<(&str, Option<u32>, Outcome)> = executions
+        let seen: Vec<(&str, Option<u32>, Option<&str>, Outcome)> = executions
             .iter()
-            .map(|e| (e.node.as_str(), e.instance, e.outcome))
+            .map(|e| (e.node.as_str(), e.instance, e.item.as_deref(), e.outcome))
             .collect();
         assert_eq!(
             seen,
             [
-                ("research", Some(1), Outcome::Succeeded),
-                ("research", Some(0), Outcome::Running),
-                ("join", None, Outcome::Running),
-                ("w", Some(4), Outcome::Running),
+                ("research", Some(1), Some("cost"), Outcome::Succeeded),
+                ("research", Some(0), Some("heat pumps"), Outcome::Running),
+                ("join", None, None, Outcome::Running),
+                ("w", Some(4), None, Outcome::Running),
             ]
         );
     }

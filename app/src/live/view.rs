@@ -69,6 +69,8 @@ pub struct NodeStats {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Instance {
     pub state: NodeState,
+    /// Its item in a few words (`TaskRef::item`), when the run said.
+    pub item: Option<String>,
     /// What it streamed (its own words, or while it has none, its child
     /// graph's).
     pub streamed: String,
@@ -81,9 +83,10 @@ pub struct Instance {
 }
 
 impl Instance {
-    fn waiting() -> Instance {
+    fn waiting(item: Option<String>) -> Instance {
         Instance {
             state: NodeState::Waiting,
+            item: item.filter(|item| !item.is_empty()),
             streamed: String::new(),
             duration_us: None,
             error: None,
@@ -224,7 +227,7 @@ impl RunView {
                             .entry(task.node.to_string())
                             .or_default()
                             .instances
-                            .insert(instance, Instance::waiting());
+                            .insert(instance, Instance::waiting(task.item.clone()));
                     }
                 }
             }
@@ -448,7 +451,7 @@ impl RunView {
             Some(i) => stats
                 .instances
                 .entry(i)
-                .or_insert_with(Instance::waiting)
+                .or_insert_with(|| Instance::waiting(None))
                 .streamed
                 .push_str(text),
             None => stats.streamed.push_str(text),
@@ -666,9 +669,9 @@ mod tests {
         };
         let events = [
             json!({"type": "step_started", "step": 2, "tasks": [
-                {"node": "research", "instance": 0},
-                {"node": "research", "instance": 1},
-                {"node": "research", "instance": 2}]}),
+                {"node": "research", "instance": 0, "item": "heat pumps"},
+                {"node": "research", "instance": 1, "item": "cost"},
+                {"node": "research", "instance": 2, "item": ""}]}),
             json!({"type": "node_started", "step": 2, "node": "research", "task": 0, "attempt": 1}),
             json!({"type": "node_started", "step": 2, "node": "research", "task": 1, "attempt": 1}),
             json!({"type": "node_started", "step": 2, "node": "research", "task": 2, "attempt": 1}),
@@ -687,6 +690,13 @@ mod tests {
             .map(|instance| instance.streamed.as_str())
             .collect();
         assert_eq!(words, ["Heat pumps", "Cost falls", "Noise"]);
+        // Each is named by its item; an empty one is no name.
+        let items: Vec<Option<&str>> = research
+            .instances
+            .values()
+            .map(|instance| instance.item.as_deref())
+            .collect();
+        assert_eq!(items, [Some("heat pumps"), Some("cost"), None]);
         assert!(research.streamed.is_empty(), "no interleaved text");
         assert_eq!(research.instances[&1].state, NodeState::Succeeded);
         assert_eq!(research.instances[&1].duration_us, Some(900));

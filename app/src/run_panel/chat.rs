@@ -118,7 +118,10 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                     .take(STREAMING_INSTANCES)
                     .map(|(i, instance)| {
                         (
-                            Some(format!("{name} #{}", i + 1)),
+                            Some(match &instance.item {
+                                Some(item) => format!("{name} #{} · {item}", i + 1),
+                                None => format!("{name} #{}", i + 1),
+                            }),
                             instance.streamed.clone(),
                         )
                     })

@@ -34,14 +34,22 @@ struct LaneOf {
     node: String,
     within: Vec<Hop>,
     instance: Option<u32>,
+    /// The item of the instance the lane is for, in a few words (not for
+    /// the lane the instances past [`INSTANCE_LANES`] share).
+    item: Option<String>,
 }
 
 impl LaneOf {
     fn of(execution: &Execution) -> LaneOf {
+        let instance = execution.instance.map(|i| i.min(INSTANCE_LANES));
         LaneOf {
             node: execution.node.clone(),
             within: execution.within.clone(),
-            instance: execution.instance.map(|i| i.min(INSTANCE_LANES)),
+            instance,
+            item: execution
+                .item
+                .clone()
+                .filter(|_| instance.is_some_and(|i| i < INSTANCE_LANES)),
         }
     }
 
@@ -136,6 +144,7 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
             class="timeline"
             // Lanes inside child graphs have longer names: room for them.
             class:has-nested=move || lanes.with(|lanes| lanes.iter().any(|lane| !lane.within.is_empty()))
+            class:has-items=move || lanes.with(|lanes| lanes.iter().any(|lane| lane.item.is_some()))
             data-testid="timeline"
         >
             {move || lanes.with(Vec::is_empty).then(|| view! {
@@ -190,6 +199,9 @@ fn Lane(
                     i => format!(": item {} of its fan-out", i + 1),
                 });
             }
+            if let Some(item) = &lane.item {
+                title.push_str(&format!(", {item}"));
+            }
             (
                 format!("{}{suffix}", label.unwrap_or_else(|| node.clone())),
                 title,
@@ -212,6 +224,7 @@ fn Lane(
         <div class="timeline-lane" class:nested=nested data-lane=lane.key()>
             <span class="timeline-label" title=title>
                 {name}
+                {lane.item.clone().map(|item| view! { <span class="timeline-item">{item}</span> })}
             </span>
             <div class="timeline-track">
                 {move || {
@@ -253,6 +266,9 @@ fn bar(
     };
     if let Some(i) = execution.instance {
         name.push_str(&format!(" #{}", i + 1));
+    }
+    if let Some(item) = &execution.item {
+        name.push_str(&format!(" ({item})"));
     }
     let mut title = format!(
         "{name} · step {} · attempt {} · {took}",

@@ -157,6 +157,64 @@ pub struct TaskRef {
     /// Set for instances started by a fan-out: the item's position.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<u32>,
+    /// For an instance started by a fan-out, its item in a few words
+    /// ([`TaskRef::item_label`]), so the people watching tell the
+    /// instances apart by what each works on, not only by number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub item: Option<String>,
+}
+
+impl TaskRef {
+    /// At most this many characters of an item name its instance.
+    pub const ITEM_LABEL_CHARS: usize = 60;
+
+    /// A fanned-out item in a few words: a string is itself; an object is
+    /// its first text field's value (its fields in key order), else its
+    /// first number's or yes/no's, else how many fields it has; a list
+    /// says how many items; cut to [`TaskRef::ITEM_LABEL_CHARS`] with an
+    /// ellipsis, on one line. Never walks more than one level of the item,
+    /// whatever its size.
+    pub fn item_label(item: &serde_json::Value) -> String {
+        use serde_json::Value;
+        use std::borrow::Cow;
+        fn scalar(value: &Value) -> Option<Cow<'_, str>> {
+            match value {
+                Value::String(text) => Some(Cow::Borrowed(text.as_str())),
+                Value::Number(number) => Some(Cow::Owned(number.to_string())),
+                Value::Bool(yes) => Some(Cow::Owned(yes.to_string())),
+                _ => None,
+            }
+        }
+        let count = |n: usize, one: &str, many: &str| {
+            Cow::Owned(if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {many}")
+            })
+        };
+        let whole: Cow<str> = match item {
+            Value::Null => Cow::Borrowed("null"),
+            Value::Array(items) => count(items.len(), "item", "items"),
+            Value::Object(fields) => fields
+                .values()
+                .find_map(|value| value.as_str().map(Cow::Borrowed))
+                .or_else(|| fields.values().find_map(scalar))
+                .unwrap_or_else(|| count(fields.len(), "field", "fields")),
+            other => scalar(other).unwrap_or_default(),
+        };
+        // A few times the label's length is enough to fill it once runs
+        // of spaces are folded; the rest of a long text is never read.
+        let head: String = whole.chars().take(4 * Self::ITEM_LABEL_CHARS).collect();
+        let one_line = head.split_whitespace().collect::<Vec<_>>().join(" ");
+        let read_whole = whole.chars().nth(4 * Self::ITEM_LABEL_CHARS).is_none();
+        if read_whole && one_line.chars().count() <= Self::ITEM_LABEL_CHARS {
+            return one_line;
+        }
+        let mut cut: String = one_line.chars().take(Self::ITEM_LABEL_CHARS - 1).collect();
+        cut.truncate(cut.trim_end().len());
+        cut.push('…');
+        cut
+    }
 }
 
 /// Why an edge was taken.
@@ -309,4 +367,57 @@ pub enum EventPayload {
         name: String,
         data: Value,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TaskRef;
+    use serde_json::json;
+
+    #[test]
+    fn an_item_is_named_by_its_text_or_first_text_field_in_a_line() {
+        let label = TaskRef::item_label;
+        assert_eq!(label(&json!("heat pumps")), "heat pumps");
+        assert_eq!(
+            label(&json!({"topic": "heat pumps", "depth": 2})),
+            "heat pumps"
+        );
+        // Fields in key order; a text field wins over a number before it.
+        assert_eq!(label(&json!({"a": 3, "b": "solar"})), "solar");
+        assert_eq!(label(&json!({"a": [1], "b": 7})), "7");
+        assert_eq!(label(&json!({"a": [1], "b": {}})), "2 fields");
+        assert_eq!(label(&json!([1, 2, 3])), "3 items");
+        assert_eq!(label(&json!([1])), "1 item");
+        assert_eq!(label(&json!(true)), "true");
+        assert_eq!(label(&json!(null)), "null");
+        assert_eq!(
+            label(&json!("two\n  lines\tand tabs")),
+            "two lines and tabs"
+        );
+    }
+
+    #[test]
+    fn a_long_or_hostile_item_is_cut_to_a_line_of_sixty_characters() {
+        let long = "word ".repeat(100_000);
+        let cut = TaskRef::item_label(&json!(long));
+        assert_eq!(cut.chars().count(), TaskRef::ITEM_LABEL_CHARS);
+        assert!(
+            cut.starts_with("word word") && cut.ends_with("word…"),
+            "{cut}"
+        );
+        // Wide characters are cut on a character, never inside one.
+        let wide = TaskRef::item_label(&json!("温".repeat(200)));
+        assert_eq!(wide.chars().count(), TaskRef::ITEM_LABEL_CHARS);
+        assert!(wide.ends_with('…'));
+        // Text hidden past a long run of spaces is not read, and the
+        // label says there was more.
+        let hidden = format!("start{}end", " ".repeat(10_000));
+        assert_eq!(TaskRef::item_label(&json!(hidden)), "start…");
+        // A deep item is named by its size, one level down only.
+        let mut deep = json!(1);
+        for _ in 0..1_000 {
+            deep = serde_json::Value::Array(vec![deep]);
+        }
+        assert_eq!(TaskRef::item_label(&deep), "1 item");
+    }
 }

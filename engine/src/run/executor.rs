@@ -684,6 +684,10 @@ impl Executor<'_> {
                     .map(|task| TaskRef {
                         node: self.graph.nodes[task.node.get()].id.clone(),
                         instance: task.instance,
+                        item: task
+                            .instance
+                            .and(task.arg.as_ref())
+                            .map(TaskRef::item_label),
                     })
                     .collect(),
             });

@@ -322,11 +322,15 @@ async fn research_plans_with_a_model_fans_out_one_call_per_topic_then_summarizes
         .since(0)
         .iter()
         .find_map(|e| match &e.payload {
-            EventPayload::StepStarted { step: 3, tasks } => Some(tasks.len()),
+            EventPayload::StepStarted { step: 3, tasks } => Some(tasks.clone()),
             _ => None,
         })
         .unwrap();
-    assert_eq!(parallel, 3);
+    assert_eq!(parallel.len(), 3);
+    // Each instance is named by its item: the topic it researches.
+    let items: Vec<Option<&str>> = parallel.iter().map(|task| task.item.as_deref()).collect();
+    let expected_items: Vec<Option<&str>> = topics.iter().map(|topic| topic.as_str()).collect();
+    assert_eq!(items, expected_items);
     // Each instance's words are its own: its tokens, joined, are its reply
     // (in topic order), however the three streams interleaved.
     let mut streamed: std::collections::BTreeMap<u32, String> = Default::default();

@@ -193,13 +193,16 @@ impl Trace {
             EventPayload::StepStarted { tasks, .. } => self.tasks.clone_from(tasks),
             EventPayload::NodeSucceeded { node, task, .. }
             | EventPayload::NodeFailed { node, task, .. } => {
-                let instance = self
-                    .tasks
-                    .get(*task as usize)
-                    .and_then(|task| task.instance);
+                let started = self.tasks.get(*task as usize);
+                let instance = started.and_then(|task| task.instance);
                 if let Some(text) = instance.and_then(|i| self.held.remove(&i)) {
                     let i = instance.unwrap_or_default();
-                    writeln!(out, "  » {node}[{i}]: {text}")?;
+                    match started.and_then(|task| task.item.as_deref()) {
+                        Some(item) if !item.is_empty() => {
+                            writeln!(out, "  » {node}[{i}] ({item}): {text}")?
+                        }
+                        _ => writeln!(out, "  » {node}[{i}]: {text}")?,
+                    }
                 }
             }
             _ => {}

@@ -120,12 +120,20 @@ fn a_fan_outs_instances_are_printed_each_whole_not_interleaved() {
     assert_eq!(output.status.code(), Some(0));
     let text = String::from_utf8_lossy(&output.stdout);
     for i in 0..3 {
-        let prefix = format!("  » research[{i}]: ");
+        // Each instance is named by its item, the topic it researched.
+        let prefix = format!("  » research[{i}] (");
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with(&prefix)).collect();
         assert_eq!(lines.len(), 1, "one line for instance {i}:\n{text}");
+        let (item, words) = lines[0][prefix.len()..]
+            .split_once("): ")
+            .expect("the item, then the words");
+        assert!(
+            item.starts_with(&format!("offline topic {}", i + 1)),
+            "{item}"
+        );
         // Its own topic, and no other's words.
         for topic in 1..=3 {
-            let mentioned = lines[0].contains(&format!("topic {topic}"));
+            let mentioned = words.contains(&format!("topic {topic}"));
             assert_eq!(mentioned, topic == i + 1, "{}\n{text}", lines[0]);
         }
     }

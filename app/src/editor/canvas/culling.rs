@@ -18,14 +18,16 @@
 
 use std::collections::BTreeSet;
 
-use heddle_engine::format::Position;
+use heddle_engine::format::{EdgeSpec, Position};
 use heddle_engine::{EdgeId, NodeId};
 use leptos::prelude::*;
 
 use crate::editor::gestures::Gestures;
 use crate::editor::model::{NODE_HEIGHT, NODE_WIDTH};
 use crate::editor::state::{Editor, NodeView, Viewport};
-use heddle_engine::format::EdgeSpec;
+
+mod node_grid;
+use node_grid::NodeGrid;
 
 /// Graphs with at most this many nodes are drawn whole.
 pub(super) const DRAW_ALL: usize = 200;
@@ -118,57 +120,75 @@ const ARRIVING: usize = 8;
 const LEAVING: usize = 12;
 
 /// Keeps `drawn` following `wanted`. Those in the view join at once (after
-/// Fit or a zoom out, the view is what the person asked to see); the rest,
+/// Fit or a zoom out, the view is what the person asked to see), and so do
+/// the selected; the rest,
 /// in the window's margin, join `ARRIVING` a frame, nearest the window's
 /// middle first. Nodes no longer wanted (out of the window, so out of
-/// sight) leave `LEAVING` a frame, farthest first. The window moves
+/// sight) leave `LEAVING` a frame, farthest first, once none is left to
+/// arrive. The window moves
 /// before the view reaches its edge, so a pan finds them drawn.
 #[cfg(feature = "hydrate")]
 fn arrive(
     editor: Editor,
     gestures: Gestures,
+    grid: Memo<Option<NodeGrid>>,
     wanted: Memo<Option<BTreeSet<NodeId>>>,
     drawn: RwSignal<Option<BTreeSet<NodeId>>>,
     window: Memo<Window>,
 ) {
     use std::cell::Cell;
     use std::rc::Rc;
+
+    /// What a walk reads and writes, frame after frame.
+    #[derive(Clone, Copy)]
+    struct Walk {
+        editor: Editor,
+        gestures: Gestures,
+        grid: Memo<Option<NodeGrid>>,
+        drawn: RwSignal<Option<BTreeSet<NodeId>>>,
+        window: Memo<Window>,
+    }
+
     // Each change of what is wanted starts one walk; an older one stops.
-    let walk = Rc::new(Cell::new(0u64));
+    let walks = Rc::new(Cell::new(0u64));
+    let walk = Walk {
+        editor,
+        gestures,
+        grid,
+        drawn,
+        window,
+    };
     Effect::new(move |_| {
         let Some(target) = wanted.get() else {
             drawn.set(None);
             return;
         };
-        walk.set(walk.get() + 1);
-        step(
-            editor,
-            gestures,
-            target,
-            drawn,
-            window,
-            Rc::clone(&walk),
-            walk.get(),
-        );
+        walks.set(walks.get() + 1);
+        step(walk, target, Rc::clone(&walks), walks.get(), true);
     });
 
-    fn step(
-        editor: Editor,
-        gestures: Gestures,
-        target: BTreeSet<NodeId>,
-        drawn: RwSignal<Option<BTreeSet<NodeId>>>,
-        window: Memo<Window>,
-        walk: Rc<Cell<u64>>,
-        this: u64,
-    ) {
+    /// One frame's share of the walk. The `first`, run in the frame that
+    /// moved the window (a pointer move's), brings only what is in view:
+    /// that frame has already worked out the window, and making nodes of
+    /// the margin too passed its budget (a 25 ms task, traced).
+    fn step(walk: Walk, target: BTreeSet<NodeId>, walks: Rc<Cell<u64>>, this: u64, first: bool) {
+        let Walk {
+            editor,
+            gestures,
+            grid,
+            drawn,
+            window,
+        } = walk;
         // A newer walk took over, or the canvas is gone (a walk goes on
         // over frames, and the page may be left in between).
-        if walk.get() != this || drawn.is_disposed() {
+        if walks.get() != this || drawn.is_disposed() {
             return;
         }
         let now = drawn.get_untracked().unwrap_or_default();
-        if target.difference(&now).nth(ARRIVING).is_none()
-            && now.difference(&target).nth(LEAVING).is_none()
+        let arriving = target.difference(&now).take(ARRIVING + 1).count();
+        let leaving = now.difference(&target).take(LEAVING + 1).count();
+        if !first
+            && ((arriving == 0 && leaving <= LEAVING) || (leaving == 0 && arriving <= ARRIVING))
         {
             let _ = drawn.try_set(Some(target));
             return;
@@ -178,43 +198,102 @@ fn arrive(
             .unwrap_or(Viewport::GUESSED_CANVAS);
         let seen = Window::seen(editor.viewport.get_untracked(), size);
         let (mx, my) = window.with_untracked(|w| ((w.x1 + w.x2) / 2.0, (w.y1 + w.y2) / 2.0));
-        // Each missing node once: in view, or how far from the middle; each
-        // node to leave, how far from the middle.
+        let far = |at: Position| (at.x - mx).hypot(at.y - my);
+        // Each missing node once: in view (or selected), or how far from
+        // the middle; each node to leave, how far from the middle (a node
+        // gone from the graph first).
         let mut margin: Vec<(f64, NodeId)> = Vec::new();
         let mut leaving: Vec<(f64, NodeId)> = Vec::new();
         let mut next: BTreeSet<NodeId> = now.intersection(&target).cloned().collect();
-        editor.nodes.with_untracked(|nodes| {
-            for node in nodes {
-                let id = node.id.get_value();
-                let (wanted, there) = (target.contains(&id), now.contains(&id));
-                if wanted == there {
-                    continue;
+        // The selected join at once wherever they are: the keyboard or a
+        // search has just gone to one, and focuses it.
+        let selected = editor.selected.get_untracked();
+        grid.with_untracked(|grid| {
+            let at = |id: &NodeId| grid.as_ref().and_then(|grid| grid.at(id));
+            for id in target.difference(&now) {
+                match at(id) {
+                    Some(at) if !seen.holds_node(at) && !selected.contains(id) => {
+                        margin.push((far(at), id.clone()))
+                    }
+                    _ => {
+                        next.insert(id.clone());
+                    }
                 }
-                let at = node.position.get_untracked();
-                let far = (at.x - mx).hypot(at.y - my);
-                if !wanted {
-                    leaving.push((far, id));
-                } else if seen.holds_node(at) {
-                    next.insert(id);
-                } else {
-                    margin.push((far, id));
-                }
+            }
+            for id in now.difference(&target) {
+                leaving.push((at(id).map_or(f64::INFINITY, far), id.clone()));
             }
         });
         margin.sort_by(|a, b| a.0.total_cmp(&b.0));
         // The nearest stay a frame or more: they are the likeliest wanted
         // again, and the farthest cost the same to take out.
         leaving.sort_by(|a, b| b.0.total_cmp(&a.0));
-        let done = margin.len() <= ARRIVING && leaving.len() <= LEAVING;
-        next.extend(margin.into_iter().take(ARRIVING).map(|(_, id)| id));
-        next.extend(leaving.into_iter().skip(LEAVING).map(|(_, id)| id));
-        let _ = drawn.try_set(Some(next));
+        // A frame either brings nodes or takes some away, never both: the
+        // two together passed a frame's budget (33 ms frames while
+        // panning 2,000 nodes). Those leaving are out of sight, so they
+        // wait until all wanted have arrived.
+        let leave = if margin.is_empty() && !first {
+            LEAVING
+        } else {
+            0
+        };
+        let arrive = if first { 0 } else { ARRIVING };
+        let done = margin.len() <= arrive && leaving.len() <= leave;
+        next.extend(margin.into_iter().take(arrive).map(|(_, id)| id));
+        next.extend(leaving.into_iter().skip(leave).map(|(_, id)| id));
+        if next != now {
+            let focused = focused_node();
+            let _ = drawn.try_set(Some(next));
+            if let Some(id) = focused {
+                keep_focus(id);
+            }
+        }
         if !done {
-            request_animation_frame(move || {
-                step(editor, gestures, target, drawn, window, walk, this)
-            });
+            request_animation_frame(move || step(walk, target, walks, this, false));
         }
     }
+}
+
+/// The id of the canvas node that has the focus, if one has.
+#[cfg(feature = "hydrate")]
+fn focused_node() -> Option<String> {
+    let active = document().active_element()?;
+    active
+        .matches(".canvas-node")
+        .unwrap_or(false)
+        .then(|| active.get_attribute("data-node"))
+        .flatten()
+}
+
+/// Gives node `id` the focus back, once the nodes joining the page are
+/// in, if it lost it to the page. The list's keyed diff moves an element
+/// in the page when nodes arrive before it, and the browser takes the
+/// focus from an element it moves: a keyboard user who had just gone to a
+/// node far away would find the focus gone.
+#[cfg(feature = "hydrate")]
+fn keep_focus(id: String) {
+    use wasm_bindgen::JsCast;
+    request_animation_frame(move || {
+        let page = document();
+        let lost = page
+            .active_element()
+            .is_none_or(|element| element.tag_name().eq_ignore_ascii_case("body"));
+        if !lost {
+            return;
+        }
+        let selector = format!(
+            ".canvas-node[data-node=\"{}\"]",
+            id.replace(['"', '\\'], "")
+        );
+        if let Some(node) = page
+            .query_selector(&selector)
+            .ok()
+            .flatten()
+            .and_then(|node| node.dyn_into::<web_sys::HtmlElement>().ok())
+        {
+            let _ = node.focus();
+        }
+    });
 }
 
 /// On the server nothing arrives: what it draws is what is wanted.
@@ -222,17 +301,31 @@ fn arrive(
 fn arrive(
     _editor: Editor,
     _gestures: Gestures,
+    _grid: Memo<Option<NodeGrid>>,
     _wanted: Memo<Option<BTreeSet<NodeId>>>,
     _drawn: RwSignal<Option<BTreeSet<NodeId>>>,
     _window: Memo<Window>,
 ) {
 }
 
+/// What is wanted of a big graph: the nodes in the window or selected,
+/// and the edges whose span meets the window. Worked out again only when
+/// the window, the selection or a position changes, never as nodes join
+/// the page over frames (that reruns [`Culled`], which reads no position:
+/// a rerun that subscribes to 2,000 positions costs a frame by itself).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Wanted {
+    nodes: BTreeSet<NodeId>,
+    crossing: BTreeSet<EdgeId>,
+}
+
 /// What is drawn of a big graph; `None` in [`Culled`] means all of it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(super) struct Kept {
     pub nodes: BTreeSet<NodeId>,
-    pub edges: BTreeSet<EdgeId>,
+    /// The edges drawn, in the graph's order: those touching a drawn node
+    /// or crossing the window.
+    pub edges: Vec<EdgeSpec>,
 }
 
 /// What the canvas draws, kept as the view, the canvas's size, the graph
@@ -246,49 +339,56 @@ impl Culled {
             let size = gestures.seen_size().unwrap_or(Viewport::GUESSED_CANVAS);
             Window::next(previous.copied(), editor.viewport.get(), size)
         });
-        // The nodes that should be drawn: in the window, or selected.
+        // Where every node is, filed for the window's questions: worked
+        // out again when the graph or a position changes, never for a pan.
+        let grid = Memo::new_with_compare(
+            move |_| {
+                if editor.nodes.with(Vec::len) <= DRAW_ALL {
+                    return None;
+                }
+                let nodes: Vec<(NodeId, Position)> = editor.nodes.with(|all| {
+                    all.iter()
+                        .map(|node| (node.id.get_value(), node.position.get()))
+                        .collect()
+                });
+                Some(editor.edges.with(|edges| NodeGrid::of(nodes, edges)))
+            },
+            // Rebuilt only when something it holds changed.
+            |_, _| true,
+        );
+        // The nodes that should be drawn (in the window, or selected) and
+        // the edges crossing the window.
         let wanted = Memo::new(move |_| {
-            if editor.nodes.with(Vec::len) <= DRAW_ALL {
-                return None;
-            }
             let window = window.get();
             let selected = editor.selected.get();
-            Some(editor.nodes.with(|nodes| {
-                nodes
-                    .iter()
-                    .filter(|node| {
-                        node.id.with_value(|id| selected.contains(id))
-                            || window.holds_node(node.position.get())
-                    })
-                    .map(|node| node.id.get_value())
-                    .collect::<BTreeSet<NodeId>>()
-            }))
+            grid.with(|grid| {
+                let grid = grid.as_ref()?;
+                let mut nodes = grid.held(&window);
+                nodes.extend(selected.iter().filter(|id| grid.at(id).is_some()).cloned());
+                let crossing = grid.crossing(&window);
+                Some(Wanted { nodes, crossing })
+            })
         });
+        let wanted_nodes = Memo::new(move |_| wanted.with(|w| w.as_ref().map(|w| w.nodes.clone())));
         // The nodes drawn: at first (and on the server) those wanted; then
         // they follow what is wanted a few at a time (`arrive`).
-        let drawn = RwSignal::new(wanted.get_untracked());
-        arrive(editor, gestures, wanted, drawn, window);
+        let drawn = RwSignal::new(wanted_nodes.get_untracked());
+        arrive(editor, gestures, grid, wanted_nodes, drawn, window);
         Culled(Memo::new(move |_| {
             let nodes = drawn.get()?;
-            let window = window.get();
-            let at: std::collections::HashMap<NodeId, Position> = editor.nodes.with(|all| {
-                all.iter()
-                    .map(|node| (node.id.get_value(), node.position.get()))
-                    .collect()
-            });
-            let edges = editor.edges.with(|edges| {
-                edges
-                    .iter()
-                    .filter(|edge| {
-                        nodes.contains(&edge.from)
-                            || nodes.contains(&edge.to)
-                            || matches!(
-                                (at.get(&edge.from), at.get(&edge.to)),
-                                (Some(a), Some(b)) if window.meets_span(*a, *b)
-                            )
-                    })
-                    .map(|edge| edge.id.clone())
-                    .collect()
+            let edges = wanted.with(|wanted| {
+                let crossing = wanted.as_ref().map(|w| &w.crossing);
+                editor.edges.with(|edges| {
+                    edges
+                        .iter()
+                        .filter(|edge| {
+                            nodes.contains(&edge.from)
+                                || nodes.contains(&edge.to)
+                                || crossing.is_some_and(|crossing| crossing.contains(&edge.id))
+                        })
+                        .cloned()
+                        .collect()
+                })
             });
             Some(Kept { nodes, edges })
         }))
@@ -296,30 +396,30 @@ impl Culled {
 
     /// The graph's nodes that are drawn (tracked).
     pub(super) fn nodes(&self, editor: Editor) -> Vec<NodeView> {
-        let mut nodes = editor.nodes.get();
         self.0.with(|drawn| {
-            if let Some(drawn) = drawn {
-                nodes.retain(|node| node.id.with_value(|id| drawn.nodes.contains(id)));
-            }
-        });
-        nodes
+            editor.nodes.with(|nodes| match drawn {
+                Some(drawn) => nodes
+                    .iter()
+                    .filter(|node| node.id.with_value(|id| drawn.nodes.contains(id)))
+                    .copied()
+                    .collect(),
+                None => nodes.clone(),
+            })
+        })
     }
 
     /// The graph's edges that are drawn, those `keep` keeps (tracked).
     pub(super) fn edges(&self, editor: Editor, keep: impl Fn(&EdgeSpec) -> bool) -> Vec<EdgeSpec> {
-        self.0.with(|drawn| {
-            editor.edges.with(|edges| {
-                edges
-                    .iter()
-                    .filter(|edge| keep(edge))
-                    .filter(|edge| {
-                        drawn
-                            .as_ref()
-                            .is_none_or(|drawn| drawn.edges.contains(&edge.id))
-                    })
-                    .cloned()
-                    .collect()
-            })
+        self.0.with(|drawn| match drawn {
+            Some(drawn) => drawn
+                .edges
+                .iter()
+                .filter(|edge| keep(edge))
+                .cloned()
+                .collect(),
+            None => editor
+                .edges
+                .with(|edges| edges.iter().filter(|edge| keep(edge)).cloned().collect()),
         })
     }
 

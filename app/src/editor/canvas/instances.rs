@@ -1,7 +1,7 @@
 //! A fanned-out node's instances while they run: a line each, named by
-//! its item's number, with the tail of what it streams, so parallel
-//! instances are seen side by side rather than as one node with their
-//! words interleaved. The running come first; a few lines at most, then
+//! its item's number and the item in a few words ("#2 heat pumps"), with
+//! the tail of what it streams, so parallel instances are seen side by
+//! side rather than as one node with their words interleaved. The running come first; a few lines at most, then
 //! how many more and how many are done.
 
 use leptos::prelude::*;
@@ -67,7 +67,7 @@ pub(super) fn instance_lines(stats: &NodeStats) -> Option<impl IntoView + use<>>
     })
 }
 
-/// One instance's line: `#2` and the tail of its words (or what it is
+/// One instance's line: `#2`, its item, and the tail of its words (or what it is
 /// doing while it has none).
 fn line(i: u32, instance: &Instance) -> impl IntoView + use<> {
     let text = match (instance.streamed.as_str(), &instance.doing, instance.state) {
@@ -86,6 +86,9 @@ fn line(i: u32, instance: &Instance) -> impl IntoView + use<> {
             data-instance=i.to_string()
         >
             <span class="canvas-node-instance-n">{format!("#{}", i + 1)}</span>
+            {instance.item.clone().map(|item| view! {
+                <span class="canvas-node-instance-item" title=item.clone()>{item.clone()}</span>
+            })}
             <span class="canvas-node-instance-text">{text}</span>
         </li>
     }
