@@ -34,6 +34,7 @@ pub mod edge_form;
 pub mod edge_keys;
 pub mod find_node;
 pub mod gestures;
+pub mod group_drop;
 pub mod group_form;
 pub mod groups;
 pub mod history;

@@ -204,5 +204,25 @@ test("a graph with broken groups opens with a warning its fix mends, and a delet
   await expect(page.getByTestId("group-frame")).toContainText("2 nodes");
   await expect(page.getByTestId("save-status")).toHaveText("Saved");
   expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch", "write"] }]);
+
+  // A node dragged well away from its group leaves it: the frame does not
+  // stretch after it. One undo puts it back, in its place and its group.
+  const frame = page.getByTestId("group-frame");
+  const frameBefore = (await frame.boundingBox())!;
+  const write = (await page.locator('.canvas-node[data-node="write"]').boundingBox())!;
+  await page.mouse.move(write.x + 60, write.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(write.x + 60, write.y + 320, { steps: 8 });
+  await page.mouse.up();
+  await expect(frame).toContainText("1 node");
+  const frameAfter = (await frame.boundingBox())!;
+  expect(frameAfter.y + frameAfter.height).toBeLessThan(write.y + 320);
+  expect(frameAfter.height).toBeLessThanOrEqual(frameBefore.height);
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch"] }]);
+  await page.keyboard.press("Control+z");
+  await expect(frame).toContainText("2 nodes");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch", "write"] }]);
   expect(errors).toEqual([]);
 });

@@ -322,7 +322,15 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
         match drag {
             Drag::None | Drag::Pan { .. } => {}
-            Drag::Move { origins, .. } => editor.commit_move(&origins),
+            Drag::Move { origins, .. } => {
+                editor.commit_move(&origins);
+                let moved: Vec<RwSignal<Position>> = origins
+                    .iter()
+                    .filter(|(position, was)| position.get_untracked() != *was)
+                    .map(|(position, _)| *position)
+                    .collect();
+                super::group_drop::leave_when_dropped_out(editor, &moved);
+            }
             Drag::MoveNote { before, .. } => editor.commit_from(Arc::unwrap_or_clone(before)),
             Drag::Connect { from } => {
                 gestures.wire.set(None);

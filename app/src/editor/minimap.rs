@@ -1,17 +1,20 @@
 //! The minimap: the whole graph small, with the visible part outlined;
 //! clicking it moves the view there. The nodes are drawn as one path per
-//! kind, redrawn when they move (a drag's when it ends).
+//! kind, redrawn when they move (a drag's when it ends); a collapsed
+//! group is one box, where the canvas draws its card.
 //! It shows only when part of the graph is out of view: a graph that is
 //! all on screen needs no map, and the corner is free for the graph.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use heddle_engine::NodeId;
 use heddle_engine::format::Position;
 use leptos::ev;
 use leptos::prelude::*;
 
 use super::gestures::Gestures;
+use super::groups::Folds;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::state::{self, Editor, Viewport};
 
@@ -35,8 +38,22 @@ fn place(position: RwSignal<Position>, live: bool) -> Position {
     }
 }
 
+/// What the map draws node `id` as: its `kind`; `group` for the node a
+/// collapsed group's card stands at; nothing for the group's other nodes
+/// (a collapsed group is one box, as on the canvas).
+fn drawn_as(folds: &Folds, id: &NodeId, kind: impl FnOnce() -> String) -> Option<String> {
+    if !folds.hides(id) {
+        Some(kind())
+    } else if folds.drawn_at(id) == id {
+        Some("group".to_string())
+    } else {
+        None
+    }
+}
+
 #[component]
 pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
+    let folds = Folds::follow(editor);
     // The box around every node. While the pointer is down, moves are not
     // followed (a drag would redraw the map at every frame); the map
     // catches up when it comes up.
@@ -76,10 +93,21 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
         let (x0, y0, scale) = frame(bounds.get());
         let (w, h) = (NODE_WIDTH * scale, NODE_HEIGHT * scale);
         let mut by_kind: BTreeMap<String, String> = BTreeMap::new();
+        let folds = folds.get();
         editor.nodes.with(|nodes| {
             for node in nodes {
+                let kind = if folds.is_empty() {
+                    node.spec.with_untracked(|spec| spec.kind.clone())
+                } else {
+                    let kind = node.id.with_value(|id| {
+                        drawn_as(&folds, id, || {
+                            node.spec.with_untracked(|spec| spec.kind.clone())
+                        })
+                    });
+                    let Some(kind) = kind else { continue };
+                    kind
+                };
                 let p = place(node.position, live);
-                let kind = node.spec.with_untracked(|spec| spec.kind.clone());
                 let path = by_kind.entry(kind).or_default();
                 let _ = write!(
                     path,
@@ -151,5 +179,28 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
                 height=move || view_box().3
             />
         </svg>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    #[test]
+    fn a_collapsed_group_is_one_box_at_its_card() {
+        let at: HashMap<NodeId, (f64, f64)> = [("a", (0.0, 0.0)), ("b", (200.0, 0.0))]
+            .into_iter()
+            .map(|(id, p)| (NodeId::from(id), p))
+            .collect();
+        let folds = Folds::of(&[("g".into(), vec!["a".into(), "b".into()])], &at);
+        let kind = || "llm".to_string();
+        assert_eq!(
+            drawn_as(&folds, &"a".into(), kind).as_deref(),
+            Some("group")
+        );
+        assert_eq!(drawn_as(&folds, &"b".into(), kind), None);
+        assert_eq!(drawn_as(&folds, &"c".into(), kind).as_deref(), Some("llm"));
     }
 }
