@@ -390,9 +390,10 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
   await place(page, "tools", canvas.x + 450, canvas.y + 250);
   await page.locator('.canvas-node[data-node="llm"]').click();
   await page.locator('.tool-picker input[value="calculator"]').check();
-  await saved(page);
-  let stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
-  expect(stored.document.nodes[0].config.tools).toEqual(["calculator"]);
+  // "Saved" may still be the status of the save before the check: the
+  // stored document is waited for, not the status.
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  await expect.poll(async () => (await stored()).nodes?.[0]?.config?.tools).toEqual(["calculator"]);
 
   await connect(page, "llm", "tools");
   // A click on the drawn line itself selects the edge.
@@ -409,9 +410,9 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
   await condition.fill("len(last(messages).tool_calls) > 0");
   await expect(page.locator(".field-error")).toHaveCount(0);
   await condition.press("Tab");
-  await saved(page);
-  stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
-  expect(stored.document.edges[0].condition).toBe("len(last(messages).tool_calls) > 0");
+  await expect
+    .poll(async () => (await stored()).edges?.[0]?.condition)
+    .toBe("len(last(messages).tool_calls) > 0");
   // A long condition keeps its start and its end; the whole is its tooltip.
   const label = page.locator(".editor-edge-label");
   await expect(label).toHaveText("len(last(messa…ol_calls) > 0");
