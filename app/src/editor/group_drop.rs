@@ -56,6 +56,13 @@ pub fn dropped_out(document: &GraphDocument, moved: &BTreeSet<NodeId>) -> Vec<No
 /// dropped out of their group out of it, in the same undo step as the
 /// move (call it right after the move is committed).
 pub fn leave_when_dropped_out(editor: Editor, moved: &[RwSignal<Position>]) {
+    // Most graphs have no group: nothing to look at, whatever was moved.
+    let has_groups = editor
+        .skeleton
+        .with_untracked(|document| !document.groups.is_empty());
+    if moved.is_empty() || !has_groups {
+        return;
+    }
     let ids: BTreeSet<NodeId> = editor.nodes.with_untracked(|nodes| {
         nodes
             .iter()
@@ -63,22 +70,13 @@ pub fn leave_when_dropped_out(editor: Editor, moved: &[RwSignal<Position>]) {
             .map(|node| node.id.get_value())
             .collect()
     });
-    let has_groups = editor
-        .skeleton
-        .with_untracked(|document| !document.groups.is_empty());
-    if ids.is_empty() || !has_groups {
-        return;
-    }
     let out = dropped_out(&editor.document(), &ids);
     if out.is_empty() {
         return;
     }
-    editor.skeleton.update(|document| {
-        for group in &mut document.groups {
-            group.nodes.retain(|id| !out.contains(id));
-        }
-        document.groups.retain(|group| !group.nodes.is_empty());
-    });
+    editor
+        .skeleton
+        .update(|document| super::groups::take_out(document, &out));
     editor.content.update(|content| *content += 1);
 }
 

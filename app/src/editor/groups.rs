@@ -16,6 +16,15 @@ use leptos::prelude::*;
 
 use super::state::Editor;
 
+/// Takes `nodes` out of whatever groups hold them; a group left empty
+/// goes.
+pub fn take_out(document: &mut GraphDocument, nodes: &[NodeId]) {
+    for group in &mut document.groups {
+        group.nodes.retain(|id| !nodes.contains(id));
+    }
+    document.groups.retain(|group| !group.nodes.is_empty());
+}
+
 /// Frames `nodes` in a new group named "Group N", taking them out of any
 /// group they were in; `None` when there is nothing to frame.
 pub fn frame(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>) -> Option<String> {
@@ -28,10 +37,7 @@ pub fn frame(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>) -> Option<S
     if nodes.is_empty() {
         return None;
     }
-    for group in &mut document.groups {
-        group.nodes.retain(|id| !nodes.contains(id));
-    }
-    document.groups.retain(|group| !group.nodes.is_empty());
+    take_out(document, &nodes);
     let id = document.fresh_group_id();
     // Named for its id's number (`group-2` is "Group 2"), so the name says
     // how many were made before it.
