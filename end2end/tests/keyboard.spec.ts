@@ -150,6 +150,21 @@ test("shortcuts belong to the canvas: a letter typed or text copied in a panel s
   await page.locator(".editor-canvas").focus();
   await page.keyboard.press("n");
   await expect(notes).toHaveCount(before + 1);
+  // With a dialog open, its keys are its own: Ctrl+Z, Ctrl+Enter and F6
+  // do not reach the editor behind it.
+  await page.getByRole("tab", { name: "Trace" }).click();
+  await page.getByRole("button", { name: "Share", exact: true }).click();
+  const dialog = page.locator("[aria-modal=true]");
+  await expect(dialog).toBeVisible();
+  await dialog.getByRole("button").first().focus();
+  await page.keyboard.press("Control+z");
+  await page.keyboard.press("Control+Enter");
+  await page.keyboard.press("F6");
+  await expect(dialog.locator(":focus")).toHaveCount(1);
+  await expect(notes).toHaveCount(before + 1);
+  await expect(page.locator("[role=tab][aria-selected=true]", { hasText: "Chat" })).toHaveCount(0);
+  await page.keyboard.press("Escape");
+  await expect(dialog).toHaveCount(0);
   // Delete with a node selected but the inspector focused deletes nothing.
   const start = page.locator('.canvas-node[data-node="start"]');
   await start.focus();

@@ -90,6 +90,26 @@ fn on_canvas(event: &web_sys::Event) -> bool {
         })
 }
 
+/// Whether a modal dialog (Share, Publish, ...) is open: its keys are its
+/// own, and no shortcut reaches the editor behind it.
+fn modal_open() -> bool {
+    document()
+        .query_selector("[aria-modal=true]")
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+/// Whether the key was pressed in a dialog or overlay (the help, Find, the
+/// connect menu): Run and the panels are not reached from there.
+fn in_dialog(event: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|element| element.closest("[role=dialog]").ok().flatten().is_some())
+}
+
 /// Deletes the selected nodes (with their edges) or the selected edge.
 pub fn delete_selection(editor: Editor) {
     let nodes = editor.selected.get_untracked();
@@ -212,8 +232,11 @@ fn press_run() -> bool {
 
 pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
     let keys = window_event_listener(ev::keydown, move |event: ev::KeyboardEvent| {
+        if modal_open() {
+            return;
+        }
         // Moving between the panels works from anywhere, a field too.
-        if event.key() == "F6" && !event.ctrl_key() && !event.alt_key() {
+        if event.key() == "F6" && !event.ctrl_key() && !event.alt_key() && !in_dialog(&event) {
             if go_to_region(event.shift_key()) {
                 event.prevent_default();
             }
@@ -225,7 +248,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         let command = event.ctrl_key() || event.meta_key();
         let key = event.key();
         if command && key == "Enter" {
-            if press_run() {
+            if !in_dialog(&event) && press_run() {
                 event.prevent_default();
             }
             return;

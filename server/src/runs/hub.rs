@@ -11,6 +11,11 @@
 //! it: no number ever names two events. The run's checkpoints wait for
 //! the hub to have stored everything before them.
 //!
+//! A run's last event (finished, failed, cancelled, interrupted) is
+//! stored at once but shown only when the hub is closed, which is after the
+//! run's record holds its end: whoever sees "finished" and then asks for
+//! the run finds it finished, with its output.
+//!
 //! Only a window of the newest events stays in memory ([`WINDOW_EVENTS`],
 //! [`WINDOW_BYTES`]): a watcher that asks for older ones reads them from
 //! the store, where every event in the hub already is.
@@ -104,6 +109,9 @@ struct Inner {
     live: Option<broadcast::Sender<Frame>>,
     /// The batches stored since the step began, not yet compacted.
     step: Option<StepBatches>,
+    /// Stored, shown when the hub closes: the run's last event and any
+    /// after it.
+    held: Vec<Frame>,
 }
 
 /// The stored batches of the step going on.
@@ -234,11 +242,11 @@ impl RunHub {
             {
                 let mut guard = lock(&inner);
                 for frame in batch {
-                    if let Some(live) = &guard.live {
-                        // No watcher is not an error.
-                        let _ = live.send(frame.clone());
+                    if guard.held.is_empty() && !ends_the_run(&frame.event) {
+                        guard.publish(frame);
+                    } else {
+                        guard.held.push(frame);
                     }
-                    guard.keep(frame);
                 }
             }
             // Before the checkpoint that follows is saved: a run that
@@ -255,7 +263,8 @@ impl RunHub {
         }
     }
 
-    /// Waits until every event emitted so far is stored and published.
+    /// Waits until every event emitted so far is stored, and published
+    /// unless it is the run's end or after it (see [`RunHub::close`]).
     async fn stored_all(&self) -> Result<(), StoreError> {
         let target = self.lock().emitted;
         let mut progress = self.stored.subscribe();
@@ -310,13 +319,39 @@ impl RunHub {
         self.close_now();
     }
 
-    /// Ends the live streams at once (the server is stopping).
+    /// Ends the live streams at once (the server is stopping), after the
+    /// events stored so far.
     pub fn close_now(&self) {
-        self.lock().live = None;
+        let mut inner = self.lock();
+        for frame in std::mem::take(&mut inner.held) {
+            inner.publish(frame);
+        }
+        inner.live = None;
     }
 }
 
+/// Whether the event is the run's own end, not a nested run's.
+fn ends_the_run(event: &Event) -> bool {
+    event.path.is_empty()
+        && matches!(
+            event.payload,
+            EventPayload::RunFinished { .. }
+                | EventPayload::RunFailed { .. }
+                | EventPayload::RunCancelled { .. }
+                | EventPayload::RunInterrupted { .. }
+        )
+}
+
 impl Inner {
+    /// Sends a stored event to the watchers and keeps it in the window.
+    fn publish(&mut self, frame: Frame) {
+        if let Some(live) = &self.live {
+            // No watcher is not an error.
+            let _ = live.send(frame.clone());
+        }
+        self.keep(frame);
+    }
+
     /// Keeps a stored event in the window, letting the oldest go.
     fn keep(&mut self, frame: Frame) {
         self.window_bytes += frame.text.len();
@@ -510,5 +545,75 @@ mod tests {
         assert_eq!(inner.events.len(), 2);
         assert!(inner.window_bytes <= WINDOW_BYTES);
         assert_eq!(inner.events.back().map(Frame::seq), Some(3));
+    }
+
+    fn finished(seq: u64) -> Arc<Event> {
+        event(
+            seq,
+            EventPayload::RunFinished {
+                output: Some(json!({"answer": 42})),
+                steps: 1,
+                changes: Default::default(),
+            },
+        )
+    }
+
+    /// Waits until the hub has stored
+    /// what was emitted.
+    async fn settle(hub: &RunHub) {
+        hub.stored_all().await.expect("stored");
+    }
+
+    #[tokio::test]
+    async fn the_runs_end_is_stored_at_once_and_shown_only_when_the_hub_closes() {
+        use heddle_engine::ThreadId;
+        use heddle_engine::run::{MemoryStore, RunRecord, RunStatus};
+
+        let store = Arc::new(MemoryStore::new());
+        store
+            .create_run(&RunRecord {
+                run_id: RunId::from("r"),
+                thread_id: ThreadId::from("t"),
+                graph: "{}".into(),
+                status: RunStatus::Running,
+            })
+            .await
+            .expect("run");
+        let hub = RunHub::new(store.clone());
+        let mut live = hub.watch(0).live;
+        // A nested run's end is not the run's: shown as it comes.
+        let mut nested = (*finished(1)).clone();
+        nested.path = vec![heddle_engine::run::Hop {
+            node: NodeId::from("child"),
+            step: 0,
+            instance: None,
+            child: None,
+        }];
+        hub.event(&step_started(0));
+        hub.event(&Arc::new(nested));
+        hub.event(&step_finished(2));
+        settle(&hub).await;
+        hub.event(&finished(3));
+        settle(&hub).await;
+
+        // Stored: a reader of the log finds it.
+        let stored = store.events(&RunId::from("r"), 0).await.expect("events");
+        assert_eq!(
+            stored.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [0, 1, 2, 3]
+        );
+        // Not shown yet: live and a new watcher's backlog stop before it.
+        for seq in 0..3 {
+            assert_eq!(live.recv().await.map(|f| f.seq()).ok(), Some(seq));
+        }
+        assert!(live.try_recv().is_err(), "the end is held");
+        let backlog: Vec<u64> = hub.watch(0).backlog.iter().map(Frame::seq).collect();
+        assert_eq!(backlog, [0, 1, 2]);
+
+        hub.close().await;
+        assert_eq!(live.recv().await.map(|f| f.seq()).ok(), Some(3));
+        assert!(live.recv().await.is_err(), "then the stream ends");
+        let backlog: Vec<u64> = hub.watch(0).backlog.iter().map(Frame::seq).collect();
+        assert_eq!(backlog, [0, 1, 2, 3]);
     }
 }
