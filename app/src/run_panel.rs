@@ -73,6 +73,9 @@ pub struct PanelState {
     pub texts: RwSignal<std::collections::HashMap<String, String>>,
     /// The node the next run stops before (empty: the end).
     pub stop_before: RwSignal<String>,
+    /// Whether the chat shows a conversation (not a new, empty one): until
+    /// it does, the panel leaves the canvas most of the room.
+    pub talking: RwSignal<bool>,
 }
 
 impl PanelState {
@@ -82,6 +85,7 @@ impl PanelState {
             tab: RwSignal::new(Tab::Run),
             texts: RwSignal::new(Default::default()),
             stop_before: RwSignal::new(String::new()),
+            talking: RwSignal::new(false),
         }
     }
 
@@ -145,15 +149,26 @@ pub fn input_fields(editor: Editor) -> Vec<InputField> {
     })
 }
 
-/// The graph's node ids, in the editor's order (for "run to" and "go on
-/// with" pickers).
-pub fn node_ids(editor: Editor) -> Vec<String> {
+/// The graph's nodes, each as its id and as a person reads it, in the
+/// editor's order (for "run to" and "go on with" pickers).
+pub fn node_names(editor: Editor) -> Vec<(String, String)> {
     editor.nodes.with(|nodes| {
         nodes
             .iter()
-            .map(|node| node.id.get_value().to_string())
+            .map(|node| {
+                node.spec
+                    .with(|spec| (spec.id.to_string(), option_name(spec)))
+            })
             .collect()
     })
+}
+
+/// A node in a list of nodes: its label with its id, or its id alone.
+fn option_name(spec: &heddle_engine::format::NodeSpec) -> String {
+    match spec.name() {
+        name if name == spec.id.as_str() => name.to_string(),
+        name => format!("{name} ({})", spec.id),
+    }
 }
 
 /// Selects one node on the canvas (from a trace bar or an event).
@@ -206,7 +221,9 @@ pub fn RunPanel(
     graph_id: String,
     can_run: bool,
 ) -> impl IntoView {
-    let PanelState { open, tab, .. } = panel;
+    let PanelState {
+        open, tab, talking, ..
+    } = panel;
     let chat = Memo::new(move |_| {
         input_fields(editor)
             .iter()
@@ -260,7 +277,9 @@ pub fn RunPanel(
                 Tab::Run => {
                     view! { <start::RunTab editor watch panel graph_id can_run /> }.into_any()
                 }
-                Tab::Chat => view! { <chat::ChatTab editor watch graph_id can_run /> }.into_any(),
+                Tab::Chat => {
+                    view! { <chat::ChatTab editor watch graph_id can_run talking /> }.into_any()
+                }
                 Tab::Trace => view! { <trace::Timeline editor watch /> }.into_any(),
                 Tab::Events => view! { <events::EventLog editor watch /> }.into_any(),
                 Tab::State => view! { <state::StateTab editor watch can_run /> }.into_any(),
@@ -279,6 +298,7 @@ pub fn RunPanel(
     };
     view! {
         <section class="run-panel" class:open=move || open.get() class:chatting=move || tab.get() == Tab::Chat
+            class:chat-idle=move || tab.get() == Tab::Chat && !talking.get()
             aria-label="Run" data-testid="run-panel"
             data-events=event_count node_ref=section style=style>
             {move || open.get().then(|| view! { <PanelGrip section height /> })}
@@ -322,6 +342,10 @@ pub fn RunPanel(
     }
 }
 
+/// The least a dragged panel keeps: its bar (two lines in a narrow one)
+/// and, in the chat, the picker and the box to type in.
+const MIN_HEIGHT: f64 = 180.0;
+
 /// The run panel's top edge: drag it (or focus it and press the arrow
 /// keys) to give the panel more or less of the stage.
 #[component]
@@ -336,7 +360,7 @@ fn PanelGrip(
             .get_untracked()
             .and_then(|panel| panel.parent_element())
             .map_or(800.0, |stage| stage.get_bounding_client_rect().height());
-        px.clamp(120.0, (stage - 160.0).max(120.0))
+        px.clamp(MIN_HEIGHT, (stage - 160.0).max(MIN_HEIGHT))
     };
     let current = move || {
         section
@@ -377,7 +401,7 @@ fn PanelGrip(
     view! {
         <div class="run-panel-grip" role="separator" aria-orientation="horizontal" tabindex="0"
             aria-label="Resize the run panel" title="Drag to resize (or use the arrow keys)"
-            aria-valuemin="120" aria-valuenow=move || now().to_string()
+            aria-valuemin=MIN_HEIGHT.to_string() aria-valuenow=move || now().to_string()
             aria-valuetext=move || format!("{} pixels tall", now())
             data-testid="run-panel-grip"
             on:pointerdown=down on:pointermove=moved on:pointerup=up on:pointercancel=up on:keydown=keys></div>

@@ -145,9 +145,10 @@ test("a lone agent is made runnable by its one-click fixes", async ({ page, erro
   await place(page, "agent", canvas.x + 400, canvas.y + 250);
   const problems = page.locator(".problems");
   await expect(problems.getByRole("button", { name: "Create channel `messages` (messages)" })).toBeVisible();
-  // The same fix sits under the field it concerns, in the node's form.
+  // The same fix sits under the field it concerns, in the node's form:
+  // under "More settings", which is open because a field in it has a problem.
   await page.locator('.canvas-node[data-node="agent"]').click();
-  await page.getByText(/^More settings/).click();
+  await expect(page.locator("details.form-more", { hasText: /^More settings/ }).first()).toHaveAttribute("open", "");
   await expect(
     page.locator(".config-form").getByRole("button", { name: "Create channel `messages` (messages)" }),
   ).toBeVisible();
@@ -173,6 +174,65 @@ test("a lone agent is made runnable by its one-click fixes", async ({ page, erro
   await page.locator(".editor-canvas").click({ position: { x: 300, y: 450 } });
   await page.keyboard.press("Control+z");
   await expect(page.locator(".canvas-node")).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
+test("a router's routes typed after its edges are given to them in a click each", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const route = (name: string, description: string) => ({ route: name, description });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Support desk",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 200 } },
+        {
+          id: "triage",
+          kind: "router",
+          label: "Triage",
+          config: { routes: [route("billing", "money"), route("technical", "bugs"), route("general", "the rest")] },
+          position: { x: 260, y: 200 },
+        },
+        { id: "llm_1", kind: "llm", label: "Technical", position: { x: 560, y: 0 } },
+        { id: "llm_2", kind: "llm", label: "Billing", position: { x: 560, y: 200 } },
+        { id: "llm_3", kind: "llm", label: "General", position: { x: 560, y: 400 } },
+        { id: "end", kind: "end", position: { x: 860, y: 200 } },
+      ],
+      edges: [
+        { id: "a", from: "start", to: "triage" },
+        { id: "b", from: "triage", to: "llm_1" },
+        { id: "c", from: "triage", to: "llm_2" },
+        { id: "d", from: "triage", to: "llm_3" },
+        { id: "e", from: "llm_1", to: "end" },
+        { id: "f", from: "llm_2", to: "end" },
+        { id: "g", from: "llm_3", to: "end" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const problems = page.locator(".problems");
+  await expect(page.getByTestId("problem-count")).toHaveText("3");
+  await page.screenshot({ path: "../target/e2e/screens/router-fixes-1280.png" });
+  // Each route goes to the edge whose node is named after it, whatever
+  // the order they were drawn in.
+  for (const [name, to] of [
+    ["billing", "Billing"],
+    ["technical", "Technical"],
+    ["general", "General"],
+  ]) {
+    await problems.getByRole("button", { name: `Send \`${name}\` to ${to}` }).click();
+  }
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await saved(page);
+  const routes = Object.fromEntries((await stored(page)).edges.map((edge: any) => [edge.to, edge.route ?? null]));
+  expect(routes).toEqual({ triage: null, llm_1: "technical", llm_2: "billing", llm_3: "general", end: null });
+  await expect(page.locator(".editor-edge-label", { hasText: "billing" })).toHaveCount(1);
+  // "Run to" names the nodes as they read.
+  await page.getByRole("tab", { name: "Run" }).click();
+  await expect(page.getByTestId("run-to").locator("option", { hasText: "before Billing (llm_2)" })).toHaveCount(1);
   expect(errors).toEqual([]);
 });
 
@@ -286,23 +346,39 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   await page.getByTestId("toggle-inspector").click();
   await expect(page.locator(".inspector")).toBeVisible();
 
-  // The run panel's top edge drags it (the chat's panel starts tall, so
-  // shorter first); the arrow keys move it too.
+  // A new conversation leaves the canvas most of the stage; the run
+  // panel's top edge drags it taller; the arrow keys move it too.
   const panel = page.getByTestId("run-panel");
   const before = (await panel.boundingBox())!;
+  const stage = (await page.locator(".editor-stage").boundingBox())!;
+  expect(before.height).toBeLessThanOrEqual(stage.height * 0.4 + 1);
   await page.mouse.move(before.x + 200, before.y + 1);
   await page.mouse.down();
-  await page.mouse.move(before.x + 200, before.y + 101, { steps: 5 });
+  await page.mouse.move(before.x + 200, before.y - 99, { steps: 5 });
   await page.mouse.up();
-  const shorter = (await panel.boundingBox())!;
-  expect(Math.abs(shorter.height - (before.height - 100))).toBeLessThanOrEqual(4);
+  const dragged = (await panel.boundingBox())!;
+  expect(Math.abs(dragged.height - (before.height + 100))).toBeLessThanOrEqual(4);
   await page.getByTestId("run-panel-grip").focus();
   await page.keyboard.press("ArrowUp");
   const taller = (await panel.boundingBox())!;
-  expect(Math.round(taller.height - shorter.height)).toBe(24);
+  expect(Math.round(taller.height - dragged.height)).toBe(24);
   // The grip says the height it set, as a separator's value.
   const said = Number(await page.getByTestId("run-panel-grip").getAttribute("aria-valuenow"));
   expect(Math.abs(said - taller.height)).toBeLessThanOrEqual(2);
+
+  // Made as short as it goes, the chat keeps its box to type in in sight,
+  // inside the window.
+  const top = (await panel.boundingBox())!;
+  await page.mouse.move(top.x + 200, top.y + 1);
+  await page.mouse.down();
+  await page.mouse.move(top.x + 200, top.y + 600, { steps: 5 });
+  await page.mouse.up();
+  const least = (await panel.boundingBox())!;
+  expect(Math.round(least.height)).toBe(180);
+  const input = (await page.getByTestId("chat-input").boundingBox())!;
+  expect(input.y).toBeGreaterThanOrEqual(least.y);
+  expect(input.y + input.height).toBeLessThanOrEqual(Math.min(least.y + least.height, 700));
+  await expect(page.getByTestId("chat-input")).toBeInViewport({ ratio: 1 });
   expect(errors).toEqual([]);
 });
 

@@ -406,5 +406,17 @@ test("a node is found by name in a big graph and gone to, even inside a collapse
   await page.keyboard.press("Escape");
   await expect(page.getByTestId("find-node")).toHaveCount(0);
   await expect(page.locator(".editor-canvas")).toBeFocused();
+
+  // Fitted whole, the graph is too small to read; a node found is gone to
+  // at a zoom that reads.
+  await page.getByRole("button", { name: "Fit", exact: true }).click();
+  const zoom = async () => parseInt((await page.getByTestId("zoom").textContent()) ?? "", 10);
+  await expect.poll(zoom).toBeLessThan(35);
+  await page.getByTestId("find").click();
+  await page.keyboard.type("Step 120");
+  await page.keyboard.press("Enter");
+  await expect(node("n120")).toBeFocused();
+  await expect.poll(zoom).toBe(90);
+  await expect(node("n120")).toBeInViewport();
   expect(errors).toEqual([]);
 });

@@ -722,23 +722,57 @@ fn check_edges(
 
     for (i, node) in built.iter().enumerate() {
         let Some(node) = node else { continue };
-        for route in &node.routes {
-            if !routes_used.contains(&(NodeIdx(i as u32), route.as_str())) {
-                let id = &document.nodes[i].id;
-                report
-                    .push(
-                        Severity::Error,
-                        format!("nodes[{i}].config"),
-                        ProblemKind::RouteWithoutEdge {
-                            node: id.clone(),
-                            route: route.clone(),
-                        },
-                    )
-                    .at_node(id);
-            }
+        let missing: Vec<&str> = node
+            .routes
+            .iter()
+            .map(String::as_str)
+            .filter(|route| !routes_used.contains(&(NodeIdx(i as u32), route)))
+            .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let id = &document.nodes[i].id;
+        // Its edges that carry no route: each may be given one, in a click.
+        let unrouted: Vec<(EdgeId, String)> = document
+            .edges
+            .iter()
+            .filter(|edge| &edge.from == id && edge.route.is_none() && edge.condition.is_none())
+            .map(|edge| (edge.id.clone(), reads_as(document, &edge.to)))
+            .collect();
+        let pairs = crate::validate::pair_routes(&missing, &unrouted);
+        for route in missing {
+            let fix = pairs
+                .iter()
+                .find(|(paired, _)| *paired == route)
+                .map(|(_, edge)| Fix::RouteEdge {
+                    edge: unrouted[*edge].0.clone(),
+                    route: route.to_string(),
+                    to: unrouted[*edge].1.clone(),
+                });
+            report
+                .push(
+                    Severity::Error,
+                    format!("nodes[{i}].config"),
+                    ProblemKind::RouteWithoutEdge {
+                        node: id.clone(),
+                        route: route.to_string(),
+                    },
+                )
+                .at_node(id)
+                .with_fix(fix);
         }
     }
     edges
+}
+
+/// Node `id` as a person reads it (its label, else its id).
+fn reads_as(document: &GraphDocument, id: &NodeId) -> String {
+    document
+        .nodes
+        .iter()
+        .find(|node| &node.id == id)
+        .map_or(id.as_str(), NodeSpec::name)
+        .to_string()
 }
 
 fn find_entry(

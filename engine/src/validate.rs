@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::format::{ChannelType, Reducer};
 use crate::ids::{EdgeId, NodeId};
 
+pub(crate) use fix::pair_routes;
 pub use fix::{Fix, new_channel, type_name};
 
 /// How serious a problem is.

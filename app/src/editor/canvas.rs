@@ -163,10 +163,19 @@ pub fn Canvas(
         else {
             return;
         };
-        let (dx, dy) = (event.delta_x(), event.delta_y());
+        // Lines and pages in pixels (a mouse wheel in Firefox says lines).
+        let unit = match event.delta_mode() {
+            1 => 16.0,
+            2 => gestures.size().1.max(1.0),
+            _ => 1.0,
+        };
+        let (dx, dy) = (event.delta_x() * unit, event.delta_y() * unit);
         viewport.update(|v| {
             *v = if event.ctrl_key() || event.meta_key() {
-                v.zoom_at((-dy * 0.002).exp(), x, y)
+                // A wheel's notch zooms by about 16%, however big a step
+                // the device reports; a trackpad's pinch, in small steps,
+                // as smoothly as it moves.
+                v.zoom_at((-dy.clamp(-100.0, 100.0) * 0.0015).exp(), x, y)
             } else {
                 Viewport {
                     x: v.x - dx,

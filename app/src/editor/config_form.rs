@@ -172,12 +172,34 @@ pub fn ConfigForm(
         .map(|field| widgets::field(cx, Vec::new(), field))
         .collect_view();
     let more = (more_count > 0).then(|| {
+        // Open when one of its fields has a problem: a problem that says
+        // "set `max_messages`" finds the field in sight.
+        let keys: Vec<String> = more
+            .iter()
+            .map(|field| format!(".config.{}", field.key))
+            .collect();
+        let node = cx.node;
+        let wanted = move || {
+            problems.with(|problems| {
+                node.with_value(|node| {
+                    problems.iter().any(|problem| {
+                        problem.node.as_ref() == Some(node)
+                            && keys.iter().any(|key| {
+                                problem.path.find(key.as_str()).is_some_and(|at| {
+                                    let rest = &problem.path[at + key.len()..];
+                                    rest.is_empty() || rest.starts_with(['.', '['])
+                                })
+                            })
+                    })
+                })
+            })
+        };
         let rows = more
             .into_iter()
             .map(|field| widgets::field(cx, Vec::new(), field))
             .collect_view();
         view! {
-            <details class="form-more">
+            <details class="form-more" open=wanted>
                 <summary>{format!("More settings ({more_count})")}</summary>
                 {rows}
             </details>

@@ -19,6 +19,10 @@ pub fn EdgeForm(
     /// model is.
     catalog: Resource<Result<Catalog, AppError>>,
 ) -> impl IntoView {
+    // Drawn once for the edge: the fields below follow it on their own.
+    let current = editor
+        .edges
+        .with_untracked(|edges| edges.iter().find(|e| e.id == edge).cloned());
     let spec = move || {
         editor
             .edges
@@ -29,7 +33,7 @@ pub fn EdgeForm(
         let spec = spec.clone();
         move || spec().and_then(|edge| edge.condition).unwrap_or_default()
     };
-    let Some(current) = spec() else {
+    let Some(current) = current else {
         return ().into_any();
     };
     let id = current.id.clone();

@@ -20,12 +20,16 @@ use super::state::Editor;
 pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Drag a kind from the palette", "place a node"),
     (
-        "Enter on a palette kind",
+        "Enter or Space on a palette kind",
         "add it beside the selected node (or mid-view)",
     ),
     ("Tab, arrows (on a node)", "go from node to node"),
     ("Alt + arrows (on a node)", "move the node"),
     ("C (on a node)", "connect it to a node chosen from a list"),
+    (
+        "E (on a node), E again",
+        "go to its edges, one after another; Delete removes the one reached",
+    ),
     ("Drag from a node's right dot", "connect it to another node"),
     ("Drag the background / wheel", "pan"),
     ("Ctrl + wheel, or + and −", "zoom around the pointer"),

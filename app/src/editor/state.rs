@@ -99,22 +99,34 @@ impl Viewport {
         Viewport::at_start(extent, start, height).map_or((whole, false), |view| (view, true))
     }
 
-    /// The view moved to show a node at `at` whole in a `width` × `height`
-    /// canvas (clear of the floating toolbar), centred on it; `None` when
-    /// it shows already.
+    /// The view moved to show a node at `at` whole and readable in a
+    /// `width` × `height` canvas (clear of the floating toolbar), centred
+    /// on it; `None` when it shows already. A view too small to read (a
+    /// big graph fitted whole) zooms in to the start's zoom: whoever goes
+    /// to a node (Find, the arrow keys) means to read it.
     pub fn revealing(self, at: Position, width: f64, height: f64) -> Option<Viewport> {
         use super::model::{NODE_HEIGHT, NODE_WIDTH};
         let (left, top) = (at.x * self.zoom + self.x, at.y * self.zoom + self.y);
         let (right, bottom) = (left + NODE_WIDTH * self.zoom, top + NODE_HEIGHT * self.zoom);
         let (margin, toolbar) = (16.0, 72.0);
-        if left >= margin && top >= toolbar && right <= width - margin && bottom <= height - margin
+        let readable = self.zoom >= Viewport::READABLE;
+        if readable
+            && left >= margin
+            && top >= toolbar
+            && right <= width - margin
+            && bottom <= height - margin
         {
             return None;
         }
+        let zoom = if readable {
+            self.zoom
+        } else {
+            Viewport::START_ZOOM
+        };
         Some(Viewport {
-            x: width / 2.0 - (at.x + NODE_WIDTH / 2.0) * self.zoom,
-            y: (height + toolbar) / 2.0 - (at.y + NODE_HEIGHT / 2.0) * self.zoom,
-            zoom: self.zoom,
+            x: width / 2.0 - (at.x + NODE_WIDTH / 2.0) * zoom,
+            y: (height + toolbar) / 2.0 - (at.y + NODE_HEIGHT / 2.0) * zoom,
+            zoom,
         })
     }
 
@@ -602,6 +614,15 @@ mod tests {
         // Under the floating toolbar is not in view.
         let under = Position { x: 300.0, y: 10.0 };
         assert!(view.revealing(under, 1000.0, 800.0).is_some());
+        // Seen but too small to read: zoomed in on it, centred.
+        let fitted = Viewport {
+            x: 0.0,
+            y: 0.0,
+            zoom: 0.26,
+        };
+        let read = fitted.revealing(seen, 1000.0, 800.0).expect("zoomed in");
+        assert_eq!(read.zoom, Viewport::START_ZOOM);
+        assert_eq!(read.revealing(seen, 1000.0, 800.0), None);
     }
 
     #[test]

@@ -363,7 +363,9 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor, panel: PanelState) 
         >
             {move || if running() { "Stop" } else { "Run" }}
         </button>
-        {move || error.get().map(|message| view! { <span class="inline-error" role="alert">{message}</span> })}
+        {move || error.get().map(|message| view! {
+            <span class="inline-error run-refusal" role="alert" title=message.clone()>{message.clone()}</span>
+        })}
     }
 }
 

@@ -24,7 +24,14 @@ use crate::runs::ThreadInfo;
 const STREAMING_INSTANCES: usize = 4;
 
 #[component]
-pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) -> impl IntoView {
+pub fn ChatTab(
+    editor: Editor,
+    watch: Watch,
+    graph_id: String,
+    can_run: bool,
+    /// Set while a conversation shows (the panel grows for it).
+    talking: RwSignal<bool>,
+) -> impl IntoView {
     let channel = Memo::new(move |_| {
         input_fields(editor)
             .into_iter()
@@ -40,6 +47,12 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
     let sent = RwSignal::new(None::<String>);
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        let shows = picked.with(Option::is_some)
+            || sent.with(Option::is_some)
+            || messages.with(|messages| !messages.is_empty());
+        talking.set(shows);
+    });
     Effect::new(move |_| {
         if let Some(thread) = watch.thread.get() {
             picked.set(Some(thread));
@@ -219,7 +232,7 @@ pub fn ChatTab(editor: Editor, watch: Watch, graph_id: String, can_run: bool) ->
                         picked.set((!value.is_empty()).then(|| ThreadId::from(value)));
                     }>
                         <option value="" selected=move || picked.get().is_none()>"New conversation"</option>
-                        <For each=move || threads.get() key=|thread| thread.id.clone() let:thread>
+                        <For each=move || threads.get() key=|thread| (thread.id.clone(), thread.runs, thread.tokens, thread.updated_at.clone()) let:thread>
                             {
                                 let id = thread.id.clone();
                                 let runs = if thread.runs == 1 { "1 run".to_string() } else { format!("{} runs", thread.runs) };

@@ -130,7 +130,7 @@ pub fn ForkForm(
     let pending = RwSignal::new(false);
     // Where the fork starts: the step's own nodes, or a chosen node.
     let start_at = RwSignal::new(String::new());
-    let all_nodes = move || super::node_ids(editor);
+    let all_nodes = move || super::node_names(editor);
 
     let unchecked = move || match mode.get() {
         Mode::Fields => fields.with_value(|fields| {
@@ -253,8 +253,8 @@ pub fn ForkForm(
                 <span>"Go on with"</span>
                 <select data-testid="fork-start-at" on:change=move |event| start_at.set(event_target_value(&event))>
                     <option value="">{format!("step {}'s own nodes", step + 1)}</option>
-                    <For each=all_nodes key=|id| id.clone() let:id>
-                        <option value=id.clone()>{format!("node {id}")}</option>
+                    <For each=all_nodes key=|node| node.clone() let:node>
+                        <option value=node.0>{format!("node {}", node.1)}</option>
                     </For>
                 </select>
             </label>

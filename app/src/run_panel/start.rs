@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use serde_json::{Map, Value};
 
 use super::interrupt::InterruptForms;
-use super::{InputField, PanelState, input_fields, node_ids, show_json};
+use super::{InputField, PanelState, input_fields, node_names, show_json};
 use crate::components::Markdown;
 use crate::editor::state::Editor;
 use crate::live::Watch;
@@ -141,7 +141,7 @@ pub fn RunTab(
             });
         }
     };
-    let all_nodes = move || node_ids(editor);
+    let all_nodes = move || node_names(editor);
     view! {
         <div class="run-tab-body">
             <form class="run-form" data-testid="run-form" on:submit=|event| event.prevent_default()
@@ -159,12 +159,13 @@ pub fn RunTab(
                         <select data-testid="run-to" prop:value=move || stop_before.get()
                             on:change=move |event| stop_before.set(event_target_value(&event))>
                             <option value="" selected=move || stop_before.with(String::is_empty)>"the end"</option>
-                            <For each=all_nodes key=|id| id.clone() let:id>
+                            <For each=all_nodes key=|node| node.clone() let:node>
                                 {
+                                    let (id, name) = node;
                                     let chosen = id.clone();
                                     view! {
-                                        <option value=id.clone() selected=move || stop_before.with(|stop| *stop == chosen)>
-                                            {format!("before {id}")}
+                                        <option value=id selected=move || stop_before.with(|stop| *stop == chosen)>
+                                            {format!("before {name}")}
                                         </option>
                                     }
                                 }

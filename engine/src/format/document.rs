@@ -323,6 +323,16 @@ pub struct NodeSpec {
     pub interrupt_after: bool,
 }
 
+impl NodeSpec {
+    /// The node as a person reads it: its label, else its id.
+    pub fn name(&self) -> &str {
+        match self.label.trim() {
+            "" => self.id.as_str(),
+            label => label,
+        }
+    }
+}
+
 fn is_false(value: &bool) -> bool {
     !*value
 }

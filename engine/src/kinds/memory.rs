@@ -54,8 +54,9 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         .into_iter()
         .collect();
     if config.max_messages.is_none() && config.max_tokens.is_none() {
+        // At the first of the two fields: the form shows it there, in sight.
         issues.push(ConfigIssue::new(
-            "",
+            "max_messages",
             "set `max_messages`, `max_tokens`, or both",
         ));
     }

@@ -545,8 +545,30 @@ pub fn parse_config<T: DeserializeOwned>(config: &Value) -> Result<T, Vec<Config
     serde_path_to_error::deserialize(config).map_err(|error| {
         let path = error.path().to_string();
         let path = if path == "." { String::new() } else { path };
-        vec![ConfigIssue::new(path, error.into_inner().to_string())]
+        let message = error.into_inner().to_string();
+        // A field left out is a field to fill in: said so, and placed at
+        // the field (the form shows it there), not at the whole config.
+        if let Some(field) = missing_field(&message) {
+            let at = if path.is_empty() {
+                field.to_string()
+            } else {
+                format!("{path}.{field}")
+            };
+            return vec![ConfigIssue::new(
+                at,
+                format!("set `{field}`: it is required"),
+            )];
+        }
+        vec![ConfigIssue::new(path, message)]
     })
+}
+
+/// The field serde says is missing (“missing field `routes`”), if that is
+/// what it says.
+fn missing_field(message: &str) -> Option<&str> {
+    let field = message.strip_prefix("missing field `")?;
+    let field = &field[..field.find('`')?];
+    (!field.is_empty()).then_some(field)
 }
 
 /// Models made with a credential, each passed through a mapping

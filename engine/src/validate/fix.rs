@@ -1,6 +1,6 @@
 //! One-click fixes: for some problems validation knows the edit that
 //! removes them (a missing channel, a graph with no start, a node with no
-//! way to an end). The fix is data on the [`Problem`](super::Problem), and
+//! way to an end, a route no edge carries while an edge carries none). The fix is data on the [`Problem`](super::Problem), and
 //! applying it is a pure function over the document, so the editor (in
 //! wasm) and any other client make exactly the same edit.
 
@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::format::{
     Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, NodeSpec, Position, Reducer,
 };
-use crate::ids::NodeId;
+use crate::ids::{EdgeId, NodeId};
 use crate::kinds::BuiltinKind;
 
 /// How far apart the fix places a new node from the one it joins.
@@ -21,8 +21,18 @@ const STEP_X: f64 = 240.0;
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum Fix {
     /// Add the channel, with the type the node needs. A `messages` channel
-    /// is a conversation: reducer `add_messages`, kept on the thread.
+    /// is a conversation: reducer `add_messages`, kept on the thread, and
+    /// the start node asks for it (unless it asks for a conversation
+    /// already), so Run opens the chat.
     AddChannel { channel: String, ty: ChannelType },
+    /// Give an edge that carries no route (it is always taken) the route
+    /// no edge carries: a router's routes typed after its edges were drawn.
+    RouteEdge {
+        edge: EdgeId,
+        route: String,
+        /// The edge's target as a person reads it (its label, else id).
+        to: String,
+    },
     /// Add a `start` node (which becomes the entry), wired to `before`.
     AddStart { before: Option<NodeId> },
     /// Add an `end` node after `after`.
@@ -42,6 +52,7 @@ impl Fix {
             Fix::AddStart { .. } => "Add a start node".to_string(),
             Fix::AddEnd { after } => format!("Add an end node after `{after}`"),
             Fix::MendGroups => "Tidy the groups".to_string(),
+            Fix::RouteEdge { route, to, .. } => format!("Send `{route}` to {to}"),
         }
     }
 
@@ -58,6 +69,17 @@ impl Fix {
                     .state
                     .channels
                     .insert(channel.clone(), new_channel(*ty));
+                if *ty == ChannelType::Messages {
+                    ask_at_the_start(document, channel);
+                }
+            }
+            Fix::RouteEdge { edge, route, .. } => {
+                if let Some(edge) = document.edges.iter_mut().find(|e| &e.id == edge)
+                    && edge.route.is_none()
+                    && edge.condition.is_none()
+                {
+                    edge.route = Some(route.clone());
+                }
             }
             Fix::AddStart { before } => {
                 if document
@@ -121,6 +143,74 @@ impl Fix {
             }
         }
     }
+}
+
+/// Makes each start node that asks for no conversation ask for `channel`
+/// (a conversation's graph takes its next message at the start).
+fn ask_at_the_start(document: &mut GraphDocument, channel: &str) {
+    let conversations: Vec<String> = document
+        .state
+        .channels
+        .iter()
+        .filter(|(_, c)| c.ty == ChannelType::Messages)
+        .map(|(name, _)| name.clone())
+        .collect();
+    for node in &mut document.nodes {
+        if node.kind != BuiltinKind::Start.name() {
+            continue;
+        }
+        if node.config.is_null() {
+            node.config = json!({});
+        }
+        let Some(config) = node.config.as_object_mut() else {
+            continue;
+        };
+        let inputs = config.entry("inputs").or_insert_with(|| json!([]));
+        let Some(inputs) = inputs.as_array_mut() else {
+            continue;
+        };
+        let asks_for_one = inputs
+            .iter()
+            .filter_map(|input| input.as_str())
+            .any(|input| conversations.iter().any(|c| c == input));
+        if !asks_for_one {
+            inputs.push(json!(channel));
+        }
+    }
+}
+
+/// Pairs a node's routes that no edge carries with its edges that carry no
+/// route (nor a condition): an edge to a node named like the route first
+/// (route `billing`, a node labelled "Billing"), then the rest in order.
+/// Each edge gets one route at most; routes left over get none.
+pub(crate) fn pair_routes<'a>(
+    routes: &[&'a str],
+    edges: &[(EdgeId, String)],
+) -> Vec<(&'a str, usize)> {
+    let named = |route: &str, to: &str| {
+        let (route, to) = (route.to_lowercase(), to.to_lowercase());
+        !route.is_empty() && to.contains(&route)
+    };
+    let mut taken = vec![false; edges.len()];
+    let mut pairs: Vec<(&'a str, Option<usize>)> = routes.iter().map(|r| (*r, None)).collect();
+    for pair in &mut pairs {
+        if let Some(i) = (0..edges.len()).find(|&i| !taken[i] && named(pair.0, &edges[i].1)) {
+            taken[i] = true;
+            pair.1 = Some(i);
+        }
+    }
+    for pair in &mut pairs {
+        if pair.1.is_none()
+            && let Some(i) = (0..edges.len()).find(|&i| !taken[i])
+        {
+            taken[i] = true;
+            pair.1 = Some(i);
+        }
+    }
+    pairs
+        .into_iter()
+        .filter_map(|(route, edge)| Some((route, edge?)))
+        .collect()
 }
 
 /// A new channel of type `ty`, with the reducer and scope it usually has.

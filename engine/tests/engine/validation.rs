@@ -451,3 +451,123 @@ fn a_sub_agent_naming_a_saved_graph_is_accepted_in_the_app_and_refused_where_not
     let report = heddle_engine::validate(&graph, &app);
     assert!(report.problems.is_empty(), "{report}");
 }
+
+#[test]
+fn routes_typed_after_the_edges_were_drawn_are_given_to_them_in_a_click_each() {
+    use heddle_engine::validate::Fix;
+    let mut channels = channels();
+    channels["messages"] = json!({"type": "messages", "reducer": "add_messages"});
+    let mut graph = document(json!({
+        "state": {"channels": channels},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+            {"id": "triage", "kind": "router", "config": {
+                "routes": [
+                    {"route": "billing", "description": "money"},
+                    {"route": "technical", "description": "bugs"},
+                    {"route": "general", "description": "the rest"},
+                    {"route": "legal", "description": "lawyers"}
+                ]
+            }},
+            {"id": "tech", "kind": "set", "label": "Technical support", "config": {"values": {"count": {"expr": "1"}}}},
+            {"id": "bill", "kind": "set", "label": "Billing", "config": {"values": {"count": {"expr": "2"}}}},
+            {"id": "general", "kind": "set", "config": {"values": {"count": {"expr": "3"}}}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "triage"},
+            {"id": "e2", "from": "triage", "to": "tech"},
+            {"id": "e3", "from": "triage", "to": "bill"},
+            {"id": "e4", "from": "triage", "to": "general"},
+            {"id": "e5", "from": "tech", "to": "end"},
+            {"id": "e6", "from": "bill", "to": "end"},
+            {"id": "e7", "from": "general", "to": "end"}
+        ]
+    }));
+    let before = heddle_engine::validate(&graph, &registry());
+    let route = |name: &str| {
+        before
+            .problems
+            .iter()
+            .find(
+                |p| matches!(&p.kind, ProblemKind::RouteWithoutEdge { route, .. } if route == name),
+            )
+            .unwrap_or_else(|| panic!("no problem for route {name}:\n{before}"))
+            .fix
+            .clone()
+    };
+    // Each edge goes to the route its target is named after, whatever the
+    // order they were drawn in; a route with no edge left gets no fix.
+    let given = |edge: &str, route: &str, to: &str| {
+        Some(Fix::RouteEdge {
+            edge: edge.into(),
+            route: route.into(),
+            to: to.into(),
+        })
+    };
+    assert_eq!(route("billing"), given("e3", "billing", "Billing"));
+    assert_eq!(
+        route("technical"),
+        given("e2", "technical", "Technical support")
+    );
+    assert_eq!(route("general"), given("e4", "general", "general"));
+    assert_eq!(route("legal"), None);
+    assert_eq!(
+        route("billing").map(|fix| fix.label()).as_deref(),
+        Some("Send `billing` to Billing")
+    );
+    apply_fixes(&mut graph, &before);
+    let routed: Vec<_> = graph.edges.iter().map(|e| e.route.as_deref()).collect();
+    assert_eq!(
+        routed,
+        [
+            None,
+            Some("technical"),
+            Some("billing"),
+            Some("general"),
+            None,
+            None,
+            None
+        ]
+    );
+    let after = heddle_engine::validate(&graph, &registry());
+    let left: Vec<_> = after.problems.iter().map(|p| p.kind.to_string()).collect();
+    assert_eq!(left, ["route `legal` of node `triage` has no edge"]);
+    // A fix made stale (the edge was routed meanwhile) changes nothing.
+    let mut again = graph.clone();
+    given("e2", "billing", "x")
+        .expect("a fix")
+        .apply(&mut again);
+    assert_eq!(again, graph);
+}
+
+#[test]
+fn a_conversation_channel_made_by_a_fix_is_asked_for_at_the_start() {
+    let report_of =
+        |graph: &heddle_engine::GraphDocument| heddle_engine::validate(graph, &registry());
+    let mut graph = document(json!({
+        "state": {"channels": {}},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "chat", "kind": "llm", "config": {"model": "offline"}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "chat"},
+            {"id": "e2", "from": "chat", "to": "end"}
+        ]
+    }));
+    let before = report_of(&graph);
+    assert!(apply_fixes(&mut graph, &before) > 0, "{before}");
+    let after = report_of(&graph);
+    assert!(after.problems.is_empty(), "{after}");
+    assert_eq!(graph.nodes[0].config, json!({"inputs": ["messages"]}));
+    // Asked once: a start asking for a conversation already is left alone.
+    let stale = heddle_engine::validate::Fix::AddChannel {
+        channel: "history".into(),
+        ty: heddle_engine::format::ChannelType::Messages,
+    };
+    stale.apply(&mut graph);
+    assert_eq!(graph.nodes[0].config, json!({"inputs": ["messages"]}));
+    assert!(graph.state.channels.contains_key("history"));
+}
