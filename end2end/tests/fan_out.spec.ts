@@ -2,7 +2,8 @@
 // out to three instances of its Research node. While they run, the node
 // shows a line per instance and the chat a bubble per instance, each with
 // its own words (never interleaved); once done, the node says how many
-// items it took and the trace has a lane per instance.
+// items it took, the chat keeps each instance's words folded under the
+// answer, and the trace has a lane per instance.
 import * as fs from "fs";
 import * as path from "path";
 import { test, expect, hydrated, expectAccessible } from "./fixtures";
@@ -67,6 +68,18 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expect(chat.locator(".role-prompt")).toContainText("Summarize's prompt");
   await expect(chat.locator(".role-prompt")).toContainText("Findings: 3 topics researched.");
   await expect(chat.locator(".role-user").filter({ hasText: "Findings" })).toHaveCount(0);
+  // The instances' words stay, folded under the answer: opened, each is
+  // named by its item and holds its own words.
+  const kept = page.getByTestId("chat-instances");
+  await expect(kept.locator("summary")).toHaveText("Research: 3 instances");
+  await kept.locator("summary").click();
+  const each = kept.locator(".chat-instance-list > li");
+  await expect(each).toHaveCount(3);
+  for (const i of [0, 1, 2]) {
+    await expect(each.nth(i).locator(".chat-role")).toHaveText(`Research #${i + 1} · ${topic(i + 1)}`);
+    await expect(each.nth(i).locator("p")).toContainText(`offline topic ${i + 1}:`);
+  }
+  await page.screenshot({ path: "../target/e2e/screens/fan-out-kept-1440.png" });
 
   // The trace: a lane per instance, under the node's label, a bar each.
   await page.getByRole("tab", { name: "Trace" }).click();

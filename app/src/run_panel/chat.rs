@@ -146,6 +146,43 @@ pub fn ChatTab(
             Vec::new()
         })
     };
+    let busy = move || watch.status.get() == Some(RunStatus::Running);
+    // Once the watched run is over, a fan-out's instances stay readable,
+    // folded under the answer: each with its item and what it wrote (the
+    // conversation keeps only what the graph put in it).
+    let fanned = move || -> Vec<(String, Vec<(String, String)>)> {
+        if busy() || watch.cursor.get().is_some() || watch.thread.get() != picked.get() {
+            return Vec::new();
+        }
+        watch.view.with(|view| {
+            let mut nodes: Vec<(String, Vec<(String, String)>)> = view
+                .stats
+                .iter()
+                .filter(|(_, stats)| stats.instances.values().any(|i| !i.streamed.is_empty()))
+                .map(|(node, stats)| {
+                    let name = editor.label_of(node).unwrap_or_else(|| node.clone());
+                    let instances = stats
+                        .instances
+                        .iter()
+                        .map(|(i, instance)| {
+                            let who = match &instance.item {
+                                Some(item) => format!("#{} · {item}", i + 1),
+                                None => format!("#{}", i + 1),
+                            };
+                            let said = match (&instance.error, instance.streamed.is_empty()) {
+                                (Some(error), true) => format!("failed: {error}"),
+                                _ => instance.streamed.clone(),
+                            };
+                            (who, said)
+                        })
+                        .collect();
+                    (name, instances)
+                })
+                .collect();
+            nodes.sort();
+            nodes
+        })
+    };
     // The newest message stays in view: a new one, a streamed word, the
     // message just sent.
     let list = NodeRef::<leptos::html::Ol>::new();
@@ -163,7 +200,6 @@ pub fn ChatTab(
             });
         }
     });
-    let busy = move || watch.status.get() == Some(RunStatus::Running);
     // Why the watched run failed, said where the reply would have been.
     let failure = move || {
         watch
@@ -267,6 +303,21 @@ pub fn ChatTab(
                         <p>{text}</p>
                     </li>
                 }).collect_view()}
+                {move || fanned().into_iter().map(|(node, instances)| view! {
+                    <li class="chat-message chat-instances" data-testid="chat-instances">
+                        <details class="chat-fold" on:toggle=show_opened>
+                            <summary>{format!("{node}: {} instances", instances.len())}</summary>
+                            <ol class="chat-instance-list">
+                                {instances.into_iter().map(|(who, said)| view! {
+                                    <li>
+                                        <span class="chat-role">{format!("{node} {who}")}</span>
+                                        <p>{said}</p>
+                                    </li>
+                                }).collect_view()}
+                            </ol>
+                        </details>
+                    </li>
+                }).collect_view()}
                 {move || failure().map(|why| view! {
                     <li class="chat-message chat-failure" role="alert" data-testid="chat-failure">
                         <span class="chat-role">"the run failed"</span>
@@ -288,6 +339,23 @@ pub fn ChatTab(
             })}
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
         </div>
+    }
+}
+
+/// Scrolls a fold just opened into view, as much of it as fits (it opens
+/// at the foot of the messages, below what shows).
+fn show_opened(event: leptos::ev::Event) {
+    use wasm_bindgen::JsCast;
+    let Some(fold) = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::HtmlDetailsElement>().ok())
+    else {
+        return;
+    };
+    if fold.open() {
+        let options = web_sys::ScrollIntoViewOptions::new();
+        options.set_block(web_sys::ScrollLogicalPosition::Start);
+        fold.scroll_into_view_with_scroll_into_view_options(&options);
     }
 }
 
