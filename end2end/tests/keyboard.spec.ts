@@ -131,6 +131,32 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   expect(errors).toEqual([]);
 });
 
+test("nodes added from the keyboard in a row stay in sight: the view follows each", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const nodes = page.locator(".canvas-node");
+  const before = await nodes.count();
+  // The rightmost node selected, four kinds added one beside the other.
+  const rightmost = await nodes.evaluateAll((all) =>
+    all
+      .map((node) => ({ id: node.getAttribute("data-node"), x: node.getBoundingClientRect().x }))
+      .sort((a, b) => b.x - a.x)[0].id,
+  );
+  await page.locator(`.canvas-node[data-node="${rightmost}"]`).focus();
+  await page.keyboard.press("Shift+F6");
+  for (let i = 0; i < 4; i++) {
+    await page.keyboard.type("set");
+    await page.keyboard.press("Enter");
+    await expect(nodes).toHaveCount(before + i + 1);
+    const added = page.locator(".canvas-node.selected");
+    await expect(added).toHaveCount(1);
+    await expect(added).toBeInViewport({ ratio: 1 });
+  }
+  expect(errors).toEqual([]);
+});
+
 test("shortcuts belong to the canvas: a letter typed or text copied in a panel stays there", async ({
   page,
   errors,

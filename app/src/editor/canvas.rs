@@ -286,7 +286,7 @@ pub fn Canvas(
                     <h2>"This graph is empty"</h2>
                     <p>
                         {if editor.can_edit {
-                            "Drag a node from the palette on the left to start."
+                            "Drag a node from the palette on the left to start, or from the keyboard: F6 to the node kinds, type one, Enter."
                         } else {
                             "It has no nodes yet."
                         }}

@@ -70,7 +70,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
 
 /// Adds a kind without the mouse: beside the selected node (so a chain
 /// built from the keyboard runs left to right), else mid-view, never on
-/// another node.
+/// another node; the view follows it when it lands out of sight.
 fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
     let (width, height) = gestures.size();
     let center = editor
@@ -78,6 +78,12 @@ fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
         .get_untracked()
         .to_world(width / 2.0, height / 2.0);
     place_free(editor, kind, center);
+    let placed = editor
+        .selected
+        .with_untracked(|selected| selected.first().cloned());
+    if let Some(id) = placed {
+        editor.reveal(&id, width, height);
+    }
 }
 
 /// A palette row per kind: drag it onto the canvas, or focus it and press
