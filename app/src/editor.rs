@@ -106,6 +106,15 @@ pub fn GraphEditor(
     // knows exactly what the server runs with.
     let catalog = Resource::new(|| (), |_| get_catalog());
     let problems = problems(editor, catalog);
+    Effect::new(move |_| {
+        let errors = problems.with(|problems| {
+            problems
+                .iter()
+                .filter(|problem| problem.severity == heddle_engine::validate::Severity::Error)
+                .count()
+        });
+        editor.errors.set(errors);
+    });
     keys::install(editor, gestures, help);
     resize::keep_centred(editor, gestures);
     persistence.start();

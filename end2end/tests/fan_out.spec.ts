@@ -95,6 +95,17 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await page.screenshot({ path: "../target/e2e/screens/fan-out-trace-1440.png" });
   await expectAccessible(page, "the trace of a fan-out");
 
+  // The event log tells the instances apart too: "research #2".
+  await page.getByRole("tab", { name: "Events" }).click();
+  await page.getByTestId("event-node").selectOption("research");
+  const done = page.locator('.event-row[data-type="node_succeeded"] .event-node');
+  await expect(done).toHaveCount(3);
+  expect((await done.allTextContents()).map((text) => text.trim()).sort()).toEqual([
+    "research #1",
+    "research #2",
+    "research #3",
+  ]);
+
   // At 1024x700, a second question: the lines still fit and read.
   await page.setViewportSize({ width: 1024, height: 700 });
   await page.getByRole("tab", { name: "Chat" }).click();

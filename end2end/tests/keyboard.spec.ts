@@ -157,6 +157,47 @@ test("nodes added from the keyboard in a row stay in sight: the view follows eac
   expect(errors).toEqual([]);
 });
 
+test("Run on a graph with problems says so and goes to the first fix, asking the server nothing", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Writer without a conversation",
+      state: { channels: { note: { type: "string" } } },
+      nodes: [
+        { id: "start", kind: "start", position: { x: 0, y: 0 } },
+        { id: "llm_2", kind: "llm", label: "Writer", position: { x: 260, y: 0 }, config: { prompt: "Write.", output: "note" } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+      ],
+      edges: [
+        { id: "a", from: "start", to: "llm_2" },
+        { id: "b", from: "llm_2", to: "end" },
+      ],
+    },
+  });
+  expect(response.status()).toBe(201);
+  const id = (await response.json()).id;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("problem-count")).toHaveText("1");
+  const starts: string[] = [];
+  page.on("request", (request) => {
+    if (request.method() === "POST" && /\/runs\b|start_run/.test(request.url())) starts.push(request.url());
+  });
+  await page.locator(".editor-canvas").focus();
+  await page.keyboard.press("Control+Enter");
+  await expect(page.locator(".graph-bar .run-refusal")).toHaveText("Fix the problem first (see Problems).");
+  const fix = page.locator(".problems").getByRole("button", { name: "Create channel `messages` (messages)" });
+  await expect(fix).toBeFocused();
+  expect(starts).toEqual([]);
+  expect((await (await page.request.get(`/api/v1/graphs/${id}/runs`)).json()).length).toBe(0);
+  // Enter fixes it; the message goes with the problem.
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(page.locator(".graph-bar .run-refusal")).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
 test("shortcuts belong to the canvas: a letter typed or text copied in a panel stays there", async ({
   page,
   errors,

@@ -874,7 +874,14 @@ test("a run refused for the graph's problems names them by their nodes' labels",
   });
   await page.goto(`/graphs/${graph}`);
   await hydrated(page);
+  // The bar's Run knows already (the editor validates as the server does)
+  // and asks nothing; the Run tab's Start run asks the server, which names
+  // the problem by the node's label.
   await page.getByTestId("run").click();
+  await expect(page.locator(".graph-bar .run-refusal")).toHaveText("Fix the problem first (see Problems).");
+  expect(await runs(page, graph)).toEqual([]);
+  await page.getByRole("tab", { name: "Run" }).click();
+  await page.getByTestId("run-start").click();
   const refusal = page.getByRole("alert").filter({ hasText: "stops it from running" });
   await expect(refusal).toContainText("the graph has a problem that stops it from running: Writer:");
   await expect(refusal).toContainText("`messages` is not a channel");

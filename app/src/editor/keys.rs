@@ -70,9 +70,18 @@ fn typing(event: &web_sys::Event) -> bool {
     event
         .target()
         .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|element| {
-            matches!(element.tag_name().as_str(), "INPUT" | "TEXTAREA" | "SELECT")
-                || element.has_attribute("contenteditable")
+        .is_some_and(|element| match element.tag_name().as_str() {
+            // A box to tick or a slider takes no text: Ctrl+Enter still runs.
+            "INPUT" => !matches!(
+                element
+                    .get_attribute("type")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase()
+                    .as_str(),
+                "checkbox" | "radio" | "button" | "submit" | "reset" | "range" | "color" | "file"
+            ),
+            "TEXTAREA" | "SELECT" => true,
+            _ => element.has_attribute("contenteditable"),
         })
 }
 

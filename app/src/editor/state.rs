@@ -208,6 +208,9 @@ pub struct Editor {
     /// Whether the graph opened at its start because the whole of it does
     /// not read at the canvas's size (the canvas offers the rest).
     pub showing_start: RwSignal<bool>,
+    /// How many of the live validation's problems are errors (a graph with
+    /// any cannot run): Run says so rather than asking the server.
+    pub errors: RwSignal<usize>,
     /// The editor's reactive owner: node signals are made under it, never
     /// under whatever effect happens to load a document (an effect that
     /// runs again disposes what it made).
@@ -249,6 +252,7 @@ impl Editor {
             history: StoredValue::new(History::default()),
             framed: StoredValue::new(None),
             showing_start: RwSignal::new(false),
+            errors: RwSignal::new(0),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
             can_edit,
             opened_unplaced,

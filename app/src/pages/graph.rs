@@ -313,10 +313,37 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor, panel: PanelState) 
     let error = RwSignal::new(None::<String>);
     let shown = use_context::<Persistence>();
     let running = move || watch.status.get() == Some(heddle_engine::run::RunStatus::Running);
+    // Once the problems are fixed, what Run said about them goes.
+    Effect::new(move |_| {
+        if editor.errors.get() == 0 {
+            error.set(None);
+        }
+    });
     let act = move |_| {
         let graph_id = graph_id.clone();
         let current = watch.view.with_untracked(|view| view.run_id.clone());
         let stopping = running();
+        let errors = editor.errors.get_untracked();
+        if !stopping && errors > 0 {
+            // The server would refuse it: the list says what to fix, and
+            // the keyboard goes there.
+            error.set(Some(if errors == 1 {
+                "Fix the problem first (see Problems).".to_string()
+            } else {
+                format!("Fix the {errors} problems first (see Problems).")
+            }));
+            let fixable = document()
+                .query_selector(".problems .fix-button")
+                .ok()
+                .flatten()
+                .is_some();
+            crate::components::focus_first(if fixable {
+                ".problems .fix-button"
+            } else {
+                ".problems .problem"
+            });
+            return;
+        }
         if !stopping {
             let fields = crate::run_panel::input_fields(editor);
             let chat = fields

@@ -118,10 +118,12 @@ pub fn ChatTab(
                 let Some(stats) = view.stats.get(node) else {
                     continue;
                 };
-                if !stats.streamed.is_empty() {
-                    return vec![(None, stats.streamed.clone())];
-                }
                 let name = editor.label_of(node).unwrap_or_else(|| node.clone());
+                // Named by the node that writes: a graph with a planner and
+                // specialists says which one is talking.
+                if !stats.streamed.is_empty() {
+                    return vec![(Some(name), stats.streamed.clone())];
+                }
                 let instances: Vec<(Option<String>, String)> = stats
                     .instances
                     .iter()
@@ -342,6 +344,16 @@ pub fn ChatTab(
     }
 }
 
+/// The first line of `text`, cut to `most` characters with an ellipsis.
+fn opening_words(text: &str, most: usize) -> String {
+    let line = text.trim().lines().next().unwrap_or_default();
+    match line.char_indices().nth(most) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None if line.len() < text.trim().len() => format!("{line} …"),
+        None => line.to_string(),
+    }
+}
+
 /// Scrolls a fold just opened into view, as much of it as fits (it opens
 /// at the foot of the messages, below what shows).
 fn show_opened(event: leptos::ev::Event) {
@@ -389,6 +401,15 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
             </details>
         }
         .into_any(),
+        // A system message (a memory's summary of what came before, a
+        // prompt) is folded to its first words: it is context, not talk.
+        Role::System => view! {
+            <details class="chat-fold">
+                <summary>{opening_words(&message.content, 80)}</summary>
+                <p>{message.content.clone()}</p>
+            </details>
+        }
+        .into_any(),
         // A reply is read as Markdown (safely: no HTML of its own).
         Role::Assistant => view! { <Markdown text=message.content.clone() /> }.into_any(),
         _ => view! { <p>{message.content.clone()}</p> }.into_any(),
@@ -409,5 +430,21 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
                 }
             }).collect_view()}
         </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::opening_words;
+
+    #[test]
+    fn a_folded_message_shows_its_first_line_cut_on_a_character() {
+        assert_eq!(
+            opening_words("Summary: they asked about refunds.", 80),
+            "Summary: they asked about refunds."
+        );
+        assert_eq!(opening_words("First line\nsecond line", 80), "First line …");
+        assert_eq!(opening_words(&"é".repeat(100), 3), "ééé…");
+        assert_eq!(opening_words("  \n ", 10), "");
     }
 }

@@ -11,7 +11,7 @@ use heddle_engine::ids::RunId;
 use leptos::html::Div;
 use leptos::prelude::*;
 
-use self::describe::{GROUPS, node_of, summary, type_of};
+use self::describe::{GROUPS, instance_of, node_of, summary, type_of};
 use self::listing::{Filter, Matches, ROW_PX, window};
 use super::{duration, select_node};
 use crate::editor::state::Editor;
@@ -61,12 +61,13 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                     let rows = matches
                         .positions(rows)
                         .iter()
-                        .filter_map(|&at| log.events.get(at))
-                        .map(|event| Row {
+                        .filter_map(|&at| Some((at, log.events.get(at)?)))
+                        .map(|(at, event)| Row {
                             seq: event.seq,
                             offset_us: event.at_us.saturating_sub(started),
                             kind: type_of(event),
                             node: node_of(event).map(str::to_string),
+                            instance: instance_of(&log.events, at),
                             step: step_of(event),
                             summary: summary(event),
                         })
@@ -221,6 +222,8 @@ struct Row {
     offset_us: u64,
     kind: &'static str,
     node: Option<String>,
+    /// Which fanned-out instance of the node (its item's position).
+    instance: Option<u32>,
     step: Option<u32>,
     summary: String,
 }
@@ -232,6 +235,7 @@ fn EventRow(editor: Editor, watch: Watch, row: Row) -> impl IntoView {
         offset_us,
         kind,
         node,
+        instance,
         step,
         summary,
     } = row;
@@ -257,7 +261,10 @@ fn EventRow(editor: Editor, watch: Watch, row: Row) -> impl IntoView {
             <span class="event-seq">{seq}</span>
             <span class="event-time">{format!("+{}", duration(offset_us))}</span>
             <span class="event-type">{kind}</span>
-            <span class="event-node">{node.unwrap_or_default()}</span>
+            <span class="event-node">
+                {node.unwrap_or_default()}
+                {instance.map(|i| view! { <span class="event-instance">{format!(" #{}", i + 1)}</span> })}
+            </span>
             <span class="event-summary">{summary}</span>
         </li>
     }

@@ -47,6 +47,43 @@ pub fn node_of(event: &Event) -> Option<&str> {
     }
 }
 
+/// How far back the log is read for the step an event's task belongs to:
+/// a step's own events come soon after it starts, and a row never costs
+/// more than this however long the run.
+const LOOK_BACK: usize = 4096;
+
+/// Which fanned-out instance of its node the event at `at` concerns (the
+/// row then reads "research #2"): the event says it (a token), or its path
+/// does (work inside an instance's child graph), or its step's start lists
+/// its task. `None` for a node that was not fanned out.
+pub fn instance_of(events: &[Event], at: usize) -> Option<u32> {
+    let event = events.get(at)?;
+    if let Some(outer) = event.path.first() {
+        return outer.instance;
+    }
+    let (step, task) = match &event.payload {
+        EventPayload::Custom { instance, .. } => return *instance,
+        EventPayload::NodeStarted { step, task, .. }
+        | EventPayload::NodeSucceeded { step, task, .. }
+        | EventPayload::NodeFailed { step, task, .. }
+        | EventPayload::NodeRetrying { step, task, .. } => (*step, *task),
+        _ => return None,
+    };
+    events[..at]
+        .iter()
+        .rev()
+        .take(LOOK_BACK)
+        .find_map(|earlier| match &earlier.payload {
+            EventPayload::StepStarted { step: s, tasks }
+                if *s == step && earlier.path.is_empty() =>
+            {
+                Some(tasks.get(usize::try_from(task).ok()?)?.instance)
+            }
+            _ => None,
+        })
+        .flatten()
+}
+
 /// The node an event's payload names (inside a child graph, the child's).
 fn payload_node(event: &Event) -> Option<&str> {
     match &event.payload {
@@ -148,5 +185,78 @@ fn own_summary(event: &Event) -> String {
         EventPayload::EdgeTaken { from, to, .. } => format!("{from} → {to}"),
         EventPayload::Custom { name, data, .. } => format!("{name} {}", show_json(data, 120)),
         _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::run::{Event, EventPayload, TaskRef};
+    use heddle_engine::{NodeId, RunId};
+    use serde_json::json;
+
+    use super::instance_of;
+
+    fn event(seq: u64, payload: EventPayload) -> Event {
+        Event {
+            run_id: RunId::from("r"),
+            seq,
+            at_us: seq,
+            path: Vec::new(),
+            payload,
+        }
+    }
+
+    fn succeeded(seq: u64, node: &str, task: u32) -> Event {
+        event(
+            seq,
+            EventPayload::NodeSucceeded {
+                step: 2,
+                node: NodeId::from(node),
+                task,
+                duration_us: 5,
+                update: json!({}),
+                route: None,
+            },
+        )
+    }
+
+    #[test]
+    fn a_fanned_out_nodes_events_say_which_instance_from_their_steps_tasks() {
+        let task = |node: &str, instance: Option<u32>| TaskRef {
+            node: NodeId::from(node),
+            instance,
+            item: None,
+        };
+        let events = vec![
+            event(
+                0,
+                EventPayload::StepStarted {
+                    step: 2,
+                    tasks: vec![
+                        task("research", Some(0)),
+                        task("research", Some(1)),
+                        task("log", None),
+                    ],
+                },
+            ),
+            succeeded(1, "research", 1),
+            succeeded(2, "log", 2),
+            event(
+                3,
+                EventPayload::Custom {
+                    node: NodeId::from("research"),
+                    instance: Some(0),
+                    name: "token".into(),
+                    data: json!({"text": "a"}),
+                },
+            ),
+            // A task the step never listed (a log cut short): no instance.
+            succeeded(4, "research", 9),
+        ];
+        let found: Vec<Option<u32>> = (0..events.len())
+            .map(|at| instance_of(&events, at))
+            .collect();
+        assert_eq!(found, [None, Some(1), None, Some(0), None]);
+        assert_eq!(instance_of(&events, 99), None);
     }
 }
