@@ -73,7 +73,16 @@ pub fn Inspector(
         models,
         secrets: secret_names,
     };
+    // The lists are drawn in the browser only, once the page is live: they
+    // are invisible suggestions, and drawn from two resources on the server
+    // they could differ from the browser's first render (a page opening
+    // slowly hit a hydration error there).
+    let live = RwSignal::new(false);
+    Effect::new(move |_| live.set(true));
     let lists = move || {
+        if !live.get() {
+            return ().into_any();
+        }
         let models = models.get();
         let names = secret_names.get();
         let tool_names = tools.get();
@@ -88,6 +97,7 @@ pub fn Inspector(
                 {names.into_iter().map(|name| view! { <option value=name></option> }).collect_view()}
             </datalist>
         }
+        .into_any()
     };
     // What the form is for. It follows the selection once a press has
     // settled: a node pressed to be dragged is selected at once (its ring
@@ -124,7 +134,7 @@ pub fn Inspector(
         Shown::Graph => view! { <GraphForm editor /> }.into_any(),
     };
     view! {
-        <Transition fallback=|| ()>{lists}</Transition>
+        {lists}
         {form}
     }
 }
