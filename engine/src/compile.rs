@@ -720,6 +720,20 @@ fn check_edges(
         }
     }
 
+    // Each node's edges that carry no route nor condition, gathered once:
+    // a route no edge carries may be given one of them, in a click.
+    let mut unrouted: HashMap<&NodeId, Vec<(EdgeId, String)>> = HashMap::new();
+    for edge in &document.edges {
+        if edge.route.is_none() && edge.condition.is_none() {
+            let to = ids
+                .get(&edge.to)
+                .map_or(edge.to.as_str(), |at| document.nodes[at.0 as usize].name());
+            unrouted
+                .entry(&edge.from)
+                .or_default()
+                .push((edge.id.clone(), to.to_string()));
+        }
+    }
     for (i, node) in built.iter().enumerate() {
         let Some(node) = node else { continue };
         let missing: Vec<&str> = node
@@ -732,14 +746,8 @@ fn check_edges(
             continue;
         }
         let id = &document.nodes[i].id;
-        // Its edges that carry no route: each may be given one, in a click.
-        let unrouted: Vec<(EdgeId, String)> = document
-            .edges
-            .iter()
-            .filter(|edge| &edge.from == id && edge.route.is_none() && edge.condition.is_none())
-            .map(|edge| (edge.id.clone(), reads_as(document, &edge.to)))
-            .collect();
-        let pairs = crate::validate::pair_routes(&missing, &unrouted);
+        let unrouted = unrouted.get(id).map_or(&[][..], Vec::as_slice);
+        let pairs = crate::validate::pair_routes(&missing, unrouted);
         for route in missing {
             let fix = pairs
                 .iter()
@@ -763,16 +771,6 @@ fn check_edges(
         }
     }
     edges
-}
-
-/// Node `id` as a person reads it (its label, else its id).
-fn reads_as(document: &GraphDocument, id: &NodeId) -> String {
-    document
-        .nodes
-        .iter()
-        .find(|node| &node.id == id)
-        .map_or(id.as_str(), NodeSpec::name)
-        .to_string()
 }
 
 fn find_entry(

@@ -143,6 +143,21 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
     }
 }
 
+/// Puts the focus on the list's first fix, else its first problem (Run on
+/// a graph that cannot run sends the keyboard there).
+pub fn focus_first_fix() {
+    let fixable = document()
+        .query_selector(".problems .fix-button")
+        .ok()
+        .flatten()
+        .is_some();
+    crate::components::focus_first(if fixable {
+        ".problems .fix-button"
+    } else {
+        ".problems .problem"
+    });
+}
+
 /// After a fix at problem `at`: focuses the first fix at or after that
 /// place, else the first fix, else the heading; unless the focus is
 /// somewhere already (the fix did not take its button away).

@@ -332,16 +332,7 @@ fn RunButton(graph_id: String, watch: Watch, editor: Editor, panel: PanelState) 
             } else {
                 format!("Fix the {errors} problems first (see Problems).")
             }));
-            let fixable = document()
-                .query_selector(".problems .fix-button")
-                .ok()
-                .flatten()
-                .is_some();
-            crate::components::focus_first(if fixable {
-                ".problems .fix-button"
-            } else {
-                ".problems .problem"
-            });
+            crate::editor::problems::focus_first_fix();
             return;
         }
         if !stopping {

@@ -133,10 +133,7 @@ pub fn ChatTab(
                     .take(STREAMING_INSTANCES)
                     .map(|(i, instance)| {
                         (
-                            Some(match &instance.item {
-                                Some(item) => format!("{name} #{} · {item}", i + 1),
-                                None => format!("{name} #{}", i + 1),
-                            }),
+                            Some(instance_title(&name, *i, instance.item.as_deref())),
                             instance.streamed.clone(),
                         )
                     })
@@ -167,10 +164,7 @@ pub fn ChatTab(
                         .instances
                         .iter()
                         .map(|(i, instance)| {
-                            let who = match &instance.item {
-                                Some(item) => format!("#{} · {item}", i + 1),
-                                None => format!("#{}", i + 1),
-                            };
+                            let who = instance_title(&name, *i, instance.item.as_deref());
                             let said = match (&instance.error, instance.streamed.is_empty()) {
                                 (Some(error), true) => format!("failed: {error}"),
                                 _ => instance.streamed.clone(),
@@ -312,7 +306,7 @@ pub fn ChatTab(
                             <ol class="chat-instance-list">
                                 {instances.into_iter().map(|(who, said)| view! {
                                     <li>
-                                        <span class="chat-role">{format!("{node} {who}")}</span>
+                                        <span class="chat-role">{who}</span>
                                         <p>{said}</p>
                                     </li>
                                 }).collect_view()}
@@ -341,6 +335,14 @@ pub fn ChatTab(
             })}
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
         </div>
+    }
+}
+
+/// A fanned-out instance as the chat names it: "Research #2 · heat pumps".
+fn instance_title(node: &str, instance: u32, item: Option<&str>) -> String {
+    match item {
+        Some(item) => format!("{node} #{} · {item}", instance + 1),
+        None => format!("{node} #{}", instance + 1),
     }
 }
 

@@ -179,6 +179,11 @@ fn ask_at_the_start(document: &mut GraphDocument, channel: &str) {
     }
 }
 
+/// How many route-and-edge pairs are compared by name at most: past it
+/// (a hostile graph's thousands of routes and edges), pairing goes by
+/// order alone, so validation stays linear.
+const NAMED_PAIRS: usize = 1 << 16;
+
 /// Pairs a node's routes that no edge carries with its edges that carry no
 /// route (nor a condition): an edge to a node named like the route first
 /// (route `billing`, a node labelled "Billing"), then the rest in order.
@@ -187,24 +192,25 @@ pub(crate) fn pair_routes<'a>(
     routes: &[&'a str],
     edges: &[(EdgeId, String)],
 ) -> Vec<(&'a str, usize)> {
-    let named = |route: &str, to: &str| {
-        let (route, to) = (route.to_lowercase(), to.to_lowercase());
-        !route.is_empty() && to.contains(&route)
-    };
     let mut taken = vec![false; edges.len()];
     let mut pairs: Vec<(&'a str, Option<usize>)> = routes.iter().map(|r| (*r, None)).collect();
-    for pair in &mut pairs {
-        if let Some(i) = (0..edges.len()).find(|&i| !taken[i] && named(pair.0, &edges[i].1)) {
-            taken[i] = true;
-            pair.1 = Some(i);
+    if routes.len().saturating_mul(edges.len()) <= NAMED_PAIRS {
+        let targets: Vec<String> = edges.iter().map(|(_, to)| to.to_lowercase()).collect();
+        for pair in &mut pairs {
+            let route = pair.0.to_lowercase();
+            if route.is_empty() {
+                continue;
+            }
+            if let Some(i) = (0..edges.len()).find(|&i| !taken[i] && targets[i].contains(&route)) {
+                taken[i] = true;
+                pair.1 = Some(i);
+            }
         }
     }
+    let mut free = (0..edges.len()).filter(|&i| !taken[i]);
     for pair in &mut pairs {
-        if pair.1.is_none()
-            && let Some(i) = (0..edges.len()).find(|&i| !taken[i])
-        {
-            taken[i] = true;
-            pair.1 = Some(i);
+        if pair.1.is_none() {
+            pair.1 = free.next();
         }
     }
     pairs
@@ -273,4 +279,39 @@ fn connect(document: &mut GraphDocument, from: NodeId, to: NodeId) {
         condition: None,
         route: None,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{NAMED_PAIRS, pair_routes};
+    use crate::ids::EdgeId;
+
+    fn edges(names: &[&str]) -> Vec<(EdgeId, String)> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| (EdgeId::from(format!("e{i}").as_str()), name.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn routes_go_to_edges_named_after_them_first_then_in_order() {
+        let pairs = pair_routes(
+            &["billing", "technical", "legal", "other"],
+            &edges(&["Technical support", "General", "Billing"]),
+        );
+        assert_eq!(pairs, [("billing", 2), ("technical", 0), ("legal", 1)]);
+    }
+
+    #[test]
+    fn thousands_of_routes_and_edges_pair_by_order_alone() {
+        let routes: Vec<String> = (0..3000).map(|i| format!("route{i}")).collect();
+        let routes: Vec<&str> = routes.iter().map(String::as_str).collect();
+        let names: Vec<String> = (0..3000).map(|i| format!("route{}", 2999 - i)).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert!(routes.len() * names.len() > NAMED_PAIRS);
+        let pairs = pair_routes(&routes, &edges(&names));
+        assert_eq!(pairs.len(), 3000);
+        assert!(pairs.iter().enumerate().all(|(i, (_, edge))| *edge == i));
+    }
 }
