@@ -10,6 +10,7 @@ mod markdown;
 mod not_found_view;
 mod publish_control;
 mod share_panel;
+mod skip_link;
 mod triggers;
 
 pub use copy_button::{CopyButton, page_origin};
@@ -22,4 +23,5 @@ pub use markdown::{Markdown, to_html as markdown_html};
 pub use not_found_view::NotFoundView;
 pub use publish_control::PublishControl;
 pub use share_panel::ShareDialog;
+pub use skip_link::SkipLink;
 pub use triggers::TriggersPanel;

@@ -44,6 +44,7 @@ pub mod keyboard_nav;
 pub mod keys;
 pub mod kind_icon;
 pub mod layout;
+pub mod layout_memory;
 pub mod minimap;
 pub mod model;
 pub mod node_keys;
@@ -58,6 +59,7 @@ pub mod quick_add;
 pub mod rename;
 pub mod resize;
 pub mod retention;
+pub mod route_rename;
 pub mod routing;
 pub mod run_version;
 pub mod schema_edit;
@@ -136,6 +138,9 @@ pub fn GraphEditor(
         palette: RwSignal::new(true),
         inspector: RwSignal::new(true),
     };
+    // As this browser last left them, on any graph.
+    layout_memory::remember_bool(panels.palette, |layout| &mut layout.palette);
+    layout_memory::remember_bool(panels.inspector, |layout| &mut layout.inspector);
     let palette_shown = move || editor.can_edit && panels.palette.get();
     view! {
         <div class="editor" class:read-only=!editor.can_edit class:no-palette=move || !palette_shown() class:inspector-closed=move || !panels.inspector.get()>

@@ -289,12 +289,15 @@ pub fn RunPanel(
     };
     // Its height, once dragged by its top edge (or moved with the arrow keys).
     let height = RwSignal::new(None::<f64>);
+    crate::editor::layout_memory::remember_height(height);
     let section = NodeRef::<leptos::html::Section>::new();
+    // A height remembered from a taller window still leaves the canvas
+    // its room.
     let style = move || {
         height
             .get()
             .filter(|_| open.get())
-            .map(|px| format!("height: {px:.0}px"))
+            .map(|px| format!("height: min({px:.0}px, calc(100% - 160px))"))
     };
     view! {
         <section class="run-panel" class:open=move || open.get() class:chatting=move || tab.get() == Tab::Chat

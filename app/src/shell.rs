@@ -8,7 +8,7 @@ use leptos_router::{
     path,
 };
 
-use crate::components::Header;
+use crate::components::{Header, SkipLink};
 use crate::pages::{GraphPage, HomePage, LoginPage, NotFound, SettingsPage, SharePage, SignupPage};
 
 /// The whole HTML document, rendered on the server.
@@ -56,8 +56,9 @@ pub fn App() -> impl IntoView {
             escape_title(title)
         } />
         <Router>
+            <SkipLink />
             <Header />
-            <main class="main">
+            <main class="main" id="content" tabindex="-1">
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=HomePage />
                     // Async: the page waits for its graph, so a missing one is a real 404.

@@ -214,7 +214,9 @@ test("a router's routes typed after its edges are given to them in a click each"
   await page.goto(`/graphs/${(await created.json()).id}`);
   await hydrated(page);
   const problems = page.locator(".problems");
-  await expect(page.getByTestId("problem-count")).toHaveText("3");
+  // Three routes with no edge, and a warning: no route to fall back on.
+  await expect(page.getByTestId("problem-count")).toHaveText("4");
+  await expect(problems.locator(".problem-warning")).toContainText("has no `otherwise`");
   await page.screenshot({ path: "../target/e2e/screens/router-fixes-1280.png" });
   // Each route goes to the edge whose node is named after it, whatever
   // the order they were drawn in.
@@ -225,11 +227,68 @@ test("a router's routes typed after its edges are given to them in a click each"
   ]) {
     await problems.getByRole("button", { name: `Send \`${name}\` to ${to}` }).click();
   }
+  await expect(page.getByTestId("problem-count")).toHaveText("1");
+  // The fallback: the catch-all route, one click, at the field too.
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  const otherwise = page.locator('input[name="config.otherwise"]');
+  const otherwiseField = page.locator(".field", { has: otherwise }).last();
+  await expect(otherwiseField.locator(".field-error")).toContainText("has no `otherwise`");
+  await otherwiseField.getByRole("button", { name: "Take `general` when no route fits" }).click();
+  await expect(otherwise).toHaveValue("general");
   await expect(page.getByTestId("problem-count")).toHaveText("0");
   await saved(page);
-  const routes = Object.fromEntries((await stored(page)).edges.map((edge: any) => [edge.to, edge.route ?? null]));
-  expect(routes).toEqual({ triage: null, llm_1: "technical", llm_2: "billing", llm_3: "general", end: null });
+  const routesNow = async () =>
+    Object.fromEntries((await stored(page)).edges.map((edge: any) => [edge.to, edge.route ?? null]));
+  expect(await routesNow()).toEqual({ triage: null, llm_1: "technical", llm_2: "billing", llm_3: "general", end: null });
   await expect(page.locator(".editor-edge-label", { hasText: "billing" })).toHaveCount(1);
+
+  // A route renamed in the form takes its edge, and the fallback, along.
+  const general = page.locator('input[name="config.routes.2.route"]');
+  await general.fill("anything_else_at_all");
+  await general.press("Tab");
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(otherwise).toHaveValue("anything_else_at_all");
+  await saved(page);
+  expect(await routesNow()).toEqual({
+    triage: null,
+    llm_1: "technical",
+    llm_2: "billing",
+    llm_3: "anything_else_at_all",
+    end: null,
+  });
+  // The router's labels, long ones too, lie apart and off the nodes.
+  const boxes = async (selector: string) =>
+    Promise.all((await page.locator(selector).all()).map(async (element) => (await element.boundingBox())!));
+  const overlap = (a: any, b: any) =>
+    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  const labels = await boxes(".editor-edge-label");
+  const nodes = await boxes(".canvas-node");
+  expect(labels).toHaveLength(3);
+  for (const [i, label] of labels.entries()) {
+    for (const other of labels.slice(i + 1)) expect(overlap(label, other)).toBe(false);
+    for (const node of nodes) expect(overlap(label, node)).toBe(false);
+  }
+  await page.screenshot({ path: "../target/e2e/screens/router-labels-1280.png" });
+
+  // Renamed behind the form's back (its JSON), the edge is left on a route
+  // the router no longer has: the problem names the edge by its ends,
+  // selects it when clicked, and its fix gives the edge the new name.
+  await page.locator(".form-advanced summary").click();
+  const json = page.locator('textarea[name="config"]');
+  const config = JSON.parse(await json.inputValue());
+  config.routes[2].route = "other";
+  config.otherwise = "other";
+  await json.fill(JSON.stringify(config, null, 2));
+  await json.press("Tab");
+  const stale = problems.locator("li", { hasText: "Triage → General" });
+  await expect(stale).toContainText("has no route `anything_else_at_all`");
+  await stale.locator(".problem").click();
+  await expect(page.locator(".editor-edge-label.selected")).toHaveText("anything_else_at_all");
+  await expect(page.locator(".inspector")).toContainText("Edge");
+  await stale.getByRole("button", { name: "Send `other` to General, not `anything_else_at_all`" }).click();
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await saved(page);
+  expect((await routesNow()).llm_3).toBe("other");
   // "Run to" names the nodes as they read.
   await page.getByRole("tab", { name: "Run" }).click();
   await expect(page.getByTestId("run-to").locator("option", { hasText: "before Billing (llm_2)" })).toHaveCount(1);
@@ -305,17 +364,22 @@ test("routes, values and channels are edited as forms, and what is typed stays",
   expect(errors).toEqual([]);
 });
 
-test("at 1024×700 the panels fit, fold away, and the run panel is resized by its edge", async ({
-  page,
-  errors,
-}) => {
-  await page.setViewportSize({ width: 1024, height: 700 });
+/** A new graph from the Chat agent template, from the home page. */
+async function newChatAgent(page: Page) {
   await page.goto("/");
   await hydrated(page);
   await page.getByRole("button", { name: "New graph" }).first().click();
   await page.getByRole("button", { name: /^Chat agent/ }).first().click();
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
   await hydrated(page);
+}
+
+test("at 1024×700 the panels fit, fold away, and the run panel is resized by its edge", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await newChatAgent(page);
   await expect(page.locator(".canvas-node")).toHaveCount(3);
 
   // The toolbar stays left of the inspector, the run tabs on one line.
@@ -379,6 +443,19 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   expect(input.y).toBeGreaterThanOrEqual(least.y);
   expect(input.y + input.height).toBeLessThanOrEqual(Math.min(least.y + least.height, 700));
   await expect(page.getByTestId("chat-input")).toBeInViewport({ ratio: 1 });
+
+  // This browser remembers the layout on the next graph it opens: the
+  // node kinds folded, the run panel's height.
+  await page.getByTestId("toggle-palette").click();
+  await expect(page.locator(".palette")).toHaveCount(1);
+  await page.getByTestId("toggle-palette").click();
+  await expect(page.locator(".palette")).toHaveCount(0);
+  await newChatAgent(page);
+  await expect(page.locator(".palette")).toHaveCount(0);
+  await expect(page.locator(".inspector")).toBeVisible();
+  await expect(panel).toHaveJSProperty("offsetHeight", 180);
+  await page.getByTestId("toggle-palette").click();
+  await expect(page.locator(".palette")).toHaveCount(1);
   expect(errors).toEqual([]);
 });
 

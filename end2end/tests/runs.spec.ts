@@ -97,6 +97,8 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await expect(messages.locator(".role-assistant").last()).toContainText(
     "(offline model) calculator says 42.",
   );
+  // The reply is named by the node that wrote it, once finished too.
+  await expect(messages.locator(".role-assistant").last().locator(".chat-role")).toHaveText("Agent");
   // The tool call and its result are there, folded.
   await expect(messages.getByText("Called calculator")).toBeVisible();
   await expect(messages.getByText("Result of calculator")).toBeVisible();
@@ -141,6 +143,16 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await page.getByTestId("event-node").selectOption("tools");
   await expect(page.locator(".event-row .event-node").first()).toHaveText("tools");
   await page.screenshot({ path: "../target/e2e/screens/run-events-light.png" });
+
+  // Opened again, the graph goes on with its latest conversation; New
+  // starts another.
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("chat-thread").locator("option:checked")).toContainText("What is 6 * 7? · 1 run");
+  await expect(messages).toContainText("calculator says 42");
+  await page.getByTestId("chat-new").click();
+  await expect(messages).toContainText("No messages yet");
+  await expect(page.getByTestId("chat-thread").locator("option:checked")).toHaveText("New conversation");
 });
 
 test("a human gate shows its tool call; approving it finishes the run", async ({ page, errors }) => {

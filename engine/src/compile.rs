@@ -555,7 +555,7 @@ fn build_node(
                         },
                     )
                     .at_node(&spec.id)
-                    .with_fix(issue.fix);
+                    .with_fix(issue.fix.map(|fix| *fix));
             }
             None
         }
@@ -602,6 +602,15 @@ fn check_settings(i: usize, spec: &NodeSpec, report: &mut Report) {
     }
 }
 
+/// An edge a route no edge carries may be given: it carries no route
+/// (nor a condition), or one its source does not have.
+struct OpenEdge {
+    /// Its place in the document's edges.
+    index: usize,
+    /// Its target as a person reads it.
+    to: String,
+}
+
 struct ResolvedEdge {
     id: EdgeId,
     from: NodeIdx,
@@ -619,6 +628,9 @@ fn check_edges(
     let mut seen = HashSet::new();
     let mut edges = Vec::new();
     let mut routes_used: HashSet<(NodeIdx, &str)> = HashSet::new();
+    // Edges that carry a route their source does not have: each edge's
+    // index, and its problem's.
+    let mut stale: HashMap<usize, usize> = HashMap::new();
     for (j, edge) in document.edges.iter().enumerate() {
         let path = format!("edges[{j}]");
         if edge.id.as_str().is_empty() {
@@ -695,6 +707,7 @@ fn check_edges(
             if source.routes.contains(route) {
                 routes_used.insert((from, route.as_str()));
             } else {
+                stale.insert(j, report.problems.len());
                 report
                     .push(
                         Severity::Error,
@@ -720,18 +733,20 @@ fn check_edges(
         }
     }
 
-    // Each node's edges that carry no route nor condition, gathered once:
-    // a route no edge carries may be given one of them, in a click.
-    let mut unrouted: HashMap<&NodeId, Vec<(EdgeId, String)>> = HashMap::new();
-    for edge in &document.edges {
-        if edge.route.is_none() && edge.condition.is_none() {
+    // Each node's edges that carry no route nor condition, or a route it
+    // does not have, gathered once: a route no edge carries may be given
+    // one of them, in a click.
+    let mut open: HashMap<&NodeId, Vec<OpenEdge>> = HashMap::new();
+    for (j, edge) in document.edges.iter().enumerate() {
+        let unrouted = edge.route.is_none() || stale.contains_key(&j);
+        if unrouted && edge.condition.is_none() {
             let to = ids
                 .get(&edge.to)
                 .map_or(edge.to.as_str(), |at| document.nodes[at.0 as usize].name());
-            unrouted
-                .entry(&edge.from)
-                .or_default()
-                .push((edge.id.clone(), to.to_string()));
+            open.entry(&edge.from).or_default().push(OpenEdge {
+                index: j,
+                to: to.to_string(),
+            });
         }
     }
     for (i, node) in built.iter().enumerate() {
@@ -746,17 +761,28 @@ fn check_edges(
             continue;
         }
         let id = &document.nodes[i].id;
-        let unrouted = unrouted.get(id).map_or(&[][..], Vec::as_slice);
-        let pairs = crate::validate::pair_routes(&missing, unrouted);
+        let open = open.get(id).map_or(&[][..], Vec::as_slice);
+        let targets: Vec<&str> = open.iter().map(|edge| edge.to.as_str()).collect();
+        let pairs = crate::validate::pair_routes(&missing, &targets);
         for route in missing {
-            let fix = pairs
+            let paired = pairs
                 .iter()
                 .find(|(paired, _)| *paired == route)
-                .map(|(_, edge)| Fix::RouteEdge {
-                    edge: unrouted[*edge].0.clone(),
+                .map(|(_, at)| &open[*at]);
+            let fix = paired.map(|edge| {
+                let spec = &document.edges[edge.index];
+                Fix::RouteEdge {
+                    edge: spec.id.clone(),
                     route: route.to_string(),
-                    to: unrouted[*edge].1.clone(),
-                });
+                    to: edge.to.clone(),
+                    was: spec.route.clone(),
+                }
+            });
+            // The edge's own problem (a route its source does not have)
+            // is fixed by the same edit.
+            if let Some(problem) = paired.and_then(|edge| stale.get(&edge.index)) {
+                report.problems[*problem].fix = fix.clone();
+            }
             report
                 .push(
                     Severity::Error,
@@ -769,6 +795,26 @@ fn check_edges(
                 .at_node(id)
                 .with_fix(fix);
         }
+    }
+    // A node that fails when it chooses none of its routes is warned, with
+    // the catch-all route as the one to fall back on.
+    for (i, node) in built.iter().enumerate() {
+        let Some(node) = node.as_ref().filter(|node| node.may_choose_none) else {
+            continue;
+        };
+        let id = &document.nodes[i].id;
+        let fix = crate::validate::fallback_route(&node.routes).map(|route| Fix::SetFallback {
+            node: id.clone(),
+            route: route.to_string(),
+        });
+        report
+            .push(
+                Severity::Warning,
+                format!("nodes[{i}].config.otherwise"),
+                ProblemKind::NoFallback { node: id.clone() },
+            )
+            .at_node(id)
+            .with_fix(fix);
     }
     edges
 }

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use crate::format::{ChannelType, Reducer};
 use crate::ids::{EdgeId, NodeId};
 
-pub(crate) use fix::pair_routes;
 pub use fix::{Fix, new_channel, type_name};
+pub(crate) use fix::{fallback_route, pair_routes};
 
 /// How serious a problem is.
 #[derive(
@@ -143,6 +143,12 @@ pub enum ProblemKind {
         route: String,
         routes: Vec<String>,
     },
+    /// A node may choose none of its routes (a router's model may name
+    /// none), and has no `otherwise` to take then: such a run fails there.
+    #[error(
+        "node `{node}` has no `otherwise`: a reply that names none of its routes fails the run"
+    )]
+    NoFallback { node: NodeId },
     /// A node setting (retry, timeout) is out of range.
     #[error("{message}")]
     BadSetting { message: String },

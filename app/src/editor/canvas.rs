@@ -229,6 +229,7 @@ pub fn Canvas(
             }
             aria-label="Canvas"
             tabindex="0"
+            data-skip-target=""
         >
             <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>
             <div class="editor-world" style:transform=world_shift>

@@ -23,6 +23,7 @@ use serde_json::Value;
 use self::path::{Path, Step};
 pub use self::shape::{Field, Shape, fields};
 use super::idle::when_idle;
+use super::route_rename::follow_route_rename;
 use super::state::Editor;
 
 /// The choices the pickers offer, from the server and the user's secrets.
@@ -59,15 +60,30 @@ impl FormCx {
     }
 
     /// Writes (or with `None` removes) the value at `path`: one undo step.
+    /// A route's name (`<list>[i].route`) renamed takes the node's edges
+    /// along ([`follow_route_rename`]).
     fn write(&self, path: &Path, value: Option<Value>) {
         let id = self.node.get_value();
         let path = path.clone();
         self.editor.change(move |document| {
-            if let Some(node) = document.nodes.iter_mut().find(|node| node.id == id) {
-                if !node.config.is_object() {
-                    node.config = Value::Object(Default::default());
+            let Some(node) = document.nodes.iter_mut().find(|node| node.id == id) else {
+                return;
+            };
+            if !node.config.is_object() {
+                node.config = Value::Object(Default::default());
+            }
+            let was = path::get(&node.config, &path)
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let renamed = match (&was, &value) {
+                (Some(was), Some(Value::String(now))) if path::names_a_route(&path) => {
+                    Some((was.clone(), now.clone()))
                 }
-                path::set(&mut node.config, &path, value);
+                _ => None,
+            };
+            path::set(&mut node.config, &path, value);
+            if let Some((was, now)) = renamed {
+                follow_route_rename(document, &id, &was, &now);
             }
         });
     }
@@ -97,6 +113,17 @@ impl FormCx {
                 nodes
                     .iter()
                     .map(|node| node.id.get_value().to_string())
+                    .collect()
+            }),
+            FieldHint::Route => self.spec.with(|spec| {
+                spec.config
+                    .get("routes")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|route| route.get("route").and_then(Value::as_str))
+                    .filter(|route| !route.is_empty())
+                    .map(str::to_string)
                     .collect()
             }),
             FieldHint::Template | FieldHint::Expression | FieldHint::Script | FieldHint::Graph => {

@@ -70,7 +70,8 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
 
 /// Adds a kind without the mouse: beside the selected node (so a chain
 /// built from the keyboard runs left to right), else mid-view, never on
-/// another node; the view follows it when it lands out of sight.
+/// another node; the view follows it when it lands out of sight, taking
+/// in the whole chain while that reads.
 fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
     let (width, height) = gestures.size();
     let center = editor
@@ -82,7 +83,7 @@ fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
         .selected
         .with_untracked(|selected| selected.first().cloned());
     if let Some(id) = placed {
-        editor.reveal(&id, width, height);
+        editor.follow_added(&id, width, height);
     }
 }
 

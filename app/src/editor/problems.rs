@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 
 use heddle_engine::validate::{Problem, Severity};
 use heddle_engine::{Catalog, Registry};
+use heddle_engine::{EdgeId, NodeId};
 use leptos::prelude::*;
 
 use super::state::Editor;
@@ -93,10 +94,14 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                             .enumerate()
                             .map(|(at, problem)| {
                                 let node = problem.node.clone();
+                                let edge = problem.edge.clone();
                                 let select = move |_| {
                                     if let Some(node) = node.clone() {
                                         editor.selected.set(BTreeSet::from([node]));
                                         editor.selected_edge.set(None);
+                                    } else if let Some(edge) = edge.clone() {
+                                        editor.selected.set(BTreeSet::new());
+                                        editor.selected_edge.set(Some(edge));
                                     }
                                 };
                                 let severity = match problem.severity {
@@ -115,12 +120,14 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                     }
                                 });
                                 // People read nodes by their labels; the id stays beside it.
-                                let place = match &problem.node {
-                                    Some(node) => match editor.label_of(node.as_str()) {
+                                let place = match (&problem.node, &problem.edge) {
+                                    (Some(node), _) => match editor.label_of(node.as_str()) {
                                         Some(label) => format!("{label} ({node})"),
                                         None => node.to_string(),
                                     },
-                                    None => problem.path.clone(),
+                                    (None, Some(edge)) => edge_place(editor, edge)
+                                        .unwrap_or_else(|| problem.path.clone()),
+                                    (None, None) => problem.path.clone(),
                                 };
                                 let message = name_nodes(&problem.message, |id| editor.label_of(id));
                                 view! {
@@ -141,6 +148,22 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
             }}
         </section>
     }
+}
+
+/// An edge as people read it: “Triage → A person”, by its ends' labels.
+fn edge_place(editor: Editor, edge: &EdgeId) -> Option<String> {
+    let (from, to) = editor.edges.with_untracked(|edges| {
+        edges
+            .iter()
+            .find(|spec| &spec.id == edge)
+            .map(|spec| (spec.from.clone(), spec.to.clone()))
+    })?;
+    let name = |node: &NodeId| {
+        editor
+            .label_of(node.as_str())
+            .unwrap_or_else(|| node.to_string())
+    };
+    Some(format!("{} → {}", name(&from), name(&to)))
 }
 
 /// Puts the focus on the list's first fix, else its first problem (Run on

@@ -153,7 +153,7 @@ pub fn forward_fanned(
     };
     match label {
         Some(text) => Route {
-            label: off_nodes(route.label, text, (a, b), size, positions),
+            label: off_nodes(route.label, text, (a, b), size, positions, n > 1),
             ..route
         },
         None => route,
@@ -229,14 +229,21 @@ impl Loop {
     }
 }
 
-/// A label's place: the middle of the path unless a node is there; then
-/// above the edge's two nodes, or below them.
+/// A label's place. Where it fits in the gap between its two nodes, the
+/// middle of the path. Where it does not (close nodes, a long route), the
+/// middle is on a node, and every route out of one router would fall
+/// back to the same spot; so it goes just before its target's port, where
+/// the edges out of one node are as far apart as their targets. Else
+/// above the target, else below it; else the middle after all. Edges
+/// between the same two nodes (`fanned`) are kept apart by their bows, so
+/// their labels stay at their middles when they can.
 fn off_nodes(
     middle: (f64, f64),
     text: &str,
     (a, b): ((f64, f64), (f64, f64)),
     size: NodeSize,
     positions: &[(f64, f64)],
+    fanned: bool,
 ) -> (f64, f64) {
     let half_width = text.chars().count() as f64 * 3.3 + 8.0;
     let half_height = 10.0;
@@ -248,13 +255,24 @@ fn off_nodes(
                 && y + half_height > *ny
         })
     };
-    let above = (middle.0, a.1.min(b.1) - half_height - 4.0);
-    let below = (middle.0, a.1.max(b.1) + size.height + half_height + 4.0);
-    [middle, above, below]
+    let gap = b.0 - (a.0 + size.width);
+    let fits = 2.0 * half_width + 2.0 * LABEL_MARGIN <= gap;
+    let arrival = (b.0 - LABEL_MARGIN - half_width, b.1 + size.height / 2.0);
+    let above = (middle.0, b.1 - half_height - 4.0);
+    let below = (middle.0, b.1 + size.height + half_height + 4.0);
+    let order = if fits || fanned {
+        [middle, arrival, above, below]
+    } else {
+        [arrival, middle, above, below]
+    };
+    order
         .into_iter()
         .find(|&at| !on_a_node(at))
         .unwrap_or(middle)
 }
+
+/// How far a label keeps from a node's side.
+const LABEL_MARGIN: f64 = 6.0;
 
 #[cfg(test)]
 mod tests {
@@ -323,6 +341,50 @@ mod tests {
         let at = [(0.0, 0.0), (260.0, 0.0), (1000.0, 0.0), (1260.0, 0.0)];
         let routes = routes(&at, SIZE, &[ends(1, 0), ends(3, 2)]);
         assert_eq!(routes[0].label.1, routes[1].label.1);
+    }
+
+    /// A label's box, as `off_nodes` reckons it.
+    fn label_box(at: (f64, f64), text: &str) -> (f64, f64, f64, f64) {
+        let half = text.chars().count() as f64 * 3.3 + 8.0;
+        (at.0 - half, at.1 - 10.0, at.0 + half, at.1 + 10.0)
+    }
+
+    fn overlap(p: (f64, f64, f64, f64), q: (f64, f64, f64, f64)) -> bool {
+        p.0 < q.2 && q.0 < p.2 && p.1 < q.3 && q.1 < p.3
+    }
+
+    #[test]
+    fn a_routers_long_labels_between_close_columns_lie_apart_and_off_the_nodes() {
+        // A router and three specialists stacked beside it, 60 px away (a
+        // node added from the keyboard), at the layout's row distances.
+        for step in [80.0, 110.0, 140.0] {
+            let at = [(0.0, 0.0), (240.0, -step), (240.0, 0.0), (240.0, step)];
+            let names = ["billing_and_payments", "technical_support", "anything_else"];
+            let edges: Vec<EdgeEnds> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| EdgeEnds {
+                    from: 0,
+                    to: i + 1,
+                    label: Some(name),
+                })
+                .collect();
+            let routes = routes(&at, SIZE, &edges);
+            let boxes: Vec<_> = routes
+                .iter()
+                .zip(names)
+                .map(|(route, name)| label_box(route.label, name))
+                .collect();
+            for (i, p) in boxes.iter().enumerate() {
+                for q in &boxes[i + 1..] {
+                    assert!(!overlap(*p, *q), "rows {step} apart: {p:?} and {q:?}");
+                }
+                for node in at {
+                    let node = (node.0, node.1, node.0 + SIZE.width, node.1 + SIZE.height);
+                    assert!(!overlap(*p, node), "rows {step} apart: {p:?} on {node:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -130,6 +130,30 @@ impl Viewport {
         })
     }
 
+    /// The least zoom at which a whole graph still reads comfortably: a
+    /// chain built from the keyboard is kept whole in view down to it.
+    pub const COMFORTABLE: f64 = 0.6;
+
+    /// The view after a node was added at `at` to a graph whose nodes now
+    /// span `extent`: `None` when the node shows already; else the whole
+    /// graph, when it fits at a comfortable zoom no closer than now (so
+    /// the chain being built stays in sight, its first node with its
+    /// last); else the view moved to the new node.
+    pub fn following(
+        self,
+        at: Position,
+        extent: Option<(f64, f64, f64, f64)>,
+        width: f64,
+        height: f64,
+    ) -> Option<Viewport> {
+        let moved = self.revealing(at, width, height)?;
+        let whole = Viewport::fitting(extent, width, height);
+        let fits = extent.is_some()
+            && whole.zoom >= Viewport::COMFORTABLE
+            && whole.zoom <= self.zoom.max(Viewport::COMFORTABLE);
+        Some(if fits { whole } else { moved })
+    }
+
     /// The view of a graph's start (`start`, the corner of the node runs
     /// begin at) at a readable zoom: the start at the left; the graph
     /// centred in height when all of its height shows, else the start at
@@ -523,14 +547,29 @@ impl Editor {
     /// Moves the view to show node `id` whole in a `width` × `height`
     /// canvas, when it does not already.
     pub fn reveal(&self, id: &NodeId, width: f64, height: f64) {
-        let at = self.nodes.with_untracked(|nodes| {
+        let at = self.position_of(id);
+        let view = self.viewport.get_untracked();
+        if let Some(moved) = at.and_then(|at| view.revealing(at, width, height)) {
+            self.viewport.set(moved);
+        }
+    }
+
+    /// Where node `id` is (read without tracking).
+    fn position_of(&self, id: &NodeId) -> Option<Position> {
+        self.nodes.with_untracked(|nodes| {
             nodes
                 .iter()
                 .find(|node| node.id.with_value(|own| own == id))
                 .map(|node| node.position.get_untracked())
-        });
+        })
+    }
+
+    /// After node `id` was added from the keyboard: the view follows it,
+    /// keeping the whole graph when it still reads (`Viewport::following`).
+    pub fn follow_added(&self, id: &NodeId, width: f64, height: f64) {
+        let at = self.position_of(id);
         let view = self.viewport.get_untracked();
-        if let Some(moved) = at.and_then(|at| view.revealing(at, width, height)) {
+        if let Some(moved) = at.and_then(|at| view.following(at, self.bounds(), width, height)) {
             self.viewport.set(moved);
         }
     }
@@ -627,6 +666,58 @@ mod tests {
         let read = fitted.revealing(seen, 1000.0, 800.0).expect("zoomed in");
         assert_eq!(read.zoom, Viewport::START_ZOOM);
         assert_eq!(read.revealing(seen, 1000.0, 800.0), None);
+    }
+
+    #[test]
+    fn a_chain_built_from_the_keyboard_stays_whole_in_view_while_it_reads() {
+        use super::super::model::{NODE_HEIGHT, NODE_WIDTH};
+        let view = Viewport {
+            x: 0.0,
+            y: 0.0,
+            zoom: 1.0,
+        };
+        // Five nodes in a row, 240 apart, the fifth just added off-screen
+        // in a 1024-wide canvas.
+        let chain = |n: f64| {
+            Some((
+                0.0,
+                100.0,
+                240.0 * (n - 1.0) + NODE_WIDTH,
+                100.0 + NODE_HEIGHT,
+            ))
+        };
+        let fifth = Position { x: 960.0, y: 100.0 };
+        let kept = view
+            .following(fifth, chain(5.0), 1024.0, 500.0)
+            .expect("moved");
+        assert!(
+            kept.zoom >= Viewport::COMFORTABLE && kept.zoom < 1.0,
+            "{kept:?}"
+        );
+        let first = Position { x: 0.0, y: 100.0 };
+        assert_eq!(
+            kept.revealing(first, 1024.0, 500.0),
+            None,
+            "the first shows"
+        );
+        assert_eq!(
+            kept.revealing(fifth, 1024.0, 500.0),
+            None,
+            "the fifth shows"
+        );
+        // Twenty: the whole would not read, so the view moves to the new one.
+        let twentieth = Position {
+            x: 4560.0,
+            y: 100.0,
+        };
+        let moved = view
+            .following(twentieth, chain(20.0), 1024.0, 500.0)
+            .expect("moved");
+        assert_eq!(moved.zoom, 1.0);
+        assert_eq!(moved.revealing(twentieth, 1024.0, 500.0), None);
+        // One in view already: the view stays.
+        let second = Position { x: 240.0, y: 100.0 };
+        assert_eq!(view.following(second, chain(5.0), 1024.0, 500.0), None);
     }
 
     #[test]

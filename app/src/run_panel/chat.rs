@@ -58,6 +58,9 @@ pub fn ChatTab(
             picked.set(Some(thread));
         }
     });
+    // A graph opened again goes on with its latest conversation, once:
+    // after that, what the person picks (a new one included) stays.
+    let resumed = StoredValue::new(false);
     // The threads, and the picked thread's messages, again whenever the
     // watched run changes status (a reply finished, a pause).
     {
@@ -70,7 +73,17 @@ pub fn ChatTab(
             let graph_id = graph_id.clone();
             leptos::task::spawn_local(async move {
                 if let Ok(list) = crate::live::api::threads(&graph_id).await {
+                    let fresh = thread.is_none()
+                        && sent.try_get_untracked().flatten().is_none()
+                        && !resumed.try_get_value().unwrap_or(true);
+                    let latest = latest_thread(&list);
+                    resumed.try_set_value(true);
                     let _ = threads.try_set(list);
+                    if fresh && let Some(latest) = latest {
+                        // Picking it runs this again, for its messages.
+                        let _ = picked.try_set(Some(latest));
+                        return;
+                    }
                 }
                 let loaded = match thread {
                     Some(thread) => crate::live::api::thread(&thread)
@@ -286,6 +299,14 @@ pub fn ChatTab(
                         </For>
                     </select>
                 </label>
+                {move || picked.with(Option::is_some).then(|| view! {
+                    <button type="button" class="button button-small" data-testid="chat-new"
+                        title="Start a new conversation"
+                        on:click=move |_| {
+                            picked.set(None);
+                            messages.set(Vec::new());
+                        }>"New"</button>
+                })}
             </div>
             <ol class="chat-messages" data-testid="chat-messages" node_ref=list tabindex="0" aria-label="Messages">
                 {move || (messages.with(Vec::is_empty) && sent.with(Option::is_none)).then(|| view! {
@@ -338,6 +359,14 @@ pub fn ChatTab(
     }
 }
 
+/// The conversation last spoken in, if any.
+fn latest_thread(threads: &[ThreadInfo]) -> Option<ThreadId> {
+    threads
+        .iter()
+        .max_by(|a, b| a.updated_at.cmp(&b.updated_at))
+        .map(|thread| thread.id.clone())
+}
+
 /// A fanned-out instance as the chat names it: "Research #2 · heat pumps".
 fn instance_title(node: &str, instance: u32, item: Option<&str>) -> String {
     match item {
@@ -380,6 +409,11 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
     let by_node = (message.role == Role::User)
         .then(|| message.name.clone())
         .flatten();
+    // A reply signed by the node that wrote it is named by its label.
+    let replier = (message.role == Role::Assistant)
+        .then(|| message.name.clone())
+        .flatten()
+        .map(|node| editor.label_of(&node).unwrap_or(node));
     let role = match message.role {
         Role::System => "system",
         Role::User if by_node.is_some() => "prompt",
@@ -387,12 +421,13 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
         Role::Assistant => "assistant",
         Role::Tool => "tool",
     };
-    let said_by = match &by_node {
-        Some(node) => format!(
+    let said_by = match (&by_node, replier) {
+        (Some(node), _) => format!(
             "{}'s prompt",
             editor.label_of(node).unwrap_or_else(|| node.clone())
         ),
-        None => role.to_string(),
+        (None, Some(replier)) => replier,
+        (None, None) => role.to_string(),
     };
     let calls = message.tool_calls.clone();
     let body = match message.role {

@@ -22,6 +22,7 @@ pub struct ConditionConfig {
     /// The route taken when no condition holds. Without it, a run where
     /// none holds fails at this node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "route"))]
     pub otherwise: Option<String>,
 }
 

@@ -263,8 +263,12 @@ impl Llm {
             messages.push(ChatMessage::new(Role::Assistant, reply.content));
             messages.push(ChatMessage::new(Role::User, retry_note(&reason)));
         };
+        // The reply is signed with the node's id too (never sent to a
+        // model): a conversation with several specialists says which one
+        // answered.
         let mut assistant = ChatMessage::new(Role::Assistant, reply.content.clone());
         assistant.tool_calls = reply.tool_calls;
+        assistant.name = Some(input.ctx.node.to_string());
         let mut new_messages: Vec<Value> = user.iter().map(ChatMessage::to_value).collect();
         new_messages.push(assistant.to_value());
         let mut output =

@@ -23,8 +23,10 @@ use crate::node::{
 pub struct RouterConfig {
     /// The routes, each an edge label, with what it is for.
     pub routes: Vec<RouteChoice>,
-    /// The route taken when the model names none of them.
+    /// The route taken when the model names none of them. Without it,
+    /// such a reply fails the run at this node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("x-heddle" = "route"))]
     pub otherwise: Option<String>,
     /// Which model (see `llm`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -97,6 +99,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
     match (model, input) {
         (Some(model), Some(input)) if issues.is_empty() => Ok(Built {
             routes: names,
+            may_choose_none: config.otherwise.is_none(),
             ..Built::plain(Router {
                 model,
                 input,

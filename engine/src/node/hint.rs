@@ -36,6 +36,8 @@ pub enum FieldHint {
     Script,
     /// A whole graph document, embedded.
     Graph,
+    /// One of the node's own routes (its `routes[*].route`).
+    Route,
 }
 
 impl FieldHint {

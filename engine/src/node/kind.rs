@@ -22,8 +22,9 @@ pub struct ConfigIssue {
     pub path: String,
     /// What is wrong.
     pub message: String,
-    /// The edit that removes it, when one is known.
-    pub fix: Option<crate::validate::Fix>,
+    /// The edit that removes it, when one is known (boxed: issues travel
+    /// in `Result`s, and most have none).
+    pub fix: Option<Box<crate::validate::Fix>>,
 }
 
 impl ConfigIssue {
@@ -38,7 +39,7 @@ impl ConfigIssue {
 
     /// The issue, with the edit that removes it.
     pub fn with_fix(mut self, fix: crate::validate::Fix) -> Self {
-        self.fix = Some(fix);
+        self.fix = Some(Box::new(fix));
         self
     }
 }
@@ -181,6 +182,10 @@ pub struct Built {
     /// Nodes this node can start besides its out-edges (a fan-out's
     /// target), so reachability checks see them.
     pub sends_to: Vec<NodeId>,
+    /// Whether the node may choose none of its routes and then fails the
+    /// run (a router with no `otherwise`, whose model may name no route):
+    /// validation warns, offering to make one route the fallback.
+    pub may_choose_none: bool,
 }
 
 impl Built {
@@ -192,6 +197,7 @@ impl Built {
             join: false,
             terminal: false,
             sends_to: Vec::new(),
+            may_choose_none: false,
         }
     }
 }

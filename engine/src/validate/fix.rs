@@ -25,14 +25,22 @@ pub enum Fix {
     /// the start node asks for it (unless it asks for a conversation
     /// already), so Run opens the chat.
     AddChannel { channel: String, ty: ChannelType },
-    /// Give an edge that carries no route (it is always taken) the route
-    /// no edge carries: a router's routes typed after its edges were drawn.
+    /// Give an edge that carries no route (it is always taken), or a
+    /// route its source no longer has, the route no edge carries: a
+    /// router's routes typed after its edges were drawn, or renamed after.
     RouteEdge {
         edge: EdgeId,
         route: String,
         /// The edge's target as a person reads it (its label, else id).
         to: String,
+        /// The route the edge carries now, which its source does not
+        /// have (none: the edge carries none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        was: Option<String>,
     },
+    /// Make one of a node's routes the one taken when it chooses none
+    /// (its config's `otherwise`).
+    SetFallback { node: NodeId, route: String },
     /// Add a `start` node (which becomes the entry), wired to `before`.
     AddStart { before: Option<NodeId> },
     /// Add an `end` node after `after`.
@@ -52,7 +60,19 @@ impl Fix {
             Fix::AddStart { .. } => "Add a start node".to_string(),
             Fix::AddEnd { after } => format!("Add an end node after `{after}`"),
             Fix::MendGroups => "Tidy the groups".to_string(),
-            Fix::RouteEdge { route, to, .. } => format!("Send `{route}` to {to}"),
+            Fix::RouteEdge {
+                route,
+                to,
+                was: None,
+                ..
+            } => format!("Send `{route}` to {to}"),
+            Fix::RouteEdge {
+                route,
+                to,
+                was: Some(was),
+                ..
+            } => format!("Send `{route}` to {to}, not `{was}`"),
+            Fix::SetFallback { route, .. } => format!("Take `{route}` when no route fits"),
         }
     }
 
@@ -73,12 +93,26 @@ impl Fix {
                     ask_at_the_start(document, channel);
                 }
             }
-            Fix::RouteEdge { edge, route, .. } => {
+            Fix::RouteEdge {
+                edge, route, was, ..
+            } => {
                 if let Some(edge) = document.edges.iter_mut().find(|e| &e.id == edge)
-                    && edge.route.is_none()
+                    && edge.route == *was
                     && edge.condition.is_none()
                 {
                     edge.route = Some(route.clone());
+                }
+            }
+            Fix::SetFallback { node, route } => {
+                let Some(node) = document.nodes.iter_mut().find(|n| &n.id == node) else {
+                    return;
+                };
+                if let Some(config) = node.config.as_object_mut()
+                    && config
+                        .get("otherwise")
+                        .is_none_or(serde_json::Value::is_null)
+                {
+                    config.insert("otherwise".to_string(), json!(route));
                 }
             }
             Fix::AddStart { before } => {
@@ -179,6 +213,33 @@ fn ask_at_the_start(document: &mut GraphDocument, channel: &str) {
     }
 }
 
+/// Names a route that reads as a catch-all.
+const CATCH_ALL: &[&str] = &[
+    "other",
+    "otherwise",
+    "general",
+    "default",
+    "fallback",
+    "else",
+    "misc",
+    "unknown",
+    "human",
+];
+
+/// The route a node with none to fall back on had best take when its
+/// model names none: one named as a catch-all ("other", "general"), else
+/// its last (lists of routes tend to end with the catch-all).
+pub(crate) fn fallback_route(routes: &[String]) -> Option<&str> {
+    routes
+        .iter()
+        .find(|route| {
+            let route = route.to_lowercase();
+            CATCH_ALL.iter().any(|word| route.contains(word))
+        })
+        .or(routes.last())
+        .map(String::as_str)
+}
+
 /// How many route-and-edge pairs are compared by name at most: past it
 /// (a hostile graph's thousands of routes and edges), pairing goes by
 /// order alone, so validation stays linear.
@@ -188,14 +249,11 @@ const NAMED_PAIRS: usize = 1 << 16;
 /// route (nor a condition): an edge to a node named like the route first
 /// (route `billing`, a node labelled "Billing"), then the rest in order.
 /// Each edge gets one route at most; routes left over get none.
-pub(crate) fn pair_routes<'a>(
-    routes: &[&'a str],
-    edges: &[(EdgeId, String)],
-) -> Vec<(&'a str, usize)> {
+pub(crate) fn pair_routes<'a>(routes: &[&'a str], edges: &[&str]) -> Vec<(&'a str, usize)> {
     let mut taken = vec![false; edges.len()];
     let mut pairs: Vec<(&'a str, Option<usize>)> = routes.iter().map(|r| (*r, None)).collect();
     if routes.len().saturating_mul(edges.len()) <= NAMED_PAIRS {
-        let targets: Vec<String> = edges.iter().map(|(_, to)| to.to_lowercase()).collect();
+        let targets: Vec<String> = edges.iter().map(|to| to.to_lowercase()).collect();
         for pair in &mut pairs {
             let route = pair.0.to_lowercase();
             if route.is_empty() {
@@ -283,22 +341,13 @@ fn connect(document: &mut GraphDocument, from: NodeId, to: NodeId) {
 
 #[cfg(test)]
 mod tests {
-    use super::{NAMED_PAIRS, pair_routes};
-    use crate::ids::EdgeId;
-
-    fn edges(names: &[&str]) -> Vec<(EdgeId, String)> {
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, name)| (EdgeId::from(format!("e{i}").as_str()), name.to_string()))
-            .collect()
-    }
+    use super::{NAMED_PAIRS, fallback_route, pair_routes};
 
     #[test]
     fn routes_go_to_edges_named_after_them_first_then_in_order() {
         let pairs = pair_routes(
             &["billing", "technical", "legal", "other"],
-            &edges(&["Technical support", "General", "Billing"]),
+            &["Technical support", "General", "Billing"],
         );
         assert_eq!(pairs, [("billing", 2), ("technical", 0), ("legal", 1)]);
     }
@@ -310,8 +359,22 @@ mod tests {
         let names: Vec<String> = (0..3000).map(|i| format!("route{}", 2999 - i)).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         assert!(routes.len() * names.len() > NAMED_PAIRS);
-        let pairs = pair_routes(&routes, &edges(&names));
+        let pairs = pair_routes(&routes, &names);
         assert_eq!(pairs.len(), 3000);
         assert!(pairs.iter().enumerate().all(|(i, (_, edge))| *edge == i));
+    }
+
+    #[test]
+    fn the_fallback_is_the_catch_all_route_else_the_last() {
+        let routes = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            fallback_route(&routes(&["billing", "Other questions", "technical"])),
+            Some("Other questions")
+        );
+        assert_eq!(
+            fallback_route(&routes(&["billing", "technical"])),
+            Some("technical")
+        );
+        assert_eq!(fallback_route(&[]), None);
     }
 }

@@ -503,6 +503,7 @@ fn routes_typed_after_the_edges_were_drawn_are_given_to_them_in_a_click_each() {
             edge: edge.into(),
             route: route.into(),
             to: to.into(),
+            was: None,
         })
     };
     assert_eq!(route("billing"), given("e3", "billing", "Billing"));
@@ -533,11 +534,138 @@ fn routes_typed_after_the_edges_were_drawn_are_given_to_them_in_a_click_each() {
     let after = heddle_engine::validate(&graph, &registry());
     let left: Vec<_> = after.problems.iter().map(|p| p.kind.to_string()).collect();
     assert_eq!(left, ["route `legal` of node `triage` has no edge"]);
+    // The router's fallback was offered too: its catch-all route.
+    assert_eq!(graph.nodes[1].config["otherwise"], json!("general"));
     // A fix made stale (the edge was routed meanwhile) changes nothing.
     let mut again = graph.clone();
     given("e2", "billing", "x")
         .expect("a fix")
         .apply(&mut again);
+    assert_eq!(again, graph);
+}
+
+/// A support bot's router, its routes all routed, with no `otherwise`.
+fn support_bot(otherwise: Option<&str>) -> heddle_engine::GraphDocument {
+    let mut channels = channels();
+    channels["messages"] = json!({"type": "messages", "reducer": "add_messages"});
+    let mut router = json!({
+        "routes": [
+            {"route": "billing", "description": "money"},
+            {"route": "technical", "description": "bugs"},
+            {"route": "other", "description": "the rest"}
+        ]
+    });
+    if let Some(otherwise) = otherwise {
+        router["otherwise"] = json!(otherwise);
+    }
+    document(json!({
+        "state": {"channels": channels},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+            {"id": "triage", "kind": "router", "label": "Triage", "config": router},
+            {"id": "bill", "kind": "set", "label": "Billing", "config": {"values": {"count": {"expr": "1"}}}},
+            {"id": "tech", "kind": "set", "label": "Tech", "config": {"values": {"count": {"expr": "2"}}}},
+            {"id": "human", "kind": "set", "label": "A person", "config": {"values": {"count": {"expr": "3"}}}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "triage"},
+            {"id": "e2", "from": "triage", "to": "bill", "route": "billing"},
+            {"id": "e3", "from": "triage", "to": "tech", "route": "technical"},
+            {"id": "e4", "from": "triage", "to": "human", "route": "other"},
+            {"id": "e5", "from": "bill", "to": "end"},
+            {"id": "e6", "from": "tech", "to": "end"},
+            {"id": "e7", "from": "human", "to": "end"}
+        ]
+    }))
+}
+
+#[test]
+fn a_router_with_no_otherwise_is_warned_and_its_catch_all_made_the_fallback_in_a_click() {
+    use heddle_engine::validate::Fix;
+    let mut graph = support_bot(None);
+    let before = heddle_engine::validate(&graph, &registry());
+    // A warning, at the field, not an error: the graph runs.
+    assert!(!before.has_errors(), "{before}");
+    let problem = find(&before, "nodes[1].config.otherwise");
+    assert_eq!(problem.severity, Severity::Warning);
+    assert_eq!(
+        problem.kind,
+        ProblemKind::NoFallback {
+            node: "triage".into()
+        }
+    );
+    assert_eq!(problem.node.as_ref().map(|n| n.as_str()), Some("triage"));
+    let fix = problem.fix.clone().expect("a fix");
+    assert_eq!(
+        fix,
+        Fix::SetFallback {
+            node: "triage".into(),
+            route: "other".into()
+        }
+    );
+    assert_eq!(fix.label(), "Take `other` when no route fits");
+    fix.apply(&mut graph);
+    assert_eq!(graph, support_bot(Some("other")));
+    let after = heddle_engine::validate(&graph, &registry());
+    assert!(after.problems.is_empty(), "{after}");
+    // Applied again, or on a router that has chosen its own, it changes
+    // nothing.
+    let mut chosen = support_bot(Some("billing"));
+    fix.apply(&mut chosen);
+    assert_eq!(chosen, support_bot(Some("billing")));
+    // A condition's routes are the graph's own expressions: no warning.
+    let condition = report(json!({
+        "state": {"channels": channels()},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "branch", "kind": "condition", "config": {"routes": [
+                {"route": "big", "when": "count > 2"}, {"route": "small", "when": "count <= 2"}
+            ]}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "branch"},
+            {"id": "e2", "from": "branch", "to": "end", "route": "big"},
+            {"id": "e3", "from": "branch", "to": "end", "route": "small"}
+        ]
+    }));
+    assert!(condition.problems.is_empty(), "{condition}");
+}
+
+#[test]
+fn a_route_renamed_after_its_edge_was_routed_is_given_back_to_the_edge_in_a_click() {
+    use heddle_engine::validate::Fix;
+    let mut graph = support_bot(Some("human"));
+    // `other` was renamed `human` in the router (and made the fallback);
+    // the edge still carries `other`.
+    graph.nodes[1].config["routes"][2]["route"] = json!("human");
+    let before = heddle_engine::validate(&graph, &registry());
+    let fix = Fix::RouteEdge {
+        edge: "e4".into(),
+        route: "human".into(),
+        to: "A person".into(),
+        was: Some("other".into()),
+    };
+    // Both sides of it carry the one fix: the edge's stale route and the
+    // route with no edge.
+    let edge = find(&before, "edges[3].route");
+    assert!(
+        matches!(edge.kind, ProblemKind::UnknownRoute { .. }),
+        "{before}"
+    );
+    assert_eq!(edge.edge.as_ref().map(|e| e.as_str()), Some("e4"));
+    assert_eq!(edge.fix.as_ref(), Some(&fix));
+    let node = find(&before, "nodes[1].config");
+    assert_eq!(node.fix.as_ref(), Some(&fix));
+    assert_eq!(fix.label(), "Send `human` to A person, not `other`");
+    fix.apply(&mut graph);
+    assert_eq!(graph.edges[3].route.as_deref(), Some("human"));
+    let after = heddle_engine::validate(&graph, &registry());
+    assert!(after.problems.is_empty(), "{after}");
+    // Stale: the edge carries another route by now.
+    let mut again = graph.clone();
+    fix.apply(&mut again);
     assert_eq!(again, graph);
 }
 

@@ -31,6 +31,15 @@ pub fn name(path: &Path) -> String {
         .join(".")
 }
 
+/// Whether the path is a route's name in a list of routes:
+/// `<list>[i].route` (a router's routes, an agent's handoffs).
+pub fn names_a_route(path: &Path) -> bool {
+    matches!(
+        path.as_slice(),
+        [Step::Key(_), Step::Index(_), Step::Key(key)] if key == "route"
+    )
+}
+
 /// The value at `path`, if there is one.
 pub fn get<'a>(root: &'a Value, path: &Path) -> Option<&'a Value> {
     path.iter().try_fold(root, |value, step| match step {

@@ -178,6 +178,25 @@ fn text(
             }
             .into_any()
         }
+        // One of the node's routes, or a route of its own (a condition's
+        // `otherwise` is often one no other route names): typed, with
+        // the node's routes offered.
+        Some(FieldHint::Route) => {
+            let list = format!("{id}-routes");
+            let offered = move || {
+                cx.names(FieldHint::Route)
+                    .into_iter()
+                    .map(|route| view! { <option value=route></option> })
+                    .collect_view()
+            };
+            view! {
+                <input id=id name=name list=list.clone() placeholder="none" autocomplete="off"
+                    prop:value=value readonly=read_only
+                    on:change=move |event| apply(event_target_value(&event).trim().to_string()) />
+                <datalist id=list>{offered}</datalist>
+            }
+            .into_any()
+        }
         Some(hint @ (FieldHint::Channel | FieldHint::MessagesChannel | FieldHint::Node)) => {
             pick(cx, path, hint, required, id, name)
         }

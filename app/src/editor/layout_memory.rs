@@ -1,0 +1,128 @@
+//! The editor's layout, remembered in this browser across graphs and
+//! visits: whether the node kinds and the inspector are folded away, and
+//! how tall the run panel was dragged. Someone who folds the panels for
+//! room at 1024 px should not fold them again on every graph.
+//!
+//! The page is drawn first as it always is (the server knows nothing of
+//! this browser), then the remembered layout is applied once hydrated.
+
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// What is remembered; a part never set stays as the page draws it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Layout {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub palette: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inspector: Option<bool>,
+    /// The run panel's height in pixels, when it was dragged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_height: Option<f64>,
+}
+
+/// Where in the browser's storage.
+#[cfg(feature = "hydrate")]
+const KEY: &str = "heddle.layout";
+
+/// Least and most run panel height kept (what a drag may set; a stored
+/// value out of this range, written by hand, is ignored).
+const HEIGHTS: std::ops::RangeInclusive<f64> = 120.0..=4000.0;
+
+impl Layout {
+    /// Reads the layout from its text: anything unreadable is forgotten.
+    pub fn parse(text: &str) -> Layout {
+        let mut layout: Layout = serde_json::from_str(text).unwrap_or_default();
+        layout.run_height = layout
+            .run_height
+            .filter(|px| px.is_finite() && HEIGHTS.contains(px));
+        layout
+    }
+
+    #[cfg(feature = "hydrate")]
+    fn load() -> Layout {
+        window()
+            .local_storage()
+            .ok()
+            .flatten()
+            .and_then(|storage| storage.get_item(KEY).ok().flatten())
+            .map(|text| Layout::parse(&text))
+            .unwrap_or_default()
+    }
+
+    #[cfg(feature = "hydrate")]
+    fn save(self) {
+        if let (Some(storage), Ok(text)) = (
+            window().local_storage().ok().flatten(),
+            serde_json::to_string(&self),
+        ) {
+            let _ = storage.set_item(KEY, &text);
+        }
+    }
+}
+
+/// Applies the remembered state to `shown` (once hydrated), then keeps
+/// the memory up to date as it changes. `part` picks the field.
+pub fn remember_bool(shown: RwSignal<bool>, part: fn(&mut Layout) -> &mut Option<bool>) {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |first: Option<()>| {
+        let now = shown.get();
+        let mut layout = Layout::load();
+        if first.is_none() {
+            if let Some(kept) = *part(&mut layout)
+                && kept != now
+            {
+                shown.set(kept);
+            }
+        } else if *part(&mut layout) != Some(now) {
+            *part(&mut layout) = Some(now);
+            layout.save();
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (shown, part);
+}
+
+/// The same for the run panel's dragged height.
+pub fn remember_height(height: RwSignal<Option<f64>>) {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |first: Option<()>| {
+        let now = height.get();
+        let mut layout = Layout::load();
+        if first.is_none() {
+            if now.is_none() && layout.run_height.is_some() {
+                height.set(layout.run_height);
+            }
+        } else if now.is_some() && layout.run_height != now {
+            layout.run_height = now;
+            layout.save();
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = height;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Layout;
+
+    #[test]
+    fn a_remembered_layout_reads_back_and_nonsense_is_forgotten() {
+        let layout = Layout {
+            palette: Some(false),
+            inspector: None,
+            run_height: Some(320.0),
+        };
+        let text = serde_json::to_string(&layout).expect("text");
+        assert_eq!(Layout::parse(&text), layout);
+        assert_eq!(Layout::parse("not json"), Layout::default());
+        assert_eq!(
+            Layout::parse(r#"{"run_height": 1e9, "palette": true}"#),
+            Layout {
+                palette: Some(true),
+                ..Layout::default()
+            }
+        );
+        assert_eq!(Layout::parse(r#"{"run_height": -5}"#), Layout::default());
+    }
+}
