@@ -39,8 +39,10 @@ where
 {
     Effect::new(move |_| {
         first.track();
+        // The dialog may be gone by the next frame (closed at once): its
+        // reference with it.
         request_animation_frame(move || {
-            if let Some(element) = first.get_untracked() {
+            if let Some(element) = first.try_get_untracked().flatten() {
                 use wasm_bindgen::JsCast;
                 let element: &web_sys::HtmlElement = element.unchecked_ref();
                 if element.is_connected() {
