@@ -21,6 +21,7 @@ pub mod announcer;
 pub mod chat;
 pub mod compare;
 pub mod events;
+pub mod execution_detail;
 pub mod fork;
 pub mod interrupt;
 pub mod marked;

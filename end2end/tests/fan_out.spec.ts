@@ -92,7 +92,24 @@ test("a fan-out's three instances are seen side by side, each with its own words
     await expect(lane.locator(".timeline-bar")).toHaveAttribute("aria-label", new RegExp(`^${named}`));
   }
   await expect(page.locator('.timeline-lane[data-lane="research"]')).toHaveCount(0);
+  // A bar clicked says what that instance did: its item, and what it wrote.
+  await page.locator('.timeline-lane[data-lane="research #2"] .timeline-bar').click();
+  const detail = page.getByTestId("execution-detail");
+  await expect(detail.locator("h3")).toHaveText("Research #2");
+  await expect(detail).toContainText("step 3 · attempt 1 · succeeded");
+  await expect(detail.getByTestId("execution-item")).toHaveText(topic(2));
+  await expect(detail.getByTestId("execution-wrote")).toContainText("offline topic 2:");
+  await expect(detail.getByTestId("execution-wrote")).not.toContainText("offline topic 1:");
   await page.screenshot({ path: "../target/e2e/screens/fan-out-trace-1440.png" });
+  // In a narrow panel the details come under the lanes, brought into view.
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.locator('.timeline-lane[data-lane="research #3"] .timeline-bar').click();
+  await expect(detail.locator("h3")).toHaveText("Research #3");
+  await expect(detail).toBeInViewport();
+  await page.screenshot({ path: "../target/e2e/screens/fan-out-trace-1024.png" });
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.getByRole("button", { name: "Close the details" }).click();
+  await expect(detail).toHaveCount(0);
   await expectAccessible(page, "the trace of a fan-out");
 
   // The event log tells the instances apart too: "research #2".

@@ -5,10 +5,12 @@
 //! that node, named by where it ran (`mathematician › work`); clicking
 //! one selects the enclosing node at its step. A fan-out's instances run
 //! side by side, so each has a lane of its own (`Research #2`), up to
-//! [`INSTANCE_LANES`]; the rest share one.
+//! [`INSTANCE_LANES`]; the rest share one. A bar clicked also shows what
+//! that execution did under the timeline ([`ExecutionDetail`]).
 
 use leptos::prelude::*;
 
+use super::execution_detail::{Chosen, ExecutionDetail};
 use super::{duration, select_node};
 use crate::editor::state::Editor;
 use crate::live::view::inside_label;
@@ -94,6 +96,7 @@ impl LaneOf {
 #[component]
 pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
     let executions = Memo::new(move |_| watch.log.with(|log| log.executions()));
+    let chosen = RwSignal::new(None::<Chosen>);
     let span = Memo::new(move |_| {
         watch.log.with(|log| {
             let start = log.started_us().unwrap_or(0);
@@ -140,6 +143,8 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
         })
     });
     view! {
+        <div class="trace-view">
+        <div class="trace-columns" class:has-detail=move || chosen.with(Option::is_some)>
         <div
             class="timeline"
             // Lanes inside child graphs have longer names: room for them.
@@ -151,7 +156,7 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
                 <p class="empty-note">"No node has run yet. Start a run, or open one from the run history."</p>
             })}
             <For each=move || lanes.get() key=LaneOf::key let:lane>
-                <Lane editor watch lane executions span />
+                <Lane editor watch lane executions span chosen />
             </For>
             {move || (!lanes.with(Vec::is_empty)).then(|| view! {
                 <div class="timeline-axis">
@@ -159,6 +164,9 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
                     <span>{move || duration(span.get().1)}</span>
                 </div>
             })}
+        </div>
+            <ExecutionDetail editor executions chosen />
+        </div>
         </div>
     }
 }
@@ -170,6 +178,7 @@ fn Lane(
     lane: LaneOf,
     executions: Memo<Vec<Execution>>,
     span: Memo<(u64, u64)>,
+    chosen: RwSignal<Option<Chosen>>,
 ) -> impl IntoView {
     let mine = {
         let key = lane.key();
@@ -232,7 +241,7 @@ fn Lane(
                     let cursor = watch.cursor.get();
                     mine()
                         .into_iter()
-                        .map(|execution| bar(editor, watch, execution, start, length, cursor))
+                        .map(|execution| bar(editor, watch, execution, start, length, cursor, chosen))
                         .collect_view()
                 }}
             </div>
@@ -247,7 +256,13 @@ fn bar(
     start: u64,
     length: u64,
     cursor: Option<u32>,
+    chosen: RwSignal<Option<Chosen>>,
 ) -> impl IntoView {
+    let which = Chosen::of(&execution);
+    let picked = {
+        let which = which.clone();
+        move || chosen.with(|chosen| chosen.as_ref() == Some(&which))
+    };
     let end = execution.end_us.unwrap_or(start + length);
     let left = (execution.start_us.saturating_sub(start)) as f64 / length as f64 * 100.0;
     let width = (end.saturating_sub(execution.start_us) as f64 / length as f64 * 100.0).max(0.6);
@@ -290,6 +305,8 @@ fn bar(
             class=format!("timeline-bar outcome-{}", execution.outcome.as_str())
             class:later=later
             class:marked=matches!(execution.outcome, Outcome::Retried | Outcome::Failed)
+            class:chosen=picked.clone()
+            aria-pressed=move || picked().to_string()
             style:left=format!("{left:.3}%")
             style:width=format!("{width:.3}%")
             title=title.clone()
@@ -298,6 +315,7 @@ fn bar(
             on:click=move |_| {
                 select_node(editor, &node);
                 watch.seek(Some(step));
+                chosen.set(Some(which.clone()));
             }
         >
             // How long it took, where the bar has room to say so.
