@@ -65,6 +65,18 @@ test("nodes are grouped, named, moved, collapsed to a card a run shows on, expan
   expect(document.groups).toEqual([
     { id: "group-1", label: "Research", nodes: ["fetch", "summarise", "write"] },
   ]);
+  // A colour, from the keyboard too: the radios of the group's inspector.
+  await page.getByTestId("group-color").getByRole("radio", { name: "green" }).focus();
+  await page.keyboard.press("ArrowRight");
+  await expect(frame).toHaveClass(/tint-amber/);
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups[0].color).toBe("amber");
+  await page.screenshot({ path: "../target/e2e/screens/group-color-1440.png" });
+  // One undo step.
+  await page.getByRole("button", { name: "Undo" }).click();
+  await expect(frame).toHaveClass(/tint-indigo/);
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups[0].color).toBeUndefined();
 
   // The frame's bar drags its nodes together; the others stay.
   const before = await node("summarise").boundingBox();

@@ -14,8 +14,8 @@ mod migrate;
 
 pub use changes::{Change, changes, summary};
 pub use document::{
-    Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Group, Limits, NodeSpec, Note,
-    Position, Reducer, Retention, RetryOn, RetryPolicy, Size, StateSchema,
+    Channel, ChannelScope, ChannelType, EdgeSpec, GraphDocument, Group, GroupColor, Limits,
+    NodeSpec, Note, Position, Reducer, Retention, RetryOn, RetryPolicy, Size, StateSchema,
 };
 pub use migrate::{FORMAT_VERSION, migrate};
 

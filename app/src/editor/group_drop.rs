@@ -99,6 +99,7 @@ mod tests {
             label: "Research".into(),
             nodes: members.iter().map(|id| NodeId::from(*id)).collect(),
             collapsed,
+            color: Default::default(),
         });
         document
     }

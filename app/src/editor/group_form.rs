@@ -1,9 +1,11 @@
 //! The inspector for several selected nodes: how many, and their group.
 //! Nodes that are not a group yet can be framed in one (Ctrl+G); a group
 //! selected whole (its bar or card pressed) gets its name, Collapse or
-//! Expand, and Ungroup (Ctrl+Shift+G).
+//! Expand, Ungroup (Ctrl+Shift+G) and a colour.
 
 use leptos::prelude::*;
+
+use heddle_engine::format::GroupColor;
 
 use super::groups::{self, exactly};
 use super::state::Editor;
@@ -45,6 +47,7 @@ pub fn SelectionForm(editor: Editor, count: usize) -> impl IntoView {
                             readonly=read_only
                         />
                     </label>
+                    <Swatches editor id=group.id.clone() color=group.color read_only />
                     <div class="form-actions">
                         <button class="button" type="button" data-testid="group-toggle" on:click=toggle>
                             {if group.collapsed { "Expand" } else { "Collapse" }}
@@ -82,5 +85,28 @@ pub fn SelectionForm(editor: Editor, count: usize) -> impl IntoView {
         }
         .into_any(),
     }
+    }
+}
+
+/// The group's tint: a radio per colour, named for screen readers.
+#[component]
+fn Swatches(editor: Editor, id: String, color: GroupColor, read_only: bool) -> impl IntoView {
+    view! {
+        <fieldset class="field group-swatches" data-testid="group-color" disabled=read_only>
+            <legend>"Colour"</legend>
+            {GroupColor::ALL
+                .into_iter()
+                .map(|tint| {
+                    let id = id.clone();
+                    view! {
+                        <label class=format!("group-swatch tint-{}", tint.name()) title=tint.name()>
+                            <input type="radio" name="group-color" value=tint.name()
+                                aria-label=tint.name() checked=tint == color
+                                on:change=move |_| groups::set_color(editor, &id, tint) />
+                        </label>
+                    }
+                })
+                .collect_view()}
+        </fieldset>
     }
 }

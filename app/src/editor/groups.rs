@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use heddle_engine::format::{EdgeSpec, Group};
+use heddle_engine::format::{EdgeSpec, Group, GroupColor};
 use heddle_engine::{GraphDocument, NodeId};
 use leptos::prelude::*;
 
@@ -47,6 +47,7 @@ pub fn frame(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>) -> Option<S
         label,
         nodes,
         collapsed: false,
+        color: Default::default(),
     });
     Some(id)
 }
@@ -104,6 +105,15 @@ pub fn rename(editor: Editor, id: &str, label: String) {
     editor.change(|document| {
         if let Some(group) = document.groups.iter_mut().find(|group| group.id == id) {
             group.label = label;
+        }
+    });
+}
+
+/// Tints group `id` (one undo step).
+pub fn set_color(editor: Editor, id: &str, color: GroupColor) {
+    editor.change(|document| {
+        if let Some(group) = document.groups.iter_mut().find(|group| group.id == id) {
+            group.color = color;
         }
     });
 }

@@ -467,6 +467,7 @@ mod tests {
             label: "Front".into(),
             nodes: vec![id("start"), id("llm")],
             collapsed: true,
+            color: Default::default(),
         });
         for (name, ty) in [("messages", "messages"), ("notes", "string")] {
             document.state.channels.insert(

@@ -111,6 +111,66 @@ pub struct Group {
     /// Whether the editor draws its nodes as one box.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub collapsed: bool,
+    /// Its tint on the canvas. A colour this version does not know reads
+    /// as the default: groups are for reading, never a reason to refuse a
+    /// graph.
+    #[serde(
+        default,
+        skip_serializing_if = "GroupColor::is_default",
+        deserialize_with = "GroupColor::lenient"
+    )]
+    pub color: GroupColor,
+}
+
+/// The tints a group may have: a fixed set, so a document names a colour
+/// and never carries styling of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupColor {
+    #[default]
+    Indigo,
+    Blue,
+    Green,
+    Amber,
+    Rose,
+    Gray,
+}
+
+impl GroupColor {
+    /// Every tint, in the order the editor offers them.
+    pub const ALL: [GroupColor; 6] = [
+        GroupColor::Indigo,
+        GroupColor::Blue,
+        GroupColor::Green,
+        GroupColor::Amber,
+        GroupColor::Rose,
+        GroupColor::Gray,
+    ];
+
+    /// Its name, as the document writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupColor::Indigo => "indigo",
+            GroupColor::Blue => "blue",
+            GroupColor::Green => "green",
+            GroupColor::Amber => "amber",
+            GroupColor::Rose => "rose",
+            GroupColor::Gray => "gray",
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        *self == GroupColor::default()
+    }
+
+    /// Reads a tint, taking any value it does not know for the default.
+    fn lenient<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<GroupColor, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Ok(GroupColor::ALL
+            .into_iter()
+            .find(|color| value.as_str() == Some(color.name()))
+            .unwrap_or_default())
+    }
 }
 
 impl GraphDocument {

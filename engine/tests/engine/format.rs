@@ -63,6 +63,31 @@ fn empty_optional_fields_are_left_out() {
 }
 
 #[test]
+fn a_groups_colour_round_trips_and_one_not_known_reads_as_the_default() {
+    use heddle_engine::format::GroupColor;
+    let mut graph = sample();
+    graph.groups.push(heddle_engine::format::Group {
+        id: "group-1".into(),
+        label: "Counting".into(),
+        nodes: vec!["bump".into()],
+        collapsed: false,
+        color: GroupColor::Green,
+    });
+    let text = graph.to_json();
+    assert!(text.contains("\"color\": \"green\""), "{text}");
+    assert_eq!(GraphDocument::from_json(&text).unwrap(), graph);
+    // The default is left out; a colour from a newer Heddle (or nonsense)
+    // is read as the default, never a reason to refuse the graph.
+    for odd in [json!("ultraviolet"), json!(7), json!({"r": 1})] {
+        let mut value: serde_json::Value = serde_json::from_str(&text).unwrap();
+        value["groups"][0]["color"] = odd;
+        let read = GraphDocument::from_value(value).unwrap();
+        assert_eq!(read.groups[0].color, GroupColor::Indigo);
+        assert!(!read.to_json().contains("\"color\""));
+    }
+}
+
+#[test]
 fn older_documents_are_migrated_and_newer_refused() {
     let old = r#"{"format_version": 1, "name": "from issue 2", "description": "", "nodes": [], "edges": []}"#;
     let document = GraphDocument::from_json(old).unwrap();

@@ -120,7 +120,7 @@ pub(super) fn GroupBox(
     };
     view! {
         <div
-            class="canvas-node canvas-group-box"
+            class=format!("canvas-node canvas-group-box tint-{}", group.color.name())
             class:selected=selected
             data-group=id
             data-state=state

@@ -83,7 +83,7 @@ pub(super) fn GroupFrame(
     let name = format!("{label}, group of {count}");
     view! {
         <div
-            class="canvas-group"
+            class=format!("canvas-group tint-{}", group.color.name())
             class:selected=selected
             data-group=id.clone()
             data-testid="group-frame"
