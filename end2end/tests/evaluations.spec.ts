@@ -177,9 +177,11 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   await expect(first.locator(".score-chip")).toHaveText("answer 1.00");
   await expect(first).toContainText("3 of 3 runs");
   // The page heard of the experiment's runs but did not follow them: the
-  // canvas and the chat still show no run.
+  // canvas shows no run, and the chat goes on with the latest of the
+  // conversations people held, never an experiment's.
   await expect(page.getByTestId("run-status")).toHaveCount(0);
-  await expect(page.getByTestId("chat-messages").locator(".role-user")).toHaveCount(0);
+  await expect(page.getByTestId("chat-thread").locator("option")).toHaveCount(4);
+  await expect(page.getByTestId("chat-messages").locator(".role-user p")).toHaveText(["What is 9 - 4?"]);
 
   // Version 2 loses its calculator: its answers change.
   const current = await (await page.request.get(`/api/v1/graphs/${graph}`)).json();
