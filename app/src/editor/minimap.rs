@@ -3,7 +3,8 @@
 //! kind, redrawn when they move (a drag's when it ends); a collapsed
 //! group is one box, where the canvas draws its card.
 //! It shows only when part of the graph is out of view: a graph that is
-//! all on screen needs no map, and the corner is free for the graph.
+//! all on screen needs no map, and the corner is free for the graph. A
+//! canvas too short for it (the chat open in a small window) has none.
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -51,6 +52,13 @@ fn drawn_as(folds: &Folds, id: &NodeId, kind: impl FnOnce() -> String) -> Option
     }
 }
 
+/// Whether a canvas of this size has room for the map beside the graph:
+/// in a short one (1024×700 with the chat open leaves some 240 px) the map
+/// would cover a third of it, over the very nodes being read.
+fn has_room(width: f64, height: f64) -> bool {
+    width >= 420.0 && height >= 300.0
+}
+
 #[component]
 pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     let folds = Folds::follow(editor);
@@ -73,6 +81,9 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
         let Some((width, height)) = gestures.seen_size() else {
             return false;
         };
+        if !has_room(width, height) {
+            return false;
+        }
         let Some((x1, y1, x2, y2)) = extent.get() else {
             return false;
         };
@@ -187,6 +198,16 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
+
+    #[test]
+    fn a_short_canvas_has_no_room_for_the_map() {
+        // 1024×700 with a conversation going: the canvas is 548 × 240.
+        assert!(!has_room(548.0, 240.0));
+        // The same window, the chat idle, or a bigger window.
+        assert!(has_room(548.0, 320.0));
+        assert!(has_room(1200.0, 700.0));
+        assert!(!has_room(380.0, 700.0));
+    }
 
     #[test]
     fn a_collapsed_group_is_one_box_at_its_card() {
