@@ -307,7 +307,7 @@ pub fn RunPanel(
             data-events=event_count node_ref=section style=style>
             {move || open.get().then(|| view! { <PanelGrip section height /> })}
             <div class="run-panel-bar">
-                <div class="run-tabs" role="tablist">
+                <div class="run-tabs" role="tablist" aria-label="Run panel">
                     <For each=tabs key=|tab| *tab let:item>
                         <button
                             type="button"
@@ -335,6 +335,7 @@ pub fn RunPanel(
                     type="button"
                     class="tool run-panel-toggle"
                     title=move || if open.get() { "Hide the run panel" } else { "Show the run panel" }
+                    aria-label=move || if open.get() { "Hide the run panel" } else { "Show the run panel" }
                     aria-expanded=move || open.get().to_string()
                     on:click=move |_| open.update(|open| *open = !*open)
                 >

@@ -19,7 +19,7 @@ for (const scheme of ["light", "dark"] as const) {
     await page.getByRole("button", { name: "New graph" }).first().click();
     await expectAccessible(page, "home, New graph menu");
     await page.keyboard.press("Escape");
-    await page.getByRole("button", { name: /Approve before a tool runs/ }).click();
+    await page.locator("#gallery").getByRole("button", { name: /Approve before a tool runs/ }).click();
     await expect(page.getByRole("dialog")).toBeVisible();
     await expectAccessible(page, "home, an example's dialog");
     await page.keyboard.press("Escape");

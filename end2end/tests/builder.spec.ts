@@ -217,6 +217,12 @@ test("a router's routes typed after its edges are given to them in a click each"
   // Three routes with no edge, and a warning: no route to fall back on.
   await expect(page.getByTestId("problem-count")).toHaveText("4");
   await expect(problems.locator(".problem-warning")).toContainText("has no `otherwise`");
+  // Up in the graph's settings (the list is far below them): how many stop
+  // a run, one press from the first fix.
+  const note = page.getByTestId("graph-problems-note");
+  await expect(note).toContainText("3 problems stop this graph from running.");
+  await note.getByRole("button", { name: "Show them" }).click();
+  await expect(problems.locator(".fix-button").first()).toBeFocused();
   await page.screenshot({ path: "../target/e2e/screens/router-fixes-1280.png" });
   // Each route goes to the edge whose node is named after it, whatever
   // the order they were drawn in.
@@ -326,6 +332,8 @@ test("routes, values and channels are edited as forms, and what is typed stays",
   await place(page, "condition", canvas.x + 300, canvas.y + 200);
   await page.locator('.canvas-node[data-node="condition"]').click();
   await page.locator(".config-form").getByRole("button", { name: "+ Add" }).first().click();
+  // The row added takes the focus: one types its route at once.
+  await expect(page.locator('input[name="config.routes.0.route"]')).toBeFocused();
   await page.locator('input[name="config.routes.0.route"]').fill("yes");
   await page.locator('input[name="config.routes.0.route"]').press("Tab");
   const when = page.locator('input[name="config.routes.0.when"]');
@@ -445,7 +453,11 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   await expect(page.getByTestId("chat-input")).toBeInViewport({ ratio: 1 });
 
   // This browser remembers the layout on the next graph it opens: the
-  // node kinds folded, the run panel's height.
+  // node kinds folded, the run panel's height (not one that short: a
+  // reply would have no room).
+  await page.getByTestId("run-panel-grip").focus();
+  for (let i = 0; i < 5; i++) await page.keyboard.press("ArrowUp");
+  await expect(panel).toHaveJSProperty("offsetHeight", 300);
   await page.getByTestId("toggle-palette").click();
   await expect(page.locator(".palette")).toHaveCount(1);
   await page.getByTestId("toggle-palette").click();
@@ -453,7 +465,7 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   await newChatAgent(page);
   await expect(page.locator(".palette")).toHaveCount(0);
   await expect(page.locator(".inspector")).toBeVisible();
-  await expect(panel).toHaveJSProperty("offsetHeight", 180);
+  await expect(panel).toHaveJSProperty("offsetHeight", 300);
   await page.getByTestId("toggle-palette").click();
   await expect(page.locator(".palette")).toHaveCount(1);
   expect(errors).toEqual([]);

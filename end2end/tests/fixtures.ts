@@ -46,7 +46,9 @@ export async function place(page: Page, kind: string, x: number, y: number) {
 export async function useExample(page: Page, title: RegExp) {
   await page.goto("/");
   await hydrated(page);
-  await page.getByRole("button", { name: title }).click();
+  // The gallery's card (a graph made from it earlier has row actions
+  // named after it too: "Rename Approve before a tool runs").
+  await page.locator("#gallery").getByRole("button", { name: title }).click();
   await page.getByRole("dialog").getByRole("button", { name: "Use this example" }).click();
   await page.waitForURL(/\/graphs\//);
   await hydrated(page);

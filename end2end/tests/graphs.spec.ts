@@ -61,7 +61,7 @@ test("an unknown graph and an unknown page say so", async ({ page }) => {
 test("an example from the gallery becomes a graph of one's own", async ({ page, errors }) => {
   await page.goto("/");
   await hydrated(page);
-  const card = page.getByRole("button", { name: /ReAct agent with calculator and clock/ });
+  const card = page.locator("#gallery").getByRole("button", { name: /ReAct agent with calculator and clock/ });
   await expect(card).toBeVisible();
   // Other tests run beside this one: what it sees of the server is its
   // own requests, not the number of graphs.

@@ -198,6 +198,39 @@ test("Run on a graph with problems says so and goes to the first fix, asking the
   expect(errors).toEqual([]);
 });
 
+test("the help is read, scrolled and closed from the keyboard, the page behind out of reach", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await page.locator(".editor-canvas").focus();
+  await page.keyboard.press("?");
+  const help = page.getByTestId("help");
+  await expect(help).toBeFocused();
+  // Taller than the window, it scrolls under its title and Close.
+  await page.keyboard.press("End");
+  await expect.poll(() => help.evaluate((card) => card.scrollTop)).toBeGreaterThan(0);
+  await expect(help.getByText("Ctrl + Enter")).toBeInViewport();
+  await expect(help.getByRole("button", { name: "Close" })).toBeInViewport();
+  // Tab stays in the dialog; shortcuts do not reach the canvas behind it.
+  await page.keyboard.press("Tab");
+  await expect(help.getByRole("button", { name: "Close" })).toBeFocused();
+  await page.keyboard.press("Tab");
+  await expect(help.getByRole("button", { name: "Close" })).toBeFocused();
+  await page.keyboard.press("n");
+  await expect(page.locator(".sticky-note")).toHaveCount(0);
+  await expectAccessible(page, "the help");
+  await page.screenshot({ path: "../target/e2e/screens/help-1024.png" });
+  // Escape closes it and gives the canvas the focus back.
+  await page.keyboard.press("Escape");
+  await expect(help).toHaveCount(0);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
 test("shortcuts belong to the canvas: a letter typed or text copied in a panel stays there", async ({
   page,
   errors,

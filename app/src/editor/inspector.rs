@@ -275,6 +275,25 @@ fn GraphForm(editor: Editor) -> impl IntoView {
     view! {
         <section class="inspector-section" aria-label="Graph settings">
             <h2 class="inspector-title">"Graph"</h2>
+            // The problems list is far below the graph's settings: what
+            // stops a run is said up here, one press from its fixes.
+            {move || {
+                let errors = editor.errors.get();
+                (errors > 0).then(|| {
+                    let text = if errors == 1 {
+                        "1 problem stops this graph from running.".to_string()
+                    } else {
+                        format!("{errors} problems stop this graph from running.")
+                    };
+                    view! {
+                        <p class="graph-problems-note" data-testid="graph-problems-note">
+                            <span>{text}</span>
+                            <button type="button" class="button button-small"
+                                on:click=move |_| super::problems::focus_first_fix()>"Show them"</button>
+                        </p>
+                    }
+                })
+            }}
             <label class="field">
                 <span class="field-label">"Name"</span>
                 <input name="graph-name" prop:value=move || skeleton.with(|d| d.name.clone()) readonly=read_only

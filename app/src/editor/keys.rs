@@ -391,19 +391,45 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
 /// The list of shortcuts, over the canvas.
 #[component]
 pub fn HelpOverlay(shown: RwSignal<bool>) -> impl IntoView {
+    // A modal dialog: the focus goes into it (onto its list, so the arrows
+    // and Page Down scroll it), stays in it, and goes back to the canvas
+    // when it closes (Escape, Close, a click beside it).
+    let close = move || {
+        shown.set(false);
+        crate::components::focus_first(".editor-canvas");
+    };
+    let on_key = move |event: ev::KeyboardEvent| match event.key().as_str() {
+        "Escape" | "?" => {
+            event.prevent_default();
+            event.stop_propagation();
+            close();
+        }
+        "Tab" => {
+            // Close is the one stop: the focus never leaves for the page.
+            event.prevent_default();
+            crate::components::focus_first(".help-card .help-close");
+        }
+        _ => {}
+    };
     move || {
         shown.get().then(|| {
+            let card = NodeRef::<leptos::html::Div>::new();
+            crate::components::focus_when_drawn(card);
             view! {
-                <div class="help-overlay" role="dialog" aria-label="Keyboard shortcuts" on:click=move |_| shown.set(false)>
-                    <div class="help-card" on:click=|event| event.stop_propagation()>
-                        <h2>"Keyboard and mouse"</h2>
+                <div class="help-overlay" role="dialog" aria-modal="true" aria-labelledby="help-title"
+                    on:click=move |_| close() on:keydown=on_key>
+                    <div class="help-card" tabindex="-1" node_ref=card data-testid="help"
+                        on:click=|event| event.stop_propagation()>
+                        <header class="help-head">
+                            <h2 id="help-title">"Keyboard and mouse"</h2>
+                            <button class="button help-close" type="button" on:click=move |_| close()>"Close"</button>
+                        </header>
                         <dl class="help-list">
                             {SHORTCUTS
                                 .iter()
                                 .map(|(keys, what)| view! { <dt>{*keys}</dt><dd>{*what}</dd> })
                                 .collect_view()}
                         </dl>
-                        <button class="button" type="button" on:click=move |_| shown.set(false)>"Close"</button>
                     </div>
                 </div>
             }

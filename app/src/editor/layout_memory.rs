@@ -25,9 +25,10 @@ pub struct Layout {
 #[cfg(feature = "hydrate")]
 const KEY: &str = "heddle.layout";
 
-/// Least and most run panel height kept (what a drag may set; a stored
-/// value out of this range, written by hand, is ignored).
-const HEIGHTS: std::ops::RangeInclusive<f64> = 120.0..=4000.0;
+/// Least and most run panel height kept. A panel dragged shorter than
+/// 260 px was made small for a moment's room: opened that short on the
+/// next graph, a chat would have no room to read a reply.
+const HEIGHTS: std::ops::RangeInclusive<f64> = 260.0..=4000.0;
 
 impl Layout {
     /// Reads the layout from its text: anything unreadable is forgotten.
@@ -83,7 +84,8 @@ pub fn remember_bool(shown: RwSignal<bool>, part: fn(&mut Layout) -> &mut Option
     let _ = (shown, part);
 }
 
-/// The same for the run panel's dragged height.
+/// The same for the run panel's dragged height (kept only when it leaves
+/// the panel room, see [`HEIGHTS`]).
 pub fn remember_height(height: RwSignal<Option<f64>>) {
     #[cfg(feature = "hydrate")]
     Effect::new(move |first: Option<()>| {
@@ -93,7 +95,7 @@ pub fn remember_height(height: RwSignal<Option<f64>>) {
             if now.is_none() && layout.run_height.is_some() {
                 height.set(layout.run_height);
             }
-        } else if now.is_some() && layout.run_height != now {
+        } else if now.is_some_and(|px| HEIGHTS.contains(&px)) && layout.run_height != now {
             layout.run_height = now;
             layout.save();
         }
@@ -124,5 +126,6 @@ mod tests {
             }
         );
         assert_eq!(Layout::parse(r#"{"run_height": -5}"#), Layout::default());
+        assert_eq!(Layout::parse(r#"{"run_height": 180}"#), Layout::default());
     }
 }

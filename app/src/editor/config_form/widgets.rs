@@ -698,14 +698,33 @@ fn removable_row(cx: FormCx, row: Path, label: String, body: AnyView) -> AnyView
     .into_any()
 }
 
-/// The rows, and the button that adds one (not for viewers).
+/// The rows, and the button that adds one (not for viewers). The row
+/// added takes the focus (its first field), so one types into it at once.
 fn rows_with_add(
     cx: FormCx,
     rows: impl IntoView + 'static,
     add: impl Fn(leptos::ev::MouseEvent) + 'static,
 ) -> AnyView {
+    let list = NodeRef::<html::Div>::new();
+    let add = move |event: leptos::ev::MouseEvent| {
+        add(event);
+        request_animation_frame(move || {
+            let field = list.try_get_untracked().flatten().and_then(|list| {
+                list.query_selector(
+                    ".form-row:last-child :is(input:not([type=hidden]), select, textarea)",
+                )
+                .ok()
+                .flatten()
+            });
+            if let Some(field) = field
+                && let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field)
+            {
+                let _ = field.focus();
+            }
+        });
+    };
     view! {
-        <div class="form-rows">{rows}</div>
+        <div class="form-rows" node_ref=list>{rows}</div>
         {(!cx.read_only).then(|| view! { <button type="button" class="button button-small" on:click=add>"+ Add"</button> })}
     }
     .into_any()

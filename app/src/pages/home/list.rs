@@ -118,6 +118,11 @@ fn GraphRow(
             </a>
         }
     };
+    // Each action is named with its graph: a screen reader going down the
+    // list hears "Rename Support bot", not "Rename" again and again.
+    let named = |action: &str| format!("{action} {}", graph.name);
+    let (rename_label, copy_label, delete_label) =
+        (named("Rename"), named("Duplicate"), named("Delete"));
     let form = move || {
         let rename_id = rename_id.clone();
         let current = row.name.clone();
@@ -136,16 +141,16 @@ fn GraphRow(
             {move || if renaming.get() { form().into_any() } else { link().into_any() }}
             <div class="graph-row-actions">
                 {graph.role.can_edit().then(|| view! {
-                    <button class="button button-small" type="button" on:click=move |_| renaming.set(true)>"Rename"</button>
+                    <button class="button button-small" type="button" aria-label=rename_label on:click=move |_| renaming.set(true)>"Rename"</button>
                 })}
                 <ActionForm action=duplicate attr:class="inline-form">
                     <input type="hidden" name="id" value=copy_id />
-                    <button class="button button-small" type="submit">"Duplicate"</button>
+                    <button class="button button-small" type="submit" aria-label=copy_label>"Duplicate"</button>
                 </ActionForm>
                 {(graph.role == Role::Owner).then(|| {
                     let graph = graph.clone();
                     view! {
-                        <button class="button button-small button-danger" type="button" on:click=move |_| deleting.set(Some(graph.clone()))>"Delete"</button>
+                        <button class="button button-small button-danger" type="button" aria-label=delete_label.clone() on:click=move |_| deleting.set(Some(graph.clone()))>"Delete"</button>
                     }
                 })}
             </div>
