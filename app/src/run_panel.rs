@@ -52,6 +52,11 @@ pub enum Tab {
 }
 
 impl Tab {
+    /// Its tab's element id (the panel is labelled by it).
+    fn element_id(self) -> String {
+        format!("run-tab-{}", self.label().to_lowercase())
+    }
+
     fn label(self) -> &'static str {
         match self {
             Tab::Run => "Run",
@@ -307,12 +312,17 @@ pub fn RunPanel(
             data-events=event_count node_ref=section style=style>
             {move || open.get().then(|| view! { <PanelGrip section height /> })}
             <div class="run-panel-bar">
-                <div class="run-tabs" role="tablist" aria-label="Run panel">
+                <div class="run-tabs" role="tablist" aria-label="Run panel"
+                    on:keydown=move |event| arrows(&event, &tabs(), tab, open)>
                     <For each=tabs key=|tab| *tab let:item>
                         <button
                             type="button"
                             role="tab"
                             class="run-tab"
+                            id=item.element_id()
+                            aria-controls="run-panel-body"
+                            // One Tab stop for the row: the arrows go along it.
+                            tabindex=move || if tab.get() == item { "0" } else { "-1" }
                             aria-selected=move || (open.get() && tab.get() == item).to_string()
                             on:click=move |_| {
                                 if open.get_untracked() && tab.get_untracked() == item {
@@ -342,9 +352,36 @@ pub fn RunPanel(
                     {move || if open.get() { "▾" } else { "▴" }}
                 </button>
             </div>
-            <div class="run-panel-body">{body}</div>
+            <div class="run-panel-body" id="run-panel-body" role="tabpanel"
+                aria-labelledby=move || tab.get().element_id()>{body}</div>
         </section>
     }
+}
+
+/// The arrow keys along the tabs, as a tab list goes: Left and Right to
+/// the one beside (round), Home and End to the first and last; the tab
+/// reached is shown and focused.
+fn arrows(
+    event: &leptos::ev::KeyboardEvent,
+    tabs: &[Tab],
+    tab: RwSignal<Tab>,
+    open: RwSignal<bool>,
+) {
+    let Some(at) = tabs.iter().position(|t| *t == tab.get_untracked()) else {
+        return;
+    };
+    let last = tabs.len().saturating_sub(1);
+    let next = match event.key().as_str() {
+        "ArrowRight" => (at + 1) % tabs.len(),
+        "ArrowLeft" => (at + last) % tabs.len(),
+        "Home" => 0,
+        "End" => last,
+        _ => return,
+    };
+    event.prevent_default();
+    tab.set(tabs[next]);
+    open.set(true);
+    crate::components::focus_first(&format!("#{}", tabs[next].element_id()));
 }
 
 /// The least a dragged panel keeps: its bar (two lines in a narrow one)

@@ -198,7 +198,7 @@ test("Run on a graph with problems says so and goes to the first fix, asking the
   expect(errors).toEqual([]);
 });
 
-test("the help is read, scrolled and closed from the keyboard, the page behind out of reach", async ({
+test("the help is read, scrolled and closed from the keyboard; the run tabs go by the arrows", async ({
   page,
   errors,
 }) => {
@@ -228,6 +228,21 @@ test("the help is read, scrolled and closed from the keyboard, the page behind o
   await page.keyboard.press("Escape");
   await expect(help).toHaveCount(0);
   await expect(page.locator(".editor-canvas")).toBeFocused();
+
+  // The run panel's tabs are one Tab stop; the arrows go along them, each
+  // showing its panel, named by its tab.
+  const chatTab = page.getByRole("tab", { name: "Chat" });
+  await chatTab.focus();
+  await page.keyboard.press("ArrowRight");
+  const runTab = page.getByRole("tab", { name: "Run" });
+  await expect(runTab).toBeFocused();
+  await expect(runTab).toHaveAttribute("aria-selected", "true");
+  await expect(page.getByRole("tabpanel", { name: "Run" })).toBeVisible();
+  await page.keyboard.press("End");
+  await expect(page.getByRole("tab", { name: "Compare" })).toBeFocused();
+  await page.keyboard.press("ArrowRight");
+  await expect(chatTab).toBeFocused();
+  await expect(page.locator(".run-tab[tabindex='0']")).toHaveCount(1);
   expect(errors).toEqual([]);
 });
 
