@@ -51,6 +51,7 @@ pub mod node_keys;
 pub mod node_menu;
 pub mod notes;
 pub mod palette;
+pub mod panels;
 pub mod persist;
 pub mod place;
 pub mod pressed;
@@ -76,6 +77,7 @@ use self::canvas::Canvas;
 use self::gestures::Gestures;
 use self::inspector::Inspector;
 use self::palette::Palette;
+use self::panels::{InspectorToggle, PaletteToggle, Panels};
 use self::persist::{Persistence, SaveState};
 use self::problems::{ProblemList, problems};
 use self::state::Editor;
@@ -133,17 +135,13 @@ pub fn GraphEditor(
     #[cfg(not(feature = "hydrate"))]
     let _ = unplaced;
 
-    // The side panels fold away for room (the canvas fits itself again).
-    let panels = Panels {
-        palette: RwSignal::new(true),
-        inspector: RwSignal::new(true),
-    };
-    // As this browser last left them, on any graph.
-    layout_memory::remember_bool(panels.palette, |layout| &mut layout.palette);
-    layout_memory::remember_bool(panels.inspector, |layout| &mut layout.inspector);
+    // The side panels fold away for room (the canvas frames itself again).
+    let panels = Panels::remembered();
     let palette_shown = move || editor.can_edit && panels.palette.get();
     view! {
-        <div class="editor" class:read-only=!editor.can_edit class:no-palette=move || !palette_shown() class:inspector-closed=move || !panels.inspector.get()>
+        <div class="editor" class:read-only=!editor.can_edit
+            class:inspector-auto=move || panels.inspector.get().is_none()
+            class:inspector-idle=move || Panels::idle(editor)>
             {move || palette_shown().then(|| view! { <Palette editor gestures /> }.into_any())}
             <div class="editor-stage">
                 <Toolbar editor gestures help graph_id panels />
@@ -160,7 +158,7 @@ pub fn GraphEditor(
                 </div>
                 {dock.run()}
             </div>
-            <aside class="inspector" aria-label="Inspector" hidden=move || !panels.inspector.get()>
+            <aside class="inspector" aria-label="Inspector" hidden=move || panels.inspector.get() == Some(false)>
                 <Inspector editor gestures catalog problems />
                 <ProblemList editor problems />
                 <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit live=publication />
@@ -171,13 +169,6 @@ pub fn GraphEditor(
     .into_any()
 }
 
-/// Whether the palette and the inspector are shown.
-#[derive(Clone, Copy)]
-struct Panels {
-    palette: RwSignal<bool>,
-    inspector: RwSignal<bool>,
-}
-
 #[component]
 fn Toolbar(
     editor: Editor,
@@ -186,7 +177,6 @@ fn Toolbar(
     graph_id: String,
     panels: Panels,
 ) -> impl IntoView {
-    let toggle = |shown: RwSignal<bool>| move |_| shown.update(|shown| *shown = !*shown);
     let zoom = move |factor: f64| {
         let (width, height) = gestures.size();
         editor
@@ -198,10 +188,7 @@ fn Toolbar(
     view! {
         <div class="editor-toolbar" role="toolbar" aria-label="Canvas tools">
             {editor.can_edit.then(|| view! {
-                <button class="tool" type="button" data-testid="toggle-palette" aria-label="Node kinds"
-                    title=move || if panels.palette.get() { "Hide the node kinds" } else { "Show the node kinds" }
-                    aria-pressed=move || panels.palette.get().to_string()
-                    on:click=toggle(panels.palette)>"◧"</button>
+                <PaletteToggle panels />
                 <span class="tool-gap"></span>
                 <button class="tool" type="button" title="Undo (Ctrl+Z)" aria-label="Undo" on:click=move |_| editor.undo()>"↶"</button>
                 <button class="tool" type="button" title="Redo (Ctrl+Y)" aria-label="Redo" on:click=move |_| editor.redo()>"↷"</button>
@@ -227,10 +214,7 @@ fn Toolbar(
             }>"Mermaid"</button>
             <button class="tool" type="button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|shown| *shown = !*shown)>"?"</button>
             <span class="tool-gap"></span>
-            <button class="tool" type="button" data-testid="toggle-inspector" aria-label="Inspector"
-                title=move || if panels.inspector.get() { "Hide the inspector" } else { "Show the inspector" }
-                aria-pressed=move || panels.inspector.get().to_string()
-                on:click=toggle(panels.inspector)>"◨"</button>
+            <InspectorToggle panels editor />
         </div>
         {move || mermaid.get().map(|text| view! {
             <div class="mermaid-panel">

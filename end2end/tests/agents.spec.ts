@@ -60,8 +60,10 @@ test("a token budget set in the graph's settings is kept and stops a run naming 
   await useExample(page, /Triage with handoffs/);
   const id = page.url().split("/graphs/")[1].split(/[?#]/)[0];
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;
-  // Nothing selected: the inspector holds the graph's settings.
+  // Nothing selected: the inspector holds the graph's settings. At this
+  // width it waits out of the way until asked for, by name.
   await page.mouse.click(canvas.x + 20, canvas.y + canvas.height - 20);
+  await page.getByRole("button", { name: "Graph settings" }).click();
   const budget = page.locator('input[name="max_tokens"]');
   await budget.scrollIntoViewIfNeeded();
   await budget.fill("5");

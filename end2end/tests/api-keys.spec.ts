@@ -81,6 +81,7 @@ test("make a key, call the published graph with it, see the run labelled, revoke
   // The graph page lists the run, labelled with the key.
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
+  await page.getByRole("button", { name: "Graph settings" }).click();
   await page.locator(".history summary", { hasText: "Runs" }).click();
   await expect(page.locator(".run-list .origin-tag").first()).toHaveText(`API key “${KEY_NAME}”`);
 

@@ -334,6 +334,13 @@ test("routes, values and channels are edited as forms, and what is typed stays",
   await page.locator(".config-form").getByRole("button", { name: "+ Add" }).first().click();
   // The row added takes the focus: one types its route at once.
   await expect(page.locator('input[name="config.routes.0.route"]')).toBeFocused();
+  // Nothing in it is said to be empty while it is being filled in; left
+  // empty, it is.
+  const rowErrors = page.locator(".config-form .form-row .field-error");
+  await expect(rowErrors.first()).toBeAttached();
+  await expect(rowErrors.first()).toBeHidden();
+  await page.locator('input[name="config.otherwise"]').focus();
+  await expect(rowErrors.first()).toBeVisible();
   await page.locator('input[name="config.routes.0.route"]').fill("yes");
   await page.locator('input[name="config.routes.0.route"]').press("Tab");
   const when = page.locator('input[name="config.routes.0.when"]');
@@ -382,7 +389,7 @@ async function newChatAgent(page: Page) {
   await hydrated(page);
 }
 
-test("at 1024×700 the panels fit, fold away, and the run panel is resized by its edge", async ({
+test("at 1024×700 the canvas comes first, the panels fold away, and the run panel is resized by its edge", async ({
   page,
   errors,
 }) => {
@@ -390,16 +397,17 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   await newChatAgent(page);
   await expect(page.locator(".canvas-node")).toHaveCount(3);
 
-  // The toolbar stays left of the inspector, the run tabs on one line.
-  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
-  const inspector = (await page.locator(".inspector").boundingBox())!;
-  expect(toolbar.x + toolbar.width).toBeLessThanOrEqual(inspector.x);
+  // The canvas comes first: the node kinds are a rail of icons, and the
+  // inspector waits until there is something to edit.
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  expect(canvas.width).toBeGreaterThan(940);
+  expect((await page.locator(".palette").boundingBox())!.width).toBeLessThanOrEqual(56);
+  await expect(page.locator(".inspector")).toBeHidden();
   const tabs = await page.locator(".run-tab").evaluateAll((all) =>
     all.map((tab) => Math.round(tab.getBoundingClientRect().top)),
   );
   expect(new Set(tabs).size).toBe(1);
   // The whole graph is in view, clear of the minimap (hidden: nothing is out of view).
-  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
   for (const node of await page.locator(".canvas-node").all()) {
     const box = (await node.boundingBox())!;
     expect(box.x).toBeGreaterThanOrEqual(canvas.x);
@@ -408,14 +416,72 @@ test("at 1024×700 the panels fit, fold away, and the run panel is resized by it
   await expect(page.locator(".minimap")).toBeHidden();
   await page.screenshot({ path: "../target/e2e/screens/builder-1024-light.png" });
 
-  // Both side panels fold away, and the canvas takes the room.
+  // Its search button, or the focus, opens the rail over the canvas with
+  // the kinds' names and the search; the canvas does not move. Escape in
+  // the search folds it again. Each icon names its kind in its tooltip.
+  await expect(page.locator('.palette-item[data-kind="router"]')).toHaveAttribute("title", /^router: /);
+  await page.locator('.palette-item[data-kind="router"]').hover();
+  await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 52);
+  await page.getByTitle("Show the node kinds' names, and search them").click();
+  await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 220);
+  await expect(page.locator(".palette-search")).toBeFocused();
+  expect(await page.locator(".palette-search").evaluate((search: HTMLElement) => search.offsetWidth)).toBeGreaterThan(150);
+  expect((await page.locator(".editor-canvas").boundingBox())!.width).toBe(canvas.width);
+  await page.screenshot({ path: "../target/e2e/screens/builder-1024-rail-light.png" });
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 52);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  await page.locator('.palette-item[data-kind="llm"]').focus();
+  await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 220);
+  await expect(page.locator('.palette-item[data-kind="llm"]')).toHaveAccessibleName(/^llm/);
+
+  // A node selected: the inspector opens beside the canvas, the graph
+  // staying where it was under the pointer. The toolbar stays left of it.
+  const agent = page.locator('.canvas-node[data-node="agent"]');
+  const was = (await agent.boundingBox())!;
+  await agent.click();
+  await expect(page.locator(".inspector")).toBeVisible();
+  await expect(page.locator('.inspector input[name="label"]')).toBeVisible();
+  const now = (await agent.boundingBox())!;
+  expect(Math.abs(now.x - was.x) + Math.abs(now.y - was.y)).toBeLessThan(2);
+  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
+  const inspector = (await page.locator(".inspector").boundingBox())!;
+  expect(toolbar.x + toolbar.width).toBeLessThanOrEqual(inspector.x);
+  await page.screenshot({ path: "../target/e2e/screens/builder-1024-selected-light.png" });
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".inspector")).toBeHidden();
+
+  // A problem that stops the graph from running keeps it open, selection
+  // or not: a router with no routes. Undone, the inspector goes again.
+  await page.locator('.palette-item[data-kind="router"]').focus();
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".canvas-node")).toHaveCount(4);
+  await page.locator(".editor-canvas").focus();
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(0);
+  await expect(page.locator(".inspector")).toBeVisible();
+  await expect(page.locator(".problem-list")).toContainText("route");
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".canvas-node")).toHaveCount(3);
+  await expect(page.locator(".inspector")).toBeHidden();
+
+  // Both side panels fold away, and the canvas takes the room; the
+  // inspector folded stays folded, selection or not, until shown again.
   await page.getByTestId("toggle-palette").click();
   await expect(page.locator(".palette")).toHaveCount(0);
+  await agent.click();
+  await expect(page.locator(".inspector")).toBeVisible();
+  await expect(page.getByTestId("toggle-inspector")).toHaveAttribute("aria-pressed", "true");
   await page.getByTestId("toggle-inspector").click();
   await expect(page.locator(".inspector")).toBeHidden();
   const wide = (await page.locator(".editor-canvas").boundingBox())!;
-  expect(wide.width).toBeGreaterThan(canvas.width + 400);
+  expect(wide.width).toBeGreaterThanOrEqual(1020);
+  await agent.click();
+  await expect(page.locator(".inspector")).toBeHidden();
+  // Shown again, it stays, with nothing selected too.
   await page.getByTestId("toggle-inspector").click();
+  await expect(page.locator(".inspector")).toBeVisible();
+  await page.keyboard.press("Escape");
   await expect(page.locator(".inspector")).toBeVisible();
 
   // A new conversation leaves the canvas most of the stage; the run

@@ -112,16 +112,18 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expect(detail).toHaveCount(0);
   await expectAccessible(page, "the trace of a fan-out");
 
-  // The event log tells the instances apart too: "research #2".
+  // The event log tells the instances apart too, named by their label
+  // ("Research #2"), the id in the tooltip.
   await page.getByRole("tab", { name: "Events" }).click();
   await page.getByTestId("event-node").selectOption("research");
   const done = page.locator('.event-row[data-type="node_succeeded"] .event-node');
   await expect(done).toHaveCount(3);
   expect((await done.allTextContents()).map((text) => text.trim()).sort()).toEqual([
-    "research #1",
-    "research #2",
-    "research #3",
+    "Research #1",
+    "Research #2",
+    "Research #3",
   ]);
+  await expect(done.first()).toHaveAttribute("title", "research");
 
   // At 1024x700, a second question: the lines still fit and read.
   await page.setViewportSize({ width: 1024, height: 700 });

@@ -535,3 +535,46 @@ test("a node is found by name in a big graph and gone to, even inside a collapse
   await expect(node("n120")).toBeInViewport();
   expect(errors).toEqual([]);
 });
+
+test("the New graph menu goes by the arrow keys, and Escape gives its button the focus back", async ({
+  page,
+  errors,
+}) => {
+  await page.goto("/");
+  await hydrated(page);
+  const menu = page.locator("details.new-graph").first();
+  const button = menu.locator("summary");
+  const chat = menu.getByRole("button", { name: /^Chat agent/ });
+  const empty = menu.getByRole("button", { name: /^Empty graph/ });
+  const example = menu.getByRole("link", { name: /^From an example/ });
+  await button.focus();
+  // Down on the button opens the menu on its first choice.
+  await page.keyboard.press("ArrowDown");
+  await expect(menu).toHaveAttribute("open", "");
+  await expect(chat).toBeFocused();
+  await page.keyboard.press("ArrowDown");
+  await expect(empty).toBeFocused();
+  await page.keyboard.press("ArrowDown");
+  await expect(example).toBeFocused();
+  // Round from the last to the first, and back.
+  await page.keyboard.press("ArrowDown");
+  await expect(chat).toBeFocused();
+  await page.keyboard.press("ArrowUp");
+  await expect(example).toBeFocused();
+  await page.keyboard.press("Home");
+  await expect(chat).toBeFocused();
+  await page.keyboard.press("End");
+  await expect(example).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(menu).not.toHaveAttribute("open", "");
+  await expect(button).toBeFocused();
+  // Opened again, Enter on a choice makes the graph.
+  await page.keyboard.press("ArrowDown");
+  await page.keyboard.press("ArrowDown");
+  await expect(empty).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await hydrated(page);
+  await expect(page.locator(".canvas-node")).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

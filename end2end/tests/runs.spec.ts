@@ -99,6 +99,8 @@ test("the ReAct example answers in the chat, animating node by node in the order
   );
   // The reply is named by the node that wrote it, once finished too.
   await expect(messages.locator(".role-assistant").last().locator(".chat-role")).toHaveText("Agent");
+  // Someone who does not see it hears it: the reply is read out, named.
+  await expect(page.getByTestId("chat-announcer")).toHaveText("Agent: (offline model) calculator says 42.");
   // The tool call and its result are there, folded.
   await expect(messages.getByText("Called calculator")).toBeVisible();
   await expect(messages.getByText("Result of calculator")).toBeVisible();
@@ -140,8 +142,9 @@ test("the ReAct example answers in the chat, animating node by node in the order
   const nonTokens = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;
   await expect(page.getByTestId("event-count")).toHaveText(`${nonTokens} events`);
   await expect(page.getByTestId("run-panel")).toHaveAttribute("data-events", String(nonTokens));
-  await page.getByTestId("event-node").selectOption("tools");
-  await expect(page.locator(".event-row .event-node").first()).toHaveText("tools");
+  // Picked by its label ("Run tools"); every row names it so.
+  await page.getByTestId("event-node").selectOption({ label: "Run tools" });
+  await expect(page.locator(".event-row .event-node").first()).toHaveText("Run tools");
   await page.screenshot({ path: "../target/e2e/screens/run-events-light.png" });
 
   // Opened again, the graph goes on with its latest conversation; New

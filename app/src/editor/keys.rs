@@ -178,9 +178,10 @@ pub fn lay_out(editor: Editor) {
 const REGIONS: [&str; 4] = [".palette", ".editor-canvas", ".inspector", ".run-panel"];
 
 /// What in a panel takes the focus when F6 arrives there: its chosen tab
-/// or first field or button (the canvas itself takes it).
+/// or first field or button that is a Tab stop (the canvas itself takes
+/// it).
 const FIRST_STOP: &str = "[role=tab][aria-selected=true], input:not([type=hidden]), select, \
-     textarea, button, a[href], [tabindex='0']";
+     textarea, button:not([tabindex='-1']), a[href], [tabindex='0']";
 
 /// Moves the focus to the next panel shown (the previous with `back`)
 /// after the one holding it; whether there was one to go to.

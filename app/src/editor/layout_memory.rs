@@ -84,6 +84,27 @@ pub fn remember_bool(shown: RwSignal<bool>, part: fn(&mut Layout) -> &mut Option
     let _ = (shown, part);
 }
 
+/// The same for a choice a person may never have made (`None`): only a
+/// choice made is remembered.
+pub fn remember_choice(choice: RwSignal<Option<bool>>, part: fn(&mut Layout) -> &mut Option<bool>) {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |first: Option<()>| {
+        let now = choice.get();
+        let mut layout = Layout::load();
+        if first.is_none() {
+            let kept = *part(&mut layout);
+            if kept.is_some() && kept != now {
+                choice.set(kept);
+            }
+        } else if now.is_some() && *part(&mut layout) != now {
+            *part(&mut layout) = now;
+            layout.save();
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (choice, part);
+}
+
 /// The same for the run panel's dragged height (kept only when it leaves
 /// the panel room, see [`HEIGHTS`]).
 pub fn remember_height(height: RwSignal<Option<f64>>) {

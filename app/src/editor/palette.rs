@@ -20,6 +20,14 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     let query = RwSignal::new(String::new());
     let kinds = move || query.with(|query| matching(query));
     let place_first = move |event: ev::KeyboardEvent| {
+        // Escape leaves the search for the canvas (a rail folds again).
+        if event.key() == "Escape" {
+            query.set(String::new());
+            if let Some(canvas) = gestures.canvas.get_untracked() {
+                let _ = canvas.focus();
+            }
+            return;
+        }
         if event.key() != "Enter" || !editor.can_edit {
             return;
         }
@@ -30,9 +38,26 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
             query.set(String::new());
         }
     };
+    let search = NodeRef::<leptos::html::Input>::new();
     view! {
         <aside class="palette" aria-label="Node kinds">
+            // On a narrow window the kinds are a rail of icons: this opens
+            // it, names and search, for the mouse (the keyboard opens it by
+            // reaching the search, so the button is not a Tab stop).
+            <button class="palette-open" type="button" tabindex="-1" aria-hidden="true"
+                title="Show the node kinds' names, and search them"
+                // Pressed, it does not take the focus itself: it gives it
+                // to the search.
+                on:mousedown=|event| event.prevent_default()
+                on:click=move |_| {
+                    if let Some(search) = search.get_untracked() {
+                        let _ = search.focus();
+                    }
+                }>
+                <svg viewBox="0 0 20 20" aria-hidden="true"><circle cx="8.5" cy="8.5" r="5.5"></circle><path d="M13 13l4.5 4.5"></path></svg>
+            </button>
             <input
+                node_ref=search
                 class="palette-search"
                 type="search"
                 placeholder="Search nodes…"
@@ -98,7 +123,7 @@ fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl In
                 <div
                     class=format!("palette-item kind-{}", kind.name())
                     data-kind=kind.name()
-                    title=kind.summary()
+                    title=format!("{}: {}", kind.name(), kind.summary())
                     tabindex=editor.can_edit.then_some("0")
                     role=editor.can_edit.then_some("button")
                     on:keydown=move |event: ev::KeyboardEvent| {

@@ -1,9 +1,12 @@
 //! Fits the graph to the canvas once the browser has laid it out, and
 //! keeps it in view when the canvas changes size (the run panel
 //! opening under it, the window resized): a view nobody has panned or
-//! zoomed since it was fitted is fitted again; otherwise what is in the
+//! zoomed since it was framed is framed again the same way (whole after
+//! Fit; as it opened, readable, otherwise); otherwise what is in the
 //! middle stays in the middle, so the graph never slides off to one side
-//! or under the minimap.
+//! or under the minimap. While something is selected nothing moves but to
+//! keep the selected node in view: the canvas narrowing for the inspector
+//! must not pull the graph away from under the pointer.
 
 use super::gestures::Gestures;
 use super::state::Editor;
@@ -40,12 +43,26 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
             if dx.abs() < 0.5 && dy.abs() < 0.5 {
                 return;
             }
+            // Someone at work on a selection (the inspector opening beside
+            // it, on a narrow window): what is drawn stays put, moved only
+            // to keep the selected node whole in view.
+            let selected = editor
+                .selected
+                .try_with_untracked(|selected| selected.first().cloned())
+                .flatten();
+            let edge = editor
+                .selected_edge
+                .try_with_untracked(Option::is_some)
+                .unwrap_or(false);
+            if let Some(id) = &selected {
+                editor.reveal(id, width, height);
+                return;
+            }
+            if edge {
+                return;
+            }
             if editor.still_framed() && width > 100.0 && height > 100.0 {
-                if editor.showing_start.get_untracked() {
-                    editor.frame(width, height);
-                } else {
-                    editor.fit(width, height);
-                }
+                editor.reframe(width, height);
                 return;
             }
             let _ = editor.viewport.try_update(|view| {

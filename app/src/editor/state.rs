@@ -226,9 +226,10 @@ pub struct Editor {
     /// Moves on at every committed change other than nodes moved.
     pub content: RwSignal<u64>,
     history: StoredValue<History>,
-    /// The view the last fit made: while the view is still that one (no
-    /// pan or zoom since), the canvas fits again when its size changes.
-    framed: StoredValue<Option<Viewport>>,
+    /// The view the last fit made, and how: while the view is still that
+    /// one (no pan or zoom since), the canvas frames it again the same way
+    /// when its size changes.
+    framed: StoredValue<Option<(Viewport, Framing)>>,
     /// Whether the graph opened at its start because the whole of it does
     /// not read at the canvas's size (the canvas offers the rest).
     pub showing_start: RwSignal<bool>,
@@ -530,7 +531,7 @@ impl Editor {
         let view = Viewport::fitting(bounds, width, height);
         self.showing_start.set(false);
         self.viewport.set(view);
-        self.framed.set_value(Some(view));
+        self.framed.set_value(Some((view, Framing::Whole)));
     }
 
     /// Frames the graph as it opens (or as the canvas changes size before
@@ -541,7 +542,19 @@ impl Editor {
         let (view, at_start) = Viewport::opening(bounds, self.start_position(), width, height);
         self.showing_start.set(at_start);
         self.viewport.set(view);
-        self.framed.set_value(Some(view));
+        self.framed.set_value(Some((view, Framing::Opening)));
+    }
+
+    /// Frames the graph again, as it was last framed, in a canvas that has
+    /// changed size: whole after Fit; as it opened otherwise, so a canvas
+    /// made smaller (the chat opening under it) shows the start readable
+    /// rather than the whole too small to read.
+    pub fn reframe(&self, width: f64, height: f64) {
+        match self.framed.get_value().map(|(_, how)| how) {
+            Some(Framing::Whole) => self.fit(width, height),
+            Some(Framing::Start) => self.go_to_start(height),
+            Some(Framing::Opening) | None => self.frame(width, height),
+        }
     }
 
     /// Moves the view to show node `id` whole in a `width` × `height`
@@ -581,7 +594,7 @@ impl Editor {
         if let Some(view) = Viewport::at_start(bounds, self.start_position(), height) {
             self.showing_start.set(true);
             self.viewport.set(view);
-            self.framed.set_value(Some(view));
+            self.framed.set_value(Some((view, Framing::Start)));
         }
     }
 
@@ -607,8 +620,20 @@ impl Editor {
     pub fn still_framed(&self) -> bool {
         self.framed
             .get_value()
-            .is_none_or(|view| view == self.viewport.get_untracked())
+            .is_none_or(|(view, _)| view == self.viewport.get_untracked())
     }
+}
+
+/// How the view was last framed: it is framed the same way again when the
+/// canvas changes size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// As the graph opened: whole when it reads, else its start.
+    Opening,
+    /// Whole, however small (Fit, Show all).
+    Whole,
+    /// Its start, readable (Go to the start).
+    Start,
 }
 
 /// The box `(x1, y1, x2, y2)` around `nodes`, their places read by `place`
@@ -770,6 +795,39 @@ mod tests {
             assert_eq!(editor.document(), document);
             editor.redo();
             assert_eq!(editor.document(), moved);
+        });
+    }
+
+    #[test]
+    fn a_canvas_made_smaller_frames_the_graph_again_as_it_was_framed() {
+        let owner = Owner::new();
+        owner.with(|| {
+            // Seven nodes in a row, 1,380 px wide: whole at 972 px (a 1024
+            // window), too small to read at 548 (the inspector open).
+            let nodes: Vec<_> = (0..7)
+                .map(|i| serde_json::json!({"id": format!("n{i}"), "kind": "set", "position": {"x": 200.0 * f64::from(i), "y": 0.0}}))
+                .collect();
+            let document = GraphDocument::from_json(
+                &serde_json::json!({"format_version": 1, "name": "g", "nodes": nodes}).to_string(),
+            )
+            .unwrap();
+            let editor = Editor::new(document, true);
+            editor.frame(972.0, 600.0);
+            assert!(!editor.showing_start.get_untracked());
+            assert!(editor.viewport.get_untracked().zoom >= Viewport::READABLE);
+            // As it opened: readable, so the start rather than the whole.
+            editor.reframe(548.0, 360.0);
+            assert!(editor.showing_start.get_untracked());
+            assert_eq!(editor.viewport.get_untracked().zoom, Viewport::START_ZOOM);
+            assert!(editor.still_framed());
+            // Back to the room it had: whole again.
+            editor.reframe(972.0, 600.0);
+            assert!(!editor.showing_start.get_untracked());
+            // After Fit, whole whatever the size, even too small to read.
+            editor.fit(972.0, 600.0);
+            editor.reframe(548.0, 360.0);
+            assert!(!editor.showing_start.get_untracked());
+            assert!(editor.viewport.get_untracked().zoom < Viewport::READABLE);
         });
     }
 

@@ -163,12 +163,37 @@ fn ExamplePreview(
 fn NewGraphButton(create: ServerAction<CreateGraph>) -> impl IntoView {
     let pending = create.pending();
     let menu = NodeRef::<leptos::html::Details>::new();
-    let close_on_escape = move |event: leptos::ev::KeyboardEvent| {
-        if event.key() == "Escape"
-            && let Some(menu) = menu.get()
-        {
+    // As a menu: Escape closes it, back on its button; the arrows, Home
+    // and End go along its choices (Down on the button opens it).
+    let keys = move |event: leptos::ev::KeyboardEvent| {
+        let Some(menu) = menu.get_untracked() else {
+            return;
+        };
+        let key = event.key();
+        if key == "Escape" {
             menu.set_open(false);
+            if let Ok(Some(summary)) = menu.query_selector("summary")
+                && let Ok(summary) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(summary)
+            {
+                let _ = summary.focus();
+            }
+            return;
         }
+        let step = |at: Option<usize>, count: usize| -> Option<usize> {
+            match key.as_str() {
+                "ArrowDown" => Some(at.map_or(0, |at| (at + 1) % count)),
+                "ArrowUp" => Some(at.map_or(count - 1, |at| (at + count - 1) % count)),
+                "Home" if at.is_some() => Some(0),
+                "End" if at.is_some() => Some(count - 1),
+                _ => None,
+            }
+        };
+        if !matches!(key.as_str(), "ArrowDown" | "ArrowUp" | "Home" | "End") {
+            return;
+        }
+        event.prevent_default();
+        menu.set_open(true);
+        focus_in(&menu, "new-graph-choice", step);
     };
     // A click anywhere outside the menu closes it, as menus do.
     #[cfg(feature = "hydrate")]
@@ -189,7 +214,7 @@ fn NewGraphButton(create: ServerAction<CreateGraph>) -> impl IntoView {
         on_cleanup(move || listener.remove());
     }
     view! {
-        <details class="new-graph" node_ref=menu on:keydown=close_on_escape>
+        <details class="new-graph" node_ref=menu on:keydown=keys>
             <summary class="button button-primary" role="button">
                 <span class="button-icon" aria-hidden="true">"+"</span>
                 {move || if pending.get() { "Creating…" } else { "New graph" }}
@@ -198,6 +223,32 @@ fn NewGraphButton(create: ServerAction<CreateGraph>) -> impl IntoView {
                 <NewGraphChoices create />
             </div>
         </details>
+    }
+}
+
+/// Focuses one of the elements of `within` of class `class`: `pick`
+/// is told which of them has the focus now (if one does) and how many
+/// there are, and says which to focus.
+fn focus_in(
+    within: &web_sys::Element,
+    class: &str,
+    pick: impl Fn(Option<usize>, usize) -> Option<usize>,
+) {
+    use wasm_bindgen::JsCast;
+    let found = within.get_elements_by_class_name(class);
+    let items: Vec<web_sys::HtmlElement> = (0..found.length())
+        .filter_map(|at| found.item(at)?.dyn_into().ok())
+        .collect();
+    if items.is_empty() {
+        return;
+    }
+    let active = document().active_element();
+    let at = items.iter().position(|item| {
+        let item: &web_sys::Element = item;
+        active.as_ref() == Some(item)
+    });
+    if let Some(item) = pick(at, items.len()).and_then(|to| items.get(to)) {
+        let _ = item.focus();
     }
 }
 

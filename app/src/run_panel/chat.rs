@@ -47,6 +47,29 @@ pub fn ChatTab(
     let sent = RwSignal::new(None::<String>);
     let draft = RwSignal::new(String::new());
     let error = RwSignal::new(None::<String>);
+    // For people who do not see the conversation: the reply to what they
+    // sent is read out once it has come (not a conversation's history
+    // when it is opened).
+    let asked = StoredValue::new(false);
+    let heard = RwSignal::new(String::new());
+    Effect::new(move |_| {
+        let reply = messages.with(|messages| {
+            messages
+                .last()
+                .filter(|message| message.role == Role::Assistant && !message.content.is_empty())
+                .cloned()
+        });
+        if let Some(reply) = reply
+            && asked.get_value()
+        {
+            asked.set_value(false);
+            heard.set(format!(
+                "{}: {}",
+                said_by(editor, &reply),
+                opening_words(&reply.content, MOST_READ_OUT)
+            ));
+        }
+    });
     Effect::new(move |_| {
         let shows = picked.with(Option::is_some)
             || sent.with(Option::is_some)
@@ -236,6 +259,7 @@ pub fn ChatTab(
             };
             // Show the message at once; the thread's copy replaces it.
             sent.set(Some(text.trim().to_string()));
+            asked.set_value(true);
             draft.set(String::new());
             let graph_id = graph_id.clone();
             let typed = text.trim().to_string();
@@ -355,9 +379,14 @@ pub fn ChatTab(
                 </form>
             })}
             {move || error.get().map(|message| view! { <p class="inline-error" role="alert">{message}</p> })}
+            <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true"
+                data-testid="chat-announcer">{move || heard.get()}</div>
         </div>
     }
 }
+
+/// The most of a reply read out; the rest is in the conversation.
+const MOST_READ_OUT: usize = 300;
 
 /// The conversation last spoken in, if any.
 fn latest_thread(threads: &[ThreadInfo]) -> Option<ThreadId> {
@@ -402,33 +431,35 @@ fn show_opened(event: leptos::ev::Event) {
     }
 }
 
+/// What a message is, as its class names it: a user message a node
+/// wrote (signed with its id) is that node's `prompt`.
+fn role_of(message: &ChatMessage) -> &'static str {
+    match message.role {
+        Role::System => "system",
+        Role::User if message.name.is_some() => "prompt",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+/// Who a message is from, as a person reads it: a node's prompt and a
+/// signed reply by the node's label, anything else by its role.
+fn said_by(editor: Editor, message: &ChatMessage) -> String {
+    let named = |node: &String| editor.label_of(node).unwrap_or_else(|| node.clone());
+    match (message.role, &message.name) {
+        (Role::User, Some(node)) => format!("{}'s prompt", named(node)),
+        (Role::Assistant, Some(node)) => named(node),
+        _ => role_of(message).to_string(),
+    }
+}
+
 /// One message: text, with tool calls and tool results folded. A user
 /// message a node wrote (an `llm` node's prompt, signed with its id) is
 /// that node's, not the person's: it is named and drawn as such.
 fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
-    let by_node = (message.role == Role::User)
-        .then(|| message.name.clone())
-        .flatten();
-    // A reply signed by the node that wrote it is named by its label.
-    let replier = (message.role == Role::Assistant)
-        .then(|| message.name.clone())
-        .flatten()
-        .map(|node| editor.label_of(&node).unwrap_or(node));
-    let role = match message.role {
-        Role::System => "system",
-        Role::User if by_node.is_some() => "prompt",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    };
-    let said_by = match (&by_node, replier) {
-        (Some(node), _) => format!(
-            "{}'s prompt",
-            editor.label_of(node).unwrap_or_else(|| node.clone())
-        ),
-        (None, Some(replier)) => replier,
-        (None, None) => role.to_string(),
-    };
+    let role = role_of(&message);
+    let said_by = said_by(editor, &message);
     let calls = message.tool_calls.clone();
     let body = match message.role {
         Role::Tool => view! {

@@ -1,5 +1,6 @@
 //! The event log: every event of the run (tokens aside), filtered by what
-//! kind it is, which node it concerns, or text. The list follows the newest
+//! kind it is, which node it concerns (named by its label, its id in the
+//! row's tooltip), or text. The list follows the newest
 //! events until the person scrolls up; however long the run, only the rows
 //! in view are drawn. Clicking one moves the replay to its step and selects
 //! its node.
@@ -173,7 +174,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                 <select aria-label="Node" data-testid="event-node" on:change=move |event| node.set(event_target_value(&event))>
                     <option value="">"All nodes"</option>
                     <For each=move || nodes.get() key=|node| node.clone() let:item>
-                        <option value=item.clone()>{item.clone()}</option>
+                        <option value=item.clone()>{named(editor, &item)}</option>
                     </For>
                 </select>
                 <input type="search" placeholder="Search events" aria-label="Search events"
@@ -205,6 +206,12 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
             })}
         </div>
     }
+}
+
+/// A node as a person reads it: its label, else its id (a node the graph
+/// no longer has, or one inside a subgraph, keeps its id).
+fn named(editor: Editor, node: &str) -> String {
+    editor.label_of(node).unwrap_or_else(|| node.to_string())
 }
 
 /// The rows drawn, and where they start among all that match.
@@ -261,8 +268,8 @@ fn EventRow(editor: Editor, watch: Watch, row: Row) -> impl IntoView {
             <span class="event-seq">{seq}</span>
             <span class="event-time">{format!("+{}", duration(offset_us))}</span>
             <span class="event-type">{kind}</span>
-            <span class="event-node">
-                {node.unwrap_or_default()}
+            <span class="event-node" title=node.clone()>
+                {node.as_deref().map(|node| named(editor, node))}
                 {instance.map(|i| view! { <span class="event-instance">{format!(" #{}", i + 1)}</span> })}
             </span>
             <span class="event-summary">{summary}</span>

@@ -990,8 +990,14 @@ pub fn json_config(cx: FormCx) -> AnyView {
 }
 
 /// The validator's problems at `path`, each with its fix when it has one.
+/// Those of an empty field are marked: in a row being filled in (a row
+/// just added, the focus in it) the stylesheet keeps them back, so nobody
+/// is told a field is empty before they could type in it.
 fn problems(cx: FormCx, path: Path) -> impl IntoView {
     move || {
+        let empty = cx
+            .read(&path)
+            .is_none_or(|value| value.as_str().is_some_and(str::is_empty));
         cx.problems_at(&path)
             .into_iter()
             .map(|problem| {
@@ -1003,7 +1009,7 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
                     }
                 });
                 view! {
-                    <span class="field-error" role="alert">{problem.message.clone()}{fix}</span>
+                    <span class="field-error" class:while-empty=empty role="alert">{problem.message.clone()}{fix}</span>
                 }
             })
             .collect_view()
