@@ -29,6 +29,24 @@ test("a fan-out's three instances are seen side by side, each with its own words
   const { id } = await created.json();
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
+  // The dashed link says what is spread; its nodes stand close, so the
+  // words sit above them rather than under them. A start node draws no
+  // port to arrive at (nothing leads into it).
+  const spread = page.locator(".editor-send-label");
+  await expect(spread).toHaveText("each item of topics");
+  const words = (await spread.boundingBox())!;
+  for (const box of await page.locator(".canvas-node").evaluateAll((all) =>
+    all.map((n) => n.getBoundingClientRect().toJSON()),
+  )) {
+    const apart =
+      words.x + words.width <= box.x ||
+      box.x + box.width <= words.x ||
+      words.y + words.height <= box.y ||
+      box.y + box.height <= words.y;
+    expect(apart, `the link's words on a node at ${box.x},${box.y}`).toBe(true);
+  }
+  await expect(page.locator('.canvas-node[data-node="start"] .port-in')).toHaveCount(0);
+  await expect(page.locator('.canvas-node[data-node="plan"] .port-in')).toHaveCount(1);
 
   await ask(page, "How do heat pumps work?");
   const node = page.locator('.canvas-node[data-node="research"]');

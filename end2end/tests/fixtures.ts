@@ -101,3 +101,23 @@ export function chainOfSteps(count: number, rowGap: number) {
   const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
   return { nodes, edges };
 }
+
+/** start → Writer (an `llm` writing `note`) → end, with no `messages`
+ *  channel: the model reads the conversation by default, so the graph has
+ *  one problem, fixed by creating the channel. */
+export function writerWithoutAConversation() {
+  return {
+    format_version: 2,
+    name: "Writer without a conversation",
+    state: { channels: { note: { type: "string" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      { id: "llm_2", kind: "llm", label: "Writer", position: { x: 260, y: 0 }, config: { prompt: "Write.", output: "note" } },
+      { id: "end", kind: "end", position: { x: 520, y: 0 } },
+    ],
+    edges: [
+      { id: "a", from: "start", to: "llm_2" },
+      { id: "b", from: "llm_2", to: "end" },
+    ],
+  };
+}

@@ -2,7 +2,7 @@
 // without the mouse (palette kinds added beside the focused node, nodes
 // connected from a list, arrows between nodes), and shortcuts that belong
 // to the canvas only: a letter typed or text copied elsewhere stays there.
-import { test, expect, hydrated, expectAccessible, chainOfSteps } from "./fixtures";
+import { test, expect, hydrated, expectAccessible, chainOfSteps, writerWithoutAConversation } from "./fixtures";
 import { Page } from "@playwright/test";
 
 /** A chat graph with a start and an end, not yet connected. */
@@ -159,22 +159,7 @@ test("nodes added from the keyboard in a row stay in sight: the view follows eac
 
 test("Run on a graph with problems says so and goes to the first fix, asking the server nothing", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  const response = await page.request.post("/api/v1/graphs/import", {
-    data: {
-      format_version: 2,
-      name: "Writer without a conversation",
-      state: { channels: { note: { type: "string" } } },
-      nodes: [
-        { id: "start", kind: "start", position: { x: 0, y: 0 } },
-        { id: "llm_2", kind: "llm", label: "Writer", position: { x: 260, y: 0 }, config: { prompt: "Write.", output: "note" } },
-        { id: "end", kind: "end", position: { x: 520, y: 0 } },
-      ],
-      edges: [
-        { id: "a", from: "start", to: "llm_2" },
-        { id: "b", from: "llm_2", to: "end" },
-      ],
-    },
-  });
+  const response = await page.request.post("/api/v1/graphs/import", { data: writerWithoutAConversation() });
   expect(response.status()).toBe(201);
   const id = (await response.json()).id;
   await page.goto(`/graphs/${id}`);

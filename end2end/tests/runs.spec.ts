@@ -5,7 +5,7 @@
 // replayed and scrubbed, and a fork from a step with an edited state.
 import * as fs from "fs";
 import * as path from "path";
-import { test, expect, hydrated, scrubTo } from "./fixtures";
+import { test, expect, hydrated, scrubTo, writerWithoutAConversation } from "./fixtures";
 import { Page } from "@playwright/test";
 
 const example = (file: string) =>
@@ -877,16 +877,7 @@ test("a sub-agent's question pauses the chat, is answered there, and the agent g
 
 test("a run refused for the graph's problems names them by their nodes' labels", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  const graph = await importGraph(page, {
-    format_version: 2,
-    name: "Writer without a conversation",
-    state: { channels: { note: { type: "string" } } },
-    nodes: [
-      { id: "start", kind: "start", position: { x: 0, y: 0 } },
-      { id: "llm_2", kind: "llm", label: "Writer", position: { x: 260, y: 0 }, config: { prompt: "Write.", output: "note" } },
-    ],
-    edges: [{ id: "e", from: "start", to: "llm_2" }],
-  });
+  const graph = await importGraph(page, writerWithoutAConversation());
   await page.goto(`/graphs/${graph}`);
   await hydrated(page);
   // The bar's Run knows already (the editor validates as the server does)

@@ -41,6 +41,9 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     let search = NodeRef::<leptos::html::Input>::new();
     view! {
         <aside class="palette" aria-label="Node kinds">
+            // The page's outline: the graph (h1), its panels (h2), the
+            // kinds' groups (h3).
+            <h2 class="visually-hidden">"Node kinds"</h2>
             // On a narrow window the kinds are a rail of icons: this opens
             // it, names and search, for the mouse (the keyboard opens it by
             // reaching the search, so the button is not a Tab stop).

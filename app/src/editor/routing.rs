@@ -232,8 +232,9 @@ impl Loop {
 /// A label's place. Where it fits in the gap between its two nodes, the
 /// middle of the path. Where it does not (close nodes, a long route), the
 /// middle is on a node, and every route out of one router would fall
-/// back to the same spot; so it goes just before its target's port, where
-/// the edges out of one node are as far apart as their targets. Else
+/// back to the same spot; so it goes just before its target's port (above
+/// the line, clear of the arrowhead), where the edges out of one node are
+/// as far apart as their targets. Else
 /// above the target, else below it; else the middle after all. Edges
 /// between the same two nodes (`fanned`) are kept apart by their bows, so
 /// their labels stay at their middles when they can.
@@ -257,7 +258,11 @@ fn off_nodes(
     };
     let gap = b.0 - (a.0 + size.width);
     let fits = 2.0 * half_width + 2.0 * LABEL_MARGIN <= gap;
-    let arrival = (b.0 - LABEL_MARGIN - half_width, b.1 + size.height / 2.0);
+    // Just above the line where it arrives: the arrowhead stays in sight.
+    let arrival = (
+        b.0 - LABEL_MARGIN - half_width,
+        b.1 + size.height / 2.0 - half_height - 2.0,
+    );
     let above = (middle.0, b.1 - half_height - 4.0);
     let below = (middle.0, b.1 + size.height + half_height + 4.0);
     let order = if fits || fanned {

@@ -1,5 +1,6 @@
 //! A `fan_out` node's link to the node it sends items to: a dashed line
-//! labelled with what is spread (`each item of topics`). It is no edge (the
+//! labelled with what is spread (`each item of topics`), between the two
+//! nodes or, where they stand too close for it, above them. It is no edge (the
 //! target runs once per item, not once), so it cannot be selected or
 //! deleted; the node's form changes it.
 
@@ -67,6 +68,7 @@ pub(super) fn FanOutLink(
     send: Spread,
 ) -> impl IntoView {
     let Spread { from, to, over } = send;
+    let ends = (from.clone(), to.clone());
     let route = Memo::new(move |_| {
         let (a, b) = positions.with(|map| (map.get(&from).copied(), map.get(&to).copied()));
         let (a, b) = (a?.get(), b?.get());
@@ -82,13 +84,23 @@ pub(super) fn FanOutLink(
     } else {
         format!("each item of {}", over.trim())
     };
+    // Between the two nodes when it fits there; else above them (a chain
+    // laid out close would hide it under its nodes).
+    let half_width = label.chars().count() as f64 * 3.3 + 8.0;
+    let above = Memo::new(move |_| {
+        let (a, b) = positions.with(|map| (map.get(&ends.0).copied(), map.get(&ends.1).copied()));
+        let (a, b) = (a?.get(), b?.get());
+        let gap = b.x - (a.x + NODE_WIDTH);
+        (2.0 * half_width + 12.0 > gap).then(|| a.y.min(b.y) - 8.0)
+    });
     move || {
         route.get().map(|route| {
             let (x, y) = route.label;
+            let y = above.get().unwrap_or(y - 6.0);
             view! {
                 <g class="editor-send" aria-hidden="true">
                     <path class="editor-send-line" d=route.path />
-                    <text class="editor-send-label" x=x y=y - 6.0 text-anchor="middle">{label.clone()}</text>
+                    <text class="editor-send-label" x=x y=y text-anchor="middle">{label.clone()}</text>
                 </g>
             }
         })

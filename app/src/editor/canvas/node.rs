@@ -187,6 +187,8 @@ pub(super) fn CanvasNode(
             })
     };
     let connectable = editor.can_edit && node.spec.with_untracked(|spec| spec.kind != "end");
+    // Nothing leads into a start node: it draws no port to arrive at.
+    let reachable = node.spec.with_untracked(|spec| spec.kind != "start");
 
     let node_id = id.to_string();
     // A node is a group named "Writer, llm, succeeded, selected", its role
@@ -232,7 +234,7 @@ pub(super) fn CanvasNode(
                 (breakpoint, badges(), inside(), streamed(), problems)
             }}
             {move || drawn.full.get().then(|| view! {
-                <span class="port port-in" aria-hidden="true"></span>
+                {reachable.then(|| view! { <span class="port port-in" aria-hidden="true"></span> })}
                 <span class="canvas-node-kind">{kind}</span>
                 <span class="canvas-node-count">{runs}</span>
                 {connectable.then(|| view! {
