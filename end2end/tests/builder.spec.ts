@@ -135,30 +135,24 @@ test("a model plans a fan-out from New graph: no script, no JSON typed", async (
   expect(errors).toEqual([]);
 });
 
-test("a lone agent is made runnable by its one-click fixes", async ({ page, errors }) => {
+test("a lone agent brings its conversation along and is made runnable by its one-click fix", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const created = await page.request.post("/api/v1/graphs", { data: {} });
   const { id } = await created.json();
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  // Placed in a graph with no conversation, the agent (which reads one)
+  // comes with its channel: no problem about it, nothing to fix.
   await place(page, "agent", canvas.x + 400, canvas.y + 250);
   const problems = page.locator(".problems");
-  await expect(problems.getByRole("button", { name: "Create channel `messages` (messages)" })).toBeVisible();
-  // The same fix sits under the field it concerns, in the node's form:
-  // under "More settings", which is open because a field in it has a problem.
-  await page.locator('.canvas-node[data-node="agent"]').click();
-  await expect(page.locator("details.form-more", { hasText: /^More settings/ }).first()).toHaveAttribute("open", "");
-  await expect(
-    page.locator(".config-form").getByRole("button", { name: "Create channel `messages` (messages)" }),
-  ).toBeVisible();
-  await problems.getByRole("button", { name: "Create channel `messages` (messages)" }).click();
-  // The fix took its button away: the focus goes to the next fix, not to
-  // the page, so the keyboard goes on from there; after the last, to the
-  // list's heading.
-  await expect(problems.getByRole("button", { name: "Add a start node" })).toBeFocused();
-  await page.keyboard.press("Enter");
+  await expect(problems.getByRole("button", { name: "Add a start node" })).toBeVisible();
+  await expect(problems.getByRole("button", { name: /^Create channel/ })).toHaveCount(0);
+  await expect(page.getByTestId("problem-count")).toHaveText("1");
+  await problems.getByRole("button", { name: "Add a start node" }).click();
   await expect(page.getByTestId("problem-count")).toHaveText("0");
+  // The fix took its button away: the focus goes to the list's heading,
+  // not to the page, so the keyboard goes on from there.
   await expect(problems.locator(".inspector-title")).toBeFocused();
   await expect(page.locator(".canvas-node")).toHaveCount(2);
   await expect(page.locator(".editor-edge")).toHaveCount(1);
@@ -169,11 +163,15 @@ test("a lone agent is made runnable by its one-click fixes", async ({ page, erro
     reducer: "add_messages",
     scope: "thread",
   });
-  expect(document.nodes[0]).toMatchObject({ kind: "start", config: { inputs: ["messages"] } });
-  // One undo step per fix.
+  expect(document.nodes.find((node: any) => node.kind === "start")).toMatchObject({ config: { inputs: ["messages"] } });
+  // One undo step per change: the fix, then the agent with its channel.
   await page.locator(".editor-canvas").click({ position: { x: 300, y: 450 } });
   await page.keyboard.press("Control+z");
   await expect(page.locator(".canvas-node")).toHaveCount(1);
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".canvas-node")).toHaveCount(0);
+  await saved(page);
+  expect(Object.keys((await stored(page)).state?.channels ?? {})).toEqual([]);
   expect(errors).toEqual([]);
 });
 
@@ -401,6 +399,9 @@ test("at 1024×700 the canvas comes first, the panels fold away, and the run pan
   // inspector waits until there is something to edit.
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;
   expect(canvas.width).toBeGreaterThan(940);
+  // The page is the window's height: nothing (not the rail's hidden
+  // words) makes it scroll.
+  expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBe(700);
   expect((await page.locator(".palette").boundingBox())!.width).toBeLessThanOrEqual(56);
   await expect(page.locator(".inspector")).toBeHidden();
   const tabs = await page.locator(".run-tab").evaluateAll((all) =>

@@ -157,7 +157,7 @@ test("nodes added from the keyboard in a row stay in sight: the view follows eac
   expect(errors).toEqual([]);
 });
 
-test("Run on a graph with problems says so and goes to the first fix, asking the server nothing", async ({ page, errors }) => {
+test("Run on a graph with problems says so and goes to the first fix, asking the server nothing; after the last fix the focus stays in the editor", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   const response = await page.request.post("/api/v1/graphs/import", { data: writerWithoutAConversation() });
   expect(response.status()).toBe(201);
@@ -180,6 +180,20 @@ test("Run on a graph with problems says so and goes to the first fix, asking the
   await page.keyboard.press("Enter");
   await expect(page.getByTestId("problem-count")).toHaveText("0");
   await expect(page.locator(".graph-bar .run-refusal")).toHaveCount(0);
+
+  // At 1024 the inspector goes with the last problem (nothing selected):
+  // the canvas takes the focus, not the page.
+  await page.keyboard.press("Control+z");
+  await expect(page.getByTestId("problem-count")).toHaveText("1");
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await expect(page.locator(".inspector")).toBeVisible();
+  await page.locator(".editor-canvas").focus();
+  await page.keyboard.press("Control+Enter");
+  await expect(fix).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(page.locator(".inspector")).toBeHidden();
+  await expect(page.locator(".editor-canvas")).toBeFocused();
   expect(errors).toEqual([]);
 });
 
@@ -561,5 +575,24 @@ test("the New graph menu goes by the arrow keys, and Escape gives its button the
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
   await hydrated(page);
   await expect(page.locator(".canvas-node")).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test("Escape in a node's form goes back to the node, and again clears the selection", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const start = page.locator('.canvas-node[data-node="start"]');
+  await start.click();
+  const label = page.locator('.inspector input[name="label"]');
+  await label.fill("Begin");
+  await page.keyboard.press("Escape");
+  // The field applied as it was left; the node has the focus, still selected.
+  await expect(start).toBeFocused();
+  await expect(start).toHaveClass(/selected/);
+  await expect(start.locator(".canvas-node-label")).toHaveText("Begin");
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(0);
   expect(errors).toEqual([]);
 });

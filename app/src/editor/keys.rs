@@ -115,6 +115,25 @@ fn modal_open() -> bool {
 
 /// Whether the key was pressed in a dialog or overlay (the help, Find, the
 /// connect menu): Run and the panels are not reached from there.
+fn in_inspector(event: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|element| element.closest(".inspector").ok().flatten().is_some())
+}
+
+/// Gives the focus to the one selected node on the canvas; whether there
+/// was one to give it to.
+fn back_to_the_node(editor: Editor) -> bool {
+    let selected = editor.selected.get_untracked();
+    let (Some(id), 1) = (selected.first(), selected.len()) else {
+        return false;
+    };
+    super::connect_menu::focus_node(editor, id);
+    true
+}
+
 fn in_dialog(event: &web_sys::Event) -> bool {
     use wasm_bindgen::JsCast;
     event
@@ -257,6 +276,17 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             return;
         }
         if typing(&event) {
+            // Escape in a node's form: back to the node on the canvas (the
+            // field applied as it is left); a second Escape clears the
+            // selection there. A field's own Escape (a list of suggestions
+            // closing) goes first.
+            if event.key() == "Escape"
+                && !event.default_prevented()
+                && in_inspector(&event)
+                && back_to_the_node(editor)
+            {
+                event.prevent_default();
+            }
             return;
         }
         let command = event.ctrl_key() || event.meta_key();

@@ -3,9 +3,10 @@
 
 use std::collections::BTreeSet;
 
-use heddle_engine::EdgeId;
-use heddle_engine::format::Position;
+use heddle_engine::format::{ChannelType, Position};
 use heddle_engine::kinds::BuiltinKind;
+use heddle_engine::validate::Fix;
+use heddle_engine::{EdgeId, GraphDocument, NodeId, Registry};
 use leptos::prelude::*;
 
 use super::state::Editor;
@@ -70,11 +71,55 @@ pub fn place_into(editor: Editor, kind: &str, at: Position, into: Option<EdgeId>
         if let Some(edge) = &into {
             splice::splice(document, edge, &id);
         }
+        bring_its_conversation(document, &id);
         placed = Some(id);
     });
     if let Some(id) = placed {
         editor.selected.set(BTreeSet::from([id]));
         editor.selected_edge.set(None);
+    }
+}
+
+/// A node that reads the conversation (an `llm`, an agent, a router…)
+/// placed in a graph with none (a new empty graph): the conversation's
+/// channel comes with it in the same step, as its problem's fix would
+/// make it, and the start then asks for it. A graph that has a
+/// conversation under another name is left alone: which one the node
+/// reads is the person's choice.
+fn bring_its_conversation(document: &mut GraphDocument, id: &NodeId) {
+    let has_one = document
+        .state
+        .channels
+        .values()
+        .any(|channel| channel.ty == ChannelType::Messages);
+    if has_one {
+        return;
+    }
+    // The node checked on its own against the graph's state: what it
+    // reads does not depend on the rest, however big the graph.
+    let Some(node) = document.nodes.iter().find(|node| &node.id == id) else {
+        return;
+    };
+    let mut alone = GraphDocument::new("");
+    alone.state = document.state.clone();
+    alone.nodes.push(node.clone());
+    let fixes: Vec<Fix> = heddle_engine::validate(&alone, &Registry::default())
+        .problems
+        .into_iter()
+        .filter(|problem| problem.node.as_ref() == Some(id))
+        .filter_map(|problem| problem.fix)
+        .filter(|fix| {
+            matches!(
+                fix,
+                Fix::AddChannel {
+                    ty: ChannelType::Messages,
+                    ..
+                }
+            )
+        })
+        .collect();
+    for fix in fixes {
+        fix.apply(document);
     }
 }
 
@@ -112,6 +157,40 @@ mod tests {
 
     fn at(x: f64, y: f64) -> Position {
         Position { x, y }
+    }
+
+    #[test]
+    fn a_node_reading_the_conversation_brings_it_to_a_graph_without_one() {
+        let place = |document: &mut GraphDocument, kind: &str| {
+            let node = model::new_node(document, kind, at(0.0, 0.0));
+            let id = node.id.clone();
+            document.nodes.push(node);
+            bring_its_conversation(document, &id);
+        };
+        // An empty graph: a `set` brings nothing, an `llm` the conversation.
+        let mut document = GraphDocument::new("g");
+        place(&mut document, "set");
+        assert!(document.state.channels.is_empty());
+        place(&mut document, "llm");
+        let channel = document.state.channels.get("messages").expect("brought");
+        assert_eq!(channel.ty, ChannelType::Messages);
+        assert!(
+            heddle_engine::validate(&document, &Registry::default())
+                .problems
+                .iter()
+                .all(|problem| problem.node.is_none() || !problem.message.contains("messages"))
+        );
+        // A graph with a conversation under another name keeps it alone.
+        let mut document = GraphDocument::new("g");
+        document.state.channels.insert(
+            "conversation".into(),
+            serde_json::from_value(
+                serde_json::json!({"type": "messages", "reducer": "add_messages"}),
+            )
+            .expect("channel"),
+        );
+        place(&mut document, "agent");
+        assert_eq!(document.state.channels.len(), 1);
     }
 
     #[test]

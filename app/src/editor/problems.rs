@@ -182,8 +182,9 @@ pub fn focus_first_fix() {
 }
 
 /// After a fix at problem `at`: focuses the first fix at or after that
-/// place, else the first fix, else the heading; unless the focus is
-/// somewhere already (the fix did not take its button away).
+/// place, else the first fix, else the heading, else (the inspector gone)
+/// the canvas; unless the focus is somewhere already (the fix did not take
+/// its button away).
 fn focus_after_fix(section: NodeRef<leptos::html::Section>, at: usize) {
     use wasm_bindgen::JsCast;
     let lost = document()
@@ -204,6 +205,20 @@ fn focus_after_fix(section: NodeRef<leptos::html::Section>, at: usize) {
     .find_map(|selector| section.query_selector(selector).ok().flatten());
     if let Some(target) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
         let _ = target.focus();
+    }
+    // The last problem fixed on a narrow window, the inspector goes with
+    // it (nothing selected): the canvas takes the focus, never the page.
+    let still_lost = document()
+        .active_element()
+        .is_none_or(|element| element.tag_name().eq_ignore_ascii_case("body"));
+    if still_lost
+        && let Some(canvas) = document()
+            .query_selector(".editor-canvas")
+            .ok()
+            .flatten()
+            .and_then(|canvas| canvas.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = canvas.focus();
     }
 }
 

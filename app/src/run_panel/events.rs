@@ -55,7 +55,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
             let started = log.started_us().unwrap_or(0);
             matches
                 .try_update_value(|matches| {
-                    matches.update(log, &filter);
+                    matches.update(log, &filter, &|node| named(editor, node));
                     let total = matches.len();
                     let rows = window(top, height, total);
                     let start = rows.start;
@@ -70,7 +70,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                             node: node_of(event).map(str::to_string),
                             instance: instance_of(&log.events, at),
                             step: step_of(event),
-                            summary: summary(event),
+                            summary: summary(event, &|node| named(editor, node)),
                         })
                         .collect();
                     Listing { total, start, rows }

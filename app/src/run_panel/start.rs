@@ -254,7 +254,8 @@ pub(super) fn InputRow(
     };
     view! {
         <label class="field">
-            <span>{channel.clone()} <span class="field-type">{type_name}</span></span>
+            // Read out as "topics, type list" (the words apart).
+            <span>{channel.clone()}<span class="visually-hidden">", type "</span><span class="field-type">{type_name}</span></span>
             {control}
             {(!field.description.is_empty()).then(|| view! { <span class="hint">{field.description.clone()}</span> })}
         </label>

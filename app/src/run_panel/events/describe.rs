@@ -120,19 +120,21 @@ pub fn type_of(event: &Event) -> &'static str {
 }
 
 /// One line about what happened; inside a child graph, saying where.
-pub fn summary(event: &Event) -> String {
+/// `name` names a node of the graph as a person reads it (its label);
+/// nodes inside a subgraph or a sub-agent keep their ids.
+pub fn summary(event: &Event, name: &dyn Fn(&str) -> String) -> String {
     if event.is_nested() {
         let node = payload_node(event).unwrap_or_default();
         return format!(
             "inside {}: {}",
             crate::live::view::inside_label(&event.path, node),
-            own_summary(event)
+            own_summary(event, &|node| node.to_string())
         );
     }
-    own_summary(event)
+    own_summary(event, name)
 }
 
-fn own_summary(event: &Event) -> String {
+fn own_summary(event: &Event, name: &dyn Fn(&str) -> String) -> String {
     match &event.payload {
         EventPayload::RunStarted { input, .. } => format!("input {}", show_json(input, 120)),
         EventPayload::RunFinished { steps, .. } => format!("finished after {steps} steps"),
@@ -140,7 +142,7 @@ fn own_summary(event: &Event) -> String {
         EventPayload::RunCancelled { step } => format!("cancelled at step {step}"),
         EventPayload::RunInterrupted { interrupts, .. } => interrupts
             .iter()
-            .map(|interrupt| format!("paused at {}", interrupt.node))
+            .map(|interrupt| format!("paused at {}", name(interrupt.node.as_str())))
             .collect::<Vec<_>>()
             .join(", "),
         EventPayload::RunResumed { step, value, .. } => match value {
@@ -149,7 +151,7 @@ fn own_summary(event: &Event) -> String {
         },
         EventPayload::StepStarted { tasks, .. } => tasks
             .iter()
-            .map(|task| task.node.to_string())
+            .map(|task| name(task.node.as_str()))
             .collect::<Vec<_>>()
             .join(", "),
         EventPayload::StepFinished { changes, delta, .. } => {
@@ -182,7 +184,9 @@ fn own_summary(event: &Event) -> String {
         EventPayload::NodeRetrying {
             error, delay_ms, ..
         } => format!("{error} (again in {delay_ms} ms)"),
-        EventPayload::EdgeTaken { from, to, .. } => format!("{from} → {to}"),
+        EventPayload::EdgeTaken { from, to, .. } => {
+            format!("{} → {}", name(from.as_str()), name(to.as_str()))
+        }
         EventPayload::Custom { name, data, .. } => format!("{name} {}", show_json(data, 120)),
         _ => String::new(),
     }
@@ -218,6 +222,38 @@ mod tests {
                 route: None,
             },
         )
+    }
+
+    #[test]
+    fn events_name_the_graphs_nodes_by_their_labels() {
+        let label = |node: &str| match node {
+            "triage" => "Triage".to_string(),
+            "llm_2" => "Billing".to_string(),
+            other => other.to_string(),
+        };
+        let taken = event(
+            1,
+            EventPayload::EdgeTaken {
+                step: 1,
+                from: NodeId::from("triage"),
+                to: NodeId::from("llm_2"),
+                edge: None,
+                why: heddle_engine::run::EdgeReason::Static,
+            },
+        );
+        assert_eq!(super::summary(&taken, &label), "Triage → Billing");
+        let step = event(
+            2,
+            EventPayload::StepStarted {
+                step: 2,
+                tasks: vec![TaskRef {
+                    node: NodeId::from("llm_2"),
+                    instance: None,
+                    item: None,
+                }],
+            },
+        );
+        assert_eq!(super::summary(&step, &label), "Billing");
     }
 
     #[test]

@@ -31,12 +31,16 @@ pub struct Filter {
 }
 
 impl Filter {
-    pub fn matches(&self, event: &Event) -> bool {
+    /// Whether `event` is listed; `name` names nodes as the list does, so
+    /// the text is looked for in what is shown.
+    pub fn matches(&self, event: &Event, name: &dyn Fn(&str) -> String) -> bool {
         self.groups.contains(&group(event))
             && (self.node.is_empty() || node_of(event) == Some(self.node.as_str()))
             && (self.text.is_empty()
                 || type_of(event).contains(&self.text)
-                || summary(event).to_lowercase().contains(&self.text))
+                || node_of(event)
+                    .is_some_and(|node| name(node).to_lowercase().contains(&self.text))
+                || summary(event, name).to_lowercase().contains(&self.text))
     }
 }
 
@@ -54,7 +58,7 @@ pub struct Matches {
 impl Matches {
     /// Brings the matches up to date with `log` under `filter`. A new
     /// filter, another run, or a log that was reset starts over.
-    pub fn update(&mut self, log: &RunLog, filter: &Filter) {
+    pub fn update(&mut self, log: &RunLog, filter: &Filter, name: &dyn Fn(&str) -> String) {
         let same = self.filter.as_ref() == Some(filter)
             && self.run_id == log.run_id
             && self.seen <= log.events.len();
@@ -67,7 +71,7 @@ impl Matches {
         let fresh = log.events[self.seen..]
             .iter()
             .enumerate()
-            .filter(|(_, event)| filter.matches(event))
+            .filter(|(_, event)| filter.matches(event, name))
             .map(|(offset, _)| self.seen + offset);
         self.positions.extend(fresh);
         self.seen = log.events.len();
@@ -111,6 +115,11 @@ mod tests {
     use super::{Filter, Matches, OVERSCAN, ROW_PX, window};
     use crate::live::log::tests::two_steps;
 
+    /// Nodes named by their ids.
+    fn ids(node: &str) -> String {
+        node.to_string()
+    }
+
     fn everything() -> Filter {
         Filter {
             groups: GROUPS.iter().map(|(group, _)| *group).collect(),
@@ -125,11 +134,11 @@ mod tests {
         let mut log = full.clone();
         log.events.truncate(5);
         let mut matches = Matches::default();
-        matches.update(&log, &everything());
+        matches.update(&log, &everything(), &ids);
         assert_eq!(matches.len(), 5);
 
         log.events = full.events.clone();
-        matches.update(&log, &everything());
+        matches.update(&log, &everything(), &ids);
         assert_eq!(matches.len(), full.events.len());
         assert_eq!(matches.positions(0..3), &[0, 1, 2]);
 
@@ -137,7 +146,7 @@ mod tests {
             node: "b".into(),
             ..everything()
         };
-        matches.update(&log, &only_b);
+        matches.update(&log, &only_b, &ids);
         // b's start, retry, second start and success.
         assert_eq!(matches.positions(0..usize::MAX), &[7, 8, 9, 10]);
 
@@ -148,7 +157,7 @@ mod tests {
             text: "flaky".into(),
             ..everything()
         };
-        matches.update(&log, &retries);
+        matches.update(&log, &retries, &ids);
         assert_eq!(matches.positions(0..usize::MAX), &[8]);
     }
 
@@ -156,15 +165,15 @@ mod tests {
     fn a_reset_log_is_filtered_again() {
         let log = two_steps();
         let mut matches = Matches::default();
-        matches.update(&log, &everything());
+        matches.update(&log, &everything(), &ids);
         let mut shorter = log.clone();
         shorter.events.truncate(2);
-        matches.update(&shorter, &everything());
+        matches.update(&shorter, &everything(), &ids);
         assert_eq!(matches.len(), 2);
         let mut other = log.clone();
         other.run_id = Some("run-2".into());
         other.events.truncate(3);
-        matches.update(&other, &everything());
+        matches.update(&other, &everything(), &ids);
         assert_eq!(matches.len(), 3);
     }
 
