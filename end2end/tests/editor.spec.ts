@@ -86,14 +86,14 @@ test("build a graph with the mouse, undo and redo, and find it saved after a rel
 test("a node's problems show on it and in the list; clicking one selects the node", async ({ page, errors }) => {
   await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;
-  await place(page, "llm", canvas.x + 300, canvas.y + 250);
-  // An llm needs a messages channel: the engine's validator says so, here.
-  await expect(page.locator('.canvas-node[data-node="llm"] .canvas-node-problems')).toBeVisible();
+  await place(page, "router", canvas.x + 300, canvas.y + 250);
+  // A router needs routes: the engine's validator says so, here.
+  await expect(page.locator('.canvas-node[data-node="router"] .canvas-node-problems')).toBeVisible();
   const count = Number(await page.getByTestId("problem-count").textContent());
   expect(count).toBeGreaterThan(0);
   await page.locator(".editor-canvas").click({ position: { x: 150, y: 520 } });
   await page.locator(".problem").first().click();
-  await expect(page.locator('.canvas-node[data-node="llm"]')).toHaveClass(/selected/);
+  await expect(page.locator('.canvas-node[data-node="router"]')).toHaveClass(/selected/);
 });
 
 test("copy in one graph, paste in another", async ({ page, context, errors }) => {
