@@ -171,6 +171,24 @@ test("an unsaved edit survives a reload (kept in the browser)", async ({ page })
   expect(stored.document.nodes.map((n: any) => n.id)).toEqual(["ask"]);
 });
 
+test("text typed in a field, the page reloaded before it was left, is kept", async ({ page }) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "ask", canvas.x + 300, canvas.y + 250);
+  await saved(page);
+  await page.locator('.canvas-node[data-node="ask"]').click();
+  // Typed, the focus still in the field (a field applies as it is left):
+  // the page going applies it, into the draft, saved when it opens again.
+  await page.locator('.inspector input[name="label"]').fill("Typed, never left");
+  page.once("dialog", (dialog) => dialog.accept());
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator('.canvas-node[data-node="ask"] .canvas-node-label')).toHaveText("Typed, never left");
+  await saved(page);
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.nodes[0].label).toBe("Typed, never left");
+});
+
 test("a node dropped just before a reload stays where it was dropped", async ({ page }) => {
   const id = await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;

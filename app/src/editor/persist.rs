@@ -290,12 +290,30 @@ impl Persistence {
         self.draft.set_value(DraftWrite::Written);
     }
 
+    /// A field still being typed in as the page goes (a reload, the tab
+    /// closed): applied at once, so what was typed is in the draft. A
+    /// field applies as it is left, and a page that unloads never leaves
+    /// it.
+    #[cfg(feature = "hydrate")]
+    fn take_typing(self) {
+        let Some(before) = self.editor.revision.try_get_untracked() else {
+            return;
+        };
+        super::gestures::commit_focused_field();
+        if self.editor.revision.try_get_untracked() != Some(before) {
+            self.draft.set_value(DraftWrite::Due);
+        }
+    }
+
     /// Writes the draft at once when the page is hidden (another tab, the
     /// window minimised, the tab closed, a reload), or left for another of
     /// the app's pages: the last moment it is sure to run.
     #[cfg(feature = "hydrate")]
     fn flush_draft_when_hidden(self) {
-        let hidden = window_event_listener(leptos::ev::pagehide, move |_| self.write_draft());
+        let hidden = window_event_listener(leptos::ev::pagehide, move |_| {
+            self.take_typing();
+            self.write_draft();
+        });
         let switched = window_event_listener(leptos::ev::visibilitychange, move |_| {
             if document().visibility_state() == web_sys::VisibilityState::Hidden {
                 self.write_draft();
