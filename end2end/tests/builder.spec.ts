@@ -239,6 +239,8 @@ test("a router's routes typed after its edges are given to them in a click each"
   await expect(otherwiseField.locator(".field-error")).toContainText("has no `otherwise`");
   await otherwiseField.getByRole("button", { name: "Take `general` when no route fits" }).click();
   await expect(otherwise).toHaveValue("general");
+  // Each row's remove button says which route it removes.
+  await expect(page.getByRole("button", { name: "Remove route billing" })).toHaveCount(1);
   await expect(page.getByTestId("problem-count")).toHaveText("0");
   await saved(page);
   const routesNow = async () =>

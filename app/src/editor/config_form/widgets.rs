@@ -670,7 +670,14 @@ fn list(cx: FormCx, path: Path, item: Shape) -> AnyView {
                     let row = path::join(&path, Step::Index(i));
                     let id = control_id(cx, &row);
                     let inner = control(cx, row.clone(), &item, true, None, None, id);
-                    removable_row(cx, row, format!("Remove item {}", i + 1), inner)
+                    let label = {
+                        let row = row.clone();
+                        move || match cx.read(&row).as_ref().and_then(row_name) {
+                            Some(name) => format!("Remove {name}"),
+                            None => format!("Remove item {}", i + 1),
+                        }
+                    };
+                    removable_row(cx, row, label, inner)
                 })
                 .collect_view()
         }
@@ -683,8 +690,14 @@ fn list(cx: FormCx, path: Path, item: Shape) -> AnyView {
 }
 
 /// One row of a list or map: its controls and a button that removes the
-/// value at `row`.
-fn removable_row(cx: FormCx, row: Path, label: String, body: AnyView) -> AnyView {
+/// value at `row`, named by what the row holds ("Remove route billing")
+/// so a screen reader's list of buttons says which is which.
+fn removable_row(
+    cx: FormCx,
+    row: Path,
+    label: impl Fn() -> String + Send + Sync + 'static,
+    body: AnyView,
+) -> AnyView {
     let remove = move |_| cx.write(&row, None);
     view! {
         <div class="form-row">
@@ -696,6 +709,32 @@ fn removable_row(cx: FormCx, row: Path, label: String, body: AnyView) -> AnyView
         </div>
     }
     .into_any()
+}
+
+/// What a row of a list is called: a text row its text; a record its
+/// naming field with its key ("route billing"); nothing for an empty or
+/// nameless row.
+fn row_name(value: &Value) -> Option<String> {
+    let text = |value: &Value| {
+        value
+            .as_str()
+            .map(str::trim)
+            .filter(|text| !text.is_empty())
+            .map(str::to_string)
+    };
+    match value {
+        Value::Object(fields) => {
+            ["route", "name", "channel", "tool", "id"]
+                .iter()
+                .find_map(|key| {
+                    fields
+                        .get(*key)
+                        .and_then(text)
+                        .map(|name| format!("{key} {name}"))
+                })
+        }
+        other => text(other),
+    }
 }
 
 /// The rows, and the button that adds one (not for viewers). The row
@@ -812,7 +851,8 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
                         }
                         .into_any(),
                     };
-                    removable_row(cx, row, format!("Remove {name}"), view! { {key_control}{label}{inner} }.into_any())
+                    let remove_label = format!("Remove {name}");
+                    removable_row(cx, row, move || remove_label.clone(), view! { {key_control}{label}{inner} }.into_any())
                 })
                 .collect_view()
         }
@@ -1020,6 +1060,18 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
 mod tests {
     use super::{byte_offset, number_text};
     use serde_json::json;
+
+    #[test]
+    fn a_row_is_named_by_what_it_holds() {
+        use super::row_name;
+        assert_eq!(
+            row_name(&json!({"description": "money", "route": "billing"})).as_deref(),
+            Some("route billing")
+        );
+        assert_eq!(row_name(&json!(" search ")).as_deref(), Some("search"));
+        assert_eq!(row_name(&json!({"route": "  "})), None);
+        assert_eq!(row_name(&json!(3)), None);
+    }
 
     #[test]
     fn a_caret_in_utf16_units_lands_on_the_right_byte() {
