@@ -3,8 +3,9 @@
 //!
 //! Both fold away for room, as this browser last left them. On a narrow
 //! window (1180 px or less: a 1024 px laptop) the canvas comes first:
-//! the node kinds are a rail of icons that opens over the canvas under
-//! the pointer or the focus, and an inspector nobody has folded or pinned
+//! the node kinds are a rail of icons that opens over the canvas with the
+//! focus in it (its search button, Tab, F6), and an inspector nobody has
+//! folded or pinned
 //! shows only while there is something to edit: a selection, or a problem
 //! that stops the graph from running. The rule itself is CSS (the same
 //! page on the server and in the browser, no flash as it hydrates); the
@@ -64,9 +65,13 @@ impl Panels {
     /// Whether nothing is selected and nothing stops the graph from
     /// running: on a narrow window an inspector left to itself goes.
     pub fn idle(editor: Editor) -> bool {
+        Panels::nothing_selected(editor) && editor.errors.get() == 0
+    }
+
+    /// Whether no node and no edge is selected (tracked).
+    fn nothing_selected(editor: Editor) -> bool {
         editor.selected.with(|selected| selected.is_empty())
             && editor.selected_edge.with(Option::is_none)
-            && editor.errors.get() == 0
     }
 
     /// Whether the inspector is on screen.
@@ -96,11 +101,7 @@ pub fn PaletteToggle(panels: Panels) -> impl IntoView {
 #[component]
 pub fn InspectorToggle(panels: Panels, editor: Editor) -> impl IntoView {
     let shown = move || panels.inspector_shown(editor);
-    let offers_settings = move || {
-        !shown()
-            && editor.selected.with(|selected| selected.is_empty())
-            && editor.selected_edge.with(Option::is_none)
-    };
+    let offers_settings = move || !shown() && Panels::nothing_selected(editor);
     view! {
         <button class="tool" type="button" data-testid="toggle-inspector"
             aria-label=move || if offers_settings() { "Graph settings" } else { "Inspector" }

@@ -486,6 +486,12 @@ impl Editor {
             .filter(|label| !label.is_empty() && label != node)
     }
 
+    /// A node as a person reads it: its label, else its id (a node the
+    /// graph no longer has, or one inside a subgraph). Read untracked.
+    pub fn name_of(&self, node: &str) -> String {
+        self.label_of(node).unwrap_or_else(|| node.to_string())
+    }
+
     /// Node `id`'s view, if the graph has it (read untracked).
     pub fn view_of(&self, id: &NodeId) -> Option<NodeView> {
         self.by_id.with_untracked(|nodes| nodes.get(id).copied())

@@ -20,11 +20,9 @@ pub fn RunAnnouncer(watch: Watch, editor: Editor) -> impl IntoView {
         if watch.cursor.get().is_some() {
             return String::new();
         }
-        watch.view.with(|view| {
-            announcement(view, |node| {
-                editor.label_of(node).unwrap_or_else(|| node.to_string())
-            })
-        })
+        watch
+            .view
+            .with(|view| announcement(view, |node| editor.name_of(node)))
     });
     view! {
         <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true"

@@ -154,7 +154,7 @@ pub fn ChatTab(
                 let Some(stats) = view.stats.get(node) else {
                     continue;
                 };
-                let name = editor.label_of(node).unwrap_or_else(|| node.clone());
+                let name = editor.name_of(node);
                 // Named by the node that writes: a graph with a planner and
                 // specialists says which one is talking.
                 if !stats.streamed.is_empty() {
@@ -195,7 +195,7 @@ pub fn ChatTab(
                 .iter()
                 .filter(|(_, stats)| stats.instances.values().any(|i| !i.streamed.is_empty()))
                 .map(|(node, stats)| {
-                    let name = editor.label_of(node).unwrap_or_else(|| node.clone());
+                    let name = editor.name_of(node);
                     let instances = stats
                         .instances
                         .iter()
@@ -446,10 +446,9 @@ fn role_of(message: &ChatMessage) -> &'static str {
 /// Who a message is from, as a person reads it: a node's prompt and a
 /// signed reply by the node's label, anything else by its role.
 fn said_by(editor: Editor, message: &ChatMessage) -> String {
-    let named = |node: &String| editor.label_of(node).unwrap_or_else(|| node.clone());
     match (message.role, &message.name) {
-        (Role::User, Some(node)) => format!("{}'s prompt", named(node)),
-        (Role::Assistant, Some(node)) => named(node),
+        (Role::User, Some(node)) => format!("{}'s prompt", editor.name_of(node)),
+        (Role::Assistant, Some(node)) => editor.name_of(node),
         _ => role_of(message).to_string(),
     }
 }

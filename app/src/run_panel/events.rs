@@ -55,7 +55,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
             let started = log.started_us().unwrap_or(0);
             matches
                 .try_update_value(|matches| {
-                    matches.update(log, &filter, &|node| named(editor, node));
+                    matches.update(log, &filter, &|node| editor.name_of(node));
                     let total = matches.len();
                     let rows = window(top, height, total);
                     let start = rows.start;
@@ -70,7 +70,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                             node: node_of(event).map(str::to_string),
                             instance: instance_of(&log.events, at),
                             step: step_of(event),
-                            summary: summary(event, &|node| named(editor, node)),
+                            summary: summary(event, &|node| editor.name_of(node)),
                         })
                         .collect();
                     Listing { total, start, rows }
@@ -174,7 +174,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                 <select aria-label="Node" data-testid="event-node" on:change=move |event| node.set(event_target_value(&event))>
                     <option value="">"All nodes"</option>
                     <For each=move || nodes.get() key=|node| node.clone() let:item>
-                        <option value=item.clone()>{named(editor, &item)}</option>
+                        <option value=item.clone()>{editor.name_of(&item)}</option>
                     </For>
                 </select>
                 <input type="search" placeholder="Search events" aria-label="Search events"
@@ -206,12 +206,6 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
             })}
         </div>
     }
-}
-
-/// A node as a person reads it: its label, else its id (a node the graph
-/// no longer has, or one inside a subgraph, keeps its id).
-fn named(editor: Editor, node: &str) -> String {
-    editor.label_of(node).unwrap_or_else(|| node.to_string())
 }
 
 /// The rows drawn, and where they start among all that match.
@@ -269,7 +263,7 @@ fn EventRow(editor: Editor, watch: Watch, row: Row) -> impl IntoView {
             <span class="event-time">{format!("+{}", duration(offset_us))}</span>
             <span class="event-type">{kind}</span>
             <span class="event-node" title=node.clone()>
-                {node.as_deref().map(|node| named(editor, node))}
+                {node.as_deref().map(|node| editor.name_of(node))}
                 {instance.map(|i| view! { <span class="event-instance">{format!(" #{}", i + 1)}</span> })}
             </span>
             <span class="event-summary">{summary}</span>

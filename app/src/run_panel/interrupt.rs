@@ -107,7 +107,7 @@ fn InterruptForm(
     // one of its sub-agents also says which child and which of its nodes
     // asks.
     let where_ = {
-        let mut named = editor.label_of(&node).unwrap_or_else(|| node.clone());
+        let mut named = editor.name_of(&node);
         // Down through each child that paused inside another.
         let mut inside = &interrupt.payload[heddle_engine::kinds::PAUSED_CHILD];
         for _ in 0..heddle_engine::kinds::MAX_DEPTH {

@@ -42,7 +42,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
         watch.log.with(|log| {
             for execution in log.executions().into_iter().filter(|e| e.within.is_empty()) {
                 let names = ran.entry(execution.step).or_default();
-                let name = editor.label_of(&execution.node).unwrap_or(execution.node);
+                let name = editor.name_of(&execution.node);
                 if !names.contains(&name) {
                     names.push(name);
                 }
@@ -126,7 +126,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                                 let took = execution.end_us.map(|end| duration(end.saturating_sub(execution.start_us)));
                                 view! {
                                     <li class=format!("step-execution outcome-{}", execution.outcome.as_str())>
-                                        <strong>{editor.label_of(&execution.node).unwrap_or_else(|| execution.node.clone())}</strong>
+                                        <strong>{editor.name_of(&execution.node)}</strong>
                                         <span class="version-meta">
                                             {execution.outcome.as_str()}
                                             {took.map(|took| format!(" · {took}"))}
