@@ -306,8 +306,11 @@ pub fn RunPanel(
             .map(|px| format!("height: min({px:.0}px, calc(100% - 160px))"))
     };
     view! {
-        <section class="run-panel" class:open=move || open.get() class:chatting=move || tab.get() == Tab::Chat
-            class:chat-idle=move || tab.get() == Tab::Chat && !talking.get()
+        // The height belongs to the graph, not the tab: a chat graph's panel
+        // is a conversation's whichever tab shows, so going from the chat to
+        // the trace and back moves nothing on the stage.
+        <section class="run-panel" class:open=move || open.get() class:chatting=move || chat.get()
+            class:chat-idle=move || chat.get() && !talking.get()
             aria-label="Run" data-testid="run-panel"
             data-events=event_count node_ref=section style=style>
             {move || open.get().then(|| view! { <PanelGrip section height /> })}

@@ -36,6 +36,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 pub fn App() -> impl IntoView {
     provide_meta_context();
     crate::session::provide_session_user();
+    crate::components::provide_local_clock();
 
     // Browsers (and the end-to-end tests) can tell when the page has
     // become interactive: effects only ever run in the browser.

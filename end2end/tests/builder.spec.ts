@@ -237,8 +237,13 @@ test("a router's routes typed after its edges are given to them in a click each"
   const otherwise = page.locator('input[name="config.otherwise"]');
   const otherwiseField = page.locator(".field", { has: otherwise }).last();
   await expect(otherwiseField.locator(".field-error")).toContainText("has no `otherwise`");
+  // The field itself is marked, and described by its problem, for a screen
+  // reader reaching it.
+  await expect(otherwise).toHaveAttribute("aria-invalid", "true");
+  await expect(otherwise).toHaveAccessibleDescription(/has no `otherwise`/);
   await otherwiseField.getByRole("button", { name: "Take `general` when no route fits" }).click();
   await expect(otherwise).toHaveValue("general");
+  await expect(otherwise).not.toHaveAttribute("aria-invalid");
   // Each row's remove button says which route it removes.
   await expect(page.getByRole("button", { name: "Remove route billing" })).toHaveCount(1);
   await expect(page.getByTestId("problem-count")).toHaveText("0");

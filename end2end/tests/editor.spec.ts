@@ -584,6 +584,17 @@ test("a large graph opens at its start drawing only what is near the view; whole
   await expect(page.locator(".canvas-node .port")).toHaveCount(0);
   // Zoomed in past 50%, every node drawn has its label, kind line and
   // ports again, and those far from the view leave the page.
+  // On the way, far out, the label is all a node shows, drawn big enough
+  // to read on screen (over 6 px at 30%, where the full label's 13 px
+  // would be under 4).
+  for (let i = 0; i < 12 && (await page.locator('.editor-zoom[data-detail="far"]').count()) === 0; i++) {
+    await page.getByRole("button", { name: "Zoom in" }).click();
+  }
+  const onScreen = await page.locator(".canvas-node-label").first().evaluate((label) => {
+    const zoom = label.getBoundingClientRect().height / (label as HTMLElement).offsetHeight;
+    return parseFloat(getComputedStyle(label).fontSize) * zoom;
+  });
+  expect(onScreen).toBeGreaterThan(6);
   for (let i = 0; i < 12 && (await page.locator('.editor-zoom[data-detail="full"]').count()) === 0; i++) {
     await page.getByRole("button", { name: "Zoom in" }).click();
   }

@@ -86,8 +86,17 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expect(chat.locator(".role-prompt")).toContainText("Summarize's prompt");
   await expect(chat.locator(".role-prompt")).toContainText("Findings: 3 topics researched.");
   await expect(chat.locator(".role-user").filter({ hasText: "Findings" })).toHaveCount(0);
-  // The instances' words stay, folded under the answer: opened, each is
-  // named by its item and holds its own words.
+  // The node's prompt is folded (context, not talk). The instances' words
+  // stay, folded where their work happened: after the question, before the
+  // prompt and the answer made of them. Opened, each is named by its item
+  // and holds its own words.
+  await expect(chat.locator(".role-prompt details")).not.toHaveAttribute("open", "");
+  const order = await chat.locator(":scope > li").evaluateAll((items) =>
+    items.map((item) =>
+      ["role-user", "chat-instances", "role-prompt", "role-assistant"].find((c) => item.classList.contains(c)),
+    ),
+  );
+  expect(order).toEqual(["role-user", "chat-instances", "role-prompt", "role-assistant"]);
   const kept = page.getByTestId("chat-instances");
   await expect(kept.locator("summary")).toHaveText("Research: 3 instances");
   await kept.locator("summary").click();

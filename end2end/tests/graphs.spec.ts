@@ -161,3 +161,22 @@ test("the list searches, sorts, renames and deletes (with a confirmation)", asyn
   await expect(page.locator(".graph-row", { hasText: "Zebra pipeline v2" })).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test.describe("away from UTC", () => {
+  test.use({ timezoneId: "Asia/Kolkata" });
+
+  test("times read in the person's own time zone, with UTC in their tooltip", async ({ page, errors }) => {
+    const created = await page.request.post("/api/v1/graphs", { data: { name: "Kolkata clock" } });
+    expect(created.status()).toBe(201);
+    const { updated_at: at } = await created.json();
+    // Kolkata is UTC+05:30 all year.
+    const there = new Date(new Date(at).getTime() + 330 * 60_000).toISOString();
+    await page.goto("/");
+    await hydrated(page);
+    const time = page.locator(".graph-row", { hasText: "Kolkata clock" }).locator("time");
+    await expect(time).toHaveText(`${there.slice(0, 10)} ${there.slice(11, 16)}`);
+    await expect(time).toHaveAttribute("title", `${at.slice(0, 10)} ${at.slice(11, 16)} UTC`);
+    await expect(time).toHaveAttribute("datetime", at);
+    expect(errors).toEqual([]);
+  });
+});

@@ -131,9 +131,13 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await expect(page.locator('.canvas-node[data-node="agent"] .canvas-node-count')).toHaveText("×2");
   await expect(page.locator('.canvas-node[data-node="agent"] .node-badge').last()).toContainText("tok");
 
-  // The trace: a bar per execution, and every event in the log.
+  // The trace: a bar per execution, and every event in the log. The panel
+  // keeps its height from tab to tab: nothing on the stage jumps.
+  const panelHeight = async () => (await page.getByTestId("run-panel").boundingBox())!.height;
+  const chatHeight = await panelHeight();
   await page.getByRole("tab", { name: "Trace" }).click();
   await expect(page.locator(".timeline-bar")).toHaveCount(started.length);
+  expect(await panelHeight()).toBe(chatHeight);
   // Lanes are named as the canvas names the nodes; bars say how long they took.
   await expect(page.locator('.timeline-lane[data-lane="tools"] .timeline-label')).toHaveText("Run tools");
   await expect(page.locator(".timeline-bar").first()).toHaveAttribute("aria-label", /step \d+ · attempt 1 · /);
@@ -146,6 +150,7 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await page.getByTestId("event-node").selectOption({ label: "Run tools" });
   await expect(page.locator(".event-row .event-node").first()).toHaveText("Run tools");
   await page.screenshot({ path: "../target/e2e/screens/run-events-light.png" });
+  expect(await panelHeight()).toBe(chatHeight);
 
   // Opened again, the graph goes on with its latest conversation; New
   // starts another.

@@ -4,7 +4,7 @@
 
 use leptos::prelude::*;
 
-use crate::graphs::display_timestamp;
+use super::local_time::timestamp;
 use crate::publishing::Live;
 
 #[component]
@@ -25,7 +25,7 @@ pub fn PublishControl(
                 let mut title = format!(
                     "Calls from outside (API keys, webhooks, schedules, the chat endpoint) run version {}. Published {}",
                     publication.version,
-                    display_timestamp(&publication.published_at)
+                    timestamp(&publication.published_at)
                 );
                 if let Some(by) = &publication.published_by {
                     title.push_str(&format!(" by {by}"));

@@ -5,9 +5,9 @@
 use leptos::form::ActionForm;
 use leptos::prelude::*;
 
+use super::local_time::timestamp;
 use crate::access::Role;
 use crate::components::{CopyButton, Dialog, ErrorView, FormError, action_error, page_origin};
-use crate::graphs::display_timestamp;
 use crate::sharing::{
     CreateShareLink, Member, RevokeShareLink, SetMemberRole, ShareLink, Sharing, get_sharing,
 };
@@ -160,12 +160,13 @@ fn Members(members: Vec<Member>) -> impl IntoView {
 #[component]
 fn LinkRow(link: ShareLink, revoke: ServerAction<RevokeShareLink>) -> impl IntoView {
     let url = format!("{}{}", page_origin(), link.path);
-    let expiry = link
-        .expires_at
-        .as_deref()
-        .map_or("never expires".to_string(), |at| {
-            format!("expires {}", display_timestamp(at))
-        });
+    let expiry = move || {
+        link.expires_at
+            .as_deref()
+            .map_or("never expires".to_string(), |at| {
+                format!("expires {}", timestamp(at))
+            })
+    };
     let role = match link.role {
         Role::Editor => "can edit",
         _ => "can view",
@@ -179,7 +180,7 @@ fn LinkRow(link: ShareLink, revoke: ServerAction<RevokeShareLink>) -> impl IntoV
         <li class="link-row">
             <input class="mono link-url" readonly value=url.clone() aria-label="Share link" data-testid="share-url" />
             <CopyButton text=url />
-            <span class="link-meta">{format!("{role} · {expiry} · {uses}")}</span>
+            <span class="link-meta">{move || format!("{role} · {} · {uses}", expiry())}</span>
             <ActionForm action=revoke attr:class="inline-form">
                 <input type="hidden" name="graph_id" value=link.graph_id.to_string() />
                 <input type="hidden" name="link_id" value=link.id.clone() />

@@ -8,10 +8,8 @@
 use leptos::prelude::*;
 
 use super::persist::Persistence;
-use crate::components::GraphPreview;
-use crate::graphs::{
-    VersionSummary, display_timestamp, get_version, label_version, list_versions, restore_version,
-};
+use crate::components::{GraphPreview, LocalTime};
+use crate::graphs::{VersionSummary, get_version, label_version, list_versions, restore_version};
 use crate::publishing::Live;
 
 #[component]
@@ -280,7 +278,7 @@ where
                     title="Calls from outside the editor run this version">"Live"</span>
             }))}
             <span class="version-meta">
-                {display_timestamp(&version.created_at)}
+                <LocalTime at=version.created_at.clone() />
                 {version.author.map(|author| format!(" · {author}"))}
             </span>
             {summary.map(|text| view! { <span class="version-summary">{text}</span> })}

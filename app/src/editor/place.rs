@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use heddle_engine::format::{ChannelType, Position};
+use heddle_engine::format::{ChannelType, EdgeSpec, Position};
 use heddle_engine::kinds::BuiltinKind;
 use heddle_engine::validate::Fix;
 use heddle_engine::{EdgeId, GraphDocument, NodeId, Registry};
@@ -42,17 +42,22 @@ pub fn free_spot(taken: &[Position], beside: Option<Position>, center: Position)
     spot
 }
 
-/// Adds a node of `kind` where [`free_spot`] says (beside the selected
-/// node, else in the middle of the view `center`) and selects it.
+/// Adds a node of `kind` where [`free_spot`] says and selects it: after
+/// the selected node (beside it and joined to it, see [`join_after`]),
+/// else in the middle of the view `center`.
 pub fn place_free(editor: Editor, kind: &str, center: Position) {
     let selected = editor.selected.get_untracked();
     let positions = editor.positions().get_untracked();
-    let beside = match selected.iter().next() {
-        Some(id) if selected.len() == 1 => positions.get(id).map(|at| at.get_untracked()),
+    let after = match selected.iter().next() {
+        Some(id) if selected.len() == 1 => {
+            positions.get(id).map(|at| (id.clone(), at.get_untracked()))
+        }
         _ => None,
     };
     let taken: Vec<Position> = positions.values().map(|at| at.get_untracked()).collect();
-    place(editor, kind, free_spot(&taken, beside, center));
+    let spot = free_spot(&taken, after.as_ref().map(|(_, at)| *at), center);
+    let join = after.map_or(Join::None, |(id, _)| Join::After(id));
+    add(editor, kind, spot, join);
 }
 
 /// Adds a node of `kind` at `at` and selects it.
@@ -63,13 +68,35 @@ pub fn place(editor: Editor, kind: &str, at: Position) {
 /// Adds a node of `kind` at `at`, put into edge `into` when one is given
 /// (see [`splice`]), in one undo step, and selects it.
 pub fn place_into(editor: Editor, kind: &str, at: Position, into: Option<EdgeId>) {
+    add(editor, kind, at, into.map_or(Join::None, Join::Into));
+}
+
+/// How a node being added joins the graph.
+enum Join {
+    /// Not at all: where it was put is all it was told.
+    None,
+    /// Put into this edge (it was dropped on it).
+    Into(EdgeId),
+    /// After this node (it was selected when the node was added).
+    After(NodeId),
+}
+
+/// Adds a node of `kind` at `at`, joined as `join` says, in one undo step,
+/// and selects it.
+fn add(editor: Editor, kind: &str, at: Position, join: Join) {
     let mut placed = None;
     editor.change(|document| {
         let node = model::new_node(document, kind, at);
         let id = node.id.clone();
         document.nodes.push(node);
-        if let Some(edge) = &into {
-            splice::splice(document, edge, &id);
+        match &join {
+            Join::None => {}
+            Join::Into(edge) => {
+                splice::splice(document, edge, &id);
+            }
+            Join::After(from) => {
+                join_after(document, from, &id);
+            }
         }
         bring_its_conversation(document, &id);
         placed = Some(id);
@@ -77,6 +104,52 @@ pub fn place_into(editor: Editor, kind: &str, at: Position, into: Option<EdgeId>
     if let Some(id) = placed {
         editor.selected.set(BTreeSet::from([id]));
         editor.selected_edge.set(None);
+    }
+}
+
+/// Joins `node` (just added beside `from`) after `from`, as "add after"
+/// goes in n8n or Rivet: put into `from`'s one edge forward (`from → node
+/// → what came next`), or led to from `from` when `from` leads nowhere
+/// yet. Where `from` branches (several edges), sends each item on (a
+/// fan-out), ends, or loops back, which way the node joins is the
+/// person's choice: it is left alone. Returns whether it joined.
+fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> bool {
+    let kind_of = |id: &NodeId| {
+        document
+            .nodes
+            .iter()
+            .find(|spec| &spec.id == id)
+            .map(|spec| (spec.kind.clone(), spec.position))
+    };
+    let (Some((from_kind, from_at)), Some((kind, _))) = (kind_of(from), kind_of(node)) else {
+        return false;
+    };
+    let leads_on = from_kind != BuiltinKind::End.name() && from_kind != BuiltinKind::FanOut.name();
+    if from == node || !leads_on || kind == BuiltinKind::Start.name() {
+        return false;
+    }
+    let outgoing: Vec<&EdgeSpec> = document.edges.iter().filter(|e| &e.from == from).collect();
+    match outgoing.as_slice() {
+        [] => {
+            let id = model::new_edge_id(document);
+            document.edges.push(EdgeSpec {
+                id,
+                from: from.clone(),
+                to: node.clone(),
+                condition: None,
+                route: None,
+            });
+            true
+        }
+        [edge] => {
+            let forward = match (from_at, kind_of(&edge.to).and_then(|(_, at)| at)) {
+                (Some(a), Some(b)) => b.x > a.x + model::NODE_WIDTH,
+                _ => false,
+            };
+            let edge = edge.id.clone();
+            forward && splice::splice(document, &edge, node)
+        }
+        _ => false,
     }
 }
 
@@ -191,6 +264,64 @@ mod tests {
         );
         place(&mut document, "agent");
         assert_eq!(document.state.channels.len(), 1);
+    }
+
+    #[test]
+    fn a_node_added_after_the_selected_one_joins_it() {
+        let graph = |json: serde_json::Value| -> GraphDocument {
+            serde_json::from_value(json).expect("graph")
+        };
+        let node = |id: &str, kind: &str, x: f64| serde_json::json!({"id": id, "kind": kind, "position": {"x": x, "y": 0.0}});
+        let edge =
+            |id: &str, from: &str, to: &str| serde_json::json!({"id": id, "from": from, "to": to});
+        let add = |document: &mut GraphDocument, kind: &str, after: &str| {
+            let new = model::new_node(document, kind, at(10_000.0, 0.0));
+            let id = new.id.clone();
+            document.nodes.push(new);
+            let joined = join_after(document, &NodeId::from(after), &id);
+            (id, joined)
+        };
+        let pairs = |document: &GraphDocument| -> Vec<(String, String)> {
+            let mut pairs: Vec<_> = document
+                .edges
+                .iter()
+                .map(|e| (e.from.to_string(), e.to.to_string()))
+                .collect();
+            pairs.sort();
+            pairs
+        };
+        let p = |a: &str, b: &str| (a.to_string(), b.to_string());
+        // start → end: an llm after the start goes between them.
+        let mut document = graph(serde_json::json!({
+            "format_version": 3, "name": "g", "entry": "start",
+            "nodes": [node("start", "start", 0.0), node("end", "end", 400.0)],
+            "edges": [edge("e1", "start", "end")],
+        }));
+        let (llm, joined) = add(&mut document, "llm", "start");
+        assert!(joined);
+        assert_eq!(
+            pairs(&document),
+            vec![p(llm.as_str(), "end"), p("start", llm.as_str())]
+        );
+        let (_, joined) = add(&mut document, "tools", "end");
+        assert!(!joined, "nothing comes after an end");
+        // After a node that leads nowhere yet: led to from it.
+        let mut document = graph(serde_json::json!({
+            "format_version": 3, "name": "g", "entry": "start",
+            "nodes": [node("start", "start", 0.0), node("a", "set", 200.0), node("b", "set", 400.0), node("c", "set", 400.0)],
+            "edges": [edge("e1", "start", "a"), edge("e2", "a", "b"), edge("e3", "a", "c"), edge("e4", "b", "start")],
+        }));
+        let before = pairs(&document);
+        let (_, joined) = add(&mut document, "set", "c");
+        assert!(joined, "c leads nowhere: the new node follows it");
+        assert_eq!(pairs(&document).len(), before.len() + 1);
+        // A branch, a loop back, a new start: left alone.
+        for (after, kind) in [("a", "set"), ("b", "set"), ("start", "start")] {
+            let edges = document.edges.len();
+            let (_, joined) = add(&mut document, kind, after);
+            assert!(!joined, "{kind} after {after}");
+            assert_eq!(document.edges.len(), edges);
+        }
     }
 
     #[test]

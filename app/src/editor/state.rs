@@ -54,9 +54,10 @@ impl Viewport {
     /// once hydrated; the fit then corrects the view to the real size.
     pub const GUESSED_CANVAS: (f64, f64) = (900.0, 660.0);
 
-    /// Below this zoom a node's label is not read but guessed at (its
-    /// 14 px text under 5 px): a graph that fits only smaller opens at its
-    /// start. (The canvas stops drawing labels at 0.3.)
+    /// Below this zoom a node's label is not read but guessed at (drawn
+    /// at 21 px this far out, it is some 7 px on screen): a graph that
+    /// fits only smaller opens at its start. (The canvas stops drawing
+    /// labels at 0.3.)
     pub const READABLE: f64 = 0.35;
     /// The zoom a graph too big to read whole opens at. However big the
     /// graph, only what is near the view is drawn (`canvas/culling.rs`),

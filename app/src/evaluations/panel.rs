@@ -11,9 +11,9 @@ use super::gate::GateControl;
 use super::new_experiment::NewExperimentDialog;
 use super::score_text;
 use super::trend::ScoreTrend;
+use crate::components::LocalTime;
 use crate::editor::state::Editor;
 use crate::experiments::{Experiment, ExperimentStatus, cancel_experiment, list_experiments};
-use crate::graphs::display_timestamp;
 
 /// How long the list waits after an experiment's run started or ended
 /// before it is read again: a burst of runs costs one read.
@@ -147,7 +147,7 @@ pub fn EvaluationsPanel(
                                         experiment.dataset_name.clone().unwrap_or_else(|| "deleted dataset".into()),
                                         experiment.dataset_version, done, progress.total)}
                                     {(progress.failed > 0).then(|| format!(" · {} failed", progress.failed))}
-                                    {format!(" · {}", display_timestamp(&experiment.created_at))}
+                                    " · " <LocalTime at=experiment.created_at.clone() />
                                 </span>
                                 {running.then(|| view! {
                                     <progress class="experiment-progress" max=progress.total.to_string()

@@ -13,12 +13,14 @@ use leptos::form::ActionForm;
 
 use heddle_engine::GraphDocument;
 
-use crate::components::{ErrorView, NotFoundView, PublishControl, ShareDialog, TriggersPanel};
+use crate::components::{
+    ErrorView, LocalTime, NotFoundView, PublishControl, ShareDialog, TriggersPanel,
+};
 use crate::editor::GraphEditor;
 use crate::editor::persist::{Persistence, SaveState};
 use crate::editor::state::Editor;
 use crate::error::AppError;
-use crate::graphs::{CopyGraph, GraphDetail, active_run, display_timestamp, get_graph};
+use crate::graphs::{CopyGraph, GraphDetail, active_run, get_graph};
 use crate::http_status::set_http_status;
 use crate::live::{Link, Watch};
 use crate::publishing::Live;
@@ -232,9 +234,9 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
                     <summary>"Details"</summary>
                     <dl class="facts">
                         <dt>"Created"</dt>
-                        <dd>{display_timestamp(&created_at)}</dd>
+                        <dd><LocalTime at=created_at /></dd>
                         <dt>"Updated"</dt>
-                        <dd>{display_timestamp(&updated_at)}</dd>
+                        <dd><LocalTime at=updated_at /></dd>
                         <dt>"Id"</dt>
                         <dd class="mono">{id}</dd>
                     </dl>
@@ -439,7 +441,7 @@ fn RunHistory(graph_id: String, watch: Watch) -> impl IntoView {
                                         <span class=format!("run-pill run-{}", summary.status)>{summary.status.as_str()}</span>
                                         <span class="version-meta">
                                             {input.map(|input| view! { <span class="run-input" title="Its input">{input}</span> })}
-                                            {display_timestamp(&summary.created_at)}
+                                            <LocalTime at=summary.created_at.clone() />
                                             {summary.started_by.map(|who| format!(" · {who}"))}
                                             {duration.map(|took| format!(" · {took}"))}
                                             {crate::run_panel::usage::summary(&summary.usage).map(|used| view! {

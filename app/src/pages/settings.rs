@@ -10,8 +10,8 @@ use leptos_meta::Title;
 
 use crate::accounts::{ChangePassword, MIN_PASSWORD_CHARS};
 use crate::components::ErrorView;
+use crate::components::LocalTime;
 use crate::components::{FormError, action_error};
-use crate::graphs::display_timestamp;
 use crate::secrets::{DeleteSecret, SaveSecret, SecretSummary, list_secrets};
 
 /// `/settings`.
@@ -98,7 +98,7 @@ fn SecretList(list: Vec<SecretSummary>, delete: ServerAction<DeleteSecret>) -> i
                         <li class="secret-row">
                             <span class="mono secret-name">{secret.name.clone()}</span>
                             <span class="secret-value" aria-label="hidden value">"••••••••"</span>
-                            <span class="graph-row-meta">"Updated " {display_timestamp(&secret.updated_at)}</span>
+                            <span class="graph-row-meta">"Updated " <LocalTime at=secret.updated_at.clone() /></span>
                             <ActionForm action=delete attr:class="inline-form">
                                 <input type="hidden" name="name" value=secret.name />
                                 <button class="button button-small" type="submit">"Delete"</button>

@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 use super::interrupt::InterruptForms;
 use super::{input_fields, short_id};
 use crate::components::Markdown;
+use crate::components::timestamp;
 use crate::editor::state::Editor;
-use crate::graphs::display_timestamp;
 use crate::live::{NodeState, Watch};
 use crate::runs::StartRequest;
 use crate::runs::ThreadInfo;
@@ -185,7 +185,9 @@ pub fn ChatTab(
     // Once the watched run is over, a fan-out's instances stay readable,
     // folded under the answer: each with its item and what it wrote (the
     // conversation keeps only what the graph put in it).
-    let fanned = move || -> Vec<(String, Vec<(String, String)>)> {
+    // A memo: the messages drawn around it are drawn again only when it
+    // changes, not on every event of the run.
+    let fanned = Memo::new(move |_| -> Vec<(String, Vec<(String, String)>)> {
         if busy() || watch.cursor.get().is_some() || watch.thread.get() != picked.get() {
             return Vec::new();
         }
@@ -214,7 +216,7 @@ pub fn ChatTab(
             nodes.sort();
             nodes
         })
-    };
+    });
     // The newest message stays in view: a new one, a streamed word, the
     // message just sent.
     let list = NodeRef::<leptos::html::Ol>::new();
@@ -315,7 +317,8 @@ pub fn ChatTab(
                                 } else {
                                     String::new()
                                 };
-                                let label = format!("{name} · {runs}{used} · {}", display_timestamp(&thread.updated_at));
+                                let updated = thread.updated_at.clone();
+                                let label = move || format!("{name} · {runs}{used} · {}", timestamp(&updated));
                                 view! {
                                     <option value=id.to_string() selected=move || picked.get().as_ref() == Some(&id)>{label}</option>
                                 }
@@ -336,27 +339,22 @@ pub fn ChatTab(
                 {move || (messages.with(Vec::is_empty) && sent.with(Option::is_none)).then(|| view! {
                     <li class="empty-note">"No messages yet. Say something to start a conversation."</li>
                 })}
-                {move || messages.get().into_iter().map(|message| message_view(editor, message)).collect_view()}
+                // The instances' work came between the person's question and
+                // the answer made of it: their fold sits there, not after.
+                {move || {
+                    let mut before = messages.get();
+                    let after = before.split_off(turn_start(&before));
+                    (
+                        before.into_iter().map(|message| message_view(editor, message)).collect_view(),
+                        fanned.get().into_iter().map(instances_view).collect_view(),
+                        after.into_iter().map(|message| message_view(editor, message)).collect_view(),
+                    )
+                }}
                 {move || sent.get().map(|text| message_view(editor, ChatMessage::new(Role::User, text)))}
                 {move || streaming().into_iter().map(|(who, text)| view! {
                     <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
                         <span class="chat-role">{who.unwrap_or_else(|| "assistant".to_string())}</span>
                         <p>{text}</p>
-                    </li>
-                }).collect_view()}
-                {move || fanned().into_iter().map(|(node, instances)| view! {
-                    <li class="chat-message chat-instances" data-testid="chat-instances">
-                        <details class="chat-fold" on:toggle=show_opened>
-                            <summary>{format!("{node}: {} instances", instances.len())}</summary>
-                            <ol class="chat-instance-list">
-                                {instances.into_iter().map(|(who, said)| view! {
-                                    <li>
-                                        <span class="chat-role">{who}</span>
-                                        <p>{said}</p>
-                                    </li>
-                                }).collect_view()}
-                            </ol>
-                        </details>
                     </li>
                 }).collect_view()}
                 {move || failure().map(|why| view! {
@@ -382,6 +380,35 @@ pub fn ChatTab(
             <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true"
                 data-testid="chat-announcer">{move || heard.get()}</div>
         </div>
+    }
+}
+
+/// Where the latest turn's work begins: just after the person's last
+/// message (a node's prompt is signed, the person's is not).
+fn turn_start(messages: &[ChatMessage]) -> usize {
+    messages
+        .iter()
+        .rposition(|message| message.role == Role::User && message.name.is_none())
+        .map_or(0, |at| at + 1)
+}
+
+/// A fanned-out node's instances, folded: each with its item and what it
+/// wrote.
+fn instances_view((node, instances): (String, Vec<(String, String)>)) -> impl IntoView {
+    view! {
+        <li class="chat-message chat-instances" data-testid="chat-instances">
+            <details class="chat-fold" on:toggle=show_opened>
+                <summary>{format!("{node}: {} instances", instances.len())}</summary>
+                <ol class="chat-instance-list">
+                    {instances.into_iter().map(|(who, said)| view! {
+                        <li>
+                            <span class="chat-role">{who}</span>
+                            <p>{said}</p>
+                        </li>
+                    }).collect_view()}
+                </ol>
+            </details>
+        </li>
     }
 }
 
@@ -469,8 +496,9 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
         }
         .into_any(),
         // A system message (a memory's summary of what came before, a
-        // prompt) is folded to its first words: it is context, not talk.
-        Role::System => view! {
+        // prompt) and a node's own prompt are folded to their first words:
+        // they are context, not talk.
+        _ if matches!(role, "system" | "prompt") => view! {
             <details class="chat-fold">
                 <summary>{opening_words(&message.content, 80)}</summary>
                 <p>{message.content.clone()}</p>

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::marked::MarkedJson;
 use super::{short_id, show_json};
-use crate::graphs::display_timestamp;
+use crate::components::timestamp;
 use crate::live::compare::{Comparison, Ran, compare};
 use crate::live::{RunLog, Watch};
 use crate::runs::RunInfo;
@@ -37,7 +37,7 @@ fn label(run: &RunInfo, thread: Option<&ThreadId>) -> String {
         "{}{fork} · {} · {}{}{same}",
         short_id(run.id.as_str()),
         run.status,
-        display_timestamp(&run.created_at),
+        timestamp(&run.created_at),
         run.started_by
             .as_deref()
             .map(|who| format!(" · {who}"))

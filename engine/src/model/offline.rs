@@ -331,7 +331,12 @@ fn converse(messages: &[ChatMessage], user: &str) -> String {
             None => format!("{SIGNATURE} You have not told me your name yet."),
         };
     }
-    let turns = messages.iter().filter(|m| m.role == Role::User).count();
+    // The person's turns: a node's own prompt (a user message signed with
+    // the node's name) is not one of theirs.
+    let turns = messages
+        .iter()
+        .filter(|m| m.role == Role::User && m.name.is_none())
+        .count();
     let earlier = if turns > 1 {
         format!(" This is turn {turns} of our conversation.")
     } else {
@@ -439,6 +444,28 @@ mod tests {
             ..ChatRequest::default()
         };
         assert_eq!(decide(&request).0, "(offline model) Your name is Ada.");
+    }
+
+    #[test]
+    fn a_nodes_own_prompt_is_not_a_turn_of_the_persons() {
+        let mut prompt = user("Findings: 3 topics researched.");
+        prompt.name = Some("summarize".into());
+        let reply = |messages: Vec<ChatMessage>| {
+            decide(&ChatRequest {
+                messages,
+                ..ChatRequest::default()
+            })
+            .0
+        };
+        let first = reply(vec![user("How do heat pumps work?"), prompt.clone()]);
+        assert!(!first.contains("turn"), "{first}");
+        let second = reply(vec![
+            user("How do heat pumps work?"),
+            ChatMessage::new(Role::Assistant, "..."),
+            user("And in winter?"),
+            prompt,
+        ]);
+        assert!(second.contains("This is turn 2"), "{second}");
     }
 
     #[test]

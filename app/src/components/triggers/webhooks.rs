@@ -8,8 +8,8 @@ use leptos::prelude::*;
 
 use super::confirmed;
 use super::trigger_list::{TriggerList, listed, versions};
+use crate::components::timestamp;
 use crate::components::{CopyButton, FormError, action_error, page_origin};
-use crate::graphs::display_timestamp;
 use crate::webhooks::{
     CreateWebhook, DeleteWebhook, RegenerateWebhook, Respond, UpdateWebhook, Webhook,
     WebhookSettings, WebhookUrl, list_webhooks,
@@ -134,10 +134,13 @@ fn HookRow(
         .signing_secret
         .as_ref()
         .map(|secret| format!(" · signed with `{secret}`"));
-    let used = hook.last_used_at.as_deref().map_or_else(
-        || "never called".to_string(),
-        |at| format!("called {}", display_timestamp(at)),
-    );
+    let last_used = hook.last_used_at.clone();
+    let used = move || {
+        last_used.as_deref().map_or_else(
+            || "never called".to_string(),
+            |at| format!("called {}", timestamp(at)),
+        )
+    };
     let status = if hook.enabled { "Active" } else { "Off" };
     let toggled = WebhookSettings {
         name: hook.name.clone(),

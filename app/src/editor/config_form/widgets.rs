@@ -26,7 +26,10 @@ pub fn field(cx: FormCx, parent: Path, field: Field) -> AnyView {
         ..
     } = field;
     let help = (!help.is_empty()).then(|| view! { <span class="field-hint">{help}</span> });
-    let problems = problems(cx, path.clone());
+    let described = format!("{id}-problems");
+    mark_invalid(cx, path.clone(), id.clone(), described.clone());
+    let problems =
+        view! { <span class="field-problems" id=described>{problems(cx, path.clone())}</span> };
     let grouped = matches!(
         shape,
         Shape::Names(_) | Shape::List(_) | Shape::Map { .. } | Shape::Record(_)
@@ -1027,6 +1030,27 @@ pub fn json_config(cx: FormCx) -> AnyView {
         </label>
     }
     .into_any()
+}
+
+/// Marks the control whose value has a problem: `aria-invalid`, and the
+/// problems as its description, so a screen reader says "invalid" and why
+/// as the focus reaches it (the message beside it is an alert, heard only
+/// once, when it appears). Done here by the control's id, which every
+/// widget gives its control, rather than in each of a dozen widgets.
+fn mark_invalid(cx: FormCx, path: Path, id: String, described: String) {
+    Effect::new(move |_| {
+        let invalid = !cx.problems_at(&path).is_empty();
+        let Some(control) = document().get_element_by_id(&id) else {
+            return;
+        };
+        if invalid {
+            let _ = control.set_attribute("aria-invalid", "true");
+            let _ = control.set_attribute("aria-describedby", &described);
+        } else {
+            let _ = control.remove_attribute("aria-invalid");
+            let _ = control.remove_attribute("aria-describedby");
+        }
+    });
 }
 
 /// The validator's problems at `path`, each with its fix when it has one.

@@ -5,7 +5,8 @@ use leptos::form::ActionForm;
 use leptos::prelude::*;
 
 use crate::access::Role;
-use crate::graphs::{CopyGraph, GraphSummary, RenameGraph, display_timestamp};
+use crate::components::LocalTime;
+use crate::graphs::{CopyGraph, GraphSummary, RenameGraph};
 
 /// How the list is ordered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,7 +105,7 @@ fn GraphRow(
         )
     });
     let version = format!("v{}", graph.version);
-    let updated = display_timestamp(&graph.updated_at);
+    let updated = graph.updated_at.clone();
     let link = move || {
         let shared = shared.clone();
         view! {
@@ -114,7 +115,7 @@ fn GraphRow(
                 {shared.map(|(title, text)| view! { <span class="badge" title=title>{text}</span> })}
                 <span class="graph-row-meta">{nodes.clone()}</span>
                 <span class="graph-row-meta">{version.clone()}</span>
-                <span class="graph-row-meta graph-row-time">"Updated " {updated.clone()}</span>
+                <span class="graph-row-meta graph-row-time">"Updated " <LocalTime at=updated.clone() /></span>
             </a>
         }
     };

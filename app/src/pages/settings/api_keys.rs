@@ -8,7 +8,8 @@ use crate::api_keys::{
     ApiKeySummary, CreateApiKey, CreatedApiKey, KeyScope, NewApiKey, RevokeApiKey, list_api_keys,
 };
 use crate::components::{CopyButton, ErrorView, FormError, action_error, page_origin};
-use crate::graphs::{GraphId, GraphSummary, display_timestamp, list_graphs};
+use crate::components::{LocalTime, timestamp};
+use crate::graphs::{GraphId, GraphSummary, list_graphs};
 
 /// How long a new key may last, as offered.
 const EXPIRIES: &[(&str, Option<u32>)] = &[
@@ -258,14 +259,14 @@ fn KeyList(list: Vec<ApiKeySummary>, revoke: ServerAction<RevokeApiKey>) -> impl
                         .map(|graph| graph.name.clone())
                         .collect::<Vec<_>>()
                         .join(", ");
-                    let used = key
-                        .last_used_at
-                        .as_deref()
-                        .map_or_else(|| "never used".to_string(), |at| format!("used {}", display_timestamp(at)));
-                    let expires = key
-                        .expires_at
-                        .as_deref()
-                        .map(|at| format!(" · expires {}", display_timestamp(at)));
+                    let last_used = key.last_used_at.clone();
+                    let used = move || {
+                        last_used
+                            .as_deref()
+                            .map_or_else(|| "never used".to_string(), |at| format!("used {}", timestamp(at)))
+                    };
+                    let expires_at = key.expires_at.clone();
+                    let expires = move || expires_at.as_deref().map(|at| format!(" · expires {}", timestamp(at)));
                     let id = key.id.clone();
                     let name = key.name.clone();
                     view! {
@@ -280,7 +281,7 @@ fn KeyList(list: Vec<ApiKeySummary>, revoke: ServerAction<RevokeApiKey>) -> impl
                                 " · " {graphs}
                             </div>
                             <div class="graph-row-meta">
-                                "Made " {display_timestamp(&key.created_at)} " · " {used} {expires}
+                                "Made " <LocalTime at=key.created_at.clone() /> " · " {used} {expires}
                             </div>
                             {key.active.then(|| view! {
                                 <button
