@@ -33,6 +33,7 @@ pub mod connect_menu;
 pub mod edge_form;
 pub mod edge_keys;
 pub mod find_node;
+pub mod flow_order;
 pub mod gestures;
 pub mod group_drop;
 pub mod group_form;

@@ -102,6 +102,13 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   const system = page.getByLabel("System");
   await expect(system).toHaveValue("");
   await expect(system).toHaveAttribute("placeholder", /helpful assistant/);
+  // Tab goes through the nodes as the graph runs, not as they were made
+  // (the end was there before the llm).
+  await start.focus();
+  await press("Tab");
+  await expect(llm).toBeFocused();
+  await press("Tab");
+  await expect(page.locator('.canvas-node[data-node="end"]')).toBeFocused();
   await llm.focus();
 
   // Alt + an arrow moves the focused node (one undoable change each).
@@ -129,7 +136,7 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toContainText(
     "Hello there",
   );
-  console.log(`keyboard: ${keys.length} key presses (and 2 typed texts, 3 focus moves) from two nodes to an answer`);
+  console.log(`keyboard: ${keys.length} key presses (and 2 typed texts, 4 focus moves) from two nodes to an answer`);
   expect(errors).toEqual([]);
 });
 

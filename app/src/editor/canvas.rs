@@ -75,12 +75,16 @@ pub fn Canvas(
         });
         sends
     };
+    let reading = reading_order(editor, fan_outs);
     let drawn_nodes = move || {
         let mut nodes = culled.nodes(editor);
         folds.with(|folds| {
             if !folds.is_empty() {
                 nodes.retain(|node| node.id.with_value(|id| !folds.hides(id)));
             }
+        });
+        reading.with(|ranks| {
+            nodes.sort_by_key(|node| node.id.with_value(|id| ranks.get(id).copied()));
         });
         nodes
     };
@@ -386,6 +390,46 @@ impl Detail {
             Detail::Tiny => "tiny",
         }
     }
+}
+
+/// Each node's place in the order a person reads the graph in
+/// ([`flow_order`]): the page holds the nodes so, and Tab and a screen
+/// reader go through them as the graph runs. Recounted when the graph's
+/// shape changes, not when a node moves (a position only breaks ties).
+fn reading_order(
+    editor: Editor,
+    fan_outs: Memo<Vec<fan_out_link::Spread>>,
+) -> Memo<HashMap<NodeId, usize>> {
+    use super::flow_order::{FlowNode, ranks};
+    use heddle_engine::kinds::BuiltinKind;
+    Memo::new(move |_| {
+        let sends: HashMap<NodeId, NodeId> = fan_outs.with(|sends| {
+            sends
+                .iter()
+                .map(|send| (send.from().clone(), send.to().clone()))
+                .collect()
+        });
+        let nodes: Vec<FlowNode> = editor.nodes.with(|nodes| {
+            nodes
+                .iter()
+                .map(|node| {
+                    let id = node.id.get_value();
+                    FlowNode {
+                        start: node
+                            .spec
+                            .with_untracked(|spec| spec.kind == BuiltinKind::Start.name()),
+                        sends_to: sends.get(&id).cloned(),
+                        at: node.position.get_untracked(),
+                        id,
+                    }
+                })
+                .collect()
+        });
+        let entry = editor.skeleton.with(|document| document.entry.clone());
+        editor
+            .edges
+            .with(|edges| ranks(entry.as_ref(), &nodes, edges))
+    })
 }
 
 /// The dot grid's spacing at zoom 1, in graph units.
