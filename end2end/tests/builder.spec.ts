@@ -175,6 +175,54 @@ test("a lone agent brings its conversation along and is made runnable by its one
   expect(errors).toEqual([]);
 });
 
+test("a kind clicked in the palette goes after the selected node, joined to it in one undo step", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Add after",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        { id: "end", kind: "end", position: { x: 300, y: 120 } },
+      ],
+      edges: [{ id: "e1", from: "start", to: "end" }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const pairs = async () => (await stored(page)).edges.map((edge: any) => `${edge.from}→${edge.to}`).sort();
+  // The start selected, a click on "llm": start → llm → end, the llm
+  // selected, the end moved right to make room.
+  await page.locator('.canvas-node[data-node="start"]').click();
+  await page.locator('.palette-item[data-kind="llm"]').click();
+  const llm = page.locator(".canvas-node.kind-llm");
+  await expect(llm).toHaveClass(/selected/);
+  await expect(page.locator(".editor-edge")).toHaveCount(2);
+  await saved(page);
+  const id = (await llm.getAttribute("data-node"))!;
+  expect(await pairs()).toEqual([`${id}→end`, `start→${id}`]);
+  const at = (node: string) => page.locator(`.canvas-node[data-node="${node}"]`).boundingBox();
+  expect((await at("end"))!.x).toBeGreaterThan((await at(id))!.x + (await at(id))!.width);
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  // One undo step takes it all back.
+  await page.locator(".editor-canvas").focus();
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".canvas-node")).toHaveCount(2);
+  await saved(page);
+  expect(await pairs()).toEqual(["start→end"]);
+  // Nothing selected: a click adds the kind mid-view, joined to nothing.
+  await page.keyboard.press("Escape");
+  await page.locator('.palette-item[data-kind="set"]').click();
+  await expect(page.locator(".canvas-node")).toHaveCount(3);
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
 test("a router's routes typed after its edges are given to them in a click each", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const route = (name: string, description: string) => ({ route: name, description });

@@ -32,7 +32,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
             return;
         }
         if let Some(kind) = kinds().first() {
-            place_from_keyboard(editor, gestures, kind.name());
+            place_undragged(editor, gestures, kind.name());
             // The search is done: the next kind is typed afresh, the
             // focus staying here.
             query.set(String::new());
@@ -96,11 +96,11 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     }
 }
 
-/// Adds a kind without the mouse: beside the selected node (so a chain
-/// built from the keyboard runs left to right), else mid-view, never on
-/// another node; the view follows it when it lands out of sight, taking
+/// Adds a kind without dragging it (Enter, Space, a click): beside the
+/// selected node and joined after it (so a chain built this way runs left
+/// to right), else mid-view, never on another node; the view follows it when it lands out of sight, taking
 /// in the whole chain while that reads.
-fn place_from_keyboard(editor: Editor, gestures: Gestures, kind: &str) {
+fn place_undragged(editor: Editor, gestures: Gestures, kind: &str) {
     let (width, height) = gestures.size();
     let center = editor
         .viewport
@@ -132,7 +132,7 @@ fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl In
                     on:keydown=move |event: ev::KeyboardEvent| {
                         if editor.can_edit && matches!(event.key().as_str(), "Enter" | " ") {
                             event.prevent_default();
-                            place_from_keyboard(editor, gestures, kind.name());
+                            place_undragged(editor, gestures, kind.name());
                         }
                     }
                     on:pointerdown=move |event: ev::PointerEvent| {
@@ -142,6 +142,13 @@ fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl In
                         event.prevent_default();
                         super::gestures::commit_focused_field();
                         gestures.drag.set_value(Drag::Place { kind: kind.name().to_string() });
+                    }
+                    // Pressed and released on the kind, not dragged off it
+                    // (a drop elsewhere clicks no kind): added as Enter adds it.
+                    on:click=move |_| {
+                        if editor.can_edit {
+                            place_undragged(editor, gestures, kind.name());
+                        }
                     }
                 >
                     <KindIcon kind=kind.name() />
