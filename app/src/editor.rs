@@ -52,6 +52,7 @@ pub mod node_keys;
 pub mod node_menu;
 pub mod notes;
 pub mod palette;
+pub mod palette_tip;
 pub mod panels;
 pub mod persist;
 pub mod place;

@@ -474,10 +474,19 @@ test("at 1024×700 the canvas comes first, the panels fold away, and the run pan
 
   // Its search button, or the focus, opens the rail over the canvas with
   // the kinds' names and the search; the canvas does not move. Escape in
-  // the search folds it again. Each icon names its kind in its tooltip.
-  await expect(page.locator('.palette-item[data-kind="router"]')).toHaveAttribute("title", /^router: /);
+  // the search folds it again. Under the pointer, an icon's tip says at
+  // once what its kind does, beside the rail, over the canvas; it goes
+  // with the pointer.
   await page.locator('.palette-item[data-kind="router"]').hover();
+  const tip = page.getByTestId("palette-tip");
+  await expect(tip).toHaveText(/^router: The model picks a route/);
+  await expect(tip).toBeVisible();
+  const rail = (await page.locator(".palette").boundingBox())!;
+  expect((await tip.boundingBox())!.x).toBeGreaterThanOrEqual(rail.x + rail.width);
+  await page.screenshot({ path: "../target/e2e/screens/builder-1024-rail-tip-light.png" });
   await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 52);
+  await page.mouse.move(canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+  await expect(tip).toHaveCount(0);
   await page.getByTitle("Show the node kinds' names, and search them").click();
   await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 220);
   await expect(page.locator(".palette-search")).toBeFocused();

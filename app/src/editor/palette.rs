@@ -12,6 +12,7 @@ use leptos::prelude::*;
 use super::gestures::{Drag, Gestures};
 use super::kind_icon::KindIcon;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
+use super::palette_tip::{PaletteTip, Tip, tip_for};
 use super::place::{matching, place_free};
 use super::state::Editor;
 
@@ -39,8 +40,22 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
         }
     };
     let search = NodeRef::<leptos::html::Input>::new();
+    let tip = RwSignal::new(None::<Tip>);
     view! {
-        <aside class="palette" aria-label="Node kinds">
+        <aside class="palette" aria-label="Node kinds"
+            // A mouse over a kind says what it does (palette_tip.rs); a
+            // press, a scroll or the pointer gone takes the tip away.
+            on:pointerover=move |event: ev::PointerEvent| {
+                let next = (event.pointer_type() == "mouse")
+                    .then(|| tip_for(event.target()))
+                    .flatten();
+                if tip.get_untracked() != next {
+                    tip.set(next);
+                }
+            }
+            on:pointerleave=move |_| tip.set(None)
+            on:pointerdown=move |_| tip.set(None)
+            on:scroll:capture=move |_| tip.set(None)>
             // The page's outline: the graph (h1), its panels (h2), the
             // kinds' groups (h3).
             <h2 class="visually-hidden">"Node kinds"</h2>
@@ -92,6 +107,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
             }}
             {move || kinds().is_empty().then(|| view! { <p class="empty-note">"No kind matches."</p> })}
             <Ghost gestures />
+            <PaletteTip tip />
         </aside>
     }
 }
@@ -126,7 +142,6 @@ fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl In
                 <div
                     class=format!("palette-item kind-{}", kind.name())
                     data-kind=kind.name()
-                    title=format!("{}: {}", kind.name(), kind.summary())
                     tabindex=editor.can_edit.then_some("0")
                     role=editor.can_edit.then_some("button")
                     on:keydown=move |event: ev::KeyboardEvent| {
