@@ -352,6 +352,56 @@ test("Run asks for what a graph needs: a chat graph opens its chat, another its 
   expect(errors).toEqual([]);
 });
 
+test("a focused node keeps the focus when an edit changes the order the graph is read in", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // Read start, end, note while start leads to end; start, note, end
+  // without the edge (the note, above, is read first of what no edge
+  // reaches).
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Order",
+      nodes: [
+        { id: "start", kind: "start", position: { x: 40, y: 200 } },
+        { id: "note", kind: "set", label: "Note", config: { values: {} }, position: { x: 320, y: 20 } },
+        { id: "end", kind: "end", position: { x: 640, y: 200 } },
+      ],
+      edges: [{ id: "e1", from: "start", to: "end" }],
+    },
+  });
+  expect(response.status()).toBe(201);
+  const id = (await response.json()).id;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const order = () => page.locator(".canvas-node").evaluateAll((all) => all.map((n) => n.getAttribute("data-node")));
+  expect(await order()).toEqual(["start", "end", "note"]);
+  // The edge deleted from the end, the end focused: the order changes
+  // around it, the focus stays, and the keys still work on it.
+  const end = page.locator('.canvas-node[data-node="end"]');
+  await end.focus();
+  await page.keyboard.press("e");
+  await expect(page.locator('.editor-edge[data-edge="e1"]')).toBeFocused();
+  await page.keyboard.press("ArrowRight");
+  await expect(end).toBeFocused();
+  await page.keyboard.press("e");
+  await page.keyboard.press("Delete");
+  await expect(page.locator(".editor-edge")).toHaveCount(0);
+  await expect.poll(order).toEqual(["start", "note", "end"]);
+  await end.focus();
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  await expect.poll(order).toEqual(["start", "end", "note"]);
+  await expect(end).toBeFocused();
+  await page.keyboard.press("Control+y");
+  await expect(page.locator(".editor-edge")).toHaveCount(0);
+  await expect.poll(order).toEqual(["start", "note", "end"]);
+  await expect(end).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
 test("edges are reached from their nodes, named, followed and deleted with the keyboard", async ({
   page,
   errors,

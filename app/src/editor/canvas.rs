@@ -76,6 +76,22 @@ pub fn Canvas(
         sends
     };
     let reading = reading_order(editor, fan_outs);
+    // A node the new order moves in the page loses the browser's focus
+    // (the list's keyed diff moves its element): the selected node takes
+    // it back, as when culling brings nodes in before it.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |first: Option<()>| {
+        reading.track();
+        if first.is_some()
+            && let Some(id) = editor.selected.with_untracked(|selected| {
+                (selected.len() == 1)
+                    .then(|| selected.first().cloned())
+                    .flatten()
+            })
+        {
+            culling::keep_focus(id.to_string());
+        }
+    });
     let drawn_nodes = move || {
         let mut nodes = culled.nodes(editor);
         folds.with(|folds| {

@@ -271,7 +271,7 @@ fn focused_node() -> Option<String> {
 /// focus from an element it moves: a keyboard user who had just gone to a
 /// node far away would find the focus gone.
 #[cfg(feature = "hydrate")]
-fn keep_focus(id: String) {
+pub(super) fn keep_focus(id: String) {
     use wasm_bindgen::JsCast;
     request_animation_frame(move || {
         let page = document();
