@@ -57,6 +57,7 @@ pub mod panels;
 pub mod persist;
 pub mod place;
 pub mod pressed;
+pub mod problem_announcer;
 pub mod problems;
 pub mod quick_add;
 pub mod rename;
@@ -70,6 +71,7 @@ pub mod splice;
 pub mod start_framing;
 pub mod state;
 pub mod subgraph_source;
+pub mod typing;
 
 use leptos::prelude::*;
 
@@ -86,6 +88,23 @@ use self::state::Editor;
 use crate::live::RunView;
 
 /// The editor, with `aside` (the share panel, details) under the inspector.
+/// Focuses the palette's search as soon as it is in the page, trying for
+/// up to `frames` frames: a page reached from another (New graph) is built
+/// before it is shown, and shown once its graph has loaded.
+#[cfg(feature = "hydrate")]
+fn focus_search_once_shown(frames: u32) {
+    let shown = document()
+        .query_selector(".palette-search")
+        .ok()
+        .flatten()
+        .is_some_and(|search| search.is_connected());
+    if shown {
+        crate::components::focus_first(".palette-search");
+    } else if frames > 0 {
+        request_animation_frame(move || focus_search_once_shown(frames - 1));
+    }
+}
+
 #[component]
 pub fn GraphEditor(
     editor: Editor,
@@ -136,6 +155,14 @@ pub fn GraphEditor(
     });
     #[cfg(not(feature = "hydrate"))]
     let _ = unplaced;
+    // An empty graph opened (a new one): the first thing to do is to find
+    // a kind, so the palette's search takes the focus, not the page.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |done: Option<()>| {
+        if done.is_none() && editor.can_edit && editor.nodes.with_untracked(Vec::is_empty) {
+            focus_search_once_shown(120);
+        }
+    });
 
     // The side panels fold away for room (the canvas frames itself again).
     let panels = Panels::remembered();
@@ -157,6 +184,7 @@ pub fn GraphEditor(
                     <connect_menu::ConnectMenu editor from=gestures.connect />
                     <find_node::FindNode editor open=gestures.finding />
                     <run_version::RunVersion live persistence graph_id=version_graph_id />
+                    <problem_announcer::ProblemAnnouncer editor problems />
                 </div>
                 {dock.run()}
             </div>

@@ -47,7 +47,7 @@ test("a ReAct agent from New graph, with the mouse and keyboard only, answers as
 
   // The agent's settings are a form: its tools are ticked from the server's.
   await act(() => page.locator('.canvas-node[data-node="agent"]').click());
-  await expect(page.getByLabel("System")).toHaveValue(/helpful assistant/);
+  await expect(page.getByRole("textbox", { name: "System" })).toHaveValue(/helpful assistant/);
   await act(() => page.getByRole("group", { name: "Tools" }).getByLabel("calculator").check());
   await saved(page);
   expect((await stored(page)).nodes[1].config.tools).toEqual(["calculator"]);
@@ -149,8 +149,12 @@ test("a lone agent brings its conversation along and is made runnable by its one
   await expect(problems.getByRole("button", { name: "Add a start node" })).toBeVisible();
   await expect(problems.getByRole("button", { name: /^Create channel/ })).toHaveCount(0);
   await expect(page.getByTestId("problem-count")).toHaveText("1");
+  // Someone who does not see the list hears it change.
+  const heard = page.getByTestId("problem-announcer");
+  await expect(heard).toHaveText(/^1 problem stops the graph from running\. /);
   await problems.getByRole("button", { name: "Add a start node" }).click();
   await expect(page.getByTestId("problem-count")).toHaveText("0");
+  await expect(heard).toHaveText("No problems left: the graph can run.");
   // The fix took its button away: the focus goes to the list's heading,
   // not to the page, so the keyboard goes on from there.
   await expect(problems.locator(".inspector-title")).toBeFocused();

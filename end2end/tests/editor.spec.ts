@@ -189,6 +189,34 @@ test("text typed in a field, the page reloaded before it was left, is kept", asy
   expect(stored.document.nodes[0].label).toBe("Typed, never left");
 });
 
+test("what is typed in a node's field says Unsaved at once, and is saved once the typing rests, the focus kept", async ({
+  page,
+  errors,
+}) => {
+  const id = await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "llm", canvas.x + 300, canvas.y + 250);
+  await saved(page);
+  await page.locator(".canvas-node.kind-llm").click();
+  const system = page.getByRole("textbox", { name: "System" });
+  await system.click();
+  await page.keyboard.type("Be brief.");
+  // The first keys already count as a change.
+  await expect(page.getByTestId("save-status")).toHaveText("Unsaved changes");
+  // Rested, it is applied and saved, and the field keeps the focus.
+  await saved(page);
+  await expect(system).toBeFocused();
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  expect((await stored()).nodes.find((node: any) => node.kind === "llm").config.system).toBe("Be brief.");
+  // Typing on goes on where the caret was.
+  await page.keyboard.type(" Always.");
+  await expect(page.getByTestId("save-status")).toHaveText("Unsaved changes");
+  await saved(page);
+  await expect(system).toHaveValue("Be brief. Always.");
+  expect((await stored()).nodes.find((node: any) => node.kind === "llm").config.system).toBe("Be brief. Always.");
+  expect(errors).toEqual([]);
+});
+
 test("a node dropped just before a reload stays where it was dropped", async ({ page }) => {
   const id = await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;

@@ -26,6 +26,8 @@ test("a new graph is created, opened, and listed after a reload", async ({ page,
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
   const title = page.locator(".graph-title");
   await expect(title).toHaveText(/^Untitled graph \d+$/);
+  // Empty, it waits for a first kind: the palette's search has the focus.
+  await expect(page.getByLabel("Search node kinds")).toBeFocused();
   const name = (await title.textContent()) ?? "";
   expect(await page.evaluate(() => (window as any).__heddleMarker)).toBe("same-document");
   await expect(page).toHaveTitle(`${name} · Heddle`);

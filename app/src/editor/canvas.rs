@@ -76,22 +76,6 @@ pub fn Canvas(
         sends
     };
     let reading = reading_order(editor, fan_outs);
-    // A node the new order moves in the page loses the browser's focus
-    // (the list's keyed diff moves its element): the selected node takes
-    // it back, as when culling brings nodes in before it.
-    #[cfg(feature = "hydrate")]
-    Effect::new(move |first: Option<()>| {
-        reading.track();
-        if first.is_some()
-            && let Some(id) = editor.selected.with_untracked(|selected| {
-                (selected.len() == 1)
-                    .then(|| selected.first().cloned())
-                    .flatten()
-            })
-        {
-            culling::keep_focus(id.to_string());
-        }
-    });
     let drawn_nodes = move || {
         let mut nodes = culled.nodes(editor);
         folds.with(|folds| {
@@ -102,6 +86,13 @@ pub fn Canvas(
         reading.with(|ranks| {
             nodes.sort_by_key(|node| node.id.with_value(|id| ranks.get(id).copied()));
         });
+        // A node the new order moves in the page loses the browser's focus
+        // (the list's keyed diff moves its element): the node that has it
+        // now, before the list is drawn again, takes it back after.
+        #[cfg(feature = "hydrate")]
+        if let Some(id) = focused_node() {
+            culling::keep_focus(id);
+        }
         nodes
     };
     let groups = move |collapsed: bool| {
@@ -406,6 +397,16 @@ impl Detail {
             Detail::Tiny => "tiny",
         }
     }
+}
+
+/// The node that has the browser's focus, if one has.
+#[cfg(feature = "hydrate")]
+fn focused_node() -> Option<String> {
+    document()
+        .active_element()?
+        .closest(".canvas-node")
+        .ok()??
+        .get_attribute("data-node")
 }
 
 /// Each node's place in the order a person reads the graph in

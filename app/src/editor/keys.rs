@@ -196,9 +196,11 @@ pub fn lay_out(editor: Editor) {
 /// The editor's panels, in the order F6 visits them.
 const REGIONS: [&str; 4] = [".palette", ".editor-canvas", ".inspector", ".run-panel"];
 
-/// What in a panel takes the focus when F6 arrives there: its chosen tab
-/// or first field or button that is a Tab stop (the canvas itself takes
-/// it).
+/// What in a panel takes the focus when F6 arrives there, first found
+/// first: where its work is done (`data-first-stop`: the chat's box), its
+/// chosen tab, else its first field or button that is a Tab stop (the
+/// canvas itself takes it).
+const PREFERRED_STOPS: [&str; 2] = ["[data-first-stop]", "[role=tab][aria-selected=true]"];
 const FIRST_STOP: &str = "[role=tab][aria-selected=true], input:not([type=hidden]), select, \
      textarea, button:not([tabindex='-1']), a[href], [tabindex='0']";
 
@@ -234,10 +236,10 @@ fn go_to_region(back: bool) -> bool {
     let target = if region.tab_index() >= 0 {
         Some(region.clone())
     } else {
-        region
-            .query_selector(FIRST_STOP)
-            .ok()
-            .flatten()
+        PREFERRED_STOPS
+            .iter()
+            .chain([&FIRST_STOP])
+            .find_map(|stop| region.query_selector(stop).ok().flatten())
             .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
     };
     target.is_some_and(|target| target.focus().is_ok())

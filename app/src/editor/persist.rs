@@ -56,6 +56,9 @@ pub struct Draft {
 pub struct Persistence {
     pub status: RwSignal<SaveState>,
     pub version: RwSignal<i64>,
+    /// A field of the inspector is being typed in and has not applied
+    /// its text yet (typing.rs): the bar says so.
+    pub typing: RwSignal<bool>,
     graph_id: StoredValue<String>,
     /// Moves on with every scheduled save; a timer whose number is stale
     /// does nothing.
@@ -100,6 +103,7 @@ impl Persistence {
         Persistence {
             status: RwSignal::new(SaveState::Saved),
             version: RwSignal::new(version),
+            typing: RwSignal::new(false),
             graph_id: StoredValue::new(graph_id),
             pending: StoredValue::new(0),
             draft: StoredValue::new(DraftWrite::Written),
@@ -175,6 +179,7 @@ impl Persistence {
             });
             self.guard_unload();
             self.flush_draft_when_hidden();
+            super::typing::follow(self.typing);
         }
     }
 

@@ -154,7 +154,12 @@ fn GraphView(detail: GraphDetail, role: Role) -> impl IntoView {
     let copy_id = id.clone();
     let editor_id = id.clone();
     let panel_id = id.clone();
-    let status = persistence.status;
+    // What the bar says: a field being typed in counts as a change from
+    // its first key, though the graph changes only as it is applied.
+    let status = Signal::derive(move || match persistence.status.get() {
+        SaveState::Saved if persistence.typing.get() => SaveState::Unsaved,
+        status => status,
+    });
     let live = Live::new(id.clone());
     let sharing = RwSignal::new(false);
     let panel = PanelState::new();

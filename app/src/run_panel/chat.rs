@@ -368,7 +368,7 @@ pub fn ChatTab(
             {can_run.then(|| view! {
                 <form class="chat-compose" on:submit=move |event| { event.prevent_default(); send(); }>
                     <textarea rows="2" placeholder="Message (Enter to send, Shift+Enter for a new line)"
-                        aria-label="Message" data-testid="chat-input"
+                        aria-label="Message" data-testid="chat-input" data-first-stop=""
                         prop:value=move || draft.get()
                         on:input=move |event| draft.set(event_target_value(&event))
                         on:keydown=send_on_enter></textarea>

@@ -203,6 +203,11 @@ pub(super) fn CanvasNode(
                 name.push_str(", ");
                 name.push_str(state);
             }
+            match own_problems.with(Vec::len) {
+                0 => {}
+                1 => name.push_str(", 1 problem"),
+                n => name.push_str(&format!(", {n} problems")),
+            }
             if selected.get() {
                 name.push_str(", selected");
             }

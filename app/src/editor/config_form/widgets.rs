@@ -252,6 +252,12 @@ fn template(
 ) -> AnyView {
     let area = NodeRef::<html::Textarea>::new();
     let offer = RwSignal::new(None::<Offer>);
+    // A chip is named for its field too: a form with a system prompt and a
+    // prompt has two "Insert {{ messages }}" buttons.
+    let field = name
+        .strip_prefix("config.")
+        .unwrap_or(&name)
+        .replace('.', " ");
     let on_change = {
         let apply = apply.clone();
         move |event: leptos::ev::Event| apply(event_target_value(&event))
@@ -363,7 +369,8 @@ fn template(
                         area.set_value(&next);
                         apply(next);
                     };
-                    view! { <button type="button" class="chip mono" on:click=insert>{label}</button> }
+                    let named = format!("Insert {label} into {field}");
+                    view! { <button type="button" class="chip mono" aria-label=named on:click=insert>{label}</button> }
                 })
                 .collect_view();
             view! {
