@@ -227,6 +227,54 @@ test("a kind clicked in the palette goes after the selected node, joined to it i
   expect(errors).toEqual([]);
 });
 
+test("a problem of the graph's own goes to its setting, and a memory starts bounded, its bounds in sight", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "A bad default",
+      state: {
+        channels: {
+          messages: { type: "messages", reducer: "add_messages", scope: "thread" },
+          count: { type: "integer", default: "many" },
+        },
+      },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        { id: "end", kind: "end", position: { x: 300, y: 120 } },
+      ],
+      edges: [{ id: "e1", from: "start", to: "end" }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("problem-count")).toHaveText("1");
+  // Enter on it, from the keyboard: the channel's card opens at its default.
+  const problem = page.locator(".problems .problem").first();
+  await expect(problem).toContainText("state.channels.count.default");
+  await problem.focus();
+  await page.keyboard.press("Enter");
+  const field = page.locator('details.channel-card[open] input[name="channel-default"]');
+  await expect(field).toBeFocused();
+  await expect(field).toHaveValue("many");
+  await field.fill("3");
+  await field.press("Enter");
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  // A memory from the palette: no problem, its bound in sight and set.
+  await page.locator('.canvas-node[data-node="start"]').click();
+  await page.locator('.palette-item[data-kind="memory"]').click();
+  await expect(page.locator(".canvas-node.kind-memory")).toHaveClass(/selected/);
+  await expect(page.getByTestId("problem-count")).toHaveText("0");
+  const bound = page.getByRole("spinbutton", { name: /max messages/i });
+  await expect(bound).toBeVisible();
+  await expect(bound).toHaveValue("20");
+  expect(errors).toEqual([]);
+});
+
 test("a router's routes typed after its edges are given to them in a click each", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const route = (name: string, description: string) => ({ route: name, description });

@@ -189,10 +189,12 @@ pub fn ConfigForm(
         choices,
         read_only: !editor.can_edit,
     };
-    let all = heddle_engine::kinds::BuiltinKind::from_name(&kind)
-        .map(shape::kind_fields)
-        .unwrap_or_default();
-    let (more, main): (Vec<Field>, Vec<Field>) = all.iter().cloned().partition(Field::is_advanced);
+    let builtin = heddle_engine::kinds::BuiltinKind::from_name(&kind);
+    let all = builtin.map(shape::kind_fields).unwrap_or_default();
+    let (more, main): (Vec<Field>, Vec<Field>) = all
+        .iter()
+        .cloned()
+        .partition(|field| builtin.is_some_and(|kind| field.folds_in(kind)));
     let more_count = more.len();
     let main = main
         .into_iter()

@@ -31,6 +31,8 @@ pub fn new_edge_id(document: &GraphDocument) -> EdgeId {
 pub fn starting_config(kind: &str) -> Value {
     match BuiltinKind::from_name(kind) {
         Some(BuiltinKind::Wait) => json!({"ms": 1000}),
+        // Bounded from the start: a memory with no bound is a problem.
+        Some(BuiltinKind::Memory) => json!({"max_messages": 20}),
         Some(BuiltinKind::Ask) => {
             json!({"prompt": "What should happen next?", "answer": "answer"})
         }

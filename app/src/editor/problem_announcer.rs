@@ -24,7 +24,7 @@ pub fn ProblemAnnouncer(editor: Editor, problems: Memo<Vec<Problem>>) -> impl In
     Effect::new(move |before: Option<Vec<Problem>>| {
         let now = errors.get();
         if let Some(before) = before
-            && before != now
+            && changed(&before, &now)
         {
             said.set(sentence(editor, &now, &before));
         }
@@ -34,6 +34,22 @@ pub fn ProblemAnnouncer(editor: Editor, problems: Memo<Vec<Problem>>) -> impl In
         <div class="visually-hidden" role="status" aria-live="polite" aria-atomic="true"
             data-testid="problem-announcer">{move || said.get()}</div>
     }
+}
+
+/// Whether a problem came or went. Two problems are the same when they
+/// say the same of the same node and edge: a path holds a node's index,
+/// which an edit elsewhere shifts.
+fn changed(before: &[Problem], now: &[Problem]) -> bool {
+    before.len() != now.len() || now.iter().any(|problem| !known(before, problem))
+}
+
+fn known(among: &[Problem], problem: &Problem) -> bool {
+    among.iter().any(|other| {
+        other.node == problem.node
+            && other.edge == problem.edge
+            && other.kind == problem.kind
+            && other.message == problem.message
+    })
 }
 
 /// What changed, in a sentence: none left, or how many, and the one that
@@ -46,7 +62,7 @@ fn sentence(editor: Editor, errors: &[Problem], before: &[Problem]) -> String {
         1 => "1 problem stops the graph from running".to_string(),
         n => format!("{n} problems stop the graph from running"),
     };
-    let Some(new) = errors.iter().find(|problem| !before.contains(problem)) else {
+    let Some(new) = errors.iter().find(|problem| !known(before, problem)) else {
         return format!("{count}.");
     };
     let at = new
@@ -57,4 +73,37 @@ fn sentence(editor: Editor, errors: &[Problem], before: &[Problem]) -> String {
     // Read, not seen: the nodes by their labels, no backticks spelled out.
     let message = name_nodes(&new.message, |id| editor.label_of(id)).replace('`', "");
     format!("{count}. {at}{message}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heddle_engine::validate::ProblemKind;
+
+    fn problem(node: &str, path: &str, message: &str) -> Problem {
+        Problem {
+            severity: Severity::Error,
+            path: path.into(),
+            node: Some(node.into()),
+            edge: None,
+            kind: ProblemKind::BadConfig {
+                message: message.into(),
+            },
+            message: message.into(),
+            fix: None,
+        }
+    }
+
+    #[test]
+    fn the_same_problems_reordered_or_shifted_are_no_change() {
+        let a = problem("llm", "nodes[1].config.model", "has no model");
+        let b = problem("agent", "nodes[2].config.tools", "has no tools");
+        let shifted = problem("agent", "nodes[1].config.tools", "has no tools");
+        assert!(!changed(&[a.clone(), b.clone()], &[b.clone(), a.clone()]));
+        assert!(!changed(&[b.clone()], &[shifted]));
+        assert!(changed(&[a.clone()], &[a.clone(), b.clone()]));
+        assert!(changed(&[a.clone(), b.clone()], &[a.clone()]));
+        let other = problem("llm", "nodes[1].config.model", "names no known model");
+        assert!(changed(&[a], &[other]));
+    }
 }

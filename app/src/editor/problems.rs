@@ -95,6 +95,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                             .map(|(at, problem)| {
                                 let node = problem.node.clone();
                                 let edge = problem.edge.clone();
+                                let path = problem.path.clone();
                                 let select = move |_| {
                                     if let Some(node) = node.clone() {
                                         editor.selected.set(BTreeSet::from([node]));
@@ -102,6 +103,12 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                     } else if let Some(edge) = edge.clone() {
                                         editor.selected.set(BTreeSet::new());
                                         editor.selected_edge.set(Some(edge));
+                                    } else {
+                                        // The graph's own: its setting, in the graph's settings.
+                                        editor.selected.set(BTreeSet::new());
+                                        editor.selected_edge.set(None);
+                                        let path = path.clone();
+                                        request_animation_frame(move || focus_graph_setting(&path));
                                     }
                                 };
                                 let severity = match problem.severity {
@@ -222,6 +229,96 @@ fn focus_after_fix(section: NodeRef<leptos::html::Section>, at: usize) {
     }
 }
 
+/// The graph's setting at `path`, in the graph's settings, takes the
+/// focus: a channel's card (opened, at the field the problem names), a
+/// limit's field, else the settings' title. A problem of the graph's own
+/// has no node to select; its button goes to where it is fixed.
+fn focus_graph_setting(path: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(section) = document()
+        .query_selector(r#"section[aria-label="Graph settings"]"#)
+        .ok()
+        .flatten()
+    else {
+        return;
+    };
+    let target = match graph_setting(path) {
+        GraphSetting::Channel { name, field } => channel_field(&section, &name, field),
+        GraphSetting::Field(name) => section
+            .query_selector(&format!(r#"[name="{name}"]"#))
+            .ok()
+            .flatten(),
+        GraphSetting::Title => None,
+    }
+    .or_else(|| section.query_selector(".inspector-title").ok().flatten());
+    if let Some(target) = target.and_then(|t| t.dyn_into::<web_sys::HtmlElement>().ok()) {
+        target.scroll_into_view_with_bool(false);
+        let _ = target.focus();
+    }
+}
+
+/// A channel's card by its name, opened, and its control `field` in it.
+fn channel_field(section: &web_sys::Element, name: &str, field: &str) -> Option<web_sys::Element> {
+    use wasm_bindgen::JsCast;
+    let cards = section.query_selector_all("details.channel-card").ok()?;
+    let card = (0..cards.length())
+        .filter_map(|at| cards.item(at))
+        .filter_map(|card| card.dyn_into::<web_sys::HtmlDetailsElement>().ok())
+        .find(|card| {
+            card.query_selector(".channel-name")
+                .ok()
+                .flatten()
+                .and_then(|label| label.text_content())
+                .is_some_and(|text| text == name)
+        })?;
+    card.set_open(true);
+    card.query_selector(&format!(r#"[name="{field}"]"#))
+        .ok()
+        .flatten()
+}
+
+/// Where in the graph's settings a graph-level problem is fixed.
+#[derive(Debug, PartialEq)]
+enum GraphSetting {
+    /// A channel's card, at one of its controls.
+    Channel { name: String, field: &'static str },
+    /// A control of the settings by its name (a limit).
+    Field(&'static str),
+    /// Nowhere more precise: the settings' title.
+    Title,
+}
+
+fn graph_setting(path: &str) -> GraphSetting {
+    if let Some(rest) = path.strip_prefix("state.channels.") {
+        // A channel's name may hold dots; what follows it is a known field.
+        let (name, field) = [
+            (".default", "channel-default"),
+            (".reducer", "channel-reducer"),
+            (".schema", "channel-type"),
+            (".scope", "channel-scope"),
+            (".id", "channel-name"),
+        ]
+        .iter()
+        .find_map(|(suffix, field)| {
+            rest.find(suffix)
+                .map(|at| (&rest[..at], *field))
+                .filter(|(name, _)| !name.is_empty())
+        })
+        .unwrap_or((rest, "channel-name"));
+        return GraphSetting::Channel {
+            name: name.to_string(),
+            field,
+        };
+    }
+    match path {
+        "limits.max_steps" => GraphSetting::Field("max_steps"),
+        "limits.max_tokens" => GraphSetting::Field("max_tokens"),
+        "limits.max_cost" => GraphSetting::Field("max_cost"),
+        "name" => GraphSetting::Field("graph-name"),
+        _ => GraphSetting::Title,
+    }
+}
+
 /// A message with each node it names in backticks (`` `llm_2` ``) named by
 /// its label instead (“Writer”), when it has one.
 pub fn name_nodes(message: &str, label_of: impl Fn(&str) -> Option<String>) -> String {
@@ -254,6 +351,37 @@ pub fn name_nodes(message: &str, label_of: impl Fn(&str) -> Option<String>) -> S
 #[cfg(test)]
 mod naming_tests {
     use super::name_nodes;
+
+    #[test]
+    fn a_graph_level_problem_names_the_setting_that_fixes_it() {
+        use super::{GraphSetting, graph_setting};
+        assert_eq!(
+            graph_setting("state.channels.topic.default"),
+            GraphSetting::Channel {
+                name: "topic".into(),
+                field: "channel-default"
+            }
+        );
+        assert_eq!(
+            graph_setting("state.channels.a.b.reducer"),
+            GraphSetting::Channel {
+                name: "a.b".into(),
+                field: "channel-reducer"
+            }
+        );
+        assert_eq!(
+            graph_setting("state.channels.topic"),
+            GraphSetting::Channel {
+                name: "topic".into(),
+                field: "channel-name"
+            }
+        );
+        assert_eq!(
+            graph_setting("limits.max_cost"),
+            GraphSetting::Field("max_cost")
+        );
+        assert_eq!(graph_setting("entry"), GraphSetting::Title);
+    }
 
     #[test]
     fn nodes_named_in_a_message_are_named_by_their_labels() {

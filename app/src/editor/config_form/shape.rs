@@ -65,6 +65,8 @@ pub struct Variant {
 /// Keys that lead a form in this order (what one sets first); the rest
 /// follow, required before optional, then by name.
 const LEADING: &[&str] = &[
+    "max_messages",
+    "max_tokens",
     "model",
     "credential",
     "system",
@@ -101,6 +103,19 @@ impl Field {
                 || self.key == "graph_id"
                 || self.key == "sub_agents"
                 || self.key == "full_results")
+    }
+}
+
+impl Field {
+    /// Whether the field folds under "More settings" in a form of `kind`:
+    /// a tuning knob, unless it is what the kind is for (a memory's
+    /// bounds, which a model's `max_tokens` is not).
+    pub fn folds_in(&self, kind: BuiltinKind) -> bool {
+        let purpose = matches!(
+            (kind, self.key.as_str()),
+            (BuiltinKind::Memory, "max_messages" | "max_tokens")
+        );
+        self.is_advanced() && !purpose
     }
 }
 
@@ -304,6 +319,9 @@ mod tests {
         assert!(rounds.is_advanced());
         assert!(field(BuiltinKind::Agent, "messages").is_advanced());
         assert!(!field(BuiltinKind::Agent, "system").is_advanced());
+        // A memory's bounds are what it is for; a model's budget is a knob.
+        assert!(!field(BuiltinKind::Memory, "max_messages").folds_in(BuiltinKind::Memory));
+        assert!(field(BuiltinKind::Llm, "max_tokens").folds_in(BuiltinKind::Llm));
         assert_eq!(
             field(BuiltinKind::Agent, "validator").shape,
             Shape::Text(Some(FieldHint::Expression))
