@@ -107,7 +107,6 @@ test("a fan-out's three instances are seen side by side, each with its own words
     await expect(each.nth(i).locator("p")).toContainText(`offline topic ${i + 1}:`);
   }
   await page.screenshot({ path: "../target/e2e/screens/fan-out-kept-1440.png" });
-
   // The trace: a lane per instance, under the node's label, a bar each.
   await page.getByRole("tab", { name: "Trace" }).click();
   for (const i of [1, 2, 3]) {
@@ -161,5 +160,33 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await page.screenshot({ path: "../target/e2e/screens/fan-out-running-1024.png" });
   await expectAccessible(page, "a fan-out running");
   await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+
+  // Opened again, the conversation reads the same: the newest run's
+  // instances, read from its stored events (no stream to watch any more),
+  // between the question and the answer made of them.
+  await page.reload();
+  await hydrated(page);
+  await expect(kept.locator("summary")).toHaveText("Research: 3 instances");
+  const order2 = await chat.locator(":scope > li").evaluateAll((items) =>
+    items.map((item) =>
+      ["role-user", "chat-instances", "role-prompt", "role-assistant"].find((c) => item.classList.contains(c)),
+    ),
+  );
+  expect(order2).toEqual([
+    "role-user",
+    "role-prompt",
+    "role-assistant",
+    "role-user",
+    "chat-instances",
+    "role-prompt",
+    "role-assistant",
+  ]);
+  await kept.locator("summary").click();
+  for (const i of [0, 1, 2]) {
+    await expect(each.nth(i).locator(".chat-role")).toHaveText(
+      `Research #${i + 1} · offline topic ${i + 1}: and why are they efficient?`,
+    );
+    await expect(each.nth(i).locator("p")).not.toBeEmpty();
+  }
   expect(errors).toEqual([]);
 });

@@ -16,6 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use heddle_engine::run::{Event, EventPayload, Hop, Interrupt, RunStatus, TaskRef};
 use heddle_engine::tools::BreakerState;
 use heddle_engine::usage::UsageTotals;
+use serde_json::Value;
 
 /// Where a node stands in the run being watched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +64,9 @@ pub struct NodeStats {
     /// Its fanned-out instances in the step that ran them, by item
     /// position (empty when no fan-out started it).
     pub instances: BTreeMap<u32, Instance>,
+    /// The route it chose the last time it ran, when it chooses one (a
+    /// router's, a handoff's).
+    pub route: Option<String>,
 }
 
 /// One instance a fan-out started of a node, for one item.
@@ -80,6 +84,28 @@ pub struct Instance {
     pub error: Option<String>,
     /// Where the work inside its child graph is, while it runs.
     pub doing: Option<String>,
+}
+
+/// The words a node wrote in its update: the last message's content in
+/// a channel of messages, else a text written to a channel; the first
+/// channel (by name) that holds either.
+fn words_in(update: &Value) -> Option<String> {
+    let text = |value: &Value| -> Option<String> {
+        match value {
+            Value::String(text) => Some(text.clone()),
+            Value::Array(messages) => messages
+                .iter()
+                .rev()
+                .find_map(|message| message.get("content")?.as_str().map(str::to_string)),
+            Value::Object(message) => message.get("content")?.as_str().map(str::to_string),
+            _ => None,
+        }
+    };
+    update
+        .as_object()?
+        .values()
+        .filter_map(text)
+        .find(|words| !words.trim().is_empty())
 }
 
 impl Instance {
@@ -256,17 +282,29 @@ impl RunView {
                 node,
                 task,
                 duration_us,
+                update,
+                route,
                 ..
             } => {
                 let instance = self.instance_of(*task);
                 let stats = self.stats.entry(node.to_string()).or_default();
                 stats.last_duration_us = Some(*duration_us);
                 stats.error = None;
+                if route.is_some() {
+                    stats.route = route.clone();
+                }
                 if let Some(instance) = instance.and_then(|i| stats.instances.get_mut(&i)) {
                     instance.state = NodeState::Succeeded;
                     instance.duration_us = Some(*duration_us);
                     instance.error = None;
                     instance.doing = None;
+                    // Its words as written, when none streamed (a run read
+                    // from its stored events, a model that does not stream).
+                    if instance.streamed.is_empty()
+                        && let Some(words) = words_in(update)
+                    {
+                        instance.streamed = words;
+                    }
                 }
                 self.settle_node(node.as_str(), NodeState::Succeeded);
             }
@@ -557,6 +595,32 @@ mod tests {
             "parallel branches light up together"
         );
         assert_eq!(view.events, 7);
+    }
+
+    #[test]
+    fn a_run_read_from_its_stored_events_has_its_instances_words_and_routes() {
+        // No token was stored: the instances' words are what they wrote.
+        let view = fold(&[
+            json!({"type": "run_started", "graph": "g", "input": {}}),
+            json!({"type": "step_started", "step": 0, "tasks": [{"node": "triage"}]}),
+            json!({"type": "node_started", "step": 0, "node": "triage", "task": 0, "attempt": 1}),
+            json!({"type": "node_succeeded", "step": 0, "node": "triage", "task": 0, "duration_us": 5,
+                "update": {}, "route": "billing"}),
+            json!({"type": "step_started", "step": 1, "tasks": [
+                {"node": "research", "instance": 0, "item": "heat"},
+                {"node": "research", "instance": 1, "item": "wind"}]}),
+            json!({"type": "node_started", "step": 1, "node": "research", "task": 0, "attempt": 1}),
+            json!({"type": "node_started", "step": 1, "node": "research", "task": 1, "attempt": 1}),
+            json!({"type": "node_succeeded", "step": 1, "node": "research", "task": 0, "duration_us": 5,
+                "update": {"notes": [{"role": "assistant", "content": "Heat pumps move heat."}]}}),
+            json!({"type": "node_succeeded", "step": 1, "node": "research", "task": 1, "duration_us": 5,
+                "update": {"count": 2, "summary": "Wind turns blades."}}),
+        ]);
+        assert_eq!(view.stats["triage"].route.as_deref(), Some("billing"));
+        let instances = &view.stats["research"].instances;
+        assert_eq!(instances[&0].streamed, "Heat pumps move heat.");
+        assert_eq!(instances[&1].streamed, "Wind turns blades.");
+        assert_eq!(view.stats["research"].route, None);
     }
 
     #[test]

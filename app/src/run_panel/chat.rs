@@ -4,6 +4,8 @@
 //! thread), and watch the reply stream in as the model writes it (a
 //! fan-out's instances in a bubble each).
 
+use std::collections::HashMap;
+
 use heddle_engine::format::ChannelType;
 use heddle_engine::ids::ThreadId;
 use heddle_engine::model::{ChatMessage, Role};
@@ -16,7 +18,7 @@ use super::{input_fields, short_id};
 use crate::components::Markdown;
 use crate::components::timestamp;
 use crate::editor::state::Editor;
-use crate::live::{NodeState, Watch};
+use crate::live::{NodeState, NodeStats, Watch};
 use crate::runs::StartRequest;
 use crate::runs::ThreadInfo;
 
@@ -187,35 +189,50 @@ pub fn ChatTab(
     // conversation keeps only what the graph put in it).
     // A memo: the messages drawn around it are drawn again only when it
     // changes, not on every event of the run.
-    let fanned = Memo::new(move |_| -> Vec<(String, Vec<(String, String)>)> {
-        if busy() || watch.cursor.get().is_some() || watch.thread.get() != picked.get() {
-            return Vec::new();
+    // A thread whose run is not watched (the page opened again, another
+    // conversation picked) shows its newest run's, read from its log.
+    let restored = RwSignal::new(None::<(ThreadId, Folds)>);
+    {
+        let graph_id = graph_id.clone();
+        Effect::new(move |_| {
+            let (Some(thread), watched) = (picked.get(), watch.thread.get()) else {
+                return;
+            };
+            if watched.as_ref() == Some(&thread)
+                || restored
+                    .with_untracked(|shown| shown.as_ref().is_some_and(|(t, _)| t == &thread))
+            {
+                return;
+            }
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                let newest = crate::live::api::runs(&graph_id)
+                    .await
+                    .ok()
+                    .and_then(|runs| runs.into_iter().find(|run| run.thread_id == thread));
+                let folds = match newest {
+                    Some(run) if run.status.is_final() => crate::live::api::log(&run.id)
+                        .await
+                        .map(|log| folds(editor, &log.view_at(None).stats))
+                        .unwrap_or_default(),
+                    _ => Folds::default(),
+                };
+                let _ = restored.try_set(Some((thread, folds)));
+            });
+        });
+    }
+    let fanned = Memo::new(move |_| -> Folds {
+        if busy() || watch.cursor.get().is_some() {
+            return Folds::default();
         }
-        watch.view.with(|view| {
-            let mut nodes: Vec<(String, Vec<(String, String)>)> = view
-                .stats
-                .iter()
-                .filter(|(_, stats)| stats.instances.values().any(|i| !i.streamed.is_empty()))
-                .map(|(node, stats)| {
-                    let name = editor.name_of(node);
-                    let instances = stats
-                        .instances
-                        .iter()
-                        .map(|(i, instance)| {
-                            let who = instance_title(&name, *i, instance.item.as_deref());
-                            let said = match (&instance.error, instance.streamed.is_empty()) {
-                                (Some(error), true) => format!("failed: {error}"),
-                                _ => instance.streamed.clone(),
-                            };
-                            (who, said)
-                        })
-                        .collect();
-                    (name, instances)
-                })
-                .collect();
-            nodes.sort();
-            nodes
-        })
+        let shown = picked.get();
+        if watch.thread.get() != shown {
+            return restored.with(|restored| match (restored, &shown) {
+                (Some((thread, folds)), Some(shown)) if thread == shown => folds.clone(),
+                _ => Folds::default(),
+            });
+        }
+        watch.view.with(|view| folds(editor, &view.stats))
     });
     // The newest message stays in view: a new one, a streamed word, the
     // message just sent.
@@ -346,7 +363,8 @@ pub fn ChatTab(
                     let after = before.split_off(turn_start(&before));
                     (
                         before.into_iter().map(|message| message_view(editor, message)).collect_view(),
-                        fanned.get().into_iter().map(instances_view).collect_view(),
+                        fanned.with(|folds| folds.routes.clone()).into_iter().map(route_view).collect_view(),
+                        fanned.with(|folds| folds.fans.clone()).into_iter().map(instances_view).collect_view(),
                         after.into_iter().map(|message| message_view(editor, message)).collect_view(),
                     )
                 }}
@@ -390,6 +408,55 @@ fn turn_start(messages: &[ChatMessage]) -> usize {
         .iter()
         .rposition(|message| message.role == Role::User && message.name.is_none())
         .map_or(0, |at| at + 1)
+}
+
+/// What a run did between the question and its answer that the
+/// conversation does not keep: the routes its nodes chose, and its
+/// fanned-out nodes, by name, each with its instances: who (the node, the
+/// instance and its item) and what it wrote, or why it failed.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Folds {
+    routes: Vec<(String, String)>,
+    fans: Vec<(String, Vec<(String, String)>)>,
+}
+
+fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
+    let mut routes: Vec<(String, String)> = stats
+        .iter()
+        .filter_map(|(node, stats)| Some((editor.name_of(node), stats.route.clone()?)))
+        .collect();
+    routes.sort();
+    let mut fans: Vec<(String, Vec<(String, String)>)> = stats
+        .iter()
+        .filter(|(_, stats)| stats.instances.values().any(|i| !i.streamed.is_empty()))
+        .map(|(node, stats)| {
+            let name = editor.name_of(node);
+            let instances = stats
+                .instances
+                .iter()
+                .map(|(i, instance)| {
+                    let who = instance_title(&name, *i, instance.item.as_deref());
+                    let said = match (&instance.error, instance.streamed.is_empty()) {
+                        (Some(error), true) => format!("failed: {error}"),
+                        _ => instance.streamed.clone(),
+                    };
+                    (who, said)
+                })
+                .collect();
+            (name, instances)
+        })
+        .collect();
+    fans.sort();
+    Folds { routes, fans }
+}
+
+/// A route a node chose, said where it was chosen: "Triage took billing".
+fn route_view((node, route): (String, String)) -> impl IntoView {
+    view! {
+        <li class="chat-message chat-route" data-testid="chat-route">
+            {format!("{node} took the route ")}<strong class="mono">{route}</strong>
+        </li>
+    }
 }
 
 /// A fanned-out node's instances, folded: each with its item and what it
