@@ -20,7 +20,7 @@ pub use error_view::ErrorView;
 pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;
 pub use header::Header;
-pub use local_time::{LocalTime, provide_local_clock, timestamp};
+pub use local_time::{LocalTime, provide_local_clock, timestamp, when};
 pub use markdown::{Markdown, to_html as markdown_html};
 pub use not_found_view::NotFoundView;
 pub use publish_control::PublishControl;

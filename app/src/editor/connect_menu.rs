@@ -4,6 +4,7 @@
 //! node either way.
 
 use heddle_engine::NodeId;
+use heddle_engine::format::Position;
 use leptos::prelude::*;
 
 use super::model;
@@ -42,6 +43,40 @@ pub fn focus_node(editor: Editor, id: &NodeId) {
     request_animation_frame(move || crate::components::focus_first(&selector));
 }
 
+/// The nodes `source` may lead to, the likeliest first, so that the one
+/// chosen when the list opens is the one usually meant: nodes nothing
+/// leads to yet before those already reached, then those to its right
+/// before those behind it, then the nearest.
+fn likely_first(document: &heddle_engine::GraphDocument, source: &NodeId) -> Vec<NodeId> {
+    let from = document
+        .nodes
+        .iter()
+        .find(|node| &node.id == source)
+        .and_then(|node| node.position)
+        .unwrap_or(Position { x: 0.0, y: 0.0 });
+    let mut targets: Vec<(bool, bool, f64, usize, NodeId)> = document
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| &node.id != source)
+        .filter(|(_, node)| model::can_connect(document, source, &node.id).is_ok())
+        .map(|(at, node)| {
+            let reached = document.edges.iter().any(|edge| edge.to == node.id);
+            let to = node.position.unwrap_or(from);
+            let behind = to.x < from.x;
+            let distance = (to.x - from.x).hypot(to.y - from.y);
+            (reached, behind, distance, at, node.id.clone())
+        })
+        .collect();
+    targets.sort_by(|a, b| {
+        (a.0, a.1)
+            .cmp(&(b.0, b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    });
+    targets.into_iter().map(|(.., id)| id).collect()
+}
+
 #[component]
 pub fn ConnectMenu(editor: Editor, from: RwSignal<Option<NodeMenuAt>>) -> impl IntoView {
     move || {
@@ -52,16 +87,12 @@ pub fn ConnectMenu(editor: Editor, from: RwSignal<Option<NodeMenuAt>>) -> impl I
                 .label_of(id.as_str())
                 .unwrap_or_else(|| id.to_string())
         };
-        let targets: Vec<(NodeId, String)> = document
-            .nodes
-            .iter()
-            .filter(|node| node.id != source)
-            .filter(|node| model::can_connect(&document, &source, &node.id).is_ok())
-            .map(|node| {
-                (
-                    node.id.clone(),
-                    format!("{} ({})", name(&node.id), node.kind),
-                )
+        let targets: Vec<(NodeId, String)> = likely_first(&document, &source)
+            .into_iter()
+            .filter_map(|id| {
+                let kind = &document.nodes.iter().find(|node| node.id == id)?.kind;
+                let text = format!("{} ({kind})", name(&id));
+                Some((id, text))
             })
             .collect();
         let title = format!("Connect “{}” to", name(&source));
@@ -148,5 +179,34 @@ pub fn ConnectMenu(editor: Editor, from: RwSignal<Option<NodeMenuAt>>) -> impl I
                 </div>
             </form>
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::{GraphDocument, NodeId};
+    use serde_json::json;
+
+    use super::likely_first;
+
+    #[test]
+    fn the_node_usually_meant_comes_first() {
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "g",
+            "nodes": [
+                {"id": "start", "kind": "start", "position": {"x": 0, "y": 0}},
+                {"id": "far", "kind": "set", "position": {"x": 900, "y": 0}},
+                {"id": "behind", "kind": "set", "position": {"x": -300, "y": 0}},
+                {"id": "near", "kind": "set", "position": {"x": 260, "y": 40}},
+                {"id": "taken", "kind": "set", "position": {"x": 200, "y": 0}},
+                {"id": "other", "kind": "start", "position": {"x": 100, "y": 0}}
+            ],
+            "edges": [{"id": "e", "from": "far", "to": "taken"}]
+        }))
+        .unwrap();
+        let order: Vec<NodeId> = likely_first(&document, &"start".into());
+        let names: Vec<&str> = order.iter().map(NodeId::as_str).collect();
+        // A start is never a target; "taken" is reached already.
+        assert_eq!(names, ["near", "far", "behind", "taken"]);
     }
 }

@@ -3,11 +3,16 @@
 //! edge points right; each node's layer is the longest path to it; within
 //! a layer, nodes are ordered by the average place of their predecessors
 //! (one barycenter sweep), which untangles most crossings. A graph of more
-//! layers than fit a screen wraps into bands, read top to bottom.
+//! layers than fit a screen wraps into bands, read top to bottom. A
+//! fan-out's sends count as edges (its instances' node comes after it).
+//! Nodes joined to nothing are not a layer of their own: they line up
+//! under the rest, start first and end last, in rows as wide as a screen
+//! (a graph of nodes yet to be connected reads as a row, not a column).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use heddle_engine::format::Position;
+use heddle_engine::kinds::BuiltinKind;
 use heddle_engine::{GraphDocument, NodeId};
 
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
@@ -18,20 +23,106 @@ const ROW_GAP: f64 = 40.0;
 const BAND_GAP: f64 = 100.0;
 /// The most layers laid out in one row before the layout wraps.
 const MAX_UNWRAPPED: usize = 10;
+/// The most nodes joined to nothing lined up in one row.
+const LOOSE_ROW: usize = 5;
 
 /// A position for every node.
 pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
-    let ids: Vec<&NodeId> = document.nodes.iter().map(|node| &node.id).collect();
+    let links = links(document);
+    let joined: HashSet<&NodeId> = links.iter().flat_map(|(from, to)| [*from, *to]).collect();
+    let (connected, loose): (Vec<usize>, Vec<usize>) =
+        (0..document.nodes.len()).partition(|&i| joined.contains(&document.nodes[i].id));
+    let mut positions = layered(document, &connected, &links);
+    let below = positions
+        .values()
+        .map(|at| at.y + NODE_HEIGHT + BAND_GAP)
+        .fold(0.0f64, f64::max);
+    positions.extend(lined_up(document, loose, below));
+    positions
+}
+
+/// The graph's links between two different nodes: its edges and its
+/// fan-outs' sends.
+fn links(document: &GraphDocument) -> Vec<(&NodeId, &NodeId)> {
+    let known: HashMap<&str, &NodeId> = document
+        .nodes
+        .iter()
+        .map(|node| (node.id.as_str(), &node.id))
+        .collect();
+    let sends = document
+        .nodes
+        .iter()
+        .filter(|node| node.kind == BuiltinKind::FanOut.name())
+        .filter_map(|node| {
+            let to = node.config.get("to")?.as_str()?;
+            Some((&node.id, *known.get(to)?))
+        });
+    document
+        .edges
+        .iter()
+        .filter_map(|edge| {
+            let from = *known.get(edge.from.as_str())?;
+            let to = *known.get(edge.to.as_str())?;
+            Some((from, to))
+        })
+        .chain(sends)
+        .filter(|(from, to)| from != to)
+        .collect()
+}
+
+/// Nodes joined to nothing, in rows under `top`: a start first, an end
+/// last, the rest as the document has them; up to [`LOOSE_ROW`] in one
+/// row, more in rows as a screen is shaped.
+fn lined_up(
+    document: &GraphDocument,
+    mut loose: Vec<usize>,
+    top: f64,
+) -> impl Iterator<Item = (NodeId, Position)> + '_ {
+    let rank = |i: &usize| match document.nodes[*i].kind.as_str() {
+        "start" => 0,
+        "end" => 2,
+        _ => 1,
+    };
+    loose.sort_by_key(rank);
+    // A few in a row; more in rows that make a block shaped like a screen
+    // (a row of sixteen would have to be zoomed out past reading).
+    let columns = (((loose.len() as f64) * 4.0 / 3.0).sqrt().ceil() as usize)
+        .max(loose.len().min(LOOSE_ROW))
+        .max(1);
+    loose.into_iter().enumerate().map(move |(at, i)| {
+        let (row, column) = (at / columns, at % columns);
+        (
+            document.nodes[i].id.clone(),
+            Position {
+                x: column as f64 * (NODE_WIDTH + LAYER_GAP),
+                y: top + row as f64 * (NODE_HEIGHT + ROW_GAP),
+            },
+        )
+    })
+}
+
+/// Positions for the nodes at `members` (indices into the document's
+/// nodes), layered over `links`.
+fn layered(
+    document: &GraphDocument,
+    members: &[usize],
+    links: &[(&NodeId, &NodeId)],
+) -> HashMap<NodeId, Position> {
+    let ids: Vec<&NodeId> = members.iter().map(|&i| &document.nodes[i].id).collect();
     let index: HashMap<&NodeId, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
     let mut out: Vec<Vec<usize>> = vec![Vec::new(); ids.len()];
-    for edge in &document.edges {
-        if let (Some(&from), Some(&to)) = (index.get(&edge.from), index.get(&edge.to))
-            && from != to
-        {
+    for (from, to) in links {
+        if let (Some(&from), Some(&to)) = (index.get(from), index.get(to)) {
             out[from].push(to);
         }
     }
-    let back = back_edges(&out, entry_first(document, &index, ids.len()));
+    let starts: Vec<usize> = members
+        .iter()
+        .enumerate()
+        .filter(|&(_, &i)| document.nodes[i].kind == BuiltinKind::Start.name())
+        .map(|(at, _)| at)
+        .collect();
+    let back = back_edges(&out, entry_first(document, &index, starts, ids.len()));
     let forward_edges: Vec<Vec<usize>> = (0..ids.len())
         .map(|from| {
             out[from]
@@ -142,20 +233,14 @@ fn columns_for(layers: usize) -> usize {
 fn entry_first(
     document: &GraphDocument,
     index: &HashMap<&NodeId, usize>,
+    starts: Vec<usize>,
     count: usize,
 ) -> Vec<usize> {
     let mut order: Vec<usize> = Vec::with_capacity(count);
     if let Some(entry) = document.entry.as_ref().and_then(|entry| index.get(entry)) {
         order.push(*entry);
     }
-    order.extend(
-        document
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, node)| node.kind == "start")
-            .map(|(i, _)| i),
-    );
+    order.extend(starts);
     order.extend(0..count);
     order
 }
@@ -299,18 +384,52 @@ mod tests {
     }
 
     #[test]
-    fn a_graph_with_no_edges_stacks_in_one_column() {
+    fn nodes_joined_to_nothing_line_up_start_first_end_last() {
+        // Nothing connected yet: a row, read from the start to the end.
         let document = GraphDocument::from_value(json!({
             "format_version": 2, "name": "loose",
-            "nodes": [{"id": "a", "kind": "set"}, {"id": "b", "kind": "set"}],
+            "nodes": [{"id": "end", "kind": "end"}, {"id": "a", "kind": "set"},
+                      {"id": "start", "kind": "start"}, {"id": "b", "kind": "set"}],
             "edges": []
         }))
         .unwrap();
         let positions = layout(&document);
-        assert_eq!(x_of(&positions, "a"), x_of(&positions, "b"));
-        assert_ne!(
-            positions[&NodeId::from("a")].y,
-            positions[&NodeId::from("b")].y
-        );
+        assert!(positions.values().all(|p| p.y == 0.0), "one row");
+        let order = ["start", "a", "b", "end"].map(|id| x_of(&positions, id));
+        assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{order:?}");
+        // Sixteen: a block, not a row too wide to read.
+        let many: Vec<_> = (0..16)
+            .map(|i| json!({"id": format!("n{i}"), "kind": "set"}))
+            .collect();
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "many", "nodes": many, "edges": []
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        let rows = {
+            let mut ys: Vec<i64> = positions.values().map(|p| p.y as i64).collect();
+            ys.sort();
+            ys.dedup();
+            ys.len()
+        };
+        assert_eq!(rows, 4, "five a row");
+        assert_eq!(distinct_places(&positions), 16);
+        // Beside a laid-out graph, a lone node goes under it, not into its
+        // first layer; a fan-out's target comes after the fan-out.
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "mixed",
+            "nodes": [{"id": "start", "kind": "start"}, {"id": "spread", "kind": "fan_out",
+                       "config": {"over": "topics", "to": "work"}},
+                      {"id": "work", "kind": "set"}, {"id": "lone", "kind": "set"}],
+            "edges": [{"id": "a", "from": "start", "to": "spread"}]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        assert!(x_of(&positions, "spread") < x_of(&positions, "work"));
+        let y = |id: &str| positions[&NodeId::from(id)].y;
+        assert_eq!(y("start"), y("work"), "one band");
+        assert!(y("lone") > y("start"), "under the graph");
+        assert_eq!(x_of(&positions, "lone"), 0.0);
+        assert_eq!(distinct_places(&positions), 4);
     }
 }

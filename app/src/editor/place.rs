@@ -66,9 +66,59 @@ pub fn place(editor: Editor, kind: &str, at: Position) {
 }
 
 /// Adds a node of `kind` at `at`, put into edge `into` when one is given
-/// (see [`splice`]), in one undo step, and selects it.
+/// (see [`splice`]), in one undo step, and selects it. Dropped on other
+/// nodes, it goes to the nearest place beside them (see [`nudge`]).
 pub fn place_into(editor: Editor, kind: &str, at: Position, into: Option<EdgeId>) {
+    let at = match into {
+        Some(_) => at,
+        None => {
+            let taken: Vec<Position> = editor.positions().with_untracked(|positions| {
+                positions.values().map(|at| at.get_untracked()).collect()
+            });
+            nudge(&taken, at)
+        }
+    };
     add(editor, kind, at, into.map_or(Join::None, Join::Into));
+}
+
+/// `at`, or when a node put there would cover one of `taken`, the nearest
+/// place where it covers none: a drop lands where it was aimed, never on
+/// top of a node (the one under would be hidden).
+pub fn nudge(taken: &[Position], at: Position) -> Position {
+    use super::model::{NODE_HEIGHT, NODE_WIDTH};
+    const MARGIN: f64 = 12.0;
+    const STEP: f64 = 16.0;
+    const REACH: i32 = 30;
+    // Only the nodes a place within reach could cover: a big graph's far
+    // nodes are not checked for every place tried.
+    let near: Vec<&Position> = taken
+        .iter()
+        .filter(|node| {
+            (node.x - at.x).abs() < NODE_WIDTH + STEP * f64::from(REACH) + MARGIN
+                && (node.y - at.y).abs() < NODE_HEIGHT + STEP * f64::from(REACH) + MARGIN
+        })
+        .collect();
+    let covers = |spot: &Position| {
+        near.iter().any(|node| {
+            (node.x - spot.x).abs() < NODE_WIDTH + MARGIN
+                && (node.y - spot.y).abs() < NODE_HEIGHT + MARGIN
+        })
+    };
+    if !covers(&at) {
+        return at;
+    }
+    let mut tries: Vec<(i32, i32)> = (-REACH..=REACH)
+        .flat_map(|dx| (-REACH..=REACH).map(move |dy| (dx, dy)))
+        .collect();
+    tries.sort_by_key(|(dx, dy)| dx * dx + dy * dy);
+    tries
+        .into_iter()
+        .map(|(dx, dy)| Position {
+            x: at.x + f64::from(dx) * STEP,
+            y: at.y + f64::from(dy) * STEP,
+        })
+        .find(|spot| !covers(spot))
+        .unwrap_or(at)
 }
 
 /// How a node being added joins the graph.
@@ -335,6 +385,25 @@ mod tests {
             free_spot(&[], None, at(500.0, 300.0)),
             at(500.0 - NODE_WIDTH / 2.0, 300.0 - NODE_HEIGHT / 2.0)
         );
+    }
+
+    #[test]
+    fn a_node_dropped_on_another_goes_beside_it_not_over_it() {
+        use super::super::model::{NODE_HEIGHT, NODE_WIDTH};
+        use super::nudge;
+        let taken = [at(100.0, 100.0), at(400.0, 100.0)];
+        // In the open: where it was dropped.
+        assert_eq!(nudge(&taken, at(100.0, 300.0)), at(100.0, 300.0));
+        // On a node: near it, covering none.
+        let spot = nudge(&taken, at(110.0, 110.0));
+        for node in &taken {
+            assert!(
+                (node.x - spot.x).abs() >= NODE_WIDTH || (node.y - spot.y).abs() >= NODE_HEIGHT,
+                "{spot:?} covers {node:?}"
+            );
+        }
+        let moved = ((spot.x - 110.0).powi(2) + (spot.y - 110.0).powi(2)).sqrt();
+        assert!(moved < NODE_WIDTH + 40.0, "moved {moved}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::interrupt::InterruptForms;
 use super::{input_fields, short_id};
 use crate::components::Markdown;
-use crate::components::timestamp;
+use crate::components::when;
 use crate::editor::state::Editor;
 use crate::live::{NodeState, NodeStats, Watch};
 use crate::runs::StartRequest;
@@ -335,7 +335,7 @@ pub fn ChatTab(
                                     String::new()
                                 };
                                 let updated = thread.updated_at.clone();
-                                let label = move || format!("{name} · {runs}{used} · {}", timestamp(&updated));
+                                let label = move || format!("{name} · {runs}{used} · {}", when(&updated));
                                 view! {
                                     <option value=id.to_string() selected=move || picked.get().as_ref() == Some(&id)>{label}</option>
                                 }
