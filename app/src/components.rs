@@ -1,5 +1,6 @@
 //! Pieces of UI the pages share, one file per component.
 
+mod code_spans;
 mod copy_button;
 mod dialog;
 mod error_view;
@@ -14,6 +15,7 @@ mod share_panel;
 mod skip_link;
 mod triggers;
 
+pub use code_spans::CodeSpans;
 pub use copy_button::{CopyButton, page_origin};
 pub use dialog::{Dialog, focus_first, focus_when_drawn};
 pub use error_view::ErrorView;

@@ -353,12 +353,12 @@ test("the version history previews and restores an earlier version", async ({ pa
   // Each version says what it changed; one person's saves minutes apart
   // are one entry, the earlier ones folded under the newest.
   const v3 = page.locator('.version-row[data-version="3"]');
-  await expect(v3.locator(".version-summary")).toHaveText("added node `end`");
+  await expect(v3.locator(".version-summary")).toHaveText("added node end");
   const v2 = page.locator('.version-row[data-version="2"]');
   await expect(v2).toBeHidden();
   await page.locator(".version-fold summary", { hasText: "2 earlier saves" }).click();
   await expect(v2).toContainText("olivia");
-  await expect(v2.locator(".version-summary")).toHaveText("added node `start`");
+  await expect(v2.locator(".version-summary")).toHaveText("added node start");
   await expect(page.locator('.version-row[data-version="1"] .version-summary')).toHaveText("created the graph");
   // A version can be named; a named one stands on its own.
   await v3.getByRole("button", { name: "Name" }).click();

@@ -182,7 +182,7 @@ test("Run on a graph with problems says so and goes to the first fix, asking the
   await page.locator(".editor-canvas").focus();
   await page.keyboard.press("Control+Enter");
   await expect(page.locator(".graph-bar .run-refusal")).toHaveText("Fix the problem first (see Problems).");
-  const fix = page.locator(".problems").getByRole("button", { name: "Create channel `messages` (messages)" });
+  const fix = page.locator(".problems").getByRole("button", { name: "Create channel messages (messages)" });
   await expect(fix).toBeFocused();
   expect(starts).toEqual([]);
   expect((await (await page.request.get(`/api/v1/graphs/${id}/runs`)).json()).length).toBe(0);

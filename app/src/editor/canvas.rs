@@ -238,10 +238,20 @@ pub fn Canvas(
                 crate::editor::node_keys::pressed(editor, gestures, &event);
                 crate::editor::edge_keys::pressed(editor, &event);
             }
+            // Its keys are its own (arrows, letters): a screen reader passes
+            // them through rather than reading on, and says how they go.
+            role="application"
+            aria-roledescription="canvas"
             aria-label="Canvas"
+            aria-describedby="canvas-keys"
             tabindex="0"
             data-skip-target=""
         >
+            <p id="canvas-keys" class="visually-hidden">
+                "Tab and the arrow keys go from node to node; Shift with an arrow moves the node. \
+                 C connects the focused node to another, E goes to its edges, Delete removes it. \
+                 Question mark lists every key."
+            </p>
             <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>
             <div class="editor-world" style:transform=world_shift>
             <div class="editor-zoom" data-detail=move || detail.get().as_str() style:transform=world_scale>

@@ -8,7 +8,7 @@
 use leptos::prelude::*;
 
 use super::persist::Persistence;
-use crate::components::{GraphPreview, LocalTime};
+use crate::components::{CodeSpans, GraphPreview, LocalTime};
 use crate::graphs::{VersionSummary, get_version, label_version, list_versions, restore_version};
 use crate::publishing::Live;
 
@@ -281,7 +281,7 @@ where
                 <LocalTime at=version.created_at.clone() />
                 {version.author.map(|author| format!(" · {author}"))}
             </span>
-            {summary.map(|text| view! { <span class="version-summary">{text}</span> })}
+            {summary.map(|text| view! { <span class="version-summary"><CodeSpans text /></span> })}
             {scores.map(|text| view! {
                 <span class="version-scores" data-testid="version-scores"
                     title="Its newest finished experiment's mean scores">{text}</span>

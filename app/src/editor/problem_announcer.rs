@@ -99,10 +99,12 @@ mod tests {
         let a = problem("llm", "nodes[1].config.model", "has no model");
         let b = problem("agent", "nodes[2].config.tools", "has no tools");
         let shifted = problem("agent", "nodes[1].config.tools", "has no tools");
-        assert!(!changed(&[a.clone(), b.clone()], &[b.clone(), a.clone()]));
-        assert!(!changed(&[b.clone()], &[shifted]));
-        assert!(changed(&[a.clone()], &[a.clone(), b.clone()]));
-        assert!(changed(&[a.clone(), b.clone()], &[a.clone()]));
+        let both = [a.clone(), b.clone()];
+        let swapped = [b.clone(), a.clone()];
+        assert!(!changed(&both, &swapped));
+        assert!(!changed(std::slice::from_ref(&b), &[shifted]));
+        assert!(changed(std::slice::from_ref(&a), &both));
+        assert!(changed(&both, std::slice::from_ref(&a)));
         let other = problem("llm", "nodes[1].config.model", "names no known model");
         assert!(changed(&[a], &[other]));
     }

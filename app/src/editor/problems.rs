@@ -12,6 +12,7 @@ use heddle_engine::{EdgeId, NodeId};
 use leptos::prelude::*;
 
 use super::state::Editor;
+use crate::components::CodeSpans;
 use crate::error::AppError;
 
 /// The document's problems, recomputed when a change is committed (not
@@ -123,7 +124,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                             on:click=move |_| {
                                                 refocus.set_value(Some(at));
                                                 editor.change(|document| fix.apply(document));
-                                            }>{label}</button>
+                                            }><CodeSpans text=label /></button>
                                     }
                                 });
                                 // People read nodes by their labels; the id stays beside it.
@@ -141,7 +142,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                     <li>
                                         <button type="button" class=format!("problem problem-{severity}") on:click=select>
                                             <span class="problem-where mono">{place}</span>
-                                            <span class="problem-message">{message}</span>
+                                            <span class="problem-message"><CodeSpans text=message /></span>
                                         </button>
                                         {fix}
                                     </li>

@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 use super::path::{self, Path, Step};
 use super::shape::{Field, Shape, Variant};
 use super::{FormCx, completion};
+use crate::components::CodeSpans;
 use crate::editor::condition::condition_problem;
 
 /// One labelled field: its title, control, help and problems.
@@ -1076,11 +1077,11 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
                     let label = fix.label();
                     view! {
                         <button type="button" class="button button-small fix-button"
-                            on:click=move |_| cx.editor.change(|document| fix.apply(document))>{label}</button>
+                            on:click=move |_| cx.editor.change(|document| fix.apply(document))><CodeSpans text=label /></button>
                     }
                 });
                 view! {
-                    <span class="field-error" class:while-empty=empty role="alert">{problem.message.clone()}{fix}</span>
+                    <span class="field-error" class:while-empty=empty role="alert"><CodeSpans text=problem.message.clone() />{fix}</span>
                 }
             })
             .collect_view()
