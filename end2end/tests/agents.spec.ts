@@ -21,7 +21,7 @@ test("triage hands the conversation to billing, the handoff is the edge taken, a
   const messages = page.getByTestId("chat-messages");
   await expect(messages.locator(".role-assistant").last()).toContainText("I was charged twice");
   // The chat says which way the triage sent it, before the answer.
-  await expect(messages.getByTestId("chat-route")).toHaveText("Triage took the route billing");
+  await expect(messages.getByTestId("chat-route")).toHaveText("Triage sent it to Billing (billing)");
   await expect(page.locator('.canvas-node[data-node="billing"]')).toHaveAttribute("data-state", "succeeded");
   await expect(page.locator('.canvas-node[data-node="technical"]')).not.toHaveAttribute(
     "data-state",

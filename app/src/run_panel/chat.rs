@@ -421,9 +421,25 @@ struct Folds {
 }
 
 fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
+    // "Triage → Billing (billing)": where the route led, by the edge that
+    // carries it, when one does.
     let mut routes: Vec<(String, String)> = stats
         .iter()
-        .filter_map(|(node, stats)| Some((editor.name_of(node), stats.route.clone()?)))
+        .filter_map(|(node, stats)| {
+            let route = stats.route.clone()?;
+            let to = editor.edges.with_untracked(|edges| {
+                edges
+                    .iter()
+                    .find(|edge| {
+                        edge.from.as_str() == node && edge.route.as_deref() == Some(&route)
+                    })
+                    .map(|edge| editor.name_of(edge.to.as_str()))
+            });
+            Some((
+                editor.name_of(node),
+                to.map_or(route.clone(), |to| format!("{to} ({route})")),
+            ))
+        })
         .collect();
     routes.sort();
     let mut fans: Vec<(String, Vec<(String, String)>)> = stats
@@ -450,11 +466,12 @@ fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
     Folds { routes, fans }
 }
 
-/// A route a node chose, said where it was chosen: "Triage took billing".
+/// A route a node chose, said where it was chosen: "Triage sent it to
+/// Billing (billing)".
 fn route_view((node, route): (String, String)) -> impl IntoView {
     view! {
         <li class="chat-message chat-route" data-testid="chat-route">
-            {format!("{node} took the route ")}<strong class="mono">{route}</strong>
+            {format!("{node} sent it to ")}<strong>{route}</strong>
         </li>
     }
 }

@@ -26,7 +26,8 @@ pub fn field(cx: FormCx, parent: Path, field: Field) -> AnyView {
         example,
         ..
     } = field;
-    let help = (!help.is_empty()).then(|| view! { <span class="field-hint">{help}</span> });
+    let help = (!help.is_empty())
+        .then(|| view! { <span class="field-hint"><CodeSpans text=help /></span> });
     let described = format!("{id}-problems");
     mark_invalid(cx, path.clone(), id.clone(), described.clone());
     let problems =
