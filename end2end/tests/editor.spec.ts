@@ -404,6 +404,25 @@ test("double-click to add a node where you are; the minimap moves the view", asy
   const map = (await page.locator(".minimap").boundingBox())!;
   await page.mouse.click(map.x + 10, map.y + 10);
   await expect(world).not.toHaveAttribute("style", before!);
+
+  // The selected node scrolled into the map's corner: the map steps aside
+  // to the left rather than cover it.
+  const node = page.locator('.canvas-node[data-node="wait"]');
+  await node.click();
+  await expect(node).toHaveClass(/selected/);
+  const at = (await node.boundingBox())!;
+  const frame = (await canvas.boundingBox())!;
+  await page.mouse.move(frame.x + frame.width / 2, frame.y + frame.height / 2);
+  await page.mouse.wheel(
+    -(frame.x + frame.width + 40 - (at.x + at.width)),
+    -(frame.y + frame.height - 30 - (at.y + at.height)),
+  );
+  const minimap = page.locator(".minimap");
+  await expect(minimap).toBeVisible();
+  await expect(minimap).toHaveClass(/minimap-aside/);
+  const mapBox = (await minimap.boundingBox())!;
+  const nodeBox = (await node.boundingBox())!;
+  expect(mapBox.x + mapBox.width).toBeLessThan(nodeBox.x);
   expect(errors).toEqual([]);
 });
 

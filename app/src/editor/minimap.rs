@@ -170,10 +170,31 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
             }
         });
     };
+    // A selected node under the map (the one being worked on, in the
+    // canvas's bottom right corner): the map steps aside to the left.
+    let positions = editor.positions();
+    let aside = Memo::new(move |_| {
+        if !needed.get() {
+            return false;
+        }
+        let Some(size) = gestures.seen_size() else {
+            return false;
+        };
+        let viewport = editor.viewport.get();
+        editor.selected.with(|selected| {
+            positions.with(|positions| {
+                selected
+                    .iter()
+                    .filter_map(|id| positions.get(id))
+                    .any(|at| under_map(size, &viewport, at.get()))
+            })
+        })
+    });
     view! {
         <svg
             class="minimap"
             class:minimap-hidden=move || !needed.get()
+            class:minimap-aside=move || aside.get()
             viewBox=format!("0 0 {WIDTH} {HEIGHT}")
             role="img"
             aria-label="Minimap: click to move the view"
@@ -193,11 +214,43 @@ pub fn Minimap(editor: Editor, gestures: Gestures) -> impl IntoView {
     }
 }
 
+/// Whether a node at `at` is drawn under the map, in the bottom right
+/// corner of a canvas of `size` (the map at its largest, with its margin).
+fn under_map(size: (f64, f64), viewport: &Viewport, at: Position) -> bool {
+    const MAP: (f64, f64) = (180.0 + 24.0, 120.0 + 24.0);
+    let (width, height) = size;
+    let (left, top) = (
+        at.x * viewport.zoom + viewport.x,
+        at.y * viewport.zoom + viewport.y,
+    );
+    let (right, bottom) = (
+        left + NODE_WIDTH * viewport.zoom,
+        top + NODE_HEIGHT * viewport.zoom,
+    );
+    right > width - MAP.0 && bottom > height - MAP.1 && left < width && top < height
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
 
     use super::*;
+
+    #[test]
+    fn a_node_in_the_maps_corner_is_under_it() {
+        let view = Viewport {
+            x: 0.0,
+            y: 0.0,
+            zoom: 1.0,
+        };
+        let size = (1000.0, 600.0);
+        let at = |x, y| Position { x, y };
+        assert!(under_map(size, &view, at(900.0, 520.0)));
+        assert!(under_map(size, &view, at(700.0, 500.0)), "its right end");
+        assert!(!under_map(size, &view, at(100.0, 520.0)), "bottom left");
+        assert!(!under_map(size, &view, at(900.0, 100.0)), "top right");
+        assert!(!under_map(size, &view, at(1100.0, 520.0)), "out of view");
+    }
 
     #[test]
     fn a_short_canvas_has_no_room_for_the_map() {
