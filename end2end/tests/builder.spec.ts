@@ -229,6 +229,56 @@ test("a kind clicked in the palette goes after the selected node, joined to it i
   expect(errors).toEqual([]);
 });
 
+test("a kind added after a router is a new branch on its free route; Ctrl+Enter in the palette's search runs, adding nothing", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Branch after",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        {
+          id: "triage",
+          kind: "router",
+          config: { routes: [{ route: "billing", description: "money" }, { route: "technical", description: "bugs" }], otherwise: "technical" },
+          position: { x: 300, y: 120 },
+        },
+        { id: "bill", kind: "llm", label: "Billing", position: { x: 560, y: 40 } },
+        { id: "end", kind: "end", position: { x: 820, y: 120 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "triage" },
+        { id: "e2", from: "triage", to: "bill", route: "billing" },
+        { id: "e3", from: "bill", to: "end" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  await page.locator('.palette-item[data-kind="llm"]').click();
+  const added = page.locator(".canvas-node.kind-llm.selected");
+  await expect(added).toHaveCount(1);
+  const id = (await added.getAttribute("data-node"))!;
+  await saved(page);
+  const edges = (await stored(page)).edges.map((e: any) => `${e.from}→${e.to}:${e.route ?? ""}`).sort();
+  expect(edges).toEqual(["bill→end:", "start→triage:", `triage→${id}:technical`, "triage→bill:billing"].sort());
+  // Ctrl+Enter where the focus rests after adding (the palette's search):
+  // Run's, not one more node: the chat graph opens its chat, the focus in
+  // its box.
+  const search = page.getByRole("searchbox", { name: "Search node kinds" });
+  await search.fill("llm");
+  await search.press("Control+Enter");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
+  await expect(page.locator(".canvas-node")).toHaveCount(5);
+  expect(errors).toEqual([]);
+});
+
 test("a problem of the graph's own goes to its setting, and a memory starts bounded, its bounds in sight", async ({
   page,
   errors,
@@ -274,6 +324,12 @@ test("a problem of the graph's own goes to its setting, and a memory starts boun
   const bound = page.getByRole("spinbutton", { name: /max messages/i });
   await expect(bound).toBeVisible();
   await expect(bound).toHaveValue("20");
+  // The conversation it trims, left unset, says what the engine then uses.
+  await page.locator(".config-form details.form-more:not(.form-advanced) > summary").click();
+  const trims = page.locator('.config-form select[id$="messages"]');
+  expect(await trims.evaluate((select: HTMLSelectElement) => select.selectedOptions[0].textContent)).toBe(
+    "messages (the default)",
+  );
   expect(errors).toEqual([]);
 });
 

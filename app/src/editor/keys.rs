@@ -63,6 +63,20 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Escape", "clear the selection, close this help or a menu"),
 ];
 
+/// Whether the event happens in a search box.
+fn in_search(event: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|element| {
+            element.tag_name() == "INPUT"
+                && element
+                    .get_attribute("type")
+                    .is_some_and(|kind| kind.eq_ignore_ascii_case("search"))
+        })
+}
+
 /// Whether the event happens while typing in a field (shortcuts then
 /// belong to the field).
 fn typing(event: &web_sys::Event) -> bool {
@@ -277,6 +291,16 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             }
             return;
         }
+        // Ctrl+Enter runs from a search box too (the palette's, where the
+        // focus rests after adding nodes): what is typed there is a query,
+        // not the graph's content.
+        let command = event.ctrl_key() || event.meta_key();
+        if command && event.key() == "Enter" && in_search(&event) && !in_dialog(&event) {
+            if press_run() {
+                event.prevent_default();
+            }
+            return;
+        }
         if typing(&event) {
             // Escape in a node's form: back to the node on the canvas (the
             // field applied as it is left); a second Escape clears the
@@ -291,7 +315,6 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             }
             return;
         }
-        let command = event.ctrl_key() || event.meta_key();
         let key = event.key();
         if command && key == "Enter" {
             if !in_dialog(&event) && press_run() {

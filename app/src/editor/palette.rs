@@ -29,7 +29,8 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
             }
             return;
         }
-        if event.key() != "Enter" || !editor.can_edit {
+        // Ctrl+Enter is Run's, never an add.
+        if event.key() != "Enter" || event.ctrl_key() || event.meta_key() || !editor.can_edit {
             return;
         }
         if let Some(kind) = kinds().first() {

@@ -179,16 +179,28 @@ fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> boo
         return false;
     }
     let outgoing: Vec<&EdgeSpec> = document.edges.iter().filter(|e| &e.from == from).collect();
+    // A router or a condition branches: the node added after it is a new
+    // branch, on its first route no edge takes yet (none left: the
+    // person's choice), never put into a branch it already has.
+    if from_kind == BuiltinKind::Router.name() || from_kind == BuiltinKind::Condition.name() {
+        let taken: Vec<&str> = outgoing.iter().filter_map(|e| e.route.as_deref()).collect();
+        let free = document
+            .nodes
+            .iter()
+            .find(|spec| &spec.id == from)
+            .map(|spec| routes_of(&spec.config))
+            .unwrap_or_default()
+            .into_iter()
+            .find(|route| !taken.contains(&route.as_str()));
+        let Some(route) = free else {
+            return false;
+        };
+        lead(document, from, node, Some(route));
+        return true;
+    }
     match outgoing.as_slice() {
         [] => {
-            let id = model::new_edge_id(document);
-            document.edges.push(EdgeSpec {
-                id,
-                from: from.clone(),
-                to: node.clone(),
-                condition: None,
-                route: None,
-            });
+            lead(document, from, node, None);
             true
         }
         [edge] => {
@@ -201,6 +213,39 @@ fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> boo
         }
         _ => false,
     }
+}
+
+/// A new edge from `from` to `to`, on `route` when one is given.
+fn lead(document: &mut GraphDocument, from: &NodeId, to: &NodeId, route: Option<String>) {
+    let id = model::new_edge_id(document);
+    document.edges.push(EdgeSpec {
+        id,
+        from: from.clone(),
+        to: to.clone(),
+        condition: None,
+        route,
+    });
+}
+
+/// A branching node's routes, in its config's order, then its
+/// `otherwise` when that is a route of its own.
+fn routes_of(config: &serde_json::Value) -> Vec<String> {
+    let mut routes: Vec<String> = config
+        .get("routes")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|choice| choice.get("route")?.as_str())
+        .filter(|route| !route.is_empty())
+        .map(str::to_string)
+        .collect();
+    if let Some(otherwise) = config.get("otherwise").and_then(serde_json::Value::as_str)
+        && !otherwise.is_empty()
+        && !routes.iter().any(|route| route == otherwise)
+    {
+        routes.push(otherwise.to_string());
+    }
+    routes
 }
 
 /// A node that reads the conversation (an `llm`, an agent, a router…)
@@ -372,6 +417,34 @@ mod tests {
             assert!(!joined, "{kind} after {after}");
             assert_eq!(document.edges.len(), edges);
         }
+        // After a router: a new branch on its next free route, never put
+        // into the branch it has; none free, left alone.
+        let mut document = graph(serde_json::json!({
+            "format_version": 3, "name": "g", "entry": "start",
+            "nodes": [node("start", "start", 0.0),
+                {"id": "triage", "kind": "router", "position": {"x": 200.0, "y": 0.0},
+                 "config": {"routes": [{"route": "billing"}, {"route": "technical"}], "otherwise": "technical"}},
+                node("bill", "llm", 400.0)],
+            "edges": [edge("e1", "start", "triage"),
+                {"id": "e2", "from": "triage", "to": "bill", "route": "billing"}],
+        }));
+        let (tech, joined) = add(&mut document, "llm", "triage");
+        assert!(joined);
+        let branch = document
+            .edges
+            .iter()
+            .find(|e| e.to == tech)
+            .expect("a branch");
+        assert_eq!(branch.from.as_str(), "triage");
+        assert_eq!(branch.route.as_deref(), Some("technical"));
+        assert!(
+            document
+                .edges
+                .iter()
+                .any(|e| e.from.as_str() == "triage" && e.to.as_str() == "bill")
+        );
+        let (_, joined) = add(&mut document, "llm", "triage");
+        assert!(!joined, "every route has its branch");
     }
 
     #[test]

@@ -203,7 +203,8 @@ fn text(
             .into_any()
         }
         Some(hint @ (FieldHint::Channel | FieldHint::MessagesChannel | FieldHint::Node)) => {
-            pick(cx, path, hint, required, id, name)
+            let default = default.as_ref().and_then(Value::as_str).map(str::to_string);
+            pick(cx, path, hint, required, default, id, name)
         }
         Some(hint @ (FieldHint::Model | FieldHint::Credential | FieldHint::Tool)) => {
             let list = match hint {
@@ -413,12 +414,14 @@ fn byte_offset(text: &str, at: usize) -> usize {
 }
 
 /// A pick from the graph's channels or nodes; a name that is not there
-/// stays shown, marked missing, until changed.
+/// stays shown, marked missing, until changed. Left unset, it says what
+/// the engine then uses (`messages (the default)`), not "(none)".
 fn pick(
     cx: FormCx,
     path: Path,
     hint: FieldHint,
     required: bool,
+    default: Option<String>,
     id: String,
     name: String,
 ) -> AnyView {
@@ -435,7 +438,11 @@ fn pick(
                 let label = format!("{now} (missing)");
                 view! { <option value=now.clone() selected=true>{label}</option> }
             });
-            let empty = if required { "Choose…" } else { "(none)" };
+            let empty = match (required, &default) {
+                (true, _) => "Choose…".to_string(),
+                (false, Some(default)) => format!("{default} (the default)"),
+                (false, None) => "(none)".to_string(),
+            };
             view! {
                 <option value="" selected=now.is_empty()>{empty}</option>
                 {names
