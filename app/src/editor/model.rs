@@ -89,15 +89,76 @@ pub fn can_connect(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Resu
 /// Adds an edge (after [`can_connect`]); returns its id.
 pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Result<EdgeId, String> {
     can_connect(document, from, to)?;
+    let route = free_route(document, from, to);
     let id = new_edge_id(document);
     document.edges.push(EdgeSpec {
         id: id.clone(),
         from: from.clone(),
         to: to.clone(),
         condition: None,
-        route: None,
+        route,
     });
     Ok(id)
+}
+
+/// Whether a node of `kind` branches by routes its edges carry.
+pub fn branches(kind: &str) -> bool {
+    kind == BuiltinKind::Router.name() || kind == BuiltinKind::Condition.name()
+}
+
+/// The route a new edge from `from` (a router, a condition) to `to`
+/// carries: one of `from`'s routes no edge takes yet, the one named like
+/// `to` first ("billing" to a node labelled "Billing agent"), else the
+/// first. None from a node that does not branch, or has no route free:
+/// then the edge's route is the person's to choose.
+pub fn free_route(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Option<String> {
+    let source = document.nodes.iter().find(|node| &node.id == from)?;
+    if !branches(&source.kind) {
+        return None;
+    }
+    let taken: Vec<&str> = document
+        .edges
+        .iter()
+        .filter(|edge| &edge.from == from)
+        .filter_map(|edge| edge.route.as_deref())
+        .collect();
+    let free: Vec<String> = routes_of(&source.config)
+        .into_iter()
+        .filter(|route| !taken.contains(&route.as_str()))
+        .collect();
+    let target = document.nodes.iter().find(|node| &node.id == to);
+    let named = |route: &String| {
+        let route = route.to_lowercase();
+        target.is_some_and(|node| {
+            node.id.as_str().to_lowercase().contains(&route)
+                || node.label.to_lowercase().contains(&route)
+        })
+    };
+    free.iter()
+        .find(|route| named(route))
+        .or(free.first())
+        .cloned()
+}
+
+/// A branching node's routes, in its config's order, then its
+/// `otherwise` when that is a route of its own.
+fn routes_of(config: &Value) -> Vec<String> {
+    let mut routes: Vec<String> = config
+        .get("routes")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|choice| choice.get("route")?.as_str())
+        .filter(|route| !route.is_empty())
+        .map(str::to_string)
+        .collect();
+    if let Some(otherwise) = config.get("otherwise").and_then(Value::as_str)
+        && !otherwise.is_empty()
+        && !routes.iter().any(|route| route == otherwise)
+    {
+        routes.push(otherwise.to_string());
+    }
+    routes
 }
 
 /// Removes nodes (with every edge touching them) and edges.
@@ -353,7 +414,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use heddle_engine::format::Position;
-    use heddle_engine::{GraphDocument, NodeId};
+    use heddle_engine::{EdgeId, GraphDocument, NodeId};
     use serde_json::json;
 
     use super::*;
@@ -373,6 +434,40 @@ mod tests {
 
     fn id(text: &str) -> NodeId {
         NodeId::from(text)
+    }
+
+    #[test]
+    fn an_edge_from_a_router_takes_its_free_route_named_like_its_target() {
+        let mut document = GraphDocument::from_value(json!({
+            "format_version": 3, "name": "g",
+            "nodes": [
+                {"id": "triage", "kind": "router",
+                 "config": {"routes": [{"route": "billing"}, {"route": "technical"}]}},
+                {"id": "llm_2", "kind": "llm", "label": "Tech agent"},
+                {"id": "llm_3", "kind": "llm", "label": "Billing agent"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": []
+        }))
+        .unwrap();
+        let route = |document: &GraphDocument, edge: &EdgeId| {
+            document
+                .edges
+                .iter()
+                .find(|e| &e.id == edge)
+                .and_then(|e| e.route.clone())
+        };
+        // The first free route unless another is named like the target.
+        let first = super::connect(&mut document, &"triage".into(), &"llm_3".into()).unwrap();
+        assert_eq!(route(&document, &first).as_deref(), Some("billing"));
+        let second = super::connect(&mut document, &"triage".into(), &"llm_2".into()).unwrap();
+        assert_eq!(route(&document, &second).as_deref(), Some("technical"));
+        // None left: the person's to choose.
+        let third = super::connect(&mut document, &"triage".into(), &"end".into()).unwrap();
+        assert_eq!(route(&document, &third), None);
+        // A node that does not branch carries no route.
+        let plain = super::connect(&mut document, &"llm_2".into(), &"end".into()).unwrap();
+        assert_eq!(route(&document, &plain), None);
     }
 
     #[test]

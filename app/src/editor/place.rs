@@ -182,17 +182,8 @@ fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> boo
     // A router or a condition branches: the node added after it is a new
     // branch, on its first route no edge takes yet (none left: the
     // person's choice), never put into a branch it already has.
-    if from_kind == BuiltinKind::Router.name() || from_kind == BuiltinKind::Condition.name() {
-        let taken: Vec<&str> = outgoing.iter().filter_map(|e| e.route.as_deref()).collect();
-        let free = document
-            .nodes
-            .iter()
-            .find(|spec| &spec.id == from)
-            .map(|spec| routes_of(&spec.config))
-            .unwrap_or_default()
-            .into_iter()
-            .find(|route| !taken.contains(&route.as_str()));
-        let Some(route) = free else {
+    if model::branches(&from_kind) {
+        let Some(route) = model::free_route(document, from, node) else {
             return false;
         };
         lead(document, from, node, Some(route));
@@ -225,27 +216,6 @@ fn lead(document: &mut GraphDocument, from: &NodeId, to: &NodeId, route: Option<
         condition: None,
         route,
     });
-}
-
-/// A branching node's routes, in its config's order, then its
-/// `otherwise` when that is a route of its own.
-fn routes_of(config: &serde_json::Value) -> Vec<String> {
-    let mut routes: Vec<String> = config
-        .get("routes")
-        .and_then(serde_json::Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|choice| choice.get("route")?.as_str())
-        .filter(|route| !route.is_empty())
-        .map(str::to_string)
-        .collect();
-    if let Some(otherwise) = config.get("otherwise").and_then(serde_json::Value::as_str)
-        && !otherwise.is_empty()
-        && !routes.iter().any(|route| route == otherwise)
-    {
-        routes.push(otherwise.to_string());
-    }
-    routes
 }
 
 /// A node that reads the conversation (an `llm`, an agent, a router…)
