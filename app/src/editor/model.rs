@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use heddle_engine::format::{Channel, EdgeSpec, Group, NodeSpec, Position};
 use heddle_engine::kinds::BuiltinKind;
-use heddle_engine::{EdgeId, GraphDocument, NodeId};
+use heddle_engine::{EdgeId, GraphDocument, NodeId, Registry};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -89,7 +89,10 @@ pub fn can_connect(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Resu
 /// Adds an edge (after [`can_connect`]); returns its id.
 pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Result<EdgeId, String> {
     can_connect(document, from, to)?;
-    let route = free_route(document, from, to);
+    let route = match branch(document, from, to) {
+        Branch::Route(route) => Some(route),
+        Branch::None | Branch::Full => None,
+    };
     let id = new_edge_id(document);
     document.edges.push(EdgeSpec {
         id: id.clone(),
@@ -101,20 +104,33 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
     Ok(id)
 }
 
-/// Whether a node of `kind` branches by routes its edges carry.
-pub fn branches(kind: &str) -> bool {
-    kind == BuiltinKind::Router.name() || kind == BuiltinKind::Condition.name()
+/// How a new edge from a node is routed.
+#[derive(Debug, PartialEq)]
+pub enum Branch {
+    /// The node does not choose a way on: its edges carry no route.
+    None,
+    /// It does (a router, a condition, an agent with handoffs), and every
+    /// route it has is taken: the new edge's route is the person's.
+    Full,
+    /// On this route, one no edge of it takes yet.
+    Route(String),
 }
 
-/// The route a new edge from `from` (a router, a condition) to `to`
-/// carries: one of `from`'s routes no edge takes yet, the one named like
-/// `to` first ("billing" to a node labelled "Billing agent"), else the
-/// first. None from a node that does not branch, or has no route free:
-/// then the edge's route is the person's to choose.
-pub fn free_route(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Option<String> {
-    let source = document.nodes.iter().find(|node| &node.id == from)?;
-    if !branches(&source.kind) {
-        return None;
+/// How a new edge from `from` to `to` is routed: on one of `from`'s routes
+/// no edge takes yet (as the engine knows them, `node_routes`: the edge
+/// form's picker offers the same), the one named like `to` first
+/// ("billing" to a node labelled "Billing agent"), else the first.
+pub fn branch(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Branch {
+    let Some(source) = document.nodes.iter().find(|node| &node.id == from) else {
+        return Branch::None;
+    };
+    let routes =
+        heddle_engine::node_routes(document, from, &Registry::default()).unwrap_or_default();
+    let chooses = source.kind == BuiltinKind::Router.name()
+        || source.kind == BuiltinKind::Condition.name()
+        || !routes.is_empty();
+    if !chooses {
+        return Branch::None;
     }
     let taken: Vec<&str> = document
         .edges
@@ -122,7 +138,7 @@ pub fn free_route(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Optio
         .filter(|edge| &edge.from == from)
         .filter_map(|edge| edge.route.as_deref())
         .collect();
-    let free: Vec<String> = routes_of(&source.config)
+    let free: Vec<String> = routes
         .into_iter()
         .filter(|route| !taken.contains(&route.as_str()))
         .collect();
@@ -138,27 +154,7 @@ pub fn free_route(document: &GraphDocument, from: &NodeId, to: &NodeId) -> Optio
         .find(|route| named(route))
         .or(free.first())
         .cloned()
-}
-
-/// A branching node's routes, in its config's order, then its
-/// `otherwise` when that is a route of its own.
-fn routes_of(config: &Value) -> Vec<String> {
-    let mut routes: Vec<String> = config
-        .get("routes")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|choice| choice.get("route")?.as_str())
-        .filter(|route| !route.is_empty())
-        .map(str::to_string)
-        .collect();
-    if let Some(otherwise) = config.get("otherwise").and_then(Value::as_str)
-        && !otherwise.is_empty()
-        && !routes.iter().any(|route| route == otherwise)
-    {
-        routes.push(otherwise.to_string());
-    }
-    routes
+        .map_or(Branch::Full, Branch::Route)
 }
 
 /// Removes nodes (with every edge touching them) and edges.
@@ -440,6 +436,7 @@ mod tests {
     fn an_edge_from_a_router_takes_its_free_route_named_like_its_target() {
         let mut document = GraphDocument::from_value(json!({
             "format_version": 3, "name": "g",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
             "nodes": [
                 {"id": "triage", "kind": "router",
                  "config": {"routes": [{"route": "billing"}, {"route": "technical"}]}},

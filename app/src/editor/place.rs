@@ -179,15 +179,17 @@ fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> boo
         return false;
     }
     let outgoing: Vec<&EdgeSpec> = document.edges.iter().filter(|e| &e.from == from).collect();
-    // A router or a condition branches: the node added after it is a new
-    // branch, on its first route no edge takes yet (none left: the
-    // person's choice), never put into a branch it already has.
-    if model::branches(&from_kind) {
-        let Some(route) = model::free_route(document, from, node) else {
-            return false;
-        };
-        lead(document, from, node, Some(route));
-        return true;
+    // A node that chooses its way on (a router, a condition, an agent with
+    // handoffs): the node added after it is a new branch, on its first
+    // route no edge takes yet (none left: the person's choice), never put
+    // into a branch it already has.
+    match model::branch(document, from, node) {
+        model::Branch::Route(route) => {
+            lead(document, from, node, Some(route));
+            return true;
+        }
+        model::Branch::Full => return false,
+        model::Branch::None => {}
     }
     match outgoing.as_slice() {
         [] => {
@@ -391,6 +393,7 @@ mod tests {
         // into the branch it has; none free, left alone.
         let mut document = graph(serde_json::json!({
             "format_version": 3, "name": "g", "entry": "start",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
             "nodes": [node("start", "start", 0.0),
                 {"id": "triage", "kind": "router", "position": {"x": 200.0, "y": 0.0},
                  "config": {"routes": [{"route": "billing"}, {"route": "technical"}], "otherwise": "technical"}},
