@@ -60,6 +60,7 @@ pub mod pressed;
 pub mod problem_announcer;
 pub mod problems;
 pub mod quick_add;
+pub mod rejoin;
 pub mod rename;
 pub mod resize;
 pub mod retention;

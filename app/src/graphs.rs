@@ -57,12 +57,13 @@ pub async fn get_graph(id: String) -> Result<OpenedGraph, AppError> {
     })
 }
 
-/// The graph's run in progress (queued or running), if any: the page
-/// joins it live.
-#[server(endpoint = "active_run")]
-pub async fn active_run(graph_id: String) -> Result<Option<String>, AppError> {
+/// The run the graph's page shows as it opens: the one in progress
+/// (queued or running), which it joins live, else the newest started from
+/// the editor (see [`heddle_store::runs::run_to_show`]).
+#[server(endpoint = "run_to_show")]
+pub async fn run_to_show(graph_id: String) -> Result<Option<String>, AppError> {
     let (db, allowed) = crate::request::require_here(&graph_id, Role::Viewer).await?;
-    with_error_status(heddle_store::runs::active_run(&db, allowed.graph()).await)
+    with_error_status(heddle_store::runs::run_to_show(&db, allowed.graph()).await)
 }
 
 /// Every saved version of a graph, newest first.

@@ -153,12 +153,14 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
     data: { name: "Arithmetic" },
   });
   const dataset = (await made.json()).id;
+  let last = "";
   for (const [question, label] of [
     ["What is 6 * 7?", "six sevens"],
     ["What is 12 + 30?", "twelve and thirty"],
     ["What is 9 - 4?", "nine less four"],
   ]) {
     const run = await answered(page, graph, question);
+    last = run;
     const added = await page.request.post(
       `/api/v1/graphs/${graph}/datasets/${dataset}/examples/from-run`,
       { data: { run_id: run, label } },
@@ -177,9 +179,10 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   await expect(first.locator(".score-chip")).toHaveText("answer 1.00");
   await expect(first).toContainText("3 of 3 runs");
   // The page heard of the experiment's runs but did not follow them: the
-  // canvas shows no run, and the chat goes on with the latest of the
-  // conversations people held, never an experiment's.
-  await expect(page.getByTestId("run-status")).toHaveCount(0);
+  // canvas shows the run it opened on (the last a person started), and
+  // the chat goes on with the latest of the conversations people held,
+  // never an experiment's.
+  await expect(page.getByTestId("run-status")).toHaveAttribute("data-run", last);
   await expect(page.getByTestId("chat-thread").locator("option")).toHaveCount(4);
   await expect(page.getByTestId("chat-messages").locator(".role-user p")).toHaveText(["What is 9 - 4?"]);
 

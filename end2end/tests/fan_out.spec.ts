@@ -188,5 +188,12 @@ test("a fan-out's three instances are seen side by side, each with its own words
     );
     await expect(each.nth(i).locator("p")).not.toBeEmpty();
   }
+  // The page opened on the last run: its trace is there as before the
+  // reload, a lane per instance.
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished");
+  await page.getByRole("tab", { name: "Trace" }).click();
+  for (const i of [1, 2, 3]) {
+    await expect(page.locator(`.timeline-lane[data-lane="research #${i}"] .timeline-bar`)).toHaveCount(1);
+  }
   expect(errors).toEqual([]);
 });

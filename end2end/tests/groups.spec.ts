@@ -216,6 +216,10 @@ test("a graph with broken groups opens with a warning its fix mends, and a delet
   await expect(page.getByTestId("group-frame")).toContainText("2 nodes");
   await expect(page.getByTestId("save-status")).toHaveText("Saved");
   expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch", "write"] }]);
+  // Deleted from the middle of the chain, it leaves its neighbours joined.
+  expect(
+    (await stored()).edges.map((edge: { from: string; to: string }) => `${edge.from}>${edge.to}`),
+  ).toEqual(["start>fetch", "write>end", "fetch>write"]);
 
   // A node dragged well away from its group leaves it: the frame does not
   // stretch after it. One undo puts it back, in its place and its group.
@@ -236,5 +240,9 @@ test("a graph with broken groups opens with a warning its fix mends, and a delet
   await expect(frame).toContainText("2 nodes");
   await expect(page.getByTestId("save-status")).toHaveText("Saved");
   expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch", "write"] }]);
+  // Deleted from the middle of the chain, it leaves its neighbours joined.
+  expect(
+    (await stored()).edges.map((edge: { from: string; to: string }) => `${edge.from}>${edge.to}`),
+  ).toEqual(["start>fetch", "write>end", "fetch>write"]);
   expect(errors).toEqual([]);
 });

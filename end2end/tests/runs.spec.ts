@@ -201,7 +201,7 @@ test("a run sent from the chat while the page still opens is followed, even once
   // so neither the answer nor the server's notices can name it.
   let release: () => void = () => {};
   const held = new Promise<void>((resolve) => (release = resolve));
-  await page.route("**/api/active_run*", async (route) => {
+  await page.route("**/api/run_to_show*", async (route) => {
     await held;
     await route.continue();
   });
@@ -216,7 +216,7 @@ test("a run sent from the chat while the page still opens is followed, even once
   // The page follows the run it started: its gate, state and status.
   await expect(page.getByTestId("interrupt")).toBeVisible({ timeout: 15_000 });
   await expect(page.getByTestId("run-status")).toHaveText("Run interrupted");
-  await page.unroute("**/api/active_run*");
+  await page.unroute("**/api/run_to_show*");
 });
 
 test("a yes-or-no question is answered with Yes and No, and the refund is approved", async ({

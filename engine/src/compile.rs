@@ -763,7 +763,13 @@ fn check_edges(
         let id = &document.nodes[i].id;
         let open = open.get(id).map_or(&[][..], Vec::as_slice);
         let targets: Vec<&str> = open.iter().map(|edge| edge.to.as_str()).collect();
-        let pairs = crate::validate::pair_routes(&missing, &targets);
+        let carried: Vec<&str> = node
+            .routes
+            .iter()
+            .map(String::as_str)
+            .filter(|route| routes_used.contains(&(NodeIdx(i as u32), route)))
+            .collect();
+        let pairs = crate::validate::pair_routes(&missing, &carried, &targets);
         for route in missing {
             let paired = pairs
                 .iter()

@@ -134,7 +134,7 @@ pub enum ProblemKind {
     #[error("the schema of channel `{channel}`: {message}")]
     BadSchema { channel: String, message: String },
     /// A node declares a route that no edge carries.
-    #[error("route `{route}` of node `{node}` has no edge")]
+    #[error("node `{node}` may choose route `{route}`, but no edge takes it")]
     RouteWithoutEdge { node: NodeId, route: String },
     /// An edge carries a route its source node never chooses.
     #[error("node `{node}` has no route `{route}`{}", known_routes(routes))]

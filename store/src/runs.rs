@@ -307,11 +307,18 @@ pub async fn queued(db: &Db) -> Result<Vec<RunInfo>, AppError> {
     runs(rows)
 }
 
-/// The newest run of a graph that is queued or running.
-pub async fn active_run(db: &Db, graph: &GraphId) -> Result<Option<String>, AppError> {
+/// The run a page opening on the graph shows: the newest that is queued
+/// or running (it joins it live), else the newest started from the editor
+/// (where the person left off: its trace, state and events are there on a
+/// reload as they were before it). An experiment's runs are not among
+/// them, nor finished runs started by others' callers (the API, a
+/// webhook, a schedule): those are in the graph's run history.
+pub async fn run_to_show(db: &Db, graph: &GraphId) -> Result<Option<String>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
-        concat!("SELECT id FROM runs WHERE graph_id = $1 AND status IN ", status!(active), "
-         ORDER BY created_at DESC, rowid DESC LIMIT 1"),
+        concat!("SELECT id FROM runs WHERE graph_id = $1 AND origin <> ", origin!(experiment),
+            " AND (status IN ", status!(active), " OR origin = ", origin!(app), ")
+         ORDER BY CASE WHEN status IN ", status!(active), " THEN 0 ELSE 1 END,
+             created_at DESC, rowid DESC LIMIT 1"),
     )
     .bind(graph.as_str())
     .fetch_optional(pool)

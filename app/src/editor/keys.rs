@@ -156,7 +156,9 @@ fn in_dialog(event: &web_sys::Event) -> bool {
         .is_some_and(|element| element.closest("[role=dialog]").ok().flatten().is_some())
 }
 
-/// Deletes the selected nodes (with their edges) or the selected edge.
+/// Deletes the selected nodes (with their edges) or the selected edge. A
+/// node deleted from the middle of a chain leaves its neighbours joined
+/// (see [`super::rejoin`]).
 pub fn delete_selection(editor: Editor) {
     let nodes = editor.selected.get_untracked();
     let edges: BTreeSet<_> = editor.selected_edge.get_untracked().into_iter().collect();
@@ -165,7 +167,9 @@ pub fn delete_selection(editor: Editor) {
         return;
     }
     editor.change(|document| {
+        let joining = super::rejoin::joining_edge(document, &nodes);
         model::remove(document, &nodes, &edges);
+        document.edges.extend(joining);
         if let Some(note) = &note {
             document.notes.retain(|n| &n.id != note);
         }

@@ -28,8 +28,9 @@ use super::{Link, TokenChunk, Watch};
 /// What the page follows.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Follow {
-    /// The graph's runs as they happen: `first`, a run already going when
-    /// the page opened, then every run started later.
+    /// The graph's runs as they happen: `first`, the run the page opened
+    /// on (one already going, else the last one started from the editor),
+    /// then every run started later.
     Live { first: Option<RunId> },
     /// One run, replayed from its log, shown at a step (a shared link).
     Replay { run: RunId, step: Option<u32> },

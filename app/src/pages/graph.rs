@@ -20,7 +20,7 @@ use crate::editor::GraphEditor;
 use crate::editor::persist::{Persistence, SaveState};
 use crate::editor::state::Editor;
 use crate::error::AppError;
-use crate::graphs::{CopyGraph, GraphDetail, active_run, get_graph};
+use crate::graphs::{CopyGraph, GraphDetail, get_graph, run_to_show};
 use crate::http_status::set_http_status;
 use crate::live::{Link, Watch};
 use crate::publishing::Live;
@@ -280,7 +280,7 @@ fn watch_runs(graph_id: String, watch: Watch) {
                     first: Some(run.into()),
                 },
                 None => Follow::Live {
-                    first: active_run(graph_id.clone())
+                    first: run_to_show(graph_id.clone())
                         .await
                         .ok()
                         .flatten()
@@ -291,12 +291,18 @@ fn watch_runs(graph_id: String, watch: Watch) {
         });
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = (graph_id, watch, active_run, pinned);
+    let _ = (graph_id, watch, run_to_show, pinned);
 }
 
 /// The watched run's status, for everyone on the page.
 #[component]
 fn RunStatus(watch: Watch) -> impl IntoView {
+    // Which run it is, for a test or a script reading the page.
+    let run = Memo::new(move |_| {
+        watch
+            .log
+            .with(|log| log.run_id.as_ref().map(ToString::to_string))
+    });
     move || {
         let status = watch.view.with(|view| view.status)?;
         let (text, state) = match watch.cursor.get() {
@@ -304,7 +310,8 @@ fn RunStatus(watch: Watch) -> impl IntoView {
             None => (format!("Run {}", status.as_str()), status.as_str()),
         };
         Some(view! {
-            <span class=format!("run-pill run-{state}") data-testid="run-status" data-status=state>
+            <span class=format!("run-pill run-{state}") data-testid="run-status" data-status=state
+                data-run=move || run.get()>
                 {text}
             </span>
         })

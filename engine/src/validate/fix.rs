@@ -248,20 +248,40 @@ const NAMED_PAIRS: usize = 1 << 16;
 /// Pairs a node's routes that no edge carries with its edges that carry no
 /// route (nor a condition): an edge to a node named like the route first
 /// (route `billing`, a node labelled "Billing"), then the rest in order.
-/// Each edge gets one route at most; routes left over get none.
-pub(crate) fn pair_routes<'a>(routes: &[&'a str], edges: &[&str]) -> Vec<(&'a str, usize)> {
+/// An edge to a node named like another of the node's routes (`others`:
+/// the routes edges carry already) is never given a route by order: the
+/// edge to "Billing agent" is not offered route `technical` because it is
+/// the one left. Each edge gets one route at most; routes left over get
+/// none.
+pub(crate) fn pair_routes<'a>(
+    routes: &[&'a str],
+    others: &[&str],
+    edges: &[&str],
+) -> Vec<(&'a str, usize)> {
     let mut taken = vec![false; edges.len()];
     let mut pairs: Vec<(&'a str, Option<usize>)> = routes.iter().map(|r| (*r, None)).collect();
-    if routes.len().saturating_mul(edges.len()) <= NAMED_PAIRS {
+    let named = (routes.len() + others.len()).saturating_mul(edges.len()) <= NAMED_PAIRS;
+    if named {
         let targets: Vec<String> = edges.iter().map(|to| to.to_lowercase()).collect();
+        let named_like = |i: usize, route: &str| {
+            let route = route.to_lowercase();
+            !route.is_empty() && targets[i].contains(&route)
+        };
         for pair in &mut pairs {
-            let route = pair.0.to_lowercase();
-            if route.is_empty() {
-                continue;
-            }
-            if let Some(i) = (0..edges.len()).find(|&i| !taken[i] && targets[i].contains(&route)) {
+            if let Some(i) = (0..edges.len()).find(|&i| !taken[i] && named_like(i, pair.0)) {
                 taken[i] = true;
                 pair.1 = Some(i);
+            }
+        }
+        // Edges named like a route (one that went elsewhere, or one an
+        // edge carries already) are not anyone's by order.
+        for (i, taken) in taken.iter_mut().enumerate() {
+            if routes
+                .iter()
+                .chain(others)
+                .any(|route| named_like(i, route))
+            {
+                *taken = true;
             }
         }
     }
@@ -347,9 +367,25 @@ mod tests {
     fn routes_go_to_edges_named_after_them_first_then_in_order() {
         let pairs = pair_routes(
             &["billing", "technical", "legal", "other"],
+            &[],
             &["Technical support", "General", "Billing"],
         );
         assert_eq!(pairs, [("billing", 2), ("technical", 0), ("legal", 1)]);
+    }
+
+    #[test]
+    fn an_edge_named_like_another_route_is_not_given_one_by_order() {
+        // `billing` is carried by the edge to the technical answerer (a
+        // slip): the edge left, to "Billing agent", is not `technical`'s.
+        let pairs = pair_routes(&["technical"], &["billing"], &["Billing agent"]);
+        assert_eq!(pairs, []);
+        // Two edges named like one route: the second is no one's either.
+        let pairs = pair_routes(
+            &["billing", "other"],
+            &[],
+            &["Billing agent", "Billing (old)", "Answerer"],
+        );
+        assert_eq!(pairs, [("billing", 0), ("other", 2)]);
     }
 
     #[test]
@@ -359,7 +395,7 @@ mod tests {
         let names: Vec<String> = (0..3000).map(|i| format!("route{}", 2999 - i)).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         assert!(routes.len() * names.len() > NAMED_PAIRS);
-        let pairs = pair_routes(&routes, &names);
+        let pairs = pair_routes(&routes, &[], &names);
         assert_eq!(pairs.len(), 3000);
         assert!(pairs.iter().enumerate().all(|(i, (_, edge))| *edge == i));
     }

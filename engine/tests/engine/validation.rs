@@ -116,7 +116,7 @@ fn every_problem_is_reported_at_once_with_its_path() {
     assert!(
         find(&report, "nodes[6].config")
             .message
-            .contains("route `b` of node `picky` has no edge")
+            .contains("node `picky` may choose route `b`, but no edge takes it")
     );
     assert!(
         find(&report, "edges[3].route")
@@ -533,7 +533,10 @@ fn routes_typed_after_the_edges_were_drawn_are_given_to_them_in_a_click_each() {
     );
     let after = heddle_engine::validate(&graph, &registry());
     let left: Vec<_> = after.problems.iter().map(|p| p.kind.to_string()).collect();
-    assert_eq!(left, ["route `legal` of node `triage` has no edge"]);
+    assert_eq!(
+        left,
+        ["node `triage` may choose route `legal`, but no edge takes it"]
+    );
     // The router's fallback was offered too: its catch-all route.
     assert_eq!(graph.nodes[1].config["otherwise"], json!("general"));
     // A fix made stale (the edge was routed meanwhile) changes nothing.
@@ -542,6 +545,48 @@ fn routes_typed_after_the_edges_were_drawn_are_given_to_them_in_a_click_each() {
         .expect("a fix")
         .apply(&mut again);
     assert_eq!(again, graph);
+}
+
+#[test]
+fn a_route_is_never_offered_the_edge_to_a_node_named_for_another() {
+    // The edge to the technical answerer carries `billing` by a slip; the
+    // edge left, to "Billing agent", is not offered `technical`.
+    let mut channels = channels();
+    channels["messages"] = json!({"type": "messages", "reducer": "add_messages"});
+    let graph = document(json!({
+        "state": {"channels": channels},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+            {"id": "triage", "kind": "router", "config": {
+                "routes": [
+                    {"route": "billing", "description": "money"},
+                    {"route": "technical", "description": "bugs"}
+                ],
+                "otherwise": "technical"
+            }},
+            {"id": "tech", "kind": "set", "label": "Tech agent", "config": {"values": {"count": {"expr": "1"}}}},
+            {"id": "bill", "kind": "set", "label": "Billing agent", "config": {"values": {"count": {"expr": "2"}}}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "triage"},
+            {"id": "e2", "from": "triage", "to": "tech", "route": "billing"},
+            {"id": "e3", "from": "triage", "to": "bill"},
+            {"id": "e4", "from": "tech", "to": "end"},
+            {"id": "e5", "from": "bill", "to": "end"}
+        ]
+    }));
+    let report = heddle_engine::validate(&graph, &registry());
+    let technical = report
+        .problems
+        .iter()
+        .find(|p| matches!(&p.kind, ProblemKind::RouteWithoutEdge { route, .. } if route == "technical"))
+        .unwrap_or_else(|| panic!("no problem for route technical:\n{report}"));
+    assert_eq!(technical.fix, None, "{report}");
+    assert_eq!(
+        technical.message,
+        "node `triage` may choose route `technical`, but no edge takes it"
+    );
 }
 
 /// A support bot's router, its routes all routed, with no `otherwise`.

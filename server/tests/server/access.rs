@@ -474,7 +474,7 @@ async fn every_server_function_answers_each_caller_as_their_role_allows() {
         ("use_example", vec![("slug", "router")], Need::Account, 200),
         ("get_graph", vec![("id", g)], Need::Viewer, 200),
         ("copy_graph", vec![("id", g)], Need::Viewer, 200),
-        ("active_run", vec![("graph_id", g)], Need::Viewer, 200),
+        ("run_to_show", vec![("graph_id", g)], Need::Viewer, 200),
         ("list_runs", vec![("graph_id", g)], Need::Viewer, 200),
         ("list_versions", vec![("graph_id", g)], Need::Viewer, 200),
         (
