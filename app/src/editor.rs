@@ -32,6 +32,8 @@ pub mod config_form;
 pub mod connect_menu;
 pub mod edge_form;
 pub mod edge_keys;
+pub mod edit_announcer;
+pub mod edit_words;
 pub mod find_node;
 pub mod flow_order;
 pub mod gestures;
@@ -186,6 +188,7 @@ pub fn GraphEditor(
                     <find_node::FindNode editor open=gestures.finding />
                     <run_version::RunVersion live persistence graph_id=version_graph_id />
                     <problem_announcer::ProblemAnnouncer editor problems />
+                    <edit_announcer::EditAnnouncer editor />
                 </div>
                 {dock.run()}
             </div>

@@ -67,6 +67,9 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   const edges = async () => (await stored(page, id)).edges.map((edge: any) => [edge.from, edge.to]);
   await expect.poll(edges).toEqual([["start", added.id]]);
   await expect(page.locator(".editor-edge")).toHaveCount(1);
+  // Said for screen readers: what was added, and where.
+  const said = page.getByTestId("edit-announcer");
+  await expect(said).toHaveText(`Added “${added.id}” (llm) after “start”`);
 
   // llm → end: C on the llm, the list of nodes it may lead to.
   await llm.focus();
@@ -79,6 +82,7 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   await page.screenshot({ path: "../target/e2e/screens/keyboard-connect-1440.png" });
   await press("Enter");
   await expect(menu).toBeHidden();
+  await expect(said).toHaveText(`Connected “${added.id}” to “end”`);
   // The focus is back on the llm: an arrow goes left, to the start, and
   // right again.
   await expect(llm).toBeFocused();
@@ -195,6 +199,8 @@ test("Run on a graph with problems says so and goes to the first fix, asking the
   // the canvas takes the focus, not the page.
   await page.keyboard.press("Control+z");
   await expect(page.getByTestId("problem-count")).toHaveText("1");
+  // Undo says what it took back (a channel is not a node: just that).
+  await expect(page.getByTestId("edit-announcer")).toHaveText("Undone");
   await page.setViewportSize({ width: 1024, height: 700 });
   await expect(page.locator(".inspector")).toBeVisible();
   await page.locator(".editor-canvas").focus();

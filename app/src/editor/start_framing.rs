@@ -55,7 +55,7 @@ pub fn StartFraming(editor: Editor, gestures: Gestures) -> impl IntoView {
                 ),
             };
             view! {
-                <div class="start-framing" class:short=short role="status" data-testid="start-framing">
+                <div class="start-framing" class:short=short data-testid="start-framing">
                     <span>{text}</span>
                     <button class="button button-small" type="button" on:click=move |_| {
                         let (width, height) = gestures.size();

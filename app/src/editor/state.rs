@@ -237,6 +237,10 @@ pub struct Editor {
     /// How many of the live validation's problems are errors (a graph with
     /// any cannot run): Run says so rather than asking the server.
     pub errors: RwSignal<usize>,
+    /// The last edit, said in a sentence for screen readers (see
+    /// [`super::edit_words`]), numbered so the same words said twice are
+    /// heard twice.
+    pub said: RwSignal<(u64, String)>,
     /// The editor's reactive owner: node signals are made under it, never
     /// under whatever effect happens to load a document (an effect that
     /// runs again disposes what it made).
@@ -279,6 +283,7 @@ impl Editor {
             framed: StoredValue::new(None),
             showing_start: RwSignal::new(false),
             errors: RwSignal::new(0),
+            said: RwSignal::new((0, String::new())),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
             can_edit,
             opened_unplaced,
@@ -410,9 +415,21 @@ impl Editor {
         if after == before {
             return;
         }
+        let words = super::edit_words::describe(&before, &after);
         self.history.update_value(|history| history.record(before));
         self.load(after);
         self.committed();
+        self.say(words);
+    }
+
+    /// Says an edit to screen readers (nothing when `words` is `None`).
+    fn say(&self, words: Option<String>) {
+        if let Some(words) = words {
+            self.said.update(|(count, said)| {
+                *count += 1;
+                *said = words;
+            });
+        }
     }
 
     /// Moves `revision` and `content` on: something other than positions
@@ -425,11 +442,14 @@ impl Editor {
     /// Records a change made live (a drag): `before` is the document from
     /// before it began.
     pub fn commit_from(&self, before: GraphDocument) {
-        if self.document() == before {
+        let now = self.document();
+        if now == before {
             return;
         }
+        let words = super::edit_words::describe(&before, &now);
         self.history.update_value(|history| history.record(before));
         self.committed();
+        self.say(words);
     }
 
     /// Records a drag of nodes that has ended: `origins` are the dragged
@@ -451,11 +471,13 @@ impl Editor {
         let current = self.document();
         if let Some(previous) = self
             .history
-            .try_update_value(|history| history.undo(current))
+            .try_update_value(|history| history.undo(current.clone()))
             .flatten()
         {
+            let words = super::edit_words::describe(&previous, &current);
             self.load(previous);
             self.committed();
+            self.say(Some(super::edit_words::undone("Undone", words)));
         }
     }
 
@@ -463,11 +485,13 @@ impl Editor {
         let current = self.document();
         if let Some(next) = self
             .history
-            .try_update_value(|history| history.redo(current))
+            .try_update_value(|history| history.redo(current.clone()))
             .flatten()
         {
+            let words = super::edit_words::describe(&current, &next);
             self.load(next);
             self.committed();
+            self.say(Some(super::edit_words::undone("Redone", words)));
         }
     }
 

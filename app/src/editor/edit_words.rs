@@ -1,0 +1,325 @@
+//! What an edit did, in a sentence, for people who do not see the canvas:
+//! a screen reader hears "Deleted “Writer”; “Start” now leads to “End”"
+//! after Delete, "Connected “Triage” to “Billing”, route billing" after
+//! C, "Undone: added “Writer” (llm)" after Ctrl+Z. Worked out from the
+//! document before and after (whatever made the change: a key, a menu, a
+//! fix, a paste), so no edit goes unsaid for want of a message at its call
+//! site. Edits a person sees where they make them (a field typed into, a
+//! node dragged) say nothing: the field or the focus says it already.
+//! A plain function over two documents, tested on the host.
+
+use std::collections::{HashMap, HashSet};
+
+use heddle_engine::format::{EdgeSpec, NodeSpec};
+use heddle_engine::{GraphDocument, NodeId};
+
+/// The edit from `before` to `after`, said as a sentence; `None` when it
+/// is one a person sees where they make it (see the module's doc).
+pub fn describe(before: &GraphDocument, after: &GraphDocument) -> Option<String> {
+    let was: HashMap<&NodeId, &NodeSpec> = before.nodes.iter().map(|n| (&n.id, n)).collect();
+    let now: HashMap<&NodeId, &NodeSpec> = after.nodes.iter().map(|n| (&n.id, n)).collect();
+    let added: Vec<&NodeSpec> = after
+        .nodes
+        .iter()
+        .filter(|n| !was.contains_key(&n.id))
+        .collect();
+    let removed: Vec<&NodeSpec> = before
+        .nodes
+        .iter()
+        .filter(|n| !now.contains_key(&n.id))
+        .collect();
+    let edges_before: HashSet<EdgeKey> = before.edges.iter().map(key).collect();
+    let edges_after: HashSet<EdgeKey> = after.edges.iter().map(key).collect();
+    let new_edges: Vec<&EdgeSpec> = after
+        .edges
+        .iter()
+        .filter(|e| !edges_before.contains(&key(e)))
+        .collect();
+    let gone_edges: Vec<&EdgeSpec> = before
+        .edges
+        .iter()
+        .filter(|e| !edges_after.contains(&key(e)))
+        .collect();
+    let name = |id: &NodeId| -> String {
+        let spec = now.get(id).or_else(|| was.get(id));
+        let label = spec.map_or("", |spec| spec.label.as_str());
+        if label.is_empty() {
+            format!("“{id}”")
+        } else {
+            format!("“{label}”")
+        }
+    };
+    let mut said = Vec::new();
+    match added.as_slice() {
+        [] => {}
+        [node] => {
+            let mut words = format!("Added {} ({})", name(&node.id), node.kind);
+            let from = new_edges
+                .iter()
+                .find(|e| e.to == node.id && !added.iter().any(|n| n.id == e.from));
+            let to = new_edges
+                .iter()
+                .find(|e| e.from == node.id && !added.iter().any(|n| n.id == e.to));
+            match (from, to) {
+                (Some(from), Some(to)) => words.push_str(&format!(
+                    " between {} and {}",
+                    name(&from.from),
+                    name(&to.to)
+                )),
+                (Some(from), None) => words.push_str(&format!(" after {}", name(&from.from))),
+                (None, Some(to)) => words.push_str(&format!(" before {}", name(&to.to))),
+                (None, None) => {}
+            }
+            said.push(words);
+        }
+        many => said.push(format!("Added {} nodes", many.len())),
+    }
+    match removed.as_slice() {
+        [] => {}
+        [node] => said.push(format!("Deleted {}", name(&node.id))),
+        many => said.push(format!("Deleted {} nodes", many.len())),
+    }
+    // Edges between nodes that were there before and are still there.
+    let kept = |edge: &&&EdgeSpec| {
+        was.contains_key(&edge.from)
+            && was.contains_key(&edge.to)
+            && now.contains_key(&edge.from)
+            && now.contains_key(&edge.to)
+    };
+    let connected: Vec<&&EdgeSpec> = new_edges.iter().filter(kept).collect();
+    let disconnected: Vec<&&EdgeSpec> = gone_edges.iter().filter(kept).collect();
+    let ends = |edge: &EdgeSpec| (edge.from.clone(), edge.to.clone());
+    let changed: HashSet<(NodeId, NodeId)> = connected
+        .iter()
+        .map(|e| ends(e))
+        .filter(|pair| disconnected.iter().any(|e| &ends(e) == pair))
+        .collect();
+    let route = |edge: &EdgeSpec| match (&edge.route, &edge.condition) {
+        (Some(route), _) => format!(", route {route}"),
+        (None, Some(_)) => ", with a condition".to_string(),
+        (None, None) => String::new(),
+    };
+    let fresh: Vec<&&&EdgeSpec> = connected
+        .iter()
+        .filter(|e| !changed.contains(&ends(e)))
+        .collect();
+    let cut: Vec<&&&EdgeSpec> = disconnected
+        .iter()
+        .filter(|e| !changed.contains(&ends(e)))
+        .collect();
+    if removed.is_empty() {
+        match fresh.as_slice() {
+            [] => {}
+            [edge] => said.push(format!(
+                "Connected {} to {}{}",
+                name(&edge.from),
+                name(&edge.to),
+                route(edge)
+            )),
+            many => said.push(format!("Added {} edges", many.len())),
+        }
+    } else if let [edge] = fresh.as_slice() {
+        // A node deleted from a chain leaves its neighbours joined.
+        said.push(format!(
+            "{} now leads to {}",
+            name(&edge.from),
+            name(&edge.to)
+        ));
+    }
+    if added.is_empty() {
+        match cut.as_slice() {
+            [] => {}
+            [edge] => said.push(format!(
+                "Removed the edge from {} to {}",
+                name(&edge.from),
+                name(&edge.to)
+            )),
+            many => said.push(format!("Removed {} edges", many.len())),
+        }
+    }
+    let groups_before: HashSet<&str> = before.groups.iter().map(|g| g.id.as_str()).collect();
+    let groups_after: HashSet<&str> = after.groups.iter().map(|g| g.id.as_str()).collect();
+    for group in after
+        .groups
+        .iter()
+        .filter(|g| !groups_before.contains(g.id.as_str()))
+    {
+        said.push(format!(
+            "Grouped {} nodes as “{}”",
+            group.nodes.len(),
+            group.label
+        ));
+    }
+    for group in before
+        .groups
+        .iter()
+        .filter(|g| !groups_after.contains(g.id.as_str()))
+    {
+        said.push(format!("Ungrouped “{}”", group.label));
+    }
+    let notes_before: HashSet<&str> = before.notes.iter().map(|n| n.id.as_str()).collect();
+    let notes_after: HashSet<&str> = after.notes.iter().map(|n| n.id.as_str()).collect();
+    if after
+        .notes
+        .iter()
+        .any(|n| !notes_before.contains(n.id.as_str()))
+    {
+        said.push("Added a note".to_string());
+    }
+    if before
+        .notes
+        .iter()
+        .any(|n| !notes_after.contains(n.id.as_str()))
+    {
+        said.push("Deleted a note".to_string());
+    }
+    if said.is_empty() {
+        // Many nodes moved at once (Layout, a group dragged); one node
+        // moved is where the person moved it.
+        let moved = after
+            .nodes
+            .iter()
+            .filter(|n| was.get(&n.id).is_some_and(|w| w.position != n.position))
+            .count();
+        if moved > 1 {
+            said.push(format!("Moved {moved} nodes"));
+        }
+    }
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
+/// An edge as compared: the same id, ends, route and condition.
+type EdgeKey<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
+
+fn key(edge: &EdgeSpec) -> EdgeKey<'_> {
+    (
+        edge.id.as_str(),
+        edge.from.as_str(),
+        edge.to.as_str(),
+        edge.route.as_deref(),
+        edge.condition.as_deref(),
+    )
+}
+
+/// What undo (`Undone`) or redo (`Redone`) did: the edit it took back or
+/// made again, said as [`describe`] says it.
+pub fn undone(word: &str, edit: Option<String>) -> String {
+    match edit {
+        Some(edit) => {
+            let mut chars = edit.chars();
+            let first = chars.next().map(|c| c.to_lowercase().to_string());
+            format!("{word}: {}{}", first.unwrap_or_default(), chars.as_str())
+        }
+        None => word.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use heddle_engine::GraphDocument;
+    use serde_json::{Value, json};
+
+    use super::{describe, undone};
+
+    fn graph(nodes: Value, edges: Value) -> GraphDocument {
+        serde_json::from_value(json!({
+            "format_version": 2, "name": "g", "nodes": nodes, "edges": edges
+        }))
+        .expect("a document")
+    }
+
+    fn node(id: &str, kind: &str, label: &str, x: f64) -> Value {
+        json!({"id": id, "kind": kind, "label": label, "position": {"x": x, "y": 0.0}})
+    }
+
+    fn chain() -> GraphDocument {
+        graph(
+            json!([
+                node("start", "start", "", 0.0),
+                node("llm", "llm", "Writer", 240.0),
+                node("end", "end", "", 480.0)
+            ]),
+            json!([
+                {"id": "e1", "from": "start", "to": "llm"},
+                {"id": "e2", "from": "llm", "to": "end"}
+            ]),
+        )
+    }
+
+    #[test]
+    fn a_deleted_node_and_the_neighbours_it_joined_are_said() {
+        let before = chain();
+        let after = graph(
+            json!([
+                node("start", "start", "", 0.0),
+                node("end", "end", "", 480.0)
+            ]),
+            json!([{"id": "e3", "from": "start", "to": "end"}]),
+        );
+        assert_eq!(
+            describe(&before, &after).as_deref(),
+            Some("Deleted “Writer”; “start” now leads to “end”")
+        );
+        assert_eq!(
+            undone("Undone", describe(&before, &after)),
+            "Undone: deleted “Writer”; “start” now leads to “end”"
+        );
+    }
+
+    #[test]
+    fn a_node_added_says_where_it_went() {
+        let before = chain();
+        let mut after = before.clone();
+        after
+            .nodes
+            .push(serde_json::from_value(node("llm_2", "llm", "", 720.0)).expect("node"));
+        assert_eq!(
+            describe(&before, &after).as_deref(),
+            Some("Added “llm_2” (llm)")
+        );
+        // Into an edge: the edge now ends at it, a new one leaves it.
+        after.edges[1].to = "llm_2".into();
+        after.edges.push(
+            serde_json::from_value(json!({"id": "e3", "from": "llm_2", "to": "end"}))
+                .expect("edge"),
+        );
+        assert_eq!(
+            describe(&before, &after).as_deref(),
+            Some("Added “llm_2” (llm) between “Writer” and “end”")
+        );
+    }
+
+    #[test]
+    fn edges_connected_rerouted_and_removed_are_said() {
+        let before = chain();
+        let mut after = before.clone();
+        after.edges.push(
+            serde_json::from_value(
+                json!({"id": "e3", "from": "start", "to": "end", "route": "done"}),
+            )
+            .expect("edge"),
+        );
+        assert_eq!(
+            describe(&before, &after).as_deref(),
+            Some("Connected “start” to “end”, route done")
+        );
+        let mut cut = before.clone();
+        cut.edges.remove(0);
+        assert_eq!(
+            describe(&before, &cut).as_deref(),
+            Some("Removed the edge from “start” to “Writer”")
+        );
+        // A field of a node typed into, one node dragged: nothing to say.
+        let mut typed = before.clone();
+        typed.nodes[1].label = "Poet".into();
+        typed.nodes[1].position = Some(heddle_engine::format::Position { x: 300.0, y: 40.0 });
+        assert_eq!(describe(&before, &typed), None);
+        // Layout moves many.
+        let mut laid = before.clone();
+        for spec in &mut laid.nodes {
+            spec.position = Some(heddle_engine::format::Position { x: 1.0, y: 2.0 });
+        }
+        assert_eq!(describe(&before, &laid).as_deref(), Some("Moved 3 nodes"));
+        assert_eq!(undone("Redone", None), "Redone");
+    }
+}
