@@ -195,7 +195,7 @@ pub fn GraphEditor(
             <aside class="inspector" aria-label="Inspector" hidden=move || panels.inspector.get() == Some(false)>
                 <Inspector editor gestures catalog problems />
                 <ProblemList editor problems />
-                <history::VersionHistory persistence graph_id=history_id can_edit=editor.can_edit live=publication />
+                <history::VersionHistory editor persistence graph_id=history_id can_edit=editor.can_edit live=publication />
                 {children()}
             </aside>
         </div>

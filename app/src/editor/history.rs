@@ -8,12 +8,14 @@
 use leptos::prelude::*;
 
 use super::persist::Persistence;
+use super::state::Editor;
 use crate::components::{CodeSpans, GraphPreview, LocalTime};
 use crate::graphs::{VersionSummary, get_version, label_version, list_versions, restore_version};
 use crate::publishing::Live;
 
 #[component]
 pub fn VersionHistory(
+    editor: Editor,
     persistence: Persistence,
     graph_id: String,
     can_edit: bool,
@@ -111,8 +113,13 @@ pub fn VersionHistory(
                             let show = show.clone();
                             let restore = restore.clone();
                             let name_it = name_it.clone();
-                            move |version: VersionSummary| {
+                            move |mut version: VersionSummary| {
                                 let scores = scored.get(&version.version).cloned();
+                                // Nodes named as the canvas names them.
+                                version.summary = super::problems::name_nodes(
+                                    &version.summary,
+                                    |id| editor.label_of(id),
+                                );
                                 version_row(
                                     version,
                                     RowActions {

@@ -5,6 +5,7 @@
 //! (one barycenter sweep), which untangles most crossings. A graph of more
 //! layers than fit a screen wraps into bands, read top to bottom. A
 //! fan-out's sends count as edges (its instances' node comes after it).
+//! A node no start leads to sits just before the first node it leads to.
 //! Nodes joined to nothing are not a layer of their own: they line up
 //! under the rest, start first and end last, in rows as wide as a screen
 //! (a graph of nodes yet to be connected reads as a row, not a column).
@@ -101,6 +102,16 @@ fn lined_up(
     })
 }
 
+/// Where the `start` nodes are among `members` (indices into `members`).
+fn starts_of(document: &GraphDocument, members: &[usize]) -> Vec<usize> {
+    members
+        .iter()
+        .enumerate()
+        .filter(|&(_, &i)| document.nodes[i].kind == BuiltinKind::Start.name())
+        .map(|(at, _)| at)
+        .collect()
+}
+
 /// Positions for the nodes at `members` (indices into the document's
 /// nodes), layered over `links`.
 fn layered(
@@ -116,13 +127,11 @@ fn layered(
             out[from].push(to);
         }
     }
-    let starts: Vec<usize> = members
-        .iter()
-        .enumerate()
-        .filter(|&(_, &i)| document.nodes[i].kind == BuiltinKind::Start.name())
-        .map(|(at, _)| at)
-        .collect();
-    let back = back_edges(&out, entry_first(document, &index, starts, ids.len()));
+    let starts = starts_of(document, members);
+    let back = back_edges(
+        &out,
+        entry_first(document, &index, starts.clone(), ids.len()),
+    );
     let forward_edges: Vec<Vec<usize>> = (0..ids.len())
         .map(|from| {
             out[from]
@@ -144,12 +153,36 @@ fn layered(
     let mut layer = vec![0usize; ids.len()];
     let mut ready: Vec<usize> = (0..ids.len()).filter(|&n| indegree[n] == 0).collect();
     ready.reverse();
+    let mut order = Vec::with_capacity(ids.len());
     while let Some(node) = ready.pop() {
+        order.push(node);
         for to in forward(node) {
             layer[to] = layer[to].max(layer[node] + 1);
             indegree[to] -= 1;
             if indegree[to] == 0 {
                 ready.push(to);
+            }
+        }
+    }
+
+    // What no start leads to (a node wired only onward, to `end`) sits just
+    // before the first node it leads to, not in the first column with its
+    // edge drawn across the graph. Last first, so a chain of them moves
+    // as one.
+    if !starts.is_empty() {
+        let mut reached = vec![false; ids.len()];
+        let mut stack = starts.clone();
+        while let Some(node) = stack.pop() {
+            if !std::mem::replace(&mut reached[node], true) {
+                stack.extend(forward(node).filter(|to| !reached[*to]));
+            }
+        }
+        for &node in order.iter().rev() {
+            if reached[node] {
+                continue;
+            }
+            if let Some(first) = forward(node).map(|to| layer[to]).min() {
+                layer[node] = layer[node].max(first.saturating_sub(1));
             }
         }
     }
@@ -431,5 +464,27 @@ mod tests {
         assert!(y("lone") > y("start"), "under the graph");
         assert_eq!(x_of(&positions, "lone"), 0.0);
         assert_eq!(distinct_places(&positions), 4);
+    }
+
+    #[test]
+    fn what_no_start_leads_to_sits_just_before_where_it_leads() {
+        // start → a → b → end, and x → y → end with nothing into x: x and y
+        // sit just before the end, not in the start's column with an edge
+        // drawn across a and b.
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "orphan",
+            "nodes": [{"id": "start", "kind": "start"}, {"id": "a", "kind": "set"},
+                      {"id": "b", "kind": "set"}, {"id": "x", "kind": "set"},
+                      {"id": "y", "kind": "set"}, {"id": "end", "kind": "end"}],
+            "edges": [{"id": "e1", "from": "start", "to": "a"}, {"id": "e2", "from": "a", "to": "b"},
+                      {"id": "e3", "from": "b", "to": "end"}, {"id": "e4", "from": "x", "to": "y"},
+                      {"id": "e5", "from": "y", "to": "end"}]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        assert_eq!(x_of(&positions, "y"), x_of(&positions, "b"));
+        assert_eq!(x_of(&positions, "x"), x_of(&positions, "a"));
+        assert!(x_of(&positions, "x") > x_of(&positions, "start"));
+        assert_eq!(distinct_places(&positions), 6);
     }
 }
