@@ -97,14 +97,16 @@ pub fn PaletteToggle(panels: Panels) -> impl IntoView {
 /// The toolbar's button that folds the inspector away, or pins it open
 /// (then it stays, selection or not, until folded again). While the
 /// inspector is away with nothing selected, the button says what it would
-/// show: the graph's settings (its limits, triggers, keys).
+/// show: the graph's settings (its limits, triggers, keys). Its name is
+/// the same either way (a screen reader hears a button whose name changes
+/// as another button), its state in `aria-pressed`.
 #[component]
 pub fn InspectorToggle(panels: Panels, editor: Editor) -> impl IntoView {
     let shown = move || panels.inspector_shown(editor);
     let offers_settings = move || !shown() && Panels::nothing_selected(editor);
     view! {
         <button class="tool" type="button" data-testid="toggle-inspector"
-            aria-label=move || if offers_settings() { "Graph settings" } else { "Inspector" }
+            aria-label="Graph settings and inspector"
             title=move || if shown() { "Hide the inspector" } else { "Show the inspector" }
             aria-pressed=move || shown().to_string()
             on:click=move |_| {
