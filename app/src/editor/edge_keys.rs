@@ -3,8 +3,10 @@
 //! Tab order, so a big graph is not thousands of stops: E on a node goes
 //! to its edges (leaving first, then arriving), one press after another.
 //! Focusing an edge selects it; on an edge, Left and Right go to the node
-//! it leaves and the node it reaches, Delete removes it and goes back to
-//! the node it left, Escape goes back without removing it.
+//! it leaves and the node it reaches. Escape goes back to the node E was
+//! pressed on (either end: an edge reached from the node it arrives at
+//! goes back there, not to its source), E goes on to that node's next
+//! edge, and Delete removes the edge and goes back there too.
 
 use std::collections::BTreeSet;
 
@@ -61,15 +63,30 @@ pub fn edges_of(editor: Editor, node: &NodeId) -> Vec<EdgeId> {
     })
 }
 
+thread_local! {
+    /// The node whose edges E is going through: where Escape goes back to.
+    static CAME_FROM: std::cell::RefCell<Option<NodeId>> = const { std::cell::RefCell::new(None) };
+}
+
 /// E on a node: its first edge, if it has one.
 pub fn enter_edges(editor: Editor, node: &NodeId) -> bool {
     match edges_of(editor, node).first() {
         Some(first) => {
+            CAME_FROM.with(|came| *came.borrow_mut() = Some(node.clone()));
             focus_edge(first);
             true
         }
         None => false,
     }
+}
+
+/// The node to go back to from an edge between `from` and `to`: the one E
+/// was pressed on when it is one of them, else `from`.
+fn home(from: &NodeId, to: &NodeId) -> NodeId {
+    CAME_FROM
+        .with(|came| came.borrow().clone())
+        .filter(|node| node == from || node == to)
+        .unwrap_or_else(|| from.clone())
 }
 
 /// A key on a focused edge.
@@ -88,12 +105,15 @@ pub fn pressed(editor: Editor, event: &ev::KeyboardEvent) {
     }) else {
         return;
     };
+    let home = home(&from, &to);
     match event.key().as_str() {
-        "ArrowLeft" | "ArrowUp" | "Escape" => focus_node(editor, &from),
+        "ArrowLeft" | "ArrowUp" => focus_node(editor, &from),
         "ArrowRight" | "ArrowDown" => focus_node(editor, &to),
+        "Escape" => focus_node(editor, &home),
         "e" | "E" => {
-            // The next edge of the node it leaves, round again at the end.
-            let all = edges_of(editor, &from);
+            // The next edge of the node E was pressed on, round again at
+            // the end.
+            let all = edges_of(editor, &home);
             let next = all
                 .iter()
                 .position(|edge| *edge == id)
@@ -107,7 +127,7 @@ pub fn pressed(editor: Editor, event: &ev::KeyboardEvent) {
                 model::remove(document, &BTreeSet::new(), &BTreeSet::from([id.clone()]));
             });
             editor.selected_edge.set(None);
-            focus_node(editor, &from);
+            focus_node(editor, &home);
         }
         _ => return,
     }

@@ -118,7 +118,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                 };
                                 // The fix, when validation knows one: one click, one undo step.
                                 let fix = problem.fix.clone().filter(|_| editor.can_edit).map(|fix| {
-                                    let label = fix.label();
+                                    let label = name_nodes(&fix.label(), |id| editor.label_of(id));
                                     view! {
                                         <button type="button" class="button button-small fix-button"
                                             on:click=move |_| {
