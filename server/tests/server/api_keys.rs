@@ -6,7 +6,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::api_runs::counting_loop;
-use crate::support::{KeyClient, TestServer, error_message};
+use crate::support::{KeyClient, TestServer, error_message, status_and_json};
 
 /// Invokes `graph` with a key and waits for the result.
 async fn invoke(key: &KeyClient, graph: &str, input: Value) -> (u16, Value) {
@@ -402,4 +402,47 @@ async fn keys_never_reach_past_their_makers_access() {
     set_role("none").await;
     let (status, answer) = invoke(&key, &graph, json!({})).await;
     assert_eq!(status, 404, "{answer}");
+}
+
+#[tokio::test]
+async fn the_graphs_page_opens_on_the_last_run_started_from_the_editor_not_a_keys() {
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(2)).await;
+    let run_to_show = || async {
+        let (status, body) = status_and_json(
+            server
+                .call("run_to_show", &[("graph_id", graph.as_str())])
+                .await,
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        body
+    };
+    assert_eq!(run_to_show().await, Value::Null, "no run yet");
+    // A run started from the editor (the session), finished: the page
+    // opens on it.
+    let mine = server
+        .start_run(&graph, json!({"input": {"target": 2}}))
+        .await;
+    assert_eq!(server.wait_for_run(&mine).await["status"], "finished");
+    assert_eq!(run_to_show().await, json!(mine));
+    // A caller's run with a key, finished since: the page still opens on
+    // the editor's.
+    server.publish(&graph, 1).await;
+    let made = server
+        .owner
+        .make_key(json!({"name": "site", "graphs": [graph]}))
+        .await;
+    let key = KeyClient::new(server.addr, made["secret"].as_str().unwrap());
+    let (status, result) = invoke(&key, &graph, json!({"target": 3})).await;
+    assert_eq!(status, 200, "{result}");
+    assert_ne!(result["run_id"], json!(mine));
+    assert_eq!(run_to_show().await, json!(mine));
+    // A stranger is told nothing of it.
+    let stranger = server.user("stranger").await;
+    let refused = stranger
+        .call("run_to_show", &[("graph_id", graph.as_str())])
+        .await;
+    assert!(!refused.status().is_success());
+    assert!(!refused.text().await.unwrap_or_default().contains(&mine));
 }
