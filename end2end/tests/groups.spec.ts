@@ -219,6 +219,8 @@ test("a graph with broken groups opens with a warning its fix mends, and a delet
   // Deleted from the middle of the chain, it leaves its neighbours joined,
   // and a screen reader hears both.
   await expect(page.getByTestId("edit-announcer")).toHaveText("Deleted “Summarise”; “Fetch” now leads to “Write”");
+  // The focus goes to the node before it, not to the page.
+  await expect(page.locator('.canvas-node[data-node="fetch"]')).toBeFocused();
   expect(
     (await stored()).edges.map((edge: { from: string; to: string }) => `${edge.from}>${edge.to}`),
   ).toEqual(["start>fetch", "write>end", "fetch>write"]);

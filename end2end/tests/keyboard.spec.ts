@@ -304,6 +304,14 @@ test("shortcuts belong to the canvas: a letter typed or text copied in a panel s
   await start.focus();
   await page.keyboard.press("Delete");
   await expect(start).toHaveCount(0);
+  // Nothing came before it: the canvas keeps the focus, not the page.
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  // Undo draws it again; the focus stays in the editor.
+  await page.keyboard.press("Control+z");
+  await expect(start).toHaveCount(1);
+  await expect
+    .poll(() => page.evaluate(() => document.activeElement?.closest(".editor-canvas") !== null))
+    .toBe(true);
   expect(errors).toEqual([]);
 });
 

@@ -663,6 +663,10 @@ test("every way to start a run runs what is on screen, saved first", async ({ pa
   await page.screenshot({ path: "../target/e2e/screens/run-on-its-version.png" });
   await page.getByTestId("run-version-toggle").click();
   await expect(page.getByTestId("run-version-overlay")).toHaveCount(0);
+  // Back on the draft, the notice keeps clear of the canvas's toolbar.
+  const toolbar = (await page.getByRole("button", { name: "Layout", exact: true }).boundingBox())!;
+  const box = (await notice.boundingBox())!;
+  expect(box.y).toBeGreaterThan(toolbar.y + toolbar.height);
   // The newest run ran what the editor holds: no notice.
   await page.goto(`/graphs/${graph}?run=${second.id}`);
   await hydrated(page);

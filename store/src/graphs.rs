@@ -273,7 +273,8 @@ pub async fn get(db: &Db, allowed: &Allowed) -> Result<GraphDetail, AppError> {
 }
 
 /// Saves `document` as the next version, if `base_version` is the newest.
-/// The version records what changed since the one before, in words.
+/// The version records what changed since the one before, in words. The
+/// newest version's very document makes no new version: it is answered.
 pub async fn save(
     db: &Db,
     allowed: &Allowed,
@@ -300,16 +301,26 @@ async fn save_noted(
     let lock = format!("graph {}", id.as_str());
     let (version, updated_at) = on_db!(db, pool => {
         let mut tx = pool.begin_write(&lock).await?;
-        let current: Option<(i64, String)> =
-            sqlx::query_as("SELECT version, graph_json FROM graphs WHERE id = $1")
+        let current: Option<(i64, String, String)> =
+            sqlx::query_as("SELECT version, graph_json, updated_at FROM graphs WHERE id = $1")
                 .bind(id.as_str())
                 .fetch_optional(&mut *tx)
                 .await?;
-        let (current, previous) = current.ok_or_else(|| not_found(&id))?;
+        let (current, previous, previous_at) = current.ok_or_else(|| not_found(&id))?;
         if current != base_version {
             return Err(AppError::Conflict {
                 base_version,
                 current_version: current,
+            });
+        }
+        // The same graph again (an edit undone before the save went out):
+        // no version that changes nothing, and a run of the current one
+        // is still of what is on screen.
+        if previous == json {
+            return Ok(Saved {
+                id: id.clone(),
+                version: current,
+                updated_at: previous_at,
             });
         }
         let summary = note.clone().unwrap_or_else(|| {

@@ -309,14 +309,19 @@ pub async fn queued(db: &Db) -> Result<Vec<RunInfo>, AppError> {
 
 /// The run a page opening on the graph shows: the newest that is queued
 /// or running (it joins it live), else the newest started from the editor
-/// (where the person left off: its trace, state and events are there on a
-/// reload as they were before it). An experiment's runs are not among
+/// that is waiting for a person or ran the graph's current version (where
+/// the person left off: its trace, state and events are there on a reload
+/// as they were before it). A finished run of an older version is not
+/// drawn over the graph as it is now: it is in the run history, opened
+/// from there on the version it ran. An experiment's runs are not among
 /// them, nor finished runs started by others' callers (the API, a
-/// webhook, a schedule): those are in the graph's run history.
+/// webhook, a schedule).
 pub async fn run_to_show(db: &Db, graph: &GraphId) -> Result<Option<String>, AppError> {
     Ok(on_db!(db, pool => sqlx::query_scalar(
         concat!("SELECT id FROM runs WHERE graph_id = $1 AND origin <> ", origin!(experiment),
-            " AND (status IN ", status!(active), " OR origin = ", origin!(app), ")
+            " AND (status IN ", status!(active), " OR (origin = ", origin!(app),
+            " AND (status = ", status!(interrupted),
+            " OR graph_version = (SELECT version FROM graphs WHERE graphs.id = runs.graph_id))))
          ORDER BY CASE WHEN status IN ", status!(active), " THEN 0 ELSE 1 END,
              created_at DESC, rowid DESC LIMIT 1"),
     )

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use heddle_engine::NodeId;
 use heddle_engine::format::Position;
 use leptos::ev;
 use leptos::prelude::*;
@@ -166,6 +167,13 @@ pub fn delete_selection(editor: Editor) {
     if nodes.is_empty() && edges.is_empty() && note.is_none() {
         return;
     }
+    // Where the focus goes once they are gone: the node before them.
+    let before = editor.edges.with_untracked(|edges| {
+        edges
+            .iter()
+            .find(|edge| nodes.contains(&edge.to) && !nodes.contains(&edge.from))
+            .map(|edge| edge.from.clone())
+    });
     editor.change(|document| {
         let joining = super::rejoin::joining_edge(document, &nodes);
         model::remove(document, &nodes, &edges);
@@ -177,6 +185,38 @@ pub fn delete_selection(editor: Editor) {
     editor.selected_note.set(None);
     editor.selected.set(BTreeSet::new());
     editor.selected_edge.set(None);
+    keep_focus(editor, before);
+}
+
+/// After an edit that may have taken the focused element away (a node
+/// deleted, an undo drawing the nodes again), gives the focus to `prefer`
+/// (else the one selected node, else the canvas) when it was lost to the
+/// page: a keyboard or screen-reader user goes on from where they were,
+/// not from the top of the page.
+pub fn keep_focus(editor: Editor, prefer: Option<NodeId>) {
+    request_animation_frame(move || {
+        let page = document();
+        let lost = match (page.active_element(), page.body()) {
+            (Some(active), Some(body)) => active == *body,
+            (None, _) => true,
+            _ => false,
+        };
+        if !lost {
+            return;
+        }
+        let selected = editor.selected.try_get_untracked().unwrap_or_default();
+        let target = prefer
+            .filter(|id| editor.view_of(id).is_some())
+            .or_else(|| {
+                (selected.len() == 1)
+                    .then(|| selected.first().cloned())
+                    .flatten()
+            });
+        match target {
+            Some(id) => super::connect_menu::focus_node(editor, &id),
+            None => crate::components::focus_first(".editor-canvas"),
+        }
+    });
 }
 
 /// Pastes a fragment, selecting what was pasted: with its top-left corner
@@ -336,14 +376,17 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         let handled = match (command, key.as_str()) {
             (true, "z" | "Z") if event.shift_key() => {
                 editor.redo();
+                keep_focus(editor, None);
                 true
             }
             (true, "z" | "Z") => {
                 editor.undo();
+                keep_focus(editor, None);
                 true
             }
             (true, "y" | "Y") => {
                 editor.redo();
+                keep_focus(editor, None);
                 true
             }
             (true, "d" | "D") => {

@@ -80,7 +80,8 @@ pub fn RunVersion(
         };
         let over = !dismissed.get();
         Some(view! {
-            <div class="run-version-notice notice" role="status" data-testid="run-version-notice">
+            <div class="run-version-notice notice" class:draft-shown=!over role="status"
+                data-testid="run-version-notice">
                 <span>
                     {format!("This run ran version {}; the editor holds {draft}. ", shown.version)}
                     {move || if over {

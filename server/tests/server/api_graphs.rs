@@ -337,7 +337,7 @@ async fn graphs_are_validated_against_the_tools_the_server_runs_with() {
         .api(
             Method::PUT,
             &format!("/api/v1/graphs/{id}"),
-            Some(json!({"base_version": 2, "document": agent("crm__missing")})),
+            Some(json!({"base_version": saved["version"], "document": agent("crm__missing")})),
         )
         .await;
     assert!(

@@ -438,11 +438,28 @@ async fn the_graphs_page_opens_on_the_last_run_started_from_the_editor_not_a_key
     assert_eq!(status, 200, "{result}");
     assert_ne!(result["run_id"], json!(mine));
     assert_eq!(run_to_show().await, json!(mine));
+    // The graph edited since (version 2): that run is not drawn over it.
+    let mut edited = counting_loop(2);
+    edited["name"] = json!("edited");
+    let (status, body) = server
+        .api(
+            Method::PUT,
+            &format!("/api/v1/graphs/{graph}"),
+            Some(json!({"base_version": 1, "document": edited})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(run_to_show().await, Value::Null);
+    let again = server
+        .start_run(&graph, json!({"input": {"target": 2}}))
+        .await;
+    assert_eq!(server.wait_for_run(&again).await["status"], "finished");
+    assert_eq!(run_to_show().await, json!(again));
     // A stranger is told nothing of it.
     let stranger = server.user("stranger").await;
     let refused = stranger
         .call("run_to_show", &[("graph_id", graph.as_str())])
         .await;
     assert!(!refused.status().is_success());
-    assert!(!refused.text().await.unwrap_or_default().contains(&mine));
+    assert!(!refused.text().await.unwrap_or_default().contains(&again));
 }

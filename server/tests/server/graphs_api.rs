@@ -132,7 +132,9 @@ async fn saving_importing_and_deleting_go_through_typed_server_functions() {
     let server = TestServer::start().await;
     let document = crate::api_runs::counting_loop(3);
     let graph = server.create_graph(document.clone()).await;
-    let save = |base: i64| json!({"id": graph, "base_version": base, "document": document});
+    let mut changed = document.clone();
+    changed["name"] = json!("counting, renamed");
+    let save = |base: i64| json!({"id": graph, "base_version": base, "document": changed});
 
     let saved = server.owner.call_json("save_graph", &save(1)).await;
     assert_eq!(saved.status(), 200);
@@ -144,6 +146,20 @@ async fn saving_importing_and_deleting_go_through_typed_server_functions() {
     assert_eq!(stale.status(), 409);
     let stale: Value = stale.json().await.unwrap();
     assert_eq!(stale["Conflict"]["current_version"], 2, "{stale}");
+    // The same document again (an edit undone before the save went out)
+    // makes no new version: the current one is answered.
+    let again = server.owner.call_json("save_graph", &save(2)).await;
+    assert_eq!(again.status(), 200);
+    let again: Value = again.json().await.unwrap();
+    assert_eq!(again["version"], 2, "{again}");
+    let (_, versions) = server
+        .api(
+            reqwest::Method::GET,
+            &format!("/api/v1/graphs/{graph}/versions"),
+            None,
+        )
+        .await;
+    assert_eq!(versions.as_array().map(Vec::len), Some(2), "{versions}");
     // Not a graph document: says what is wrong, changes nothing.
     let broken = server
         .owner

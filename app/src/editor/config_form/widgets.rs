@@ -1069,6 +1069,22 @@ fn mark_invalid(cx: FormCx, path: Path, id: String, described: String) {
     });
 }
 
+/// The field a fix's button sits under (the first control in its field's
+/// wrapper), to give the focus to once the button is gone.
+fn field_of(event: &leptos::ev::MouseEvent) -> Option<web_sys::HtmlElement> {
+    use wasm_bindgen::JsCast;
+    event
+        .target()?
+        .dyn_into::<web_sys::Element>()
+        .ok()?
+        .closest(".field")
+        .ok()??
+        .query_selector("input, select, textarea")
+        .ok()??
+        .dyn_into::<web_sys::HtmlElement>()
+        .ok()
+}
+
 /// The validator's problems at `path`, each with its fix when it has one.
 /// Those of an empty field are marked: in a row being filled in (a row
 /// just added, the focus in it) the stylesheet keeps them back, so nobody
@@ -1082,14 +1098,34 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
             .into_iter()
             .map(|problem| {
                 let fix = problem.fix.clone().filter(|_| !cx.read_only).map(|fix| {
-                    let label = fix.label();
+                    let label = crate::editor::problems::name_nodes(&fix.label(), |id| {
+                        cx.editor.label_of(id)
+                    });
                     view! {
                         <button type="button" class="button button-small fix-button"
-                            on:click=move |_| cx.editor.change(|document| fix.apply(document))><CodeSpans text=label /></button>
+                            on:click=move |event| {
+                                // The button goes with the problem: the
+                                // focus goes to the field it was under,
+                                // not to the page.
+                                let field = field_of(&event);
+                                cx.editor.change(|document| fix.apply(document));
+                                if let Some(field) = field {
+                                    request_animation_frame(move || {
+                                        let _ = field.focus();
+                                    });
+                                }
+                            }><CodeSpans text=label /></button>
                     }
                 });
+                // An error is said as it comes; a warning (the run goes on)
+                // is read with its field, never interrupting the typing.
+                let warning = problem.severity == heddle_engine::validate::Severity::Warning;
+                let message = crate::editor::problems::name_nodes(&problem.message, |id| {
+                    cx.editor.label_of(id)
+                });
                 view! {
-                    <span class="field-error" class:while-empty=empty role="alert"><CodeSpans text=problem.message.clone() />{fix}</span>
+                    <span class="field-error" class:field-warning=warning class:while-empty=empty
+                        role=(!warning).then_some("alert")><CodeSpans text=message />{fix}</span>
                 }
             })
             .collect_view()
