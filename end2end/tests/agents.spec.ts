@@ -82,7 +82,7 @@ test("a token budget set in the graph's settings is kept and stops a run naming 
   await expect(page.getByTestId("run-status")).toHaveText("Run failed", { timeout: 20_000 });
   const runs = await (await page.request.get(`/api/v1/graphs/${id}/runs`)).json();
   expect(runs[0].error).toContain("`limits.max_tokens` is 5");
-  await expect(page.getByTestId("chat-failure")).toContainText("`limits.max_tokens` is 5");
+  await expect(page.getByTestId("chat-failure")).toContainText("limits.max_tokens is 5");
   await page.screenshot({ path: "../target/e2e/screens/budget-1024.png" });
   expect(errors).toEqual([]);
 });

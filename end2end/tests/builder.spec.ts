@@ -268,6 +268,16 @@ test("a kind added after a router is a new branch on its free route; Ctrl+Enter 
   await saved(page);
   const edges = (await stored(page)).edges.map((e: any) => `${e.from}→${e.to}:${e.route ?? ""}`).sort();
   expect(edges).toEqual(["bill→end:", "start→triage:", `triage→${id}:technical`, "triage→bill:billing"].sort());
+  await expect(page.getByTestId("edit-announcer")).toHaveText(`Added “${id}” (llm) after “triage”`);
+  // Every route taken now: one more is left unjoined, and says so.
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  await page.locator('.palette-item[data-kind="llm"]').click();
+  await expect(page.getByTestId("edit-announcer")).toContainText(
+    "not joined: which way “triage” leads to it is yours to choose (C connects)",
+  );
+  await expect(page.locator(".canvas-node.kind-llm")).toHaveCount(3);
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".canvas-node.kind-llm")).toHaveCount(2);
   // Ctrl+Enter where the focus rests after adding (the palette's search):
   // Run's, not one more node: the chat graph opens its chat, the focus in
   // its box.
@@ -372,6 +382,7 @@ test("a router's routes typed after its edges are given to them in a click each"
   const problems = page.locator(".problems");
   // Three routes with no edge, and a warning: no route to fall back on.
   await expect(page.getByTestId("problem-count")).toHaveText("4");
+  await expect(problems.getByTestId("problems-split")).toHaveText("3 stop the run, 1 warning");
   await expect(problems.locator(".problem-warning")).toContainText("has no otherwise");
   // Up in the graph's settings (the list is far below them): how many stop
   // a run, one press from the first fix.
@@ -401,8 +412,12 @@ test("a router's routes typed after its edges are given to them in a click each"
   // reader reaching it.
   await expect(otherwise).toHaveAttribute("aria-invalid", "true");
   await expect(otherwise).toHaveAccessibleDescription(/has no otherwise/);
+  // A warning under its field is not an alert (it would interrupt the
+  // typing); its fix, once clicked, gives the focus to the field.
+  await expect(otherwiseField.locator(".field-error")).not.toHaveAttribute("role", "alert");
   await otherwiseField.getByRole("button", { name: "Take general when no route fits" }).click();
   await expect(otherwise).toHaveValue("general");
+  await expect(otherwise).toBeFocused();
   await expect(otherwise).not.toHaveAttribute("aria-invalid");
   // Each row's remove button says which route it removes.
   await expect(page.getByRole("button", { name: "Remove route billing" })).toHaveCount(1);

@@ -135,6 +135,7 @@ enum Join {
 /// and selects it.
 fn add(editor: Editor, kind: &str, at: Position, join: Join) {
     let mut placed = None;
+    let mut left_alone = None;
     editor.change(|document| {
         let node = model::new_node(document, kind, at);
         let id = node.id.clone();
@@ -145,12 +146,30 @@ fn add(editor: Editor, kind: &str, at: Position, join: Join) {
                 splice::splice(document, edge, &id);
             }
             Join::After(from) => {
-                join_after(document, from, &id);
+                // An end or a fan-out leads on to nothing (a fan-out sends):
+                // nothing to say when the node is not joined after one.
+                let leads_on = document.nodes.iter().any(|spec| {
+                    &spec.id == from
+                        && spec.kind != BuiltinKind::End.name()
+                        && spec.kind != BuiltinKind::FanOut.name()
+                }) && kind != BuiltinKind::Start.name();
+                if !join_after(document, from, &id) && leads_on {
+                    left_alone = Some(from.clone());
+                }
             }
         }
         bring_its_conversation(document, &id);
         placed = Some(id);
     });
+    // Not joined where a person might expect it (every way on from the
+    // selected node taken): said, so nobody looks for an edge that is not
+    // there.
+    if let Some(from) = left_alone {
+        editor.say_more(format!(
+            "not joined: which way “{}” leads to it is yours to choose (C connects)",
+            editor.name_of(from.as_str())
+        ));
+    }
     if let Some(id) = placed {
         editor.selected.set(BTreeSet::from([id]));
         editor.selected_edge.set(None);

@@ -82,6 +82,17 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
             <h2 class="inspector-title" tabindex="-1">
                 "Problems "
                 <span class="badge" data-testid="problem-count">{move || problems.with(Vec::len)}</span>
+                // Errors and warnings told apart: the graph bar counts only
+                // what stops the run.
+                {move || {
+                    let (all, errors) = (problems.with(Vec::len), errors());
+                    (errors > 0 && errors < all).then(|| view! {
+                        <span class="problems-split" data-testid="problems-split">
+                            {format!(" {errors} stop the run, {} {}", all - errors,
+                                if all - errors == 1 { "warning" } else { "warnings" })}
+                        </span>
+                    })
+                }}
             </h2>
             {move || {
                 if problems.with(Vec::is_empty) {

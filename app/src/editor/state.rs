@@ -422,6 +422,19 @@ impl Editor {
         self.say(words);
     }
 
+    /// Adds to what the last edit said (what it did not do).
+    pub fn say_more(&self, words: String) {
+        self.said.update(|(count, said)| {
+            *count += 1;
+            if said.is_empty() {
+                *said = words;
+            } else {
+                said.push_str("; ");
+                said.push_str(&words);
+            }
+        });
+    }
+
     /// Says an edit to screen readers (nothing when `words` is `None`).
     fn say(&self, words: Option<String>) {
         if let Some(words) = words {

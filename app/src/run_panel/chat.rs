@@ -378,7 +378,10 @@ pub fn ChatTab(
                 {move || failure().map(|why| view! {
                     <li class="chat-message chat-failure" role="alert" data-testid="chat-failure">
                         <span class="chat-role">"the run failed"</span>
-                        <p>{why}</p>
+                        // Read as one sentence: "the run failed: …".
+                        <span class="visually-hidden">": "</span>
+                        <p><crate::components::CodeSpans text=crate::editor::problems::name_nodes(
+                            &why, |id| editor.label_of(id)) /></p>
                     </li>
                 })}
             </ol>
