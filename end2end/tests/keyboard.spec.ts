@@ -171,6 +171,31 @@ test("nodes added from the keyboard in a row stay in sight: the view follows eac
   expect(errors).toEqual([]);
 });
 
+test("a node reached with Tab from off the canvas is brought into view", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const canvas = page.locator(".editor-canvas");
+  const box = (await canvas.boundingBox())!;
+  // The view panned until both nodes are off its left edge.
+  await page.mouse.move(box.x + box.width - 20, box.y + box.height - 20);
+  await page.mouse.down();
+  await page.mouse.move(box.x + 20, box.y + box.height - 20, { steps: 6 });
+  await page.mouse.move(box.x - 600, box.y + box.height - 20, { steps: 6 });
+  await page.mouse.up();
+  const start = page.locator('.canvas-node[data-node="start"]');
+  await expect(start).not.toBeInViewport();
+  await canvas.focus();
+  await page.keyboard.press("Tab");
+  await expect(start).toBeFocused();
+  await expect(start).toBeInViewport({ ratio: 1 });
+  const shown = (await start.boundingBox())!;
+  expect(shown.x).toBeGreaterThanOrEqual(box.x);
+  expect(shown.x + shown.width).toBeLessThanOrEqual(box.x + box.width);
+  expect(errors).toEqual([]);
+});
+
 test("Run on a graph with problems says so and goes to the first fix, asking the server nothing; after the last fix the focus stays in the editor", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   const response = await page.request.post("/api/v1/graphs/import", { data: writerWithoutAConversation() });

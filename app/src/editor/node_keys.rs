@@ -32,11 +32,21 @@ fn node_of(event: &ev::Event) -> Option<(NodeId, web_sys::Element)> {
     Some((NodeId::from(id), element))
 }
 
-/// A node took the focus: it is selected.
+/// A node took the focus: it is selected, and shown when the keyboard
+/// brought it.
 pub fn focused(editor: Editor, event: &ev::FocusEvent) {
-    let Some((id, _)) = node_of(event) else {
+    let Some((id, element)) = node_of(event) else {
         return;
     };
+    // Reached from the keyboard (Tab, the arrows): the view follows it,
+    // so a focused node is never off the canvas. A click leaves the view
+    // where it is.
+    if element.matches(":focus-visible").unwrap_or(false)
+        && let Some(canvas) = element.closest(".editor-canvas").ok().flatten()
+    {
+        let rect = canvas.get_bounding_client_rect();
+        editor.reveal(&id, rect.width(), rect.height());
+    }
     if !editor
         .selected
         .with_untracked(|selected| selected.contains(&id))
