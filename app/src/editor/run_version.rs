@@ -82,17 +82,21 @@ pub fn RunVersion(
         Some(view! {
             <div class="run-version-notice notice" class:draft-shown=!over role="status"
                 data-testid="run-version-notice">
+                // Back on the draft, one short line: it sits over the
+                // canvas's bottom edge.
                 <span>
-                    {format!("This run ran version {}; the editor holds {draft}. ", shown.version)}
-                    {move || if over {
-                        "Shown: the version it ran."
+                    {if over {
+                        format!(
+                            "This run ran version {}; the editor holds {draft}. Shown: the version it ran.",
+                            shown.version
+                        )
                     } else {
-                        "Shown: the editor's graph."
+                        format!("This run ran version {}, not the graph shown.", shown.version)
                     }}
                 </span>
                 <button class="button button-small" type="button" data-testid="run-version-toggle"
                     on:click=move |_| dismissed.update(|d| *d = !*d)>
-                    {move || if over { "Back to the draft" } else { "Show the version it ran" }}
+                    {if over { "Back to the draft".to_string() } else { format!("Show version {}", shown.version) }}
                 </button>
             </div>
             {over.then(|| view! {
