@@ -105,6 +105,8 @@ test("a model plans a fan-out from New graph: no script, no JSON typed", async (
   at = await between("llm", "agent");
   await act(() => place(page, "fan_out", at.x, at.y));
   const over = page.locator('input[name="config.over"], textarea[name="config.over"]').first();
+  // Its example is a list, not a condition.
+  await expect(over).toHaveAttribute("placeholder", "topics");
   await act(async () => {
     await over.fill("topics");
     await over.press("Tab");

@@ -21,7 +21,7 @@ use crate::node::{
 #[serde(deny_unknown_fields)]
 pub struct FanOutConfig {
     /// An expression giving the list to fan out over, e.g. `documents`.
-    #[schemars(extend("x-heddle" = "expression"))]
+    #[schemars(extend("x-heddle" = "expression"), example = &"topics")]
     pub over: String,
     /// The node each item is sent to.
     #[schemars(extend("x-heddle" = "node"))]

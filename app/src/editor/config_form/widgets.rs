@@ -175,7 +175,10 @@ fn text(
         Some(FieldHint::Expression) => {
             let error = RwSignal::new(condition_problem(&value()));
             view! {
-                <input id=id name=name class="mono" spellcheck="false" placeholder="count < 3"
+                // Its schema's example (a list for a fan-out's `over`),
+                // else a condition's.
+                <input id=id name=name class="mono" spellcheck="false"
+                    placeholder=if placeholder.is_empty() { "count < 3".to_string() } else { placeholder.clone() }
                     prop:value=value readonly=read_only
                     on:input=move |event| error.set(condition_problem(&event_target_value(&event)))
                     on:change=on_change />
