@@ -72,14 +72,29 @@ impl Viewport {
         let Some((x1, y1, x2, y2)) = extent else {
             return Viewport::default();
         };
-        let (margin, top) = (48.0, 72.0);
+        let (margin, top) = (FIT_MARGIN, FIT_TOP);
         let tall = height - margin - top;
         let zoom = ((width - 2.0 * margin) / (x2 - x1))
             .min(tall / (y2 - y1))
             .clamp(Viewport::MIN_ZOOM, 1.25);
+        Viewport::centred(extent, zoom, width, height)
+    }
+
+    /// The view at `zoom` with box `extent` centred as [`Viewport::fitting`]
+    /// centres it (clear of the toolbar at the top).
+    pub fn centred(
+        extent: Option<(f64, f64, f64, f64)>,
+        zoom: f64,
+        width: f64,
+        height: f64,
+    ) -> Viewport {
+        let Some((x1, y1, x2, y2)) = extent else {
+            return Viewport::default();
+        };
+        let tall = height - FIT_MARGIN - FIT_TOP;
         Viewport {
             x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
-            y: top + (tall - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
+            y: FIT_TOP + (tall - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
             zoom,
         }
     }
@@ -149,6 +164,12 @@ impl Viewport {
     ) -> Option<Viewport> {
         let moved = self.revealing(at, width, height)?;
         let whole = Viewport::fitting(extent, width, height);
+        if extent.is_some() && whole.zoom >= self.zoom {
+            // All of it fits as close as now: centred at this zoom, so no
+            // node is left half off the edge (the start, while the view
+            // went after the new node).
+            return Some(Viewport::centred(extent, self.zoom, width, height));
+        }
         let fits = extent.is_some()
             && whole.zoom >= Viewport::COMFORTABLE
             && whole.zoom <= self.zoom.max(Viewport::COMFORTABLE);
@@ -206,6 +227,11 @@ impl Viewport {
         }
     }
 }
+
+/// The room [`Viewport::fitting`] keeps around a graph, in screen pixels:
+/// at the sides and bottom, and at the top (clear of the toolbar).
+const FIT_MARGIN: f64 = 48.0;
+const FIT_TOP: f64 = 72.0;
 
 /// Everything the editor's parts share.
 #[derive(Clone, Copy)]
@@ -787,6 +813,31 @@ mod tests {
         // One in view already: the view stays.
         let second = Position { x: 240.0, y: 100.0 };
         assert_eq!(view.following(second, chain(5.0), 1024.0, 500.0), None);
+        // Four, which fit as close as now, the fourth just added off the
+        // right: all four at this zoom, the first not pushed off the left
+        // (moved to the fourth alone, the view would lose it).
+        let panned = Viewport {
+            x: 200.0,
+            y: 0.0,
+            zoom: 1.0,
+        };
+        let fourth = Position { x: 720.0, y: 100.0 };
+        let kept = panned
+            .following(fourth, chain(4.0), 1024.0, 500.0)
+            .expect("moved");
+        assert_eq!(kept.zoom, 1.0);
+        assert_eq!(
+            kept.revealing(first, 1024.0, 500.0),
+            None,
+            "the first shows"
+        );
+        assert_eq!(
+            kept.revealing(fourth, 1024.0, 500.0),
+            None,
+            "the fourth shows"
+        );
+        let alone = panned.revealing(fourth, 1024.0, 500.0).expect("moved");
+        assert!(alone.revealing(first, 1024.0, 500.0).is_some(), "lost");
     }
 
     #[test]
