@@ -51,6 +51,21 @@ test("triage hands the conversation to billing, the handoff is the edge taken, a
   await expect(page.getByTestId("usage-chart")).toContainText(/1 run · \d[\d,]* tokens · \$0/);
   await expect(page.getByTestId("run-usage-tag").first()).toContainText(/tokens · \$0/);
   await page.screenshot({ path: "../target/e2e/screens/usage-light.png" });
+
+  // A second question: the first answer still says where it was routed,
+  // and the second says where it went.
+  await page.getByRole("tab", { name: "Chat" }).click();
+  await page.getByTestId("chat-input").fill("The app crashes on start, technical please");
+  await page.getByTestId("chat-input").press("Enter");
+  await expect(messages.locator(".role-user")).toHaveCount(2, { timeout: 20_000 });
+  const routes = messages.getByTestId("chat-route");
+  await expect(routes).toHaveCount(2, { timeout: 20_000 });
+  await expect(routes.first()).toHaveText("Triage sent it to Billing (billing)");
+  const order = await messages.locator(":scope > li").evaluateAll((items) =>
+    items.map((item) => (item.getAttribute("data-testid") === "chat-route" ? "route" : item.classList.contains("role-user") ? "user" : "other")),
+  );
+  expect(order.indexOf("route")).toBe(order.indexOf("user") + 1);
+  expect(order.lastIndexOf("route")).toBe(order.lastIndexOf("user") + 1);
   expect(errors).toEqual([]);
 });
 

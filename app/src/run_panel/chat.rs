@@ -221,6 +221,12 @@ pub fn ChatTab(
             });
         });
     }
+    // Earlier turns' folds seen on this page, by thread and turn (how many
+    // of the person's questions came up to it): kept as a turn is
+    // followed by the next, so an earlier answer still says where it was
+    // routed. A page opened again has its newest turn's only.
+    let kept = StoredValue::new(HashMap::<(ThreadId, usize), Folds>::new());
+    let kept_changed = RwSignal::new(0u64);
     let fanned = Memo::new(move |_| -> Folds {
         if busy() || watch.cursor.get().is_some() {
             return Folds::default();
@@ -276,6 +282,18 @@ pub fn ChatTab(
                 thread_id: picked.get_untracked(),
                 ..StartRequest::default()
             };
+            // The turn answered so far keeps where it was routed (and its
+            // instances) once this one is asked.
+            if let Some(thread) = picked.get_untracked() {
+                let folds = fanned.get_untracked();
+                if folds != Folds::default() {
+                    let turn = messages.with_untracked(|all| questions(&all[..turn_start(all)]));
+                    kept.update_value(|kept| {
+                        kept.insert((thread, turn), folds);
+                    });
+                    kept_changed.update(|n| *n += 1);
+                }
+            }
             // Show the message at once; the thread's copy replaces it.
             sent.set(Some(text.trim().to_string()));
             asked.set_value(true);
@@ -359,10 +377,34 @@ pub fn ChatTab(
                 // The instances' work came between the person's question and
                 // the answer made of it: their fold sits there, not after.
                 {move || {
+                    kept_changed.track();
                     let mut before = messages.get();
                     let after = before.split_off(turn_start(&before));
+                    let thread = picked.get();
+                    let current = questions(&before);
+                    // An earlier turn's folds go after its question, as the
+                    // newest turn's do.
+                    let mut asked = 0;
+                    let before = before
+                        .into_iter()
+                        .map(|message| {
+                            let question = is_question(&message);
+                            let drawn = message_view(editor, message);
+                            if !question {
+                                return (drawn, None);
+                            }
+                            asked += 1;
+                            let earlier = thread
+                                .as_ref()
+                                .filter(|_| asked < current)
+                                .and_then(|thread| {
+                                    kept.with_value(|kept| kept.get(&(thread.clone(), asked)).cloned())
+                                });
+                            (drawn, earlier.map(folds_view))
+                        })
+                        .collect_view();
                     (
-                        before.into_iter().map(|message| message_view(editor, message)).collect_view(),
+                        before,
                         fanned.with(|folds| folds.routes.clone()).into_iter().map(route_view).collect_view(),
                         fanned.with(|folds| folds.fans.clone()).into_iter().map(instances_view).collect_view(),
                         after.into_iter().map(|message| message_view(editor, message)).collect_view(),
@@ -409,8 +451,29 @@ pub fn ChatTab(
 fn turn_start(messages: &[ChatMessage]) -> usize {
     messages
         .iter()
-        .rposition(|message| message.role == Role::User && message.name.is_none())
+        .rposition(is_question)
         .map_or(0, |at| at + 1)
+}
+
+/// A message the person wrote (not one a node wrote as the user).
+fn is_question(message: &ChatMessage) -> bool {
+    message.role == Role::User && message.name.is_none()
+}
+
+/// How many of `messages` the person wrote.
+fn questions(messages: &[ChatMessage]) -> usize {
+    messages
+        .iter()
+        .filter(|message| is_question(message))
+        .count()
+}
+
+/// An earlier turn's folds: its routes, then its instances.
+fn folds_view(folds: Folds) -> impl IntoView {
+    (
+        folds.routes.into_iter().map(route_view).collect_view(),
+        folds.fans.into_iter().map(instances_view).collect_view(),
+    )
 }
 
 /// What a run did between the question and its answer that the
