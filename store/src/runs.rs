@@ -317,13 +317,16 @@ pub async fn queued(db: &Db) -> Result<Vec<RunInfo>, AppError> {
 /// them, nor finished runs started by others' callers (the API, a
 /// webhook, a schedule).
 pub async fn run_to_show(db: &Db, graph: &GraphId) -> Result<Option<String>, AppError> {
+    if let Some(active) = active_notice(db, graph).await? {
+        return Ok(Some(active.run_id.to_string()));
+    }
+    // Newest first along the graph's runs index: it stops at the first
+    // that fits, however many runs the graph has had.
     Ok(on_db!(db, pool => sqlx::query_scalar(
-        concat!("SELECT id FROM runs WHERE graph_id = $1 AND origin <> ", origin!(experiment),
-            " AND (status IN ", status!(active), " OR (origin = ", origin!(app),
+        concat!("SELECT id FROM runs WHERE graph_id = $1 AND origin = ", origin!(app),
             " AND (status = ", status!(interrupted),
-            " OR graph_version = (SELECT version FROM graphs WHERE graphs.id = runs.graph_id))))
-         ORDER BY CASE WHEN status IN ", status!(active), " THEN 0 ELSE 1 END,
-             created_at DESC, rowid DESC LIMIT 1"),
+            " OR graph_version = (SELECT version FROM graphs WHERE id = $1))
+         ORDER BY created_at DESC, rowid DESC LIMIT 1"),
     )
     .bind(graph.as_str())
     .fetch_optional(pool)
