@@ -10,64 +10,64 @@
 
 use std::collections::{HashMap, HashSet};
 
-use heddle_engine::format::{EdgeSpec, NodeSpec};
-use heddle_engine::{GraphDocument, NodeId};
+use heddle_engine::GraphDocument;
+use heddle_engine::format::{Change, NodeSpec, changes};
 
 /// The edit from `before` to `after`, said as a sentence; `None` when it
-/// is one a person sees where they make it (see the module's doc).
+/// is one a person sees where they make it (see the module's doc). What
+/// changed is the engine's own reading of two documents
+/// ([`heddle_engine::format::changes`], which also words a version's
+/// summary); this says it for the moment it was made, nodes by label.
 pub fn describe(before: &GraphDocument, after: &GraphDocument) -> Option<String> {
-    let was: HashMap<&NodeId, &NodeSpec> = before.nodes.iter().map(|n| (&n.id, n)).collect();
-    let now: HashMap<&NodeId, &NodeSpec> = after.nodes.iter().map(|n| (&n.id, n)).collect();
-    let added: Vec<&NodeSpec> = after
-        .nodes
-        .iter()
-        .filter(|n| !was.contains_key(&n.id))
-        .collect();
-    let removed: Vec<&NodeSpec> = before
-        .nodes
-        .iter()
-        .filter(|n| !now.contains_key(&n.id))
-        .collect();
-    let edges_before: HashSet<EdgeKey> = before.edges.iter().map(key).collect();
-    let edges_after: HashSet<EdgeKey> = after.edges.iter().map(key).collect();
-    let new_edges: Vec<&EdgeSpec> = after
-        .edges
-        .iter()
-        .filter(|e| !edges_before.contains(&key(e)))
-        .collect();
-    let gone_edges: Vec<&EdgeSpec> = before
-        .edges
-        .iter()
-        .filter(|e| !edges_after.contains(&key(e)))
-        .collect();
-    let name = |id: &NodeId| -> String {
-        let spec = now.get(id).or_else(|| was.get(id));
-        let label = spec.map_or("", |spec| spec.label.as_str());
+    let was: HashMap<&str, &NodeSpec> = before.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let now: HashMap<&str, &NodeSpec> = after.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+    let found = changes(before, after);
+    let mut added: Vec<&NodeSpec> = Vec::new();
+    let mut removed: Vec<&str> = Vec::new();
+    // Edges that lead on from or to something (an edge whose end moved to
+    // a new node keeps its id: the engine reads it as edited).
+    let mut linked: Vec<(&str, &str)> = Vec::new();
+    let mut cut: Vec<(&str, &str)> = Vec::new();
+    let mut moved = 0;
+    for change in &found {
+        match change {
+            Change::AddedNode(id) => added.extend(now.get(id.as_str())),
+            Change::RemovedNode(id) => removed.push(id),
+            Change::Connected { from, to } | Change::EditedEdge { from, to } => {
+                linked.push((from, to));
+            }
+            Change::Disconnected { from, to } => cut.push((from, to)),
+            Change::Moved(count) => moved = *count,
+            _ => {}
+        }
+    }
+    let name = |id: &str| -> String {
+        let label = now
+            .get(id)
+            .or_else(|| was.get(id))
+            .map_or("", |spec| spec.label.as_str());
         if label.is_empty() {
             format!("“{id}”")
         } else {
             format!("“{label}”")
         }
     };
+    let is_new = |id: &str| added.iter().any(|n| n.id.as_str() == id);
+    let kept = |id: &str| was.contains_key(id) && now.contains_key(id);
     let mut said = Vec::new();
     match added.as_slice() {
         [] => {}
         [node] => {
-            let mut words = format!("Added {} ({})", name(&node.id), node.kind);
-            let from = new_edges
-                .iter()
-                .find(|e| e.to == node.id && !added.iter().any(|n| n.id == e.from));
-            let to = new_edges
-                .iter()
-                .find(|e| e.from == node.id && !added.iter().any(|n| n.id == e.to));
+            let id = node.id.as_str();
+            let mut words = format!("Added {} ({})", name(id), node.kind);
+            let from = linked.iter().find(|(from, to)| *to == id && !is_new(from));
+            let to = linked.iter().find(|(from, to)| *from == id && !is_new(to));
             match (from, to) {
-                (Some(from), Some(to)) => words.push_str(&format!(
-                    " between {} and {}",
-                    name(&from.from),
-                    name(&to.to)
-                )),
-                (Some(from), None) => words.push_str(&format!(" after {}", name(&from.from))),
-                (None, Some(to)) => words.push_str(&format!(" before {}", name(&to.to))),
+                (Some((from, _)), Some((_, to))) => {
+                    words.push_str(&format!(" between {} and {}", name(from), name(to)));
+                }
+                (Some((from, _)), None) => words.push_str(&format!(" after {}", name(from))),
+                (None, Some((_, to))) => words.push_str(&format!(" before {}", name(to))),
                 (None, None) => {}
             }
             said.push(words);
@@ -76,63 +76,55 @@ pub fn describe(before: &GraphDocument, after: &GraphDocument) -> Option<String>
     }
     match removed.as_slice() {
         [] => {}
-        [node] => said.push(format!("Deleted {}", name(&node.id))),
+        [id] => said.push(format!("Deleted {}", name(id))),
         many => said.push(format!("Deleted {} nodes", many.len())),
     }
-    // Edges between nodes that were there before and are still there.
-    let kept = |edge: &&&EdgeSpec| {
-        was.contains_key(&edge.from)
-            && was.contains_key(&edge.to)
-            && now.contains_key(&edge.from)
-            && now.contains_key(&edge.to)
+    // Edges drawn between nodes that were there before and still are.
+    let connected: Vec<(&str, &str)> = found
+        .iter()
+        .filter_map(|change| match change {
+            Change::Connected { from, to } => Some((from.as_str(), to.as_str())),
+            _ => None,
+        })
+        .filter(|(from, to)| kept(from) && kept(to))
+        .collect();
+    let route = |from: &str, to: &str| {
+        let edge = after
+            .edges
+            .iter()
+            .find(|e| e.from.as_str() == from && e.to.as_str() == to);
+        match edge.map(|e| (&e.route, &e.condition)) {
+            Some((Some(route), _)) => format!(", route {route}"),
+            Some((None, Some(_))) => ", with a condition".to_string(),
+            _ => String::new(),
+        }
     };
-    let connected: Vec<&&EdgeSpec> = new_edges.iter().filter(kept).collect();
-    let disconnected: Vec<&&EdgeSpec> = gone_edges.iter().filter(kept).collect();
-    let ends = |edge: &EdgeSpec| (edge.from.clone(), edge.to.clone());
-    let changed: HashSet<(NodeId, NodeId)> = connected
-        .iter()
-        .map(|e| ends(e))
-        .filter(|pair| disconnected.iter().any(|e| &ends(e) == pair))
-        .collect();
-    let route = |edge: &EdgeSpec| match (&edge.route, &edge.condition) {
-        (Some(route), _) => format!(", route {route}"),
-        (None, Some(_)) => ", with a condition".to_string(),
-        (None, None) => String::new(),
-    };
-    let fresh: Vec<&&&EdgeSpec> = connected
-        .iter()
-        .filter(|e| !changed.contains(&ends(e)))
-        .collect();
-    let cut: Vec<&&&EdgeSpec> = disconnected
-        .iter()
-        .filter(|e| !changed.contains(&ends(e)))
-        .collect();
     if removed.is_empty() {
-        match fresh.as_slice() {
+        match connected.as_slice() {
             [] => {}
-            [edge] => said.push(format!(
+            [(from, to)] => said.push(format!(
                 "Connected {} to {}{}",
-                name(&edge.from),
-                name(&edge.to),
-                route(edge)
+                name(from),
+                name(to),
+                route(from, to)
             )),
             many => said.push(format!("Added {} edges", many.len())),
         }
-    } else if let [edge] = fresh.as_slice() {
+    } else if let [(from, to)] = connected.as_slice() {
         // A node deleted from a chain leaves its neighbours joined.
-        said.push(format!(
-            "{} now leads to {}",
-            name(&edge.from),
-            name(&edge.to)
-        ));
+        said.push(format!("{} now leads to {}", name(from), name(to)));
     }
     if added.is_empty() {
+        let cut: Vec<&(&str, &str)> = cut
+            .iter()
+            .filter(|(from, to)| kept(from) && kept(to))
+            .collect();
         match cut.as_slice() {
             [] => {}
-            [edge] => said.push(format!(
+            [(from, to)] => said.push(format!(
                 "Removed the edge from {} to {}",
-                name(&edge.from),
-                name(&edge.to)
+                name(from),
+                name(to)
             )),
             many => said.push(format!("Removed {} edges", many.len())),
         }
@@ -173,32 +165,12 @@ pub fn describe(before: &GraphDocument, after: &GraphDocument) -> Option<String>
     {
         said.push("Deleted a note".to_string());
     }
-    if said.is_empty() {
-        // Many nodes moved at once (Layout, a group dragged); one node
-        // moved is where the person moved it.
-        let moved = after
-            .nodes
-            .iter()
-            .filter(|n| was.get(&n.id).is_some_and(|w| w.position != n.position))
-            .count();
-        if moved > 1 {
-            said.push(format!("Moved {moved} nodes"));
-        }
+    // Many nodes moved at once (Layout, a group dragged); one node moved is
+    // where the person moved it.
+    if said.is_empty() && moved > 1 {
+        said.push(format!("Moved {moved} nodes"));
     }
     (!said.is_empty()).then(|| said.join("; "))
-}
-
-/// An edge as compared: the same id, ends, route and condition.
-type EdgeKey<'a> = (&'a str, &'a str, &'a str, Option<&'a str>, Option<&'a str>);
-
-fn key(edge: &EdgeSpec) -> EdgeKey<'_> {
-    (
-        edge.id.as_str(),
-        edge.from.as_str(),
-        edge.to.as_str(),
-        edge.route.as_deref(),
-        edge.condition.as_deref(),
-    )
 }
 
 /// What undo (`Undone`) or redo (`Redone`) did: the edit it took back or

@@ -72,9 +72,8 @@ impl Viewport {
         let Some((x1, y1, x2, y2)) = extent else {
             return Viewport::default();
         };
-        let (margin, top) = (FIT_MARGIN, FIT_TOP);
-        let tall = height - margin - top;
-        let zoom = ((width - 2.0 * margin) / (x2 - x1))
+        let tall = height - FIT_MARGIN - FIT_TOP;
+        let zoom = ((width - 2.0 * FIT_MARGIN) / (x2 - x1))
             .min(tall / (y2 - y1))
             .clamp(Viewport::MIN_ZOOM, 1.25);
         Viewport::centred(extent, zoom, width, height)
