@@ -53,6 +53,10 @@ pub enum DurableError {
     /// An edit of a fork does not fit the graph's state.
     #[error("cannot set `{channel}`: {message}")]
     BadEdit { channel: String, message: String },
+    /// A run asked to begin again (see [`Durable::beginning_again`]) that
+    /// has begun: it has a checkpoint to go on from, or has ended.
+    #[error("run `{run}` has begun already; it is recovered from its checkpoint, not begun again")]
+    Begun { run: RunId },
     /// The graph stored with a run no longer loads.
     #[error("the stored graph of run `{run}` does not load: {error}")]
     Graph { run: RunId, error: Box<LoadError> },
@@ -85,6 +89,9 @@ pub struct Durable {
     durability: Durability,
     options: RunOptions,
     busy: Arc<Mutex<HashSet<ThreadId>>>,
+    /// Whether the runs begun may be recorded already (see
+    /// [`Durable::beginning_again`]).
+    again: bool,
 }
 
 /// Marks a thread busy until dropped.
@@ -111,7 +118,20 @@ impl Durable {
             durability: Durability::Sync,
             options: RunOptions::default(),
             busy: Arc::default(),
+            again: false,
         }
+    }
+
+    /// The runs this begins (start, fork) may be recorded already by a
+    /// process that stopped before their first checkpoint (between
+    /// recording the run and saving where it stands, a moment): such a run
+    /// has nothing to recover from, so it begins again under its id, its
+    /// events numbered after those stored (someone may have seen them). A
+    /// run with a checkpoint of its own is refused ([`DurableError::Begun`]):
+    /// it is recovered ([`Durable::recover_run`]), never begun twice.
+    pub fn beginning_again(mut self) -> Self {
+        self.again = true;
+        self
     }
 
     /// The kinds stored graphs may use (for resume and recovery).
@@ -245,22 +265,48 @@ impl Durable {
         guard: ThreadGuard,
         start: Start,
     ) -> Result<Run, DurableError> {
-        self.store
-            .create_run(&RunRecord {
-                run_id: run_id.clone(),
-                thread_id: thread.clone(),
-                graph: graph.document().to_json(),
-                status: RunStatus::Running,
-            })
-            .await?;
+        let recorded = match self.again {
+            true => self.unbegun(&run_id).await?,
+            false => None,
+        };
+        if recorded.is_none() {
+            self.store
+                .create_run(&RunRecord {
+                    run_id: run_id.clone(),
+                    thread_id: thread.clone(),
+                    graph: graph.document().to_json(),
+                    status: RunStatus::Running,
+                })
+                .await?;
+        }
         let persistence = self.persistence(thread, parent, guard);
-        Ok(Run::prepare(
+        let run = Run::prepare(
             graph,
             run_id,
             start,
             self.options.clone(),
             Some(persistence),
-        ))
+        );
+        Ok(match recorded {
+            Some(next_seq) => run.numbering_from(next_seq),
+            None => run,
+        })
+    }
+
+    /// For a run begun again: `None` if it is not recorded (it begins as
+    /// any run), else the number its next event takes, when it is
+    /// recorded running with no checkpoint of its own.
+    async fn unbegun(&self, run_id: &RunId) -> Result<Option<u64>, DurableError> {
+        let Some(record) = self.store.run(run_id).await? else {
+            return Ok(None);
+        };
+        if record.status != RunStatus::Running || self.store.last_of_run(run_id).await?.is_some() {
+            return Err(DurableError::Begun {
+                run: run_id.clone(),
+            });
+        }
+        let stored = self.store.events(run_id, 0).await?;
+        Ok(Some(stored.last().map_or(0, |last| last.seq + 1)))
     }
 
     /// Resumes the thread's paused run: the interrupted nodes run again and

@@ -228,6 +228,13 @@ impl Run {
         }
     }
 
+    /// The same run, its events numbered from `seq` (a run begun again
+    /// after the events its first beginning stored).
+    pub(crate) fn numbering_from(mut self, seq: u64) -> Self {
+        self.emitter = self.emitter.durable(seq);
+        self
+    }
+
     /// The same run, as a child graph's inside the run `parent` meters: its
     /// model calls count in that run's totals and against its budget.
     pub(crate) fn sharing_meter(mut self, parent: Arc<Meter>) -> Self {

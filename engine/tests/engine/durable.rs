@@ -624,3 +624,91 @@ async fn a_run_handed_over_stops_after_its_step_and_goes_on_elsewhere() {
         assert!(started.windows(2).all(|pair| pair[0] < pair[1]));
     }
 }
+
+#[tokio::test]
+async fn a_run_whose_process_died_before_its_first_checkpoint_begins_again_after_its_stored_events()
+{
+    for store in stores().await {
+        let t = thread("unbegun");
+        let output = durable(&store)
+            .start(
+                counting_loop(2),
+                t.clone(),
+                RunId::from("earlier"),
+                json!({}),
+            )
+            .await
+            .unwrap()
+            .execute()
+            .await
+            .unwrap();
+        assert_eq!(output.state["count"], 2);
+        // Recorded, its first event stored ahead (as a write-ahead sink
+        // does), and its process gone before the first checkpoint.
+        let id = RunId::from("unbegun");
+        drop(
+            durable(&store)
+                .start(counting_loop(3), t.clone(), id.clone(), json!({}))
+                .await
+                .unwrap(),
+        );
+        let seen = heddle_engine::run::Event {
+            run_id: id.clone(),
+            seq: 0,
+            at_us: 1,
+            path: Vec::new(),
+            payload: EventPayload::RunStarted {
+                graph: "counting".into(),
+                input: json!({}),
+                state: None,
+                from: None,
+                changes: Default::default(),
+            },
+        };
+        store.append_events(&[Arc::new(seen)]).await.unwrap();
+        assert!(store.last_of_run(&id).await.unwrap().is_none());
+        assert_eq!(
+            store.run(&id).await.unwrap().unwrap().status,
+            RunStatus::Running
+        );
+
+        // Beginning it as any run is refused: the id is recorded.
+        assert!(
+            durable(&store)
+                .start(counting_loop(3), t.clone(), id.clone(), json!({}))
+                .await
+                .is_err()
+        );
+        // Begun again, it runs whole, numbering after the event seen.
+        let output = durable(&store)
+            .beginning_again()
+            .start(counting_loop(3), t.clone(), id.clone(), json!({}))
+            .await
+            .unwrap()
+            .execute()
+            .await
+            .unwrap();
+        assert_eq!(output.state["count"], 3);
+        let events = stored_events(&store, "unbegun").await;
+        assert!(matches!(
+            events.last(),
+            Some(EventPayload::RunFinished { .. })
+        ));
+        let ticks = events
+            .iter()
+            .filter(|e| matches!(e, EventPayload::NodeSucceeded { node, .. } if node.as_str() == "tick"))
+            .count();
+        assert_eq!(ticks, 3);
+
+        // Once it has a checkpoint it is never begun twice.
+        let again = durable(&store)
+            .beginning_again()
+            .start(counting_loop(3), t.clone(), id.clone(), json!({}))
+            .await;
+        assert!(
+            matches!(again, Err(DurableError::Begun { ref run }) if run == &id),
+            "{:?}",
+            again.err()
+        );
+    }
+}

@@ -830,3 +830,95 @@ async fn a_thousand_step_run_replays_to_the_servers_state_at_every_step() {
     assert_eq!(last["log"].as_array().map(Vec::len), Some(1000));
     assert_eq!(last["notes"], json!({"seen": 999}));
 }
+
+/// A server that dies between recording a run and saving its first
+/// checkpoint (a moment, but an experiment starts runs by the dozen)
+/// leaves a run with nothing to go on from. The server that takes it over
+/// begins it again as it was asked, numbering after what viewers saw; it
+/// was failed with "the thread has moved on".
+#[tokio::test]
+async fn a_run_whose_server_died_before_its_first_checkpoint_begins_again() {
+    use heddle_engine::run::{Durable, Event, EventPayload};
+    let server = TestServer::start().await;
+    let graph = server.create_graph(counting_loop(3)).await;
+    let (_, me) = server.api(Method::GET, "/api/v1/auth/me", None).await;
+    let owner = me["user"]["id"].as_str().unwrap().to_string();
+    let db = server.db().await;
+    let (run, thread) = ("run-unbegun", "thread-unbegun");
+    // The engine's record of it, and its first event stored ahead (a
+    // viewer saw it), but no checkpoint: the server died there. (Written
+    // before the run's row names its dead server, whose lease fences it.)
+    let store = std::sync::Arc::clone(server.runs.store());
+    let compiled = heddle_engine::CompiledGraph::from_json(
+        &counting_loop(3).to_string(),
+        server.runs.registry(),
+    )
+    .unwrap();
+    drop(
+        Durable::new(std::sync::Arc::clone(&store))
+            .start(
+                std::sync::Arc::new(compiled),
+                thread.into(),
+                run.into(),
+                json!({"target": 3}),
+            )
+            .await
+            .unwrap(),
+    );
+    let seen = Event {
+        run_id: run.into(),
+        seq: 0,
+        at_us: 1,
+        path: Vec::new(),
+        payload: EventPayload::RunStarted {
+            graph: "counting".into(),
+            input: json!({"target": 3}),
+            state: None,
+            from: None,
+            changes: Default::default(),
+        },
+    };
+    store
+        .append_events(&[std::sync::Arc::new(seen)])
+        .await
+        .unwrap();
+    heddle_store::on_db!(&db, pool => sqlx::query("INSERT INTO threads (id, graph_id) VALUES ($1, $2)")
+        .bind(thread)
+        .bind(&graph)
+        .execute(pool)
+        .await
+        .map(|_| ()))
+    .unwrap();
+    heddle_store::on_db!(&db, pool => sqlx::query(
+        "INSERT INTO runs (id, graph_id, graph_version, thread_id, input, status, user_id,
+                           lease_owner, lease_expires_at)
+         VALUES ($1, $2, 1, $3, $4, 'running', $5, 'a-dead-server', '2000-01-01T00:00:00.000Z')",
+    )
+    .bind(run)
+    .bind(&graph)
+    .bind(thread)
+    .bind(json!({"target": 3}).to_string())
+    .bind(&owner)
+    .execute(pool)
+    .await
+    .map(|_| ()))
+    .unwrap();
+
+    assert_eq!(server.runs.recover().await.unwrap(), 1);
+    let ended = server.wait_for_run(run).await;
+    assert_eq!(ended["status"], "finished", "{ended}");
+    assert_eq!(ended["output"]["count"], 3, "{ended}");
+    let (_, events) = server
+        .api(Method::GET, &format!("/api/v1/runs/{run}/events"), None)
+        .await;
+    let events = events.as_array().unwrap();
+    let seqs: Vec<u64> = events.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    gapless(&seqs);
+    assert_eq!(events[0]["at_us"], 1, "what was seen is kept");
+    assert_eq!(events[1]["type"], "run_started", "then it began again");
+    let ticks = events
+        .iter()
+        .filter(|e| e["type"] == "node_succeeded" && e["node"] == "tick")
+        .count();
+    assert_eq!(ticks, 3);
+}

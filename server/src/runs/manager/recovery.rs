@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use heddle_engine::run::{DurableError, RunRecord, RunStatus};
+use heddle_engine::run::{Durable, DurableError, RunRecord, RunStatus};
 use heddle_engine::{NodeId, RunId, ThreadId};
 use heddle_store::access::require;
 use heddle_store::accounts;
@@ -172,9 +172,23 @@ impl Runs {
         if !info.status.is_active() {
             return Ok(false);
         }
-        match record {
-            Some(record) => self.recover_running(&info, record).await?,
-            None => self.recover_queued(info).await?,
+        let begun = match &record {
+            Some(_) => self
+                .inner
+                .store
+                .last_of_run(run_id)
+                .await
+                .map_err(internal("cannot read a run's last checkpoint"))?
+                .is_some(),
+            None => false,
+        };
+        match (record, begun) {
+            (Some(record), true) => self.recover_running(&info, record).await?,
+            // Recorded, but its server stopped before the run's first
+            // checkpoint: there is nothing to go on from, so it begins
+            // again as it was asked to.
+            (Some(_), false) => self.recover_queued(info, Again::Yes).await?,
+            (None, _) => self.recover_queued(info, Again::No).await?,
         }
         Ok(true)
     }
@@ -290,8 +304,10 @@ impl Runs {
     }
 
     /// Does what a queued run was asked to: its graph is embedded and
-    /// compiled anew, for its starter, through the access check.
-    async fn recover_queued(&self, run: RunInfo) -> Result<(), AppError> {
+    /// compiled anew, for its starter, through the access check. `again`
+    /// when the run was recorded by a server that died before its first
+    /// checkpoint.
+    async fn recover_queued(&self, run: RunInfo, again: Again) -> Result<(), AppError> {
         let user_id = records::starter(self.db(), &run.id).await?;
         let starter = match &user_id {
             Some(id) => accounts::user_by_id(self.db(), id).await?,
@@ -336,7 +352,8 @@ impl Runs {
                 registry,
                 Some(Admission { starter, embeds }),
                 move |durable| async move {
-                    durable
+                    again
+                        .apply(durable)
                         .with_breakpoints(before, after)
                         .start(Arc::new(graph), thread, id, input)
                         .await
@@ -366,7 +383,12 @@ impl Runs {
                     },
                     registry,
                     admission,
-                    move |durable| async move { durable.fork(&thread, &checkpoint, fork, id).await },
+                    move |durable| async move {
+                        again
+                            .apply(durable)
+                            .fork(&thread, &checkpoint, fork, id)
+                            .await
+                    },
                 )
             }
             RunRequest::Resume { value } => self.launch(
@@ -396,5 +418,22 @@ impl Runs {
             )),
         )
         .await;
+    }
+}
+
+/// Whether a run recovered as asked begins again: recorded by a server
+/// that died before the run's first checkpoint.
+#[derive(Clone, Copy)]
+enum Again {
+    Yes,
+    No,
+}
+
+impl Again {
+    fn apply(self, durable: Durable) -> Durable {
+        match self {
+            Again::Yes => durable.beginning_again(),
+            Again::No => durable,
+        }
     }
 }
