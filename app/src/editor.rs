@@ -52,6 +52,7 @@ pub mod minimap;
 pub mod model;
 pub mod node_keys;
 pub mod node_menu;
+pub mod node_names;
 pub mod notes;
 pub mod palette;
 pub mod palette_tip;

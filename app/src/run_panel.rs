@@ -18,6 +18,7 @@
 //!   [`to_dataset`]: a finished run kept as an evaluation example.
 
 pub mod announcer;
+pub mod attention;
 pub mod chat;
 pub mod compare;
 pub mod events;
@@ -28,6 +29,7 @@ pub mod marked;
 pub mod scrubber;
 pub mod start;
 pub mod state;
+pub mod stick_to_end;
 pub mod to_dataset;
 pub mod trace;
 pub mod usage;
@@ -241,10 +243,14 @@ pub fn RunPanel(
         open.set(true);
         tab.set(Tab::Chat);
     }
+    let section = NodeRef::<leptos::html::Section>::new();
+    // The chat yields to the canvas while the person works on the graph.
+    let on_canvas = attention::on_canvas(section);
     Effect::new(move |shown: Option<Option<RunId>>| {
         let run = watch.log.with(|log| log.run_id.clone());
         if run.is_some() && shown.as_ref() != Some(&run) {
             open.set(true);
+            on_canvas.set(false);
         }
         run
     });
@@ -258,6 +264,7 @@ pub fn RunPanel(
                 Tab::Run
             });
             open.set(true);
+            on_canvas.set(false);
         }
     });
     let tabs = move || {
@@ -296,7 +303,6 @@ pub fn RunPanel(
     // Its height, once dragged by its top edge (or moved with the arrow keys).
     let height = RwSignal::new(None::<f64>);
     crate::editor::layout_memory::remember_height(height);
-    let section = NodeRef::<leptos::html::Section>::new();
     // A height remembered from a taller window still leaves the canvas
     // its room.
     let style = move || {
@@ -311,6 +317,7 @@ pub fn RunPanel(
         // the trace and back moves nothing on the stage.
         <section class="run-panel" class:open=move || open.get() class:chatting=move || chat.get()
             class:chat-idle=move || chat.get() && !talking.get()
+            class:yielding=move || chat.get() && tab.get() == Tab::Chat && on_canvas.get()
             aria-label="Run" data-testid="run-panel"
             data-events=event_count node_ref=section style=style>
             {move || open.get().then(|| view! { <PanelGrip section height /> })}

@@ -69,6 +69,49 @@ test("triage hands the conversation to billing, the handoff is the edge taken, a
   expect(errors).toEqual([]);
 });
 
+test("on a small window the chat yields to the canvas while the graph is worked on, and takes its room back when spoken to", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await useExample(page, /Triage with handoffs/);
+  const input = page.getByTestId("chat-input");
+  await input.fill("I was charged twice, billing please");
+  await input.press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+  const canvas = page.locator(".editor-canvas");
+  const panel = page.getByTestId("run-panel");
+  const answer = page.getByTestId("chat-messages").locator(".role-assistant").last();
+  await expect(panel).not.toHaveClass(/yielding/);
+  const talking = (await canvas.boundingBox())!.height;
+  await page.screenshot({ path: "../target/e2e/screens/chat-talking-1024.png" });
+
+  // The person goes to the graph: the chat leaves the canvas the room,
+  // keeping its newest lines and the box to type in.
+  await page.locator('.canvas-node[data-node="billing"]').click();
+  await expect(panel).toHaveClass(/yielding/);
+  const working = (await canvas.boundingBox())!.height;
+  expect(working).toBeGreaterThan(talking + 100);
+  await expect(answer).toBeInViewport();
+  await expect(input).toBeInViewport();
+  await page.screenshot({ path: "../target/e2e/screens/chat-yielding-1024.png" });
+
+  // Back to the chat, from the keyboard as from the mouse: its room again.
+  await input.focus();
+  await expect(panel).not.toHaveClass(/yielding/);
+  await expect.poll(async () => (await canvas.boundingBox())!.height).toBeCloseTo(talking, 0);
+  await expect(answer).toBeInViewport();
+
+  // A height the person dragged the panel to is theirs: it does not yield.
+  const grip = page.getByTestId("run-panel-grip");
+  await grip.focus();
+  await page.keyboard.press("ArrowUp");
+  const dragged = (await panel.boundingBox())!.height;
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  expect((await panel.boundingBox())!.height).toBeCloseTo(dragged, 0);
+  expect(errors).toEqual([]);
+});
+
 test("a token budget set in the graph's settings is kept and stops a run naming itself", async ({
   page,
   errors,

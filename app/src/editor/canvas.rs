@@ -114,7 +114,16 @@ pub fn Canvas(
         format!("translate({}px, {}px)", v.x, v.y)
     };
     let zoom = Memo::new(move |_| viewport.get().zoom);
-    let world_scale = move || format!("scale({})", zoom.get());
+    // Edges' labels are drawn bigger as the graph is zoomed out, so a
+    // route still reads (`routing::label_scale`); the stylesheet sizes them.
+    let label_scale = loops.label_scale;
+    let world_scale = move || {
+        format!(
+            "transform: scale({}); --label-scale: {}",
+            zoom.get(),
+            label_scale.get()
+        )
+    };
     let detail = Memo::new(move |_| Detail::at(zoom.get()));
     let drawn = Drawn {
         full: Memo::new(move |_| detail.get() == Detail::Full),
@@ -254,7 +263,7 @@ pub fn Canvas(
             </p>
             <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>
             <div class="editor-world" style:transform=world_shift>
-            <div class="editor-zoom" data-detail=move || detail.get().as_str() style:transform=world_scale>
+            <div class="editor-zoom" data-detail=move || detail.get().as_str() style=world_scale>
                 <For each=move || groups(false) key=|group| group.clone() let:group>
                     <GroupFrame editor selection positions group />
                 </For>

@@ -116,10 +116,7 @@ pub fn VersionHistory(
                             move |mut version: VersionSummary| {
                                 let scores = scored.get(&version.version).cloned();
                                 // Nodes named as the canvas names them.
-                                version.summary = super::problems::name_nodes(
-                                    &version.summary,
-                                    |id| editor.label_of(id),
-                                );
+                                version.summary = editor.named(&version.summary);
                                 version_row(
                                     version,
                                     RowActions {

@@ -7,7 +7,6 @@
 use heddle_engine::validate::{Problem, Severity};
 use leptos::prelude::*;
 
-use super::problems::name_nodes;
 use super::state::Editor;
 
 #[component]
@@ -71,7 +70,7 @@ fn sentence(editor: Editor, errors: &[Problem], before: &[Problem]) -> String {
         .map(|node| format!("{}: ", editor.name_of(node.as_str())))
         .unwrap_or_default();
     // Read, not seen: the nodes by their labels, no backticks spelled out.
-    let message = name_nodes(&new.message, |id| editor.label_of(id)).replace('`', "");
+    let message = editor.named(&new.message).replace('`', "");
     format!("{count}. {at}{message}")
 }
 

@@ -129,7 +129,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                 };
                                 // The fix, when validation knows one: one click, one undo step.
                                 let fix = problem.fix.clone().filter(|_| editor.can_edit).map(|fix| {
-                                    let label = name_nodes(&fix.label(), |id| editor.label_of(id));
+                                    let label = editor.named(&fix.label());
                                     view! {
                                         <button type="button" class="button button-small fix-button"
                                             on:click=move |_| {
@@ -148,7 +148,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                                         .unwrap_or_else(|| problem.path.clone()),
                                     (None, None) => problem.path.clone(),
                                 };
-                                let message = name_nodes(&problem.message, |id| editor.label_of(id));
+                                let message = editor.named(&problem.message);
                                 view! {
                                     <li>
                                         <button type="button" class=format!("problem problem-{severity}") on:click=select>
@@ -331,39 +331,8 @@ fn graph_setting(path: &str) -> GraphSetting {
     }
 }
 
-/// A message with each node it names in backticks (`` `llm_2` ``) named by
-/// its label instead (“Writer”), when it has one.
-pub fn name_nodes(message: &str, label_of: impl Fn(&str) -> Option<String>) -> String {
-    let mut named = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(open) = rest.find('`') {
-        let Some(length) = rest[open + 1..].find('`') else {
-            break;
-        };
-        let inner = &rest[open + 1..open + 1 + length];
-        named.push_str(&rest[..open]);
-        match label_of(inner) {
-            Some(label) => {
-                named.push('“');
-                named.push_str(&label);
-                named.push('”');
-            }
-            None => {
-                named.push('`');
-                named.push_str(inner);
-                named.push('`');
-            }
-        }
-        rest = &rest[open + length + 2..];
-    }
-    named.push_str(rest);
-    named
-}
-
 #[cfg(test)]
-mod naming_tests {
-    use super::name_nodes;
-
+mod tests {
     #[test]
     fn a_graph_level_problem_names_the_setting_that_fixes_it() {
         use super::{GraphSetting, graph_setting};
@@ -393,19 +362,5 @@ mod naming_tests {
             GraphSetting::Field("max_cost")
         );
         assert_eq!(graph_setting("entry"), GraphSetting::Title);
-    }
-
-    #[test]
-    fn nodes_named_in_a_message_are_named_by_their_labels() {
-        let label = |id: &str| (id == "llm_2").then(|| "Writer".to_string());
-        assert_eq!(
-            name_nodes(
-                "node `llm_2` reads `messages`, which `start` never sets",
-                label
-            ),
-            "node “Writer” reads `messages`, which `start` never sets"
-        );
-        assert_eq!(name_nodes("an odd ` quote", label), "an odd ` quote");
-        assert_eq!(name_nodes("", label), "");
     }
 }

@@ -123,11 +123,12 @@ pub fn forward_edge(
     label: Option<&str>,
     positions: &[(f64, f64)],
 ) -> Route {
-    forward_fanned(a, b, size, label, positions, (0, 1))
+    forward_fanned(a, b, size, label, positions, (0, 1), 1.0)
 }
 
 /// A forward edge that is the `k`th of `n` between the same two nodes
-/// (`fan`): the edges bow apart, the middle one (if any) straight.
+/// (`fan`): the edges bow apart, the middle one (if any) straight. Its
+/// label is drawn `label_scale` times its size at 100% ([`label_scale`]).
 pub fn forward_fanned(
     a: (f64, f64),
     b: (f64, f64),
@@ -135,6 +136,7 @@ pub fn forward_fanned(
     label: Option<&str>,
     positions: &[(f64, f64)],
     (k, n): (usize, usize),
+    label_scale: f64,
 ) -> Route {
     // A cubic whose two control points move by `bow` passes its middle
     // three quarters of it away.
@@ -153,7 +155,14 @@ pub fn forward_fanned(
     };
     match label {
         Some(text) => Route {
-            label: off_nodes(route.label, text, (a, b), size, positions, n > 1),
+            label: off_nodes(
+                route.label,
+                (text, label_scale),
+                (a, b),
+                size,
+                positions,
+                n > 1,
+            ),
             ..route
         },
         None => route,
@@ -240,14 +249,14 @@ impl Loop {
 /// their labels stay at their middles when they can.
 fn off_nodes(
     middle: (f64, f64),
-    text: &str,
+    (text, scale): (&str, f64),
     (a, b): ((f64, f64), (f64, f64)),
     size: NodeSize,
     positions: &[(f64, f64)],
     fanned: bool,
 ) -> (f64, f64) {
-    let half_width = text.chars().count() as f64 * 3.3 + 8.0;
-    let half_height = 10.0;
+    let half_width = (text.chars().count() as f64 * 3.3 + 8.0) * scale;
+    let half_height = 10.0 * scale;
     let on_a_node = |(x, y): (f64, f64)| {
         positions.iter().any(|(nx, ny)| {
             x - half_width < nx + size.width
@@ -279,6 +288,23 @@ fn off_nodes(
 /// How far a label keeps from a node's side.
 const LABEL_MARGIN: f64 = 6.0;
 
+/// How many times its size at 100% an edge's label is drawn at `zoom`, so
+/// that it never reads under 10 px on screen (11 px at 100%) where nodes
+/// show their labels. In steps, not smoothly: where labels lie depends on
+/// their size, and is worked out again only when a step is crossed, never
+/// at every frame of a pinch.
+pub fn label_scale(zoom: f64) -> f64 {
+    if zoom >= 0.9 {
+        1.0
+    } else if zoom >= 0.6 {
+        1.5
+    } else if zoom >= 0.45 {
+        2.0
+    } else {
+        3.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,15 +334,15 @@ mod tests {
     #[test]
     fn edges_between_the_same_two_nodes_bow_apart_with_their_labels() {
         let (a, b) = ((0.0, 0.0), (300.0, 0.0));
-        let alone = forward_fanned(a, b, SIZE, None, &[], (0, 1));
+        let alone = forward_fanned(a, b, SIZE, None, &[], (0, 1), 1.0);
         assert_eq!(alone, forward_edge(a, b, SIZE, None, &[]));
-        let [first, second] = [0, 1].map(|k| forward_fanned(a, b, SIZE, None, &[], (k, 2)));
+        let [first, second] = [0, 1].map(|k| forward_fanned(a, b, SIZE, None, &[], (k, 2), 1.0));
         // Their middles are FAN apart, on either side of the straight one.
         assert!((second.label.1 - first.label.1 - FAN).abs() < 1e-9);
         assert!((first.label.1 + second.label.1 - 2.0 * alone.label.1).abs() < 1e-9);
         assert_ne!(first.path, second.path);
         // Three: the middle one is the straight one.
-        let middle = forward_fanned(a, b, SIZE, None, &[], (1, 3));
+        let middle = forward_fanned(a, b, SIZE, None, &[], (1, 3), 1.0);
         assert_eq!(middle.path, alone.path);
     }
 
@@ -390,6 +416,35 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn labels_read_at_10_px_or_more_wherever_nodes_show_theirs_and_lie_off_them_at_that_size() {
+        // Nodes show their labels from 30% (below, boxes only).
+        for percent in 30..=200 {
+            let zoom = f64::from(percent) / 100.0;
+            let on_screen = 11.0 * label_scale(zoom) * zoom;
+            assert!(on_screen >= 9.9, "{on_screen} px at {percent}%");
+            assert!(on_screen <= 22.0, "{on_screen} px at {percent}%");
+        }
+        // Twice its size (45% to 60%), the label between close nodes is
+        // placed for the size it is drawn at.
+        let (a, b) = ((0.0, 0.0), (300.0, 0.0));
+        let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 2.0);
+        let half = (9.0 * 3.3 + 8.0) * 2.0;
+        let drawn = (
+            route.label.0 - half,
+            route.label.1 - 20.0,
+            route.label.0 + half,
+            route.label.1 + 20.0,
+        );
+        for node in [a, b] {
+            let node = (node.0, node.1, node.0 + SIZE.width, node.1 + SIZE.height);
+            assert!(!overlap(drawn, node), "{drawn:?} on {node:?}");
+        }
+        // At its own size it fits between them, at the middle.
+        let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 1.0);
+        assert_eq!(route.label, (240.0, 28.0));
     }
 
     #[test]

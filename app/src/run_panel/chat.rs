@@ -243,6 +243,7 @@ pub fn ChatTab(
     // The newest message stays in view: a new one, a streamed word, the
     // message just sent.
     let list = NodeRef::<leptos::html::Ol>::new();
+    super::stick_to_end::stick_to_end(list);
     Effect::new(move |_| {
         messages.track();
         sent.track();
@@ -422,8 +423,7 @@ pub fn ChatTab(
                         <span class="chat-role">"the run failed"</span>
                         // Read as one sentence: "the run failed: …".
                         <span class="visually-hidden">": "</span>
-                        <p><crate::components::CodeSpans text=crate::editor::problems::name_nodes(
-                            &why, |id| editor.label_of(id)) /></p>
+                        <p><crate::components::CodeSpans text=editor.named(&why) /></p>
                     </li>
                 })}
             </ol>

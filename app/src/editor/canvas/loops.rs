@@ -24,6 +24,9 @@ pub(super) struct LoopRoutes {
     /// Each edge that shares its two ends with others: its place among
     /// them and how many there are (`routing::forward_fanned`).
     fans: Memo<HashMap<EdgeId, (usize, usize)>>,
+    /// How many times their size at 100% edges' labels are drawn now
+    /// (`routing::label_scale`): changes only when the zoom crosses a step.
+    pub(super) label_scale: Memo<f64>,
     each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>>,
     /// The canvas's: the edges' signals live as long as it does.
     owner: StoredValue<Owner>,
@@ -52,9 +55,11 @@ impl LoopRoutes {
         });
         let owner = StoredValue::new(Owner::current().unwrap_or_default());
         let fans = Memo::new(move |_| editor.edges.with(|edges| fans(edges)));
+        let label_scale = Memo::new(move |_| routing::label_scale(editor.viewport.get().zoom));
         LoopRoutes {
             all,
             fans,
+            label_scale,
             each,
             owner,
         }
@@ -201,7 +206,7 @@ pub(super) fn edge_route(
         .or(edge.condition.as_deref())
         .map(edge_label);
     let looped = loops.of(&id);
-    let fans = loops.fans;
+    let (fans, label_scale) = (loops.fans, loops.label_scale);
     Memo::new(move |_| {
         if let Some(route) = looped.get() {
             return Some(route);
@@ -221,6 +226,11 @@ pub(super) fn edge_route(
             }),
             None => Vec::new(),
         };
+        // Only a labelled edge's place depends on how big labels are.
+        let scale = match &label {
+            Some(_) => label_scale.get(),
+            None => 1.0,
+        };
         Some(routing::forward_fanned(
             a,
             b,
@@ -228,6 +238,7 @@ pub(super) fn edge_route(
             label.as_deref(),
             &others,
             fan,
+            scale,
         ))
     })
 }

@@ -1101,9 +1101,7 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
             .into_iter()
             .map(|problem| {
                 let fix = problem.fix.clone().filter(|_| !cx.read_only).map(|fix| {
-                    let label = crate::editor::problems::name_nodes(&fix.label(), |id| {
-                        cx.editor.label_of(id)
-                    });
+                    let label = cx.editor.named(&fix.label());
                     view! {
                         <button type="button" class="button button-small fix-button"
                             on:click=move |event| {
@@ -1123,9 +1121,7 @@ fn problems(cx: FormCx, path: Path) -> impl IntoView {
                 // An error is said as it comes; a warning (the run goes on)
                 // is read with its field, never interrupting the typing.
                 let warning = problem.severity == heddle_engine::validate::Severity::Warning;
-                let message = crate::editor::problems::name_nodes(&problem.message, |id| {
-                    cx.editor.label_of(id)
-                });
+                let message = cx.editor.named(&problem.message);
                 view! {
                     <span class="field-error" class:field-warning=warning class:while-empty=empty
                         role=(!warning).then_some("alert")><CodeSpans text=message />{fix}</span>
