@@ -289,20 +289,19 @@ fn off_nodes(
 const LABEL_MARGIN: f64 = 6.0;
 
 /// How many times its size at 100% an edge's label is drawn at `zoom`, so
-/// that it never reads under 10 px on screen (11 px at 100%) where nodes
-/// show their labels. In steps, not smoothly: where labels lie depends on
-/// their size, and is worked out again only when a step is crossed, never
-/// at every frame of a pinch.
+/// that it never reads under 9 px on screen (11 px at 100%), yet no bigger
+/// than it must: the routes would otherwise shout over the nodes' own
+/// labels. In quarter steps, not smoothly: where labels lie depends on
+/// their size, and is worked out again (for labelled edges only) when a
+/// step is crossed, not at every frame of a pinch.
 pub fn label_scale(zoom: f64) -> f64 {
-    if zoom >= 0.9 {
-        1.0
-    } else if zoom >= 0.6 {
-        1.5
-    } else if zoom >= 0.45 {
-        2.0
-    } else {
-        3.0
+    const LEAST_PX: f64 = 9.0;
+    const PX: f64 = 11.0;
+    if !zoom.is_finite() || zoom <= 0.0 {
+        return 1.0;
     }
+    let wanted = LEAST_PX / (PX * zoom);
+    ((wanted * 4.0).ceil() / 4.0).clamp(1.0, 4.0)
 }
 
 #[cfg(test)]
@@ -419,15 +418,24 @@ mod tests {
     }
 
     #[test]
-    fn labels_read_at_10_px_or_more_wherever_nodes_show_theirs_and_lie_off_them_at_that_size() {
-        // Nodes show their labels from 30% (below, boxes only).
+    fn labels_read_at_9_px_or_more_wherever_nodes_show_theirs_and_lie_off_them_at_that_size() {
+        // Nodes show their labels from 30% (below, boxes only); from 82%
+        // a label is its own size.
         for percent in 30..=200 {
             let zoom = f64::from(percent) / 100.0;
             let on_screen = 11.0 * label_scale(zoom) * zoom;
-            assert!(on_screen >= 9.9, "{on_screen} px at {percent}%");
-            assert!(on_screen <= 22.0, "{on_screen} px at {percent}%");
+            assert!(on_screen >= 9.0 - 1e-9, "{on_screen} px at {percent}%");
+            assert!(
+                on_screen < 9.0 + 2.75 * zoom || label_scale(zoom) == 1.0,
+                "{on_screen} px at {percent}%"
+            );
         }
-        // Twice its size (45% to 60%), the label between close nodes is
+        assert_eq!(label_scale(0.82), 1.0);
+        assert_eq!(label_scale(0.5), 1.75);
+        for hostile in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e-300] {
+            assert!((1.0..=4.0).contains(&label_scale(hostile)));
+        }
+        // Twice its size (at 45%), the label between close nodes is
         // placed for the size it is drawn at.
         let (a, b) = ((0.0, 0.0), (300.0, 0.0));
         let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 2.0);
