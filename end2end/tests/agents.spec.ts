@@ -2,7 +2,7 @@
 // the triage example end to end in the browser (the handoff as an edge
 // taken, the answer on the same thread), tokens and cost where a person
 // looks for them, and a budget set in the graph's settings stopping a run.
-import { test, expect, useExample, scrubTo } from "./fixtures";
+import { test, expect, useExample, scrubTo, hydrated } from "./fixtures";
 
 const saved = (page: import("@playwright/test").Page) =>
   expect(page.getByTestId("save-status")).toHaveText("Saved");
@@ -66,6 +66,13 @@ test("triage hands the conversation to billing, the handoff is the edge taken, a
   );
   expect(order.indexOf("route")).toBe(order.indexOf("user") + 1);
   expect(order.lastIndexOf("route")).toBe(order.lastIndexOf("user") + 1);
+  // Opened again, the earlier answer still says where it was routed (read
+  // back from the run its question started), and so does the newest.
+  await page.reload();
+  await hydrated(page);
+  await expect(routes).toHaveCount(2);
+  await expect(routes.first()).toHaveText("Triage sent it to Billing (billing)");
+  await expect(routes.last()).toHaveText("Triage sent it to Technical (technical)");
   expect(errors).toEqual([]);
 });
 

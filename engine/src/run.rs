@@ -40,6 +40,8 @@ mod error;
 mod event;
 #[cfg(feature = "runtime")]
 mod executor;
+
+mod input_ids;
 #[cfg(feature = "runtime")]
 mod persist;
 #[cfg(feature = "postgres")]
@@ -76,6 +78,7 @@ pub use error::RunError;
 pub use event::{EdgeReason, Event, EventPayload, Hop, TaskRef};
 #[cfg(feature = "runtime")]
 pub use executor::{ActiveTime, Run, RunOptions, RunOutput};
+pub use input_ids::run_of_input_message;
 #[cfg(feature = "runtime")]
 pub use persist::Durability;
 #[cfg(feature = "runtime")]

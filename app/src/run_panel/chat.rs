@@ -13,6 +13,8 @@ use heddle_engine::run::RunStatus;
 use leptos::prelude::*;
 use serde_json::{Map, Value, json};
 
+mod earlier;
+
 use super::interrupt::InterruptForms;
 use super::{input_fields, short_id};
 use crate::components::Markdown;
@@ -224,9 +226,11 @@ pub fn ChatTab(
     // Earlier turns' folds seen on this page, by thread and turn (how many
     // of the person's questions came up to it): kept as a turn is
     // followed by the next, so an earlier answer still says where it was
-    // routed. A page opened again has its newest turn's only.
+    // routed.
     let kept = StoredValue::new(HashMap::<(ThreadId, usize), Folds>::new());
     let kept_changed = RwSignal::new(0u64);
+    // Those not followed on this page are read back from their runs.
+    earlier::read_back(editor, picked, messages, kept, kept_changed);
     let fanned = Memo::new(move |_| -> Folds {
         if busy() || watch.cursor.get().is_some() {
             return Folds::default();

@@ -948,7 +948,7 @@ impl Executor<'_> {
                     idx,
                     state.at_mut(idx),
                     crate::state::coerce_input(ty, value),
-                    &|k| format!("input-{}-{n}-{k}", self.run_id),
+                    &|k| super::input_ids::input_message_id(self.run_id, n, k),
                 )
                 .map_err(|error| RunError::BadInput {
                     message: error.to_string(),
