@@ -334,8 +334,12 @@ pub fn RunPanel(
                             // One Tab stop for the row: the arrows go along it.
                             tabindex=move || if tab.get() == item { "0" } else { "-1" }
                             aria-selected=move || (open.get() && tab.get() == item).to_string()
-                            on:click=move |_| {
-                                if open.get_untracked() && tab.get_untracked() == item {
+                            on:click=move |event| {
+                                // A click on the tab shown folds the panel; Enter or
+                                // Space on it (a click of detail 0) only shows it: the
+                                // arrows that reached it have shown it already.
+                                let pressed = event.detail() != 0;
+                                if pressed && open.get_untracked() && tab.get_untracked() == item {
                                     open.set(false);
                                 } else {
                                     tab.set(item);
@@ -377,7 +381,17 @@ fn arrows(
     tab: RwSignal<Tab>,
     open: RwSignal<bool>,
 ) {
-    let Some(at) = tabs.iter().position(|t| *t == tab.get_untracked()) else {
+    // From the tab that has the focus (the one shown, unless the person
+    // put the focus on another).
+    let focused = event
+        .target()
+        .and_then(|target| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(target).ok())
+        .map(|element| element.id());
+    let Some(at) = tabs
+        .iter()
+        .position(|t| focused.as_deref() == Some(t.element_id().as_str()))
+        .or_else(|| tabs.iter().position(|t| *t == tab.get_untracked()))
+    else {
         return;
     };
     let last = tabs.len().saturating_sub(1);

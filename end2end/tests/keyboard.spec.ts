@@ -2,7 +2,7 @@
 // without the mouse (palette kinds added beside the focused node, nodes
 // connected from a list, arrows between nodes), and shortcuts that belong
 // to the canvas only: a letter typed or text copied elsewhere stays there.
-import { test, expect, hydrated, expectAccessible, chainOfSteps, writerWithoutAConversation } from "./fixtures";
+import { test, expect, hydrated, expectAccessible, chainOfSteps, writerWithoutAConversation, useExample } from "./fixtures";
 import { Page } from "@playwright/test";
 
 /** A chat graph with a start and an end, not yet connected. */
@@ -698,5 +698,30 @@ test("Escape in a node's form goes back to the node, and again clears the select
   await expect(start.locator(".canvas-node-label")).toHaveText("Begin");
   await page.keyboard.press("Escape");
   await expect(page.locator(".canvas-node.selected")).toHaveCount(0);
+  expect(errors).toEqual([]);
+});
+
+test("the run panel's tabs from the keyboard: the arrows show a tab, and Enter on it keeps it shown", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await useExample(page, /Triage with handoffs/);
+  const toggle = page.locator(".run-panel-toggle");
+  await toggle.click();
+  await expect(toggle).toHaveAttribute("aria-expanded", "false");
+  await page.getByRole("tab", { name: "Run", exact: true }).focus();
+  await page.keyboard.press("ArrowLeft");
+  await expect(page.getByRole("tab", { name: "Chat" })).toBeFocused();
+  await expect(toggle).toHaveAttribute("aria-expanded", "true");
+  // Enter (or Space) on the tab shown shows it; it folded the panel.
+  await page.keyboard.press("Enter");
+  await expect(toggle).toHaveAttribute("aria-expanded", "true");
+  await page.keyboard.press(" ");
+  await expect(toggle).toHaveAttribute("aria-expanded", "true");
+  await expect(page.getByTestId("chat-input")).toBeVisible();
+  // A click on the tab shown still folds it, as before.
+  await page.getByRole("tab", { name: "Chat" }).click();
+  await expect(toggle).toHaveAttribute("aria-expanded", "false");
   expect(errors).toEqual([]);
 });
