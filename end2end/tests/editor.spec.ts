@@ -431,8 +431,10 @@ test("sticky notes are written, moved and kept", async ({ page, errors }) => {
   await page.getByRole("button", { name: "Note" }).click();
   const note = page.locator(".sticky-note").first();
   await expect(note).toBeVisible();
-  await note.getByLabel("Note text").fill("Ask legal before shipping this branch.");
-  await note.getByLabel("Note text").press("Tab");
+  // The new note has the focus: what is typed next is the note.
+  await expect(note.getByLabel("Note text")).toBeFocused();
+  await page.keyboard.type("Ask legal before shipping this branch.");
+  await page.keyboard.press("Tab");
   const bar = (await note.locator(".sticky-note-bar").boundingBox())!;
   await page.mouse.move(bar.x + 40, bar.y + 5);
   await page.mouse.down();

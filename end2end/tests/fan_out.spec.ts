@@ -161,12 +161,13 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expectAccessible(page, "a fan-out running");
   await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
 
-  // Opened again, the conversation reads the same: the newest run's
-  // instances, read from its stored events (no stream to watch any more),
-  // between the question and the answer made of them.
+  // Opened again, the conversation reads the same: each turn's instances,
+  // read from its run's stored events (no stream to watch any more),
+  // between its question and the answer made of them.
   await page.reload();
   await hydrated(page);
-  await expect(kept.locator("summary")).toHaveText("Research: 3 instances");
+  await expect(kept).toHaveCount(2);
+  await expect(kept.locator("summary")).toHaveText(["Research: 3 instances", "Research: 3 instances"]);
   const order2 = await chat.locator(":scope > li").evaluateAll((items) =>
     items.map((item) =>
       ["role-user", "chat-instances", "role-prompt", "role-assistant"].find((c) => item.classList.contains(c)),
@@ -174,6 +175,7 @@ test("a fan-out's three instances are seen side by side, each with its own words
   );
   expect(order2).toEqual([
     "role-user",
+    "chat-instances",
     "role-prompt",
     "role-assistant",
     "role-user",
@@ -181,12 +183,17 @@ test("a fan-out's three instances are seen side by side, each with its own words
     "role-prompt",
     "role-assistant",
   ]);
-  await kept.locator("summary").click();
+  await kept.first().locator("summary").click();
+  await expect(kept.first().locator(".chat-instance-list > li .chat-role").first()).toHaveText(
+    `Research #1 · ${topic(1)}`,
+  );
+  const newest = kept.last().locator(".chat-instance-list > li");
+  await kept.last().locator("summary").click();
   for (const i of [0, 1, 2]) {
-    await expect(each.nth(i).locator(".chat-role")).toHaveText(
+    await expect(newest.nth(i).locator(".chat-role")).toHaveText(
       `Research #${i + 1} · offline topic ${i + 1}: and why are they efficient?`,
     );
-    await expect(each.nth(i).locator("p")).not.toBeEmpty();
+    await expect(newest.nth(i).locator("p")).not.toBeEmpty();
   }
   // The page opened on the last run: its trace is there as before the
   // reload, a lane per instance.

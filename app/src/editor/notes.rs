@@ -16,7 +16,9 @@ pub fn new_note_id(notes: &[Note]) -> String {
         .unwrap_or_else(|| "note".into())
 }
 
-/// Adds an empty note at `at` and selects it.
+/// Adds an empty note at `at`, selects it and puts the focus in its text:
+/// what is typed next is the note (it went nowhere, the focus left on the
+/// button or the canvas).
 pub fn add_note(editor: Editor, at: Position) {
     let mut added = None;
     editor.change(|document| {
@@ -28,8 +30,15 @@ pub fn add_note(editor: Editor, at: Position) {
             position: at,
         });
     });
-    if added.is_some() {
-        editor.selected_note.set(added);
+    if let Some(id) = added {
+        editor.selected_note.set(Some(id.clone()));
+        // Drawn by the next frame.
+        #[cfg(feature = "hydrate")]
+        request_animation_frame(move || {
+            crate::components::focus_first(&format!(".sticky-note[data-note=\"{id}\"] textarea"));
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = id;
     }
 }
 
