@@ -740,3 +740,28 @@ test("a 100-node chain imported without positions is laid out in bands, not one 
   await page.screenshot({ path: "../target/e2e/screens/chain-100-1024.png" });
   expect(errors).toEqual([]);
 });
+
+test("a node's menu duplicates and deletes it, as Ctrl+D and Delete do", async ({ page, errors }) => {
+  await newGraph(page);
+  const nodes = page.locator(".canvas-node");
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "llm", canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+  const placed = await nodes.count();
+  const llm = page.locator('.canvas-node[data-node="llm"]');
+  await llm.click({ button: "right" });
+  const menu = page.getByTestId("node-menu");
+  await menu.getByRole("menuitem", { name: "Duplicate" }).click();
+  await expect(menu).toHaveCount(0);
+  await expect(nodes).toHaveCount(placed + 1);
+  // The copy is selected; deleting from the original's menu takes the
+  // original alone (it is not in the selection).
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(1);
+  await expect(llm).not.toHaveClass(/selected/);
+  await llm.click({ button: "right" });
+  await menu.getByRole("menuitem", { name: "Delete" }).click();
+  await expect(nodes).toHaveCount(placed);
+  await expect(llm).toHaveCount(0);
+  await page.keyboard.press("Control+z");
+  await expect(llm).toHaveCount(1);
+  expect(errors).toEqual([]);
+});

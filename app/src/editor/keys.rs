@@ -221,6 +221,16 @@ pub fn keep_focus(editor: Editor, prefer: Option<NodeId>) {
 
 /// Pastes a fragment, selecting what was pasted: with its top-left corner
 /// at `at` (where the pointer is), else beside the originals.
+/// Copies the selected nodes (and the edges between them) beside them,
+/// the copies selected.
+pub fn duplicate_selection(editor: Editor) {
+    let fragment = model::copy(&editor.document(), &editor.selected.get_untracked());
+    if !fragment.nodes.is_empty() {
+        let text = serde_json::to_string(&fragment).unwrap_or_default();
+        paste_text(editor, &text, None);
+    }
+}
+
 fn paste_text(editor: Editor, text: &str, at: Option<Position>) -> bool {
     let Some(fragment) = model::read_fragment(text) else {
         return false;
@@ -390,11 +400,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                 true
             }
             (true, "d" | "D") => {
-                let fragment = model::copy(&editor.document(), &editor.selected.get_untracked());
-                if !fragment.nodes.is_empty() {
-                    let text = serde_json::to_string(&fragment).unwrap_or_default();
-                    paste_text(editor, &text, None);
-                }
+                duplicate_selection(editor);
                 true
             }
             (true, "g" | "G") if editor.can_edit => {

@@ -1,4 +1,5 @@
-//! A node's context menu (right-click): set or clear its breakpoints,
+//! A node's context menu (right-click): duplicate or delete it (with the
+//! rest of the selection, when it is in it), set or clear its breakpoints,
 //! "run to here" (the Run tab, set to pause before the node), and for a
 //! subgraph naming a saved graph, open that graph. Breakpoints
 //! are part of the graph, saved and undone like any edit; "run to here" is
@@ -78,6 +79,26 @@ pub fn NodeMenu(
                 })
                 .collect()
         });
+        // On the node pressed: with the selection it is in, else alone.
+        let take = {
+            let node = at.node.clone();
+            move |act: fn(Editor)| {
+                let node = node.clone();
+                move |_| {
+                    if !editor
+                        .selected
+                        .with_untracked(|selected| selected.contains(&node))
+                    {
+                        editor
+                            .selected
+                            .set(std::collections::BTreeSet::from([node.clone()]));
+                        editor.selected_edge.set(None);
+                    }
+                    act(editor);
+                    close();
+                }
+            }
+        };
         let before = spec.with_untracked(|spec| spec.interrupt_before);
         let after = spec.with_untracked(|spec| spec.interrupt_after);
         let target = at.node.clone();
@@ -86,6 +107,10 @@ pub fn NodeMenu(
                 style:left=format!("{}px", at.x) style:top=format!("{}px", at.y)
                 on:pointerdown=|event| event.stop_propagation()>
                 {editor.can_edit.then(|| view! {
+                    <button type="button" role="menuitem" aria-keyshortcuts="Control+D"
+                        on:click=take(super::keys::duplicate_selection)>"Duplicate"</button>
+                    <button type="button" role="menuitem" aria-keyshortcuts="Delete"
+                        on:click=take(super::keys::delete_selection)>"Delete"</button>
                     <button type="button" role="menuitemcheckbox" aria-checked=before.to_string() on:click=toggle(false)>
                         {if before { "✓ Pause before this node" } else { "Pause before this node" }}
                     </button>
