@@ -184,7 +184,8 @@ pub fn GraphEditor(
                     <minimap::Minimap editor gestures />
                     <start_framing::StartFraming editor gestures />
                     <keys::HelpOverlay shown=help />
-                    <node_menu::NodeMenu editor open=gestures.menu run_to />
+                    <node_menu::NodeMenu editor open=gestures.menu run_to
+                        duplicate=keys::duplicate_selection delete=keys::delete_selection />
                     <connect_menu::ConnectMenu editor from=gestures.connect />
                     <find_node::FindNode editor open=gestures.finding />
                     <run_version::RunVersion live persistence graph_id=version_graph_id />

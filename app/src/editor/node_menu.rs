@@ -23,6 +23,10 @@ pub fn NodeMenu(
     editor: Editor,
     open: RwSignal<Option<NodeMenuAt>>,
     run_to: Option<Callback<NodeId>>,
+    /// What Ctrl+D and Delete do to the selection (the keys' own, passed
+    /// in: the keys open this menu, so it does not reach back for them).
+    duplicate: fn(Editor),
+    delete: fn(Editor),
 ) -> impl IntoView {
     let close = move || open.set(None);
     move || {
@@ -108,9 +112,9 @@ pub fn NodeMenu(
                 on:pointerdown=|event| event.stop_propagation()>
                 {editor.can_edit.then(|| view! {
                     <button type="button" role="menuitem" aria-keyshortcuts="Control+D"
-                        on:click=take(super::keys::duplicate_selection)>"Duplicate"</button>
+                        on:click=take(duplicate)>"Duplicate"</button>
                     <button type="button" role="menuitem" aria-keyshortcuts="Delete"
-                        on:click=take(super::keys::delete_selection)>"Delete"</button>
+                        on:click=take(delete)>"Delete"</button>
                     <button type="button" role="menuitemcheckbox" aria-checked=before.to_string() on:click=toggle(false)>
                         {if before { "✓ Pause before this node" } else { "Pause before this node" }}
                     </button>
