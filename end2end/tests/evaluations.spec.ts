@@ -146,6 +146,9 @@ test("version 2 of a graph, run over the same examples as version 1, shows its r
   page,
   errors,
 }) => {
+  // Two experiments, each up to 30 s to finish: about 18 s on a quiet
+  // machine, and it once went past the default 30 s on CI's busy one.
+  test.setTimeout(75_000);
   await page.setViewportSize({ width: 1440, height: 900 });
   const graph = await importGraph(page, example("react_agent.json"));
   // Three answers kept as a dataset's examples.
