@@ -194,7 +194,7 @@ pub fn GraphEditor(
                 </div>
                 {dock.run()}
             </div>
-            <aside class="inspector" aria-label="Inspector" hidden=move || panels.inspector.get() == Some(false)>
+            <aside class="inspector" aria-label="Inspector" tabindex="-1" data-region-stop="" hidden=move || panels.inspector.get() == Some(false)>
                 <Inspector editor gestures catalog problems />
                 <ProblemList editor problems />
                 <history::VersionHistory editor persistence graph_id=history_id can_edit=editor.can_edit live=publication />

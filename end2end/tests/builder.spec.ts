@@ -270,7 +270,9 @@ test("a kind added after a router is a new branch on its free route; Ctrl+Enter 
   await saved(page);
   const edges = (await stored(page)).edges.map((e: any) => `${e.from}→${e.to}:${e.route ?? ""}`).sort();
   expect(edges).toEqual(["bill→end:", "start→triage:", `triage→${id}:technical`, "triage→bill:billing"].sort());
-  await expect(page.getByTestId("edit-announcer")).toHaveText(`Added “${id}” (llm) after “triage”`);
+  // Named after its route, not `llm_2`.
+  await expect(added.locator(".canvas-node-label")).toHaveText("Technical");
+  await expect(page.getByTestId("edit-announcer")).toHaveText("Added “Technical” (llm) after “triage”");
   // Every route taken now: one more is left unjoined, and says so.
   await page.locator('.canvas-node[data-node="triage"]').click();
   await page.locator('.palette-item[data-kind="llm"]').click();
@@ -342,6 +344,52 @@ test("a problem of the graph's own goes to its setting, and a memory starts boun
   expect(await trims.evaluate((select: HTMLSelectElement) => select.selectedOptions[0].textContent)).toBe(
     "messages (the default)",
   );
+  expect(errors).toEqual([]);
+});
+
+test("a router's routes are typed as a list: Enter goes to the next, Enter on a blank one leaves it", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Routes by Enter",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        { id: "triage", kind: "router", position: { x: 300, y: 120 } },
+      ],
+      edges: [{ id: "e1", from: "start", to: "triage" }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  const routes = page.getByRole("group", { name: /^Routes/ });
+  await routes.getByRole("button", { name: "+ Add" }).click();
+  const route = (at: number) => routes.locator(".form-row").nth(at).getByRole("textbox", { name: /^Route/ });
+  await expect(route(0)).toBeFocused();
+  await page.keyboard.type("billing");
+  await page.keyboard.press("Enter");
+  await expect(route(1)).toBeFocused();
+  await page.keyboard.type("refunds");
+  await page.keyboard.press("Enter");
+  await expect(route(2)).toBeFocused();
+  // Enter on the blank last row: out of the list, the row gone.
+  await page.keyboard.press("Enter");
+  await expect(routes.locator(".form-row")).toHaveCount(2);
+  await expect(routes.getByRole("button", { name: "+ Add" })).toBeFocused();
+  await saved(page);
+  const router = (await stored(page)).nodes.find((node: any) => node.id === "triage");
+  expect(router.config.routes.map((r: any) => r.route)).toEqual(["billing", "refunds"]);
+  // Enter in a row before the last goes to the next row, adding none.
+  await route(0).focus();
+  await page.keyboard.press("Enter");
+  await expect(route(1)).toBeFocused();
+  await expect(routes.locator(".form-row")).toHaveCount(2);
   expect(errors).toEqual([]);
 });
 

@@ -379,6 +379,72 @@ test("the version history previews and restores an earlier version", async ({ pa
   expect(errors).toEqual([]);
 });
 
+test("a wire dropped on the empty canvas offers the kinds to add there, led to from its node", async ({ page, errors }) => {
+  await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "start", canvas.x + 150, canvas.y + 250);
+  const port = (await page.locator('.canvas-node[data-node="start"] .port-out').boundingBox())!;
+  const drop = async (x: number, y: number) => {
+    await page.mouse.move(port.x + port.width / 2, port.y + port.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(x, y, { steps: 8 });
+    await page.mouse.up();
+  };
+  await drop(canvas.x + 520, canvas.y + 260);
+  const search = page.getByRole("combobox", { name: "Add after “start”" });
+  await expect(search).toBeFocused();
+  // The wire stays drawn to where it was dropped while the list is open.
+  await expect(page.locator(".editor-wire")).toHaveCount(1);
+  // Nothing leads into a start: it is not offered.
+  await search.fill("sta");
+  await expect(page.locator(".quick-add li", { hasText: /^start/ })).toHaveCount(0);
+  // The arrows choose; Enter places the chosen kind, led to from start.
+  await search.fill("");
+  const second = (await page.locator(".quick-add li strong").nth(1).textContent())!;
+  await search.press("ArrowDown");
+  await expect(page.locator(".quick-add li").nth(1)).toHaveAttribute("aria-selected", "true");
+  await search.press("Enter");
+  await expect(page.locator(".quick-add")).toHaveCount(0);
+  await expect(page.locator(".editor-wire")).toHaveCount(0);
+  const added = page.locator(`.canvas-node.kind-${second}`);
+  await expect(added).toHaveCount(1);
+  await expect(added).toHaveClass(/selected/);
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  // Its input is where the wire ended.
+  const box = (await added.boundingBox())!;
+  expect(Math.abs(box.x - (canvas.x + 520))).toBeLessThan(24);
+  expect(Math.abs(box.y + box.height / 2 - (canvas.y + 260))).toBeLessThan(24);
+  await saved(page);
+  // One step to undo: the node and its edge go together.
+  await page.keyboard.press("Control+z");
+  await expect(page.locator(".canvas-node")).toHaveCount(1);
+  await expect(page.locator(".editor-edge")).toHaveCount(0);
+
+  // Escape closes the list and its wire, and the keys go on from the canvas.
+  await drop(canvas.x + 520, canvas.y + 400);
+  await expect(search).toBeFocused();
+  await search.press("Escape");
+  await expect(page.locator(".quick-add")).toHaveCount(0);
+  await expect(page.locator(".editor-wire")).toHaveCount(0);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  // A press elsewhere closes it too, adding nothing; a click on a kind adds it.
+  await drop(canvas.x + 520, canvas.y + 400);
+  await page.mouse.click(canvas.x + 60, canvas.y + 60);
+  await expect(page.locator(".quick-add")).toHaveCount(0);
+  await expect(page.locator(".editor-wire")).toHaveCount(0);
+  await expect(page.locator(".canvas-node")).toHaveCount(1);
+  // Dropped by the canvas's edge, the list stays in sight.
+  await drop(canvas.x + canvas.width - 30, canvas.y + canvas.height - 30);
+  const list = (await page.locator(".quick-add").boundingBox())!;
+  expect(list.x + list.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+  expect(list.y + list.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+  await search.fill("llm");
+  await page.locator(".quick-add li", { hasText: /^llm/ }).first().click();
+  await expect(page.locator(".canvas-node.kind-llm")).toHaveCount(1);
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
 test("double-click to add a node where you are; the minimap moves the view", async ({ page, errors }) => {
   await newGraph(page);
   const canvas = page.locator(".editor-canvas");

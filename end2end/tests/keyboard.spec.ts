@@ -122,7 +122,14 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
     .toBe(first.position.y + 20);
 
   // F6 goes on to the inspector, then the run panel, then back round.
+  // The inspector itself takes the focus: what is typed next changes
+  // nothing (it went into the Label field, renaming the node); Tab goes
+  // on into its fields.
   await press("F6");
+  await expect(page.locator(".inspector")).toBeFocused();
+  await page.keyboard.type("hi");
+  await expect(page.getByRole("textbox", { name: "Label" })).toHaveValue("");
+  await press("Tab");
   await expect(page.locator(".inspector :focus")).toHaveCount(1);
   await press("F6");
   // In the run panel, the chat's box: where its work is done.

@@ -26,12 +26,12 @@ use heddle_engine::{EdgeId, NodeId};
 use leptos::ev;
 use leptos::prelude::*;
 
-use super::gestures::{Drag, Gestures, commit_focused_field, install_pointer_listeners};
+use super::gestures::{Drag, Gestures, QuickAdd, commit_focused_field, install_pointer_listeners};
 use super::groups::Folds;
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::notes::Notes;
 use super::pressed::{Pressed, node_menu, press_edge, press_group, press_node, press_port};
-use super::quick_add::{QuickAdd, QuickAddBox};
+use super::quick_add::QuickAddBox;
 use super::routing::NodeSize;
 use super::state::{Editor, Viewport};
 use crate::live::RunView;
@@ -145,6 +145,8 @@ pub fn Canvas(
 
     // Nodes, ports and edges are pressed through the canvas (pressed.rs).
     let on_pointerdown = move |event: ev::PointerEvent| {
+        // Any press but in the quick-add list (which keeps its own) closes it.
+        gestures.close_quick();
         match Pressed::of(&event) {
             Pressed::Port(node) => return press_port(editor, gestures, node, &event),
             Pressed::Node(node) => return press_node(editor, gestures, node, &event),
@@ -227,7 +229,12 @@ pub fn Canvas(
         }
         if let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64) {
             let at = viewport.get_untracked().to_world(x, y);
-            gestures.quick.set(Some(QuickAdd { at, x, y }));
+            gestures.open_quick(QuickAdd {
+                at,
+                x,
+                y,
+                from: None,
+            });
         }
     };
 
@@ -311,7 +318,7 @@ pub fn Canvas(
                 <WireReason gestures />
             </div>
             </div>
-            <QuickAddBox editor open=gestures.quick />
+            <QuickAddBox editor gestures />
             {move || editor.nodes.with(Vec::is_empty).then(|| view! {
                 <div class="canvas-empty">
                     <h2>"This graph is empty"</h2>

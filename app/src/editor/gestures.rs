@@ -13,7 +13,6 @@ use leptos::{ev, html};
 
 use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
 use super::place::place_into;
-use super::quick_add::QuickAdd;
 use super::splice;
 use super::state::{Editor, Viewport};
 
@@ -53,6 +52,17 @@ pub enum Drag {
 
 /// The room an idle moment needs for drawing a node's form after a drop.
 const FORM_NEEDS_MS: f64 = 12.0;
+
+/// Where the quick-add list (`quick_add.rs`) is open: the world point it
+/// adds at, the screen point (relative to the canvas) it is drawn at, and
+/// the node the new one is led to from when a wire was dropped there.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QuickAdd {
+    pub at: Position,
+    pub x: f64,
+    pub y: f64,
+    pub from: Option<NodeId>,
+}
 
 /// An edge being drawn: where the pointer is, and why it cannot land
 /// where it is (if it cannot).
@@ -124,6 +134,21 @@ impl Gestures {
             presses: StoredValue::new(0),
             rect: StoredValue::new(None),
             seen_size: RwSignal::new(None),
+        }
+    }
+
+    /// Opens the quick-add list (`quick_add.rs`).
+    pub fn open_quick(&self, spot: QuickAdd) {
+        self.quick.set(Some(spot));
+    }
+
+    /// Closes the quick-add list, and the wire drawn to it if any.
+    pub fn close_quick(&self) {
+        if self.quick.get_untracked().is_some() {
+            self.quick.set(None);
+            if !matches!(self.drag.get_value(), Drag::Connect { .. }) {
+                self.wire.set(None);
+            }
         }
     }
 
@@ -333,11 +358,33 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
             }
             Drag::MoveNote { before, .. } => editor.commit_from(Arc::unwrap_or_clone(before)),
             Drag::Connect { from } => {
+                let drawn = gestures.wire.get_untracked().is_some();
                 gestures.wire.set(None);
-                if let Some(to) = world.and_then(|at| editor.node_at(at)) {
-                    editor.change(|document| {
-                        let _ = model::connect(document, &from, &to);
-                    });
+                match (world, local) {
+                    (Some(at), _) if editor.node_at(at).is_some() => {
+                        if let Some(to) = editor.node_at(at) {
+                            editor.change(|document| {
+                                let _ = model::connect(document, &from, &to);
+                            });
+                        }
+                    }
+                    // Dropped on the empty canvas: the kinds to add there,
+                    // led to from `from` (as in n8n or Langflow). The wire
+                    // stays drawn to the spot while the list is open.
+                    (Some(at), Some((x, y, true))) if drawn => {
+                        gestures.wire.set(Some(Wire {
+                            from: from.clone(),
+                            to: at,
+                            refusal: None,
+                        }));
+                        gestures.open_quick(QuickAdd {
+                            at,
+                            x,
+                            y,
+                            from: Some(from),
+                        });
+                    }
+                    _ => {}
                 }
             }
             Drag::Rubber { from, add } => {

@@ -264,7 +264,8 @@ pub fn lay_out(editor: Editor) {
 /// The editor's panels, in the order F6 visits them.
 const REGIONS: [&str; 4] = [".palette", ".editor-canvas", ".inspector", ".run-panel"];
 
-/// What in a panel takes the focus when F6 arrives there, first found
+/// What in a panel takes the focus when F6 arrives there (unless the
+/// panel is its own stop, `data-region-stop`), first found
 /// first: where its work is done (`data-first-stop`: the chat's box), its
 /// chosen tab, else its first field or button that is a Tab stop (the
 /// canvas itself takes it).
@@ -301,7 +302,11 @@ fn go_to_region(back: bool) -> bool {
         (Some(at), true) => (at + shown.len() - 1) % shown.len(),
     };
     let region = &shown[next].1;
-    let target = if region.tab_index() >= 0 {
+    // A region that is its own stop (the inspector) takes the focus
+    // itself: F6 passing through never lands in a field, where the next
+    // keys typed (a message meant for the chat) would change the graph.
+    // Tab goes on into its fields.
+    let target = if region.tab_index() >= 0 || region.has_attribute("data-region-stop") {
         Some(region.clone())
     } else {
         PREFERRED_STOPS

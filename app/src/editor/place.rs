@@ -81,6 +81,16 @@ pub fn place_into(editor: Editor, kind: &str, at: Position, into: Option<EdgeId>
     add(editor, kind, at, into.map_or(Join::None, Join::Into));
 }
 
+/// Adds a node of `kind` at `at` (moved off other nodes, see [`nudge`]),
+/// led to from `from` (a wire dropped on the empty canvas), in one undo
+/// step, and selects it.
+pub fn place_after(editor: Editor, kind: &str, at: Position, from: NodeId) {
+    let taken: Vec<Position> = editor
+        .positions()
+        .with_untracked(|positions| positions.values().map(|at| at.get_untracked()).collect());
+    add(editor, kind, nudge(&taken, at), Join::From(from));
+}
+
 /// `at`, or when a node put there would cover one of `taken`, the nearest
 /// place where it covers none: a drop lands where it was aimed, never on
 /// top of a node (the one under would be hidden).
@@ -129,6 +139,9 @@ enum Join {
     Into(EdgeId),
     /// After this node (it was selected when the node was added).
     After(NodeId),
+    /// Led to from this node (a wire from it was dropped where the node
+    /// goes), on its next free route when it chooses one.
+    From(NodeId),
 }
 
 /// Adds a node of `kind` at `at`, joined as `join` says, in one undo step,
@@ -136,6 +149,7 @@ enum Join {
 fn add(editor: Editor, kind: &str, at: Position, join: Join) {
     let mut placed = None;
     let mut left_alone = None;
+    let mut refused = None;
     editor.change(|document| {
         let node = model::new_node(document, kind, at);
         let id = node.id.clone();
@@ -157,7 +171,13 @@ fn add(editor: Editor, kind: &str, at: Position, join: Join) {
                     left_alone = Some(from.clone());
                 }
             }
+            Join::From(from) => {
+                if let Err(why) = model::connect(document, from, &id) {
+                    refused = Some(why);
+                }
+            }
         }
+        name_after_its_route(document, &id);
         bring_its_conversation(document, &id);
         placed = Some(id);
     });
@@ -169,6 +189,9 @@ fn add(editor: Editor, kind: &str, at: Position, join: Join) {
             "not joined: which way “{}” leads to it is yours to choose (C connects)",
             editor.name_of(from.as_str())
         ));
+    }
+    if let Some(why) = refused {
+        editor.say_more(format!("not joined: {why}"));
     }
     if let Some(id) = placed {
         editor.selected.set(BTreeSet::from([id]));
@@ -226,6 +249,47 @@ fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> boo
         _ => false,
     }
 }
+
+/// A node just added on a route ("billing", "tech_support") is labelled
+/// after it ("Billing", "Tech support"): a router's branches then read by
+/// what they are for, not as `llm_2`, `llm_3`. A node with a label, or
+/// reached other than by one route, is left alone.
+fn name_after_its_route(document: &mut GraphDocument, id: &NodeId) {
+    let mut routes = document
+        .edges
+        .iter()
+        .filter(|edge| &edge.to == id)
+        .map(|edge| edge.route.as_deref());
+    let (Some(Some(route)), None) = (routes.next(), routes.next()) else {
+        return;
+    };
+    let label = route_label(route);
+    if let Some(node) = document.nodes.iter_mut().find(|node| &node.id == id)
+        && node.label.is_empty()
+        && !label.is_empty()
+    {
+        node.label = label;
+    }
+}
+
+/// A route's name as a label: words split at `_` and `-`, the first
+/// capitalised, bounded as a typed label is.
+pub fn route_label(route: &str) -> String {
+    let words = route
+        .split(['_', '-', ' '])
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut chars = words.chars();
+    let label: String = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    label.chars().take(ROUTE_LABEL_CHARS).collect()
+}
+
+/// The longest label a route gives a node.
+const ROUTE_LABEL_CHARS: usize = 60;
 
 /// A new edge from `from` to `to`, on `route` when one is given.
 fn lead(document: &mut GraphDocument, from: &NodeId, to: &NodeId, route: Option<String>) {
@@ -481,5 +545,46 @@ mod tests {
         }
         let ys: Vec<f64> = taken.iter().map(|p| p.y).collect();
         assert!(ys.windows(2).all(|w| w[1] >= w[0] + NODE_HEIGHT), "{ys:?}");
+    }
+
+    #[test]
+    fn a_route_reads_as_a_label() {
+        assert_eq!(route_label("billing"), "Billing");
+        assert_eq!(route_label("tech_support"), "Tech support");
+        assert_eq!(route_label("__-"), "");
+        assert_eq!(route_label("ärger-mit_rechnung"), "Ärger mit rechnung");
+        assert_eq!(
+            route_label(&"x".repeat(500)).chars().count(),
+            ROUTE_LABEL_CHARS
+        );
+    }
+
+    #[test]
+    fn a_node_added_on_a_route_is_labelled_after_it_and_only_then() {
+        let mut document = GraphDocument::new("g");
+        for kind in ["router", "llm", "llm", "llm"] {
+            let node = model::new_node(&document, kind, at(0.0, 0.0));
+            document.nodes.push(node);
+        }
+        let ids: Vec<NodeId> = document.nodes.iter().map(|n| n.id.clone()).collect();
+        let edge = |document: &mut GraphDocument, to: &NodeId, route: Option<&str>| {
+            let id = model::new_edge_id(document);
+            document.edges.push(EdgeSpec {
+                id,
+                from: ids[0].clone(),
+                to: to.clone(),
+                condition: None,
+                route: route.map(str::to_string),
+            });
+        };
+        edge(&mut document, &ids[1], Some("tech_support"));
+        edge(&mut document, &ids[2], None);
+        edge(&mut document, &ids[3], Some("billing"));
+        document.nodes[3].label = "Invoices".into();
+        for id in &ids {
+            name_after_its_route(&mut document, id);
+        }
+        let labels: Vec<&str> = document.nodes.iter().map(|n| n.label.as_str()).collect();
+        assert_eq!(labels, ["", "Tech support", "", "Invoices"]);
     }
 }

@@ -704,7 +704,7 @@ fn list(cx: FormCx, path: Path, item: Shape) -> AnyView {
                 .collect_view()
         }
     };
-    let add = move |_| {
+    let add = move || {
         let at = path::join(&path, Step::Index(length.get_untracked()));
         cx.write(&at, Some(blank(&item)));
     };
@@ -761,21 +761,23 @@ fn row_name(value: &Value) -> Option<String> {
 
 /// The rows, and the button that adds one (not for viewers). The row
 /// added takes the focus (its first field), so one types into it at once.
+/// Enter in a filled one-line field goes on as a list does: to the next
+/// row's first field, or from the last row to a new one ("billing" Enter
+/// "refunds" Enter).
 fn rows_with_add(
     cx: FormCx,
     rows: impl IntoView + 'static,
-    add: impl Fn(leptos::ev::MouseEvent) + 'static,
+    add: impl Fn() + Send + Sync + 'static,
 ) -> AnyView {
     let list = NodeRef::<html::Div>::new();
-    let add = move |event: leptos::ev::MouseEvent| {
-        add(event);
+    let add = StoredValue::new(add);
+    let add = move || {
+        add.with_value(|add| add());
         request_animation_frame(move || {
             let field = list.try_get_untracked().flatten().and_then(|list| {
-                list.query_selector(
-                    ".form-row:last-child :is(input:not([type=hidden]), select, textarea)",
-                )
-                .ok()
-                .flatten()
+                list.query_selector(&format!(".form-row:last-child {FIELD}"))
+                    .ok()
+                    .flatten()
             });
             if let Some(field) = field
                 && let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field)
@@ -784,12 +786,129 @@ fn rows_with_add(
             }
         });
     };
+    let on_enter = move |event: leptos::ev::KeyboardEvent| {
+        if cx.read_only
+            || event.key() != "Enter"
+            || event.is_composing()
+            || event.shift_key()
+            || event.ctrl_key()
+            || event.meta_key()
+            || event.alt_key()
+        {
+            return;
+        }
+        let Some(list) = list.get_untracked() else {
+            return;
+        };
+        match enter_in_row(&event, &list) {
+            EnterGoes::Nowhere => return,
+            EnterGoes::To(field) => {
+                let _ = field.focus();
+            }
+            EnterGoes::Out(remove) => {
+                // The blank row goes, and the focus to "+ Add" after the list.
+                let add_button = list.next_element_sibling().and_then(|next| {
+                    wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(next).ok()
+                });
+                remove.click();
+                if let Some(button) = add_button {
+                    let _ = button.focus();
+                }
+            }
+            EnterGoes::NewRow(field) => {
+                // Applies what was typed (fields apply as they are left)
+                // before the new row is written after it.
+                let _ = field.blur();
+                add();
+            }
+        }
+        event.prevent_default();
+        event.stop_propagation();
+    };
     view! {
-        <div class="form-rows" node_ref=list>{rows}</div>
-        {(!cx.read_only).then(|| view! { <button type="button" class="button button-small" on:click=add>"+ Add"</button> })}
+        <div class="form-rows" node_ref=list on:keydown=on_enter>{rows}</div>
+        {(!cx.read_only).then(|| view! { <button type="button" class="button button-small" on:click=move |_| add()>"+ Add"</button> })}
     }
     .into_any()
 }
+
+/// Where Enter in a list's field goes.
+enum EnterGoes {
+    /// Not for the list: a text area's new line, an empty field, a row of
+    /// a list inside this one.
+    Nowhere,
+    /// The next row's first field.
+    To(web_sys::HtmlElement),
+    /// A new row after the last, this field applied first.
+    NewRow(web_sys::HtmlElement),
+    /// Out of the list: the last row is blank (Enter on it, as in a
+    /// bulleted list), and goes with its remove button.
+    Out(web_sys::HtmlElement),
+}
+
+fn enter_in_row(event: &leptos::ev::KeyboardEvent, list: &web_sys::HtmlDivElement) -> EnterGoes {
+    use wasm_bindgen::JsCast;
+    let Some(input) = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::HtmlInputElement>().ok())
+    else {
+        return EnterGoes::Nowhere;
+    };
+    let one_line = matches!(input.type_().as_str(), "text" | "search" | "");
+    let Some(row) = input.closest(".form-row").ok().flatten() else {
+        return EnterGoes::Nowhere;
+    };
+    let ours = row
+        .parent_element()
+        .is_some_and(|parent| parent.is_same_node(Some(list)));
+    if !one_line || !ours {
+        return EnterGoes::Nowhere;
+    }
+    if input.value().trim().is_empty() {
+        let last = row.next_element_sibling().is_none();
+        let remove = row
+            .query_selector(":scope > .form-row-remove")
+            .ok()
+            .flatten()
+            .and_then(|button| button.dyn_into::<web_sys::HtmlElement>().ok());
+        return match remove {
+            Some(remove) if last && blank_row(&row) => EnterGoes::Out(remove),
+            _ => EnterGoes::Nowhere,
+        };
+    }
+    match row.next_element_sibling() {
+        Some(next) => next
+            .query_selector(FIELD)
+            .ok()
+            .flatten()
+            .and_then(|field| field.dyn_into::<web_sys::HtmlElement>().ok())
+            .map_or(EnterGoes::Nowhere, EnterGoes::To),
+        None => EnterGoes::NewRow(input.unchecked_into()),
+    }
+}
+
+/// Whether nothing is typed in any of a row's text fields.
+fn blank_row(row: &web_sys::Element) -> bool {
+    use wasm_bindgen::JsCast;
+    let Ok(fields) = row.query_selector_all("input:not([type=hidden]), textarea") else {
+        return false;
+    };
+    (0..fields.length())
+        .filter_map(|at| fields.item(at))
+        .all(|field| {
+            let value = match field.dyn_ref::<web_sys::HtmlInputElement>() {
+                Some(input) => input.value(),
+                None => field
+                    .dyn_ref::<web_sys::HtmlTextAreaElement>()
+                    .map(|area| area.value())
+                    .unwrap_or_default(),
+            };
+            value.trim().is_empty()
+        })
+}
+
+/// A row's fields, the first of which takes the focus.
+const FIELD: &str = ":is(input:not([type=hidden]), select, textarea)";
 
 /// An object used as a map: a row per key (picked from the channels when
 /// the keys are channels) with its value's control.
@@ -879,7 +998,7 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
                 .collect_view()
         }
     };
-    let add = move |_| {
+    let add = move || {
         let taken = keys.get_untracked();
         let fresh = match key {
             Some(FieldHint::Channel) => cx.editor.skeleton.with_untracked(|document| {
