@@ -53,6 +53,7 @@ pub mod model;
 pub mod node_keys;
 pub mod node_menu;
 pub mod node_names;
+pub mod note_places;
 pub mod notes;
 pub mod palette;
 pub mod palette_tip;
@@ -237,11 +238,7 @@ fn Toolbar(
             <button class="tool" type="button" title="Find a node by name (/)" data-testid="find" aria-keyshortcuts="/" on:click=move |_| gestures.finding.set(true)>"Find"</button>
             {editor.can_edit.then(|| view! {
                 <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor, gestures)>"Layout"</button>
-                <button class="tool" type="button" title="Add a sticky note (N)" on:click=move |_| {
-                    let (width, height) = gestures.size();
-                    let center = editor.viewport.get_untracked().to_world(width / 2.0 - 100.0, height / 2.0 - 60.0);
-                    notes::add_note(editor, center);
-                }>"Note"</button>
+                <button class="tool" type="button" title="Add a sticky note (N)" on:click=move |_| notes::add_note_in_view(editor, gestures.size())>"Note"</button>
             })}
             <span class="tool-gap"></span>
             <a class="tool" href=format!("/api/v1/graphs/{graph_id}/export") download title="Download the saved graph as JSON">"Export"</a>

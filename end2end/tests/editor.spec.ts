@@ -516,6 +516,45 @@ test("sticky notes are written, moved and kept", async ({ page, errors }) => {
   expect(errors).toEqual([]);
 });
 
+test("a note goes over the selected node, never on a node, and Layout keeps it with its node", async ({ page, errors }) => {
+  await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  type Box = { x: number; y: number; width: number; height: number };
+  const overlap = (a: Box, b: Box) =>
+    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  // The start mid-view, where a note with nothing selected would go.
+  await place(page, "start", canvas.x + canvas.width / 2, canvas.y + canvas.height / 2);
+  await place(page, "llm", canvas.x + canvas.width / 2 + 260, canvas.y + canvas.height / 2 + 100);
+  const start = page.locator('.canvas-node[data-node="start"]');
+  const llm = page.locator('.canvas-node[data-node="llm"]');
+  await page.mouse.click(canvas.x + 40, canvas.y + canvas.height - 40);
+  await page.getByRole("button", { name: "Note", exact: true }).click();
+  await page.keyboard.type("Where it begins.");
+  const loose = page.locator(".sticky-note").nth(0);
+  expect(overlap((await loose.boundingBox())!, (await start.boundingBox())!)).toBe(false);
+  expect(overlap((await loose.boundingBox())!, (await llm.boundingBox())!)).toBe(false);
+  // With a node selected: over it, a note about it.
+  await llm.click();
+  await page.getByRole("button", { name: "Note", exact: true }).click();
+  await page.keyboard.type("Keep answers short.");
+  const about = page.locator(".sticky-note").nth(1);
+  const over = async () => {
+    const [n, l] = [(await about.boundingBox())!, (await llm.boundingBox())!];
+    expect(overlap(n, l)).toBe(false);
+    expect(n.y + n.height).toBeLessThanOrEqual(l.y);
+    expect(l.y - (n.y + n.height)).toBeLessThan(40);
+    expect(Math.abs(n.x - l.x)).toBeLessThan(4);
+  };
+  await over();
+  // Layout moves the llm; its note goes with it.
+  const was = (await llm.boundingBox())!;
+  await page.getByRole("button", { name: "Layout" }).click();
+  await expect.poll(async () => (await llm.boundingBox())!.y).not.toBeCloseTo(was.y, 0);
+  await over();
+  await saved(page);
+  expect(errors).toEqual([]);
+});
+
 test("the inspector picks tools, and checks a condition as it is typed", async ({ page, errors }) => {
   const id = await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;

@@ -5,7 +5,7 @@
 //! (undo, redo and Escape to the page but its fields): a letter typed or
 //! text copied in a panel or a dialog stays theirs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use heddle_engine::NodeId;
 use heddle_engine::format::Position;
@@ -251,13 +251,20 @@ pub fn auto_layout(editor: Editor, gestures: Gestures) {
     }
 }
 
-/// Lays the graph out left to right (one undoable change).
+/// Lays the graph out left to right (one undoable change); each note
+/// goes with the node it is beside.
 pub fn lay_out(editor: Editor) {
     editor.change(|document| {
         let positions = layout(document);
+        let before: HashMap<NodeId, Position> = document
+            .nodes
+            .iter()
+            .filter_map(|node| node.position.map(|at| (node.id.clone(), at)))
+            .collect();
         for node in &mut document.nodes {
             node.position = positions.get(&node.id).copied();
         }
+        super::note_places::carry(&mut document.notes, &before, &positions);
     });
 }
 
@@ -433,12 +440,7 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                 true
             }
             (false, "n" | "N") if editor.can_edit => {
-                let (width, height) = gestures.size();
-                let center = editor
-                    .viewport
-                    .get_untracked()
-                    .to_world(width / 2.0 - 100.0, height / 2.0 - 60.0);
-                super::notes::add_note(editor, center);
+                super::notes::add_note_in_view(editor, gestures.size());
                 true
             }
             (false, "/") => {

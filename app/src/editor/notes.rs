@@ -6,6 +6,7 @@ use leptos::ev;
 use leptos::prelude::*;
 
 use super::gestures::{Drag, Gestures};
+use super::note_places::new_note_spot;
 use super::state::Editor;
 
 /// A fresh note id: `note-1`, `note-2`, ...
@@ -16,10 +17,32 @@ pub fn new_note_id(notes: &[Note]) -> String {
         .unwrap_or_else(|| "note".into())
 }
 
+/// Adds an empty note in a `width` × `height` view: over the selected
+/// node, else mid-view, never on a node (`note_places.rs`).
+pub fn add_note_in_view(editor: Editor, (width, height): (f64, f64)) {
+    let centre = editor
+        .viewport
+        .get_untracked()
+        .to_world(width / 2.0, height / 2.0);
+    let positions = editor.positions().get_untracked();
+    let selected = editor
+        .selected
+        .with_untracked(|selected| match selected.len() {
+            1 => selected
+                .iter()
+                .next()
+                .and_then(|id| positions.get(id))
+                .map(|at| at.get_untracked()),
+            _ => None,
+        });
+    let taken: Vec<Position> = positions.values().map(|at| at.get_untracked()).collect();
+    add_note(editor, new_note_spot(&taken, selected, centre));
+}
+
 /// Adds an empty note at `at`, selects it and puts the focus in its text:
 /// what is typed next is the note (it went nowhere, the focus left on the
 /// button or the canvas).
-pub fn add_note(editor: Editor, at: Position) {
+fn add_note(editor: Editor, at: Position) {
     let mut added = None;
     editor.change(|document| {
         let id = new_note_id(&document.notes);

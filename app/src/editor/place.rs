@@ -96,22 +96,34 @@ pub fn place_after(editor: Editor, kind: &str, at: Position, from: NodeId) {
 /// top of a node (the one under would be hidden).
 pub fn nudge(taken: &[Position], at: Position) -> Position {
     use super::model::{NODE_HEIGHT, NODE_WIDTH};
+    clear_of(taken, at, (NODE_WIDTH, NODE_HEIGHT))
+}
+
+/// `at`, or the nearest place to it where a box of `size` (its top-left
+/// corner there) covers none of the nodes at `taken`.
+pub fn clear_of(taken: &[Position], at: Position, (width, height): (f64, f64)) -> Position {
+    use super::model::{NODE_HEIGHT, NODE_WIDTH};
     const MARGIN: f64 = 12.0;
     const STEP: f64 = 16.0;
     const REACH: i32 = 30;
+    let reach = STEP * f64::from(REACH) + MARGIN;
     // Only the nodes a place within reach could cover: a big graph's far
     // nodes are not checked for every place tried.
     let near: Vec<&Position> = taken
         .iter()
         .filter(|node| {
-            (node.x - at.x).abs() < NODE_WIDTH + STEP * f64::from(REACH) + MARGIN
-                && (node.y - at.y).abs() < NODE_HEIGHT + STEP * f64::from(REACH) + MARGIN
+            node.x < at.x + width + reach
+                && at.x < node.x + NODE_WIDTH + reach
+                && node.y < at.y + height + reach
+                && at.y < node.y + NODE_HEIGHT + reach
         })
         .collect();
     let covers = |spot: &Position| {
         near.iter().any(|node| {
-            (node.x - spot.x).abs() < NODE_WIDTH + MARGIN
-                && (node.y - spot.y).abs() < NODE_HEIGHT + MARGIN
+            spot.x < node.x + NODE_WIDTH + MARGIN
+                && node.x < spot.x + width + MARGIN
+                && spot.y < node.y + NODE_HEIGHT + MARGIN
+                && node.y < spot.y + height + MARGIN
         })
     };
     if !covers(&at) {

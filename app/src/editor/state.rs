@@ -588,10 +588,21 @@ impl Editor {
         })
     }
 
-    /// The box every node is in, as they stand now.
+    /// The box every node and note is in, as they stand now.
     fn bounds(&self) -> Option<(f64, f64, f64, f64)> {
-        self.nodes
-            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()))
+        let nodes = self
+            .nodes
+            .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
+        // The notes too: a note written over a node is part of what Fit
+        // shows, not cut off under the toolbar.
+        let (width, height) = super::note_places::NOTE_SIZE;
+        self.skeleton.with_untracked(|document| {
+            document.notes.iter().fold(nodes, |bounds, note| {
+                let (x, y) = (note.position.x, note.position.y);
+                let (x1, y1, x2, y2) = bounds.unwrap_or((x, y, x + width, y + height));
+                Some((x1.min(x), y1.min(y), x2.max(x + width), y2.max(y + height)))
+            })
+        })
     }
 
     /// Fits every node in a `width` × `height` canvas.
