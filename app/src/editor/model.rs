@@ -15,6 +15,10 @@ use serde_json::{Value, json};
 pub const NODE_WIDTH: f64 = 180.0;
 pub const NODE_HEIGHT: f64 = 56.0;
 
+/// A sticky note's box on the canvas (`.sticky-note` in the style, its
+/// text at its least height).
+pub const NOTE_SIZE: (f64, f64) = (200.0, 120.0);
+
 /// A fresh node id for `kind`: `llm`, then `llm_2`, `llm_3`, ...
 pub fn new_node_id(document: &GraphDocument, kind: &str) -> NodeId {
     document.fresh_node_id(kind)

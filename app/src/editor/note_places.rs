@@ -8,12 +8,8 @@ use std::collections::HashMap;
 use heddle_engine::NodeId;
 use heddle_engine::format::{Note, Position};
 
-use super::model::{NODE_HEIGHT, NODE_WIDTH};
+use super::model::{NODE_HEIGHT, NODE_WIDTH, NOTE_SIZE};
 use super::place::clear_of;
-
-/// A note's box on the canvas (`.sticky-note` in the style, its text at
-/// its least height).
-pub const NOTE_SIZE: (f64, f64) = (200.0, 120.0);
 
 /// Between a note and the node it is placed over.
 const ABOVE: f64 = 16.0;

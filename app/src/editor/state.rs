@@ -595,7 +595,7 @@ impl Editor {
             .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
         // The notes too: a note written over a node is part of what Fit
         // shows, not cut off under the toolbar.
-        let (width, height) = super::note_places::NOTE_SIZE;
+        let (width, height) = super::model::NOTE_SIZE;
         self.skeleton.with_untracked(|document| {
             document.notes.iter().fold(nodes, |bounds, note| {
                 let (x, y) = (note.position.x, note.position.y);
