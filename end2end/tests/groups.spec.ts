@@ -185,6 +185,61 @@ test("nodes are grouped, named, moved, collapsed to a card a run shows on, expan
   expect(errors).toEqual([]);
 });
 
+test("a router's routes into one collapsed group fan out, their labels apart", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const r = (route: string) => ({ route, description: route });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Routes into a group",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 200 } },
+        {
+          id: "triage",
+          kind: "router",
+          config: { routes: [r("billing"), r("refunds"), r("tech_support")], otherwise: "tech_support" },
+          position: { x: 300, y: 200 },
+        },
+        { id: "a", kind: "llm", position: { x: 600, y: 60 } },
+        { id: "b", kind: "llm", position: { x: 600, y: 200 } },
+        { id: "c", kind: "llm", position: { x: 600, y: 340 } },
+        { id: "end", kind: "end", position: { x: 900, y: 200 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "triage" },
+        { id: "e2", from: "triage", to: "a", route: "billing" },
+        { id: "e3", from: "triage", to: "b", route: "refunds" },
+        { id: "e4", from: "triage", to: "c", route: "tech_support" },
+        { id: "e5", from: "a", to: "end" },
+        { id: "e6", from: "b", to: "end" },
+        { id: "e7", from: "c", to: "end" },
+      ],
+      groups: [{ id: "g1", label: "Answers", nodes: ["a", "b", "c"], collapsed: true }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("group-box")).toHaveCount(1);
+  const labels = page.locator(".editor-edge-label");
+  await expect(labels).toHaveCount(3);
+  const boxes = await labels.evaluateAll((all) =>
+    all.map((label) => {
+      const r = label.getBoundingClientRect();
+      return { text: label.textContent, x: r.x, y: r.y, right: r.right, bottom: r.bottom };
+    }),
+  );
+  for (const a of boxes) {
+    for (const b of boxes) {
+      if (a === b) continue;
+      const apart = a.right <= b.x || b.right <= a.x || a.bottom <= b.y || b.bottom <= a.y;
+      expect(apart, `${a.text} and ${b.text} overlap`).toBe(true);
+    }
+  }
+  expect(errors).toEqual([]);
+});
+
 test("a graph with broken groups opens with a warning its fix mends, and a deleted node leaves its group", async ({
   page,
   errors,

@@ -60,7 +60,7 @@ pub fn Canvas(
     let folds = Folds::follow(editor);
     super::groups::select_whole(editor, folds);
     let shown = shown_positions(positions, folds);
-    let loops = LoopRoutes::new(editor, gestures, shown);
+    let loops = LoopRoutes::new(editor, gestures, shown, folds);
     let selection = Selection::of(editor, gestures);
     let fan_outs = fan_out_link::sends(editor);
     let culled = culling::Culled::new(editor, gestures);

@@ -2,6 +2,7 @@
 //! kept apart from each other, and the route of every other edge.
 
 use crate::editor::gestures::{Drag, Gestures};
+use crate::editor::groups::Folds;
 use crate::editor::routing::{self, EdgeEnds, Route};
 use crate::editor::state::Editor;
 use heddle_engine::format::Position;
@@ -21,8 +22,9 @@ use super::label_text::edge_label;
 #[derive(Clone, Copy)]
 pub(super) struct LoopRoutes {
     all: Memo<HashMap<EdgeId, Route>>,
-    /// Each edge that shares its two ends with others: its place among
-    /// them and how many there are (`routing::forward_fanned`).
+    /// Each edge that shares its two ends as drawn with others (a
+    /// collapsed group's card is the end of every edge into it): its place
+    /// among them and how many there are (`routing::forward_fanned`).
     fans: Memo<HashMap<EdgeId, (usize, usize)>>,
     /// How many times their size at 100% edges' labels are drawn now
     /// (`routing::label_scale`): changes only when the zoom crosses a step.
@@ -37,6 +39,7 @@ impl LoopRoutes {
         editor: Editor,
         gestures: Gestures,
         positions: Memo<HashMap<NodeId, RwSignal<Position>>>,
+        folds: Memo<Folds>,
     ) -> LoopRoutes {
         let all = loop_routes(editor, gestures, positions);
         let each: StoredValue<HashMap<EdgeId, RwSignal<Option<Route>>>> =
@@ -54,7 +57,13 @@ impl LoopRoutes {
             })
         });
         let owner = StoredValue::new(Owner::current().unwrap_or_default());
-        let fans = Memo::new(move |_| editor.edges.with(|edges| fans(edges)));
+        let fans = Memo::new(move |_| {
+            folds.with(|folds| {
+                editor
+                    .edges
+                    .with(|edges| fans(edges, |id| folds.drawn_at(id)))
+            })
+        });
         let label_scale = Memo::new(move |_| routing::label_scale(editor.viewport.get().zoom));
         LoopRoutes {
             all,
@@ -243,15 +252,21 @@ pub(super) fn edge_route(
     })
 }
 
-/// The edges that share both ends with another, each with its place
-/// among them (in the document's order) and how many there are.
-fn fans(edges: &[heddle_engine::format::EdgeSpec]) -> HashMap<EdgeId, (usize, usize)> {
+/// The edges that share both ends as drawn (`drawn_at`: a node's own, or
+/// its collapsed group's) with another, each with its place among them
+/// (in the document's order) and how many there are. An edge within one
+/// collapsed group is not drawn, and shares with none.
+fn fans<'a>(
+    edges: &'a [heddle_engine::format::EdgeSpec],
+    drawn_at: impl Fn(&'a NodeId) -> &'a NodeId,
+) -> HashMap<EdgeId, (usize, usize)> {
     let mut by_ends: HashMap<(&NodeId, &NodeId), Vec<&EdgeId>> = HashMap::new();
     for edge in edges {
-        by_ends
-            .entry((&edge.from, &edge.to))
-            .or_default()
-            .push(&edge.id);
+        let ends = (drawn_at(&edge.from), drawn_at(&edge.to));
+        if ends.0 == ends.1 {
+            continue;
+        }
+        by_ends.entry(ends).or_default().push(&edge.id);
     }
     by_ends
         .into_values()
@@ -263,4 +278,45 @@ fn fans(edges: &[heddle_engine::format::EdgeSpec]) -> HashMap<EdgeId, (usize, us
                 .map(move |(k, id)| (id.clone(), (k, n)))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use heddle_engine::format::EdgeSpec;
+
+    fn edge(id: &str, from: &str, to: &str) -> EdgeSpec {
+        EdgeSpec {
+            id: EdgeId::from(id),
+            from: NodeId::from(from),
+            to: NodeId::from(to),
+            condition: None,
+            route: Some(id.into()),
+        }
+    }
+
+    #[test]
+    fn edges_into_one_collapsed_group_fan_out_as_edges_between_two_nodes_do() {
+        let edges = [
+            edge("billing", "router", "a"),
+            edge("refunds", "router", "b"),
+            edge("tech", "router", "c"),
+            edge("inside", "a", "b"),
+        ];
+        // Nothing folded: each edge has ends of its own.
+        assert!(fans(&edges, |id| id).is_empty());
+        // a, b and c collapsed into a group drawn at a.
+        let group = NodeId::from("a");
+        let folded = |id: &NodeId| -> bool { ["a", "b", "c"].contains(&id.as_str()) };
+        let fanned = fans(&edges, |id| if folded(id) { &group } else { id });
+        let mut places: Vec<(&str, (usize, usize))> = fanned
+            .iter()
+            .map(|(id, place)| (id.as_str(), *place))
+            .collect();
+        places.sort();
+        assert_eq!(
+            places,
+            [("billing", (0, 3)), ("refunds", (1, 3)), ("tech", (2, 3))]
+        );
+    }
 }
