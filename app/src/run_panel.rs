@@ -282,22 +282,26 @@ pub fn RunPanel(
     let body = {
         let graph_id = graph_id.clone();
         move || {
-            let Some(shown) = shown.get() else {
-                return ().into_any();
-            };
+            use leptos::either::EitherOf6;
+            let shown = shown.get()?;
             let graph_id = graph_id.clone();
-            match shown {
+            // One variant per tab: another tab is drawn anew. Type-erased
+            // components (`erase_components`) are all one type, and would
+            // be rebuilt in place, each element taking over the one where
+            // it stands: the event list's scroller, scrolled to its end,
+            // became the state's, which opened scrolled down.
+            Some(match shown {
                 Tab::Run => {
-                    view! { <start::RunTab editor watch panel graph_id can_run /> }.into_any()
+                    EitherOf6::A(view! { <start::RunTab editor watch panel graph_id can_run /> })
                 }
                 Tab::Chat => {
-                    view! { <chat::ChatTab editor watch graph_id can_run talking /> }.into_any()
+                    EitherOf6::B(view! { <chat::ChatTab editor watch graph_id can_run talking /> })
                 }
-                Tab::Trace => view! { <trace::Timeline editor watch /> }.into_any(),
-                Tab::Events => view! { <events::EventLog editor watch /> }.into_any(),
-                Tab::State => view! { <state::StateTab editor watch can_run /> }.into_any(),
-                Tab::Compare => view! { <compare::CompareTab watch graph_id /> }.into_any(),
-            }
+                Tab::Trace => EitherOf6::C(view! { <trace::Timeline editor watch /> }),
+                Tab::Events => EitherOf6::D(view! { <events::EventLog editor watch /> }),
+                Tab::State => EitherOf6::E(view! { <state::StateTab editor watch can_run /> }),
+                Tab::Compare => EitherOf6::F(view! { <compare::CompareTab watch graph_id /> }),
+            })
         }
     };
     // Its height, once dragged by its top edge (or moved with the arrow keys).

@@ -395,6 +395,8 @@ test("a wire dropped on the empty canvas offers the kinds to add there, led to f
   await expect(search).toBeFocused();
   // The wire stays drawn to where it was dropped while the list is open.
   await expect(page.locator(".editor-wire")).toHaveCount(1);
+  // The models first, as the palette lists them.
+  await expect(page.locator(".quick-add li strong").first()).toHaveText("llm");
   // Nothing leads into a start: it is not offered.
   await search.fill("sta");
   await expect(page.locator(".quick-add li", { hasText: /^start/ })).toHaveCount(0);
@@ -552,6 +554,25 @@ test("a note goes over the selected node, never on a node, and Layout keeps it w
   await expect.poll(async () => (await llm.boundingBox())!.y).not.toBeCloseTo(was.y, 0);
   await over();
   await saved(page);
+  expect(errors).toEqual([]);
+});
+
+test("another node selected opens its form at the top, not scrolled as the last one was", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await newGraph(page);
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "llm", canvas.x + 120, canvas.y + 150);
+  await place(page, "agent", canvas.x + 120, canvas.y + 300);
+  const inspector = page.locator(".inspector");
+  await page.locator('.canvas-node[data-node="llm"]').click();
+  await expect(page.getByRole("textbox", { name: "Label" })).toHaveAttribute("placeholder", "llm");
+  await inspector.evaluate((panel) => (panel.scrollTop = panel.scrollHeight));
+  await expect.poll(() => inspector.evaluate((panel) => panel.scrollTop)).toBeGreaterThan(100);
+  await page.locator('.canvas-node[data-node="agent"]').click();
+  await expect(page.getByRole("textbox", { name: "Label" })).toHaveAttribute("placeholder", "agent");
+  await expect.poll(() => inspector.evaluate((panel) => panel.scrollTop)).toBe(0);
+  await expect(page.getByRole("textbox", { name: "Label" })).toBeInViewport();
   expect(errors).toEqual([]);
 });
 

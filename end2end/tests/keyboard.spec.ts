@@ -121,6 +121,13 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
     .poll(async () => (await stored(page, id)).nodes.find((node: any) => node.id === added.id).position.y)
     .toBe(first.position.y + 20);
 
+  // Enter edits the focused node: its label, in the inspector; Escape
+  // comes back to it.
+  await press("Enter");
+  await expect(page.getByRole("textbox", { name: "Label" })).toBeFocused();
+  await press("Escape");
+  await expect(llm).toBeFocused();
+
   // F6 goes on to the inspector, then the run panel, then back round.
   // The inspector itself takes the focus: what is typed next changes
   // nothing (it went into the Label field, renaming the node); Tab goes

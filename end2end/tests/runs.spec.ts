@@ -146,6 +146,13 @@ test("the ReAct example answers in the chat, animating node by node in the order
   const nonTokens = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;
   await expect(page.getByTestId("event-count")).toHaveText(`${nonTokens} events`);
   await expect(page.getByTestId("run-panel")).toHaveAttribute("data-events", String(nonTokens));
+  // Another tab is drawn anew: the state opens at its top, its Fork button
+  // in sight, not scrolled where the event list was (at its newest row).
+  await expect.poll(() => page.locator(".event-scroll").evaluate((e) => e.scrollTop)).toBeGreaterThan(0);
+  await page.getByRole("tab", { name: "State" }).click();
+  await expect(page.getByTestId("fork-open")).toBeInViewport();
+  expect(await page.locator(".state-detail").evaluate((e) => e.scrollTop)).toBe(0);
+  await page.getByRole("tab", { name: "Events" }).click();
   // Picked by its label ("Run tools"); every row names it so.
   await page.getByTestId("event-node").selectOption({ label: "Run tools" });
   await expect(page.locator(".event-row .event-node").first()).toHaveText("Run tools");

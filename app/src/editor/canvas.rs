@@ -264,8 +264,8 @@ pub fn Canvas(
             data-skip-target=""
         >
             <p id="canvas-keys" class="visually-hidden">
-                "Tab and the arrow keys go from node to node; Shift with an arrow moves the node. \
-                 C connects the focused node to another, E goes to its edges, Delete removes it. \
+                "Tab and the arrow keys go from node to node; Alt or Shift with an arrow moves the node. \
+                 Enter edits the focused node, C connects it to another, E goes to its edges, Delete removes it. \
                  Question mark lists every key."
             </p>
             <div class="editor-grid" aria-hidden="true" style:background-size=grid_size style:transform=grid_shift></div>

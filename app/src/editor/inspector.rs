@@ -123,15 +123,38 @@ pub fn Inspector(
             _ => now,
         }
     });
-    let form = move || match shown.get() {
-        Shown::Node(id) => editor
-            .nodes
-            .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied())
-            .map(|node| view! { <NodeForm editor spec=node.spec problems choices /> }.into_any())
-            .unwrap_or_else(|| ().into_any()),
-        Shown::Nodes(count) => view! { <SelectionForm editor count /> }.into_any(),
-        Shown::Edge(edge) => view! { <EdgeForm editor edge catalog /> }.into_any(),
-        Shown::Graph => view! { <GraphForm editor /> }.into_any(),
+    // Another thing shown opens at the top of its form (its label first),
+    // not scrolled as far down as the last one was. A problem's button
+    // that goes to a field scrolls there after this.
+    Effect::new(move |was: Option<Shown>| {
+        let now = shown.get();
+        #[cfg(feature = "hydrate")]
+        if was.as_ref().is_some_and(|was| *was != now)
+            && let Some(panel) = document().query_selector(".inspector").ok().flatten()
+        {
+            panel.set_scroll_top(0);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = was;
+        now
+    });
+    // One variant per kind of form: going from one to another draws it
+    // anew, never rebuilding one form's elements into another's (type-
+    // erased components are all one type), which would carry over their
+    // scroll, sizes and open sections.
+    let form = move || {
+        use leptos::either::EitherOf4;
+        match shown.get() {
+            Shown::Node(id) => editor
+                .nodes
+                .with(|nodes| nodes.iter().find(|node| node.id.get_value() == id).copied())
+                .map(|node| {
+                    EitherOf4::A(view! { <NodeForm editor spec=node.spec problems choices /> })
+                }),
+            Shown::Nodes(count) => Some(EitherOf4::B(view! { <SelectionForm editor count /> })),
+            Shown::Edge(edge) => Some(EitherOf4::C(view! { <EdgeForm editor edge catalog /> })),
+            Shown::Graph => Some(EitherOf4::D(view! { <GraphForm editor /> })),
+        }
     };
     view! {
         {lists}
@@ -178,7 +201,7 @@ fn NodeForm(
     });
 
     view! {
-        <section class="inspector-section" aria-label="Node">
+        <section class="inspector-section" aria-label="Node" data-form-node=id.to_string()>
             <h2 class="inspector-title">{kind.clone()}</h2>
             <p class="inspector-doc">{summary}</p>
             <label class="field">

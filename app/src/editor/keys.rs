@@ -25,7 +25,11 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "add it beside the selected node (or mid-view)",
     ),
     ("Tab, arrows (on a node)", "go from node to node"),
-    ("Alt + arrows (on a node)", "move the node"),
+    ("Alt or Shift + arrows (on a node)", "move the node"),
+    (
+        "Enter (on a node)",
+        "edit it in the inspector; Escape comes back to it",
+    ),
     ("C (on a node)", "connect it to a node chosen from a list"),
     (
         "E (on a node), E again",

@@ -98,6 +98,7 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
         Branch::None | Branch::Full => None,
     };
     let id = new_edge_id(document);
+    let routed = route.is_some();
     document.edges.push(EdgeSpec {
         id: id.clone(),
         from: from.clone(),
@@ -105,8 +106,52 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
         condition: None,
         route,
     });
+    if routed {
+        name_after_its_route(document, to);
+    }
     Ok(id)
 }
+
+/// A node just added or joined on a route ("billing", "tech_support") is labelled
+/// after it ("Billing", "Tech support"): a router's branches then read by
+/// what they are for, not as `llm_2`, `llm_3`. A node with a label, or
+/// reached other than by one route, is left alone.
+pub fn name_after_its_route(document: &mut GraphDocument, id: &NodeId) {
+    let mut routes = document
+        .edges
+        .iter()
+        .filter(|edge| &edge.to == id)
+        .map(|edge| edge.route.as_deref());
+    let (Some(Some(route)), None) = (routes.next(), routes.next()) else {
+        return;
+    };
+    let label = route_label(route);
+    if let Some(node) = document.nodes.iter_mut().find(|node| &node.id == id)
+        && node.label.is_empty()
+        && !label.is_empty()
+    {
+        node.label = label;
+    }
+}
+
+/// A route's name as a label: words split at `_` and `-`, the first
+/// capitalised, bounded as a typed label is.
+pub fn route_label(route: &str) -> String {
+    let words = route
+        .split(['_', '-', ' '])
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut chars = words.chars();
+    let label: String = match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    };
+    label.chars().take(ROUTE_LABEL_CHARS).collect()
+}
+
+/// The longest label a route gives a node.
+const ROUTE_LABEL_CHARS: usize = 60;
 
 /// How a new edge from a node is routed.
 #[derive(Debug, PartialEq)]
@@ -643,5 +688,66 @@ mod tests {
         assert!(text.starts_with("flowchart LR\n"));
         assert!(text.contains("    start --> llm\n"));
         assert!(text.contains("    llm -->|\"done == true\"| end\n"));
+    }
+
+    #[test]
+    fn a_route_reads_as_a_label() {
+        assert_eq!(route_label("billing"), "Billing");
+        assert_eq!(route_label("tech_support"), "Tech support");
+        assert_eq!(route_label("__-"), "");
+        assert_eq!(route_label("ärger-mit_rechnung"), "Ärger mit rechnung");
+        assert_eq!(
+            route_label(&"x".repeat(500)).chars().count(),
+            ROUTE_LABEL_CHARS
+        );
+    }
+
+    #[test]
+    fn a_node_added_on_a_route_is_labelled_after_it_and_only_then() {
+        let mut document = GraphDocument::new("g");
+        for kind in ["router", "llm", "llm", "llm"] {
+            let node = new_node(&document, kind, Position { x: 0.0, y: 0.0 });
+            document.nodes.push(node);
+        }
+        let ids: Vec<NodeId> = document.nodes.iter().map(|n| n.id.clone()).collect();
+        let edge = |document: &mut GraphDocument, to: &NodeId, route: Option<&str>| {
+            let id = new_edge_id(document);
+            document.edges.push(EdgeSpec {
+                id,
+                from: ids[0].clone(),
+                to: to.clone(),
+                condition: None,
+                route: route.map(str::to_string),
+            });
+        };
+        edge(&mut document, &ids[1], Some("tech_support"));
+        edge(&mut document, &ids[2], None);
+        edge(&mut document, &ids[3], Some("billing"));
+        document.nodes[3].label = "Invoices".into();
+        for id in &ids {
+            name_after_its_route(&mut document, id);
+        }
+        let labels: Vec<&str> = document.nodes.iter().map(|n| n.label.as_str()).collect();
+        assert_eq!(labels, ["", "Tech support", "", "Invoices"]);
+    }
+
+    #[test]
+    fn a_node_joined_on_a_route_is_named_after_it() {
+        let mut document: GraphDocument = serde_json::from_value(json!({
+            "format_version": 3,
+            "name": "g",
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [
+                {"id": "triage", "kind": "router",
+                 "config": {"routes": [{"route": "refunds", "description": "money back"}]}},
+                {"id": "llm", "kind": "llm"}
+            ],
+            "edges": []
+        }))
+        .expect("a graph");
+        let (router, llm) = (document.nodes[0].id.clone(), document.nodes[1].id.clone());
+        connect(&mut document, &router, &llm).expect("connects");
+        assert_eq!(document.edges[0].route.as_deref(), Some("refunds"));
+        assert_eq!(document.nodes[1].label, "Refunds");
     }
 }

@@ -117,6 +117,21 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
         go(editor, &id, direction);
         return;
     }
+    // Enter edits it: the focus goes to its label in the inspector
+    // (Escape there comes back to the node).
+    if event.key() == "Enter" && !event.alt_key() && !event.shift_key() {
+        event.prevent_default();
+        event.stop_propagation();
+        if editor
+            .selected
+            .with_untracked(|selected| selected.len() != 1 || !selected.contains(&id))
+        {
+            editor.selected.set(BTreeSet::from([id.clone()]));
+            editor.selected_edge.set(None);
+        }
+        edit_in_inspector(id, FRAMES_FOR_THE_FORM);
+        return;
+    }
     if matches!(event.key().as_str(), "e" | "E") {
         if super::edge_keys::enter_edges(editor, &id) {
             event.prevent_default();
@@ -140,4 +155,36 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
             .map_or((16.0, 56.0), |(x, y, _)| (x, y));
         gestures.connect.set(Some(NodeMenuAt { node: id, x, y }));
     }
+}
+
+/// Frames the inspector's form has to be drawn in before Enter gives up
+/// on going to it (it is drawn in an idle moment after the selection).
+const FRAMES_FOR_THE_FORM: u32 = 30;
+
+/// Puts the focus in node `id`'s Label field in the inspector once its
+/// form is drawn.
+fn edit_in_inspector(id: NodeId, frames_left: u32) {
+    #[cfg(feature = "hydrate")]
+    {
+        let selector = format!(
+            ".inspector section[data-form-node=\"{}\"] input[name=label]",
+            id.as_str().replace(['"', '\\'], "")
+        );
+        let field = document()
+            .query_selector(&selector)
+            .ok()
+            .flatten()
+            .and_then(|field| field.dyn_into::<web_sys::HtmlElement>().ok());
+        match field {
+            Some(field) => {
+                let _ = field.focus();
+            }
+            None if frames_left > 0 => {
+                request_animation_frame(move || edit_in_inspector(id, frames_left - 1));
+            }
+            None => {}
+        }
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (id, frames_left);
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use heddle_engine::format::{ChannelType, EdgeSpec, Position};
-use heddle_engine::kinds::BuiltinKind;
+use heddle_engine::kinds::{BuiltinKind, KindGroup};
 use heddle_engine::validate::Fix;
 use heddle_engine::{EdgeId, GraphDocument, NodeId, Registry};
 use leptos::prelude::*;
@@ -189,7 +189,7 @@ fn add(editor: Editor, kind: &str, at: Position, join: Join) {
                 }
             }
         }
-        name_after_its_route(document, &id);
+        model::name_after_its_route(document, &id);
         bring_its_conversation(document, &id);
         placed = Some(id);
     });
@@ -262,47 +262,6 @@ fn join_after(document: &mut GraphDocument, from: &NodeId, node: &NodeId) -> boo
     }
 }
 
-/// A node just added on a route ("billing", "tech_support") is labelled
-/// after it ("Billing", "Tech support"): a router's branches then read by
-/// what they are for, not as `llm_2`, `llm_3`. A node with a label, or
-/// reached other than by one route, is left alone.
-fn name_after_its_route(document: &mut GraphDocument, id: &NodeId) {
-    let mut routes = document
-        .edges
-        .iter()
-        .filter(|edge| &edge.to == id)
-        .map(|edge| edge.route.as_deref());
-    let (Some(Some(route)), None) = (routes.next(), routes.next()) else {
-        return;
-    };
-    let label = route_label(route);
-    if let Some(node) = document.nodes.iter_mut().find(|node| &node.id == id)
-        && node.label.is_empty()
-        && !label.is_empty()
-    {
-        node.label = label;
-    }
-}
-
-/// A route's name as a label: words split at `_` and `-`, the first
-/// capitalised, bounded as a typed label is.
-pub fn route_label(route: &str) -> String {
-    let words = route
-        .split(['_', '-', ' '])
-        .filter(|word| !word.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
-    let mut chars = words.chars();
-    let label: String = match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    };
-    label.chars().take(ROUTE_LABEL_CHARS).collect()
-}
-
-/// The longest label a route gives a node.
-const ROUTE_LABEL_CHARS: usize = 60;
-
 /// A new edge from `from` to `to`, on `route` when one is given.
 fn lead(document: &mut GraphDocument, from: &NodeId, to: &NodeId, route: Option<String>) {
     let id = model::new_edge_id(document);
@@ -338,7 +297,7 @@ fn bring_its_conversation(document: &mut GraphDocument, id: &NodeId) {
     let mut alone = GraphDocument::new("");
     alone.state = document.state.clone();
     alone.nodes.push(node.clone());
-    let fixes: Vec<Fix> = heddle_engine::validate(&alone, &Registry::default())
+    let mut fixes: Vec<Fix> = heddle_engine::validate(&alone, &Registry::default())
         .problems
         .into_iter()
         .filter(|problem| problem.node.as_ref() == Some(id))
@@ -353,10 +312,25 @@ fn bring_its_conversation(document: &mut GraphDocument, id: &NodeId) {
             )
         })
         .collect();
+    // A model's kind reads the conversation even when its config's other
+    // problems come first (a router with no routes yet is checked no
+    // further): it is brought under the name the kinds read by default.
+    let reads_it =
+        BuiltinKind::from_name(&node.kind).is_some_and(|kind| kind.group() == KindGroup::Models);
+    if fixes.is_empty() && reads_it {
+        fixes.push(Fix::AddChannel {
+            channel: DEFAULT_CONVERSATION.to_string(),
+            ty: ChannelType::Messages,
+        });
+    }
     for fix in fixes {
         fix.apply(document);
     }
 }
+
+/// The conversation's channel as the kinds that read one name it unless
+/// told otherwise.
+const DEFAULT_CONVERSATION: &str = "messages";
 
 /// The kinds matching `query`: names that are the query first, then names
 /// that start with it, then names that contain it, then kinds whose
@@ -381,7 +355,13 @@ pub fn matching(query: &str) -> Vec<BuiltinKind> {
         .into_iter()
         .filter_map(|kind| rank(&kind).map(|rank| (rank, kind)))
         .collect();
-    kinds.sort_by_key(|(rank, _)| *rank);
+    // The palette's order: by group (models first), then as listed.
+    let group = |kind: &BuiltinKind| {
+        KindGroup::ALL
+            .iter()
+            .position(|group| *group == kind.group())
+    };
+    kinds.sort_by_key(|(rank, kind)| (*rank, group(kind)));
     kinds.into_iter().map(|(_, kind)| kind).collect()
 }
 
@@ -408,6 +388,12 @@ mod tests {
         assert!(document.state.channels.is_empty());
         place(&mut document, "llm");
         let channel = document.state.channels.get("messages").expect("brought");
+        assert_eq!(channel.ty, ChannelType::Messages);
+        // A router with no routes yet (its config checked no further)
+        // brings it too.
+        let mut routed = GraphDocument::new("g");
+        place(&mut routed, "router");
+        let channel = routed.state.channels.get("messages").expect("brought");
         assert_eq!(channel.ty, ChannelType::Messages);
         assert!(
             heddle_engine::validate(&document, &Registry::default())
@@ -557,46 +543,5 @@ mod tests {
         }
         let ys: Vec<f64> = taken.iter().map(|p| p.y).collect();
         assert!(ys.windows(2).all(|w| w[1] >= w[0] + NODE_HEIGHT), "{ys:?}");
-    }
-
-    #[test]
-    fn a_route_reads_as_a_label() {
-        assert_eq!(route_label("billing"), "Billing");
-        assert_eq!(route_label("tech_support"), "Tech support");
-        assert_eq!(route_label("__-"), "");
-        assert_eq!(route_label("ärger-mit_rechnung"), "Ärger mit rechnung");
-        assert_eq!(
-            route_label(&"x".repeat(500)).chars().count(),
-            ROUTE_LABEL_CHARS
-        );
-    }
-
-    #[test]
-    fn a_node_added_on_a_route_is_labelled_after_it_and_only_then() {
-        let mut document = GraphDocument::new("g");
-        for kind in ["router", "llm", "llm", "llm"] {
-            let node = model::new_node(&document, kind, at(0.0, 0.0));
-            document.nodes.push(node);
-        }
-        let ids: Vec<NodeId> = document.nodes.iter().map(|n| n.id.clone()).collect();
-        let edge = |document: &mut GraphDocument, to: &NodeId, route: Option<&str>| {
-            let id = model::new_edge_id(document);
-            document.edges.push(EdgeSpec {
-                id,
-                from: ids[0].clone(),
-                to: to.clone(),
-                condition: None,
-                route: route.map(str::to_string),
-            });
-        };
-        edge(&mut document, &ids[1], Some("tech_support"));
-        edge(&mut document, &ids[2], None);
-        edge(&mut document, &ids[3], Some("billing"));
-        document.nodes[3].label = "Invoices".into();
-        for id in &ids {
-            name_after_its_route(&mut document, id);
-        }
-        let labels: Vec<&str> = document.nodes.iter().map(|n| n.label.as_str()).collect();
-        assert_eq!(labels, ["", "Tech support", "", "Invoices"]);
     }
 }

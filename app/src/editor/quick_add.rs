@@ -14,16 +14,13 @@ use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::place::{matching, place, place_after};
 use super::state::Editor;
 
-/// Kinds listed at once: the rest are a few letters away.
-const LISTED: usize = 6;
-
-/// The kinds `query` lists, the first [`LISTED`]: after a wire, never a
-/// start (nothing leads into one).
+/// The kinds `query` lists, in the palette's order (models first), all of
+/// them (the list scrolls; typing narrows it): after a wire, never a start
+/// (nothing leads into one).
 fn listed(query: &str, after_wire: bool) -> Vec<BuiltinKind> {
     matching(query)
         .into_iter()
         .filter(|kind| !(after_wire && *kind == BuiltinKind::Start))
-        .take(LISTED)
         .collect()
 }
 
@@ -96,6 +93,7 @@ pub fn QuickAddBox(editor: Editor, gestures: Gestures) -> impl IntoView {
     move || {
         open.get().map(|spot| {
             let after_wire = spot.from.is_some();
+            let option_id = |at: usize| format!("quick-add-{at}");
             let style = placed(spot.x, spot.y, gestures.size());
             let keys = move |event: ev::KeyboardEvent| {
                 let count = query.with_untracked(|q| listed(q, after_wire).len());
@@ -114,6 +112,12 @@ pub fn QuickAddBox(editor: Editor, gestures: Gestures) -> impl IntoView {
                         event.prevent_default();
                         let step = if event.key() == "ArrowDown" { 1 } else { count - 1 };
                         active.update(|at| *at = (*at + step) % count);
+                        let id = option_id(active.get_untracked());
+                        if let Some(option) = document().get_element_by_id(&id) {
+                            let options = web_sys::ScrollIntoViewOptions::new();
+                            options.set_block(web_sys::ScrollLogicalPosition::Nearest);
+                            option.scroll_into_view_with_scroll_into_view_options(&options);
+                        }
                     }
                     "Escape" => {
                         event.prevent_default();
@@ -131,7 +135,6 @@ pub fn QuickAddBox(editor: Editor, gestures: Gestures) -> impl IntoView {
                 Some(from) => format!("Add after “{}”", editor.name_of(from.as_str())),
                 None => "Add a node".to_string(),
             };
-            let option_id = |at: usize| format!("quick-add-{at}");
             view! {
                 <div
                     class="quick-add"
@@ -205,7 +208,17 @@ mod tests {
         assert!(listed("start", false).contains(&BuiltinKind::Start));
         assert!(!listed("start", true).contains(&BuiltinKind::Start));
         assert!(!listed("", true).contains(&BuiltinKind::Start));
-        assert!(listed("", true).len() <= LISTED);
+        assert_eq!(listed("", true).len(), BuiltinKind::ALL.len() - 1);
         assert_eq!(listed("llm", true).first(), Some(&BuiltinKind::Llm));
+        // Nothing typed: the models first, as the palette lists them.
+        assert_eq!(
+            listed("", true)[..4],
+            [
+                BuiltinKind::Llm,
+                BuiltinKind::Router,
+                BuiltinKind::Agent,
+                BuiltinKind::Memory
+            ]
+        );
     }
 }
