@@ -76,6 +76,56 @@ test("triage hands the conversation to billing, the handoff is the edge taken, a
   expect(errors).toEqual([]);
 });
 
+test("a turn whose run failed keeps saying why after the next, and after a reload", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const r = (route: string) => ({ route, description: route });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "No otherwise",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        { id: "triage", kind: "router", label: "Triage", config: { routes: [r("billing"), r("refunds")] }, position: { x: 300, y: 120 } },
+        { id: "bill", kind: "llm", label: "Billing", position: { x: 560, y: 40 } },
+        { id: "refund", kind: "llm", label: "Refunds", position: { x: 560, y: 200 } },
+        { id: "end", kind: "end", position: { x: 820, y: 120 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "triage" },
+        { id: "e2", from: "triage", to: "bill", route: "billing" },
+        { id: "e3", from: "triage", to: "refund", route: "refunds" },
+        { id: "e4", from: "bill", to: "end" },
+        { id: "e5", from: "refund", to: "end" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const input = page.getByTestId("chat-input");
+  // No route fits and the router has no otherwise: the run fails.
+  await input.fill("hello there");
+  await input.press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run failed", { timeout: 15_000 });
+  await expect(page.getByTestId("chat-failure")).toContainText("no route");
+  // The next turn is answered; the first still says why it has no answer.
+  await input.fill("a billing question");
+  await input.press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
+  await expect(page.getByTestId("chat-failure")).toHaveCount(0);
+  const earlier = page.getByTestId("chat-failure-earlier");
+  await expect(earlier).toHaveCount(1);
+  await expect(earlier).toContainText("no route");
+  await expect(earlier).toContainText("Triage");
+  // Read back from its run after a reload.
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("chat-failure-earlier")).toContainText("no route");
+  await page.screenshot({ path: "../target/e2e/screens/chat-failure-earlier-1440.png" });
+  expect(errors).toEqual([]);
+});
+
 test("on a small window the chat yields to the canvas while the graph is worked on, and takes its room back when spoken to", async ({
   page,
   errors,

@@ -215,7 +215,7 @@ pub fn ChatTab(
                 let folds = match newest {
                     Some(run) if run.status.is_final() => crate::live::api::log(&run.id)
                         .await
-                        .map(|log| folds(editor, &log.view_at(None).stats))
+                        .map(|log| turn_folds(editor, &log.view_at(None)))
                         .unwrap_or_default(),
                     _ => Folds::default(),
                 };
@@ -242,7 +242,7 @@ pub fn ChatTab(
                 _ => Folds::default(),
             });
         }
-        watch.view.with(|view| folds(editor, &view.stats))
+        watch.view.with(|view| turn_folds(editor, view))
     });
     // The newest message stays in view: a new one, a streamed word, the
     // message just sent.
@@ -413,6 +413,9 @@ pub fn ChatTab(
                         fanned.with(|folds| folds.routes.clone()).into_iter().map(route_view).collect_view(),
                         fanned.with(|folds| folds.fans.clone()).into_iter().map(instances_view).collect_view(),
                         after.into_iter().map(|message| message_view(editor, message)).collect_view(),
+                        // A run not followed here (the conversation picked
+                        // again) says why it failed as a followed one does.
+                        failure().is_none().then(|| fanned.with(|folds| folds.failure.clone())).flatten().map(failure_view),
                     )
                 }}
                 {move || sent.get().map(|text| message_view(editor, ChatMessage::new(Role::User, text)))}
@@ -472,12 +475,26 @@ fn questions(messages: &[ChatMessage]) -> usize {
         .count()
 }
 
-/// An earlier turn's folds: its routes, then its instances.
+/// An earlier turn's folds: its routes, then its instances, and why its
+/// run failed when it did (the conversation keeps no answer for it).
 fn folds_view(folds: Folds) -> impl IntoView {
     (
         folds.routes.into_iter().map(route_view).collect_view(),
         folds.fans.into_iter().map(instances_view).collect_view(),
+        folds.failure.map(failure_view),
     )
+}
+
+/// Why a turn's run failed, where its answer would have been.
+fn failure_view(why: String) -> impl IntoView {
+    view! {
+        <li class="chat-message chat-failure" data-testid="chat-failure-earlier">
+            <span class="chat-role">"the run failed"</span>
+            // Read as one sentence: "the run failed: …".
+            <span class="visually-hidden">": "</span>
+            <p><crate::components::CodeSpans text=why /></p>
+        </li>
+    }
 }
 
 /// What a run did between the question and its answer that the
@@ -488,6 +505,19 @@ fn folds_view(folds: Folds) -> impl IntoView {
 struct Folds {
     routes: Vec<(String, String)>,
     fans: Vec<(String, Vec<(String, String)>)>,
+    /// Why the run failed, nodes named as the canvas names them.
+    failure: Option<String>,
+}
+
+/// A turn's folds as its run `view` stands: [`folds`], and its failure.
+fn turn_folds(editor: Editor, view: &crate::live::RunView) -> Folds {
+    let failure = (view.status == Some(RunStatus::Failed))
+        .then(|| view.error.as_deref().map(|why| editor.named(why)))
+        .flatten();
+    Folds {
+        failure,
+        ..folds(editor, &view.stats)
+    }
 }
 
 fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
@@ -533,7 +563,11 @@ fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
         })
         .collect();
     fans.sort();
-    Folds { routes, fans }
+    Folds {
+        routes,
+        fans,
+        failure: None,
+    }
 }
 
 /// A route a node chose, said where it was chosen: "Triage sent it to

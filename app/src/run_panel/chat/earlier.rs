@@ -12,7 +12,7 @@ use heddle_engine::model::ChatMessage;
 use heddle_engine::run::run_of_input_message;
 use leptos::prelude::*;
 
-use super::{Folds, folds, is_question, questions, turn_start};
+use super::{Folds, is_question, questions, turn_folds, turn_start};
 use crate::editor::state::Editor;
 
 /// How many earlier turns are read back (newest first).
@@ -52,7 +52,7 @@ pub(super) fn read_back(
                 let Ok(log) = crate::live::api::log(&run).await else {
                     continue;
                 };
-                let read = folds(editor, &log.view_at(None).stats);
+                let read = turn_folds(editor, &log.view_at(None));
                 if read == Folds::default() {
                     continue;
                 }
