@@ -243,6 +243,18 @@ pub fn RunPanel(
         open.set(true);
         tab.set(Tab::Chat);
     }
+    // A graph that comes to hold a conversation as it is built (a model
+    // added after its start) shows its chat where the Run tab was, and
+    // the Run tab again when it no longer does.
+    Effect::new(move |was: Option<bool>| {
+        let now = chat.get();
+        match (was, now, tab.get_untracked()) {
+            (Some(false), true, Tab::Run) => tab.set(Tab::Chat),
+            (Some(true), false, Tab::Chat) => tab.set(Tab::Run),
+            _ => {}
+        }
+        now
+    });
     let section = NodeRef::<leptos::html::Section>::new();
     // The chat yields to the canvas while the person works on the graph.
     let on_canvas = attention::on_canvas(section);

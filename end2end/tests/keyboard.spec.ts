@@ -159,6 +159,35 @@ test("a three-node graph is built and run with the keyboard only", async ({ page
   expect(errors).toEqual([]);
 });
 
+test("a graph that comes to hold a conversation as it is built shows its chat, and F6 goes to its box", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const created = await page.request.post("/api/v1/graphs", { data: {} });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveCount(0);
+  const search = page.getByLabel("Search node kinds");
+  await search.focus();
+  for (const kind of ["start", "llm", "end"]) {
+    await page.keyboard.type(kind);
+    await page.keyboard.press("Enter");
+  }
+  await expect(page.locator(".canvas-node")).toHaveCount(3);
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveCount(1);
+  // From the canvas, F6 twice (the inspector, then the run panel, folded
+  // until now: opened on its chat): the chat's box, where the
+  // conversation is typed.
+  await page.locator(".canvas-node.kind-end").focus();
+  await page.keyboard.press("F6");
+  await page.keyboard.press("F6");
+  await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
 test("nodes added from the keyboard in a row stay in sight: the view follows each", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1024, height: 700 });
   const id = await bare(page);

@@ -145,6 +145,8 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await page.getByRole("tab", { name: "Events" }).click();
   const nonTokens = events.filter((e) => !(e.type === "custom" && e.name === "token")).length;
   await expect(page.getByTestId("event-count")).toHaveText(`${nonTokens} events`);
+  // The numbers' gaps are said: the streamed tokens are events too.
+  await expect(page.getByTestId("event-unlisted")).toHaveText(`numbers skip ${events.length - nonTokens} token events`);
   await expect(page.getByTestId("run-panel")).toHaveAttribute("data-events", String(nonTokens));
   // Another tab is drawn anew: the state opens at its top, its Fork button
   // in sight, not scrolled where the event list was (at its newest row).

@@ -312,11 +312,33 @@ fn go_to_region(back: bool) -> bool {
         (Some(at), false) => (at + 1) % shown.len(),
         (Some(at), true) => (at + shown.len() - 1) % shown.len(),
     };
-    let region = &shown[next].1;
-    // A region that is its own stop (the inspector) takes the focus
-    // itself: F6 passing through never lands in a field, where the next
-    // keys typed (a message meant for the chat) would change the graph.
-    // Tab goes on into its fields.
+    let region = shown[next].1.clone();
+    // A folded run panel is opened on its first tab (the chat, in a chat
+    // graph): going to it means to use it. Its stop is there a frame on.
+    if region.matches(".run-panel:not(.open)").unwrap_or(false)
+        && let Some(tab) = region
+            .query_selector("[role=tab]")
+            .ok()
+            .flatten()
+            .and_then(|tab| tab.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        tab.click();
+        let _ = tab.focus();
+        request_animation_frame(move || {
+            focus_in(&region);
+        });
+        return true;
+    }
+    focus_in(&region)
+}
+
+/// Puts the focus where F6 stops in `region`; whether there was a stop.
+/// A region that is its own stop (the inspector) takes the focus itself:
+/// F6 passing through never lands in a field, where the next keys typed
+/// (a message meant for the chat) would change the graph. Tab goes on
+/// into its fields.
+fn focus_in(region: &web_sys::HtmlElement) -> bool {
+    use wasm_bindgen::JsCast;
     let target = if region.tab_index() >= 0 || region.has_attribute("data-region-stop") {
         Some(region.clone())
     } else {

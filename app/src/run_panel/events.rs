@@ -23,6 +23,15 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
     let shown_groups = RwSignal::new(GROUPS.iter().map(|(group, _)| *group).collect::<Vec<_>>());
     let node = RwSignal::new(String::new());
     let text = RwSignal::new(String::new());
+    // How many of the run's numbers are token events, not listed here.
+    let unlisted = Memo::new(move |_| {
+        watch.log.with(|log| {
+            let first = log.events.first().map_or(log.next_seq, |event| event.seq);
+            log.next_seq
+                .saturating_sub(first)
+                .saturating_sub(log.events.len() as u64)
+        })
+    });
     let nodes = Memo::new(move |_| {
         watch.log.with(|log| {
             let mut nodes: Vec<String> = Vec::new();
@@ -182,6 +191,14 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                 <span class="event-count" data-testid="event-count">
                     {move || format!("{} events", listing.with(|listing| listing.total))}
                 </span>
+                // The numbers skip the streamed tokens: said, so a gap does
+                // not read as events lost.
+                {move || (unlisted.get() > 0).then(|| view! {
+                    <span class="event-unlisted" data-testid="event-unlisted"
+                        title="Each streamed token is an event of its own, numbered with the rest; their text is in the chat and on the nodes.">
+                        {format!("numbers skip {} token events", unlisted.get())}
+                    </span>
+                })}
             </div>
             <div class="event-scroll" node_ref=scroller on:scroll=move |_| measure()>
                 <ol class="event-rows" data-testid="event-rows"
