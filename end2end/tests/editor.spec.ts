@@ -553,6 +553,16 @@ test("a note goes over the selected node, never on a node, and Layout keeps it w
   await page.getByRole("button", { name: "Layout" }).click();
   await expect.poll(async () => (await llm.boundingBox())!.y).not.toBeCloseTo(was.y, 0);
   await over();
+  // Over a node at the top of the view: the view moves down, the note
+  // clear of the floating toolbar.
+  await place(page, "set", canvas.x + 120, canvas.y + 80);
+  const set = page.locator(".canvas-node.kind-set");
+  await set.click();
+  await page.getByRole("button", { name: "Note", exact: true }).click();
+  const third = page.locator(".sticky-note").nth(2);
+  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
+  expect((await third.boundingBox())!.y).toBeGreaterThanOrEqual(toolbar.y + toolbar.height);
+  await expect(set).toBeInViewport();
   await saved(page);
   expect(errors).toEqual([]);
 });

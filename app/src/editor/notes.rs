@@ -7,7 +7,7 @@ use leptos::prelude::*;
 
 use super::gestures::{Drag, Gestures};
 use super::note_places::new_note_spot;
-use super::state::Editor;
+use super::state::{Editor, Viewport};
 
 /// A fresh note id: `note-1`, `note-2`, ...
 pub fn new_note_id(notes: &[Note]) -> String {
@@ -36,8 +36,22 @@ pub fn add_note_in_view(editor: Editor, (width, height): (f64, f64)) {
             _ => None,
         });
     let taken: Vec<Position> = positions.values().map(|at| at.get_untracked()).collect();
-    add_note(editor, new_note_spot(&taken, selected, centre));
+    let spot = new_note_spot(&taken, selected, centre);
+    // Over a node near the top of the view, the note would be under the
+    // floating toolbar, or above the view: the view moves down to show it.
+    let view = editor.viewport.get_untracked();
+    let top = spot.y * view.zoom + view.y;
+    if top < CLEAR_OF_THE_TOOLBAR {
+        editor.viewport.set(Viewport {
+            y: view.y + CLEAR_OF_THE_TOOLBAR - top,
+            ..view
+        });
+    }
+    add_note(editor, spot);
 }
+
+/// Where the canvas is clear of its floating toolbar, from its top (px).
+const CLEAR_OF_THE_TOOLBAR: f64 = 72.0;
 
 /// Adds an empty note at `at`, selects it and puts the focus in its text:
 /// what is typed next is the note (it went nowhere, the focus left on the
