@@ -188,6 +188,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                 </select>
                 <input type="search" placeholder="Search events" aria-label="Search events"
                     on:input=move |event| text.set(event_target_value(&event)) />
+                <span class="event-totals">
                 <span class="event-count" data-testid="event-count">
                     {move || format!("{} events", listing.with(|listing| listing.total))}
                 </span>
@@ -199,6 +200,7 @@ pub fn EventLog(editor: Editor, watch: Watch) -> impl IntoView {
                         {format!("numbers skip {} token events", unlisted.get())}
                     </span>
                 })}
+                </span>
             </div>
             <div class="event-scroll" node_ref=scroller on:scroll=move |_| measure()>
                 <ol class="event-rows" data-testid="event-rows"
