@@ -390,6 +390,23 @@ test("a router's routes are typed as a list: Enter goes to the next, Enter on a 
   await page.keyboard.press("Enter");
   await expect(route(1)).toBeFocused();
   await expect(routes.locator(".form-row")).toHaveCount(2);
+
+  // A wire from the router dropped on the empty canvas says the route the
+  // node added there will be on, and the node is named after it.
+  const port = (await page.locator('.canvas-node[data-node="triage"] .port-out').boundingBox())!;
+  await page.mouse.move(port.x + port.width / 2, port.y + port.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(port.x - 60, port.y + 130, { steps: 8 });
+  await page.mouse.up();
+  const search = page.getByRole("combobox", { name: "Add after “triage” on billing" });
+  await expect(search).toBeFocused();
+  await search.fill("llm");
+  await search.press("Enter");
+  const added = page.locator(".canvas-node.kind-llm");
+  await expect(added.locator(".canvas-node-label")).toHaveText("Billing");
+  await saved(page);
+  const edges = (await stored(page)).edges.map((e: any) => `${e.from}→${e.route ?? ""}`);
+  expect(edges).toContain("triage→billing");
   expect(errors).toEqual([]);
 });
 

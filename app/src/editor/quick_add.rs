@@ -10,7 +10,7 @@ use leptos::ev;
 use leptos::prelude::*;
 
 use super::gestures::Gestures;
-use super::model::{NODE_HEIGHT, NODE_WIDTH};
+use super::model::{self, NODE_HEIGHT, NODE_WIDTH};
 use super::place::{matching, place, place_after};
 use super::state::Editor;
 
@@ -131,8 +131,17 @@ pub fn QuickAddBox(editor: Editor, gestures: Gestures) -> impl IntoView {
                     _ => {}
                 }
             };
+            // After a node that chooses its way on, the route the new node
+            // will be on, as the edge will take it.
             let heading = match &spot.from {
-                Some(from) => format!("Add after “{}”", editor.name_of(from.as_str())),
+                Some(from) => {
+                    let name = editor.name_of(from.as_str());
+                    let nobody = heddle_engine::NodeId::from("");
+                    match model::branch(&editor.document(), from, &nobody) {
+                        model::Branch::Route(route) => format!("Add after “{name}” on {route}"),
+                        _ => format!("Add after “{name}”"),
+                    }
+                }
                 None => "Add a node".to_string(),
             };
             view! {
