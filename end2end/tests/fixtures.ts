@@ -14,7 +14,10 @@ export const test = base.extend<{ errors: string[] }>({
       // the page saying "not found", not a failure.
       const ownStatus =
         message.text().includes("status of 404") && message.location().url === page.url();
-      if (!ownStatus) errors.push(`console: ${message.text()}`);
+      // Which resource failed is in the message's location: said, so a
+      // 404 seen once on CI names what was asked for.
+      const where = message.location().url;
+      if (!ownStatus) errors.push(`console: ${message.text()}${where ? ` (${where})` : ""}`);
     });
     await use(errors);
     expect(errors, "the browser reported errors").toEqual([]);
