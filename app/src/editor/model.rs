@@ -106,7 +106,11 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
         condition: None,
         route,
     });
-    if routed {
+    // A node that is part of the graph already (it leads somewhere) keeps
+    // its name: only one just put there, reached now on its first route,
+    // is named after it.
+    let leads_on = document.edges.iter().any(|edge| &edge.from == to);
+    if routed && !leads_on {
         name_after_its_route(document, to);
     }
     Ok(id)
@@ -114,8 +118,8 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
 
 /// A node just added or joined on a route ("billing", "tech_support") is labelled
 /// after it ("Billing", "Tech support"): a router's branches then read by
-/// what they are for, not as `llm_2`, `llm_3`. A node with a label, or
-/// reached other than by one route, is left alone.
+/// what they are for, not as `llm_2`, `llm_3`. A node with a label, an
+/// end, or one reached other than by one route, is left alone.
 pub fn name_after_its_route(document: &mut GraphDocument, id: &NodeId) {
     let mut routes = document
         .edges
@@ -128,6 +132,7 @@ pub fn name_after_its_route(document: &mut GraphDocument, id: &NodeId) {
     let label = route_label(route);
     if let Some(node) = document.nodes.iter_mut().find(|node| &node.id == id)
         && node.label.is_empty()
+        && node.kind != BuiltinKind::End.name()
         && !label.is_empty()
     {
         node.label = label;
@@ -749,5 +754,22 @@ mod tests {
         connect(&mut document, &router, &llm).expect("connects");
         assert_eq!(document.edges[0].route.as_deref(), Some("refunds"));
         assert_eq!(document.nodes[1].label, "Refunds");
+        // An end, or a node that leads on already, keeps its name.
+        let mut ended = document.clone();
+        ended.edges.clear();
+        ended.nodes[1].label.clear();
+        ended.nodes[1].kind = "end".into();
+        connect(&mut ended, &router, &llm).expect("connects");
+        assert_eq!(ended.nodes[1].label, "");
+        let mut wired = document.clone();
+        wired.edges.clear();
+        wired.nodes[1].label.clear();
+        wired
+            .nodes
+            .push(new_node(&wired, "end", Position { x: 0.0, y: 0.0 }));
+        let end = wired.nodes[2].id.clone();
+        connect(&mut wired, &llm, &end).expect("connects");
+        connect(&mut wired, &router, &llm).expect("connects");
+        assert_eq!(wired.nodes[1].label, "");
     }
 }
