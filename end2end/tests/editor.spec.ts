@@ -431,12 +431,15 @@ test("a wire dropped on the empty canvas offers the kinds to add there, led to f
   await expect(page.locator(".editor-canvas")).toBeFocused();
   // A press elsewhere closes it too, adding nothing; a click on a kind adds it.
   await drop(canvas.x + 520, canvas.y + 400);
+  await search.fill("age");
   await page.mouse.click(canvas.x + 60, canvas.y + 60);
   await expect(page.locator(".quick-add")).toHaveCount(0);
   await expect(page.locator(".editor-wire")).toHaveCount(0);
   await expect(page.locator(".canvas-node")).toHaveCount(1);
   // Dropped by the canvas's edge, the list stays in sight.
   await drop(canvas.x + canvas.width - 30, canvas.y + canvas.height - 30);
+  // Opened again with nothing typed, however it closed.
+  await expect(search).toHaveValue("");
   const list = (await page.locator(".quick-add").boundingBox())!;
   expect(list.x + list.width).toBeLessThanOrEqual(canvas.x + canvas.width);
   expect(list.y + list.height).toBeLessThanOrEqual(canvas.y + canvas.height);

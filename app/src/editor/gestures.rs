@@ -360,18 +360,15 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
             Drag::Connect { from } => {
                 let drawn = gestures.wire.get_untracked().is_some();
                 gestures.wire.set(None);
-                match (world, local) {
-                    (Some(at), _) if editor.node_at(at).is_some() => {
-                        if let Some(to) = editor.node_at(at) {
-                            editor.change(|document| {
-                                let _ = model::connect(document, &from, &to);
-                            });
-                        }
-                    }
+                let target = world.and_then(|at| editor.node_at(at));
+                match (target, world, local) {
+                    (Some(to), _, _) => editor.change(|document| {
+                        let _ = model::connect(document, &from, &to);
+                    }),
                     // Dropped on the empty canvas: the kinds to add there,
                     // led to from `from` (as in n8n or Langflow). The wire
                     // stays drawn to the spot while the list is open.
-                    (Some(at), Some((x, y, true))) if drawn => {
+                    (None, Some(at), Some((x, y, true))) if drawn => {
                         gestures.wire.set(Some(Wire {
                             from: from.clone(),
                             to: at,

@@ -52,11 +52,15 @@ pub fn QuickAddBox(editor: Editor, gestures: Gestures) -> impl IntoView {
     let query = RwSignal::new(String::new());
     // The kind Enter places: the first listed until the arrows move.
     let active = RwSignal::new(0usize);
-    let close = move || {
-        gestures.close_quick();
-        query.set(String::new());
-        active.set(0);
-    };
+    // However it closed (a choice, Escape, a press elsewhere), it opens
+    // again with nothing typed.
+    Effect::new(move |_| {
+        if open.with(Option::is_none) {
+            query.set(String::new());
+            active.set(0);
+        }
+    });
+    let close = move || gestures.close_quick();
     let choose = move |kind: &str| {
         if let Some(spot) = open.get_untracked() {
             match spot.from {
