@@ -111,6 +111,12 @@ pub(super) struct Active {
     cancel: Option<CancelHandle>,
     cancel_requested: bool,
     task: Option<AbortHandle>,
+    /// Its end is being recorded: the thread reads as free, and the run
+    /// is only handing its last events to its watchers.
+    pub(super) ending: bool,
+    /// Dropped with the entry: whoever waits for the run to leave
+    /// (a turn asked as the last one ended) holds a receiver.
+    pub(super) gone: tokio::sync::watch::Sender<()>,
 }
 
 /// Logs a storage failure with its context and hides it from the client.

@@ -80,6 +80,64 @@ async fn a_run_goes_from_queued_to_finished_with_its_events_stored() {
     assert_eq!(threads[0]["title"], Value::Null, "a number names nothing");
 }
 
+/// Whoever reads a run as ended, and asks the next turn at once, is
+/// taken: the run is still handing its last events to its watchers then,
+/// and was counted as busy (a resume was refused with `thread_busy` once
+/// in CI). Read as a quick client would, many times over.
+#[tokio::test]
+async fn the_next_turn_asked_the_moment_a_run_reads_as_ended_is_taken() {
+    let server = TestServer::start().await;
+    let id = server.create_graph(approval()).await;
+    // A large state makes the last events slower to store.
+    let request = "order ".repeat(20_000);
+    for turn in 0..12 {
+        let thread = format!("at-once-{turn}");
+        let run_id = server
+            .start_run(
+                &id,
+                json!({"input": {"request": request}, "thread_id": thread}),
+            )
+            .await;
+        let paused = read_until_ended(&server, &run_id).await;
+        assert_eq!(paused["status"], "interrupted", "{thread}: {paused}");
+        let (status, resumed) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/threads/{thread}/resume"),
+                Some(json!({"value": true})),
+            )
+            .await;
+        assert_eq!(status, 202, "{thread}: {resumed}");
+        let resumed = read_until_ended(&server, &run_id).await;
+        assert_eq!(resumed["status"], "finished", "{thread}: {resumed}");
+        let (status, next) = server
+            .api(
+                Method::POST,
+                &format!("/api/v1/graphs/{id}/runs"),
+                Some(json!({"input": {"request": "order 1"}, "thread_id": thread})),
+            )
+            .await;
+        assert_eq!(status, 202, "{thread}: {next}");
+        server
+            .wait_for_run(next["id"].as_str().expect("a run's id"))
+            .await;
+    }
+}
+
+/// Reads a run every millisecond until it is neither queued nor running
+/// (the tests' `wait_for_run` reads every 10 ms).
+async fn read_until_ended(server: &TestServer, run_id: &str) -> Value {
+    loop {
+        let (_, run) = server
+            .api(Method::GET, &format!("/api/v1/runs/{run_id}"), None)
+            .await;
+        if !matches!(run["status"].as_str(), Some("queued" | "running")) {
+            return run;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+}
+
 #[tokio::test]
 async fn a_paused_run_is_resumed_over_the_api() {
     let server = TestServer::start().await;

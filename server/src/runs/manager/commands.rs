@@ -24,6 +24,10 @@ use heddle_store::runs::EmbeddedGraph;
 
 use super::{Runs, WIDGET_THREADS, internal};
 
+/// How long a new turn waits for its thread's last run to hand over its
+/// last events (their storage is all that is left of it).
+const LEAVING_WITHIN: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A graph version compiled for runs, with the registry it compiled
 /// with and the saved graphs it embeds; its graph shared, so the runs of
 /// one experiment round share one compilation.
@@ -333,7 +337,7 @@ impl Runs {
             })?
             .id
             .clone();
-        self.refuse_if_busy(&source.thread_id)?;
+        self.refuse_if_busy(&source.thread_id).await?;
         let registry = self.registry_for(Some(user.id.as_str())).await?;
         let edits = Value::Object(request.edits.clone());
         let embeds = records::embeds_of(&self.inner.db, source_id).await?;
@@ -415,22 +419,44 @@ impl Runs {
             Some(_) => {}
             None => records::create_thread(&self.inner.db, thread, graph_id).await?,
         }
-        self.refuse_if_busy(thread)?;
+        self.refuse_if_busy(thread).await?;
         Ok(())
     }
 
     /// Refuses a second run on a thread that has one on this server (the
     /// ledger refuses one queued or running on any server when it records
     /// the run).
-    pub(super) fn refuse_if_busy(&self, thread: &ThreadId) -> Result<(), AppError> {
+    ///
+    /// A run whose end is already recorded, and which is only handing its
+    /// last events to its watchers, is waited for (up to
+    /// [`LEAVING_WITHIN`]): whoever read it as ended, or saw its last
+    /// event, and asked the next turn at once was refused before.
+    pub(super) async fn refuse_if_busy(&self, thread: &ThreadId) -> Result<(), AppError> {
+        let busy = || AppError::ThreadBusy {
+            thread: thread.to_string(),
+        };
+        let leaving = {
+            let active = self.active();
+            match active.values().find(|active| &active.thread_id == thread) {
+                None => return Ok(()),
+                Some(active) if active.ending => active.gone.subscribe(),
+                Some(_) => return Err(busy()),
+            }
+        };
+        let mut leaving = leaving;
+        // `changed` errs once the entry, and its sender, are dropped.
+        if tokio::time::timeout(LEAVING_WITHIN, leaving.changed())
+            .await
+            .is_err()
+        {
+            return Err(busy());
+        }
         if self
             .active()
             .values()
             .any(|active| &active.thread_id == thread)
         {
-            return Err(AppError::ThreadBusy {
-                thread: thread.to_string(),
-            });
+            return Err(busy());
         }
         Ok(())
     }
@@ -461,7 +487,7 @@ impl Runs {
         // started it.
         let registry = self.registry_for(user_id.as_deref()).await?;
         let admission = self.admission_of(&run_id, user_id.as_deref()).await?;
-        self.refuse_if_busy(thread_id)?;
+        self.refuse_if_busy(thread_id).await?;
         // Refuse here, synchronously, what the engine would refuse.
         let latest = self
             .inner

@@ -68,6 +68,8 @@ impl Runs {
                     cancel: None,
                     cancel_requested: false,
                     task: None,
+                    ending: false,
+                    gone: tokio::sync::watch::Sender::new(()),
                 },
             );
         }
@@ -179,6 +181,9 @@ impl Runs {
                 Some(prepare(durable).await.map_err(|error| error.to_string()))
             }
         };
+        if !matches!(prepared, Some(Ok(_))) {
+            self.mark_ending(&run_id);
+        }
         let result = match prepared {
             None => {
                 self.record_end(
@@ -226,6 +231,7 @@ impl Runs {
             }
             Some((result, usage)) => {
                 let (status, output, error) = outcome(&result);
+                self.mark_ending(&run_id);
                 self.record_end_using(&run_id, status, output, error, Some(&usage))
                     .await;
             }
@@ -238,6 +244,15 @@ impl Runs {
         // a released lease's); on SQLite every run is this server's already.
         if matches!(self.inner.db, Db::Postgres(_)) {
             self.inner.slot_freed.notify_one();
+        }
+    }
+
+    /// Marks a run as ending just before its end is recorded: from then
+    /// on, a new turn on its thread waits for it to leave rather than
+    /// being refused (see [`Runs::refuse_if_busy`]).
+    fn mark_ending(&self, run_id: &RunId) {
+        if let Some(active) = self.active().get_mut(run_id) {
+            active.ending = true;
         }
     }
 
