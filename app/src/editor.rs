@@ -77,6 +77,7 @@ pub mod start_framing;
 pub mod state;
 pub mod subgraph_source;
 pub mod typing;
+pub mod view_memory;
 
 use leptos::prelude::*;
 
@@ -146,7 +147,9 @@ pub fn GraphEditor(
         editor.errors.set(errors);
     });
     keys::install(editor, gestures, help);
-    resize::keep_centred(editor, gestures);
+    resize::keep_centred(editor, gestures, graph_id.clone());
+    #[cfg(feature = "hydrate")]
+    view_memory::remember(editor, gestures, graph_id.clone());
     persistence.start();
     // A graph saved without positions is laid out when it opens. The view
     // is fitted to the canvas when the browser first reports its size

@@ -820,6 +820,72 @@ test("a large graph opens at its start drawing only what is near the view; whole
   expect(errors).toEqual([]);
 });
 
+test("a graph opened again opens where it was left, in any window; Fit forgets it", async ({ page, errors }) => {
+  const { nodes, edges } = chainOfSteps(300, 100);
+  const document = { format_version: 2, name: "Left off", nodes, edges };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await expect(page.getByTestId("start-framing")).toContainText("The start of 300 nodes");
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+  // Moved along and out a step, as someone at work would.
+  const canvas = page.locator(".editor-canvas");
+  const box = (await canvas.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(900, 400);
+  await page.getByRole("button", { name: "Zoom out" }).click();
+  await expect(page.getByTestId("zoom")).toHaveText("75%");
+  await expect(page.getByTestId("start-framing")).toHaveCount(0);
+  const world = page.locator(".editor-world");
+  const left = await world.getAttribute("style");
+  // The middle of the canvas: which node is nearest it.
+  const middle = () =>
+    page.evaluate(() => {
+      const box = window.document.querySelector(".editor-canvas")!.getBoundingClientRect();
+      const [cx, cy] = [box.x + box.width / 2, box.y + box.height / 2];
+      let best = { id: "", d: Infinity };
+      for (const node of window.document.querySelectorAll(".canvas-node")) {
+        const r = node.getBoundingClientRect();
+        const d = Math.hypot(r.x + r.width / 2 - cx, r.y + r.height / 2 - cy);
+        if (d < best.d) best = { id: node.getAttribute("data-node")!, d };
+      }
+      return best.id;
+    });
+  const there = await middle();
+  expect(there).not.toBe("n0");
+  await expect
+    .poll(() => page.evaluate(() => window.localStorage.getItem("heddle.views") ?? ""))
+    .toContain(id);
+
+  // Reloaded: the same view, and no note about the start.
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("zoom")).toHaveText("75%");
+  await expect(world).toHaveAttribute("style", left!);
+  await expect(page.getByTestId("start-framing")).toHaveCount(0);
+
+  // In a smaller window, the same place is in the middle, at the same zoom.
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("zoom")).toHaveText("75%");
+  await expect.poll(middle).toBe(there);
+
+  // Fit frames it whole: the next visit frames it as it opens again.
+  await page.getByRole("button", { name: "Fit", exact: true }).click();
+  await expect
+    .poll(() => page.evaluate(() => window.localStorage.getItem("heddle.views") ?? ""))
+    .not.toContain(id);
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("start-framing")).toContainText("The start of 300 nodes");
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+  expect(errors).toEqual([]);
+});
+
 test("a 100-node chain imported without positions is laid out in bands, not one row", async ({ page, errors }) => {
   const nodes = Array.from({ length: 100 }, (_, i) => ({ id: `n${i}`, kind: "set", label: `Step ${i}`, config: { values: {} } }));
   const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));

@@ -6,7 +6,8 @@
 //! middle stays in the middle, so the graph never slides off to one side
 //! or under the minimap. While something is selected nothing moves but to
 //! keep the selected node in view: the canvas narrowing for the inspector
-//! must not pull the graph away from under the pointer.
+//! must not pull the graph away from under the pointer. A graph opened
+//! again in this browser opens where it was left (`view_memory`).
 
 use super::gestures::Gestures;
 use super::state::Editor;
@@ -14,7 +15,7 @@ use super::state::Editor;
 /// Watches the canvas's size: fits again, or moves the view by half of
 /// each change.
 #[cfg(feature = "hydrate")]
-pub fn keep_centred(editor: Editor, gestures: Gestures) {
+pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
     use std::cell::Cell;
     use std::rc::Rc;
 
@@ -32,10 +33,14 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
             gestures.saw_size((width, height));
             let Some((was_width, was_height)) = last.replace(Some((width, height))) else {
                 // The first size: the page was drawn at a guessed one
-                // (`Viewport::GUESSED_CANVAS`); now the view fits the real
-                // one, unless someone has already moved it.
+                // (`Viewport::GUESSED_CANVAS`); now the view is where it was
+                // left on the last visit, or fits the real one, unless
+                // someone has already moved it.
                 if editor.still_framed() && width > 100.0 && height > 100.0 {
-                    editor.frame(width, height);
+                    let kept = super::view_memory::load().of(&graph_id, (width, height));
+                    if !kept.is_some_and(|view| editor.reopen_at(view, width, height)) {
+                        editor.frame(width, height);
+                    }
                 }
                 return;
             };
@@ -86,6 +91,6 @@ pub fn keep_centred(editor: Editor, gestures: Gestures) {
 
 /// On the server there is nothing to watch.
 #[cfg(not(feature = "hydrate"))]
-pub fn keep_centred(editor: Editor, gestures: Gestures) {
-    let _ = (editor, gestures);
+pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
+    let _ = (editor, gestures, graph_id);
 }

@@ -207,6 +207,21 @@ impl Viewport {
         })
     }
 
+    /// Whether this view, in a `width` × `height` canvas, shows some of
+    /// what is in `bounds` (the box around a graph's nodes and notes).
+    pub fn shows_some_of(
+        &self,
+        bounds: Option<(f64, f64, f64, f64)>,
+        (width, height): (f64, f64),
+    ) -> bool {
+        let Some((x1, y1, x2, y2)) = bounds else {
+            return false;
+        };
+        let top_left = self.to_world(0.0, 0.0);
+        let bottom_right = self.to_world(width, height);
+        x1 < bottom_right.x && x2 > top_left.x && y1 < bottom_right.y && y2 > top_left.y
+    }
+
     /// The world point under screen point `(sx, sy)` (relative to the canvas).
     pub fn to_world(&self, sx: f64, sy: f64) -> Position {
         Position {
@@ -623,6 +638,22 @@ impl Editor {
         self.showing_start.set(at_start);
         self.viewport.set(view);
         self.framed.set_value(Some((view, Framing::Opening)));
+    }
+
+    /// Opens the graph at `view` (where it was left on the last visit, see
+    /// `view_memory`) in a `width` × `height` canvas, when that shows some
+    /// of it; false, and nothing changed, otherwise. The view counts as
+    /// moved: the canvas changing size keeps its middle in the middle.
+    pub fn reopen_at(&self, view: Viewport, width: f64, height: f64) -> bool {
+        let bounds = self.bounds();
+        if !view.shows_some_of(bounds, (width, height)) {
+            return false;
+        }
+        let (opening, _) = Viewport::opening(bounds, self.start_position(), width, height);
+        self.showing_start.set(false);
+        self.viewport.set(view);
+        self.framed.set_value(Some((opening, Framing::Opening)));
+        true
     }
 
     /// Frames the graph again, as it was last framed, in a canvas that has
