@@ -932,7 +932,13 @@ test("a 100-node chain imported without positions is laid out in bands, not one 
   // Moving the view is the person's: the note goes.
   await page.getByRole("button", { name: "Zoom out" }).click();
   await expect(framing).toHaveCount(0);
-  // A smaller window opens it the same way.
+  // A smaller window opens it the same way, the first time (a view left
+  // in this browser would be opened where it was left, as the next test
+  // shows: forgotten here).
+  await expect
+    .poll(() => page.evaluate(() => window.localStorage.getItem("heddle.views") ?? ""))
+    .toContain(id);
+  await page.evaluate(() => window.localStorage.removeItem("heddle.views"));
   await page.setViewportSize({ width: 1024, height: 700 });
   await page.reload();
   await hydrated(page);
