@@ -340,6 +340,74 @@ test("every field of every kind's form keeps what was typed when the next click 
   expect(errors).toEqual([]);
 });
 
+test("what is half-typed in the inspector is kept when a note or a group's button is pressed next", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const route = (name: string, description: string) => ({ route: name, description });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Half-typed",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 200 } },
+        {
+          id: "triage",
+          kind: "router",
+          config: { routes: [route("billing", "money"), route("tech", "bugs")], otherwise: "tech" },
+          position: { x: 300, y: 200 },
+        },
+        { id: "a", kind: "llm", position: { x: 600, y: 120 } },
+        { id: "b", kind: "llm", position: { x: 600, y: 280 } },
+        { id: "end", kind: "end", position: { x: 900, y: 200 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "triage" },
+        { id: "e2", from: "triage", to: "a", route: "billing" },
+        { id: "e3", from: "triage", to: "b", route: "tech" },
+        { id: "e4", from: "a", to: "end" },
+        { id: "e5", from: "b", to: "end" },
+      ],
+      notes: [{ id: "n1", text: "Ask Sam about refunds", position: { x: 300, y: 420 } }],
+      groups: [{ id: "g1", label: "Answers", nodes: ["a", "b"], collapsed: true }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const routes = async () =>
+    (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document.nodes.find((n: any) => n.id === "triage").config.routes;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const triage = page.locator('.canvas-node[data-node="triage"]');
+  const description = async () => {
+    await triage.click();
+    const field = await page
+      .locator(".inspector")
+      .locator('input[id^="cfg-"], textarea[id^="cfg-"]')
+      .evaluateAll((all) => all.find((f) => (f as HTMLInputElement).value.startsWith("money"))?.id);
+    expect(field).toBeTruthy();
+    return page.locator(`[id="${field}"]`);
+  };
+  // Typed, not left, and the note's bar pressed: the form goes (the note
+  // is selected), what was typed is applied first.
+  await (await description()).fill("money and invoices");
+  await page.locator('.sticky-note[data-note="n1"] .sticky-note-bar span').click();
+  await expect(page.locator('.sticky-note[data-note="n1"]')).toHaveClass(/selected/);
+  await saved(page);
+  expect((await routes())[0].description).toBe("money and invoices");
+
+  // The same with the collapsed group's expand button; expanding by the
+  // pointer selects nothing under it, and the canvas keeps the focus.
+  await (await description()).fill("money, invoices and refunds");
+  await page.getByTestId("group-expand").click();
+  await expect(page.getByTestId("group-frame")).toHaveCount(1);
+  await expect(triage).toHaveClass(/selected/);
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(1);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  await saved(page);
+  expect((await routes())[0].description).toBe("money, invoices and refunds");
+  expect(errors).toEqual([]);
+});
+
 test("the version history previews and restores an earlier version", async ({ page, errors }) => {
   const id = await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;

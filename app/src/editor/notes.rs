@@ -121,6 +121,10 @@ fn StickyNote(editor: Editor, gestures: Gestures, id: String) -> impl IntoView {
         let id = id.clone();
         move |event: ev::PointerEvent| {
             event.stop_propagation();
+            // What is half-typed in the inspector is applied before the
+            // form it is in goes (the press does not reach the canvas,
+            // which would do it).
+            super::gestures::commit_focused_field();
             editor.selected.set(Default::default());
             editor.selected_edge.set(None);
             editor.selected_note.set(Some(id.clone()));

@@ -22,8 +22,10 @@ pub(super) fn names(group: &Group) -> (String, String) {
     (label, count)
 }
 
-/// Collapses group `id` (`collapse`), or expands it, then runs `after`.
-/// Its press is its own: it neither selects nor drags the group.
+/// Collapses group `id` (`collapse`), or expands it, then runs `after`
+/// when it was pressed from the keyboard (to move the focus on). Its
+/// press is its own: it neither selects nor drags the group, nor, by the
+/// pointer, selects what was under it.
 #[component]
 pub(super) fn GroupToggle(
     editor: Editor,
@@ -47,9 +49,25 @@ pub(super) fn GroupToggle(
             "canvas-group-toggle canvas-group-expand",
         )
     };
-    let click = move |_| {
+    let click = move |event: leptos::ev::MouseEvent| {
+        // A click by the pointer has a count; by Enter or Space, none.
+        let by_keyboard = event.detail() == 0;
+        // By the pointer, the canvas keeps the focus (the button may go
+        // with the card), so its keys still work.
+        let canvas = (!by_keyboard)
+            .then(|| {
+                use wasm_bindgen::JsCast;
+                event
+                    .current_target()
+                    .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+                    .and_then(|button| button.closest(".editor-canvas").ok().flatten())
+                    .and_then(|canvas| canvas.dyn_into::<web_sys::HtmlElement>().ok())
+            })
+            .flatten();
         set_collapsed(editor, &id, collapse);
-        if let Some(after) = after {
+        if let Some(canvas) = canvas {
+            let _ = canvas.focus();
+        } else if let Some(after) = after {
             after.run(());
         }
     };
