@@ -347,6 +347,57 @@ test("a problem of the graph's own goes to its setting, and a memory starts boun
   expect(errors).toEqual([]);
 });
 
+test("a router wired first takes its routes as they are typed: each goes to an edge that has none, its node named after it", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Wired first",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 160 } },
+        { id: "triage", kind: "router", position: { x: 300, y: 160 } },
+        { id: "llm_1", kind: "llm", position: { x: 600, y: 60 } },
+        { id: "llm_2", kind: "llm", position: { x: 600, y: 260 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "triage" },
+        { id: "e2", from: "triage", to: "llm_1" },
+        { id: "e3", from: "triage", to: "llm_2" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  const routes = page.getByRole("group", { name: /^Routes/ });
+  await routes.getByRole("button", { name: "+ Add" }).click();
+  await page.keyboard.type("billing");
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("tech_support");
+  await page.keyboard.press("Tab");
+  await saved(page);
+  const label = (id: string) => page.locator(`.canvas-node[data-node="${id}"] .canvas-node-label`);
+  await expect(label("llm_1")).toHaveText("Billing");
+  await expect(label("llm_2")).toHaveText("Tech support");
+  const edges = (await stored(page)).edges.map((e: any) => `${e.from}→${e.to}:${e.route ?? ""}`);
+  expect(edges).toEqual(["start→triage:", "triage→llm_1:billing", "triage→llm_2:tech_support"]);
+  await expect(page.locator(".editor-edge-label", { hasText: "billing" })).toHaveCount(1);
+  // No problem is left of routes no edge carries.
+  await expect(page.locator(".problem-list")).not.toContainText("no edge");
+  // One undo takes back the last route with its edge's and its node's names.
+  await page.getByRole("button", { name: "Undo" }).click();
+  await expect(label("llm_2")).toHaveText("llm_2");
+  await saved(page);
+  const after = (await stored(page)).edges.map((e: any) => e.route ?? "");
+  expect(after).toEqual(["", "billing", ""]);
+  expect(errors).toEqual([]);
+});
+
 test("a router's routes are typed as a list: Enter goes to the next, Enter on a blank one leaves it", async ({
   page,
   errors,

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use crate::format::{ChannelType, Reducer};
 use crate::ids::{EdgeId, NodeId};
 
-pub use fix::{Fix, new_channel, type_name};
-pub(crate) use fix::{fallback_route, pair_routes};
+pub(crate) use fix::fallback_route;
+pub use fix::{Fix, new_channel, pair_routes, type_name};
 
 /// How serious a problem is.
 #[derive(

@@ -23,7 +23,7 @@ use serde_json::Value;
 use self::path::{Path, Step};
 pub use self::shape::{Field, Shape, fields};
 use super::idle::when_idle;
-use super::route_rename::follow_route_rename;
+use super::route_rename::{follow_route_rename, route_an_open_edge};
 use super::state::Editor;
 
 /// The choices the pickers offer, from the server and the user's secrets.
@@ -61,7 +61,8 @@ impl FormCx {
 
     /// Writes (or with `None` removes) the value at `path`: one undo step.
     /// A route's name (`<list>[i].route`) renamed takes the node's edges
-    /// along ([`follow_route_rename`]).
+    /// along ([`follow_route_rename`]); one typed new goes to an edge that
+    /// carries none ([`route_an_open_edge`]).
     fn write(&self, path: &Path, value: Option<Value>) {
         let id = self.node.get_value();
         let path = path.clone();
@@ -81,9 +82,19 @@ impl FormCx {
                 }
                 _ => None,
             };
+            let typed = match &value {
+                Some(Value::String(now)) if path::names_a_route(&path) && was.is_none() => {
+                    Some(now.clone())
+                }
+                _ => None,
+            };
             path::set(&mut node.config, &path, value);
             if let Some((was, now)) = renamed {
-                follow_route_rename(document, &id, &was, &now);
+                if follow_route_rename(document, &id, &was, &now) == 0 && was.is_empty() {
+                    route_an_open_edge(document, &id, &now);
+                }
+            } else if let Some(now) = typed {
+                route_an_open_edge(document, &id, &now);
             }
         });
     }

@@ -3,10 +3,18 @@
 //! when it named it) carry the new one, in the same undo step. Without
 //! this, renaming `other` to `human` would leave an edge on a route the
 //! node no longer has, and the run would fail there.
+//!
+//! A route typed as a new one, on a router or condition whose edges were
+//! drawn first, goes to one of its edges that carries none (see
+//! [`route_an_open_edge`]): drawing first and naming after is as good as
+//! the other way round.
 
 use heddle_engine::NodeId;
 use heddle_engine::format::GraphDocument;
+use heddle_engine::kinds::BuiltinKind;
 use serde_json::Value;
+
+use super::model::name_after_its_route;
 
 /// Routes the node's config declares: every `<list>[i].route` at its top
 /// level (a router's or condition's routes, an agent's handoffs).
@@ -56,9 +64,64 @@ pub fn follow_route_rename(
     moved
 }
 
+/// After route `route` was typed, new, in node `node`'s form: when the
+/// node is a router or a condition (every edge from it is routed) and no
+/// edge carries the route yet, one of its edges that carries none (nor a
+/// condition) takes it, paired as validation's one-click fix pairs them
+/// (an edge to a node named like the route first, else the first drawn),
+/// and the node it leads to is named after it when it has no name. Part
+/// of the same undo step. Returns whether an edge took it.
+pub fn route_an_open_edge(document: &mut GraphDocument, node: &NodeId, route: &str) -> bool {
+    let Some(spec) = document.nodes.iter().find(|spec| &spec.id == node) else {
+        return false;
+    };
+    let chooser = matches!(
+        BuiltinKind::from_name(&spec.kind),
+        Some(BuiltinKind::Router | BuiltinKind::Condition)
+    );
+    if !chooser || route.is_empty() || declared(&spec.config).filter(|r| *r == route).count() != 1 {
+        return false;
+    }
+    let from_node = || document.edges.iter().filter(|edge| &edge.from == node);
+    if from_node().any(|edge| edge.route.as_deref() == Some(route)) {
+        return false;
+    }
+    let carried: Vec<&str> = from_node()
+        .filter_map(|edge| edge.route.as_deref())
+        .collect();
+    let open: Vec<usize> = document
+        .edges
+        .iter()
+        .enumerate()
+        .filter(|(_, edge)| &edge.from == node && edge.route.is_none() && edge.condition.is_none())
+        .map(|(at, _)| at)
+        .collect();
+    let targets: Vec<&str> = open
+        .iter()
+        .map(|&at| {
+            let to = &document.edges[at].to;
+            document
+                .nodes
+                .iter()
+                .find(|spec| &spec.id == to)
+                .map_or(to.as_str(), |spec| spec.name())
+        })
+        .collect();
+    let Some(&(_, paired)) =
+        heddle_engine::validate::pair_routes(&[route], &carried, &targets).first()
+    else {
+        return false;
+    };
+    let edge = &mut document.edges[open[paired]];
+    edge.route = Some(route.to_string());
+    let to = edge.to.clone();
+    name_after_its_route(document, &to);
+    true
+}
+
 #[cfg(test)]
 mod tests {
-    use super::follow_route_rename;
+    use super::{follow_route_rename, route_an_open_edge};
     use heddle_engine::format::GraphDocument;
     use serde_json::json;
 
@@ -117,5 +180,90 @@ mod tests {
             );
             assert_eq!(document, before, "{routes_now:?} {from} → {to}");
         }
+    }
+
+    /// A router wired first, to three unnamed llms and one named "Tech
+    /// desk", its routes typed after.
+    fn wired_first(kind: &str) -> GraphDocument {
+        serde_json::from_value(json!({
+            "format_version": 1,
+            "name": "wired first",
+            "nodes": [
+                {"id": "triage", "kind": kind, "config": {"routes": []}},
+                {"id": "llm_1", "kind": "llm"},
+                {"id": "llm_2", "kind": "llm", "label": "Tech desk"},
+                {"id": "llm_3", "kind": "llm"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "triage", "to": "llm_1"},
+                {"id": "e2", "from": "triage", "to": "llm_2"},
+                {"id": "e3", "from": "triage", "to": "llm_3"}
+            ]
+        }))
+        .expect("a graph")
+    }
+
+    fn declare(document: &mut GraphDocument, route: &str) {
+        let routes = document.nodes[0].config["routes"]
+            .as_array_mut()
+            .expect("routes");
+        routes.push(json!({"route": route}));
+    }
+
+    #[test]
+    fn a_route_typed_after_its_edges_goes_to_one_that_carries_none() {
+        let mut document = wired_first("router");
+        let triage = "triage".into();
+        declare(&mut document, "billing");
+        assert!(route_an_open_edge(&mut document, &triage, "billing"));
+        assert_eq!(routes(&document), [Some("billing"), None, None]);
+        // The node it leads to is named after it.
+        assert_eq!(document.nodes[1].label, "Billing");
+        // A route named like a node goes to the edge into it, not the next
+        // in order; that node keeps its own name.
+        declare(&mut document, "tech");
+        assert!(route_an_open_edge(&mut document, &triage, "tech"));
+        assert_eq!(routes(&document), [Some("billing"), Some("tech"), None]);
+        assert_eq!(document.nodes[2].label, "Tech desk");
+        declare(&mut document, "other");
+        assert!(route_an_open_edge(&mut document, &triage, "other"));
+        // Every edge carries a route: a fourth has nowhere to go.
+        declare(&mut document, "refunds");
+        let before = document.clone();
+        assert!(!route_an_open_edge(&mut document, &triage, "refunds"));
+        assert_eq!(document, before);
+    }
+
+    #[test]
+    fn a_route_carried_already_declared_twice_or_on_another_kind_moves_nothing() {
+        let triage = "triage".into();
+        // Carried already.
+        let mut document = wired_first("router");
+        declare(&mut document, "billing");
+        document.edges[2].route = Some("billing".into());
+        let before = document.clone();
+        assert!(!route_an_open_edge(&mut document, &triage, "billing"));
+        assert_eq!(document, before);
+        // Declared twice.
+        let mut document = wired_first("router");
+        declare(&mut document, "billing");
+        declare(&mut document, "billing");
+        let before = document.clone();
+        assert!(!route_an_open_edge(&mut document, &triage, "billing"));
+        assert_eq!(document, before);
+        // Not declared (the write did not land), or empty.
+        let mut document = wired_first("router");
+        assert!(!route_an_open_edge(&mut document, &triage, "billing"));
+        assert!(!route_an_open_edge(&mut document, &triage, ""));
+        // An agent's unrouted edge is its way on, not a handoff's.
+        let mut document = wired_first("agent");
+        declare(&mut document, "billing");
+        let before = document.clone();
+        assert!(!route_an_open_edge(&mut document, &triage, "billing"));
+        assert_eq!(document, before);
+        // A condition's edges are all routed, as a router's.
+        let mut document = wired_first("condition");
+        declare(&mut document, "yes");
+        assert!(route_an_open_edge(&mut document, &triage, "yes"));
     }
 }

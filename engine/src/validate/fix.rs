@@ -252,8 +252,9 @@ const NAMED_PAIRS: usize = 1 << 16;
 /// the routes edges carry already) is never given a route by order: the
 /// edge to "Billing agent" is not offered route `technical` because it is
 /// the one left. Each edge gets one route at most; routes left over get
-/// none.
-pub(crate) fn pair_routes<'a>(
+/// none. The editor pairs a route typed after its edges were drawn the
+/// same way.
+pub fn pair_routes<'a>(
     routes: &[&'a str],
     others: &[&str],
     edges: &[&str],
