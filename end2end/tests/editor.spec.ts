@@ -1042,5 +1042,32 @@ test("a node's menu duplicates and deletes it, as Ctrl+D and Delete do", async (
   await expect(llm).toHaveCount(0);
   await page.keyboard.press("Control+z");
   await expect(llm).toHaveCount(1);
+  // Two selected: the menu of either groups them, as Ctrl+G does.
+  const copy = page.locator(".canvas-node.kind-llm").nth(1);
+  await llm.click();
+  await copy.click({ modifiers: ["Shift"] });
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(2);
+  await copy.click({ button: "right" });
+  await menu.getByRole("menuitem", { name: "Group the 2 selected" }).click();
+  await expect(page.getByTestId("group-frame")).toContainText("2 nodes");
+  // A group selected (a member pressed selects it) is not offered again.
+  await llm.click({ button: "right" });
+  await expect(menu.getByRole("menuitem", { name: "Duplicate" })).toBeVisible();
+  await expect(menu.getByRole("menuitem", { name: /^Group/ })).toHaveCount(0);
+  await page.keyboard.press("Escape");
+  // Opened near the canvas's foot, the menu stays whole inside it.
+  const frame = (await page.locator(".editor-canvas").boundingBox())!;
+  const box = (await llm.boundingBox())!;
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2, frame.y + frame.height - 30, { steps: 6 });
+  await page.mouse.up();
+  const low = (await llm.boundingBox())!;
+  await page.mouse.click(low.x + low.width / 2, low.y + low.height / 2, { button: "right" });
+  await expect(menu).toBeVisible();
+  const opened = (await menu.boundingBox())!;
+  expect(opened.y + opened.height).toBeLessThanOrEqual(frame.y + frame.height);
+  expect(opened.y).toBeGreaterThanOrEqual(frame.y);
+  await expect(menu.getByRole("menuitem", { name: "Close" })).toBeInViewport({ ratio: 1 });
   expect(errors).toEqual([]);
 });

@@ -1,9 +1,11 @@
 //! A node's context menu (right-click): duplicate or delete it (with the
-//! rest of the selection, when it is in it), set or clear its breakpoints,
+//! rest of the selection, when it is in it), group the selection it is in,
+//! set or clear its breakpoints,
 //! "run to here" (the Run tab, set to pause before the node), and for a
 //! subgraph naming a saved graph, open that graph. Breakpoints
 //! are part of the graph, saved and undone like any edit; "run to here" is
-//! one run's, and the page that hosts the editor says what it opens.
+//! one run's, and the page that hosts the editor says what it opens. The
+//! menu is moved up or left to stay whole inside the canvas and window.
 
 use heddle_engine::NodeId;
 use leptos::prelude::*;
@@ -103,11 +105,40 @@ pub fn NodeMenu(
                 }
             }
         };
+        // The selection the node is in, grouped (Ctrl+G) from here too;
+        // not when it is a group already (pressing a member selects it).
+        let selected = editor.selected.with_untracked(|selected| {
+            let a_group = editor.skeleton.with_untracked(|document| {
+                document.groups.iter().any(|group| {
+                    group.nodes.len() == selected.len()
+                        && group.nodes.iter().all(|node| selected.contains(node))
+                })
+            });
+            if selected.contains(&at.node) && !a_group {
+                selected.len()
+            } else {
+                0
+            }
+        });
+        let grouping = (editor.can_edit && selected >= 2).then(|| {
+            view! {
+                <button type="button" role="menuitem" aria-keyshortcuts="Control+G" on:click=move |_| {
+                    super::groups::frame_selection(editor);
+                    close();
+                }>{format!("Group the {selected} selected")}</button>
+            }
+        });
+        let menu = NodeRef::<leptos::html::Div>::new();
+        Effect::new(move |_| {
+            if let Some(menu) = menu.get() {
+                keep_inside(&menu);
+            }
+        });
         let before = spec.with_untracked(|spec| spec.interrupt_before);
         let after = spec.with_untracked(|spec| spec.interrupt_after);
         let target = at.node.clone();
         Some(view! {
-            <div class="node-menu" role="menu" data-testid="node-menu"
+            <div class="node-menu" role="menu" data-testid="node-menu" node_ref=menu
                 style:left=format!("{}px", at.x) style:top=format!("{}px", at.y)
                 on:pointerdown=|event| event.stop_propagation()>
                 {editor.can_edit.then(|| view! {
@@ -115,6 +146,7 @@ pub fn NodeMenu(
                         on:click=take(duplicate)>"Duplicate"</button>
                     <button type="button" role="menuitem" aria-keyshortcuts="Delete"
                         on:click=take(delete)>"Delete"</button>
+                    {grouping}
                     <button type="button" role="menuitemcheckbox" aria-checked=before.to_string() on:click=toggle(false)>
                         {if before { "✓ Pause before this node" } else { "Pause before this node" }}
                     </button>
@@ -134,5 +166,39 @@ pub fn NodeMenu(
                 <button type="button" role="menuitem" class="node-menu-close" on:click=move |_| close()>"Close"</button>
             </div>
         })
+    }
+}
+
+/// Moves the menu, once drawn, up and left by what of it would fall past
+/// the bottom or right of what holds it (the canvas) or of the window: a
+/// node near the canvas's foot opens it whole.
+fn keep_inside(menu: &web_sys::HtmlDivElement) {
+    use wasm_bindgen::JsCast;
+    const MARGIN: f64 = 8.0;
+    let rect = menu.get_bounding_client_rect();
+    let (mut bottom, mut right) = window()
+        .inner_height()
+        .ok()
+        .zip(window().inner_width().ok())
+        .and_then(|(height, width)| height.as_f64().zip(width.as_f64()))
+        .unwrap_or((f64::INFINITY, f64::INFINITY));
+    let holder = menu
+        .offset_parent()
+        .and_then(|parent| parent.dyn_into::<web_sys::HtmlElement>().ok());
+    if let Some(holder) = &holder {
+        let held = holder.get_bounding_client_rect();
+        bottom = bottom.min(held.bottom());
+        right = right.min(held.right());
+    }
+    let style = web_sys::HtmlElement::style(menu);
+    let over_y = rect.bottom() + MARGIN - bottom;
+    if over_y > 0.0 {
+        let top = (f64::from(menu.offset_top()) - over_y).max(MARGIN);
+        let _ = style.set_property("top", &format!("{top}px"));
+    }
+    let over_x = rect.right() + MARGIN - right;
+    if over_x > 0.0 {
+        let left = (f64::from(menu.offset_left()) - over_x).max(MARGIN);
+        let _ = style.set_property("left", &format!("{left}px"));
     }
 }
