@@ -243,6 +243,8 @@ pub fn RunPanel(
         open.set(true);
         tab.set(Tab::Chat);
     }
+    // Unless the person folded it the last time (in this browser).
+    crate::editor::layout_memory::remember_chat_folded(open, chat);
     // A graph that comes to hold a conversation as it is built (a model
     // added after its start) shows its chat where the Run tab was, and
     // the Run tab again when it no longer does.

@@ -169,6 +169,47 @@ test("on a small window the chat yields to the canvas while the graph is worked 
   expect(errors).toEqual([]);
 });
 
+test("a chat graph opens with its Chat tab unless it was folded the last time", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Folded chat",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        { id: "reply", kind: "llm", position: { x: 300, y: 120 } },
+        { id: "end", kind: "end", position: { x: 560, y: 120 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "reply" },
+        { id: "e2", from: "reply", to: "end" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const toggle = page.locator(".run-panel-toggle");
+  await expect(toggle).toHaveAttribute("aria-expanded", "true");
+  await expect(page.getByTestId("chat-input")).toBeVisible();
+  // Folded away, it stays folded on the next visit: the canvas has the room.
+  await toggle.click();
+  await expect(toggle).toHaveAttribute("aria-expanded", "false");
+  await page.reload();
+  await hydrated(page);
+  await expect(toggle).toHaveAttribute("aria-expanded", "false");
+  await expect(page.getByTestId("chat-input")).toHaveCount(0);
+  // Opened again, it opens again.
+  await page.getByRole("tab", { name: "Chat" }).click();
+  await expect(page.getByTestId("chat-input")).toBeVisible();
+  await page.reload();
+  await hydrated(page);
+  await expect(toggle).toHaveAttribute("aria-expanded", "true");
+  await expect(page.getByTestId("chat-input")).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
 test("a token budget set in the graph's settings is kept and stops a run naming itself", async ({
   page,
   errors,

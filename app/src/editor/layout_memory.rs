@@ -16,6 +16,11 @@ pub struct Layout {
     pub palette: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inspector: Option<bool>,
+    /// Whether the run panel was last folded away while a conversation's
+    /// graph was open: a chat graph opens with its Chat tab unless the
+    /// person folded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chat_folded: Option<bool>,
     /// The run panel's height in pixels, when it was dragged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_height: Option<f64>,
@@ -105,6 +110,30 @@ pub fn remember_choice(choice: RwSignal<Option<bool>>, part: fn(&mut Layout) -> 
     let _ = (choice, part);
 }
 
+/// The run panel of a chat graph: folded when it was last folded on a
+/// chat graph (once hydrated), and remembered as it is opened or folded
+/// while the graph holds a conversation.
+pub fn remember_chat_folded(open: RwSignal<bool>, chat: Memo<bool>) {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |first: Option<()>| {
+        let open_now = open.get();
+        if !chat.get() {
+            return;
+        }
+        let mut layout = Layout::load();
+        if first.is_none() {
+            if layout.chat_folded == Some(true) && open_now {
+                open.set(false);
+            }
+        } else if layout.chat_folded != Some(!open_now) {
+            layout.chat_folded = Some(!open_now);
+            layout.save();
+        }
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = (open, chat);
+}
+
 /// The same for the run panel's dragged height (kept only when it leaves
 /// the panel room, see [`HEIGHTS`]).
 pub fn remember_height(height: RwSignal<Option<f64>>) {
@@ -134,6 +163,7 @@ mod tests {
         let layout = Layout {
             palette: Some(false),
             inspector: None,
+            chat_folded: Some(true),
             run_height: Some(320.0),
         };
         let text = serde_json::to_string(&layout).expect("text");
