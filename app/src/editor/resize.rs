@@ -37,10 +37,7 @@ pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
                 // left on the last visit, or fits the real one, unless
                 // someone has already moved it.
                 if editor.still_framed() && width > 100.0 && height > 100.0 {
-                    let kept = super::view_memory::load().of(&graph_id, (width, height));
-                    if !kept.is_some_and(|view| editor.reopen_at(view, width, height)) {
-                        editor.frame(width, height);
-                    }
+                    open_framed(editor, &graph_id, width, height);
                 }
                 return;
             };
@@ -67,7 +64,13 @@ pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
                 return;
             }
             if editor.still_framed() && width > 100.0 && height > 100.0 {
-                editor.reframe(width, height);
+                // The first size was too small to frame in (the page still
+                // being laid out): this is the graph's opening.
+                if editor.framed_yet() {
+                    editor.reframe(width, height);
+                } else {
+                    open_framed(editor, &graph_id, width, height);
+                }
                 return;
             }
             let _ = editor.viewport.try_update(|view| {
@@ -87,6 +90,16 @@ pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
             }
         });
     });
+}
+
+/// Opens the graph in a `width` × `height` canvas where it was left on
+/// the last visit (`view_memory`), else framed as it opens.
+#[cfg(feature = "hydrate")]
+fn open_framed(editor: Editor, graph_id: &str, width: f64, height: f64) {
+    let kept = super::view_memory::load().of(graph_id, (width, height));
+    if !kept.is_some_and(|view| editor.reopen_at(view, width, height)) {
+        editor.frame(width, height);
+    }
 }
 
 /// On the server there is nothing to watch.

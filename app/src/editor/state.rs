@@ -726,6 +726,12 @@ impl Editor {
         })
     }
 
+    /// Whether the graph has been framed (or opened where it was left)
+    /// in the canvas's real size yet.
+    pub fn framed_yet(&self) -> bool {
+        self.framed.get_value().is_some()
+    }
+
     /// Whether the view is still the one the last fit made, or no fit has
     /// happened yet (the canvas was not laid out when the graph opened).
     pub fn still_framed(&self) -> bool {
