@@ -1004,11 +1004,14 @@ test("a 100-node chain imported without positions is laid out in bands, not one 
   // A smaller window opens it the same way, the first time (a view left
   // in this browser would be opened where it was left, as the next test
   // shows: forgotten here).
+  await page.setViewportSize({ width: 1024, height: 700 });
   await expect
     .poll(() => page.evaluate(() => window.localStorage.getItem("heddle.views") ?? ""))
     .toContain(id);
+  // The view has rested (kept after the window's change): forgotten now,
+  // nothing moves it again before the reload.
+  await page.waitForTimeout(400);
   await page.evaluate(() => window.localStorage.removeItem("heddle.views"));
-  await page.setViewportSize({ width: 1024, height: 700 });
   await page.reload();
   await hydrated(page);
   await expect(framing).toBeVisible();
