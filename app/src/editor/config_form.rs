@@ -76,25 +76,21 @@ impl FormCx {
             let was = path::get(&node.config, &path)
                 .and_then(Value::as_str)
                 .map(str::to_string);
-            let renamed = match (&was, &value) {
-                (Some(was), Some(Value::String(now))) if path::names_a_route(&path) => {
-                    Some((was.clone(), now.clone()))
-                }
-                _ => None,
-            };
-            let typed = match &value {
-                Some(Value::String(now)) if path::names_a_route(&path) && was.is_none() => {
-                    Some(now.clone())
+            let route_change = match &value {
+                Some(Value::String(now)) if path::names_a_route(&path) => {
+                    Some((was.unwrap_or_default(), now.clone()))
                 }
                 _ => None,
             };
             path::set(&mut node.config, &path, value);
-            if let Some((was, now)) = renamed {
-                if follow_route_rename(document, &id, &was, &now) == 0 && was.is_empty() {
+            // A route renamed takes its edges along; one typed where there
+            // was none goes to an edge that carries none.
+            if let Some((was, now)) = route_change {
+                if was.is_empty() {
                     route_an_open_edge(document, &id, &now);
+                } else {
+                    follow_route_rename(document, &id, &was, &now);
                 }
-            } else if let Some(now) = typed {
-                route_an_open_edge(document, &id, &now);
             }
         });
     }
