@@ -77,6 +77,7 @@ pub mod start_framing;
 pub mod state;
 pub mod subgraph_source;
 pub mod typing;
+pub mod undo_notice;
 pub mod view_memory;
 
 use leptos::prelude::*;
@@ -187,6 +188,7 @@ pub fn GraphEditor(
                     {view! { <Canvas editor gestures live problems /> }.into_any()}
                     <minimap::Minimap editor gestures />
                     <start_framing::StartFraming editor gestures />
+                    <undo_notice::UndoNotice editor />
                     <keys::HelpOverlay shown=help />
                     <node_menu::NodeMenu editor open=gestures.menu run_to
                         duplicate=keys::duplicate_selection delete=keys::delete_selection />

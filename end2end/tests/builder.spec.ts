@@ -580,6 +580,30 @@ test("a router's routes typed after its edges are given to them in a click each"
       const scale = label.getBoundingClientRect().height / (label as HTMLElement).offsetHeight;
       return { zoom: scale, px: parseFloat(getComputedStyle(label).fontSize) * scale };
     });
+  // Each label lies on its own edge's line: the line runs through the
+  // label's middle (within 4 px on screen: a label where its edge arrives
+  // ends short of the arrowhead, where the curve is still levelling out),
+  // not above or beside it. (Zoomed far out, a label with no room on its
+  // line between two close nodes goes above its target instead.)
+  const offTheirEdges = () =>
+    page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>(".editor-edge-label")].flatMap((label) => {
+        const id = label.getAttribute("data-edge");
+        const line = document.querySelector<SVGPathElement>(`g[data-edge="${id}"] .editor-edge-line`)!;
+        const box = label.getBoundingClientRect();
+        const middle = box.y + box.height / 2;
+        const toScreen = line.getScreenCTM()!;
+        let nearest = Infinity;
+        const length = line.getTotalLength();
+        for (let at = 0; at <= length; at += 0.5) {
+          const { x, y } = line.getPointAtLength(at).matrixTransform(toScreen);
+          const across = x < box.x ? box.x - x : x > box.right ? x - box.right : 0;
+          nearest = Math.min(nearest, Math.hypot(across, y - middle));
+        }
+        return nearest > 4 ? [`${label.textContent}: ${nearest.toFixed(1)} px off`] : [];
+      }),
+    );
+  expect(await offTheirEdges()).toEqual([]);
   const near = await routeOnScreen();
   expect(near.px).toBeGreaterThanOrEqual(8.95);
   for (let i = 0; i < 3; i++) await page.getByRole("button", { name: "Zoom out" }).click();

@@ -380,12 +380,14 @@ test("what is half-typed in the inspector is kept when a note or a group's butto
   const triage = page.locator('.canvas-node[data-node="triage"]');
   const description = async () => {
     await triage.click();
-    const field = await page
-      .locator(".inspector")
-      .locator('input[id^="cfg-"], textarea[id^="cfg-"]')
-      .evaluateAll((all) => all.find((f) => (f as HTMLInputElement).value.startsWith("money"))?.id);
-    expect(field).toBeTruthy();
-    return page.locator(`[id="${field}"]`);
+    // The router's form is drawn after the click: looked for until it is.
+    const find = () =>
+      page
+        .locator(".inspector")
+        .locator('input[id^="cfg-"], textarea[id^="cfg-"]')
+        .evaluateAll((all) => all.find((f) => (f as HTMLInputElement).value.startsWith("money"))?.id ?? "");
+    await expect.poll(find).not.toBe("");
+    return page.locator(`[id="${await find()}"]`);
   };
   // Typed, not left, and the note's bar pressed: the form goes (the note
   // is selected), what was typed is applied first.
@@ -943,6 +945,14 @@ test("a graph opened again opens where it was left, in any window; Fit forgets i
   await expect(page.getByTestId("zoom")).toHaveText("75%");
   await expect.poll(middle).toBe(there);
 
+  // A change made the moment before the page is left is kept too: it is
+  // written as the page hides, not only once the view has rested.
+  await page.getByRole("button", { name: "Zoom in" }).click();
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("zoom")).toHaveText("90%");
+
   // Fit frames it whole: the next visit frames it as it opens again.
   await page.getByRole("button", { name: "Fit", exact: true }).click();
   await expect
@@ -1073,5 +1083,56 @@ test("a node's menu duplicates and deletes it, as Ctrl+D and Delete do", async (
   expect(opened.y + opened.height).toBeLessThanOrEqual(frame.y + frame.height);
   expect(opened.y).toBeGreaterThanOrEqual(frame.y);
   await expect(menu.getByRole("menuitem", { name: "Close" })).toBeInViewport({ ratio: 1 });
+  expect(errors).toEqual([]);
+});
+
+test("a node deleted from a chain says, on the canvas, what it joined, and its Undo brings the node back", async ({
+  page,
+  errors,
+}) => {
+  const { nodes, edges } = chainOfSteps(4, 100);
+  const document = { format_version: 2, name: "Undo notice", nodes, edges };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  const wiring = async () =>
+    (await stored()).edges.map((edge: { from: string; to: string }) => `${edge.from}>${edge.to}`).sort();
+  for (const [width, height] of [
+    [1440, 900],
+    [1024, 700],
+  ]) {
+    await page.setViewportSize({ width, height });
+    await page.goto(`/graphs/${id}`);
+    await hydrated(page);
+    const notice = page.getByTestId("undo-notice");
+    await expect(notice).toHaveCount(0);
+    await page.locator('.canvas-node[data-node="n1"]').click();
+    await page.keyboard.press("Delete");
+    // Seen, not only heard: the neighbours were joined.
+    await expect(notice).toContainText("Deleted “Step 1”; “Step 0” now leads to “Step 2”");
+    await saved(page);
+    expect(await wiring()).toEqual(["n0>n2", "n2>n3"]);
+    await page.screenshot({ path: `../target/e2e/screens/undo-notice-${width}.png` });
+    // Undo from the notice: the node and both its edges are back.
+    await notice.getByRole("button", { name: "Undo" }).click();
+    await expect(notice).toHaveCount(0);
+    await expect(page.locator('.canvas-node[data-node="n1"]')).toHaveCount(1);
+    await saved(page);
+    expect(await wiring()).toEqual(["n0>n1", "n1>n2", "n2>n3"]);
+  }
+  // Any later edit takes the offer away (Undo would undo that edit).
+  await page.locator('.canvas-node[data-node="n3"]').click();
+  await page.keyboard.press("Delete");
+  await expect(page.getByTestId("undo-notice")).toContainText("Deleted “Step 3”");
+  await page.getByRole("button", { name: "Note", exact: true }).click();
+  await expect(page.getByTestId("undo-notice")).toHaveCount(0);
+  // Closed from the keyboard, the focus stays on the canvas.
+  await page.locator('.canvas-node[data-node="n2"]').click();
+  await page.keyboard.press("Delete");
+  await page.getByTestId("undo-notice").getByRole("button", { name: "Close the notice" }).focus();
+  await page.keyboard.press("Enter");
+  await expect(page.getByTestId("undo-notice")).toHaveCount(0);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
   expect(errors).toEqual([]);
 });

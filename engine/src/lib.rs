@@ -15,6 +15,8 @@
 //! - [`credentials`]: secrets graphs name, bound by whoever runs them.
 //! - [`validate`]: the problems validation reports, each located.
 //! - [`expr`]: the small, safe condition language.
+//! - [`fair_share`] (feature `runtime`): places (model calls, script
+//!   threads) taken in fair turns between the parties runs are made for.
 //! - [`schema`]: the JSON Schema subset channels may carry, checked here.
 //! - [`scoring`] (feature `runtime`): scorers that rate a run against an
 //!   example of a dataset, from 0 to 1 with a reason.
@@ -37,6 +39,8 @@ pub mod ceilings;
 pub mod compile;
 pub mod credentials;
 pub mod expr;
+#[cfg(feature = "runtime")]
+pub mod fair_share;
 pub mod format;
 pub mod ids;
 pub mod kinds;

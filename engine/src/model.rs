@@ -12,7 +12,9 @@ mod offline;
 pub mod openai;
 
 #[cfg(feature = "runtime")]
-pub use gate::{ModelGate, on_behalf_of};
+pub use crate::fair_share::on_behalf_of;
+#[cfg(feature = "runtime")]
+pub use gate::ModelGate;
 pub use message::{ChatMessage, Role, ToolCall, Usage};
 pub use offline::OfflineModel;
 

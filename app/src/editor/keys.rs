@@ -178,6 +178,8 @@ pub fn delete_selection(editor: Editor) {
             .find(|edge| nodes.contains(&edge.to) && !nodes.contains(&edge.from))
             .map(|edge| edge.from.clone())
     });
+    let said_before = editor.said.with_untracked(|(count, _)| *count);
+    let revision_before = editor.revision.get_untracked();
     editor.change(|document| {
         let joining = super::rejoin::joining_edge(document, &nodes);
         model::remove(document, &nodes, &edges);
@@ -186,6 +188,14 @@ pub fn delete_selection(editor: Editor) {
             document.notes.retain(|n| &n.id != note);
         }
     });
+    if editor.revision.get_untracked() != revision_before {
+        // What the deletion did, in the words a screen reader heard (a
+        // rejoin included), seen too, with a way back.
+        let words = editor
+            .said
+            .with_untracked(|(count, said)| (*count != said_before).then(|| said.clone()));
+        super::undo_notice::offer(editor, words);
+    }
     editor.selected_note.set(None);
     editor.selected.set(BTreeSet::new());
     editor.selected_edge.set(None);

@@ -241,9 +241,9 @@ impl Loop {
 /// A label's place. Where it fits in the gap between its two nodes, the
 /// middle of the path. Where it does not (close nodes, a long route), the
 /// middle is on a node, and every route out of one router would fall
-/// back to the same spot; so it goes just before its target's port (above
-/// the line, clear of the arrowhead), where the edges out of one node are
-/// as far apart as their targets. Else
+/// back to the same spot; so it goes on the line just before its target's
+/// port (clear of the arrowhead), where the edges out of one node are as
+/// far apart as their targets. Else
 /// above the target, else below it; else the middle after all. Edges
 /// between the same two nodes (`fanned`) are kept apart by their bows, so
 /// their labels stay at their middles when they can.
@@ -267,11 +267,10 @@ fn off_nodes(
     };
     let gap = b.0 - (a.0 + size.width);
     let fits = 2.0 * half_width + 2.0 * LABEL_MARGIN <= gap;
-    // Just above the line where it arrives: the arrowhead stays in sight.
-    let arrival = (
-        b.0 - LABEL_MARGIN - half_width,
-        b.1 + size.height / 2.0 - half_height - 2.0,
-    );
+    // On the line where it arrives, as a label in the middle is: read as
+    // the edge's own at any zoom, never as something floating near it.
+    // It stops short of the arrowhead, which stays in sight.
+    let arrival = (b.0 - ARROW_CLEARANCE - half_width, b.1 + size.height / 2.0);
     let above = (middle.0, b.1 - half_height - 4.0);
     let below = (middle.0, b.1 + size.height + half_height + 4.0);
     let order = if fits || fanned {
@@ -287,6 +286,10 @@ fn off_nodes(
 
 /// How far a label keeps from a node's side.
 const LABEL_MARGIN: f64 = 6.0;
+
+/// How far a label on the line where it arrives keeps from the port: the
+/// arrowhead (about 10 px) and a little air.
+const ARROW_CLEARANCE: f64 = 14.0;
 
 /// How many times its size at 100% an edge's label is drawn at `zoom`, so
 /// that it never reads under 9 px on screen (11 px at 100%), yet no bigger
@@ -440,19 +443,39 @@ mod tests {
         let (a, b) = ((0.0, 0.0), (300.0, 0.0));
         let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 2.0);
         let half = (9.0 * 3.3 + 8.0) * 2.0;
-        let drawn = (
-            route.label.0 - half,
-            route.label.1 - 20.0,
-            route.label.0 + half,
-            route.label.1 + 20.0,
-        );
-        for node in [a, b] {
-            let node = (node.0, node.1, node.0 + SIZE.width, node.1 + SIZE.height);
-            assert!(!overlap(drawn, node), "{drawn:?} on {node:?}");
-        }
+        assert_off_nodes(&route, half, 2.0, &[a, b]);
         // At its own size it fits between them, at the middle.
         let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 1.0);
         assert_eq!(route.label, (240.0, 28.0));
+    }
+
+    /// Asserts that `route`'s label, `half` wide each side and drawn
+    /// `scale` times its size, lies on none of the nodes at `at`.
+    fn assert_off_nodes(route: &Route, half: f64, scale: f64, at: &[(f64, f64)]) {
+        let drawn = (
+            route.label.0 - half,
+            route.label.1 - 10.0 * scale,
+            route.label.0 + half,
+            route.label.1 + 10.0 * scale,
+        );
+        for node in at {
+            let node = (node.0, node.1, node.0 + SIZE.width, node.1 + SIZE.height);
+            assert!(!overlap(drawn, node), "{drawn:?} on {node:?}");
+        }
+    }
+
+    #[test]
+    fn a_label_too_long_for_the_middle_lies_on_the_line_where_it_arrives() {
+        // Drawn twice its size (zoomed out), "tech_support" does not fit
+        // in the 120 px between the router and its target.
+        let (a, b) = ((0.0, 0.0), (300.0, 100.0));
+        let route = forward_fanned(a, b, SIZE, Some("tech_support"), &[a, b], (0, 1), 2.0);
+        let half = (12.0 * 3.3 + 8.0) * 2.0;
+        // On the line into the target's port, not above or beside it...
+        assert_eq!(route.label.1, 100.0 + SIZE.height / 2.0);
+        // ...ending before the arrowhead, and off both nodes.
+        assert!(route.label.0 + half <= b.0 - 10.0, "{:?}", route.label);
+        assert_off_nodes(&route, half, 2.0, &[a, b]);
     }
 
     #[test]

@@ -281,6 +281,8 @@ pub struct Editor {
     /// [`super::edit_words`]), numbered so the same words said twice are
     /// heard twice.
     pub said: RwSignal<(u64, String)>,
+    /// The last deletion, offered back (`undo_notice`) until the next edit.
+    pub undo_offer: RwSignal<Option<UndoOffer>>,
     /// The editor's reactive owner: node signals are made under it, never
     /// under whatever effect happens to load a document (an effect that
     /// runs again disposes what it made).
@@ -324,6 +326,7 @@ impl Editor {
             showing_start: RwSignal::new(false),
             errors: RwSignal::new(0),
             said: RwSignal::new((0, String::new())),
+            undo_offer: RwSignal::new(None),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
             can_edit,
             opened_unplaced,
@@ -739,6 +742,16 @@ impl Editor {
             .get_value()
             .is_none_or(|(view, _)| view == self.viewport.get_untracked())
     }
+}
+
+/// A deletion offered back (`undo_notice`): its words, and the revision it
+/// made (any later edit hides it: Undo would no longer undo the deletion).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UndoOffer {
+    pub words: String,
+    pub revision: u64,
+    /// Which offer this is, so a timer hides only its own.
+    pub number: u64,
 }
 
 /// How the view was last framed: it is framed the same way again when the

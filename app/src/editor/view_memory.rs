@@ -117,39 +117,91 @@ pub fn load() -> Views {
 
 /// Keeps the editor's view for `graph` as it changes, once the canvas
 /// has its size: written after the view has rested a moment (a pan is
-/// many changes). Only a view someone moved to is kept: one framed (as
-/// the graph opened, or by Fit) forgets it, to be framed again for the
-/// window of the next visit.
+/// many changes), and at once when the page is hidden or the editor left
+/// before then. Only a view someone moved to is kept: one framed (as the
+/// graph opened, or by Fit) forgets it, to be framed again for the window
+/// of the next visit.
 #[cfg(feature = "hydrate")]
 pub fn remember(editor: super::state::Editor, gestures: super::gestures::Gestures, graph: String) {
+    use std::sync::{Arc, Mutex};
+
     use leptos::prelude::*;
+    // The change not yet written, kept outside the reactive graph so that
+    // it can still be written as the editor is torn down.
+    let due: Arc<Mutex<Option<Due>>> = Arc::default();
+    let graph: Arc<str> = Arc::from(graph);
     let moves = StoredValue::new(0_u64);
+    let pending = Arc::clone(&due);
+    let written = Arc::clone(&graph);
     Effect::new(move |first: Option<()>| {
         let view = editor.viewport.get();
         if first.is_none() || gestures.seen_size_untracked().is_none() {
             return;
         }
+        put(
+            &pending,
+            Some(Due {
+                view,
+                framed: editor.still_framed(),
+                size: gestures.size(),
+            }),
+        );
         let this = moves.get_value().wrapping_add(1);
         moves.set_value(this);
-        let graph = graph.clone();
+        let (pending, graph) = (Arc::clone(&pending), Arc::clone(&written));
         set_timeout(
             move || {
-                if moves.try_get_value() != Some(this) {
-                    return;
-                }
-                let mut views = load();
-                let changed = if editor.still_framed() {
-                    views.forget(&graph)
-                } else {
-                    views.keep(&graph, view, gestures.size())
-                };
-                if changed && let Some(storage) = storage() {
-                    let _ = storage.set_item(KEY, &views.to_text());
+                if moves.try_get_value() == Some(this) {
+                    write(&graph, put(&pending, None));
                 }
             },
             std::time::Duration::from_millis(300),
         );
     });
+    let (hidden_due, hidden_graph) = (Arc::clone(&due), Arc::clone(&graph));
+    let hidden = window_event_listener(leptos::ev::pagehide, move |_| {
+        write(&hidden_graph, put(&hidden_due, None));
+    });
+    on_cleanup(move || {
+        hidden.remove();
+        write(&graph, put(&due, None));
+    });
+}
+
+/// Puts `new` in `due`, giving back what was there.
+#[cfg(feature = "hydrate")]
+fn put(due: &std::sync::Mutex<Option<Due>>, new: Option<Due>) -> Option<Due> {
+    let mut due = due
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    std::mem::replace(&mut *due, new)
+}
+
+/// A view to be written, with what deciding it needs.
+#[cfg(feature = "hydrate")]
+#[derive(Clone, Copy)]
+struct Due {
+    view: Viewport,
+    /// Whether it is still the view the editor framed.
+    framed: bool,
+    size: (f64, f64),
+}
+
+/// Writes `due` (if any) for `graph`.
+#[cfg(feature = "hydrate")]
+fn write(graph: &str, due: Option<Due>) {
+    let Some(due) = due else {
+        return;
+    };
+    let mut views = load();
+    let changed = if due.framed {
+        views.forget(graph)
+    } else {
+        views.keep(graph, due.view, due.size)
+    };
+    if changed && let Some(storage) = storage() {
+        let _ = storage.set_item(KEY, &views.to_text());
+    }
 }
 
 #[cfg(test)]

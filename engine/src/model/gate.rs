@@ -4,83 +4,38 @@
 //! the endpoint. A call holds its place until its whole reply (streamed
 //! or not) is in.
 //!
-//! Places are shared fairly between parties (a server names each run's
-//! owner with [`on_behalf_of`]): a freed place goes to the waiting party
-//! with the fewest calls in flight, then to the one served longest ago,
-//! then to the oldest call. One owner's fan-out of a thousand agents
-//! holds up another owner's single call by one call's turn, not a
-//! thousand. Calls made outside any party share one.
+//! Places are shared fairly between parties ([`crate::fair_share`]): one
+//! owner's fan-out of a thousand agents holds up another owner's single
+//! call by one call's turn, not a thousand.
 
-use std::collections::HashMap;
-use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
-use tokio::sync::oneshot;
+use std::sync::Arc;
 
 use super::{ChatModel, ChatRequest, Delta, ModelFuture, SharedModel};
-
-tokio::task_local! {
-    /// Whose behalf the model calls of this task are made on.
-    static PARTY: Arc<str>;
-}
-
-/// Runs `work` (a run's execution) with its model calls made on behalf of
-/// `party` (its owner), for the gate's fair share.
-pub async fn on_behalf_of<F: Future>(party: Arc<str>, work: F) -> F::Output {
-    PARTY.scope(party, work).await
-}
+use crate::fair_share::FairPlaces;
 
 /// How many model calls may be in flight at once, over every run of the
 /// registries that share it, shared fairly between parties.
 #[derive(Clone, Debug)]
 pub struct ModelGate {
-    places: Arc<Places>,
-}
-
-#[derive(Debug)]
-struct Places {
-    size: usize,
-    state: Mutex<State>,
-}
-
-#[derive(Debug, Default)]
-struct State {
-    in_flight: usize,
-    /// Calls in flight, by party (parties with none are left out).
-    holding: HashMap<Arc<str>, usize>,
-    /// When each party holding or waiting was last given a place.
-    served: HashMap<Arc<str>, u64>,
-    clock: u64,
-    waiting: Vec<Waiter>,
-    next: u64,
-}
-
-#[derive(Debug)]
-struct Waiter {
-    party: Arc<str>,
-    number: u64,
-    wake: oneshot::Sender<()>,
+    places: FairPlaces,
 }
 
 impl ModelGate {
     /// A gate letting `at_once` calls through together (at least one).
     pub fn new(at_once: usize) -> Self {
         ModelGate {
-            places: Arc::new(Places {
-                size: at_once.max(1),
-                state: Mutex::default(),
-            }),
+            places: FairPlaces::new(at_once),
         }
     }
 
     /// How many calls may be in flight at once.
     pub fn size(&self) -> usize {
-        self.places.size
+        self.places.size()
     }
 
     /// How many calls are in flight now.
     pub fn in_flight(&self) -> usize {
-        self.places.lock().in_flight
+        self.places.in_flight()
     }
 
     /// `model`, its calls taking turns at this gate.
@@ -89,146 +44,6 @@ impl ModelGate {
             inner: model,
             gate: self.clone(),
         })
-    }
-
-    /// A place for a call on behalf of the current task's party.
-    async fn place(&self) -> Place {
-        let party = PARTY.try_with(Arc::clone).unwrap_or_else(|_| Arc::from(""));
-        let places = Arc::clone(&self.places);
-        let queued = {
-            let mut state = places.lock();
-            if state.in_flight < places.size {
-                state.take(&party);
-                None
-            } else {
-                let (wake, woken) = oneshot::channel();
-                let number = state.next;
-                state.next += 1;
-                state.waiting.push(Waiter {
-                    party: Arc::clone(&party),
-                    number,
-                    wake,
-                });
-                Some((number, woken))
-            }
-        };
-        let Some((number, woken)) = queued else {
-            return Place { places, party };
-        };
-        let mut waiting = Waiting {
-            places: Some(Arc::clone(&places)),
-            party: Arc::clone(&party),
-            number,
-            woken,
-        };
-        // Handed over by the call that freed it, already counted as ours.
-        let _ = (&mut waiting.woken).await;
-        waiting.places = None;
-        Place { places, party }
-    }
-}
-
-impl Places {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl State {
-    fn take(&mut self, party: &Arc<str>) {
-        self.in_flight += 1;
-        *self.holding.entry(Arc::clone(party)).or_default() += 1;
-        self.clock += 1;
-        self.served.insert(Arc::clone(party), self.clock);
-    }
-
-    /// `party`'s call ended: its place goes to the fairest waiter.
-    fn give_back(&mut self, party: &Arc<str>) {
-        self.forget(party);
-        while let Some(next) = self.fairest() {
-            let waiter = self.waiting.swap_remove(next);
-            self.take(&waiter.party);
-            if waiter.wake.send(()).is_ok() {
-                break;
-            }
-            // It stopped waiting just now: the place is free again.
-            self.forget(&waiter.party);
-        }
-        self.tidy();
-    }
-
-    /// The waiter to serve next: fewest calls in flight for its party,
-    /// then served longest ago, then the oldest.
-    fn fairest(&self) -> Option<usize> {
-        self.waiting
-            .iter()
-            .enumerate()
-            .min_by_key(|(_, waiter)| {
-                (
-                    self.holding.get(&waiter.party).copied().unwrap_or(0),
-                    self.served.get(&waiter.party).copied().unwrap_or(0),
-                    waiter.number,
-                )
-            })
-            .map(|(index, _)| index)
-    }
-
-    /// One of `party`'s calls no longer holds a place.
-    fn forget(&mut self, party: &Arc<str>) {
-        self.in_flight -= 1;
-        if let Some(held) = self.holding.get_mut(party) {
-            *held -= 1;
-            if *held == 0 {
-                self.holding.remove(party);
-            }
-        }
-    }
-
-    /// Keeps `served` to the parties holding or waiting.
-    fn tidy(&mut self) {
-        if self.served.len() > 2 * (self.holding.len() + self.waiting.len()) + 16 {
-            let (holding, waiting) = (&self.holding, &self.waiting);
-            self.served.retain(|party, _| {
-                holding.contains_key(party) || waiting.iter().any(|w| &w.party == party)
-            });
-        }
-    }
-}
-
-/// A call's place at the gate, given back when the call ends.
-struct Place {
-    places: Arc<Places>,
-    party: Arc<str>,
-}
-
-impl Drop for Place {
-    fn drop(&mut self) {
-        self.places.lock().give_back(&self.party);
-    }
-}
-
-/// A call waiting for a place; if it stops waiting (its run was
-/// cancelled), it leaves the queue, and a place handed to it just then is
-/// given back.
-struct Waiting {
-    places: Option<Arc<Places>>,
-    party: Arc<str>,
-    number: u64,
-    woken: oneshot::Receiver<()>,
-}
-
-impl Drop for Waiting {
-    fn drop(&mut self) {
-        let Some(places) = self.places.take() else {
-            return;
-        };
-        let mut state = places.lock();
-        if self.woken.try_recv().is_ok() {
-            state.give_back(&self.party);
-        } else {
-            let number = self.number;
-            state.waiting.retain(|waiter| waiter.number != number);
-        }
     }
 }
 
@@ -249,7 +64,7 @@ impl ChatModel for Gated {
         deltas: &'a (dyn Fn(Delta) + Send + Sync),
     ) -> ModelFuture<'a> {
         Box::pin(async move {
-            let _place = self.gate.place().await;
+            let _place = self.gate.places.place().await;
             self.inner.chat(request, deltas).await
         })
     }
@@ -258,9 +73,11 @@ impl ChatModel for Gated {
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Mutex, PoisonError};
     use std::time::Duration;
 
     use super::*;
+    use crate::fair_share::on_behalf_of;
     use crate::model::{ChatReply, ModelError};
 
     /// A model that notes how many of its calls overlap.

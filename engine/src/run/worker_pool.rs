@@ -5,7 +5,10 @@
 //! server; here it occupies one pool thread until its limits stop it. The
 //! server hashes passwords on a pool of its own too: a fixed set of threads
 //! also bounds the memory the allocator keeps per thread. Work beyond the
-//! pool's threads waits (asynchronously) for a free one.
+//! pool's threads waits (asynchronously) for a free one, in fair turns
+//! between the parties runs are made for ([`crate::fair_share`]): one
+//! owner's fan-out of a hundred scripts holds up another owner's script by
+//! one turn, not a hundred.
 //!
 //! Each thread has a large stack ([`STACK_BYTES`]): a script can build
 //! values nested deeper than a default thread's 2 MiB can take apart, and a
@@ -20,7 +23,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use tokio::sync::{Semaphore, oneshot};
+use tokio::sync::oneshot;
+
+use crate::fair_share::FairPlaces;
 
 /// Set when nobody waits for a job's result any more: the job should stop.
 #[derive(Debug, Clone, Default)]
@@ -47,9 +52,9 @@ pub const STACK_BYTES: usize = 256 << 20;
 /// A bounded pool of threads (for user scripts, password hashing).
 pub struct WorkerPool {
     jobs: SyncSender<Job>,
-    /// One permit per thread: a job is sent only when a thread is free, so
-    /// waiting happens here, asynchronously, not on a thread.
-    free: Arc<Semaphore>,
+    /// One place per thread: a job is sent only when a thread is free, so
+    /// waiting happens here, asynchronously and fairly, not on a thread.
+    free: FairPlaces,
     threads: usize,
 }
 
@@ -93,7 +98,7 @@ impl WorkerPool {
         }
         WorkerPool {
             jobs,
-            free: Arc::new(Semaphore::new(threads)),
+            free: FairPlaces::new(threads),
             threads,
         }
     }
@@ -127,16 +132,13 @@ impl WorkerPool {
     {
         let abort = Abort::default();
         let _guard = AbortOnDrop(abort.clone());
-        let permit = Arc::clone(&self.free)
-            .acquire_owned()
-            .await
-            .map_err(|_| PoolError::Stopped)?;
+        let place = self.free.place().await;
         let (done, result) = oneshot::channel();
         let wrapped: Job = Box::new(move || {
             let value = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&abort)))
                 .map_err(|_| PoolError::Panicked);
-            // The permit goes back when the thread is free again.
-            drop(permit);
+            // The place goes back when the thread is free again.
+            drop(place);
             let _ = done.send(value);
         });
         self.jobs.send(wrapped).map_err(|_| PoolError::Stopped)?;
@@ -188,6 +190,55 @@ mod tests {
         let started = Instant::now();
         assert_eq!(pool.run(|_| 7).await, Ok(7));
         assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_one_partys_scripts_holds_up_anothers_by_one_turn() {
+        use std::sync::{Arc, Mutex};
+
+        use crate::fair_share::on_behalf_of;
+
+        let pool = Arc::new(WorkerPool::new(1));
+        let order = Arc::new(Mutex::new(Vec::<&'static str>::new()));
+        let job = |who: &'static str, hold: Option<std::sync::mpsc::Receiver<()>>| {
+            let (pool, order) = (Arc::clone(&pool), Arc::clone(&order));
+            tokio::spawn(on_behalf_of(Arc::from(who), async move {
+                pool.run(move |_| {
+                    if let Some(hold) = hold {
+                        let _ = hold.recv();
+                    }
+                    order.lock().expect("order").push(who);
+                })
+                .await
+            }))
+        };
+        // The flood's first script holds the one thread until released.
+        let (release, hold) = std::sync::mpsc::channel();
+        let mut jobs = vec![job("flood", Some(hold))];
+        while pool.free.in_flight() == 0 {
+            tokio::task::yield_now().await;
+        }
+        jobs.extend((0..10).map(|_| job("flood", None)));
+        while pool.free.waiting() < 10 {
+            tokio::task::yield_now().await;
+        }
+        jobs.push(job("one", None));
+        while pool.free.waiting() < 11 {
+            tokio::task::yield_now().await;
+        }
+        release.send(()).expect("release");
+        for job in jobs {
+            assert_eq!(job.await.expect("job"), Ok(()));
+        }
+        let order = order.lock().expect("order").clone();
+        assert_eq!(order.len(), 12);
+        // The thread freed by the flood's first went to the other party.
+        assert_eq!(
+            order.iter().position(|who| *who == "one"),
+            Some(1),
+            "{order:?}"
+        );
+        assert_eq!(pool.free.in_flight(), 0);
     }
 
     #[tokio::test]

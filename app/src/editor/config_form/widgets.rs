@@ -772,19 +772,9 @@ fn rows_with_add(
     let list = NodeRef::<html::Div>::new();
     let add = StoredValue::new(add);
     let add = move || {
+        let before = row_count(list);
         add.with_value(|add| add());
-        request_animation_frame(move || {
-            let field = list.try_get_untracked().flatten().and_then(|list| {
-                list.query_selector(&format!(".form-row:last-child {FIELD}"))
-                    .ok()
-                    .flatten()
-            });
-            if let Some(field) = field
-                && let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field)
-            {
-                let _ = field.focus();
-            }
-        });
+        focus_new_row(list, before);
     };
     let on_enter = move |event: leptos::ev::KeyboardEvent| {
         if cx.read_only
@@ -830,6 +820,55 @@ fn rows_with_add(
         {(!cx.read_only).then(|| view! { <button type="button" class="button button-small" on:click=move |_| add()>"+ Add"</button> })}
     }
     .into_any()
+}
+
+/// How many rows `list` shows now.
+fn row_count(list: NodeRef<html::Div>) -> u32 {
+    list.try_get_untracked()
+        .flatten()
+        .map_or(0, |list| list.child_element_count())
+}
+
+/// Focuses the first field of the row added after `before` rows, as soon
+/// as it is drawn. Rows are drawn in microtasks, so it is looked for there
+/// (the browser handles no key until they have run): a fast typist's next
+/// letters ("billing" Enter "refunds") land in the new row, never on the
+/// page while it waits for a frame.
+fn focus_new_row(list: NodeRef<html::Div>, before: u32) {
+    let focus = move || -> bool {
+        if row_count(list) <= before {
+            return false;
+        }
+        let field = list.try_get_untracked().flatten().and_then(|list| {
+            list.query_selector(&format!(".form-row:last-child {FIELD}"))
+                .ok()
+                .flatten()
+        });
+        if let Some(field) = field
+            && let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field)
+        {
+            let _ = field.focus();
+        }
+        true
+    };
+    #[cfg(feature = "hydrate")]
+    leptos::task::spawn_local(async move {
+        for _ in 0..32 {
+            if focus() {
+                return;
+            }
+            let next = js_sys::Promise::resolve(&wasm_bindgen::JsValue::UNDEFINED);
+            let _ = wasm_bindgen_futures::JsFuture::from(next).await;
+        }
+        // Not drawn within the microtasks (it should be): the next frame.
+        request_animation_frame(move || {
+            focus();
+        });
+    });
+    #[cfg(not(feature = "hydrate"))]
+    request_animation_frame(move || {
+        focus();
+    });
 }
 
 /// Where Enter in a list's field goes.
