@@ -640,6 +640,51 @@ test("a note goes over the selected node, never on a node, and Layout keeps it w
   expect(errors).toEqual([]);
 });
 
+test("a note about a node never lands on an edge's label", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // The route from Triage to Billing is labelled right above Refunds, where
+  // a note about Refunds would go.
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Note and labels",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "triage", kind: "router", label: "Triage", position: { x: 300, y: 150 },
+          config: { routes: [{ route: "billing" }, { route: "refunds" }] } },
+        { id: "billing", kind: "llm", label: "Billing", position: { x: 900, y: 150 } },
+        { id: "refunds", kind: "llm", label: "Refunds", position: { x: 600, y: 300 } },
+      ],
+      edges: [
+        { id: "e1", from: "triage", to: "billing", route: "billing" },
+        { id: "e2", from: "triage", to: "refunds", route: "refunds" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  type Box = { x: number; y: number; width: number; height: number };
+  const overlap = (a: Box, b: Box) =>
+    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height;
+  const refunds = page.locator('.canvas-node[data-node="refunds"]');
+  await refunds.click();
+  await page.getByRole("button", { name: "Note", exact: true }).click();
+  await page.keyboard.type("Refunds over 100 go to a person.");
+  const note = (await page.locator(".sticky-note").boundingBox())!;
+  const labels = await Promise.all(
+    (await page.locator(".editor-edge-label").all()).map(async (label) => (await label.boundingBox())!),
+  );
+  expect(labels).toHaveLength(2);
+  for (const label of labels) expect(overlap(note, label)).toBe(false);
+  // Still beside the node it is about, and on none.
+  const node = (await refunds.boundingBox())!;
+  expect(overlap(note, node)).toBe(false);
+  expect(Math.hypot(note.x - node.x, note.y + note.height - node.y)).toBeLessThan(240);
+  await page.screenshot({ path: "../target/e2e/screens/note-beside-labels-1440.png" });
+  expect(errors).toEqual([]);
+});
+
 test("another node selected opens its form at the top, not scrolled as the last one was", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1024, height: 700 });
   await newGraph(page);

@@ -1,5 +1,6 @@
 //! Where sticky notes go: a new note beside what it is about (over the
-//! selected node, else in the middle of the view), never on a node; and
+//! selected node, else in the middle of the view), never on a node nor on
+//! an edge's label (a route it would hide); and
 //! after Layout each note goes with the node it was written beside, so a
 //! note keeps saying what it said about the node it is next to.
 
@@ -9,7 +10,7 @@ use heddle_engine::NodeId;
 use heddle_engine::format::{Note, Position};
 
 use super::model::{NODE_HEIGHT, NODE_WIDTH, NOTE_SIZE};
-use super::place::clear_of;
+use super::place::{Area, clear_of, clear_of_areas};
 
 /// Between a note and the node it is placed over.
 const ABOVE: f64 = 16.0;
@@ -20,8 +21,13 @@ const NEAR: f64 = 240.0;
 
 /// Where a new note goes: over the `selected` node (a note about it), else
 /// with its middle at `centre` (the view's); moved off the nodes at
-/// `taken`.
-pub fn new_note_spot(taken: &[Position], selected: Option<Position>, centre: Position) -> Position {
+/// `taken` and the edges' `labels`.
+pub fn new_note_spot(
+    taken: &[Position],
+    labels: &[Area],
+    selected: Option<Position>,
+    centre: Position,
+) -> Position {
     let (width, height) = NOTE_SIZE;
     let at = match selected {
         Some(node) => Position {
@@ -33,7 +39,12 @@ pub fn new_note_spot(taken: &[Position], selected: Option<Position>, centre: Pos
             y: (centre.y - height / 2.0).round(),
         },
     };
-    clear_of(taken, at, NOTE_SIZE)
+    let areas: Vec<Area> = taken
+        .iter()
+        .map(|node| Area::node(*node))
+        .chain(labels.iter().copied())
+        .collect();
+    clear_of_areas(&areas, at, NOTE_SIZE)
 }
 
 /// Moves each note by as much as the node nearest it moved (`before` and
@@ -102,12 +113,35 @@ mod tests {
     #[test]
     fn a_new_note_goes_over_the_selected_node_and_never_on_a_node() {
         let nodes = [at(0.0, 200.0), at(300.0, 200.0)];
-        let spot = new_note_spot(&nodes, Some(nodes[1]), at(0.0, 0.0));
+        let spot = new_note_spot(&nodes, &[], Some(nodes[1]), at(0.0, 0.0));
         assert_eq!(spot, at(300.0, 200.0 - NOTE_SIZE.1 - ABOVE));
         // Mid-view, where a node is: moved off it, not far.
-        let spot = new_note_spot(&nodes, None, at(100.0, 230.0));
+        let spot = new_note_spot(&nodes, &[], None, at(100.0, 230.0));
         assert!(nodes.iter().all(|node| !covers(spot, *node)), "{spot:?}");
         assert!((spot.y - 170.0).abs() + (spot.x).abs() < 400.0, "{spot:?}");
+    }
+
+    #[test]
+    fn a_new_note_never_hides_an_edges_label() {
+        // A route's label just above the selected node, where its note
+        // would go.
+        let nodes = [at(300.0, 400.0)];
+        let label = Area {
+            x: 280.0,
+            y: 300.0,
+            width: 90.0,
+            height: 22.0,
+        };
+        let spot = new_note_spot(&nodes, &[label], Some(nodes[0]), at(0.0, 0.0));
+        let (width, height) = NOTE_SIZE;
+        let on_label = spot.x < label.x + label.width
+            && label.x < spot.x + width
+            && spot.y < label.y + label.height
+            && label.y < spot.y + height;
+        assert!(!on_label, "{spot:?}");
+        assert!(!covers(spot, nodes[0]), "{spot:?}");
+        // Still near the node it is about.
+        assert!(gap(spot, nodes[0]) < NEAR, "{spot:?}");
     }
 
     #[test]

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use super::gestures::{Drag, Gestures};
 use super::note_places::new_note_spot;
+use super::place::Area;
 use super::state::{Editor, Viewport};
 
 /// A fresh note id: `note-1`, `note-2`, ...
@@ -36,7 +37,7 @@ pub fn add_note_in_view(editor: Editor, (width, height): (f64, f64)) {
             _ => None,
         });
     let taken: Vec<Position> = positions.values().map(|at| at.get_untracked()).collect();
-    let spot = new_note_spot(&taken, selected, centre);
+    let spot = new_note_spot(&taken, &labels_drawn(editor), selected, centre);
     // Over a node near the top of the view, the note would be under the
     // floating toolbar, or above the view: the view moves down to show it.
     let view = editor.viewport.get_untracked();
@@ -48,6 +49,45 @@ pub fn add_note_in_view(editor: Editor, (width, height): (f64, f64)) {
         });
     }
     add_note(editor, spot);
+}
+
+/// The edges' labels drawn now (those in view), as areas of the canvas:
+/// read from the page, where they lie as drawn at this zoom.
+fn labels_drawn(editor: Editor) -> Vec<Area> {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        let page = document();
+        let Some(canvas) = page.query_selector(".editor-canvas").ok().flatten() else {
+            return Vec::new();
+        };
+        let origin = canvas.get_bounding_client_rect();
+        let view = editor.viewport.get_untracked();
+        let Ok(labels) = page.query_selector_all(".editor-edge-label") else {
+            return Vec::new();
+        };
+        (0..labels.length())
+            .filter_map(|at| labels.item(at))
+            .filter_map(|label| label.dyn_into::<web_sys::Element>().ok())
+            .map(|label| label.get_bounding_client_rect())
+            // Hidden (zoomed far out, the routes go with the labels).
+            .filter(|rect| rect.width() > 0.0 && rect.height() > 0.0)
+            .map(|rect| {
+                let corner = view.to_world(rect.left() - origin.left(), rect.top() - origin.top());
+                Area {
+                    x: corner.x,
+                    y: corner.y,
+                    width: rect.width() / view.zoom,
+                    height: rect.height() / view.zoom,
+                }
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = editor;
+        Vec::new()
+    }
 }
 
 /// Where the canvas is clear of its floating toolbar, from its top (px).

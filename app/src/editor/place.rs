@@ -99,31 +99,59 @@ pub fn nudge(taken: &[Position], at: Position) -> Position {
     clear_of(taken, at, (NODE_WIDTH, NODE_HEIGHT))
 }
 
+/// A box on the canvas, in world units: its top-left corner and size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Area {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl Area {
+    /// The box of a node whose top-left corner is `at`.
+    pub fn node(at: Position) -> Area {
+        use super::model::{NODE_HEIGHT, NODE_WIDTH};
+        Area {
+            x: at.x,
+            y: at.y,
+            width: NODE_WIDTH,
+            height: NODE_HEIGHT,
+        }
+    }
+}
+
 /// `at`, or the nearest place to it where a box of `size` (its top-left
 /// corner there) covers none of the nodes at `taken`.
-pub fn clear_of(taken: &[Position], at: Position, (width, height): (f64, f64)) -> Position {
-    use super::model::{NODE_HEIGHT, NODE_WIDTH};
+pub fn clear_of(taken: &[Position], at: Position, size: (f64, f64)) -> Position {
+    let areas: Vec<Area> = taken.iter().map(|node| Area::node(*node)).collect();
+    clear_of_areas(&areas, at, size)
+}
+
+/// `at`, or the nearest place to it where a box of `size` (its top-left
+/// corner there) covers none of the `taken` areas (nodes, an edge's label).
+pub fn clear_of_areas(taken: &[Area], at: Position, (width, height): (f64, f64)) -> Position {
     const MARGIN: f64 = 12.0;
     const STEP: f64 = 16.0;
     const REACH: i32 = 30;
     let reach = STEP * f64::from(REACH) + MARGIN;
-    // Only the nodes a place within reach could cover: a big graph's far
+    // Only the areas a place within reach could cover: a big graph's far
     // nodes are not checked for every place tried.
-    let near: Vec<&Position> = taken
+    let near: Vec<&Area> = taken
         .iter()
-        .filter(|node| {
-            node.x < at.x + width + reach
-                && at.x < node.x + NODE_WIDTH + reach
-                && node.y < at.y + height + reach
-                && at.y < node.y + NODE_HEIGHT + reach
+        .filter(|area| {
+            area.x < at.x + width + reach
+                && at.x < area.x + area.width + reach
+                && area.y < at.y + height + reach
+                && at.y < area.y + area.height + reach
         })
         .collect();
     let covers = |spot: &Position| {
-        near.iter().any(|node| {
-            spot.x < node.x + NODE_WIDTH + MARGIN
-                && node.x < spot.x + width + MARGIN
-                && spot.y < node.y + NODE_HEIGHT + MARGIN
-                && node.y < spot.y + height + MARGIN
+        near.iter().any(|area| {
+            spot.x < area.x + area.width + MARGIN
+                && area.x < spot.x + width + MARGIN
+                && spot.y < area.y + area.height + MARGIN
+                && area.y < spot.y + height + MARGIN
         })
     };
     if !covers(&at) {
