@@ -640,6 +640,48 @@ test("a note goes over the selected node, never on a node, and Layout keeps it w
   expect(errors).toEqual([]);
 });
 
+test("a wire dropped on a node's input dot connects, zoomed out too", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Dots",
+      nodes: [
+        { id: "a", kind: "set", label: "A", config: { values: {} }, position: { x: 100, y: 200 } },
+        { id: "b", kind: "set", label: "B", config: { values: {} }, position: { x: 500, y: 320 } },
+      ],
+      edges: [],
+    },
+  });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  // Out to under 60%, where the dot is 7 px across.
+  const zoom = async () => Number((await page.getByTestId("zoom").textContent())!.replace("%", ""));
+  while ((await zoom()) >= 60) {
+    const was = await zoom();
+    await page.getByRole("button", { name: "Zoom out" }).click();
+    await expect.poll(zoom).toBeLessThan(was);
+  }
+  // The outer half of B's input dot: outside B's box, on its dot.
+  const from = (await page.locator('.canvas-node[data-node="a"] .port-out').boundingBox())!;
+  const dot = (await page.locator('.canvas-node[data-node="b"] .port-in').boundingBox())!;
+  const node = (await page.locator('.canvas-node[data-node="b"]').boundingBox())!;
+  const target = { x: dot.x + 1, y: dot.y + dot.height / 2 };
+  expect(target.x).toBeLessThan(node.x);
+  await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(target.x, target.y, { steps: 8 });
+  await page.mouse.up();
+  await expect(page.locator(".editor-edge")).toHaveCount(1);
+  await expect(page.locator(".quick-add")).toHaveCount(0);
+  await saved(page);
+  const stored = (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  expect(stored.edges.map((edge: any) => `${edge.from}>${edge.to}`)).toEqual(["a>b"]);
+  expect(errors).toEqual([]);
+});
+
 test("a note about a node never lands on an edge's label", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   // The route from Triage to Billing is labelled right above Refunds, where

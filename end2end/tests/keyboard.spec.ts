@@ -311,6 +311,14 @@ test("the help is read, scrolled and closed from the keyboard; the run tabs go b
   await page.keyboard.press("Escape");
   await expect(help).toHaveCount(0);
   await expect(page.locator(".editor-canvas")).toBeFocused();
+  // Opened from a node, it gives the focus back to that node.
+  const start = page.locator('.canvas-node[data-node="start"]');
+  await start.focus();
+  await page.keyboard.press("?");
+  await expect(help).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(help).toHaveCount(0);
+  await expect(start).toBeFocused();
 
   // The run panel's tabs are one Tab stop; the arrows go along them, each
   // showing its panel, named by its tab.

@@ -310,7 +310,7 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
             }
             Drag::Connect { from } => {
                 let refusal = editor
-                    .node_at(world)
+                    .node_near(world, wire_reach(editor))
                     .and_then(|to| model::can_connect(&editor.document(), &from, &to).err());
                 gestures.wire.set(Some(Wire {
                     from,
@@ -360,7 +360,7 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
             Drag::Connect { from } => {
                 let drawn = gestures.wire.get_untracked().is_some();
                 gestures.wire.set(None);
-                let target = world.and_then(|at| editor.node_at(at));
+                let target = world.and_then(|at| editor.node_near(at, wire_reach(editor)));
                 match (target, world, local) {
                     (Some(to), _, _) => editor.change(|document| {
                         let _ = model::connect(document, &from, &to);
@@ -408,6 +408,14 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         moving.remove();
         releasing.remove();
     });
+}
+
+/// How far from a node (world units) a wire dropped still lands on it:
+/// 12 px on screen at any zoom, so the input dot (half outside the node,
+/// 7 px across at 58%) is a target as the node is.
+fn wire_reach(editor: Editor) -> f64 {
+    const REACH_PX: f64 = 12.0;
+    REACH_PX / editor.viewport.get_untracked().zoom.max(0.01)
 }
 
 /// The edge a node of `kind` dropped with its centre at `at` (world)

@@ -544,11 +544,20 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
 #[component]
 pub fn HelpOverlay(shown: RwSignal<bool>) -> impl IntoView {
     // A modal dialog: the focus goes into it (onto its list, so the arrows
-    // and Page Down scroll it), stays in it, and goes back to the canvas
-    // when it closes (Escape, Close, a click beside it).
+    // and Page Down scroll it), stays in it, and goes back where it was (a
+    // node, the canvas) when it closes (Escape, Close, a click beside it).
+    // The node that had the focus, by its id (an element is not `Send`,
+    // and the server renders this too).
+    let returns_to = StoredValue::new(None::<String>);
     let close = move || {
         shown.set(false);
-        crate::components::focus_first(".editor-canvas");
+        // Still drawn (not deleted meanwhile, not culled), else the canvas.
+        let back = returns_to
+            .try_get_value()
+            .flatten()
+            .map(|id| format!(".canvas-node[data-node=\"{id}\"]"))
+            .filter(|node| document().query_selector(node).ok().flatten().is_some());
+        crate::components::focus_first(back.as_deref().unwrap_or(".editor-canvas"));
     };
     let on_key = move |event: ev::KeyboardEvent| match event.key().as_str() {
         "Escape" | "?" => {
@@ -565,6 +574,13 @@ pub fn HelpOverlay(shown: RwSignal<bool>) -> impl IntoView {
     };
     move || {
         shown.get().then(|| {
+            #[cfg(feature = "hydrate")]
+            returns_to.set_value(
+                document()
+                    .active_element()
+                    .filter(|element| element.class_list().contains("canvas-node"))
+                    .and_then(|element| element.get_attribute("data-node")),
+            );
             let card = NodeRef::<leptos::html::Div>::new();
             crate::components::focus_when_drawn(card);
             view! {

@@ -591,18 +591,26 @@ impl Editor {
         })
     }
 
-    /// The node whose box holds world point `at`, topmost first.
-    pub fn node_at(&self, at: Position) -> Option<NodeId> {
+    /// The node whose box holds world point `at` (topmost first), or one
+    /// within `reach` (world units) of its box where none does: a
+    /// wire dropped on a node's input dot, which stands half outside the
+    /// node, lands on the node.
+    pub fn node_near(&self, at: Position, reach: f64) -> Option<NodeId> {
         use super::model::{NODE_HEIGHT, NODE_WIDTH};
         self.nodes.with_untracked(|nodes| {
-            nodes.iter().rev().find_map(|node| {
-                let p = node.position.get_untracked();
-                let inside = at.x >= p.x
-                    && at.x <= p.x + NODE_WIDTH
-                    && at.y >= p.y
-                    && at.y <= p.y + NODE_HEIGHT;
-                inside.then(|| node.id.get_value())
-            })
+            let inside = |p: Position, reach: f64| {
+                at.x >= p.x - reach
+                    && at.x <= p.x + NODE_WIDTH + reach
+                    && at.y >= p.y - reach
+                    && at.y <= p.y + NODE_HEIGHT + reach
+            };
+            // On a node itself first: a near one only where none is.
+            let on = |reach: f64| {
+                nodes.iter().rev().find_map(|node| {
+                    inside(node.position.get_untracked(), reach).then(|| node.id.get_value())
+                })
+            };
+            on(0.0).or_else(|| (reach > 0.0).then(|| on(reach)).flatten())
         })
     }
 
