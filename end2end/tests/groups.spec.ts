@@ -303,3 +303,40 @@ test("a graph with broken groups opens with a warning its fix mends, and a delet
   await expect(page.getByTestId("edit-announcer")).toHaveText("Undone");
   expect(errors).toEqual([]);
 });
+
+test("Layout keeps each group's nodes together: its frame holds them and no other", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // A side branch beside the main line; the group is Fetch and Write,
+  // with Summarise (not in it) between them, as a person might group them.
+  const document = {
+    ...graph,
+    name: "Grouped, laid out",
+    nodes: [...graph.nodes, row("side", "set", 480, "Side"), row("side2", "set", 720, "Side 2")],
+    edges: [
+      ...graph.edges,
+      { id: "e5", from: "start", to: "side" },
+      { id: "e6", from: "side", to: "side2" },
+      { id: "e7", from: "side2", to: "end" },
+    ],
+    groups: [{ id: "g", label: "Work", nodes: ["fetch", "write", "side2"] }],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.getByRole("button", { name: "Layout" }).click();
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const frame = (await page.getByTestId("group-frame").boundingBox())!;
+  const inside = (box: { x: number; y: number; width: number; height: number }) =>
+    box.x < frame.x + frame.width && frame.x < box.x + box.width && box.y < frame.y + frame.height && frame.y < box.y + box.height;
+  for (const id of ["start", "summarise", "side", "end"]) {
+    const box = (await page.locator(`.canvas-node[data-node="${id}"]`).boundingBox())!;
+    expect(inside(box), `${id} is not in the group's frame`).toBe(false);
+  }
+  for (const id of ["fetch", "write", "side2"]) {
+    const box = (await page.locator(`.canvas-node[data-node="${id}"]`).boundingBox())!;
+    expect(inside(box), `${id} is in the group's frame`).toBe(true);
+  }
+  await page.screenshot({ path: "../target/e2e/screens/group-laid-out-1440.png" });
+  expect(errors).toEqual([]);
+});

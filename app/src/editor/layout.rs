@@ -9,14 +9,26 @@
 //! Nodes joined to nothing are not a layer of their own: they line up
 //! under the rest, start first and end last, in rows as wide as a screen
 //! (a graph of nodes yet to be connected reads as a row, not a column).
+//! A group is laid out on its own, then as one block of its size in the
+//! graph around it (a collapsed one as its card): its frame holds its
+//! nodes and no other, wherever Layout puts it.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use heddle_engine::format::Position;
+use heddle_engine::format::{EdgeSpec, Group, NodeSpec, Position};
 use heddle_engine::kinds::BuiltinKind;
-use heddle_engine::{GraphDocument, NodeId};
+use heddle_engine::{EdgeId, GraphDocument, NodeId};
 
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
+
+/// Room between a group's frame and its nodes, and the frame's bar above
+/// them (as `canvas/group_frame.rs` draws them).
+const GROUP_PAD: f64 = 20.0;
+const GROUP_BAR: f64 = 32.0;
+
+/// The size a node or a group's block takes, by its id in the document
+/// laid out (a node's when absent).
+type Sizes = HashMap<NodeId, (f64, f64)>;
 
 const LAYER_GAP: f64 = 80.0;
 const ROW_GAP: f64 = 40.0;
@@ -29,16 +41,186 @@ const LOOSE_ROW: usize = 5;
 
 /// A position for every node.
 pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
+    let present: HashSet<&NodeId> = document.nodes.iter().map(|node| &node.id).collect();
+    let groups: Vec<&Group> = document
+        .groups
+        .iter()
+        .filter(|group| group.nodes.iter().any(|id| present.contains(id)))
+        .collect();
+    if groups.is_empty() {
+        return flat(document, &Sizes::new());
+    }
+    // Each group on its own, as a graph of its nodes, from (0, 0).
+    let inside: Vec<Block> = groups
+        .iter()
+        .enumerate()
+        .filter_map(|(at, group)| Block::of(document, group, at))
+        .collect();
+    let block_of: HashMap<&NodeId, usize> = inside
+        .iter()
+        .enumerate()
+        .flat_map(|(at, block)| block.places.keys().map(move |id| (id, at)))
+        .collect();
+    // The graph with each group as one node of its block's size.
+    let stand_in = |id: &NodeId| -> NodeId {
+        block_of
+            .get(id)
+            .map_or_else(|| id.clone(), |at| inside[*at].id.clone())
+    };
+    let mut outer = GraphDocument::new("");
+    outer.entry = document.entry.as_ref().map(stand_in);
+    outer.nodes = document
+        .nodes
+        .iter()
+        .filter(|node| !block_of.contains_key(&node.id))
+        .map(|node| NodeSpec {
+            // Links are edges below: a fan-out's send is one already.
+            config: serde_json::Value::Null,
+            ..node.clone()
+        })
+        .chain(inside.iter().map(|block| block.node.clone()))
+        .collect();
+    outer.edges = links(document)
+        .into_iter()
+        .map(|(from, to)| (stand_in(from), stand_in(to)))
+        .filter(|(from, to)| from != to)
+        .enumerate()
+        .map(|(at, (from, to))| EdgeSpec {
+            id: EdgeId::from(format!("link-{at}")),
+            from,
+            to,
+            condition: None,
+            route: None,
+        })
+        .collect();
+    let sizes: Sizes = inside
+        .iter()
+        .map(|block| (block.id.clone(), block.size))
+        .collect();
+    let mut positions = flat(&outer, &sizes);
+    for block in &inside {
+        let Some(at) = positions.remove(&block.id) else {
+            continue;
+        };
+        positions.extend(block.places.iter().map(|(id, place)| {
+            (
+                id.clone(),
+                Position {
+                    x: at.x + place.x,
+                    y: at.y + place.y,
+                },
+            )
+        }));
+    }
+    positions
+}
+
+/// A group laid out on its own: where its nodes go from the block's
+/// top-left corner, and the node standing for it in the graph around it.
+struct Block {
+    id: NodeId,
+    node: NodeSpec,
+    size: (f64, f64),
+    places: HashMap<NodeId, Position>,
+}
+
+impl Block {
+    /// Group `group` (the `at`th) of `document`, laid out (none when
+    /// none of its nodes is in the document).
+    fn of(document: &GraphDocument, group: &Group, at: usize) -> Option<Block> {
+        let members: HashSet<&NodeId> = group.nodes.iter().collect();
+        let mut own = GraphDocument::new("");
+        own.nodes = document
+            .nodes
+            .iter()
+            .filter(|node| members.contains(&node.id))
+            .cloned()
+            .collect();
+        own.edges = document
+            .edges
+            .iter()
+            .filter(|edge| members.contains(&edge.from) && members.contains(&edge.to))
+            .cloned()
+            .collect();
+        own.entry = document
+            .entry
+            .clone()
+            .filter(|entry| members.contains(entry));
+        let laid = flat(&own, &Sizes::new());
+        let (left, top) = laid.values().fold((f64::MAX, f64::MAX), |(x, y), at| {
+            (x.min(at.x), y.min(at.y))
+        });
+        let (right, bottom) = laid.values().fold((0.0f64, 0.0f64), |(x, y), at| {
+            (x.max(at.x - left), y.max(at.y - top))
+        });
+        let (size, offset) = if group.collapsed {
+            // Its card stands where its leftmost (then topmost) node is.
+            let anchor = laid
+                .values()
+                .min_by(|a, b| a.x.total_cmp(&b.x).then(a.y.total_cmp(&b.y)))
+                .map_or((0.0, 0.0), |at| (at.x - left, at.y - top));
+            ((NODE_WIDTH, NODE_HEIGHT), (-anchor.0, -anchor.1))
+        } else {
+            (
+                (
+                    right + NODE_WIDTH + 2.0 * GROUP_PAD,
+                    bottom + NODE_HEIGHT + 2.0 * GROUP_PAD + GROUP_BAR,
+                ),
+                (GROUP_PAD, GROUP_PAD + GROUP_BAR),
+            )
+        };
+        let places = laid
+            .into_iter()
+            .map(|(id, at)| {
+                let place = Position {
+                    x: at.x - left + offset.0,
+                    y: at.y - top + offset.1,
+                };
+                (id, place)
+            })
+            .collect();
+        // A start inside makes the block where runs begin; an end inside,
+        // where they finish.
+        let kinds: Vec<&str> = own.nodes.iter().map(|node| node.kind.as_str()).collect();
+        let kind = if kinds.contains(&BuiltinKind::Start.name()) {
+            BuiltinKind::Start.name()
+        } else if kinds.contains(&BuiltinKind::End.name()) {
+            BuiltinKind::End.name()
+        } else {
+            BuiltinKind::Set.name()
+        };
+        // No node id has a space: this one is no node's.
+        let id = NodeId::from(format!("group {at}"));
+        let node = NodeSpec {
+            id: id.clone(),
+            kind: kind.to_string(),
+            label: String::new(),
+            config: serde_json::Value::Null,
+            ..own.nodes.first()?.clone()
+        };
+        Some(Block {
+            id,
+            node,
+            size,
+            places,
+        })
+    }
+}
+
+/// A position for every node of `document`, each taking its size in
+/// `sizes` (a node's when absent).
+fn flat(document: &GraphDocument, sizes: &Sizes) -> HashMap<NodeId, Position> {
     let links = links(document);
     let joined: HashSet<&NodeId> = links.iter().flat_map(|(from, to)| [*from, *to]).collect();
     let (connected, loose): (Vec<usize>, Vec<usize>) =
         (0..document.nodes.len()).partition(|&i| joined.contains(&document.nodes[i].id));
-    let mut positions = layered(document, &connected, &links);
+    let size = |id: &NodeId| sizes.get(id).copied().unwrap_or((NODE_WIDTH, NODE_HEIGHT));
+    let mut positions = layered(document, &connected, &links, &size);
     let below = positions
-        .values()
-        .map(|at| at.y + NODE_HEIGHT + BAND_GAP)
+        .iter()
+        .map(|(id, at)| at.y + size(id).1 + BAND_GAP)
         .fold(0.0f64, f64::max);
-    positions.extend(lined_up(document, loose, below));
+    positions.extend(lined_up(document, loose, below, &size));
     positions
 }
 
@@ -78,7 +260,8 @@ fn lined_up(
     document: &GraphDocument,
     mut loose: Vec<usize>,
     top: f64,
-) -> impl Iterator<Item = (NodeId, Position)> + '_ {
+    size: &dyn Fn(&NodeId) -> (f64, f64),
+) -> Vec<(NodeId, Position)> {
     let rank = |i: &usize| match document.nodes[*i].kind.as_str() {
         "start" => 0,
         "end" => 2,
@@ -90,16 +273,44 @@ fn lined_up(
     let columns = (((loose.len() as f64) * 4.0 / 3.0).sqrt().ceil() as usize)
         .max(loose.len().min(LOOSE_ROW))
         .max(1);
-    loose.into_iter().enumerate().map(move |(at, i)| {
-        let (row, column) = (at / columns, at % columns);
-        (
-            document.nodes[i].id.clone(),
-            Position {
-                x: column as f64 * (NODE_WIDTH + LAYER_GAP),
-                y: top + row as f64 * (NODE_HEIGHT + ROW_GAP),
-            },
-        )
-    })
+    // Each column as wide as its widest, each row as tall as its tallest
+    // (a group's block is bigger than a node).
+    let rows = loose.len().div_ceil(columns);
+    let mut widths = vec![NODE_WIDTH; columns];
+    let mut heights = vec![NODE_HEIGHT; rows];
+    for (at, i) in loose.iter().enumerate() {
+        let (width, height) = size(&document.nodes[*i].id);
+        widths[at % columns] = widths[at % columns].max(width);
+        heights[at / columns] = heights[at / columns].max(height);
+    }
+    let lefts = starts_along(&widths, LAYER_GAP, 0.0);
+    let tops = starts_along(&heights, ROW_GAP, top);
+    loose
+        .into_iter()
+        .enumerate()
+        .map(|(at, i)| {
+            (
+                document.nodes[i].id.clone(),
+                Position {
+                    x: lefts[at % columns],
+                    y: tops[at / columns],
+                },
+            )
+        })
+        .collect()
+}
+
+/// Where each of `lengths` starts, laid one after another from `from`
+/// with `gap` between.
+fn starts_along(lengths: &[f64], gap: f64, from: f64) -> Vec<f64> {
+    lengths
+        .iter()
+        .scan(from, |next, length| {
+            let at = *next;
+            *next += length + gap;
+            Some(at)
+        })
+        .collect()
 }
 
 /// Where the `start` nodes are among `members` (indices into `members`).
@@ -118,6 +329,7 @@ fn layered(
     document: &GraphDocument,
     members: &[usize],
     links: &[(&NodeId, &NodeId)],
+    size: &dyn Fn(&NodeId) -> (f64, f64),
 ) -> HashMap<NodeId, Position> {
     let ids: Vec<&NodeId> = members.iter().map(|&i| &document.nodes[i].id).collect();
     let index: HashMap<&NodeId, usize> = ids.iter().enumerate().map(|(i, id)| (*id, i)).collect();
@@ -215,39 +427,55 @@ fn layered(
     }
     // A long graph wraps: its layers fill bands of `columns`, one under
     // the other, read like lines of text, so it fits a screen's shape
-    // rather than running one row thousands of pixels wide.
+    // rather than running one row thousands of pixels wide. Each layer is
+    // as wide as its widest, each node as tall as it is (a group's block
+    // is bigger than a node).
     let columns = columns_for(layers.len());
     let bands = layers.len().div_ceil(columns).max(1);
+    let height_of = |nodes: &[usize]| {
+        nodes.iter().map(|node| size(ids[*node]).1).sum::<f64>()
+            + ROW_GAP * nodes.len().saturating_sub(1) as f64
+    };
+    let width_of = |nodes: &[usize]| {
+        nodes
+            .iter()
+            .map(|node| size(ids[*node]).0)
+            .fold(NODE_WIDTH, f64::max)
+    };
     let mut band_top = vec![0.0f64; bands + 1];
+    let mut tallest = vec![0.0f64; bands];
+    let mut lefts: HashMap<usize, f64> = HashMap::new();
     for band in 0..bands {
-        let tallest = layers
+        let in_band: Vec<(&usize, &Vec<usize>)> = layers
             .iter()
             .filter(|(layer, _)| *layer / columns == band)
-            .map(|(_, nodes)| nodes.len())
-            .max()
-            .unwrap_or(1) as f64;
-        band_top[band + 1] = band_top[band] + tallest * (NODE_HEIGHT + ROW_GAP) + BAND_GAP;
+            .collect();
+        tallest[band] = in_band
+            .iter()
+            .map(|(_, nodes)| height_of(nodes))
+            .fold(NODE_HEIGHT, f64::max);
+        band_top[band + 1] = band_top[band] + tallest[band] + ROW_GAP + BAND_GAP;
+        let widths: Vec<f64> = in_band.iter().map(|(_, nodes)| width_of(nodes)).collect();
+        let starts = starts_along(&widths, LAYER_GAP, 0.0);
+        lefts.extend(
+            in_band
+                .iter()
+                .zip(starts)
+                .map(|((layer, _), x)| (**layer, x)),
+        );
     }
-    let tallest_in =
-        |band: usize| (band_top[band + 1] - band_top[band] - BAND_GAP) / (NODE_HEIGHT + ROW_GAP);
-    layers
-        .iter()
-        .flat_map(|(layer, nodes)| {
-            // Centre each layer on the tallest one of its band.
-            let offset = (tallest_in(*layer / columns) - nodes.len() as f64) / 2.0;
-            nodes.iter().map(move |node| (*layer, *node, offset))
-        })
-        .map(|(layer, node, offset)| {
-            let (band, column) = (layer / columns, layer % columns);
-            (
-                ids[node].clone(),
-                Position {
-                    x: column as f64 * (NODE_WIDTH + LAYER_GAP),
-                    y: band_top[band] + (row[node] + offset) * (NODE_HEIGHT + ROW_GAP),
-                },
-            )
-        })
-        .collect()
+    let mut positions = HashMap::with_capacity(ids.len());
+    for (layer, nodes) in &layers {
+        let band = layer / columns;
+        // Each layer centred on the tallest of its band.
+        let mut y = band_top[band] + (tallest[band] - height_of(nodes)) / 2.0;
+        let x = lefts.get(layer).copied().unwrap_or(0.0);
+        for node in nodes {
+            positions.insert(ids[*node].clone(), Position { x, y });
+            y += size(ids[*node]).1 + ROW_GAP;
+        }
+    }
+    positions
 }
 
 /// Layers a band holds: all of them up to [`MAX_UNWRAPPED`]; past that,
@@ -486,5 +714,133 @@ mod tests {
         assert_eq!(x_of(&positions, "x"), x_of(&positions, "a"));
         assert!(x_of(&positions, "x") > x_of(&positions, "start"));
         assert_eq!(distinct_places(&positions), 6);
+    }
+    /// The frame a group of `members` is drawn in (`canvas/group_frame.rs`),
+    /// and whether a node at `at` lies in it.
+    fn framed(
+        positions: &std::collections::HashMap<NodeId, heddle_engine::format::Position>,
+        members: &[&str],
+    ) -> impl Fn(&heddle_engine::format::Position) -> bool {
+        use super::{GROUP_BAR, GROUP_PAD, NODE_HEIGHT, NODE_WIDTH};
+        let places: Vec<_> = members
+            .iter()
+            .map(|id| positions[&NodeId::from(*id)])
+            .collect();
+        let left = places.iter().map(|p| p.x).fold(f64::MAX, f64::min) - GROUP_PAD;
+        let top = places.iter().map(|p| p.y).fold(f64::MAX, f64::min) - GROUP_PAD - GROUP_BAR;
+        let right = places.iter().map(|p| p.x).fold(f64::MIN, f64::max) + NODE_WIDTH + GROUP_PAD;
+        let bottom = places.iter().map(|p| p.y).fold(f64::MIN, f64::max) + NODE_HEIGHT + GROUP_PAD;
+        move |at| {
+            at.x < right && at.x + NODE_WIDTH > left && at.y < bottom && at.y + NODE_HEIGHT > top
+        }
+    }
+
+    #[test]
+    fn a_groups_frame_holds_its_nodes_and_no_other_after_layout() {
+        // Three groups' worth of a research graph: the group is the middle
+        // of the main line, a side branch runs beside it, and a node between
+        // two of its members is not one of them.
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "grouped",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "fetch", "kind": "set"},
+                {"id": "check", "kind": "set"},
+                {"id": "summarise", "kind": "set"},
+                {"id": "write", "kind": "set"},
+                {"id": "side", "kind": "set"},
+                {"id": "side2", "kind": "set"},
+                {"id": "end", "kind": "end"},
+                {"id": "loose", "kind": "set"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "fetch"},
+                {"id": "e2", "from": "fetch", "to": "check"},
+                {"id": "e3", "from": "check", "to": "summarise"},
+                {"id": "e4", "from": "summarise", "to": "write"},
+                {"id": "e5", "from": "write", "to": "end"},
+                {"id": "e6", "from": "start", "to": "side"},
+                {"id": "e7", "from": "side", "to": "side2"},
+                {"id": "e8", "from": "side2", "to": "end"}
+            ],
+            "groups": [
+                {"id": "g1", "label": "Work", "nodes": ["fetch", "summarise", "write"]},
+                {"id": "g2", "label": "Side", "nodes": ["side", "side2"]}
+            ]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        assert_eq!(positions.len(), 9);
+        assert_eq!(distinct_places(&positions), 9, "no two nodes share a place");
+        for (members, others) in [
+            (
+                &["fetch", "summarise", "write"][..],
+                &["start", "check", "side", "side2", "end", "loose"][..],
+            ),
+            (
+                &["side", "side2"][..],
+                &[
+                    "start",
+                    "fetch",
+                    "check",
+                    "summarise",
+                    "write",
+                    "end",
+                    "loose",
+                ][..],
+            ),
+        ] {
+            let inside = framed(&positions, members);
+            for other in others {
+                assert!(
+                    !inside(&positions[&NodeId::from(*other)]),
+                    "{other} is in the frame of {members:?}: {positions:?}"
+                );
+            }
+        }
+        // Each group still reads left to right inside (by its own edges:
+        // fetch reaches summarise only through check, which is not in it),
+        // and runs begin left of both and end right of both.
+        assert!(x_of(&positions, "summarise") < x_of(&positions, "write"));
+        assert!(x_of(&positions, "side") < x_of(&positions, "side2"));
+        assert!(x_of(&positions, "start") < x_of(&positions, "fetch"));
+        assert!(x_of(&positions, "write") < x_of(&positions, "end"));
+        // The two frames do not overlap each other.
+        let work = framed(&positions, &["fetch", "summarise", "write"]);
+        for id in ["side", "side2"] {
+            assert!(!work(&positions[&NodeId::from(id)]), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_collapsed_group_takes_a_cards_room_where_its_first_node_stands() {
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "collapsed",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "a", "kind": "set"},
+                {"id": "b", "kind": "set"},
+                {"id": "c", "kind": "set"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "a"},
+                {"id": "e2", "from": "a", "to": "b"},
+                {"id": "e3", "from": "b", "to": "c"},
+                {"id": "e4", "from": "c", "to": "end"}
+            ],
+            "groups": [{"id": "g", "label": "Folded", "nodes": ["a", "b", "c"], "collapsed": true}]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        // The card (drawn at `a`, the leftmost) sits one step after start,
+        // and end one step after the card: not after three nodes' room.
+        let step = x_of(&positions, "a") - x_of(&positions, "start");
+        assert!(step > 0.0);
+        assert_eq!(x_of(&positions, "end") - x_of(&positions, "a"), step);
+        assert_eq!(
+            positions[&NodeId::from("a")].y,
+            positions[&NodeId::from("start")].y
+        );
     }
 }
