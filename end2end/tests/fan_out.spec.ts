@@ -126,6 +126,10 @@ test("a fan-out's three instances are seen side by side, each with its own words
   await expect(detail.getByTestId("execution-item")).toHaveText(topic(2));
   await expect(detail.getByTestId("execution-wrote")).toContainText("offline topic 2:");
   await expect(detail.getByTestId("execution-wrote")).not.toContainText("offline topic 1:");
+  // And what it asked its model: the system prompt, and its own prompt
+  // rendered with its own item.
+  await expect(detail.getByTestId("execution-asked-system")).toHaveText("You research one topic and report three facts.");
+  await expect(detail.getByTestId("execution-asked-last")).toHaveText(`Research: ${topic(2)}`);
   await page.screenshot({ path: "../target/e2e/screens/fan-out-trace-1440.png" });
   // In a narrow panel the details come under the lanes, brought into view.
   await page.setViewportSize({ width: 1024, height: 700 });

@@ -7,6 +7,7 @@
 #[cfg(feature = "runtime")]
 mod gate;
 mod message;
+mod model_input;
 mod offline;
 #[cfg(feature = "openai")]
 pub mod openai;
@@ -16,6 +17,9 @@ pub use crate::fair_share::on_behalf_of;
 #[cfg(feature = "runtime")]
 pub use gate::ModelGate;
 pub use message::{ChatMessage, Role, ToolCall, Usage};
+pub use model_input::{
+    LastMessage, MODEL_INPUT_CHARS, MODEL_INPUT_EVENT, ModelInput, cut_at_chars,
+};
 pub use offline::OfflineModel;
 
 use std::future::Future;

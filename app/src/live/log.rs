@@ -109,6 +109,8 @@ pub struct Execution {
     pub update: Option<Value>,
     /// The route it chose.
     pub route: Option<String>,
+    /// What it asked its model, when it called one.
+    pub asked: Option<heddle_engine::model::ModelInput>,
 }
 
 /// The step an event belongs to, when it belongs to one: for one inside a
@@ -373,6 +375,7 @@ impl RunLog {
                         within: event.path.clone(),
                         update: None,
                         route: None,
+                        asked: None,
                     });
                 }
                 EventPayload::NodeSucceeded {
@@ -404,6 +407,24 @@ impl RunLog {
                         };
                         execution.end_us = Some(at);
                         execution.error = Some(error.clone());
+                    }
+                }
+                EventPayload::Custom {
+                    node,
+                    instance,
+                    name,
+                    data,
+                } if name == heddle_engine::model::MODEL_INPUT_EVENT => {
+                    let running = executions.iter_mut().rev().find(|execution| {
+                        execution.outcome == Outcome::Running
+                            && execution.node == node.as_str()
+                            && execution.instance == *instance
+                            && execution.within == event.path
+                    });
+                    if let Some(execution) = running
+                        && execution.asked.is_none()
+                    {
+                        execution.asked = serde_json::from_value(data.clone()).ok();
                     }
                 }
                 EventPayload::RunInterrupted { .. } => {
@@ -663,6 +684,38 @@ pub(crate) mod tests {
                 ("join", None, None, Outcome::Running),
                 ("w", Some(4), None, Outcome::Running),
             ]
+        );
+    }
+
+    #[test]
+    fn each_execution_knows_what_it_asked_its_model() {
+        let asked = |system: &str| json!({"system": system, "earlier": 2, "last": {"role": "user", "text": "charged twice"}});
+        let log = log(&[
+            json!({"type": "run_started", "graph": "g", "input": {}, "state": {}}),
+            json!({"type": "step_started", "step": 0, "tasks": [
+                {"node": "answer", "instance": 0}, {"node": "answer", "instance": 1}]}),
+            json!({"type": "node_started", "step": 0, "node": "answer", "task": 0, "attempt": 1}),
+            json!({"type": "node_started", "step": 0, "node": "answer", "task": 1, "attempt": 1}),
+            // Each instance's own; a second report in one execution (a
+            // retried reply) does not replace the first.
+            json!({"type": "custom", "node": "answer", "instance": 1, "name": "model_input", "data": asked("second")}),
+            json!({"type": "custom", "node": "answer", "instance": 0, "name": "model_input", "data": asked("first")}),
+            json!({"type": "custom", "node": "answer", "instance": 0, "name": "model_input", "data": asked("again")}),
+            // Nonsense is no input, not a failure.
+            json!({"type": "custom", "node": "answer", "name": "model_input", "data": 7}),
+            json!({"type": "node_succeeded", "step": 0, "node": "answer", "task": 0, "duration_us": 5, "update": {}}),
+        ]);
+        let executions = log.executions();
+        let systems: Vec<Option<&str>> = executions
+            .iter()
+            .map(|e| e.asked.as_ref().map(|asked| asked.system.as_str()))
+            .collect();
+        assert_eq!(systems, [Some("first"), Some("second")]);
+        let asked = executions[0].asked.as_ref().expect("asked");
+        assert_eq!(asked.earlier, 2);
+        assert_eq!(
+            asked.last.as_ref().map(|last| last.text.as_str()),
+            Some("charged twice")
         );
     }
 

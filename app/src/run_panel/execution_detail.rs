@@ -1,7 +1,8 @@
 //! What one bar of the trace did, shown under the timeline once the bar is
 //! clicked: which node (and which fanned-out instance, with its item), at
 //! which step and attempt, how it ended and how long it took, the route it
-//! chose, its error, and what it wrote to the state. A fan-out's instances
+//! chose, its error, what it asked its model (the system prompt as
+//! rendered, the last message) and what it wrote to the state. A fan-out's instances
 //! share a node and a step, so the State tab cannot tell them apart: this
 //! can.
 
@@ -10,6 +11,7 @@ use leptos::prelude::*;
 use super::duration;
 use crate::editor::state::Editor;
 use crate::live::Execution;
+use heddle_engine::model::{ModelInput, Role};
 use heddle_engine::run::Hop;
 
 /// How much of what a node wrote is shown (the State tab has all of it).
@@ -97,6 +99,7 @@ pub fn ExecutionDetail(
                 let text = serde_json::to_string_pretty(update).unwrap_or_default();
                 shortened(&text, SHOWN_CHARS)
             });
+            let asked = execution.asked.clone().map(asked_view);
             view! {
                 <section class="execution-detail" aria-label="What this execution did" data-testid="execution-detail">
                     <header class="execution-detail-head">
@@ -109,6 +112,7 @@ pub fn ExecutionDetail(
                         {execution.item.clone().map(|item| view! { <dt>"Item"</dt><dd data-testid="execution-item">{item}</dd> })}
                         {execution.route.clone().map(|route| view! { <dt>"Route"</dt><dd class="mono">{route}</dd> })}
                         {execution.error.clone().map(|error| view! { <dt>"Error"</dt><dd class="execution-error">{error}</dd> })}
+                        {asked}
                         <dt>"Wrote"</dt>
                         <dd>
                             {match wrote {
@@ -123,15 +127,48 @@ pub fn ExecutionDetail(
     }
 }
 
+/// What the execution asked its model: its system prompt as rendered,
+/// how many messages of the conversation went with it, and the last one.
+fn asked_view(asked: ModelInput) -> impl IntoView {
+    let earlier = match asked.earlier {
+        0 => None,
+        1 => Some("and 1 message before the last (the State tab has it)".to_string()),
+        n => Some(format!(
+            "and {n} messages before the last (the State tab has them)"
+        )),
+    };
+    let last = asked.last.map(|last| {
+        let who = match last.role {
+            Role::System => "Last message (system)",
+            Role::User => "Last message (user)",
+            Role::Assistant => "Last message (assistant)",
+            Role::Tool => "Last message (a tool's result)",
+        };
+        view! {
+            <span class="asked-part">{who}</span>
+            <pre tabindex="0" data-testid="execution-asked-last">{last.text}</pre>
+        }
+    });
+    view! {
+        <dt>"Asked"</dt>
+        <dd class="execution-asked" data-testid="execution-asked">
+            {(!asked.system.is_empty()).then(|| view! {
+                <span class="asked-part">"System prompt"</span>
+                <pre tabindex="0" data-testid="execution-asked-system">{asked.system}</pre>
+            })}
+            {earlier.map(|earlier| view! { <span class="asked-part">{earlier}</span> })}
+            {last}
+        </dd>
+    }
+}
+
 /// `text` cut to `most` characters, saying how much was left out.
 fn shortened(text: &str, most: usize) -> String {
-    match text.char_indices().nth(most) {
-        Some((at, _)) => format!(
-            "{}\n… {} more characters (the State tab has them all)",
-            &text[..at],
-            text[at..].chars().count()
-        ),
-        None => text.to_string(),
+    match heddle_engine::model::cut_at_chars(text, most) {
+        (kept, Some(more)) => {
+            format!("{kept}\n… {more} more characters (the State tab has them all)")
+        }
+        (kept, None) => kept.to_string(),
     }
 }
 

@@ -34,7 +34,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::llm::model_error;
+use super::llm::{model_error, tell_model_input};
 use super::messages_channel;
 use super::scope;
 use super::structured::Structured;
@@ -479,6 +479,9 @@ impl Agent {
                 .hooks
                 .before(ctx, input.state, std::mem::take(&mut request.messages))
                 .await?;
+            if round == 0 {
+                tell_model_input(ctx, &request.messages);
+            }
             let asked = std::time::Instant::now();
             let reply = self
                 .model

@@ -14,7 +14,8 @@ use super::structured::Structured;
 use super::template::Template;
 use super::{messages_channel, scope};
 use crate::model::{
-    ChatMessage, ChatRequest, Delta, ModelError, ReplyFormat, Role, SharedModel, ToolSpec,
+    ChatMessage, ChatRequest, Delta, MODEL_INPUT_EVENT, ModelError, ModelInput, ReplyFormat, Role,
+    SharedModel, ToolSpec,
 };
 use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
@@ -155,6 +156,14 @@ pub(super) fn retry_note(reason: &str) -> String {
     format!("Your reply was not accepted: {reason}. Please answer again.")
 }
 
+/// Reports what a node asks its model, `messages` as sent (once an
+/// execution; see [`ModelInput`]): the trace shows it.
+pub(super) fn tell_model_input(ctx: &crate::node::NodeContext<'_>, messages: &[ChatMessage]) {
+    if let Ok(data) = serde_json::to_value(ModelInput::of(messages)) {
+        ctx.emit(MODEL_INPUT_EVENT, data);
+    }
+}
+
 /// A model failure as a node failure: transient ones are worth a retry.
 pub(super) fn model_error(error: ModelError) -> NodeError {
     if error.is_transient() {
@@ -197,6 +206,7 @@ impl Llm {
         }
         let ctx = input.ctx;
         let mut messages = self.hooks.before(ctx, input.state, messages).await?;
+        tell_model_input(ctx, &messages);
         let deltas = |delta: Delta| match delta {
             Delta::Text(text) => ctx.emit("token", json!({"text": text})),
             Delta::ToolCall {

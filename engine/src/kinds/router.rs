@@ -7,7 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::llm::model_error;
+use super::llm::{model_error, tell_model_input};
 use super::messages_channel;
 use super::scope;
 use super::template::Template;
@@ -156,6 +156,7 @@ impl Router {
             format: ReplyFormat::Choice(choices),
             ..ChatRequest::default()
         };
+        tell_model_input(input.ctx, &request.messages);
         let asked = std::time::Instant::now();
         let reply = self
             .model
