@@ -461,6 +461,49 @@ test("a router's routes are typed as a list: Enter goes to the next, Enter on a 
   expect(errors).toEqual([]);
 });
 
+test("an edge drawn from a router with no routes asks for its route there, and the route becomes the router's", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Drawn first",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 160 } },
+        { id: "triage", kind: "router", label: "Triage", position: { x: 300, y: 160 } },
+        { id: "llm_1", kind: "llm", position: { x: 620, y: 60 } },
+      ],
+      edges: [{ id: "e1", from: "start", to: "triage" }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  // Drawn with the mouse: the router has no route to give it.
+  const port = (await page.locator('.canvas-node[data-node="triage"] .port-out').boundingBox())!;
+  const target = (await page.locator('.canvas-node[data-node="llm_1"]').boundingBox())!;
+  await page.mouse.move(port.x + port.width / 2, port.y + port.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 8 });
+  await page.mouse.up();
+  // The edge is selected and its route asked for at once.
+  const route = page.locator(".inspector [name=route]");
+  await expect(route).toBeFocused();
+  await page.keyboard.type("billing");
+  await page.keyboard.press("Enter");
+  await saved(page);
+  const document = await stored(page);
+  expect(document.nodes.find((n: any) => n.id === "triage").config.routes).toEqual([{ route: "billing" }]);
+  expect(document.edges.find((e: any) => e.from === "triage").route).toBe("billing");
+  // The branch reads by what it is for, on the canvas too.
+  await expect(page.locator('.canvas-node[data-node="llm_1"] .canvas-node-label')).toHaveText("Billing");
+  await expect(page.locator(".editor-edge-label", { hasText: "billing" })).toHaveCount(1);
+  expect(errors).toEqual([]);
+});
+
 test("a router's routes typed after its edges are given to them in a click each", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   const route = (name: string, description: string) => ({ route: name, description });

@@ -335,7 +335,7 @@ test("a run of a thousand steps replays in the browser to its state at each step
   const output = (await (await page.request.get(`/api/v1/runs/${run}`)).json()).output;
   await page.goto(`/graphs/${graph}?run=${run}`);
   await hydrated(page);
-  await expect(page.getByTestId("scrub-step")).toHaveText("1001 steps");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Steps 0–1000");
   await page.getByRole("tab", { name: "State" }).click();
   const value = (channel: string) =>
     page.locator(`.state-table tr[data-channel="${channel}"] pre.json`).first();
@@ -343,13 +343,13 @@ test("a run of a thousand steps replays in the browser to its state at each step
   // the engine's own code: step s is the s-th tick.
   for (const step of [1, 2, 3, 10, 99, 500, 777, 998, 999]) {
     await scrubTo(page, step);
-    await expect(page.getByTestId("scrub-step")).toHaveText(`Step ${step} of 1000`);
+    await expect(page.getByTestId("scrub-step")).toHaveText(`Step ${step} of 0–1000`);
     await expect(value("count")).toHaveText(String(step));
     await expect(value("last")).toHaveText(`at ${step - 1} of 1000`);
   }
   // The end: what the server says the run ended with.
   await page.getByTestId("scrub-forward").click();
-  await expect(page.getByTestId("scrub-step")).toHaveText("1001 steps");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Steps 0–1000");
   await expect(value("count")).toHaveText(String(output.count));
   await expect(value("last")).toHaveText(output.last);
   expect(output.log).toHaveLength(1000);
@@ -366,13 +366,13 @@ test("a finished run replays step by step, and forks from a step with an edited 
   await page.goto(`/graphs/${graph}?run=${run}`);
   await hydrated(page);
   // Steps 0 (start) to 5 (the fifth tick).
-  await expect(page.getByTestId("scrub-step")).toHaveText("6 steps");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Steps 0–5");
   const tick = page.locator('.canvas-node[data-node="tick"]');
   await expect(tick.locator(".canvas-node-count")).toHaveText("×5");
 
   // Scrub back to step 2: the canvas and the state show that moment.
   await scrubTo(page, 2);
-  await expect(page.getByTestId("scrub-step")).toHaveText("Step 2 of 5");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Step 2 of 0–5");
   await expect(page.getByTestId("run-status")).toHaveText("Replay at step 2");
   // Looking back at a finished run is not running it.
   await expect(page.getByTestId("run")).toHaveText("Run");
@@ -384,13 +384,13 @@ test("a finished run replays step by step, and forks from a step with an edited 
   // What the step changed is marked inside the value.
   await expect(count.locator("pre.json").first().locator("span.differs")).toHaveText("2");
   await page.getByTestId("scrub-back").click();
-  await expect(page.getByTestId("scrub-step")).toHaveText("Step 1 of 5");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Step 1 of 0–5");
   await expect(count.locator("pre.json").first()).toHaveText("1");
   await page.screenshot({ path: "../target/e2e/screens/run-state-light.png" });
   // Play goes on to the end by itself.
   await page.getByTestId("scrub-speed").selectOption("4");
   await page.getByTestId("scrub-play").click();
-  await expect(page.getByTestId("scrub-step")).toHaveText("6 steps", { timeout: 10_000 });
+  await expect(page.getByTestId("scrub-step")).toHaveText("Steps 0–5", { timeout: 10_000 });
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
 
   // Fork after step 2 with a higher target: a new run on the same thread
@@ -552,7 +552,7 @@ test("a long event log draws only the rows in view and follows the newest", asyn
   // From the keyboard: Enter on an event moves the replay to its step.
   await rows.nth(1).focus();
   await page.keyboard.press("Enter");
-  await expect(page.getByTestId("scrub-step")).toHaveText("Step 0 of 1");
+  await expect(page.getByTestId("scrub-step")).toHaveText("Step 0 of 0–1");
   await page.getByTestId("scrub-live").click();
   // Halfway down: the rows there, as many as before.
   const half = Math.floor(stored.length / 2);

@@ -102,7 +102,7 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
   // The run panel opened for the teammate too: the run to inspect, nothing to start.
   await expect(teammate.getByTestId("run-panel")).toContainText("needs the editor role");
   await expect(teammate.getByTestId("run-start")).toHaveCount(0);
-  await expect(teammate.getByTestId("scrub-step")).toHaveText("3 steps");
+  await expect(teammate.getByTestId("scrub-step")).toHaveText("Steps 0–2");
 
   // The teammate cannot change it, even by calling the API from the page.
   const refused = await teammate.evaluate(async (graph) => {

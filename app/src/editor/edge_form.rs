@@ -50,13 +50,13 @@ pub fn EdgeForm(
         move |event: leptos::ev::Event| {
             let text = event_target_value(&event).trim().to_string();
             let value = (!text.is_empty()).then_some(text);
-            editor.change(|document| {
-                if let Some(edge) = document.edges.iter_mut().find(|e| e.id == id) {
-                    match field {
-                        "condition" => edge.condition = value,
-                        _ => edge.route = value,
+            editor.change(|document| match field {
+                "condition" => {
+                    if let Some(edge) = document.edges.iter_mut().find(|e| e.id == id) {
+                        edge.condition = value;
                     }
                 }
+                _ => super::route_rename::route_edge(document, &id, value),
             });
         }
     };

@@ -362,9 +362,15 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
                 gestures.wire.set(None);
                 let target = world.and_then(|at| editor.node_near(at, wire_reach(editor)));
                 match (target, world, local) {
-                    (Some(to), _, _) => editor.change(|document| {
-                        let _ = model::connect(document, &from, &to);
-                    }),
+                    (Some(to), _, _) => {
+                        let mut made = None;
+                        editor.change(|document| {
+                            made = model::connect(document, &from, &to).ok();
+                        });
+                        if let Some(edge) = made {
+                            ask_for_its_route(editor, edge);
+                        }
+                    }
                     // Dropped on the empty canvas: the kinds to add there,
                     // led to from `from` (as in n8n or Langflow). The wire
                     // stays drawn to the spot while the list is open.
@@ -407,6 +413,48 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
     on_cleanup(move || {
         moving.remove();
         releasing.remove();
+    });
+}
+
+/// An edge just drawn from a router that had no route to give it (none
+/// free, or none yet): the edge is selected and its route field takes the
+/// focus, so the branch is named where it was drawn (a route typed there
+/// becomes one of the router's: `route_rename::route_edge`).
+fn ask_for_its_route(editor: Editor, edge: EdgeId) {
+    let document = editor.document();
+    let unrouted_from_a_router = document.edges.iter().any(|e| {
+        e.id == edge
+            && e.route.is_none()
+            && document.nodes.iter().any(|node| {
+                node.id == e.from && node.kind == heddle_engine::kinds::BuiltinKind::Router.name()
+            })
+    });
+    if !unrouted_from_a_router {
+        return;
+    }
+    editor.selected.set(Default::default());
+    editor.selected_note.set(None);
+    editor.selected_edge.set(Some(edge));
+    focus_route_field(8);
+}
+
+/// Focuses the inspector's route field once it is drawn (within `frames`
+/// frames: the form waits for the catalog).
+fn focus_route_field(frames: u8) {
+    request_animation_frame(move || {
+        let field = document()
+            .query_selector(".inspector [name=route]")
+            .ok()
+            .flatten();
+        match field {
+            Some(field) => {
+                if let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field) {
+                    let _ = field.focus();
+                }
+            }
+            None if frames > 0 => focus_route_field(frames - 1),
+            None => {}
+        }
     });
 }
 

@@ -7,7 +7,10 @@
 //! A route typed as a new one, on a router or condition whose edges were
 //! drawn first, goes to one of its edges that carries none (see
 //! [`route_an_open_edge`]): drawing first and naming after is as good as
-//! the other way round.
+//! the other way round. And the other way: a route typed on a router's
+//! edge that the router does not have yet becomes one of its routes
+//! ([`route_edge`]), so an edge drawn from a router with no routes is
+//! named where it was drawn, as n8n's Switch asks.
 
 use heddle_engine::NodeId;
 use heddle_engine::format::GraphDocument;
@@ -119,9 +122,54 @@ pub fn route_an_open_edge(document: &mut GraphDocument, node: &NodeId, route: &s
     true
 }
 
+/// Gives edge `edge` route `route` (none: always taken). When its source
+/// is a router that has no such route, the route is added to the
+/// router's routes, and a node without a label reached on it alone is
+/// named after it, all in the caller's one change.
+pub fn route_edge(
+    document: &mut GraphDocument,
+    edge: &heddle_engine::EdgeId,
+    route: Option<String>,
+) {
+    let Some(found) = document.edges.iter_mut().find(|e| &e.id == edge) else {
+        return;
+    };
+    found.route = route.clone();
+    let (from, to) = (found.from.clone(), found.to.clone());
+    let Some(route) = route else {
+        return;
+    };
+    let Some(source) = document
+        .nodes
+        .iter_mut()
+        .find(|node| node.id == from && node.kind == BuiltinKind::Router.name())
+    else {
+        return;
+    };
+    if declared(&source.config).any(|declared| declared == route) {
+        return;
+    }
+    if !source.config.is_object() {
+        source.config = Value::Object(serde_json::Map::new());
+    }
+    let Some(config) = source.config.as_object_mut() else {
+        return;
+    };
+    let routes = config
+        .entry("routes")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if !routes.is_array() {
+        *routes = Value::Array(Vec::new());
+    }
+    if let Some(routes) = routes.as_array_mut() {
+        routes.push(serde_json::json!({ "route": route }));
+    }
+    name_after_its_route(document, &to);
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{follow_route_rename, route_an_open_edge};
+    use super::{follow_route_rename, route_an_open_edge, route_edge};
     use heddle_engine::format::GraphDocument;
     use serde_json::json;
 
@@ -265,5 +313,49 @@ mod tests {
         let mut document = wired_first("condition");
         declare(&mut document, "yes");
         assert!(route_an_open_edge(&mut document, &triage, "yes"));
+    }
+    #[test]
+    fn a_route_typed_on_a_routers_edge_becomes_one_of_its_routes() {
+        // A router with no routes yet, an edge drawn from it to an
+        // unnamed llm.
+        let mut document: GraphDocument = serde_json::from_value(json!({
+            "format_version": 1, "name": "drawn first",
+            "nodes": [
+                {"id": "triage", "kind": "router"},
+                {"id": "llm_1", "kind": "llm"},
+                {"id": "check", "kind": "condition", "config": {"routes": []}},
+                {"id": "llm_2", "kind": "llm"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "triage", "to": "llm_1"},
+                {"id": "e2", "from": "check", "to": "llm_2"}
+            ]
+        }))
+        .expect("a graph");
+        route_edge(&mut document, &"e1".into(), Some("tech_support".into()));
+        assert_eq!(routes(&document), [Some("tech_support"), None]);
+        assert_eq!(
+            document.nodes[0].config["routes"],
+            json!([{"route": "tech_support"}])
+        );
+        // The node it leads to is named after it.
+        assert_eq!(document.nodes[1].label, "Tech support");
+        // A route it has already is not added twice; none clears the edge.
+        route_edge(&mut document, &"e1".into(), Some("tech_support".into()));
+        assert_eq!(
+            document.nodes[0].config["routes"],
+            json!([{"route": "tech_support"}])
+        );
+        route_edge(&mut document, &"e1".into(), None);
+        assert_eq!(routes(&document), [None, None]);
+        // A condition's routes need their conditions: its edge takes the
+        // name, its routes are left to its form.
+        route_edge(&mut document, &"e2".into(), Some("big".into()));
+        assert_eq!(routes(&document), [None, Some("big")]);
+        assert_eq!(document.nodes[2].config["routes"], json!([]));
+        // An edge that is not there changes nothing.
+        let before = document.clone();
+        route_edge(&mut document, &"nope".into(), Some("x".into()));
+        assert_eq!(document, before);
     }
 }

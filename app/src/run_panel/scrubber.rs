@@ -99,10 +99,17 @@ pub fn Scrubber(watch: Watch) -> impl IntoView {
                 }
             />
             <span class="scrubber-step" data-testid="scrub-step">
-                {move || match (watch.cursor.get(), last.get()) {
-                    (Some(at), Some(last)) => format!("Step {at} of {last}"),
-                    (None, Some(last)) => format!("{} steps", last + 1 - first.get().min(last)),
-                    _ => String::new(),
+                // Steps by the engine's numbers (from 0, as the trace and
+                // the events name them), as a range: "Step 2 of 0–5", and
+                // while following the run, "Steps 0–5" (a fork's start at
+                // the step it branched at).
+                {move || {
+                    let range = |last: u32| format!("{}–{last}", first.get().min(last));
+                    match (watch.cursor.get(), last.get()) {
+                        (Some(at), Some(last)) => format!("Step {at} of {}", range(last)),
+                        (None, Some(last)) => format!("Steps {}", range(last)),
+                        _ => String::new(),
+                    }
                 }}
             </span>
             <select class="scrubber-speed" aria-label="Speed" data-testid="scrub-speed"
