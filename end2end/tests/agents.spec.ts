@@ -305,3 +305,36 @@ test("a sub-agent's work shows inside its agent: on the canvas while it runs, in
   await expect(page.locator(".event-row .event-summary", { hasText: "inside mathematician › work" }).first()).toBeVisible();
   expect(errors).toEqual([]);
 });
+
+test("a framed graph stays whole when the chat takes the panel's room, a node selected or not", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await useExample(page, /Support router/);
+  // Framed while the panel is short (on the Trace tab), a node selected
+  // to edit its prompt: then the chat opens and grows the panel.
+  await page.getByRole("tab", { name: "Trace" }).click();
+  await page.getByRole("button", { name: "Layout" }).click();
+  await page.locator('.canvas-node[data-node="billing"]').click();
+  await page.getByRole("tab", { name: "Chat" }).click();
+  const input = page.getByTestId("chat-input");
+  await input.fill("I was charged twice, billing please");
+  await input.press("Enter");
+  await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 20_000 });
+  // Every node whole inside the canvas, none cut at the panel's edge.
+  const whole = async () => {
+    const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+    const boxes = await Promise.all(
+      (await page.locator(".canvas-node").all()).map(async (node) => (await node.boundingBox())!),
+    );
+    return boxes.filter(
+      (box) =>
+        box.x < canvas.x - 1 ||
+        box.y < canvas.y - 1 ||
+        box.x + box.width > canvas.x + canvas.width + 1 ||
+        box.y + box.height > canvas.y + canvas.height + 1,
+    ).length;
+  };
+  await expect.poll(whole).toBe(0);
+  await expect(page.locator('.canvas-node[data-node="billing"]')).toHaveClass(/selected/);
+  await page.screenshot({ path: "../target/e2e/screens/chat-framed-whole-1440.png" });
+  expect(errors).toEqual([]);
+});

@@ -6,7 +6,9 @@
 //! middle stays in the middle, so the graph never slides off to one side
 //! or under the minimap. While something is selected nothing moves but to
 //! keep the selected node in view: the canvas narrowing for the inspector
-//! must not pull the graph away from under the pointer. A graph opened
+//! must not pull the graph away from under the pointer. Only its height
+//! changing (the run panel) frames a framed view again, selection or not.
+//! A graph opened
 //! again in this browser opens where it was left (`view_memory`).
 
 use super::gestures::Gestures;
@@ -56,6 +58,16 @@ pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
                 .selected_edge
                 .try_with_untracked(Option::is_some)
                 .unwrap_or(false);
+            let framed = editor.still_framed() && width > 100.0 && height > 100.0;
+            // Only the height changed (the run panel growing for a chat,
+            // or giving room back): nothing moved beside the pointer, so a
+            // framed view is framed again, selection or not, and the
+            // graph stays whole rather than cut at the panel's edge.
+            let taller_or_shorter = dx.abs() < 0.5 && editor.framed_yet();
+            if framed && taller_or_shorter && (selected.is_some() || edge) {
+                editor.reframe(width, height);
+                return;
+            }
             if let Some(id) = &selected {
                 editor.reveal(id, width, height);
                 return;
@@ -63,7 +75,7 @@ pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
             if edge {
                 return;
             }
-            if editor.still_framed() && width > 100.0 && height > 100.0 {
+            if framed {
                 // The first size was too small to frame in (the page still
                 // being laid out): this is the graph's opening.
                 if editor.framed_yet() {
