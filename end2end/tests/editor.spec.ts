@@ -1149,6 +1149,11 @@ test("a node's menu duplicates and deletes it, as Ctrl+D and Delete do", async (
   await copy.click({ modifiers: ["Shift"] });
   await expect(page.locator(".canvas-node.selected")).toHaveCount(2);
   await copy.click({ button: "right" });
+  // Each item says what it acts on: the two for Duplicate and Delete, the
+  // node pressed alone for its pauses.
+  await expect(menu.getByRole("menuitem", { name: "Delete the 2 selected" })).toBeVisible();
+  await expect(menu.getByRole("menuitem", { name: "Duplicate the 2 selected" })).toBeVisible();
+  await expect(menu.getByRole("menuitemcheckbox", { name: /^Pause before “.+”$/ })).toBeVisible();
   await menu.getByRole("menuitem", { name: "Group the 2 selected" }).click();
   await expect(page.getByTestId("group-frame")).toContainText("2 nodes");
   // A group selected (a member pressed selects it) is not offered again.

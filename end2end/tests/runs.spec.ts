@@ -294,7 +294,7 @@ test("the input form starts a run, and a run can stop before a chosen node", asy
   await page.getByTestId("continue").click();
   await expect(page.getByTestId("run-status")).toHaveText("Run finished");
   await tick.click({ button: "right" });
-  await page.getByRole("menuitemcheckbox", { name: "Pause after this node" }).click();
+  await page.getByRole("menuitemcheckbox", { name: "Pause after “tick”" }).click();
   await expect(tick.getByTestId("breakpoint")).toHaveAttribute("title", "Pauses after this node");
   await expect(page.getByTestId("save-status")).toHaveAttribute("data-state", "saved");
   const saved = await (await page.request.get(`/api/v1/graphs/${graph}`)).json();

@@ -136,6 +136,23 @@ pub fn NodeMenu(
         });
         let before = spec.with_untracked(|spec| spec.interrupt_before);
         let after = spec.with_untracked(|spec| spec.interrupt_after);
+        // What each item acts on, said: the selection the node is in (of
+        // two or more) for Duplicate and Delete, this node alone for its
+        // pauses.
+        let many = editor.selected.with_untracked(|selected| {
+            (selected.contains(&at.node) && selected.len() >= 2).then_some(selected.len())
+        });
+        let (duplicate_text, delete_text) = match many {
+            Some(count) => (
+                format!("Duplicate the {count} selected"),
+                format!("Delete the {count} selected"),
+            ),
+            None => ("Duplicate".to_string(), "Delete".to_string()),
+        };
+        let name = editor.name_of(at.node.as_str());
+        let pause =
+            |at: &str, on: bool| format!("{}Pause {at} “{name}”", if on { "✓ " } else { "" });
+        let (pause_before, pause_after) = (pause("before", before), pause("after", after));
         let target = at.node.clone();
         Some(view! {
             <div class="node-menu" role="menu" data-testid="node-menu" node_ref=menu
@@ -143,15 +160,15 @@ pub fn NodeMenu(
                 on:pointerdown=|event| event.stop_propagation()>
                 {editor.can_edit.then(|| view! {
                     <button type="button" role="menuitem" aria-keyshortcuts="Control+D"
-                        on:click=take(duplicate)>"Duplicate"</button>
+                        on:click=take(duplicate)>{duplicate_text}</button>
                     <button type="button" role="menuitem" aria-keyshortcuts="Delete"
-                        on:click=take(delete)>"Delete"</button>
+                        on:click=take(delete)>{delete_text}</button>
                     {grouping}
                     <button type="button" role="menuitemcheckbox" aria-checked=before.to_string() on:click=toggle(false)>
-                        {if before { "✓ Pause before this node" } else { "Pause before this node" }}
+                        {pause_before}
                     </button>
                     <button type="button" role="menuitemcheckbox" aria-checked=after.to_string() on:click=toggle(true)>
-                        {if after { "✓ Pause after this node" } else { "Pause after this node" }}
+                        {pause_after}
                     </button>
                 })}
                 {run_to.map(|run_to| view! {

@@ -108,6 +108,10 @@ fn add_note(editor: Editor, at: Position) {
         });
     });
     if let Some(id) = added {
+        // The note is what is selected now: the inspector leaves the node
+        // or group it was written about.
+        editor.selected.set(Default::default());
+        editor.selected_edge.set(None);
         editor.selected_note.set(Some(id.clone()));
         // Drawn by the next frame.
         #[cfg(feature = "hydrate")]
