@@ -442,6 +442,23 @@ fn layered(
             .map(|node| size(ids[*node]).0)
             .fold(NODE_WIDTH, f64::max)
     };
+    // After a layer whose nodes choose their way on (a router's routes, a
+    // condition's), room for the edges' labels to lie on their lines, not
+    // above the next nodes where another edge runs.
+    let mut room: HashMap<&NodeId, f64> = HashMap::new();
+    for edge in &document.edges {
+        if let Some(text) = edge.route.as_deref().or(edge.condition.as_deref()) {
+            let need = label_room(text);
+            let known = room.entry(&edge.from).or_insert(need);
+            *known = known.max(need);
+        }
+    }
+    let gap_after = |nodes: &[usize]| {
+        nodes
+            .iter()
+            .filter_map(|node| room.get(ids[*node]))
+            .fold(LAYER_GAP, |gap, need| gap.max(*need))
+    };
     let mut band_top = vec![0.0f64; bands + 1];
     let mut tallest = vec![0.0f64; bands];
     let mut lefts: HashMap<usize, f64> = HashMap::new();
@@ -455,14 +472,11 @@ fn layered(
             .map(|(_, nodes)| height_of(nodes))
             .fold(NODE_HEIGHT, f64::max);
         band_top[band + 1] = band_top[band] + tallest[band] + ROW_GAP + BAND_GAP;
-        let widths: Vec<f64> = in_band.iter().map(|(_, nodes)| width_of(nodes)).collect();
-        let starts = starts_along(&widths, LAYER_GAP, 0.0);
-        lefts.extend(
-            in_band
-                .iter()
-                .zip(starts)
-                .map(|((layer, _), x)| (**layer, x)),
-        );
+        let mut x = 0.0;
+        for (layer, nodes) in &in_band {
+            lefts.insert(**layer, x);
+            x += width_of(nodes) + gap_after(nodes);
+        }
     }
     let mut positions = HashMap::with_capacity(ids.len());
     for (layer, nodes) in &layers {
@@ -476,6 +490,17 @@ fn layered(
         }
     }
     positions
+}
+
+/// The room between two layers an edge's label `text` needs to lie on its
+/// line (`routing::off_nodes`): as drawn at 1.25 times its size (the
+/// canvas draws labels so from 66% to 82% zoom, `routing::label_scale`),
+/// cut as the canvas cuts it (28 characters, `canvas::label_text`), with
+/// a margin each side.
+fn label_room(text: &str) -> f64 {
+    const DRAWN_CHARS: usize = 28;
+    let chars = text.chars().count().min(DRAWN_CHARS) as f64;
+    (chars * 6.6 + 16.0) * 1.25 + 20.0
 }
 
 /// Layers a band holds: all of them up to [`MAX_UNWRAPPED`]; past that,
@@ -842,5 +867,41 @@ mod tests {
             positions[&NodeId::from("a")].y,
             positions[&NodeId::from("start")].y
         );
+    }
+    #[test]
+    fn a_routers_next_layer_leaves_room_for_its_routes_on_their_lines() {
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "routes",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "triage", "kind": "router"},
+                {"id": "billing", "kind": "llm"},
+                {"id": "support", "kind": "llm"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "triage"},
+                {"id": "e2", "from": "triage", "to": "billing", "route": "billing"},
+                {"id": "e3", "from": "triage", "to": "support", "route": "technical_support"},
+                {"id": "e4", "from": "billing", "to": "end"},
+                {"id": "e5", "from": "support", "to": "end"}
+            ]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        let gap = |from: &str, to: &str| {
+            x_of(&positions, to) - x_of(&positions, from) - super::NODE_WIDTH
+        };
+        // Unlabelled edges keep the usual gap; the router's are as wide as
+        // its longest route needs.
+        assert_eq!(gap("start", "triage"), super::LAYER_GAP);
+        assert_eq!(gap("billing", "end"), super::LAYER_GAP);
+        let needed = super::label_room("technical_support");
+        assert!(needed > super::LAYER_GAP);
+        assert_eq!(gap("triage", "support"), needed);
+        // Enough for the label, drawn 1.25 times its size, to lie in the
+        // middle of its edge (`routing::off_nodes`: its width and 6 px each side).
+        let drawn = (17.0 * 6.6 + 16.0) * 1.25;
+        assert!(needed >= drawn + 12.0);
     }
 }
