@@ -81,7 +81,8 @@ pub fn UndoNotice(editor: Editor) -> impl IntoView {
             view! {
                 <div class="undo-notice" data-testid="undo-notice">
                     <span>{offer.words}</span>
-                    <button class="button button-small" type="button" on:click=undo>"Undo"</button>
+                    <button class="button button-small" type="button" aria-label="Undo the deletion"
+                        on:click=undo>"Undo"</button>
                     <button class="undo-notice-close" type="button" title="Close" aria-label="Close the notice"
                         on:click=close>"✕"</button>
                 </div>
