@@ -640,7 +640,7 @@ test("a note goes over the selected node, never on a node, and Layout keeps it w
   expect(errors).toEqual([]);
 });
 
-test("a wire dropped on a node's input dot connects, zoomed out too", async ({ page, errors }) => {
+test("a wire dropped on a node's input dot connects, zoomed out too, and starts from a node's edge where its dot is not drawn", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
   const created = await page.request.post("/api/v1/graphs/import", {
     data: {
@@ -677,8 +677,27 @@ test("a wire dropped on a node's input dot connects, zoomed out too", async ({ p
   await expect(page.locator(".editor-edge")).toHaveCount(1);
   await expect(page.locator(".quick-add")).toHaveCount(0);
   await saved(page);
-  const stored = (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
-  expect(stored.edges.map((edge: any) => `${edge.from}>${edge.to}`)).toEqual(["a>b"]);
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  expect((await stored()).edges.map((edge: any) => `${edge.from}>${edge.to}`)).toEqual(["a>b"]);
+
+  // Further out, where nodes are drawn without their dots (under 50%), a
+  // wire still starts from a node's right edge, and the node stays put.
+  while ((await zoom()) >= 50) {
+    const was = await zoom();
+    await page.getByRole("button", { name: "Zoom out" }).click();
+    await expect.poll(zoom).toBeLessThan(was);
+  }
+  await expect(page.locator('.canvas-node[data-node="b"] .port-out')).toHaveCount(0);
+  const b = (await page.locator('.canvas-node[data-node="b"]').boundingBox())!;
+  const a = (await page.locator('.canvas-node[data-node="a"]').boundingBox())!;
+  await page.mouse.move(b.x + b.width - 3, b.y + b.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(a.x + a.width / 2, a.y + a.height / 2, { steps: 8 });
+  await page.mouse.up();
+  await expect(page.locator(".editor-edge")).toHaveCount(2);
+  expect((await page.locator('.canvas-node[data-node="b"]').boundingBox())!.x).toBeCloseTo(b.x, 0);
+  await saved(page);
+  expect((await stored()).edges.map((edge: any) => `${edge.from}>${edge.to}`)).toEqual(["a>b", "b>a"]);
   expect(errors).toEqual([]);
 });
 

@@ -53,6 +53,9 @@ impl Pressed {
             return Pressed::Port(NodeId::from(node));
         }
         if let Some(node) = mark(".canvas-node", "data-node") {
+            if on_a_hidden_port(event, &element) {
+                return Pressed::Port(NodeId::from(node));
+            }
             return Pressed::Node(NodeId::from(node));
         }
         if let Some(edge) = mark("[data-edge]", "data-edge") {
@@ -60,6 +63,29 @@ impl Pressed {
         }
         Pressed::Canvas
     }
+}
+
+/// Zoomed out past drawing ports (below 50%: a dot would be under 6 px),
+/// whether a press landed on the right edge of a node that leads on
+/// (within 10 px on screen), where its output dot would be: a wire starts
+/// there as from the dot, rather than the node moving.
+fn on_a_hidden_port(event: &ev::Event, element: &web_sys::Element) -> bool {
+    const REACH_PX: f64 = 10.0;
+    let Some(pointer) = event.dyn_ref::<web_sys::MouseEvent>() else {
+        return false;
+    };
+    let far = element
+        .closest(".editor-zoom")
+        .ok()
+        .flatten()
+        .and_then(|zoom| zoom.get_attribute("data-detail"))
+        .is_some_and(|detail| detail != "full");
+    let Some(node) = element.closest(".canvas-node").ok().flatten() else {
+        return false;
+    };
+    let leads_on = !node.class_list().contains("kind-end");
+    let right = node.get_bounding_client_rect().right();
+    far && leads_on && f64::from(pointer.client_x()) >= right - REACH_PX
 }
 
 /// A node pressed: selects it (shift toggles it in the selection) and
@@ -132,7 +158,11 @@ fn start_move(editor: Editor, gestures: Gestures, event: &ev::PointerEvent) {
 
 /// A node's output port pressed: starts drawing an edge from it.
 pub fn press_port(editor: Editor, gestures: Gestures, from: NodeId, event: &ev::PointerEvent) {
-    if event.button() != 0 || !editor.can_edit {
+    if !editor.can_edit {
+        // A viewer pressing where a hidden port would be selects the node.
+        return press_node(editor, gestures, from, event);
+    }
+    if event.button() != 0 {
         return;
     }
     gestures.menu.set(None);
