@@ -421,15 +421,20 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
 /// focus, so the branch is named where it was drawn (a route typed there
 /// becomes one of the router's: `route_rename::route_edge`).
 fn ask_for_its_route(editor: Editor, edge: EdgeId) {
-    let document = editor.document();
-    let unrouted_from_a_router = document.edges.iter().any(|e| {
-        e.id == edge
-            && e.route.is_none()
-            && document.nodes.iter().any(|node| {
-                node.id == e.from && node.kind == heddle_engine::kinds::BuiltinKind::Router.name()
-            })
+    let unrouted_from = editor.edges.with_untracked(|edges| {
+        edges
+            .iter()
+            .find(|e| e.id == edge && e.route.is_none())
+            .map(|e| e.from.clone())
     });
-    if !unrouted_from_a_router {
+    let from_a_router = unrouted_from
+        .and_then(|from| editor.view_of(&from))
+        .is_some_and(|node| {
+            node.spec.with_untracked(|spec| {
+                spec.kind == heddle_engine::kinds::BuiltinKind::Router.name()
+            })
+        });
+    if !from_a_router {
         return;
     }
     editor.selected.set(Default::default());
@@ -441,19 +446,12 @@ fn ask_for_its_route(editor: Editor, edge: EdgeId) {
 /// Focuses the inspector's route field once it is drawn (within `frames`
 /// frames: the form waits for the catalog).
 fn focus_route_field(frames: u8) {
+    const FIELD: &str = ".inspector [name=route]";
     request_animation_frame(move || {
-        let field = document()
-            .query_selector(".inspector [name=route]")
-            .ok()
-            .flatten();
-        match field {
-            Some(field) => {
-                if let Ok(field) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(field) {
-                    let _ = field.focus();
-                }
-            }
-            None if frames > 0 => focus_route_field(frames - 1),
-            None => {}
+        if document().query_selector(FIELD).ok().flatten().is_some() {
+            crate::components::focus_first(FIELD);
+        } else if frames > 0 {
+            focus_route_field(frames - 1);
         }
     });
 }
