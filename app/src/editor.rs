@@ -95,21 +95,43 @@ use self::state::Editor;
 use crate::live::RunView;
 
 /// The editor, with `aside` (the share panel, details) under the inspector.
-/// Focuses the palette's search as soon as it is in the page, trying for
-/// up to `frames` frames: a page reached from another (New graph) is built
-/// before it is shown, and shown once its graph has loaded.
+/// Focuses the first element matching `selector` as soon as it is in the
+/// page, trying for up to `frames` frames: a page reached from another
+/// (New graph) is built before it is shown, and shown once its graph has
+/// loaded.
 #[cfg(feature = "hydrate")]
-fn focus_search_once_shown(frames: u32) {
+fn focus_once_shown(selector: &'static str, frames: u32) {
     let shown = document()
-        .query_selector(".palette-search")
+        .query_selector(selector)
         .ok()
         .flatten()
-        .is_some_and(|search| search.is_connected());
+        .is_some_and(|element| element.is_connected());
     if shown {
-        crate::components::focus_first(".palette-search");
+        crate::components::focus_first(selector);
     } else if frames > 0 {
-        request_animation_frame(move || focus_search_once_shown(frames - 1));
+        request_animation_frame(move || focus_once_shown(selector, frames - 1));
     }
+}
+
+/// Whether the page was opened right after its graph was made (its address
+/// carries [`heddle_wire::graphs::JUST_MADE`]); the mark is dropped from
+/// the address, so a reload or a link copied is a plain visit.
+#[cfg(feature = "hydrate")]
+fn opened_just_made() -> bool {
+    let location = window().location();
+    let search = location.search().unwrap_or_default();
+    let marked = search
+        .trim_start_matches('?')
+        .split('&')
+        .any(|pair| pair == heddle_wire::graphs::JUST_MADE);
+    if marked
+        && let Ok(path) = location.pathname()
+        && let Ok(history) = window().history()
+    {
+        let state = history.state().unwrap_or(wasm_bindgen::JsValue::NULL);
+        let _ = history.replace_state_with_url(&state, "", Some(&path));
+    }
+    marked
 }
 
 #[component]
@@ -164,12 +186,19 @@ pub fn GraphEditor(
     });
     #[cfg(not(feature = "hydrate"))]
     let _ = unplaced;
-    // An empty graph opened (a new one): the first thing to do is to find
-    // a kind, so the palette's search takes the focus, not the page.
+    // Where building starts takes the focus, not the page's top: an empty
+    // graph's first step is to find a kind (the palette's search); a graph
+    // just made from a template or an example is built on from its canvas.
     #[cfg(feature = "hydrate")]
     Effect::new(move |done: Option<()>| {
-        if done.is_none() && editor.can_edit && editor.nodes.with_untracked(Vec::is_empty) {
-            focus_search_once_shown(120);
+        if done.is_some() {
+            return;
+        }
+        let just_made = opened_just_made();
+        if editor.can_edit && editor.nodes.with_untracked(Vec::is_empty) {
+            focus_once_shown(".palette-search", 120);
+        } else if just_made {
+            focus_once_shown(".editor-canvas", 120);
         }
     });
 

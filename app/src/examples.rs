@@ -29,6 +29,6 @@ pub async fn use_example(slug: String) -> Result<GraphId, AppError> {
         heddle_store::graphs::create(&crate::request::db()?, &user, Some(document)).await,
     )?
     .id;
-    leptos_axum::redirect(&id.href());
+    leptos_axum::redirect(&id.just_made_href());
     Ok(id)
 }

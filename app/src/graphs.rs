@@ -37,7 +37,7 @@ pub async fn create_graph(template: Option<String>) -> Result<GraphId, AppError>
         Some(slug) => Some(with_error_status(heddle_store::examples::template(slug))?),
     };
     let id = with_error_status(store::create(&crate::request::db()?, &user, document).await)?.id;
-    leptos_axum::redirect(&id.href());
+    leptos_axum::redirect(&id.just_made_href());
     Ok(id)
 }
 
@@ -167,6 +167,6 @@ pub async fn copy_graph(id: String) -> Result<GraphId, AppError> {
     let db = crate::request::db()?;
     let caller = crate::request::caller();
     let copy = with_error_status(store::copy(&db, caller.as_ref(), &id).await)?;
-    leptos_axum::redirect(&copy.id.href());
+    leptos_axum::redirect(&copy.id.just_made_href());
     Ok(copy.id)
 }

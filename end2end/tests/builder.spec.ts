@@ -23,7 +23,7 @@ function counter() {
 }
 
 async function stored(page: Page): Promise<any> {
-  const id = page.url().split("/").pop();
+  const id = page.url().split("/").pop()!.split(/[?#]/)[0];
   return (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
 }
 

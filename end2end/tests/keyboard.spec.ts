@@ -730,6 +730,26 @@ test("the New graph menu goes by the arrow keys, and Escape gives its button the
   await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
   await hydrated(page);
   await expect(page.locator(".canvas-node")).toHaveCount(0);
+  // Building starts where the focus lands: an empty graph's at the node
+  // kinds' search.
+  await expect(page.locator(".palette-search")).toBeFocused();
+  // A graph made from a template opens with the focus on its canvas, and
+  // the address keeps no mark of it: a reload is a plain visit.
+  await page.goto("/");
+  await hydrated(page);
+  await button.focus();
+  await page.keyboard.press("ArrowDown");
+  await expect(chat).toBeFocused();
+  await page.keyboard.press("Enter");
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await hydrated(page);
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  await page.keyboard.press("Tab");
+  await expect(page.locator(".canvas-node").first()).toBeFocused();
+  await page.reload();
+  await hydrated(page);
+  await expect(page.locator(".canvas-node").first()).toBeVisible();
+  await expect(page.locator(".editor-canvas")).not.toBeFocused();
   expect(errors).toEqual([]);
 });
 

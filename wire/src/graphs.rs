@@ -40,7 +40,18 @@ impl GraphId {
     pub fn href(&self) -> String {
         format!("/graphs/{}", self.0)
     }
+
+    /// The path of the graph's page as it opens just made: the page takes
+    /// the focus to where building starts ([`JUST_MADE`]), then drops the
+    /// mark from the address.
+    pub fn just_made_href(&self) -> String {
+        format!("/graphs/{}?{JUST_MADE}", self.0)
+    }
 }
+
+/// The query that marks a graph's page as opened right after the graph
+/// was made (New graph, a copy).
+pub const JUST_MADE: &str = "new";
 
 impl std::fmt::Display for GraphId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
