@@ -475,6 +475,8 @@ test("an edge drawn from a router with no routes asks for its route there, and t
         { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 160 } },
         { id: "triage", kind: "router", label: "Triage", position: { x: 300, y: 160 } },
         { id: "llm_1", kind: "llm", position: { x: 620, y: 60 } },
+        { id: "llm_2", kind: "llm", position: { x: 620, y: 260 } },
+        { id: "end", kind: "end", position: { x: 940, y: 160 } },
       ],
       edges: [{ id: "e1", from: "start", to: "triage" }],
     },
@@ -482,13 +484,16 @@ test("an edge drawn from a router with no routes asks for its route there, and t
   expect(created.status()).toBe(201);
   await page.goto(`/graphs/${(await created.json()).id}`);
   await hydrated(page);
+  const draw = async (to: string) => {
+    const port = (await page.locator('.canvas-node[data-node="triage"] .port-out').boundingBox())!;
+    const target = (await page.locator(`.canvas-node[data-node="${to}"]`).boundingBox())!;
+    await page.mouse.move(port.x + port.width / 2, port.y + port.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 8 });
+    await page.mouse.up();
+  };
   // Drawn with the mouse: the router has no route to give it.
-  const port = (await page.locator('.canvas-node[data-node="triage"] .port-out').boundingBox())!;
-  const target = (await page.locator('.canvas-node[data-node="llm_1"]').boundingBox())!;
-  await page.mouse.move(port.x + port.width / 2, port.y + port.height / 2);
-  await page.mouse.down();
-  await page.mouse.move(target.x + target.width / 2, target.y + target.height / 2, { steps: 8 });
-  await page.mouse.up();
+  await draw("llm_1");
   // The edge is selected and its route asked for at once.
   const route = page.locator(".inspector [name=route]");
   await expect(route).toBeFocused();
@@ -501,6 +506,43 @@ test("an edge drawn from a router with no routes asks for its route there, and t
   // The branch reads by what it is for, on the canvas too.
   await expect(page.locator('.canvas-node[data-node="llm_1"] .canvas-node-label')).toHaveText("Billing");
   await expect(page.locator(".editor-edge-label", { hasText: "billing" })).toHaveCount(1);
+  // A second edge: the router's one route is taken, so it asks again, and
+  // a route it does not have yet is typed there too (the field offers the
+  // router's routes, it does not hold the typing to them).
+  await draw("llm_2");
+  await expect(route).toBeFocused();
+  await expect(route).toHaveAttribute("placeholder", "always (no route)");
+  await page.keyboard.type("technical");
+  await page.keyboard.press("Enter");
+  await saved(page);
+  let after = await stored(page);
+  expect(after.nodes.find((n: any) => n.id === "triage").config.routes).toEqual([
+    { route: "billing" },
+    { route: "technical" },
+  ]);
+  expect(after.edges.find((e: any) => e.to === "llm_2").route).toBe("technical");
+  await expect(page.locator('.canvas-node[data-node="llm_2"] .canvas-node-label')).toHaveText("Technical");
+  // A third, left without a route, is taken whatever the router picks:
+  // said on the edge, as a warning.
+  await draw("end");
+  await expect(route).toBeFocused();
+  const warning = page.locator(".problem", { hasText: "carries no route" });
+  await expect(warning).toHaveCount(1);
+  await expect(warning).toContainText("the edge from “Triage” to end carries no route: it is taken whatever “Triage” picks");
+  await saved(page);
+  after = await stored(page);
+  const last = after.edges.find((e: any) => e.to === "end");
+  expect(last.route).toBeUndefined();
+  // Deleted with the mouse from its form: the edge goes, the nodes stay.
+  await expect(page.getByTestId("edge-delete")).toBeVisible();
+  await page.screenshot({ path: "../target/e2e/screens/edge-form-1440.png" });
+  await page.getByTestId("edge-delete").click();
+  await expect(page.locator(`.editor-edge[data-edge="${last.id}"]`)).toHaveCount(0);
+  await expect(warning).toHaveCount(0);
+  await saved(page);
+  after = await stored(page);
+  expect(after.edges.map((e: any) => e.to).sort()).toEqual(["llm_1", "llm_2", "triage"]);
+  expect(after.nodes).toHaveLength(5);
   expect(errors).toEqual([]);
 });
 

@@ -1247,3 +1247,40 @@ test("a node deleted from a chain says, on the canvas, what it joined, and its U
   await expect(page.locator(".editor-canvas")).toBeFocused();
   expect(errors).toEqual([]);
 });
+
+test("Shift, Ctrl or ⌘ with a click takes a node out of the selection, or puts it in, and the rest stays", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const { nodes, edges } = chainOfSteps(4, 100);
+  const created = await page.request.post("/api/v1/graphs", {
+    data: { document: { format_version: 2, name: "Toggle", nodes, edges } },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+  const selected = async () =>
+    (await page.locator(".canvas-node.selected").evaluateAll((all) => all.map((n) => n.getAttribute("data-node")))).sort();
+  await node("n0").click();
+  await node("n1").click({ modifiers: ["Shift"] });
+  await node("n2").click({ modifiers: ["Shift"] });
+  await expect.poll(selected).toEqual(["n0", "n1", "n2"]);
+  // Shift on a selected node takes it out; the others stay selected.
+  await node("n1").click({ modifiers: ["Shift"] });
+  await expect.poll(selected).toEqual(["n0", "n2"]);
+  await expect(page.locator(".inspector-title").first()).toHaveText("2 nodes selected");
+  // Ctrl does as Shift: in, and out.
+  await node("n3").click({ modifiers: ["Control"] });
+  await expect.poll(selected).toEqual(["n0", "n2", "n3"]);
+  await node("n0").click({ modifiers: ["Control"] });
+  await expect.poll(selected).toEqual(["n2", "n3"]);
+  // A plain click still selects the one node.
+  await node("n1").click();
+  await expect.poll(selected).toEqual(["n1"]);
+  // And the keyboard's focus still selects: Tab to the next node.
+  await page.keyboard.press("Tab");
+  await expect.poll(selected).toEqual(["n2"]);
+  expect(errors).toEqual([]);
+});

@@ -749,6 +749,8 @@ fn check_edges(
             });
         }
     }
+    // The open edges a missing route is offered to (that error's fix).
+    let mut offered: HashSet<usize> = HashSet::new();
     for (i, node) in built.iter().enumerate() {
         let Some(node) = node else { continue };
         let missing: Vec<&str> = node
@@ -775,6 +777,9 @@ fn check_edges(
                 .iter()
                 .find(|(paired, _)| *paired == route)
                 .map(|(_, at)| &open[*at]);
+            if let Some(edge) = paired {
+                offered.insert(edge.index);
+            }
             let fix = paired.map(|edge| {
                 let spec = &document.edges[edge.index];
                 Fix::RouteEdge {
@@ -800,6 +805,32 @@ fn check_edges(
                 )
                 .at_node(id)
                 .with_fix(fix);
+        }
+    }
+    // An edge out of a router or a condition that carries no route (and
+    // that no missing route is offered to, above) runs its target every time,
+    // beside the route picked: warned, on the edge.
+    for (i, node) in built.iter().enumerate() {
+        if !node.as_ref().is_some_and(|node| node.picks_its_way) {
+            continue;
+        }
+        let id = &document.nodes[i].id;
+        let Some(open) = open.get(id) else { continue };
+        for edge in open {
+            let spec = &document.edges[edge.index];
+            if spec.route.is_some() || offered.contains(&edge.index) {
+                continue;
+            }
+            report
+                .push(
+                    Severity::Warning,
+                    format!("edges[{}]", edge.index),
+                    ProblemKind::TakenWhateverPicked {
+                        node: id.clone(),
+                        to: spec.to.clone(),
+                    },
+                )
+                .at_edge(&spec.id);
         }
     }
     // A node that fails when it chooses none of its routes is warned, with

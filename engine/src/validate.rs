@@ -149,6 +149,13 @@ pub enum ProblemKind {
         "node `{node}` has no `otherwise`: a reply that names none of its routes fails the run"
     )]
     NoFallback { node: NodeId },
+    /// An edge from a node whose routes are its ways on (a router, a
+    /// condition) carries no route nor condition: it is taken whatever
+    /// the node picks, besides the picked route's edge.
+    #[error(
+        "the edge from `{node}` to `{to}` carries no route: it is taken whatever `{node}` picks (give it a route, or delete it)"
+    )]
+    TakenWhateverPicked { node: NodeId, to: NodeId },
     /// A node setting (retry, timeout) is out of range.
     #[error("{message}")]
     BadSetting { message: String },

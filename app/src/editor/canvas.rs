@@ -247,10 +247,11 @@ pub fn Canvas(
             on:wheel=on_wheel
             on:dblclick=on_dblclick
             on:focusin=move |event| {
-                crate::editor::node_keys::focused(editor, &event);
+                crate::editor::node_keys::focused(editor, gestures, &event);
                 crate::editor::edge_keys::focused(editor, &event);
             }
             on:keydown=move |event| {
+                gestures.toggled.set_value(None);
                 crate::editor::node_keys::pressed(editor, gestures, &event);
                 crate::editor::edge_keys::pressed(editor, &event);
             }

@@ -2,7 +2,7 @@
 //! its condition (checked as it is typed, by the engine's own parser), and
 //! its route, picked from the routes its source node may choose (the
 //! engine says which, `heddle_engine::node_routes`), so a router's edge is
-//! never a name typed from memory.
+//! never a name typed from memory; and a button that deletes it.
 
 use heddle_engine::{Catalog, EdgeId, NodeId, Registry};
 use leptos::prelude::*;
@@ -68,6 +68,12 @@ pub fn EdgeForm(
     let ends = format!("{} → {}", name(&current.from), name(&current.to));
     let source = current.from.clone();
     let source_name = name(&source);
+    // A router's routes are a list of its own: a route typed here that it
+    // lacks is added to it (`route_rename::route_edge`).
+    let typed = editor.view_of(&source).is_some_and(|node| {
+        node.spec
+            .with_untracked(|spec| spec.kind == heddle_engine::kinds::BuiltinKind::Router.name())
+    });
     view! {
         <section class="inspector-section" aria-label="Edge">
             <h2 class="inspector-title">"Edge"</h2>
@@ -79,7 +85,18 @@ pub fn EdgeForm(
                 <span class="field-hint">"Taken only when this holds (see the condition language)."</span>
                 {move || condition_error.get().map(|error| view! { <span class="field-error" role="alert">{error}</span> })}
             </label>
-            <RoutePicker editor edge=current.id.clone() source source_name catalog on_change=Callback::new(set("route")) read_only />
+            <RoutePicker editor edge=current.id.clone() source source_name catalog on_change=Callback::new(set("route")) read_only typed />
+            // The mouse's way to remove it (the keyboard's is Delete): as
+            // n8n's trash on an edge.
+            {(!read_only).then(|| view! {
+                <div class="form-actions">
+                    <button class="button edge-delete" type="button" data-testid="edge-delete"
+                        title="Delete this edge (Delete)"
+                        on:click=move |_| super::keys::delete_selection(editor)>
+                        "Delete edge"
+                    </button>
+                </div>
+            })}
         </section>
     }
     .into_any()
@@ -87,8 +104,10 @@ pub fn EdgeForm(
 
 /// The route field: a list of the source's routes when it chooses any
 /// (with "always", no route, first), a note when it chooses none, and a
-/// text field only when the source cannot be built to ask (it has
-/// problems of its own, shown on it).
+/// text field when the source cannot be built to ask (it has problems of
+/// its own, shown on it). A router's (`typed`) is a text field offering
+/// its routes, so a route it does not have yet can be typed: n8n's Switch
+/// names a new output where it is drawn.
 #[component]
 fn RoutePicker(
     editor: Editor,
@@ -98,6 +117,7 @@ fn RoutePicker(
     catalog: Resource<Result<Catalog, AppError>>,
     on_change: Callback<leptos::ev::Event>,
     read_only: bool,
+    typed: bool,
 ) -> impl IntoView {
     let route_now = {
         let edge = edge.clone();
@@ -137,6 +157,27 @@ fn RoutePicker(
     move || {
         let route_now = route_now.clone();
         match shape.get() {
+            Shape::Pick(routes) if typed => {
+                let list = format!("edge-routes-{edge}");
+                let offered = routes
+                    .into_iter()
+                    .map(|route| view! { <option value=route></option> })
+                    .collect_view();
+                let hint = format!(
+                    "Taken when {source_name} picks this route; a new one typed is added to its routes. Empty: always taken."
+                );
+                view! {
+                    <label class="field">
+                        <span class="field-label">"Route"</span>
+                        <input name="route" data-testid="edge-route" list=list.clone() autocomplete="off"
+                            placeholder="always (no route)" prop:value=route_now readonly=read_only
+                            on:change=move |event| on_change.run(event) />
+                        <datalist id=list>{offered}</datalist>
+                        <span class="field-hint">{hint}</span>
+                    </label>
+                }
+                .into_any()
+            }
             Shape::Pick(routes) => {
                 let unknown = {
                     let (route_now, routes, source_name) =

@@ -105,6 +105,10 @@ pub struct Gestures {
     pub settled: RwSignal<bool>,
     /// Moves on at each press: a release's late `held` is for its press only.
     presses: StoredValue<u64>,
+    /// The node a Shift (Ctrl, ⌘) press just took out of or put into the
+    /// selection: the focus the press gives it must not make it the whole
+    /// selection (`node_keys::focused`). Cleared by the next press or key.
+    pub toggled: StoredValue<Option<NodeId>>,
     /// The canvas's box on screen while a gesture lasts: asking for it at
     /// every pointer move would make the browser lay the page out again
     /// before each frame.
@@ -132,6 +136,7 @@ impl Gestures {
             held: RwSignal::new(false),
             settled: RwSignal::new(true),
             presses: StoredValue::new(0),
+            toggled: StoredValue::new(None),
             rect: StoredValue::new(None),
             seen_size: RwSignal::new(None),
         }

@@ -33,11 +33,19 @@ fn node_of(event: &ev::Event) -> Option<(NodeId, web_sys::Element)> {
 }
 
 /// A node took the focus: it is selected, and shown when the keyboard
-/// brought it.
-pub fn focused(editor: Editor, event: &ev::FocusEvent) {
+/// brought it. A Shift (Ctrl, ⌘) press's focus leaves the selection as
+/// the press made it (`pressed::press_node`).
+pub fn focused(editor: Editor, gestures: Gestures, event: &ev::FocusEvent) {
     let Some((id, element)) = node_of(event) else {
         return;
     };
+    if gestures
+        .toggled
+        .with_value(|toggled| toggled.as_ref() == Some(&id))
+    {
+        gestures.toggled.set_value(None);
+        return;
+    }
     // Reached from the keyboard (Tab, the arrows): the view follows it,
     // so a focused node is never off the canvas. A click leaves the view
     // where it is.

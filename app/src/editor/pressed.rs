@@ -88,8 +88,8 @@ fn on_a_hidden_port(event: &ev::Event, element: &web_sys::Element) -> bool {
     far && leads_on && f64::from(pointer.client_x()) >= right - REACH_PX
 }
 
-/// A node pressed: selects it (shift toggles it in the selection) and
-/// starts moving the selection.
+/// A node pressed: selects it (Shift, Ctrl or ⌘ toggles it in the
+/// selection, as in React Flow and n8n) and starts moving the selection.
 pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::PointerEvent) {
     if event.button() != 0 {
         return;
@@ -97,7 +97,8 @@ pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::Po
     gestures.hold();
     gestures.menu.set(None);
     commit_focused_field();
-    let shift = event.shift_key();
+    let shift = event.shift_key() || event.ctrl_key() || event.meta_key();
+    gestures.toggled.set_value(shift.then(|| id.clone()));
     editor.selected_edge.set(None);
     editor.selected.update(|selected| {
         if shift {

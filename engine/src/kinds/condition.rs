@@ -79,6 +79,7 @@ pub(super) fn build(config: &Value) -> Result<Built, Vec<ConfigIssue>> {
     }
     Ok(Built {
         routes: names,
+        picks_its_way: true,
         ..Built::plain(Condition {
             branches,
             otherwise: config.otherwise,

@@ -100,6 +100,7 @@ pub(super) fn build(config: &Value, cx: &BuildContext) -> Result<Built, Vec<Conf
         (Some(model), Some(input)) if issues.is_empty() => Ok(Built {
             routes: names,
             may_choose_none: config.otherwise.is_none(),
+            picks_its_way: true,
             ..Built::plain(Router {
                 model,
                 input,

@@ -186,6 +186,12 @@ pub struct Built {
     /// run (a router with no `otherwise`, whose model may name no route):
     /// validation warns, offering to make one route the fallback.
     pub may_choose_none: bool,
+    /// Whether its routes are its only ways on (a router, a condition, a
+    /// human approval): an edge from it that carries no route nor
+    /// condition is taken whatever it picks, besides the picked route's,
+    /// which validation warns of. An agent's is false: its edge without a
+    /// route is its way on when it hands off to no one.
+    pub picks_its_way: bool,
 }
 
 impl Built {
@@ -198,6 +204,7 @@ impl Built {
             terminal: false,
             sends_to: Vec::new(),
             may_choose_none: false,
+            picks_its_way: false,
         }
     }
 }

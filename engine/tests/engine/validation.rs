@@ -679,6 +679,75 @@ fn a_router_with_no_otherwise_is_warned_and_its_catch_all_made_the_fallback_in_a
 }
 
 #[test]
+fn an_edge_without_a_route_out_of_a_router_is_warned_unless_a_missing_route_is_offered_it() {
+    // Every route has its edge, and one more leads on with none: it runs
+    // `end` beside the route picked.
+    let mut graph = support_bot(Some("other"));
+    graph.edges.push(heddle_engine::format::EdgeSpec {
+        id: "e8".into(),
+        from: "triage".into(),
+        to: "end".into(),
+        route: None,
+        condition: None,
+    });
+    let report = heddle_engine::validate(&graph, &registry());
+    assert!(!report.has_errors(), "{report}");
+    let problem = find(&report, "edges[7]");
+    assert_eq!(problem.severity, Severity::Warning);
+    assert_eq!(
+        problem.kind,
+        ProblemKind::TakenWhateverPicked {
+            node: "triage".into(),
+            to: "end".into()
+        }
+    );
+    assert_eq!(problem.edge.as_ref().map(|e| e.as_str()), Some("e8"));
+    // With a condition of its own it is the graph's choice: no warning.
+    graph.edges[7].condition = Some("count > 2".into());
+    let conditioned = heddle_engine::validate(&graph, &registry());
+    assert!(conditioned.problems.is_empty(), "{conditioned}");
+    // A route no edge carries is offered to the open edge (an error with
+    // its fix), and the edge is not warned of twice.
+    let mut missing = support_bot(Some("other"));
+    missing.edges[3].route = None;
+    let report = heddle_engine::validate(&missing, &registry());
+    assert!(
+        report
+            .problems
+            .iter()
+            .all(|problem| !matches!(problem.kind, ProblemKind::TakenWhateverPicked { .. })),
+        "{report}"
+    );
+    assert!(report.problems.iter().any(|problem| matches!(
+        &problem.kind,
+        ProblemKind::RouteWithoutEdge { route, .. } if route == "other"
+    )));
+    // An agent's edge without a route is its way on: no warning.
+    let agent = heddle_engine::validate(
+        &document(json!({
+            "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+            "nodes": [
+                {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+                {"id": "helper", "kind": "agent", "config": {}},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "helper"},
+                {"id": "e2", "from": "helper", "to": "end"}
+            ]
+        })),
+        &registry(),
+    );
+    assert!(
+        agent
+            .problems
+            .iter()
+            .all(|problem| !matches!(problem.kind, ProblemKind::TakenWhateverPicked { .. })),
+        "{agent}"
+    );
+}
+
+#[test]
 fn a_route_renamed_after_its_edge_was_routed_is_given_back_to_the_edge_in_a_click() {
     use heddle_engine::validate::Fix;
     let mut graph = support_bot(Some("human"));
