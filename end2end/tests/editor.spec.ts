@@ -1284,3 +1284,61 @@ test("Shift, Ctrl or ⌘ with a click takes a node out of the selection, or puts
   await expect.poll(selected).toEqual(["n2"]);
   expect(errors).toEqual([]);
 });
+
+test("an edge that skips a node in its line goes around it, never behind it", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // Billing → set → end in a row, and Billing → end past `set` (what a
+  // Layout makes of a branch that ends early).
+  const document = {
+    format_version: 2,
+    name: "Around",
+    state: { channels: { count: { type: "number" } } },
+    nodes: [
+      { id: "start", kind: "start", position: { x: 0, y: 0 } },
+      { id: "billing", kind: "set", label: "Billing", config: { values: { count: { expr: "1" } } }, position: { x: 260, y: 0 } },
+      { id: "set", kind: "set", label: "Set", config: { values: { count: { expr: "2" } } }, position: { x: 520, y: 0 } },
+      { id: "end", kind: "end", position: { x: 780, y: 0 } },
+    ],
+    edges: [
+      { id: "e1", from: "start", to: "billing" },
+      { id: "e2", from: "billing", to: "set" },
+      { id: "e3", from: "set", to: "end" },
+      { id: "e4", from: "billing", to: "end", condition: "count > 0" },
+    ],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const inside = async () => {
+    const box = (await page.locator('.canvas-node[data-node="set"]').boundingBox())!;
+    // Points along the drawn line, on screen.
+    const points = await page.locator('.editor-edge[data-edge="e4"] .editor-edge-line').evaluate((line) => {
+      const path = line as SVGPathElement;
+      const matrix = path.getScreenCTM()!;
+      const length = path.getTotalLength();
+      return Array.from({ length: 60 }, (_, i) => {
+        const p = path.getPointAtLength((length * (i + 0.5)) / 60).matrixTransform(matrix);
+        return [p.x, p.y];
+      });
+    });
+    return points.filter(([x, y]) => x > box.x + 2 && x < box.x + box.width - 2 && y > box.y + 2 && y < box.y + box.height - 2)
+      .length;
+  };
+  expect(await inside()).toBe(0);
+  // Its label ("count > 0") lies on its lane, off the nodes.
+  const label = (await page.locator(".editor-edge-label", { hasText: "count > 0" }).boundingBox())!;
+  const set = (await page.locator('.canvas-node[data-node="set"]').boundingBox())!;
+  expect(label.y + label.height <= set.y || label.y >= set.y + set.height).toBe(true);
+  // Moved out of the line, `set` is no longer in the way: the edge is a
+  // plain curve again (it stays clear of the node either way).
+  const node = page.locator('.canvas-node[data-node="set"]');
+  await node.hover();
+  await page.mouse.down();
+  await page.mouse.move(set.x + set.width / 2, set.y + set.height / 2 + 200, { steps: 6 });
+  await page.mouse.up();
+  expect(await inside()).toBe(0);
+  const d = await page.locator('.editor-edge[data-edge="e4"] .editor-edge-line').getAttribute("d");
+  expect(d).not.toContain("L");
+  expect(errors).toEqual([]);
+});

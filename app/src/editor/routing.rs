@@ -1,7 +1,8 @@
 //! Where each edge is drawn, for the canvas and the read-only preview.
 //!
 //! A forward edge is an S curve from the source's right port to the
-//! target's left port. An edge that goes back (a loop, or a target left of
+//! target's left port; one whose curve would cross another node goes
+//! around it, along a lane above or below (`detour.rs`). An edge that goes back (a loop, or a target left of
 //! the source's right side) leaves to the right, runs under every node
 //! between its ends and comes up into the target from the left; loops whose
 //! runs would overlap get lanes of their own, so two loops never draw as one
@@ -35,6 +36,8 @@ pub struct EdgeEnds<'a> {
     pub label: Option<&'a str>,
 }
 
+mod detour;
+
 /// Vertical distance between two loops' runs.
 const LANE: f64 = 16.0;
 /// How far below the lowest node in its way a loop runs.
@@ -47,7 +50,7 @@ const SWING: f64 = 36.0;
 pub fn routes(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Vec<Route> {
     edges
         .iter()
-        .zip(loops(positions, size, edges))
+        .zip(detours_and_loops(positions, size, edges))
         .map(|(edge, route)| {
             route.unwrap_or_else(|| {
                 let a = positions.get(edge.from).copied().unwrap_or_default();
@@ -64,15 +67,42 @@ pub fn goes_back(a: (f64, f64), b: (f64, f64), size: NodeSize) -> bool {
     b.0 <= a.0 + size.width
 }
 
-/// The routes of the edges that go back, in lanes that keep them apart;
-/// `None` for the edges that go forward. Only these need to know about
-/// each other: a forward edge depends on its own two nodes (and, for its
-/// label, where the nodes are), so the canvas routes those one by one.
-pub fn loops(
+/// The routes of the edges that go back, and of the forward edges whose
+/// plain curve would cross another node (`detour.rs`), each in lanes that
+/// keep them apart; `None` for the edges drawn as a plain curve. Only
+/// these need to know about each other (and about the nodes between
+/// their ends): a plain forward edge depends on its own two nodes (and,
+/// for its label, where the nodes are), so the canvas routes those one by
+/// one.
+pub fn detours_and_loops(
     positions: &[(f64, f64)],
     size: NodeSize,
     edges: &[EdgeEnds<'_>],
 ) -> Vec<Option<Route>> {
+    let mut routes = loops(positions, size, edges);
+    let by_x = detour::ByX::new(positions);
+    let mut detours: Vec<(usize, detour::Detour)> = edges
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| routes[*i].is_none())
+        .filter_map(|(i, edge)| {
+            Some((
+                i,
+                detour::Detour::of((edge.from, edge.to), positions, size, &by_x)?,
+            ))
+        })
+        .take(detour::MAX_DETOURS)
+        .collect();
+    detour::spread(&mut detours, positions, size, &by_x);
+    for (i, around) in detours {
+        routes[i] = Some(around.route());
+    }
+    routes
+}
+
+/// The routes of the edges that go back, in lanes that keep them apart;
+/// `None` for the edges that go forward.
+fn loops(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Vec<Option<Route>> {
     let mut routes: Vec<Option<Route>> = vec![None; edges.len()];
     // Loops first: the narrow ones inside, nearest the nodes.
     let mut loops: Vec<(usize, Loop)> = edges

@@ -1,5 +1,6 @@
-//! Where edges are drawn: loops that go back around the nodes they skip,
-//! kept apart from each other, and the route of every other edge.
+//! Where edges are drawn: loops that go back around the nodes they skip
+//! and forward edges that go around the nodes in their way, kept apart
+//! from each other, and the route of every other edge.
 
 use crate::editor::gestures::{Drag, Gestures};
 use crate::editor::groups::Folds;
@@ -184,7 +185,7 @@ pub(super) fn loop_routes(
                 .unzip();
             let mut routes: HashMap<EdgeId, Route> = kept
                 .iter()
-                .zip(routing::loops(&at, NODE_SIZE, &ends))
+                .zip(routing::detours_and_loops(&at, NODE_SIZE, &ends))
                 .filter_map(|(id, route)| Some(((*id).clone(), route?)))
                 .collect();
             if let Some(previous) = previous {
