@@ -207,6 +207,7 @@ pub fn GraphEditor(
     let palette_shown = move || editor.can_edit && panels.palette.get();
     view! {
         <div class="editor" class:read-only=!editor.can_edit
+            on:mousedown=|event| panels::keep_palette_open(&event)
             class:inspector-auto=move || panels.inspector.get().is_none()
             class:inspector-idle=move || Panels::idle(editor)>
             {move || palette_shown().then(|| view! { <Palette editor gestures /> }.into_any())}
@@ -274,9 +275,9 @@ fn Toolbar(
                 <button class="tool" type="button" title="Lay out left to right (L)" on:click=move |_| keys::auto_layout(editor, gestures)>"Layout"</button>
                 <button class="tool" type="button" title="Add a sticky note (N)" on:click=move |_| notes::add_note_in_view(editor, gestures.size())>"Note"</button>
             })}
-            <span class="tool-gap"></span>
-            <a class="tool" href=format!("/api/v1/graphs/{graph_id}/export") download title="Download the saved graph as JSON">"Export"</a>
-            <button class="tool" type="button" title="The graph as a Mermaid diagram" on:click=move |_| {
+            <span class="tool-gap tool-aside"></span>
+            <a class="tool tool-aside" href=format!("/api/v1/graphs/{graph_id}/export") download title="Download the saved graph as JSON">"Export"</a>
+            <button class="tool tool-aside" type="button" title="The graph as a Mermaid diagram" on:click=move |_| {
                 mermaid.update(|text| *text = match text { Some(_) => None, None => Some(model::mermaid(&editor.document())) });
             }>"Mermaid"</button>
             <button class="tool" type="button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| help.update(|shown| *shown = !*shown)>"?"</button>

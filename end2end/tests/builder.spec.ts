@@ -971,6 +971,52 @@ test("at 1024×700 the canvas comes first, the panels fold away, and the run pan
   expect(errors).toEqual([]);
 });
 
+test("at 1024×700 the palette open over the canvas keeps the tools in one row and working, and a chain built from it in sight", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const created = await page.request.post("/api/v1/graphs", {
+    data: { document: { format_version: 2, name: "Narrow build", nodes: [], edges: [] } },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  // An empty graph opens with the focus in the kinds' search: the palette
+  // is open over the canvas.
+  const search = page.locator(".palette-search");
+  await expect(search).toBeFocused();
+  await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 220);
+  for (const kind of ["start", "llm", "end"]) {
+    await search.fill(kind);
+    await page.keyboard.press("Enter");
+  }
+  await expect(page.locator(".canvas-node")).toHaveCount(3);
+  await expect(search).toBeFocused();
+  // The chain is in sight right of the open palette, its start too.
+  const palette = (await page.locator(".palette").boundingBox())!;
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  for (const node of await page.locator(".canvas-node").all()) {
+    const box = (await node.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(palette.x + palette.width);
+    expect(box.x + box.width).toBeLessThanOrEqual(canvas.x + canvas.width);
+  }
+  // The tools stepped aside are one row, left of the inspector.
+  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
+  expect(toolbar.height).toBeLessThan(50);
+  expect(toolbar.x).toBeGreaterThanOrEqual(palette.x + palette.width);
+  await page.screenshot({ path: "../target/e2e/screens/builder-1024-palette-open-chain.png" });
+  // A press on one of them does what it says (the palette closing under
+  // the press used to move them away before the click).
+  await page.getByRole("button", { name: "Note", exact: true }).click();
+  await expect(page.locator(".sticky-note")).toHaveCount(1);
+  await expect(page.locator(".sticky-note textarea")).toBeFocused();
+  // Closed, the palette gives the tools their place and Export back.
+  await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 52);
+  await expect(page.getByRole("link", { name: "Export" })).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
 test("templates complete channel names as typed, and a channel renamed is renamed everywhere", async ({
   page,
   errors,

@@ -119,16 +119,42 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
 /// in the whole chain while that reads.
 fn place_undragged(editor: Editor, gestures: Gestures, kind: &str) {
     let (width, height) = gestures.size();
+    // What the palette, open over the canvas on a narrow window, hides
+    // is not in view: "mid-view" and "in sight" are right of it.
+    let left = covered_by_palette(gestures).clamp(0.0, width / 2.0);
     let center = editor
         .viewport
         .get_untracked()
-        .to_world(width / 2.0, height / 2.0);
+        .to_world(left + (width - left) / 2.0, height / 2.0);
     place_free(editor, kind, center);
     let placed = editor
         .selected
         .with_untracked(|selected| selected.first().cloned());
     if let Some(id) = placed {
-        editor.follow_added(&id, width, height);
+        editor.follow_added(&id, left, width, height);
+    }
+}
+
+/// How much of the canvas's left the palette lies over (screen pixels):
+/// none beside it on a wide window, its overhang while open over the
+/// canvas on a narrow one (`main.css`).
+fn covered_by_palette(gestures: Gestures) -> f64 {
+    let Some(canvas) = gestures.canvas.get_untracked() else {
+        return 0.0;
+    };
+    let Some(palette) = document()
+        .query_selector(".editor > .palette")
+        .ok()
+        .flatten()
+    else {
+        return 0.0;
+    };
+    let covered =
+        palette.get_bounding_client_rect().right() - canvas.get_bounding_client_rect().left();
+    if covered.is_finite() {
+        covered.max(0.0)
+    } else {
+        0.0
     }
 }
 

@@ -82,6 +82,43 @@ impl Panels {
     }
 }
 
+/// On a narrow window the open palette lies over the canvas's left edge,
+/// and the canvas's tools and the run panel's tabs step aside for it
+/// (`main.css`). A press on one of those would take the focus from the
+/// palette, which would close, and they would step back under the pointer
+/// before the press ended: the click would land on nothing (a Note
+/// pressed added none). Such a press leaves the focus where it is, so the
+/// click lands where it was aimed.
+pub fn keep_palette_open(event: &leptos::ev::MouseEvent) {
+    use wasm_bindgen::JsCast;
+    let stepped_aside = event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .and_then(|target| {
+            target
+                .closest(".editor-toolbar, .run-panel-bar")
+                .ok()
+                .flatten()
+        })
+        .is_some();
+    if !stepped_aside {
+        return;
+    }
+    let narrow = window()
+        .match_media(NARROW)
+        .ok()
+        .flatten()
+        .is_some_and(|query| query.matches());
+    let open = document()
+        .query_selector(".editor > .palette:focus-within")
+        .ok()
+        .flatten()
+        .is_some();
+    if narrow && open {
+        event.prevent_default();
+    }
+}
+
 /// The toolbar's button that folds the node kinds away, or back.
 #[component]
 pub fn PaletteToggle(panels: Panels) -> impl IntoView {

@@ -700,12 +700,24 @@ impl Editor {
     }
 
     /// After node `id` was added from the keyboard: the view follows it,
-    /// keeping the whole graph when it still reads (`Viewport::following`).
-    pub fn follow_added(&self, id: &NodeId, width: f64, height: f64) {
+    /// keeping the whole graph when it still reads (`Viewport::following`),
+    /// in the part of the canvas right of `left` (screen pixels: the open
+    /// palette lies over the rest on a narrow window).
+    pub fn follow_added(&self, id: &NodeId, left: f64, width: f64, height: f64) {
         let at = self.position_of(id);
         let view = self.viewport.get_untracked();
-        if let Some(moved) = at.and_then(|at| view.following(at, self.bounds(), width, height)) {
-            self.viewport.set(moved);
+        let left = left.clamp(0.0, width / 2.0);
+        let seen = Viewport {
+            x: view.x - left,
+            ..view
+        };
+        if let Some(moved) =
+            at.and_then(|at| seen.following(at, self.bounds(), width - left, height))
+        {
+            self.viewport.set(Viewport {
+                x: moved.x + left,
+                ..moved
+            });
         }
     }
 
