@@ -114,7 +114,7 @@ test("a fan-out's three instances are seen side by side, each with its own words
     await expect(lane.locator(".timeline-label")).toContainText(`Research #${i}`);
     await expect(lane.locator(".timeline-item")).toHaveText(topic(i));
     await expect(lane.locator(".timeline-bar")).toHaveCount(1);
-    const named = `research #${i} (${topic(i)}) · step 3 · `.replace(/[()?]/g, "\\$&");
+    const named = `Research #${i} (${topic(i)}) · step 3 · `.replace(/[()?]/g, "\\$&");
     await expect(lane.locator(".timeline-bar")).toHaveAttribute("aria-label", new RegExp(`^${named}`));
   }
   await expect(page.locator('.timeline-lane[data-lane="research"]')).toHaveCount(0);

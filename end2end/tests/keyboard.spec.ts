@@ -580,6 +580,17 @@ test("edges are reached from their nodes, named, followed and deleted with the k
     .poll(async () => (await stored(page, id)).edges.find((edge: any) => edge.id === "e2").route)
     .toBe("default");
   await expect(page.getByTestId("problem-count")).not.toHaveText("0");
+  // A node renamed: its edges are named by its new label as they take the
+  // focus (drawn before the rename, they were named by the old one).
+  await page.locator('.canvas-node[data-node="pick"]').focus();
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Control+a");
+  await page.keyboard.type("Chooser");
+  await page.keyboard.press("Escape");
+  await expect(page.locator('.canvas-node[data-node="pick"] .canvas-node-label')).toHaveText("Chooser");
+  await page.keyboard.press("e");
+  await expect(page.locator('.editor-edge[data-edge="e2"]')).toBeFocused();
+  await expect(page.locator('.editor-edge[data-edge="e2"]')).toHaveAttribute("aria-label", /^From Chooser to end/);
   expect(errors).toEqual([]);
 });
 

@@ -37,6 +37,7 @@ use super::state::{Editor, Viewport};
 use crate::live::RunView;
 use edge_label::EdgeLabel;
 use edge_path::EdgePath;
+pub(crate) use edge_path::edge_name;
 use fan_out_link::FanOutLink;
 use group_box::GroupBox;
 use group_frame::GroupFrame;

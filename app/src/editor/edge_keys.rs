@@ -35,6 +35,23 @@ pub fn focused(editor: Editor, event: &ev::FocusEvent) {
     let Some(id) = edge_of(event) else {
         return;
     };
+    // Its name as its nodes are called now (one renamed since it was
+    // drawn): set as it takes the focus, before it is read.
+    let name = editor.edges.with_untracked(|edges| {
+        edges
+            .iter()
+            .find(|edge| edge.id == id)
+            .map(|edge| super::canvas::edge_name(editor, edge))
+    });
+    if let (Some(name), Some(element)) = (
+        name,
+        event
+            .target()
+            .and_then(|target| target.dyn_into::<web_sys::Element>().ok()),
+    ) && element.get_attribute("aria-label").as_deref() != Some(name.as_str())
+    {
+        let _ = element.set_attribute("aria-label", &name);
+    }
     editor.selected.set(BTreeSet::new());
     editor.selected_note.set(None);
     editor.selected_edge.set(Some(id));

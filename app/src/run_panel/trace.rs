@@ -270,14 +270,16 @@ fn bar(
         .end_us
         .map(|end| duration(end.saturating_sub(execution.start_us)))
         .unwrap_or_else(|| "running".into());
+    // Named as its lane is, by the node's label (a screen reader hears
+    // "Poet · step 1", not "llm · step 1", beside the lane "Poet").
     let mut name = match execution.within.first() {
         Some(outer) => format!(
             "{}{} › {}",
-            outer.node,
+            editor.name_of(outer.node.as_str()),
             outer_instance(outer),
             inside_label(&execution.within, &execution.node)
         ),
-        None => execution.node.clone(),
+        None => editor.name_of(&execution.node),
     };
     if let Some(i) = execution.instance {
         name.push_str(&format!(" #{}", i + 1));

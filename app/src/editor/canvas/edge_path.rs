@@ -56,22 +56,9 @@ pub(super) fn EdgePath(
         }
     };
     // Named for a screen reader as a person reads it: "From Writer to
-    // Critic, route revise". Names are read once, as the edge is drawn.
-    let name = {
-        let node = |id: &NodeId| {
-            editor
-                .label_of(id.as_str())
-                .unwrap_or_else(|| id.to_string())
-        };
-        let mut name = format!("From {} to {}", node(&edge.from), node(&edge.to));
-        if let Some(route) = &edge.route {
-            name.push_str(&format!(", route {route}"));
-        }
-        if let Some(condition) = &edge.condition {
-            name.push_str(&format!(", when {condition}"));
-        }
-        name
-    };
+    // Critic, route revise". Read as the edge is drawn, and again as it
+    // takes the focus (`edge_keys::focused`), after a node was renamed.
+    let name = edge_name(editor, &edge);
     // One class attribute, one effect (hundreds of edges hydrate).
     let class = move || {
         let mut class = String::from("editor-edge");
@@ -105,6 +92,26 @@ pub(super) fn EdgePath(
         </g>
     }
     .attr(DataEdge, id.to_string())
+}
+
+/// An edge's name, as a person reads it: "From Writer to Critic, route
+/// revise" (its nodes by label, read untracked).
+pub(crate) fn edge_name(
+    editor: crate::editor::state::Editor,
+    edge: &heddle_engine::format::EdgeSpec,
+) -> String {
+    let mut name = format!(
+        "From {} to {}",
+        editor.name_of(edge.from.as_str()),
+        editor.name_of(edge.to.as_str())
+    );
+    if let Some(route) = &edge.route {
+        name.push_str(&format!(", route {route}"));
+    }
+    if let Some(condition) = &edge.condition {
+        name.push_str(&format!(", when {condition}"));
+    }
+    name
 }
 
 /// Whether an edge is selected, and whether the watched run took it:
