@@ -262,8 +262,8 @@ fn Toolbar(
             {editor.can_edit.then(|| view! {
                 <PaletteToggle panels />
                 <span class="tool-gap"></span>
-                <button class="tool" type="button" title="Undo (Ctrl+Z)" aria-label="Undo" on:click=move |_| editor.undo()>"↶"</button>
-                <button class="tool" type="button" title="Redo (Ctrl+Y)" aria-label="Redo" on:click=move |_| editor.redo()>"↷"</button>
+                <button class="tool" type="button" title="Undo (Ctrl+Z)" aria-label="Undo" on:click=move |_| undo_notice::undo(editor)>"↶"</button>
+                <button class="tool" type="button" title="Redo (Ctrl+Y)" aria-label="Redo" on:click=move |_| undo_notice::redo(editor)>"↷"</button>
                 <span class="tool-gap"></span>
             })}
             <button class="tool" type="button" title="Zoom out" aria-label="Zoom out" on:click=move |_| zoom(1.0 / 1.2)>"−"</button>

@@ -1225,9 +1225,11 @@ test("a node deleted from a chain says, on the canvas, what it joined, and its U
     await saved(page);
     expect(await wiring()).toEqual(["n0>n2", "n2>n3"]);
     await page.screenshot({ path: `../target/e2e/screens/undo-notice-${width}.png` });
-    // Undo from the notice: the node and both its edges are back.
+    // Undo from the notice: the node and both its edges are back, and the
+    // notice says so, with the way forward again.
     await notice.getByRole("button", { name: "Undo" }).click();
-    await expect(notice).toHaveCount(0);
+    await expect(notice).toContainText("Undone: deleted “Step 1”");
+    await expect(notice.getByRole("button", { name: "Redo what was undone" })).toBeVisible();
     await expect(page.locator('.canvas-node[data-node="n1"]')).toHaveCount(1);
     await saved(page);
     expect(await wiring()).toEqual(["n0>n1", "n1>n2", "n2>n3"]);
@@ -1245,6 +1247,45 @@ test("a node deleted from a chain says, on the canvas, what it joined, and its U
   await page.keyboard.press("Enter");
   await expect(page.getByTestId("undo-notice")).toHaveCount(0);
   await expect(page.locator(".editor-canvas")).toBeFocused();
+  expect(errors).toEqual([]);
+});
+
+test("an undo pressed with the focus off the canvas is told on the canvas, with Redo", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const { nodes, edges } = chainOfSteps(3, 100);
+  const created = await page.request.post("/api/v1/graphs", {
+    data: { document: { format_version: 2, name: "Told", nodes, edges } },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const label = page.locator('.canvas-node[data-node="n1"] .canvas-node-label');
+  await page.locator('.canvas-node[data-node="n1"]').click();
+  const field = page.locator('.inspector input[name="label"]');
+  await field.fill("Summarise");
+  await field.press("Enter");
+  await expect(label).toHaveText("Summarise");
+  // Ctrl+Z from the run panel's tabs: what it undid is said where it can
+  // be seen, not only heard.
+  await page.getByRole("tab", { name: "Events" }).focus();
+  await page.keyboard.press("Control+z");
+  await expect(label).toHaveText("Step 1");
+  const notice = page.getByTestId("undo-notice");
+  await expect(notice).toContainText("Undone:");
+  await expect(notice).toContainText("Summarise");
+  // Its Redo does it again, and says so, with Undo.
+  await notice.getByRole("button", { name: "Redo what was undone" }).click();
+  await expect(label).toHaveText("Summarise");
+  await expect(notice).toContainText("Redone:");
+  await notice.getByRole("button", { name: "Undo what was redone" }).click();
+  await expect(label).toHaveText("Step 1");
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  // With nothing left to undo, nothing is told.
+  await notice.getByRole("button", { name: "Close the notice" }).click();
+  await expect(notice).toHaveCount(0);
+  await page.keyboard.press("Control+z");
+  await expect(label).toHaveText("Step 1");
+  await expect(notice).toHaveCount(0);
   expect(errors).toEqual([]);
 });
 

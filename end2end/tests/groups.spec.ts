@@ -299,8 +299,8 @@ test("a graph with broken groups opens with a warning its fix mends, and a delet
   await expect(frame).toContainText("2 nodes");
   await expect(page.getByTestId("save-status")).toHaveText("Saved");
   expect((await stored()).groups).toEqual([{ id: "g", label: "Broken", nodes: ["fetch", "write"] }]);
-  // Undo says so (a node moved is not said: where it went is seen).
-  await expect(page.getByTestId("edit-announcer")).toHaveText("Undone");
+  // Undo says what it took back.
+  await expect(page.getByTestId("edit-announcer")).toHaveText(/^Undone: moved a node; edited the groups/);
   expect(errors).toEqual([]);
 });
 

@@ -267,8 +267,10 @@ test("Run on a graph with problems says so and goes to the first fix, asking the
   // the canvas takes the focus, not the page.
   await page.keyboard.press("Control+z");
   await expect(page.getByTestId("problem-count")).toHaveText("1");
-  // Undo says what it took back (a channel is not a node: just that).
-  await expect(page.getByTestId("edit-announcer")).toHaveText("Undone");
+  // Undo says what it took back, the fields it changed included.
+  await expect(page.getByTestId("edit-announcer")).toHaveText(
+    "Undone: edited inputs of “start”; added channel messages",
+  );
   await page.setViewportSize({ width: 1024, height: 700 });
   await expect(page.locator(".inspector")).toBeVisible();
   await page.locator(".editor-canvas").focus();

@@ -173,8 +173,43 @@ pub fn describe(before: &GraphDocument, after: &GraphDocument) -> Option<String>
     (!said.is_empty()).then(|| said.join("; "))
 }
 
+/// The edit from `before` to `after` as an undo or a redo says it: as
+/// [`describe`] does, and also the edits [`describe`] leaves to the field
+/// they are made in ("edited the system prompt of “Poet”"): undone with
+/// the focus elsewhere, that field may not be in sight. `None` when the
+/// two documents do not differ.
+pub fn taken_back(before: &GraphDocument, after: &GraphDocument) -> Option<String> {
+    if let Some(said) = describe(before, after) {
+        return Some(said);
+    }
+    // Nodes by label (else id) in quotes, as `describe` names them; the
+    // other code spans (a config key, a channel) as plain words.
+    let label_of = |id: &str| {
+        after
+            .nodes
+            .iter()
+            .chain(&before.nodes)
+            .find(|node| node.id.as_str() == id)
+            .map(|node| match node.label.as_str() {
+                "" => id.to_string(),
+                label => label.to_string(),
+            })
+    };
+    let found = changes(before, after);
+    const SAID: usize = 3;
+    let mut said: Vec<String> = found
+        .iter()
+        .take(SAID)
+        .map(|change| super::node_names::name_nodes(&change.to_string(), label_of).replace('`', ""))
+        .collect();
+    if found.len() > SAID {
+        said.push(format!("{} more", found.len() - SAID));
+    }
+    (!said.is_empty()).then(|| said.join("; "))
+}
+
 /// What undo (`Undone`) or redo (`Redone`) did: the edit it took back or
-/// made again, said as [`describe`] says it.
+/// made again, said as [`taken_back`] says it.
 pub fn undone(word: &str, edit: Option<String>) -> String {
     match edit {
         Some(edit) => {
@@ -191,7 +226,7 @@ mod tests {
     use heddle_engine::GraphDocument;
     use serde_json::{Value, json};
 
-    use super::{describe, undone};
+    use super::{describe, taken_back, undone};
 
     fn graph(nodes: Value, edges: Value) -> GraphDocument {
         serde_json::from_value(json!({
@@ -293,5 +328,38 @@ mod tests {
         }
         assert_eq!(describe(&before, &laid).as_deref(), Some("Moved 3 nodes"));
         assert_eq!(undone("Redone", None), "Redone");
+    }
+
+    #[test]
+    fn an_undo_says_also_what_a_field_changed_which_may_be_out_of_sight() {
+        let before = chain();
+        // A system prompt typed: the field said it; taken back, it is said.
+        let mut typed = before.clone();
+        typed.nodes[1].config = json!({"system": "Be brief."});
+        assert_eq!(describe(&before, &typed), None);
+        assert_eq!(
+            taken_back(&before, &typed).as_deref(),
+            Some("edited the system prompt of “Writer”")
+        );
+        assert_eq!(
+            undone("Undone", taken_back(&typed, &before)),
+            "Undone: edited the system prompt of “Writer”"
+        );
+        // What `describe` says, it says as `describe` does.
+        let mut cut = before.clone();
+        cut.edges.remove(0);
+        assert_eq!(taken_back(&before, &cut), describe(&before, &cut));
+        // Nothing changed: nothing to say.
+        assert_eq!(taken_back(&before, &before), None);
+        // Many fields of many nodes: the first three, and how many more.
+        let mut many = before.clone();
+        for (i, spec) in many.nodes.iter_mut().enumerate() {
+            spec.label = format!("Node {i}");
+            spec.config = json!({"prompt": format!("p{i}")});
+        }
+        many.name = "other".into();
+        let said = taken_back(&before, &many).expect("said");
+        assert!(said.ends_with(" more"), "{said}");
+        assert_eq!(said.matches("; ").count(), 3, "{said}");
     }
 }

@@ -433,17 +433,17 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         }
         let handled = match (command, key.as_str()) {
             (true, "z" | "Z") if event.shift_key() => {
-                editor.redo();
+                super::undo_notice::redo(editor);
                 keep_focus(editor, None);
                 true
             }
             (true, "z" | "Z") => {
-                editor.undo();
+                super::undo_notice::undo(editor);
                 keep_focus(editor, None);
                 true
             }
             (true, "y" | "Y") => {
-                editor.redo();
+                super::undo_notice::redo(editor);
                 keep_focus(editor, None);
                 true
             }

@@ -530,7 +530,7 @@ impl Editor {
             .try_update_value(|history| history.undo(current.clone()))
             .flatten()
         {
-            let words = super::edit_words::describe(&previous, &current);
+            let words = super::edit_words::taken_back(&previous, &current);
             self.load(previous);
             self.committed();
             self.say(Some(super::edit_words::undone("Undone", words)));
@@ -544,7 +544,7 @@ impl Editor {
             .try_update_value(|history| history.redo(current.clone()))
             .flatten()
         {
-            let words = super::edit_words::describe(&current, &next);
+            let words = super::edit_words::taken_back(&current, &next);
             self.load(next);
             self.committed();
             self.say(Some(super::edit_words::undone("Redone", words)));
@@ -764,14 +764,26 @@ impl Editor {
     }
 }
 
-/// A deletion offered back (`undo_notice`): its words, and the revision it
-/// made (any later edit hides it: Undo would no longer undo the deletion).
+/// A deletion, an undo or a redo told on the canvas with the way back
+/// (`undo_notice`): its words, and the revision it made (any later edit
+/// hides it: its button would no longer take back what it says).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UndoOffer {
     pub words: String,
+    /// What was done: the button takes it back (a deletion or a redo is
+    /// undone, an undo redone).
+    pub done: Done,
     pub revision: u64,
     /// Which offer this is, so a timer hides only its own.
     pub number: u64,
+}
+
+/// What an [`UndoOffer`] tells of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Done {
+    Deleted,
+    Undone,
+    Redone,
 }
 
 /// How the view was last framed: it is framed the same way again when the
