@@ -411,6 +411,10 @@ fn layered(
             predecessors[to].push(from);
         }
     }
+    // Branches of one router (or condition) read in the order of its
+    // routes, as it lists them: billing, technical, other.
+    let route_rank = route_ranks(document, &index);
+    let rank = |node: &usize| route_rank.get(node).copied().unwrap_or(usize::MAX);
     for nodes in layers.values_mut() {
         let key = |node: &usize| {
             let preds = &predecessors[*node];
@@ -420,7 +424,12 @@ fn layered(
                 preds.iter().map(|p| row[*p]).sum::<f64>() / preds.len() as f64
             }
         };
-        nodes.sort_by(|a, b| key(a).total_cmp(&key(b)).then(a.cmp(b)));
+        nodes.sort_by(|a, b| {
+            key(a)
+                .total_cmp(&key(b))
+                .then(rank(a).cmp(&rank(b)))
+                .then(a.cmp(b))
+        });
         for (i, node) in nodes.iter().enumerate() {
             row[*node] = i as f64;
         }
@@ -490,6 +499,39 @@ fn layered(
         }
     }
     positions
+}
+
+/// Each node reached on a route (at `index`), and that route's place in
+/// its source's list of routes (`config.routes[i].route`, a router's or a
+/// condition's); the first when it is reached on several.
+fn route_ranks(document: &GraphDocument, index: &HashMap<&NodeId, usize>) -> HashMap<usize, usize> {
+    let routes_of: HashMap<&NodeId, Vec<&str>> = document
+        .nodes
+        .iter()
+        .filter_map(|node| {
+            let routes = node.config.get("routes")?.as_array()?;
+            let names = routes
+                .iter()
+                .filter_map(|route| route.get("route")?.as_str())
+                .collect();
+            Some((&node.id, names))
+        })
+        .collect();
+    let mut ranks: HashMap<usize, usize> = HashMap::new();
+    for edge in &document.edges {
+        let (Some(route), Some(&to)) = (edge.route.as_deref(), index.get(&edge.to)) else {
+            continue;
+        };
+        let Some(at) = routes_of
+            .get(&edge.from)
+            .and_then(|names| names.iter().position(|name| *name == route))
+        else {
+            continue;
+        };
+        let rank = ranks.entry(to).or_insert(at);
+        *rank = (*rank).min(at);
+    }
+    ranks
 }
 
 /// The room between two layers an edge's label `text` needs to lie on its
@@ -868,6 +910,37 @@ mod tests {
             positions[&NodeId::from("start")].y
         );
     }
+    #[test]
+    fn a_routers_branches_read_top_to_bottom_in_the_order_of_its_routes() {
+        // Made in another order than the routes are listed.
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "order",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "triage", "kind": "router", "config": {"routes": [
+                    {"route": "billing"}, {"route": "technical"}, {"route": "other"}
+                ]}},
+                {"id": "c", "kind": "llm"},
+                {"id": "a", "kind": "llm"},
+                {"id": "b", "kind": "llm"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "triage"},
+                {"id": "e2", "from": "triage", "to": "c", "route": "other"},
+                {"id": "e3", "from": "triage", "to": "b", "route": "technical"},
+                {"id": "e4", "from": "triage", "to": "a", "route": "billing"},
+                {"id": "e5", "from": "a", "to": "end"},
+                {"id": "e6", "from": "b", "to": "end"},
+                {"id": "e7", "from": "c", "to": "end"}
+            ]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        let y = |id: &str| positions[&NodeId::from(id)].y;
+        assert!(y("a") < y("b") && y("b") < y("c"), "{positions:?}");
+    }
+
     #[test]
     fn a_routers_next_layer_leaves_room_for_its_routes_on_their_lines() {
         let document = GraphDocument::from_value(json!({
