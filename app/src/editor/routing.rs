@@ -62,10 +62,23 @@ pub fn routes(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) 
 }
 
 /// Whether an edge from a node at `a` to one at `b` goes back (drawn as a
-/// loop under the nodes).
+/// loop under the nodes). A target that starts left of the source's right
+/// side but right of its left, in a row of its own (above or below, with
+/// room between), is reached by an S that swings out of the source and
+/// into the target, as n8n draws it: a loop under it would be far longer
+/// for a node a few pixels behind.
 pub fn goes_back(a: (f64, f64), b: (f64, f64), size: NodeSize) -> bool {
-    b.0 <= a.0 + size.width
+    let behind = b.0 <= a.0 + size.width;
+    let rows_apart = (b.1 - a.1).abs() >= size.height + ROWS_APART;
+    behind && !(rows_apart && b.0 > a.0)
 }
+
+/// The room between two rows for an S between them rather than a loop.
+const ROWS_APART: f64 = 24.0;
+
+/// How far, at the least, a curve leaves its port before it turns: an
+/// edge to a node a little behind its source swings out and back.
+const LEAST_SWING: f64 = 40.0;
 
 /// The routes of the edges that go back, and of the forward edges whose
 /// plain curve would cross another node (`detour.rs`), each in lanes that
@@ -174,10 +187,16 @@ pub fn forward_fanned(
     let (x1, y1) = (a.0 + size.width, a.1 + size.height / 2.0);
     let (x2, y2) = (b.0, b.1 + size.height / 2.0);
     let mid = (x1 + x2) / 2.0;
+    // The control points at the middle's x; for close ends (a target a
+    // little behind), out of the source and into the target by at least
+    // LEAST_SWING. The curve's middle is the ends' middle either way.
+    let swing = ((x2 - x1) / 2.0).max(LEAST_SWING);
     let route = Route {
         path: format!(
-            "M{x1},{y1} C{mid},{} {mid},{} {x2},{y2}",
+            "M{x1},{y1} C{},{} {},{} {x2},{y2}",
+            x1 + swing,
             y1 + bow,
+            x2 - swing,
             y2 + bow
         ),
         label: (mid, (y1 + y2) / 2.0 + bow * 0.75),
@@ -397,6 +416,19 @@ mod tests {
         let at = [(0.0, 0.0), (260.0, 40.0), (520.0, 0.0)];
         let routes = routes(&at, SIZE, &[ends(2, 0)]);
         assert!(routes[0].label.1 >= 40.0 + 56.0 + CLEARANCE);
+    }
+
+    #[test]
+    fn a_target_a_little_behind_in_a_row_of_its_own_is_reached_by_an_s_not_a_loop() {
+        // `ask` starts 4 px left of `condition`'s right side, a row below.
+        let at = [(0.0, 0.0), (176.0, 120.0)];
+        let route = &routes(&at, SIZE, &[ends(0, 1)])[0];
+        assert!(!route.back, "{}", route.path);
+        // It swings out of the source and into the target.
+        assert_eq!(route.path, "M180,28 C220,28 136,148 176,148");
+        // In the same row, or behind the source's left side, it loops.
+        assert!(routes(&[(0.0, 0.0), (176.0, 30.0)], SIZE, &[ends(0, 1)])[0].back);
+        assert!(routes(&[(0.0, 0.0), (-20.0, 200.0)], SIZE, &[ends(0, 1)])[0].back);
     }
 
     #[test]
