@@ -256,7 +256,10 @@ pub(super) fn edge_route(
 /// The edges that share both ends as drawn (`drawn_at`: a node's own, or
 /// its collapsed group's) with another, each with its place among them
 /// (in the document's order) and how many there are. An edge within one
-/// collapsed group is not drawn, and shares with none.
+/// collapsed group is not drawn, and shares with none. Edges that meet at
+/// a collapsed group's card carrying no route nor condition are drawn as
+/// one line (three nodes inside that each lead to `end` are one way out
+/// of the card), not fanned as a router's routes are.
 fn fans<'a>(
     edges: &'a [heddle_engine::format::EdgeSpec],
     drawn_at: impl Fn(&'a NodeId) -> &'a NodeId,
@@ -265,6 +268,10 @@ fn fans<'a>(
     for edge in edges {
         let ends = (drawn_at(&edge.from), drawn_at(&edge.to));
         if ends.0 == ends.1 {
+            continue;
+        }
+        let at_a_card = ends.0 != &edge.from || ends.1 != &edge.to;
+        if at_a_card && edge.route.is_none() && edge.condition.is_none() {
             continue;
         }
         by_ends.entry(ends).or_default().push(&edge.id);
@@ -319,5 +326,15 @@ mod tests {
             places,
             [("billing", (0, 3)), ("refunds", (1, 3)), ("tech", (2, 3))]
         );
+        // Out of the card to `end`, with no route: one line, not a fan.
+        let plain = |id: &str, from: &str| EdgeSpec {
+            route: None,
+            ..edge(id, from, "end")
+        };
+        let out = [plain("x", "a"), plain("y", "b"), plain("z", "c")];
+        assert!(fans(&out, |id| if folded(id) { &group } else { id }).is_empty());
+        // Between two nodes of their own, edges still fan.
+        let own = [plain("p", "a"), plain("q", "a")];
+        assert_eq!(fans(&own, |id| id).len(), 2);
     }
 }
