@@ -17,7 +17,7 @@ mod triggers;
 
 pub use code_spans::CodeSpans;
 pub use copy_button::{CopyButton, page_origin};
-pub use dialog::{Dialog, focus_first, focus_when_drawn};
+pub use dialog::{Dialog, focus_first, focus_once_shown, focus_when_drawn};
 pub use error_view::ErrorView;
 pub use form_error::{FormError, action_error};
 pub use graph_preview::GraphPreview;

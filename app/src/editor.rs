@@ -95,24 +95,6 @@ use self::state::Editor;
 use crate::live::RunView;
 
 /// The editor, with `aside` (the share panel, details) under the inspector.
-/// Focuses the first element matching `selector` as soon as it is in the
-/// page, trying for up to `frames` frames: a page reached from another
-/// (New graph) is built before it is shown, and shown once its graph has
-/// loaded.
-#[cfg(feature = "hydrate")]
-fn focus_once_shown(selector: &'static str, frames: u32) {
-    let shown = document()
-        .query_selector(selector)
-        .ok()
-        .flatten()
-        .is_some_and(|element| element.is_connected());
-    if shown {
-        crate::components::focus_first(selector);
-    } else if frames > 0 {
-        request_animation_frame(move || focus_once_shown(selector, frames - 1));
-    }
-}
-
 /// Whether the page was opened right after its graph was made (its address
 /// carries [`heddle_wire::graphs::JUST_MADE`]); the mark is dropped from
 /// the address, so a reload or a link copied is a plain visit.
@@ -196,9 +178,9 @@ pub fn GraphEditor(
         }
         let just_made = opened_just_made();
         if editor.can_edit && editor.nodes.with_untracked(Vec::is_empty) {
-            focus_once_shown(".palette-search", 120);
+            crate::components::focus_once_shown(".palette-search".into(), 120);
         } else if just_made {
-            focus_once_shown(".editor-canvas", 120);
+            crate::components::focus_once_shown(".editor-canvas".into(), 120);
         }
     });
 

@@ -398,6 +398,50 @@ test("a router wired first takes its routes as they are typed: each goes to an e
   expect(errors).toEqual([]);
 });
 
+test("a fix pressed while a route is being typed applies both, at the first click", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Fix while typing",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        {
+          id: "triage",
+          kind: "router",
+          label: "Triage",
+          config: { routes: [{ route: "billing" }, { route: "other" }] },
+          position: { x: 300, y: 120 },
+        },
+        { id: "billing", kind: "llm", label: "Billing", position: { x: 600, y: 40 } },
+        { id: "other", kind: "llm", label: "Other", position: { x: 600, y: 200 } },
+      ],
+      edges: [
+        { id: "e1", from: "start", to: "triage" },
+        { id: "e2", from: "triage", to: "billing", route: "billing" },
+        { id: "e3", from: "triage", to: "other", route: "other" },
+      ],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  const routes = page.getByRole("group", { name: /^Routes/ });
+  await routes.getByRole("button", { name: "+ Add" }).click();
+  await page.keyboard.type("technical");
+  // Not applied yet: the press on the fix applies it (a new route, a new
+  // problem: the problems are drawn again) and then the fix itself.
+  const fix = page.locator(".inspector-section .fix-button", { hasText: /when no route fits/ });
+  await fix.click();
+  await saved(page);
+  const router = (await stored(page)).nodes.find((node: any) => node.id === "triage");
+  expect(router.config.routes.map((r: any) => r.route)).toEqual(["billing", "other", "technical"]);
+  expect(router.config.otherwise).toBe("other");
+  expect(errors).toEqual([]);
+});
+
 test("a router's routes are typed as a list: Enter goes to the next, Enter on a blank one leaves it", async ({
   page,
   errors,

@@ -53,6 +53,25 @@ where
     });
 }
 
+/// Puts the focus on the first element `selector` finds once it is in the
+/// page, looking at each frame for up to `frames` frames: what was just
+/// asked for (a node in a group opening, a page reached from another) is
+/// drawn a few frames later, more under load.
+pub fn focus_once_shown(selector: String, frames: u32) {
+    request_animation_frame(move || {
+        let shown = document()
+            .query_selector(&selector)
+            .ok()
+            .flatten()
+            .is_some_and(|element| element.is_connected());
+        if shown {
+            focus_first(&selector);
+        } else if frames > 0 {
+            focus_once_shown(selector, frames - 1);
+        }
+    });
+}
+
 /// Puts the focus on the first element `selector` finds (a node on the
 /// canvas, a panel's first field), if there is one.
 pub fn focus_first(selector: &str) {

@@ -52,6 +52,13 @@ impl FormCx {
             .with(|spec| path::get(&spec.config, path).cloned())
     }
 
+    /// The value at `path` of the config now, for a handler (read
+    /// without tracking: a handler is no reactive context).
+    fn read_now(&self, path: &Path) -> Option<Value> {
+        self.spec
+            .with_untracked(|spec| path::get(&spec.config, path).cloned())
+    }
+
     /// The text at `path` (empty when absent or not text).
     fn text(&self, path: &Path) -> String {
         self.read(path)

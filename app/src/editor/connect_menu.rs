@@ -40,8 +40,13 @@ pub fn focus_node(editor: Editor, id: &NodeId) {
     editor
         .selected
         .set(std::collections::BTreeSet::from([id.clone()]));
-    request_animation_frame(move || crate::components::focus_first(&selector));
+    crate::components::focus_once_shown(selector, DRAWN_WITHIN);
 }
+
+/// How many frames a node asked for may take to be drawn: its group
+/// opening, then the nodes near the view arriving a few a frame on a big
+/// graph (`canvas/culling.rs`), more under load.
+const DRAWN_WITHIN: u32 = 60;
 
 /// The nodes `source` may lead to, the likeliest first, so that the one
 /// chosen when the list opens is the one usually meant: nodes nothing

@@ -445,20 +445,8 @@ fn ask_for_its_route(editor: Editor, edge: EdgeId) {
     editor.selected.set(Default::default());
     editor.selected_note.set(None);
     editor.selected_edge.set(Some(edge));
-    focus_route_field(8);
-}
-
-/// Focuses the inspector's route field once it is drawn (within `frames`
-/// frames: the form waits for the catalog).
-fn focus_route_field(frames: u8) {
-    const FIELD: &str = ".inspector [name=route]";
-    request_animation_frame(move || {
-        if document().query_selector(FIELD).ok().flatten().is_some() {
-            crate::components::focus_first(FIELD);
-        } else if frames > 0 {
-            focus_route_field(frames - 1);
-        }
-    });
+    // Once the form is drawn (it waits for the catalog).
+    crate::components::focus_once_shown(".inspector [name=route]".into(), 8);
 }
 
 /// How far from a node (world units) a wire dropped still lands on it:

@@ -69,6 +69,7 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
     // not dropped to the page (a keyboard user would start again from the
     // top), it goes to the next fix (the problem now at that place or
     // after), else the list's heading; only when it was lost, never taken.
+    let none = Memo::new(move |_| problems.with(Vec::is_empty));
     let section = NodeRef::<leptos::html::Section>::new();
     let refocus = StoredValue::new(None::<usize>);
     Effect::new(move |_| {
@@ -95,77 +96,101 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                 }}
             </h2>
             {move || {
-                if problems.with(Vec::is_empty) {
+                if none.get() {
                     return view! { <p class="empty-note problems-none">"None: the graph can run."</p> }.into_any();
                 }
-                let list = problems.get();
+                // Keyed by what each is: a problem still there after an
+                // edit keeps its element, so a fix pressed while a field
+                // was being typed in (its change, applied as the press
+                // began, redraws the list) is not a new button under the
+                // release, and the click lands.
                 view! {
                     <ul class="problem-list">
-                        {list
-                            .into_iter()
-                            .enumerate()
-                            .map(|(at, problem)| {
-                                let node = problem.node.clone();
-                                let edge = problem.edge.clone();
-                                let path = problem.path.clone();
-                                let select = move |_| {
-                                    if let Some(node) = node.clone() {
-                                        editor.selected.set(BTreeSet::from([node]));
-                                        editor.selected_edge.set(None);
-                                    } else if let Some(edge) = edge.clone() {
-                                        editor.selected.set(BTreeSet::new());
-                                        editor.selected_edge.set(Some(edge));
-                                    } else {
-                                        // The graph's own: its setting, in the graph's settings.
-                                        editor.selected.set(BTreeSet::new());
-                                        editor.selected_edge.set(None);
-                                        let path = path.clone();
-                                        request_animation_frame(move || focus_graph_setting(&path));
-                                    }
-                                };
-                                let severity = match problem.severity {
-                                    Severity::Error => "error",
-                                    Severity::Warning => "warning",
-                                };
-                                // The fix, when validation knows one: one click, one undo step.
-                                let fix = problem.fix.clone().filter(|_| editor.can_edit).map(|fix| {
-                                    let label = editor.named(&fix.label());
-                                    view! {
-                                        <button type="button" class="button button-small fix-button"
-                                            on:click=move |_| {
-                                                refocus.set_value(Some(at));
-                                                editor.change(|document| fix.apply(document));
-                                            }><CodeSpans text=label /></button>
-                                    }
-                                });
-                                // People read nodes by their labels; the id stays beside it.
-                                let place = match (&problem.node, &problem.edge) {
-                                    (Some(node), _) => match editor.label_of(node.as_str()) {
-                                        Some(label) => format!("{label} ({node})"),
-                                        None => node.to_string(),
-                                    },
-                                    (None, Some(edge)) => edge_place(editor, edge)
-                                        .unwrap_or_else(|| problem.path.clone()),
-                                    (None, None) => problem.path.clone(),
-                                };
-                                let message = editor.named(&problem.message);
-                                view! {
-                                    <li>
-                                        <button type="button" class=format!("problem problem-{severity}") on:click=select>
-                                            <span class="problem-where mono">{place}</span>
-                                            <span class="problem-message"><CodeSpans text=message /></span>
-                                        </button>
-                                        {fix}
-                                    </li>
-                                }
-                            })
-                            .collect_view()}
+                        <For each=move || problems.get() key=problem_key let:problem>
+                            {problem_item(editor, problems, refocus, problem)}
+                        </For>
                     </ul>
                     {move || (errors() > 0).then(|| view! { <p class="field-hint">"Saving works with problems; running needs none."</p> })}
                 }
                 .into_any()
             }}
         </section>
+    }
+}
+
+/// What tells a problem from the others in the list: all of it, its fix
+/// included (the same words may come with a fix that does something else
+/// now: "Add a start node" before the node just placed).
+pub(crate) fn problem_key(problem: &Problem) -> String {
+    format!("{problem:?}")
+}
+
+/// One problem of the list: where and what (a click selects its node,
+/// edge or setting), and its fix when validation knows one.
+fn problem_item(
+    editor: Editor,
+    problems: Memo<Vec<Problem>>,
+    refocus: StoredValue<Option<usize>>,
+    problem: Problem,
+) -> impl IntoView {
+    let node = problem.node.clone();
+    let edge = problem.edge.clone();
+    let path = problem.path.clone();
+    let select = move |_| {
+        if let Some(node) = node.clone() {
+            editor.selected.set(BTreeSet::from([node]));
+            editor.selected_edge.set(None);
+        } else if let Some(edge) = edge.clone() {
+            editor.selected.set(BTreeSet::new());
+            editor.selected_edge.set(Some(edge));
+        } else {
+            // The graph's own: its setting, in the graph's settings.
+            editor.selected.set(BTreeSet::new());
+            editor.selected_edge.set(None);
+            let path = path.clone();
+            request_animation_frame(move || focus_graph_setting(&path));
+        }
+    };
+    let severity = match problem.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    };
+    // The fix, when validation knows one: one click, one undo step.
+    let key = problem_key(&problem);
+    let fix = problem.fix.clone().filter(|_| editor.can_edit).map(|fix| {
+        let label = editor.named(&fix.label());
+        view! {
+            <button type="button" class="button button-small fix-button"
+                on:click=move |_| {
+                    // Its place in the list now: the focus goes to the
+                    // fix at that place once the list is drawn again.
+                    let at = problems.with_untracked(|all| {
+                        all.iter().position(|other| problem_key(other) == key)
+                    });
+                    refocus.set_value(at);
+                    let fix = fix.clone();
+                    editor.change(|document| fix.apply(document));
+                }><CodeSpans text=label /></button>
+        }
+    });
+    // People read nodes by their labels; the id stays beside it.
+    let place = match (&problem.node, &problem.edge) {
+        (Some(node), _) => match editor.label_of(node.as_str()) {
+            Some(label) => format!("{label} ({node})"),
+            None => node.to_string(),
+        },
+        (None, Some(edge)) => edge_place(editor, edge).unwrap_or_else(|| problem.path.clone()),
+        (None, None) => problem.path.clone(),
+    };
+    let message = editor.named(&problem.message);
+    view! {
+        <li>
+            <button type="button" class=format!("problem problem-{severity}") on:click=select>
+                <span class="problem-where mono">{place}</span>
+                <span class="problem-message"><CodeSpans text=message /></span>
+            </button>
+            {fix}
+        </li>
     }
 }
 

@@ -173,7 +173,7 @@ fn text(
         }
         .into_any(),
         Some(FieldHint::Expression) => {
-            let error = RwSignal::new(condition_problem(&value()));
+            let error = RwSignal::new(condition_problem(&untrack(&value)));
             view! {
                 // Its schema's example (a list for a fan-out's `over`),
                 // else a condition's.
@@ -609,7 +609,7 @@ fn names(cx: FormCx, path: Path, hint: FieldHint) -> AnyView {
                 let toggle = move |event: leptos::ev::Event| {
                     let wanted = event_target_checked(&event);
                     let mut list: Vec<String> = cx
-                        .read(&path)
+                        .read_now(&path)
                         .and_then(|value| {
                             value.as_array().map(|list| {
                                 list.iter()
@@ -964,10 +964,11 @@ fn map(cx: FormCx, path: Path, key: Option<FieldHint>, value: Shape) -> AnyView 
                 .unwrap_or_default()
         })
     };
+    // Read by the handlers below, so untracked.
     let entries = {
         let path = path.clone();
         move || {
-            cx.read(&path)
+            cx.read_now(&path)
                 .and_then(|value| value.as_object().cloned())
                 .unwrap_or_default()
         }
@@ -1094,7 +1095,7 @@ fn one_of(cx: FormCx, path: Path, variants: Vec<Variant>, id: String) -> AnyView
             if let Some(variant) = variants.iter().find(|variant| variant.key == key) {
                 // The text carries over between an expression and a template.
                 let carried = cx
-                    .read(&path)
+                    .read_now(&path)
                     .and_then(|value| {
                         value
                             .as_object()
@@ -1251,41 +1252,60 @@ fn field_of(event: &leptos::ev::MouseEvent) -> Option<web_sys::HtmlElement> {
 /// just added, the focus in it) the stylesheet keeps them back, so nobody
 /// is told a field is empty before they could type in it.
 fn problems(cx: FormCx, path: Path) -> impl IntoView {
-    move || {
-        let empty = cx
-            .read(&path)
-            .is_none_or(|value| value.as_str().is_some_and(str::is_empty));
-        cx.problems_at(&path)
-            .into_iter()
-            .map(|problem| {
-                let fix = problem.fix.clone().filter(|_| !cx.read_only).map(|fix| {
-                    let label = cx.editor.named(&fix.label());
-                    view! {
-                        <button type="button" class="button button-small fix-button"
-                            on:click=move |event| {
-                                // The button goes with the problem: the
-                                // focus goes to the field it was under,
-                                // not to the page.
-                                let field = field_of(&event);
-                                cx.editor.change(|document| fix.apply(document));
-                                if let Some(field) = field {
-                                    request_animation_frame(move || {
-                                        let _ = field.focus();
-                                    });
-                                }
-                            }><CodeSpans text=label /></button>
+    let empty = {
+        let path = path.clone();
+        move || {
+            cx.read(&path)
+                .is_none_or(|value| value.as_str().is_some_and(str::is_empty))
+        }
+    };
+    // Keyed by what each says: a problem still there after an edit keeps
+    // its element. Drawn again, its fix button was a new one between the
+    // press and the release of a click that first applied the field being
+    // typed in (the edit that redraws the problems), and the click was
+    // lost; and an alert drawn again is said again.
+    view! {
+        <For
+            each=move || cx.problems_at(&path)
+            key=crate::editor::problems::problem_key
+            let:problem
+        >
+            {problem_line(cx, problem, empty.clone())}
+        </For>
+    }
+}
+
+/// One problem under its field: what it says, and its fix as a button.
+fn problem_line(
+    cx: FormCx,
+    problem: heddle_engine::validate::Problem,
+    empty: impl Fn() -> bool + Send + Sync + 'static,
+) -> impl IntoView {
+    let fix = problem.fix.clone().filter(|_| !cx.read_only).map(|fix| {
+        let label = cx.editor.named(&fix.label());
+        view! {
+            <button type="button" class="button button-small fix-button"
+                on:click=move |event| {
+                    // The button goes with the problem: the focus goes to
+                    // the field it was under, not to the page.
+                    let field = field_of(&event);
+                    let fix = fix.clone();
+                    cx.editor.change(|document| fix.apply(document));
+                    if let Some(field) = field {
+                        request_animation_frame(move || {
+                            let _ = field.focus();
+                        });
                     }
-                });
-                // An error is said as it comes; a warning (the run goes on)
-                // is read with its field, never interrupting the typing.
-                let warning = problem.severity == heddle_engine::validate::Severity::Warning;
-                let message = cx.editor.named(&problem.message);
-                view! {
-                    <span class="field-error" class:field-warning=warning class:while-empty=empty
-                        role=(!warning).then_some("alert")><CodeSpans text=message />{fix}</span>
-                }
-            })
-            .collect_view()
+                }><CodeSpans text=label /></button>
+        }
+    });
+    // An error is said as it comes; a warning (the run goes on) is read
+    // with its field, never interrupting the typing.
+    let warning = problem.severity == heddle_engine::validate::Severity::Warning;
+    let message = cx.editor.named(&problem.message);
+    view! {
+        <span class="field-error" class:field-warning=warning class:while-empty=empty
+            role=(!warning).then_some("alert")><CodeSpans text=message />{fix}</span>
     }
 }
 
