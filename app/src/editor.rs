@@ -39,6 +39,7 @@ pub mod flow_order;
 pub mod gestures;
 pub mod group_drop;
 pub mod group_form;
+pub mod group_room;
 pub mod groups;
 pub mod history;
 pub mod idle;

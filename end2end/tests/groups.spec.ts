@@ -340,3 +340,71 @@ test("Layout keeps each group's nodes together: its frame holds them and no othe
   await page.screenshot({ path: "../target/e2e/screens/group-laid-out-1440.png" });
   expect(errors).toEqual([]);
 });
+
+test("a group made of nodes picked here and there frames them alone: nodes its frame would cover step out, in the same undo step", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const at = (id: string, label: string, x: number, y: number) => ({
+    id,
+    kind: "set",
+    label,
+    config: { values: { note: { value: id } } },
+    position: { x, y },
+  });
+  // Technical, Check and Ask on a diagonal; Billing and Set between them.
+  const document = {
+    format_version: 2,
+    name: "Picked",
+    state: { channels: { note: { type: "string" } } },
+    nodes: [
+      at("technical", "Technical", 0, 200),
+      at("check", "Check", 260, 200),
+      at("ask", "Ask", 520, 140),
+      at("billing", "Billing", 0, 110),
+      at("set", "Set", 260, 110),
+    ],
+    edges: [],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+  const box = async (id: string) => (await node(id).boundingBox())!;
+  const before = { technical: await box("technical"), check: await box("check"), ask: await box("ask") };
+  await node("technical").click();
+  await node("check").click({ modifiers: ["Shift"] });
+  await node("ask").click({ modifiers: ["Shift"] });
+  await page.keyboard.press("Control+g");
+  const frame = page.getByTestId("group-frame");
+  await expect(frame).toHaveCount(1);
+  // Its own nodes stay where they were put; the others are out of it.
+  for (const [id, was] of Object.entries(before)) {
+    const now = await box(id);
+    expect(Math.abs(now.x - was.x) + Math.abs(now.y - was.y)).toBeLessThan(1);
+  }
+  const framed = (await frame.boundingBox())!;
+  for (const id of ["billing", "set"]) {
+    const b = await box(id);
+    const inside =
+      b.x < framed.x + framed.width && framed.x < b.x + b.width && b.y < framed.y + framed.height && framed.y < b.y + b.height;
+    expect(inside, `${id} is under the frame`).toBe(false);
+  }
+  await page.screenshot({ path: "../target/e2e/screens/group-picked-1440.png" });
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const saved = await stored();
+  expect(saved.groups).toEqual([{ id: "group-1", label: "Group 1", nodes: ["technical", "check", "ask"] }]);
+  // One undo: the group goes and the nodes are back where they were.
+  await page.keyboard.press("Control+z");
+  await expect(frame).toHaveCount(0);
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const undone = await stored();
+  expect(undone.groups ?? []).toEqual([]);
+  expect(undone.nodes.find((n: any) => n.id === "billing").position).toEqual({ x: 0, y: 110 });
+  expect(undone.nodes.find((n: any) => n.id === "set").position).toEqual({ x: 260, y: 110 });
+  expect(errors).toEqual([]);
+});

@@ -26,7 +26,8 @@ pub fn take_out(document: &mut GraphDocument, nodes: &[NodeId]) {
 }
 
 /// Frames `nodes` in a new group named "Group N", taking them out of any
-/// group they were in; `None` when there is nothing to frame.
+/// group they were in, and moving the nodes its frame would cover out of
+/// it; `None` when there is nothing to frame.
 pub fn frame(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>) -> Option<String> {
     let nodes: Vec<NodeId> = document
         .nodes
@@ -38,6 +39,8 @@ pub fn frame(document: &mut GraphDocument, nodes: &BTreeSet<NodeId>) -> Option<S
         return None;
     }
     take_out(document, &nodes);
+    // Its frame holds its nodes and no other (`group_room.rs`).
+    super::group_room::step_out(document, &nodes);
     let id = document.fresh_group_id();
     // Named for its id's number (`group-2` is "Group 2"), so the name says
     // how many were made before it.

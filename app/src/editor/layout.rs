@@ -21,10 +21,9 @@ use heddle_engine::{EdgeId, GraphDocument, NodeId};
 
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 
-/// Room between a group's frame and its nodes, and the frame's bar above
-/// them (as `canvas/group_frame.rs` draws them).
-const GROUP_PAD: f64 = 20.0;
-const GROUP_BAR: f64 = 32.0;
+// Room between a group's frame and its nodes, and the frame's bar above
+// them (as `canvas/group_frame.rs` draws them).
+use super::group_room::{FRAME_BAR as GROUP_BAR, FRAME_PAD as GROUP_PAD};
 
 /// The size a node or a group's block takes, by its id in the document
 /// laid out (a node's when absent).

@@ -3,15 +3,8 @@
 //! backticks (`` `llm_2` ``); wherever a person reads one, each node is
 //! named by its label instead (“Writer”), as the canvas shows it.
 
-use super::state::Editor;
-
-impl Editor {
-    /// `message` with each node it names by id named by its label (read
-    /// untracked).
-    pub fn named(&self, message: &str) -> String {
-        name_nodes(message, |id| self.label_of(id))
-    }
-}
+// A plain function over text, so both the editor (`Editor::named`) and
+// the words said of an edit (`edit_words`) use it without an import circle.
 
 /// A message with each node it names in backticks (`` `llm_2` ``) named by
 /// its label instead (“Writer”), when it has one.

@@ -567,6 +567,12 @@ impl Editor {
             .filter(|label| !label.is_empty() && label != node)
     }
 
+    /// `message` with each node it names by id named by its label (read
+    /// untracked; `node_names.rs`).
+    pub fn named(&self, message: &str) -> String {
+        super::node_names::name_nodes(message, |id| self.label_of(id))
+    }
+
     /// A node as a person reads it: its label, else its id (a node the
     /// graph no longer has, or one inside a subgraph). Read untracked.
     pub fn name_of(&self, node: &str) -> String {

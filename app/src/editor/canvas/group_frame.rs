@@ -17,10 +17,8 @@ use crate::editor::state::Editor;
 use super::Selection;
 use super::group_toggle::{GroupToggle, names};
 
-/// Room between the frame and its nodes.
-const PAD: f64 = 20.0;
-/// The bar above the nodes.
-const BAR: f64 = 32.0;
+// Room between the frame and its nodes, and its bar above them.
+use crate::editor::group_room::{FRAME_BAR as BAR, FRAME_PAD as PAD};
 
 /// The frame around `group`'s nodes (drawn while it is expanded).
 #[component]
