@@ -681,6 +681,30 @@ test("every way to start a run runs what is on screen, saved first", async ({ pa
   await hydrated(page);
   await expect(page.locator('.canvas-node[data-node="emit"]')).toBeVisible();
   await expect(page.getByTestId("run-version-notice")).toHaveCount(0);
+
+  // Edited while that run's record is on its way (a slow answer, a page
+  // still loading): the run is compared with what the canvas held as it
+  // was opened, so the draft being edited is not swapped for the run's
+  // version when the answer comes.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/get_run", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`/graphs/${graph}?run=${second.id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="emit"]').click();
+  await edit("four");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  await expect(page.getByTestId("version")).toHaveText(`v${second.graph_version + 1}`);
+  const answered = page.waitForResponse("**/api/get_run");
+  release();
+  await answered;
+  await page.waitForLoadState("networkidle");
+  await expect(page.getByTestId("run-version-notice")).toHaveCount(0);
+  await expect(page.locator('.canvas-node[data-node="emit"]')).toBeVisible();
+  await page.unroute("**/api/get_run");
 });
 
 // Without the `errors` fixture: the aborted save is a failed request the

@@ -40,12 +40,17 @@ pub fn RunVersion(
         dismissed.set(false);
         if let Some(asked) = run_id.clone() {
             let graph_id = graph_id.clone();
+            // What the canvas held as the run came to be watched: the run
+            // is compared with that, not with what it holds once the run's
+            // record arrives. Edited meanwhile (a slow answer, a page still
+            // loading), it was swapped for the run's older version under
+            // the person's hands: the draft they were editing was hidden.
+            let on_screen = persistence.version.get_untracked();
+            let draft_is_saved = persistence.status.get_untracked() == SaveState::Saved;
             leptos::task::spawn_local(async move {
                 let Ok(run) = crate::live::api::run(&asked).await else {
                     return;
                 };
-                let on_screen = persistence.version.get_untracked();
-                let draft_is_saved = persistence.status.get_untracked() == SaveState::Saved;
                 if run.graph_version == on_screen && draft_is_saved {
                     return;
                 }
