@@ -1058,6 +1058,15 @@ test("at 1024×700 the palette open over the canvas keeps the tools in one row a
   // Closed, the palette gives the tools their place and Export back.
   await expect(page.locator(".palette")).toHaveJSProperty("offsetWidth", 52);
   await expect(page.getByRole("link", { name: "Export" })).toBeVisible();
+  // Escape from the search goes back to the canvas on the node just
+  // added, so the arrows go on from it.
+  await search.focus();
+  await search.fill("set");
+  await page.keyboard.press("Enter");
+  await expect(page.locator(".canvas-node")).toHaveCount(4);
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(1);
+  await expect(page.locator(".canvas-node.selected")).toBeFocused();
   expect(errors).toEqual([]);
 });
 

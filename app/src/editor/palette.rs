@@ -21,11 +21,19 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     let query = RwSignal::new(String::new());
     let kinds = move || query.with(|query| matching(query));
     let place_first = move |event: ev::KeyboardEvent| {
-        // Escape leaves the search for the canvas (a rail folds again).
+        // Escape leaves the search for the canvas (a rail folds again): on
+        // the node just added (the one selected), so the arrows, C and
+        // Enter go on from it; else the canvas itself.
         if event.key() == "Escape" {
             query.set(String::new());
-            if let Some(canvas) = gestures.canvas.get_untracked() {
-                let _ = canvas.focus();
+            let selected = editor.selected.get_untracked();
+            match (selected.first(), selected.len()) {
+                (Some(id), 1) => super::connect_menu::focus_node(editor, id),
+                _ => {
+                    if let Some(canvas) = gestures.canvas.get_untracked() {
+                        let _ = canvas.focus();
+                    }
+                }
             }
             return;
         }
