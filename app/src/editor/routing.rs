@@ -131,26 +131,38 @@ fn loops(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Ve
             .partial_cmp(&(y.1.floor, y.1.right - y.1.left))
             .unwrap_or(std::cmp::Ordering::Equal)
     });
+    // Bounded, for a hostile or a huge tangled graph (thousands of loops
+    // over one another): each loop tries MAX_LANES lanes at most, and only
+    // the first MAX_LANED loops are kept apart; past those, lines may lie
+    // together. Unbounded, 5,000 loops took seconds (cubic), and the page
+    // is drawn on the server too.
     let mut placed: Vec<(f64, f64, f64)> = Vec::new();
-    for (i, mut run) in loops {
+    for (k, (i, mut run)) in loops.into_iter().enumerate() {
         let mut lane = 0.0;
-        loop {
+        while k < MAX_LANED && lane < MAX_LANES {
             let drop = run.floor + lane * LANE;
             let clash = placed.iter().any(|&(left, right, other)| {
                 left < run.right + SWING && run.left - SWING < right && (other - drop).abs() < LANE
             });
             if !clash {
-                run.drop = drop;
-                run.swing = SWING + lane * LANE / 2.0;
                 break;
             }
             lane += 1.0;
         }
-        placed.push((run.left, run.right, run.drop));
+        run.drop = run.floor + lane * LANE;
+        run.swing = SWING + lane * LANE / 2.0;
+        if k < MAX_LANED {
+            placed.push((run.left, run.right, run.drop));
+        }
         routes[i] = Some(run.route());
     }
     routes
 }
+
+/// How many lanes a loop tries, at most, to keep off the others.
+const MAX_LANES: f64 = 24.0;
+/// How many loops are kept apart in lanes, at most.
+const MAX_LANED: usize = 400;
 
 /// How far apart, at their middle, the edges between the same two nodes
 /// are drawn (a router's two routes to one node), so each is seen and
@@ -429,6 +441,31 @@ mod tests {
         // In the same row, or behind the source's left side, it loops.
         assert!(routes(&[(0.0, 0.0), (176.0, 30.0)], SIZE, &[ends(0, 1)])[0].back);
         assert!(routes(&[(0.0, 0.0), (-20.0, 200.0)], SIZE, &[ends(0, 1)])[0].back);
+    }
+
+    #[test]
+    fn thousands_of_loops_over_one_another_are_routed_in_bounded_lanes() {
+        // A hostile graph: 5,000 edges back from one node to another over
+        // the same stretch. Each is routed; the lanes stop at MAX_LANES
+        // (the work is bounded: it was cubic in the loops).
+        let at = [(0.0, 0.0), (1000.0, 0.0)];
+        let edges: Vec<EdgeEnds> = (0..5_000).map(|_| ends(1, 0)).collect();
+        let routes = detours_and_loops(&at, SIZE, &edges);
+        assert!(
+            routes
+                .iter()
+                .all(|route| route.as_ref().is_some_and(|r| r.back))
+        );
+        let floor = 56.0 + CLEARANCE;
+        let deepest = routes
+            .iter()
+            .flatten()
+            .map(|route| route.label.1)
+            .fold(f64::MIN, f64::max);
+        assert!(deepest <= floor + MAX_LANES * LANE + 1e-9, "{deepest}");
+        // The first ones still get lanes of their own.
+        let first: Vec<f64> = routes.iter().take(3).flatten().map(|r| r.label.1).collect();
+        assert_eq!(first, [floor, floor + LANE, floor + 2.0 * LANE]);
     }
 
     #[test]
