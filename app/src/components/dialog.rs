@@ -32,6 +32,10 @@ pub fn Dialog(
 /// Moves the focus into a dialog, onto `first`, so the keyboard goes on
 /// from there: a frame after it is drawn (its elements are made before
 /// they are in the page, and a detached element takes no focus).
+///
+/// Unless the focus is already in the same form or dialog: a person quick
+/// to click the field they want (or a test filling it) keeps it. Taken
+/// back a frame later, their typing went into the first field instead.
 pub fn focus_when_drawn<E>(first: NodeRef<E>)
 where
     E: leptos::html::ElementType + 'static,
@@ -45,12 +49,22 @@ where
             if let Some(element) = first.try_get_untracked().flatten() {
                 use wasm_bindgen::JsCast;
                 let element: &web_sys::HtmlElement = element.unchecked_ref();
-                if element.is_connected() {
+                if element.is_connected() && !focused_beside(element) {
                     let _ = element.focus();
                 }
             }
         });
     });
+}
+
+/// Whether the focus is on another element of `first`'s form or dialog.
+fn focused_beside(first: &web_sys::HtmlElement) -> bool {
+    let Some(focused) = document().active_element() else {
+        return false;
+    };
+    let within = first.closest("form, [role=dialog]").ok().flatten();
+    AsRef::<web_sys::Element>::as_ref(first) != &focused
+        && within.is_some_and(|within| within.contains(Some(&focused)))
 }
 
 /// Puts the focus on the first element `selector` finds once it is in the
