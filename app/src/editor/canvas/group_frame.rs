@@ -11,14 +11,12 @@ use heddle_engine::NodeId;
 use heddle_engine::format::{Group, Position};
 use leptos::prelude::*;
 
-use crate::editor::model::{NODE_HEIGHT, NODE_WIDTH};
 use crate::editor::state::Editor;
 
 use super::Selection;
 use super::group_toggle::{GroupToggle, names};
 
-// Room between the frame and its nodes, and its bar above them.
-use crate::editor::group_room::{FRAME_BAR as BAR, FRAME_PAD as PAD};
+use crate::editor::group_room::frame_box;
 
 /// The frame around `group`'s nodes (drawn while it is expanded).
 #[component]
@@ -30,44 +28,35 @@ pub(super) fn GroupFrame(
 ) -> impl IntoView {
     let id = group.id.clone();
     let members = StoredValue::new(group.nodes.clone());
-    // The box around the nodes, from their position signals: it follows a
-    // drag. A group's nodes are few next to a graph's.
-    let bounds = Memo::new(move |_| {
+    // The frame around the nodes, from their position signals: it follows
+    // a drag. A group's nodes are few next to a graph's. Measured as a new
+    // group's room is (`group_room::frame_box`), so nodes stepped out of
+    // its way stay out of the frame drawn.
+    let frame = Memo::new(move |_| {
         let at = positions.get();
         members.with_value(|members| {
-            let mut bounds: Option<(f64, f64, f64, f64)> = None;
-            for id in members {
-                let Some(p) = at.get(id).map(|p| p.get()) else {
-                    continue;
-                };
-                if !(p.x.is_finite() && p.y.is_finite()) {
-                    continue;
-                }
-                let (x2, y2) = (p.x + NODE_WIDTH, p.y + NODE_HEIGHT);
-                bounds = Some(match bounds {
-                    None => (p.x, p.y, x2, y2),
-                    Some((a, b, c, d)) => (a.min(p.x), b.min(p.y), c.max(x2), d.max(y2)),
-                });
-            }
-            bounds
+            frame_box(members.iter().filter_map(|id| {
+                let p = at.get(id)?.get();
+                Some((p.x, p.y))
+            }))
         })
     });
     let transform = move || {
-        bounds
+        frame
             .get()
-            .map(|(x, y, _, _)| format!("translate({}px, {}px)", x - PAD, y - PAD - BAR))
+            .map(|(x, y, _, _)| format!("translate({x}px, {y}px)"))
             .unwrap_or_default()
     };
     let width = move || {
-        bounds
+        frame
             .get()
-            .map(|(x1, _, x2, _)| format!("{}px", x2 - x1 + 2.0 * PAD))
+            .map(|(x1, _, x2, _)| format!("{}px", x2 - x1))
             .unwrap_or_default()
     };
     let height = move || {
-        bounds
+        frame
             .get()
-            .map(|(_, y1, _, y2)| format!("{}px", y2 - y1 + 2.0 * PAD + BAR))
+            .map(|(_, y1, _, y2)| format!("{}px", y2 - y1))
             .unwrap_or_default()
     };
     let selected = move || {
