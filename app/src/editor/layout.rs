@@ -33,8 +33,17 @@ const LAYER_GAP: f64 = 80.0;
 const ROW_GAP: f64 = 40.0;
 /// Between two bands of a wrapped layout.
 const BAND_GAP: f64 = 100.0;
-/// The most layers laid out in one row before the layout wraps.
-const MAX_UNWRAPPED: usize = 10;
+/// The canvas a layout is shaped for, less the margins Fit leaves: a
+/// 1440×900 window's, beside the palette and the inspector
+/// (`Viewport::GUESSED_CANVAS`). At 1024 px the same shape, smaller.
+const CANVAS: (f64, f64) = (900.0 - 96.0, 660.0 - 120.0);
+/// The zoom from which a graph fitted in [`CANVAS`] reads (ports are
+/// drawn from 50%): one row as long as it fits at this zoom or more.
+const READS_AT: f64 = 0.5;
+/// How much more a graph must read at for one more band.
+const WRAP_GAIN: f64 = 1.2;
+/// The most bands tried (a band of a 2,000-layer graph holds 40 layers).
+const MAX_BANDS: usize = 50;
 /// The most nodes joined to nothing lined up in one row.
 const LOOSE_ROW: usize = 5;
 
@@ -438,8 +447,6 @@ fn layered(
     // rather than running one row thousands of pixels wide. Each layer is
     // as wide as its widest, each node as tall as it is (a group's block
     // is bigger than a node).
-    let columns = columns_for(layers.len());
-    let bands = layers.len().div_ceil(columns).max(1);
     let height_of = |nodes: &[usize]| {
         nodes.iter().map(|node| size(ids[*node]).1).sum::<f64>()
             + ROW_GAP * nodes.len().saturating_sub(1) as f64
@@ -467,6 +474,13 @@ fn layered(
             .filter_map(|node| room.get(ids[*node]))
             .fold(LAYER_GAP, |gap, need| gap.max(*need))
     };
+    // Each layer in order: its width with the gap after it, and its height.
+    let shapes: Vec<(f64, f64)> = layers
+        .values()
+        .map(|nodes| (width_of(nodes) + gap_after(nodes), height_of(nodes)))
+        .collect();
+    let columns = columns_for(&shapes);
+    let bands = layers.len().div_ceil(columns).max(1);
     let mut band_top = vec![0.0f64; bands + 1];
     let mut tallest = vec![0.0f64; bands];
     let mut lefts: HashMap<usize, f64> = HashMap::new();
@@ -544,15 +558,47 @@ fn label_room(text: &str) -> f64 {
     (chars * 6.6 + 16.0) * 1.25 + 20.0
 }
 
-/// Layers a band holds: all of them up to [`MAX_UNWRAPPED`]; past that,
-/// about as many as make the whole as wide as a screen is against its
-/// height (√(4n/3) for n layers of single nodes).
-fn columns_for(layers: usize) -> usize {
-    if layers <= MAX_UNWRAPPED {
-        return layers.max(1);
+/// Layers a band holds, given each layer's width (with the gap after it)
+/// and height: one row while the whole reads (at [`READS_AT`] or more
+/// fitted in a laptop's canvas, [`CANVAS`]); else as many bands as fit
+/// that canvas best, each more taken only for a clear gain (a wrapped
+/// graph's edges from one band to the next cost some reading too).
+fn columns_for(shapes: &[(f64, f64)]) -> usize {
+    let layers = shapes.len().max(1);
+    let zoom_at = |columns: usize| {
+        let (mut width, mut height) = (0.0f64, 0.0f64);
+        for band in shapes.chunks(columns) {
+            let wide: f64 = band.iter().map(|(width, _)| width).sum::<f64>() - LAYER_GAP;
+            let tall = band
+                .iter()
+                .map(|(_, height)| *height)
+                .fold(NODE_HEIGHT, f64::max);
+            width = width.max(wide);
+            height += tall;
+        }
+        height += (ROW_GAP + BAND_GAP) * (layers.div_ceil(columns) - 1) as f64;
+        let (canvas_width, canvas_height) = CANVAS;
+        (canvas_width / width.max(1.0))
+            .min(canvas_height / height.max(1.0))
+            .min(1.0)
+    };
+    let (mut best, mut best_zoom) = (layers, zoom_at(layers));
+    if best_zoom >= READS_AT {
+        return best;
     }
-    let balanced = ((layers as f64) * 4.0 / 3.0).sqrt().ceil() as usize;
-    balanced.max(MAX_UNWRAPPED)
+    let mut last = layers;
+    for bands in 2..=layers.min(MAX_BANDS) {
+        let columns = layers.div_ceil(bands);
+        if columns == last {
+            continue;
+        }
+        last = columns;
+        let zoom = zoom_at(columns);
+        if zoom > best_zoom * WRAP_GAIN {
+            (best, best_zoom) = (columns, zoom);
+        }
+    }
+    best
 }
 
 /// Node order for the depth-first search: the entry (or start nodes)
@@ -613,10 +659,13 @@ fn back_edges(out: &[Vec<usize>], roots: Vec<usize>) -> HashSet<(usize, usize)> 
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
+    use heddle_engine::format::Position;
     use heddle_engine::{GraphDocument, NodeId};
     use serde_json::json;
 
-    use super::layout;
+    use super::{NODE_HEIGHT, NODE_WIDTH, READS_AT, layout};
 
     fn x_of(
         positions: &std::collections::HashMap<NodeId, heddle_engine::format::Position>,
@@ -706,8 +755,68 @@ mod tests {
             "no two nodes share a place"
         );
         // A short chain stays one row.
-        let short = layout(&chain(10));
+        let short = layout(&chain(6));
         assert!(short.values().all(|p| p.y == 0.0));
+    }
+
+    /// The zoom Fit shows `positions` at in a 1440×900 window's canvas.
+    fn fitted_zoom(positions: &HashMap<NodeId, Position>) -> f64 {
+        let mut extent: Option<(f64, f64, f64, f64)> = None;
+        for p in positions.values() {
+            let (x2, y2) = (p.x + NODE_WIDTH, p.y + NODE_HEIGHT);
+            extent = Some(extent.map_or((p.x, p.y, x2, y2), |(a, b, c, d)| {
+                (a.min(p.x), b.min(p.y), c.max(x2), d.max(y2))
+            }));
+        }
+        let (width, height) = crate::editor::state::Viewport::GUESSED_CANVAS;
+        crate::editor::state::Viewport::fitting(extent, width, height).zoom
+    }
+
+    #[test]
+    fn a_graph_too_long_to_read_in_one_row_wraps_until_it_reads() {
+        // One row of ten would show at 32%, its labels unread and its
+        // ports not drawn; in bands it reads.
+        assert!(fitted_zoom(&layout(&chain(10))) >= READS_AT);
+        // A support bot as a person builds it: a router's three routes,
+        // a condition, a human's verdicts, rejoined at a memory (eight
+        // layers, a row at 40%).
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "support",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "router", "kind": "router", "config": {"routes": [
+                    {"route": "billing"}, {"route": "technical"}, {"route": "other"}]}},
+                {"id": "billing", "kind": "llm"}, {"id": "technical", "kind": "condition"},
+                {"id": "other", "kind": "human"}, {"id": "tools", "kind": "tools"},
+                {"id": "script", "kind": "script"}, {"id": "llm", "kind": "llm"},
+                {"id": "memory", "kind": "memory"}, {"id": "end", "kind": "end"}],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "router"},
+                {"id": "e2", "from": "router", "to": "billing", "route": "billing"},
+                {"id": "e3", "from": "router", "to": "technical", "route": "technical"},
+                {"id": "e4", "from": "router", "to": "other", "route": "other"},
+                {"id": "e5", "from": "technical", "to": "tools", "route": "needs_tool"},
+                {"id": "e6", "from": "technical", "to": "script", "route": "fallback"},
+                {"id": "e7", "from": "tools", "to": "llm"},
+                {"id": "e8", "from": "script", "to": "llm"},
+                {"id": "e9", "from": "billing", "to": "memory"},
+                {"id": "e10", "from": "llm", "to": "memory"},
+                {"id": "e11", "from": "other", "to": "memory", "route": "approved"},
+                {"id": "e12", "from": "other", "to": "end", "route": "rejected"},
+                {"id": "e13", "from": "memory", "to": "end"}]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        assert!(
+            fitted_zoom(&positions) >= READS_AT,
+            "{}",
+            fitted_zoom(&positions)
+        );
+        assert_eq!(distinct_places(&positions), 10);
+        // Read in order: the start first, top left; the end last.
+        let at = |id: &str| positions[&NodeId::from(id)];
+        assert_eq!(at("start").x, 0.0);
+        assert!(at("end").y > at("start").y);
     }
 
     #[test]

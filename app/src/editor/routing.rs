@@ -2,9 +2,11 @@
 //!
 //! A forward edge is an S curve from the source's right port to the
 //! target's left port; one whose curve would cross another node goes
-//! around it, along a lane above or below (`detour.rs`). An edge that goes back (a loop, or a target left of
-//! the source's right side) leaves to the right, runs under every node
-//! between its ends and comes up into the target from the left; loops whose
+//! around it, along a lane above or below (`detour.rs`). An edge that goes
+//! back (a loop, or a target left of the source's right side) leaves to the
+//! right, runs under every node between its ends and comes up into the
+//! target from the left; to a target in a row below (a wrapped layout's
+//! next band) it runs between the rows and comes down into it; loops whose
 //! runs would overlap get lanes of their own, so two loops never draw as one
 //! line. Labels sit at the middle of the path, moved above or below the
 //! nodes when the middle falls on one.
@@ -141,6 +143,13 @@ fn loops(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Ve
         let mut lane = 0.0;
         while k < MAX_LANED && lane < MAX_LANES {
             let drop = run.floor + lane * LANE;
+            // The lanes between two rows are full: under both, then.
+            if let Some((ceiling, under_both)) = run.between
+                && drop > ceiling
+            {
+                (run.floor, run.between, lane) = (under_both, None, 0.0);
+                continue;
+            }
             let clash = placed.iter().any(|&(left, right, other)| {
                 left < run.right + SWING && run.left - SWING < right && (other - drop).abs() < LANE
             });
@@ -249,6 +258,10 @@ struct Loop {
     right: f64,
     /// Just below the lowest node in its way.
     floor: f64,
+    /// For a target in a row below its source's (a wrapped layout's next
+    /// band): the lowest its run may lie, above the target's row, and
+    /// the floor under both rows, should the lanes between fill up.
+    between: Option<(f64, f64)>,
     drop: f64,
     swing: f64,
 }
@@ -267,13 +280,32 @@ impl Loop {
             })
             .map(|(_, y)| y + size.height)
             .fold(bottom, f64::max);
-        let floor = lowest + CLEARANCE;
+        let under_both = lowest + CLEARANCE;
+        // A target in a row of its own below the source's: the run goes
+        // between the rows, under the nodes above the target's row, as a
+        // line of text wraps to the next, rather than under the target.
+        let ceiling = b.1 - CLEARANCE;
+        let between = (b.1 >= a.1 + size.height + ROWS_APART)
+            .then(|| {
+                positions
+                    .iter()
+                    .filter(|(x, y)| {
+                        *x < right && x + size.width > left && *y < b.1 && y + size.height > a.1
+                    })
+                    .map(|(_, y)| y + size.height)
+                    .fold(a.1 + size.height, f64::max)
+                    + CLEARANCE
+            })
+            .filter(|floor| *floor <= ceiling)
+            .map(|floor| (floor, ceiling));
+        let floor = between.map_or(under_both, |(floor, _)| floor);
         Loop {
             from,
             to,
             left,
             right,
             floor,
+            between: between.map(|(_, ceiling)| (ceiling, under_both)),
             drop: floor,
             swing: SWING,
         }
@@ -428,6 +460,39 @@ mod tests {
         let at = [(0.0, 0.0), (260.0, 40.0), (520.0, 0.0)];
         let routes = routes(&at, SIZE, &[ends(2, 0)]);
         assert!(routes[0].label.1 >= 40.0 + 56.0 + CLEARANCE);
+    }
+
+    #[test]
+    fn an_edge_to_the_next_band_of_a_wrapped_layout_runs_between_the_bands() {
+        // Band one: a, b (and c under b); band two, 240 px lower: d, e.
+        let at = [
+            (0.0, 0.0),
+            (260.0, 0.0),
+            (260.0, 96.0),
+            (0.0, 392.0),
+            (260.0, 392.0),
+        ];
+        let edges = [ends(1, 3), ends(2, 3), ends(2, 4)];
+        let routes = routes(&at, SIZE, &edges);
+        for route in &routes {
+            assert!(route.back, "{}", route.path);
+            // Under band one (c's bottom is 152), over band two (392).
+            let run = route.label.1;
+            assert!(
+                (152.0 + CLEARANCE..=392.0 - CLEARANCE).contains(&run),
+                "{run}"
+            );
+        }
+        // Each in its own lane.
+        assert!((routes[0].label.1 - routes[1].label.1).abs() >= LANE);
+        // Lanes between the bands full: the rest run under both.
+        let many: Vec<_> = (0..20).map(|_| ends(2, 3)).collect();
+        let routes = super::routes(&at, SIZE, &many);
+        let under = routes
+            .iter()
+            .filter(|route| route.label.1 > 392.0 + 56.0)
+            .count();
+        assert!(under > 0 && under < 20, "{under}");
     }
 
     #[test]
