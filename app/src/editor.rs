@@ -72,6 +72,7 @@ pub mod retention;
 pub mod route_rename;
 pub mod routing;
 pub mod run_version;
+pub mod save_key;
 pub mod schema_edit;
 pub mod splice;
 pub mod start_framing;
@@ -157,6 +158,7 @@ pub fn GraphEditor(
     #[cfg(feature = "hydrate")]
     view_memory::remember(editor, gestures, graph_id.clone());
     persistence.start();
+    save_key::install(persistence);
     // A graph saved without positions is laid out when it opens. The view
     // is fitted to the canvas when the browser first reports its size
     // (`resize.rs`): asking for it here would lay the page out mid-hydration.

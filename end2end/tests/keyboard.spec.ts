@@ -185,6 +185,48 @@ test("a graph that comes to hold a conversation as it is built shows its chat, a
   await page.keyboard.press("F6");
   await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
   await expect(page.getByTestId("chat-input")).toBeFocused();
+  // Escape in the box goes back to the canvas, on the node selected there,
+  // what was typed kept.
+  await page.keyboard.type("Hello");
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".canvas-node.kind-end")).toBeFocused();
+  await expect(page.getByTestId("chat-input")).toHaveValue("Hello");
+  // With nothing selected, on the canvas itself, its ring showing.
+  await page.keyboard.press("Escape");
+  await page.getByTestId("chat-input").focus();
+  await page.keyboard.press("Escape");
+  await expect(page.locator(".editor-canvas")).toBeFocused();
+  const ring = await page.locator(".editor-canvas").evaluate((canvas) => getComputedStyle(canvas).outlineStyle);
+  expect(ring).toBe("solid");
+  expect(errors).toEqual([]);
+});
+
+test("Ctrl+S saves at once, a field being typed in too, and the browser's Save page is never opened", async ({
+  page,
+  errors,
+}) => {
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await page.evaluate(() => {
+    (window as unknown as { prevented: boolean[] }).prevented = [];
+    window.addEventListener("keydown", (event) => {
+      if (event.key === "s" && event.ctrlKey) (window as unknown as { prevented: boolean[] }).prevented.push(event.defaultPrevented);
+    });
+  });
+  // The graph's description applies as it is left: typed and still in
+  // it, nothing is saved but by Ctrl+S.
+  const description = page.locator('textarea[name="graph-description"]');
+  await description.focus();
+  await page.keyboard.type("Answers customers");
+  await page.keyboard.press("Control+s");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  await expect.poll(async () => (await stored(page, id)).description).toBe("Answers customers");
+  await expect(description).toBeFocused();
+  // From the canvas too, with nothing to save: still not the browser's.
+  await page.locator(".canvas-node.kind-start").focus();
+  await page.keyboard.press("Control+s");
+  expect(await page.evaluate(() => (window as unknown as { prevented: boolean[] }).prevented)).toEqual([true, true]);
   expect(errors).toEqual([]);
 });
 

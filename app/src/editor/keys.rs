@@ -64,6 +64,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "go to the next (previous) panel: node kinds, canvas, inspector, run",
     ),
     ("Ctrl + Enter", "run the graph (as Run in the bar does)"),
+    (
+        "Ctrl + S",
+        "save now, a field being typed in too (the editor saves by itself a moment after each change)",
+    ),
     ("?", "show or hide this help"),
     ("Escape", "clear the selection, close this help or a menu"),
 ];
@@ -135,11 +139,16 @@ fn modal_open() -> bool {
 /// Whether the key was pressed in a dialog or overlay (the help, Find, the
 /// connect menu): Run and the panels are not reached from there.
 fn in_inspector(event: &web_sys::Event) -> bool {
+    within(event, ".inspector")
+}
+
+/// Whether the key was pressed in what `selector` finds.
+fn within(event: &web_sys::Event, selector: &str) -> bool {
     use wasm_bindgen::JsCast;
     event
         .target()
         .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|element| element.closest(".inspector").ok().flatten().is_some())
+        .is_some_and(|element| element.closest(selector).ok().flatten().is_some())
 }
 
 /// Gives the focus to the one selected node on the canvas; whether there
@@ -413,6 +422,18 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
                 && in_inspector(&event)
                 && back_to_the_node(editor)
             {
+                event.prevent_default();
+            }
+            // Escape in the run panel's fields (the chat's box, what it
+            // holds kept): back to the canvas, on the node selected there.
+            if event.key() == "Escape"
+                && !event.default_prevented()
+                && within(&event, ".run-panel")
+                && !in_dialog(&event)
+            {
+                if !back_to_the_node(editor) {
+                    crate::components::focus_first(".editor-canvas");
+                }
                 event.prevent_default();
             }
             return;

@@ -152,6 +152,18 @@ impl Persistence {
         Ok(self.version.get_untracked())
     }
 
+    /// Saves now what the editor shows (Ctrl+S), not after the debounce;
+    /// the bar says how it went. Nothing for one who cannot edit.
+    pub fn save_now(self) {
+        if !self.editor.can_edit {
+            return;
+        }
+        leptos::task::spawn_local(async move {
+            // A conflict or a failure is shown in the bar, as for any save.
+            let _ = self.saved_version().await;
+        });
+    }
+
     /// Starts following the editor (in the browser): restores a draft left
     /// by a reload or a closed tab, and saves changes as they come.
     pub fn start(self) {

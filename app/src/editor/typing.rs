@@ -61,7 +61,7 @@ pub fn follow(typing: RwSignal<bool>) {
 /// Applies what `field` holds as leaving it would (its `change`), if it
 /// still has the focus: left meanwhile, it applied itself.
 #[cfg(feature = "hydrate")]
-fn apply(field: &web_sys::HtmlElement) {
+pub fn apply(field: &web_sys::HtmlElement) {
     let focused = document()
         .active_element()
         .is_some_and(|active| field.is_same_node(Some(&active)));
