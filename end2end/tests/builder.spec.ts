@@ -566,6 +566,15 @@ test("an edge drawn from a router with no routes asks for its route there, and t
   ]);
   expect(after.edges.find((e: any) => e.to === "llm_2").route).toBe("technical");
   await expect(page.locator('.canvas-node[data-node="llm_2"] .canvas-node-label')).toHaveText("Technical");
+  // The naming is told, with a way to keep the id (the route stays).
+  const notice = page.getByTestId("undo-notice");
+  await expect(notice).toContainText("llm_2 is named “Technical”, after its route.");
+  await notice.getByRole("button", { name: "Keep the name llm_2, and the route" }).click();
+  await expect(page.locator('.canvas-node[data-node="llm_2"] .canvas-node-label')).toHaveText("llm_2");
+  await saved(page);
+  after = await stored(page);
+  expect(after.edges.find((e: any) => e.to === "llm_2").route).toBe("technical");
+  expect(after.nodes.find((n: any) => n.id === "llm_2").label ?? "").toBe("");
   // A third, left without a route, is taken whatever the router picks:
   // said on the edge, as a warning.
   await draw("end");
@@ -681,6 +690,9 @@ test("a router's routes typed after its edges are given to them in a click each"
   await general.press("Tab");
   await expect(page.getByTestId("problem-count")).toHaveText("0");
   await expect(otherwise).toHaveValue("anything_else_at_all");
+  // The node named as the route was takes the new name (a typo corrected
+  // in a route is corrected on its node).
+  await expect(page.locator('.canvas-node[data-node="llm_3"] .canvas-node-label')).toHaveText("Anything else at all");
   await saved(page);
   expect(await routesNow()).toEqual({
     triage: null,
@@ -752,12 +764,12 @@ test("a router's routes typed after its edges are given to them in a click each"
   config.otherwise = "other";
   await json.fill(JSON.stringify(config, null, 2));
   await json.press("Tab");
-  const stale = problems.locator("li", { hasText: "Triage → General" });
+  const stale = problems.locator("li", { hasText: "Triage → Anything else at all" });
   await expect(stale).toContainText("has no route anything_else_at_all");
   await stale.locator(".problem").click();
   await expect(page.locator(".editor-edge-label.selected")).toHaveText("anything_else_at_all");
   await expect(page.locator(".inspector")).toContainText("Edge");
-  await stale.getByRole("button", { name: "Send other to General, not anything_else_at_all" }).click();
+  await stale.getByRole("button", { name: "Send other to Anything else at all, not anything_else_at_all" }).click();
   await expect(page.getByTestId("problem-count")).toHaveText("0");
   await saved(page);
   expect((await routesNow()).llm_3).toBe("other");

@@ -17,7 +17,7 @@ use heddle_engine::format::GraphDocument;
 use heddle_engine::kinds::BuiltinKind;
 use serde_json::Value;
 
-use super::model::name_after_its_route;
+use super::model::{name_after_its_route, route_label};
 
 /// Routes the node's config declares: every `<list>[i].route` at its top
 /// level (a router's or condition's routes, an agent's handoffs).
@@ -58,13 +58,46 @@ pub fn follow_route_rename(
         config.insert("otherwise".to_string(), Value::String(to.to_string()));
     }
     let mut moved = 0;
+    let mut reached = Vec::new();
     for edge in &mut document.edges {
         if &edge.from == node && edge.route.as_deref() == Some(from) {
             edge.route = Some(to.to_string());
+            reached.push(edge.to.clone());
             moved += 1;
         }
     }
+    // A node named after the route (by `name_after_its_route`, or as it
+    // would have) takes the new name: a typo corrected in the route is
+    // corrected on the node too. A name typed otherwise stays.
+    let (old_label, new_label) = (route_label(from), route_label(to));
+    for spec in &mut document.nodes {
+        if reached.contains(&spec.id) && spec.label == old_label && !new_label.is_empty() {
+            spec.label = new_label.clone();
+        }
+    }
     moved
+}
+
+/// The nodes without a label, before an edit that may name some after
+/// their routes ([`named_since`]).
+pub fn unnamed(document: &GraphDocument) -> Vec<NodeId> {
+    document
+        .nodes
+        .iter()
+        .filter(|node| node.label.is_empty())
+        .map(|node| node.id.clone())
+        .collect()
+}
+
+/// Of the nodes that were `unnamed`, those the edit named, with their
+/// labels: the canvas says so, with a way to keep their ids.
+pub fn named_since(document: &GraphDocument, unnamed: &[NodeId]) -> Vec<(NodeId, String)> {
+    document
+        .nodes
+        .iter()
+        .filter(|node| !node.label.is_empty() && unnamed.contains(&node.id))
+        .map(|node| (node.id.clone(), node.label.clone()))
+        .collect()
 }
 
 /// After route `route` was typed, new, in node `node`'s form: when the
@@ -208,6 +241,30 @@ mod tests {
             [Some("billing"), Some("human"), Some("other")]
         );
         assert_eq!(document.nodes[0].config["otherwise"], json!("human"));
+    }
+
+    #[test]
+    fn a_node_named_after_a_renamed_route_takes_the_new_name_and_a_typed_name_stays() {
+        let mut document = graph(&["billing", "payments"], "other");
+        document.nodes[2].label = "Billing".into();
+        document.nodes[3].label = "Anything else".into();
+        document.nodes[0].config["routes"] = json!([{"route": "payments"}, {"route": "others"}]);
+        follow_route_rename(&mut document, &"triage".into(), "billing", "payments");
+        assert_eq!(document.nodes[2].label, "Payments");
+        follow_route_rename(&mut document, &"triage".into(), "other", "others");
+        assert_eq!(document.nodes[3].label, "Anything else");
+    }
+
+    #[test]
+    fn the_nodes_an_edit_named_are_told_apart_from_those_named_before() {
+        let mut document = graph(&["billing"], "other");
+        document.nodes[3].label = "Kept".into();
+        let unnamed = super::unnamed(&document);
+        document.nodes[2].label = "Billing".into();
+        assert_eq!(
+            super::named_since(&document, &unnamed),
+            [("a".into(), "Billing".to_string())]
+        );
     }
 
     #[test]

@@ -770,7 +770,7 @@ impl Editor {
     }
 }
 
-/// A deletion, an undo or a redo told on the canvas with the way back
+/// A deletion, an undo, a redo or a naming told on the canvas with the way back
 /// (`undo_notice`): its words, and the revision it made (any later edit
 /// hides it: its button would no longer take back what it says).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -785,11 +785,15 @@ pub struct UndoOffer {
 }
 
 /// What an [`UndoOffer`] tells of.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Done {
     Deleted,
     Undone,
     Redone,
+    /// Nodes without a label named after the route they are reached on
+    /// (`model::name_after_its_route`): the button takes the names back,
+    /// keeping the route.
+    Named(Vec<NodeId>),
 }
 
 /// How the view was last framed: it is framed the same way again when the
