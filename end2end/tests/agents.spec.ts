@@ -336,5 +336,19 @@ test("a framed graph stays whole when the chat takes the panel's room, a node se
   await expect.poll(whole).toBe(0);
   await expect(page.locator('.canvas-node[data-node="billing"]')).toHaveClass(/selected/);
   await page.screenshot({ path: "../target/e2e/screens/chat-framed-whole-1440.png" });
+
+  // A message no route fits: the chat says the route was the router's
+  // otherwise, not the model's choice; its trace bar shows the reply.
+  const routes = page.getByTestId("chat-messages").getByTestId("chat-route");
+  await expect(routes.first()).toHaveText("Triage sent it to Billing (billing)");
+  await input.fill("hello there");
+  await input.press("Enter");
+  await expect(routes).toHaveCount(2, { timeout: 20_000 });
+  await expect(routes.last()).toHaveText(/^Triage sent it to .+ \(general\), its otherwise: no route fit$/);
+  await page.getByRole("tab", { name: "Trace" }).click();
+  await page.locator('.timeline-lane[data-lane="triage"] .timeline-bar').last().click();
+  const detail = page.getByTestId("execution-detail");
+  await expect(detail.getByTestId("execution-route")).toHaveText("general — its otherwise: the reply named none of its routes");
+  await expect(detail.getByTestId("execution-reply")).toHaveText("(offline model) no route matches");
   expect(errors).toEqual([]);
 });

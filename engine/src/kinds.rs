@@ -39,6 +39,7 @@ pub use human::HumanConfig;
 pub use join::JoinConfig;
 pub use llm::LlmConfig;
 pub use memory::MemoryConfig;
+pub use router::{ROUTE_EVENT, RouteTaken};
 pub use router::{RouteChoice, RouterConfig};
 pub use script::ScriptConfig;
 pub use set::{Assignment, SetConfig};

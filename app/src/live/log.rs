@@ -111,6 +111,25 @@ pub struct Execution {
     pub route: Option<String>,
     /// What it asked its model, when it called one.
     pub asked: Option<heddle_engine::model::ModelInput>,
+    /// How a router came to its route: the model's reply, and whether the
+    /// route is its `otherwise` (the reply named none).
+    pub route_taken: Option<heddle_engine::kinds::RouteTaken>,
+}
+
+/// The execution of `node` (its `instance`, at `path`) still running: the
+/// one a custom event it sends is about.
+fn running<'a>(
+    executions: &'a mut [Execution],
+    node: &str,
+    instance: Option<u32>,
+    path: &[Hop],
+) -> Option<&'a mut Execution> {
+    executions.iter_mut().rev().find(|execution| {
+        execution.outcome == Outcome::Running
+            && execution.node == node
+            && execution.instance == instance
+            && execution.within == path
+    })
 }
 
 /// The step an event belongs to, when it belongs to one: for one inside a
@@ -376,6 +395,7 @@ impl RunLog {
                         update: None,
                         route: None,
                         asked: None,
+                        route_taken: None,
                     });
                 }
                 EventPayload::NodeSucceeded {
@@ -415,16 +435,22 @@ impl RunLog {
                     name,
                     data,
                 } if name == heddle_engine::model::MODEL_INPUT_EVENT => {
-                    let running = executions.iter_mut().rev().find(|execution| {
-                        execution.outcome == Outcome::Running
-                            && execution.node == node.as_str()
-                            && execution.instance == *instance
-                            && execution.within == event.path
-                    });
+                    let running = running(&mut executions, node.as_str(), *instance, &event.path);
                     if let Some(execution) = running
                         && execution.asked.is_none()
                     {
                         execution.asked = serde_json::from_value(data.clone()).ok();
+                    }
+                }
+                EventPayload::Custom {
+                    node,
+                    instance,
+                    name,
+                    data,
+                } if name == heddle_engine::kinds::ROUTE_EVENT => {
+                    let running = running(&mut executions, node.as_str(), *instance, &event.path);
+                    if let Some(execution) = running {
+                        execution.route_taken = serde_json::from_value(data.clone()).ok();
                     }
                 }
                 EventPayload::RunInterrupted { .. } => {
@@ -683,6 +709,36 @@ pub(crate) mod tests {
                 ("research", Some(0), Some("heat pumps"), Outcome::Running),
                 ("join", None, None, Outcome::Running),
                 ("w", Some(4), None, Outcome::Running),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_routers_execution_knows_whether_its_route_was_its_otherwise() {
+        let log = log(&[
+            json!({"type": "run_started", "graph": "g", "input": {}, "state": {}}),
+            json!({"type": "step_started", "step": 0, "tasks": [{"node": "triage"}]}),
+            json!({"type": "node_started", "step": 0, "node": "triage", "task": 0, "attempt": 1}),
+            json!({"type": "custom", "node": "triage", "name": "route",
+                   "data": {"reply": "hello?", "route": "other", "otherwise": true}}),
+            json!({"type": "node_succeeded", "step": 0, "node": "triage", "task": 0, "duration_us": 5,
+                   "update": {}, "route": "other"}),
+            json!({"type": "step_started", "step": 1, "tasks": [{"node": "triage"}]}),
+            json!({"type": "node_started", "step": 1, "node": "triage", "task": 0, "attempt": 1}),
+            // A run from before `otherwise` was told claims nothing.
+            json!({"type": "custom", "node": "triage", "name": "route",
+                   "data": {"reply": "billing", "route": "billing"}}),
+        ]);
+        let taken: Vec<_> = log
+            .executions()
+            .into_iter()
+            .map(|e| e.route_taken.map(|t| (t.reply, t.otherwise)))
+            .collect();
+        assert_eq!(
+            taken,
+            [
+                Some(("hello?".to_string(), true)),
+                Some(("billing".to_string(), false))
             ]
         );
     }

@@ -67,6 +67,9 @@ pub struct NodeStats {
     /// The route it chose the last time it ran, when it chooses one (a
     /// router's, a handoff's).
     pub route: Option<String>,
+    /// Whether that route was a router's `otherwise`, its model's reply
+    /// naming none of its routes.
+    pub otherwise: bool,
 }
 
 /// One instance a fan-out started of a node, for one item.
@@ -361,6 +364,12 @@ impl RunView {
                             breakers.insert(tool, state);
                         }
                     }
+                }
+                name if name == heddle_engine::kinds::ROUTE_EVENT => {
+                    let taken: Option<heddle_engine::kinds::RouteTaken> =
+                        serde_json::from_value(data.clone()).ok();
+                    self.stats.entry(node.to_string()).or_default().otherwise =
+                        taken.is_some_and(|taken| taken.otherwise);
                 }
                 "token" => {
                     // Tokens come coalesced (see `tokens`); one sent as an

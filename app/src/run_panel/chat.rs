@@ -503,7 +503,9 @@ fn failure_view(why: String) -> impl IntoView {
 /// instance and its item) and what it wrote, or why it failed.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Folds {
-    routes: Vec<(String, String)>,
+    /// Who chose, where it led, and whether it was the chooser's
+    /// `otherwise` (no route fit).
+    routes: Vec<(String, String, bool)>,
     fans: Vec<(String, Vec<(String, String)>)>,
     /// Why the run failed, nodes named as the canvas names them.
     failure: Option<String>,
@@ -523,7 +525,7 @@ fn turn_folds(editor: Editor, view: &crate::live::RunView) -> Folds {
 fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
     // "Triage → Billing (billing)": where the route led, by the edge that
     // carries it, when one does.
-    let mut routes: Vec<(String, String)> = stats
+    let mut routes: Vec<(String, String, bool)> = stats
         .iter()
         .filter_map(|(node, stats)| {
             let route = stats.route.clone()?;
@@ -538,6 +540,7 @@ fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
             Some((
                 editor.name_of(node),
                 to.map_or(route.clone(), |to| format!("{to} ({route})")),
+                stats.otherwise,
             ))
         })
         .collect();
@@ -571,11 +574,13 @@ fn folds(editor: Editor, stats: &HashMap<String, NodeStats>) -> Folds {
 }
 
 /// A route a node chose, said where it was chosen: "Triage sent it to
-/// Billing (billing)".
-fn route_view((node, route): (String, String)) -> impl IntoView {
+/// Billing (billing)"; ", its otherwise: no route fit" when the model's
+/// reply named none.
+fn route_view((node, route, otherwise): (String, String, bool)) -> impl IntoView {
     view! {
         <li class="chat-message chat-route" data-testid="chat-route">
             {format!("{node} sent it to ")}<strong>{route}</strong>
+            {otherwise.then_some(", its otherwise: no route fit")}
         </li>
     }
 }

@@ -16,6 +16,8 @@ use heddle_engine::run::Hop;
 
 /// How much of what a node wrote is shown (the State tab has all of it).
 const SHOWN_CHARS: usize = 20_000;
+/// The most characters of a router's reply shown (it names a route).
+const REPLY_CHARS: usize = 400;
 
 /// Which execution a bar stands for: it stays chosen while the run goes
 /// on (its bar is drawn again as events arrive).
@@ -110,7 +112,20 @@ pub fn ExecutionDetail(
                     </header>
                     <dl class="execution-detail-list">
                         {execution.item.clone().map(|item| view! { <dt>"Item"</dt><dd data-testid="execution-item">{item}</dd> })}
-                        {execution.route.clone().map(|route| view! { <dt>"Route"</dt><dd class="mono">{route}</dd> })}
+                        {execution.route.clone().map(|route| {
+                            let otherwise = execution.route_taken.as_ref().is_some_and(|taken| taken.otherwise);
+                            view! {
+                                <dt>"Route"</dt>
+                                <dd data-testid="execution-route">
+                                    <span class="mono">{route}</span>
+                                    {otherwise.then_some(" — its otherwise: the reply named none of its routes")}
+                                </dd>
+                            }
+                        })}
+                        {execution.route_taken.as_ref().map(|taken| view! {
+                            <dt>"Reply"</dt>
+                            <dd class="execution-reply" data-testid="execution-reply">{shortened(&taken.reply, REPLY_CHARS)}</dd>
+                        })}
                         {execution.error.clone().map(|error| view! { <dt>"Error"</dt><dd class="execution-error">{error}</dd> })}
                         {asked}
                         <dt>"Wrote"</dt>

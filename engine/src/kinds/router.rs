@@ -5,7 +5,7 @@
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::llm::{model_error, tell_model_input};
 use super::messages_channel;
@@ -16,6 +16,24 @@ use crate::node::{
     BuildContext, Built, ConfigIssue, Node, NodeError, NodeFuture, NodeInput, NodeOutput,
     parse_config,
 };
+
+/// The custom event a router tells its choice in ([`RouteTaken`]).
+pub const ROUTE_EVENT: &str = "route";
+
+/// What a router chose, as its [`ROUTE_EVENT`] says: the model's reply,
+/// the route taken (none: the run fails here), and whether that route is
+/// the router's `otherwise`, the reply having named none of its routes:
+/// a trace then says the route was no choice of the model's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RouteTaken {
+    #[serde(default)]
+    pub reply: String,
+    #[serde(default)]
+    pub route: Option<String>,
+    /// Absent in runs made before it was told: nothing is claimed.
+    #[serde(default)]
+    pub otherwise: bool,
+}
 
 /// Settings of a `router` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -166,16 +184,23 @@ impl Router {
             .map_err(model_error)?;
         input.ctx.record_usage(&reply, asked.elapsed())?;
         let answer = reply.content.trim().trim_matches(['"', '\'', '.']);
-        let chosen = self
+        let named = self
             .config
             .routes
             .iter()
             .find(|r| r.route.eq_ignore_ascii_case(answer))
-            .map(|r| r.route.clone())
-            .or_else(|| self.config.otherwise.clone());
-        input
-            .ctx
-            .emit("route", json!({"reply": reply.content, "route": chosen}));
+            .map(|r| r.route.clone());
+        let otherwise = named.is_none() && self.config.otherwise.is_some();
+        let chosen = named.or_else(|| self.config.otherwise.clone());
+        let taken = RouteTaken {
+            reply: reply.content.clone(),
+            route: chosen.clone(),
+            otherwise,
+        };
+        input.ctx.emit(
+            ROUTE_EVENT,
+            serde_json::to_value(&taken).unwrap_or(Value::Null),
+        );
         match chosen {
             Some(route) => Ok(NodeOutput::default().route(route)),
             None => Err(NodeError::permanent(format!(

@@ -232,3 +232,49 @@ async fn a_run_whose_branches_all_stop_before_end_has_no_answer() {
     }));
     assert!(run(&without_end, json!({})).await.0.is_ok());
 }
+
+#[tokio::test]
+async fn a_router_tells_whether_its_route_was_named_by_the_model_or_its_otherwise() {
+    let graph = compile(json!({
+        "state": {"channels": {"messages": {"type": "messages", "reducer": "add_messages"}}},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+            {"id": "triage", "kind": "router", "config": {
+                "routes": [{"route": "billing", "description": "refunds, invoices, charges"}],
+                "otherwise": "other"
+            }},
+            {"id": "billing", "kind": "end"},
+            {"id": "other", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "triage"},
+            {"id": "e2", "from": "triage", "to": "billing", "route": "billing"},
+            {"id": "e3", "from": "triage", "to": "other", "route": "other"}
+        ]
+    }));
+    let taken = |events: &[heddle_engine::run::Event]| {
+        events
+            .iter()
+            .find_map(|event| match &event.payload {
+                EventPayload::Custom { name, data, .. }
+                    if name == heddle_engine::kinds::ROUTE_EVENT =>
+                {
+                    serde_json::from_value::<heddle_engine::kinds::RouteTaken>(data.clone()).ok()
+                }
+                _ => None,
+            })
+            .expect("the router told its route")
+    };
+    let said = |text: &str| json!({"messages": [{"role": "user", "content": text}]});
+    let (result, events) = run(&graph, said("I was charged twice, I want a refund")).await;
+    result.unwrap();
+    let named = taken(&events);
+    assert_eq!(named.route.as_deref(), Some("billing"));
+    assert!(!named.otherwise);
+    let (result, events) = run(&graph, said("hello")).await;
+    result.unwrap();
+    let fallback = taken(&events);
+    assert_eq!(fallback.route.as_deref(), Some("other"));
+    assert!(fallback.otherwise, "{fallback:?}");
+    assert!(fallback.reply.contains("no route matches"));
+}
