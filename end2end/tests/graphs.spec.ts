@@ -106,8 +106,9 @@ test("import an example with its report, export it, and find the same graph", as
   await page.goto("/");
   await hydrated(page);
   await page.getByRole("button", { name: "Import" }).click();
+  // Checked as it comes, with no button to press for it.
   await page.locator('textarea[name="import-json"]').fill(text);
-  await page.getByRole("button", { name: "Check", exact: true }).click();
+  await expect(page.getByRole("button", { name: "Check", exact: true })).toHaveCount(0);
   const report = page.getByTestId("import-report");
   await expect(report).toContainText("Support router");
   await expect(report).toContainText(`${original.nodes.length} nodes, ${original.edges.length} edges`);
@@ -130,6 +131,33 @@ test("import an example with its report, export it, and find the same graph", as
     edges: graph.edges.map((e: any) => ({ id: e.id, from: e.from, to: e.to, condition: e.condition, route: e.route })),
   });
   expect(shape(exported)).toEqual(shape(original));
+
+  // Pasted and imported at once, before its report came: one press.
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByRole("button", { name: "Import" }).click();
+  await page.locator('textarea[name="import-json"]').fill(JSON.stringify({ ...original, name: "Pasted at once" }));
+  await page.getByRole("button", { name: "Import", exact: true }).last().click();
+  await expect(page).toHaveURL(/\/graphs\/[0-9a-f-]{36}$/);
+  await expect(page.getByRole("heading", { level: 1 })).toHaveText("Pasted at once");
+
+  // One naming a credential not saved is not created at that press: the
+  // report says which, and Import waits for it.
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByRole("button", { name: "Import" }).click();
+  const keyed = {
+    ...original,
+    name: "Keyed",
+    nodes: original.nodes.map((n: any) => (n.kind === "router" ? { ...n, config: { ...n.config, credential: "nobody_saved_this" } } : n)),
+  };
+  await page.locator('textarea[name="import-json"]').fill(JSON.stringify(keyed));
+  await page.getByRole("button", { name: "Import", exact: true }).last().click();
+  await expect(page.getByTestId("import-report")).toContainText("It names credentials you have not saved: nobody_saved_this");
+  await expect(page.getByRole("button", { name: "Import", exact: true }).last()).toBeDisabled();
+  const listed = await (await page.request.get("/api/v1/graphs")).json();
+  expect(listed.map((graph: { name: string }) => graph.name)).toContain("Pasted at once");
+  expect(listed.map((graph: { name: string }) => graph.name)).not.toContain("Keyed");
   expect(errors).toEqual([]);
 });
 

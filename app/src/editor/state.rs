@@ -68,15 +68,26 @@ impl Viewport {
     /// in a `width` × `height` canvas, centred, with a margin (at the top,
     /// clear of the toolbar floating over the canvas); the default view
     /// for nothing to fit.
+    ///
+    /// Fitted too small to read, the view says so in a note at the
+    /// canvas's foot (`start_framing.rs`): the graph is fitted above it,
+    /// its last row not under the note.
     pub fn fitting(extent: Option<(f64, f64, f64, f64)>, width: f64, height: f64) -> Viewport {
         let Some((x1, y1, x2, y2)) = extent else {
             return Viewport::default();
         };
-        let tall = height - FIT_MARGIN - FIT_TOP;
-        let zoom = ((width - 2.0 * FIT_MARGIN) / (x2 - x1))
-            .min(tall / (y2 - y1))
-            .clamp(Viewport::MIN_ZOOM, 1.25);
-        Viewport::centred(extent, zoom, width, height)
+        let zoom_in = |height: f64| {
+            let tall = height - FIT_MARGIN - FIT_TOP;
+            ((width - 2.0 * FIT_MARGIN) / (x2 - x1))
+                .min(tall / (y2 - y1))
+                .clamp(Viewport::MIN_ZOOM, 1.25)
+        };
+        let zoom = zoom_in(height);
+        if zoom >= Viewport::READABLE {
+            return Viewport::centred(extent, zoom, width, height);
+        }
+        let above_note = height - FRAMING_NOTE;
+        Viewport::centred(extent, zoom_in(above_note), width, above_note)
     }
 
     /// The view at `zoom` with box `extent` centred as [`Viewport::fitting`]
@@ -245,6 +256,9 @@ impl Viewport {
 /// The room [`Viewport::fitting`] keeps around a graph, in screen pixels:
 /// at the sides and bottom, and at the top (clear of the toolbar).
 const FIT_MARGIN: f64 = 48.0;
+/// The room the note on a graph too small to read takes at the canvas's
+/// foot (`start_framing.rs`), over the fit's margin.
+const FRAMING_NOTE: f64 = 48.0;
 const FIT_TOP: f64 = 72.0;
 
 /// Everything the editor's parts share.
@@ -833,7 +847,7 @@ mod tests {
     use heddle_engine::format::Position;
     use leptos::prelude::*;
 
-    use super::{Editor, Viewport};
+    use super::{Editor, FIT_MARGIN, FRAMING_NOTE, Viewport};
 
     #[test]
     fn a_node_out_of_view_is_brought_into_it_and_one_in_view_stays() {
@@ -1029,6 +1043,24 @@ mod tests {
     }
 
     #[test]
+    fn a_graph_fitted_too_small_to_read_lies_above_the_note_that_says_so() {
+        // Tall: 12 bands of nodes, 4,000 px, in a 900 × 660 canvas.
+        let extent = Some((0.0, 0.0, 3_000.0, 4_000.0));
+        let view = Viewport::fitting(extent, 900.0, 660.0);
+        assert!(view.zoom < Viewport::READABLE);
+        let bottom = 4_000.0 * view.zoom + view.y;
+        assert!(
+            bottom <= 660.0 - FIT_MARGIN - FRAMING_NOTE + 1e-9,
+            "{bottom}"
+        );
+        // Read whole, nothing is said: the fit uses the canvas's height.
+        let small = Some((0.0, 0.0, 600.0, 400.0));
+        let view = Viewport::fitting(small, 900.0, 660.0);
+        let bottom = 400.0 * view.zoom + view.y;
+        assert!(bottom > 660.0 - FIT_MARGIN - FRAMING_NOTE, "{bottom}");
+    }
+
+    #[test]
     fn zooming_keeps_the_point_under_the_cursor() {
         let view = Viewport {
             x: 10.0,
@@ -1048,8 +1080,9 @@ mod tests {
         let view = Viewport::fitting(Some((0.0, 0.0, 5460.0, 1956.0)), 900.0, 660.0);
         assert!((view.zoom - (900.0 - 96.0) / 5460.0).abs() < 1e-9);
         // Centred below the floating toolbar: between 72 px from the top
-        // and 48 from the foot.
-        let centre = view.to_world(450.0, (72.0 + 660.0 - 48.0) / 2.0);
+        // and 48 from the foot, over the note that says it is too small to
+        // read (48 more).
+        let centre = view.to_world(450.0, (72.0 + 660.0 - 48.0 - 48.0) / 2.0);
         assert!((centre.x - 2730.0).abs() < 1e-6 && (centre.y - 978.0).abs() < 1e-6);
         // A graph taller than wide: its top sits clear of the toolbar.
         let tall = Viewport::fitting(Some((0.0, 0.0, 200.0, 3000.0)), 900.0, 660.0);

@@ -1,12 +1,17 @@
-//! Importing a graph: a file or pasted JSON is checked first (a dry run on
-//! the server, the same validator as everywhere) and its report shown:
-//! what would be created, its problems, the credentials it names that you
-//! have not saved. Only then is it created.
+//! Importing a graph: a file or pasted JSON is checked as it arrives (a
+//! dry run on the server, the same validator as everywhere) and its report
+//! shown: what would be created, its problems, the credentials it names
+//! that you have not saved. Import creates it in one press, checking first
+//! when the report has not come yet; a graph naming credentials you have
+//! not saved is not created (its report says which).
 
 use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::graphs::{ImportPreview, check_import, import_graph};
+
+/// How long typed (or pasted) JSON rests before it is checked.
+const TYPING_REST_MS: u64 = 400;
 
 /// What a dry run said.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,28 +59,66 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
     let report = RwSignal::new(None::<Report>);
     let error = RwSignal::new(None::<String>);
     let busy = RwSignal::new(false);
-    let check = move |_| {
-        leptos::task::spawn_local(async move {
-            busy.set(true);
-            let checked = match parse(&text.get_untracked()) {
-                Ok(document) => check_import(document).await.map_err(|e| e.to_string()),
-                Err(message) => Err(message),
-            };
-            match checked {
-                Ok(preview) => {
-                    error.set(None);
-                    report.set(Some(Report::from(preview)));
-                }
-                Err(message) => {
-                    report.set(None);
-                    error.set(Some(message));
-                }
+    // Each text checked is numbered: a report of a text since replaced is
+    // not shown.
+    let checked_text = RwSignal::new(0u64);
+    let check_now = move || async move {
+        let number = checked_text.get_untracked();
+        busy.set(true);
+        let checked = match parse(&text.get_untracked()) {
+            Ok(document) => check_import(document).await.map_err(|e| e.to_string()),
+            Err(message) => Err(message),
+        };
+        busy.set(false);
+        if checked_text.get_untracked() != number {
+            return None;
+        }
+        match checked {
+            Ok(preview) => {
+                error.set(None);
+                let checked = Report::from(preview);
+                report.set(Some(checked.clone()));
+                Some(checked)
             }
-            busy.set(false);
-        });
+            Err(message) => {
+                report.set(None);
+                error.set(Some(message));
+                None
+            }
+        }
+    };
+    // A new text: its report goes, and comes again once typing rests (at
+    // once for a file).
+    let text_changed = move |value: String, rest_ms: u64| {
+        text.set(value);
+        report.set(None);
+        let number = checked_text.get_untracked() + 1;
+        checked_text.set(number);
+        if text.with_untracked(|text| text.trim().is_empty()) {
+            error.set(None);
+            return;
+        }
+        set_timeout(
+            move || {
+                if checked_text.try_get_untracked() == Some(number) {
+                    leptos::task::spawn_local(async move {
+                        check_now().await;
+                    });
+                }
+            },
+            std::time::Duration::from_millis(rest_ms),
+        );
     };
     let create = move |_| {
         leptos::task::spawn_local(async move {
+            let ready = match report.get_untracked() {
+                Some(ready) => Some(ready),
+                None => check_now().await,
+            };
+            // Credentials it names and you lack: the report says which.
+            if ready.is_none_or(|ready| !ready.missing.is_empty()) {
+                return;
+            }
             busy.set(true);
             let imported = match parse(&text.get_untracked()) {
                 Ok(document) => import_graph(document).await.map_err(|e| e.to_string()),
@@ -106,10 +149,7 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
             leptos::task::spawn_local(async move {
                 let promise = file.text();
                 match wasm_bindgen_futures::JsFuture::from(promise).await {
-                    Ok(value) => {
-                        text.set(value.as_string().unwrap_or_default());
-                        report.set(None);
-                    }
+                    Ok(value) => text_changed(value.as_string().unwrap_or_default(), 0),
                     Err(_) => error.set(Some("the file could not be read".into())),
                 }
             });
@@ -121,7 +161,7 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
         <div class="help-overlay" role="dialog" aria-label="Import a graph" on:click=move |_| open.set(false)>
             <div class="help-card import-card" on:click=|event| event.stop_propagation()>
                 <h2>"Import a graph"</h2>
-                <p class="page-sub">"A file exported from Heddle, or its JSON pasted below. It is checked before anything is created."</p>
+                <p class="page-sub">"A file exported from Heddle, or its JSON pasted below. It is checked as it comes, before anything is created."</p>
                 <label class="field">
                     <span class="field-label">"File"</span>
                     <input type="file" accept=".json,application/json" on:change=pick_file />
@@ -129,7 +169,7 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
                 <label class="field">
                     <span class="field-label">"Or paste the JSON"</span>
                     <textarea class="mono" rows="8" name="import-json" prop:value=move || text.get()
-                        on:input=move |event| { text.set(event_target_value(&event)); report.set(None); }></textarea>
+                        on:input=move |event| text_changed(event_target_value(&event), TYPING_REST_MS)></textarea>
                 </label>
                 {move || error.get().map(|message| view! { <p class="notice notice-error" role="alert">{message}</p> })}
                 {move || report.get().map(|report| view! {
@@ -152,9 +192,9 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
                 })}
                 <div class="conflict-actions">
                     <button class="button" type="button" on:click=move |_| open.set(false)>"Cancel"</button>
-                    <button class="button" type="button" disabled=move || busy.get() || text.with(String::is_empty) on:click=check>"Check"</button>
                     <button class="button button-primary" type="button"
-                        disabled=move || busy.get() || report.with(|r| r.as_ref().is_none_or(|r| !r.missing.is_empty()))
+                        disabled=move || busy.get() || text.with(|text| text.trim().is_empty())
+                            || report.with(|r| r.as_ref().is_some_and(|r| !r.missing.is_empty()))
                         on:click=create>"Import"</button>
                 </div>
             </div>
