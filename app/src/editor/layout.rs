@@ -46,6 +46,8 @@ const WRAP_GAIN: f64 = 1.2;
 const MAX_BANDS: usize = 50;
 /// The most nodes joined to nothing lined up in one row.
 const LOOSE_ROW: usize = 5;
+/// The most of a group's nodes joined to none of the others in one column.
+const LOOSE_COLUMN: usize = 6;
 
 /// A position for every node.
 pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
@@ -56,7 +58,7 @@ pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
         .filter(|group| group.nodes.iter().any(|id| present.contains(id)))
         .collect();
     if groups.is_empty() {
-        return flat(document, &Sizes::new());
+        return flat(document, &Sizes::new(), Loose::Rows);
     }
     // Each group on its own, as a graph of its nodes, from (0, 0).
     let inside: Vec<Block> = groups
@@ -105,7 +107,7 @@ pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
         .iter()
         .map(|block| (block.id.clone(), block.size))
         .collect();
-    let mut positions = flat(&outer, &sizes);
+    let mut positions = flat(&outer, &sizes, Loose::Rows);
     for block in &inside {
         let Some(at) = positions.remove(&block.id) else {
             continue;
@@ -154,7 +156,14 @@ impl Block {
             .entry
             .clone()
             .filter(|entry| members.contains(entry));
-        let laid = flat(&own, &Sizes::new());
+        // Its nodes joined to none of the others are most often branches
+        // side by side (a router's routes into the group): a column, in
+        // the order of the routes that reach them.
+        let laid = flat(
+            &own,
+            &Sizes::new(),
+            Loose::Column(route_order(document, &own)),
+        );
         let (left, top) = laid.values().fold((f64::MAX, f64::MAX), |(x, y), at| {
             (x.min(at.x), y.min(at.y))
         });
@@ -215,9 +224,17 @@ impl Block {
     }
 }
 
+/// How nodes joined to nothing are lined up: in rows shaped like a screen
+/// (a graph of nodes yet to be connected), or in a column, in the order
+/// given by each node's rank (a group's branches).
+enum Loose {
+    Rows,
+    Column(HashMap<NodeId, usize>),
+}
+
 /// A position for every node of `document`, each taking its size in
 /// `sizes` (a node's when absent).
-fn flat(document: &GraphDocument, sizes: &Sizes) -> HashMap<NodeId, Position> {
+fn flat(document: &GraphDocument, sizes: &Sizes, loose_as: Loose) -> HashMap<NodeId, Position> {
     let links = links(document);
     let joined: HashSet<&NodeId> = links.iter().flat_map(|(from, to)| [*from, *to]).collect();
     let (connected, loose): (Vec<usize>, Vec<usize>) =
@@ -228,8 +245,24 @@ fn flat(document: &GraphDocument, sizes: &Sizes) -> HashMap<NodeId, Position> {
         .iter()
         .map(|(id, at)| at.y + size(id).1 + BAND_GAP)
         .fold(0.0f64, f64::max);
-    positions.extend(lined_up(document, loose, below, &size));
+    positions.extend(lined_up(document, loose, below, &size, &loose_as));
     positions
+}
+
+/// Each node of `part` reached on a route from outside it, by that
+/// route's place in its source's routes (`route_ranks`).
+fn route_order(document: &GraphDocument, part: &GraphDocument) -> HashMap<NodeId, usize> {
+    let index: HashMap<&NodeId, usize> = document
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| (&node.id, i))
+        .collect();
+    let ranks = route_ranks(document, &index);
+    part.nodes
+        .iter()
+        .filter_map(|node| Some((node.id.clone(), *ranks.get(index.get(&node.id)?)?)))
+        .collect()
 }
 
 /// The graph's links between two different nodes: its edges and its
@@ -269,18 +302,37 @@ fn lined_up(
     mut loose: Vec<usize>,
     top: f64,
     size: &dyn Fn(&NodeId) -> (f64, f64),
+    loose_as: &Loose,
 ) -> Vec<(NodeId, Position)> {
     let rank = |i: &usize| match document.nodes[*i].kind.as_str() {
         "start" => 0,
         "end" => 2,
         _ => 1,
     };
-    loose.sort_by_key(rank);
-    // A few in a row; more in rows that make a block shaped like a screen
-    // (a row of sixteen would have to be zoomed out past reading).
-    let columns = (((loose.len() as f64) * 4.0 / 3.0).sqrt().ceil() as usize)
-        .max(loose.len().min(LOOSE_ROW))
-        .max(1);
+    let columns = match loose_as {
+        // A few in a row; more in rows that make a block shaped like a
+        // screen (a row of sixteen would have to be zoomed out past
+        // reading).
+        Loose::Rows => {
+            loose.sort_by_key(rank);
+            (((loose.len() as f64) * 4.0 / 3.0).sqrt().ceil() as usize)
+                .max(loose.len().min(LOOSE_ROW))
+                .max(1)
+        }
+        // One column of up to LOOSE_COLUMN, in the routes' order.
+        Loose::Column(order) => {
+            loose.sort_by_key(|i| {
+                (
+                    rank(i),
+                    order
+                        .get(&document.nodes[*i].id)
+                        .copied()
+                        .unwrap_or(usize::MAX),
+                )
+            });
+            loose.len().div_ceil(LOOSE_COLUMN).max(1)
+        }
+    };
     // Each column as wide as its widest, each row as tall as its tallest
     // (a group's block is bigger than a node).
     let rows = loose.len().div_ceil(columns);
@@ -548,15 +600,19 @@ fn route_ranks(document: &GraphDocument, index: &HashMap<&NodeId, usize>) -> Has
 }
 
 /// The room between two layers an edge's label `text` needs to lie on its
-/// line (`routing::off_nodes`): as drawn at 1.25 times its size (the
-/// canvas draws labels so from 66% to 82% zoom, `routing::label_scale`),
-/// cut as the canvas cuts it (28 characters, `canvas::label_text`), with
-/// a margin each side.
+/// line (`routing::off_nodes`): as drawn at 1.75 times its size (the
+/// canvas draws labels so from 50% to 58% zoom, `routing::label_scale`:
+/// the least a laid-out graph is fitted at, [`READS_AT`]), cut as the
+/// canvas cuts it (28 characters, `canvas::label_text`), with a margin
+/// each side. At 44% a route's label ran into the node it leads to.
 fn label_room(text: &str) -> f64 {
     const DRAWN_CHARS: usize = 28;
     let chars = text.chars().count().min(DRAWN_CHARS) as f64;
-    (chars * 6.6 + 16.0) * 1.25 + 20.0
+    (chars * 6.6 + 16.0) * LABEL_SCALE_AT_LEAST_ZOOM + 20.0
 }
+
+/// How big a label is drawn at [`READS_AT`] (`routing::label_scale`).
+const LABEL_SCALE_AT_LEAST_ZOOM: f64 = 1.75;
 
 /// Layers a band holds, given each layer's width (with the gap after it)
 /// and height: one row while the whole reads (at [`READS_AT`] or more
@@ -770,6 +826,37 @@ mod tests {
         }
         let (width, height) = crate::editor::state::Viewport::GUESSED_CANVAS;
         crate::editor::state::Viewport::fitting(extent, width, height).zoom
+    }
+
+    #[test]
+    fn a_groups_branches_stand_in_a_column_in_the_order_of_their_routes() {
+        // A router's three routes into one group (no edge among them).
+        let document = GraphDocument::from_value(json!({
+            "format_version": 3, "name": "branches",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "triage", "kind": "router", "config": {"routes": [
+                    {"route": "billing"}, {"route": "technical"}, {"route": "other"}]}},
+                {"id": "o", "kind": "llm"}, {"id": "b", "kind": "llm"}, {"id": "t", "kind": "llm"},
+                {"id": "end", "kind": "end"}],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "triage"},
+                {"id": "e2", "from": "triage", "to": "b", "route": "billing"},
+                {"id": "e3", "from": "triage", "to": "t", "route": "technical"},
+                {"id": "e4", "from": "triage", "to": "o", "route": "other"},
+                {"id": "e5", "from": "b", "to": "end"},
+                {"id": "e6", "from": "t", "to": "end"},
+                {"id": "e7", "from": "o", "to": "end"}],
+            "groups": [{"id": "g", "nodes": ["o", "b", "t"]}]
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        let at = |id: &str| positions[&NodeId::from(id)];
+        assert_eq!(at("b").x, at("t").x);
+        assert_eq!(at("t").x, at("o").x);
+        assert!(at("b").y < at("t").y && at("t").y < at("o").y);
+        // Between the router and the end.
+        assert!(at("triage").x < at("b").x && at("b").x < at("end").x);
     }
 
     #[test]
@@ -1079,10 +1166,15 @@ mod tests {
         assert_eq!(gap("billing", "end"), super::LAYER_GAP);
         let needed = super::label_room("technical_support");
         assert!(needed > super::LAYER_GAP);
-        assert_eq!(gap("triage", "support"), needed);
-        // Enough for the label, drawn 1.25 times its size, to lie in the
-        // middle of its edge (`routing::off_nodes`: its width and 6 px each side).
-        let drawn = (17.0 * 6.6 + 16.0) * 1.25;
+        assert!((gap("triage", "support") - needed).abs() < 1e-9);
+        // Enough for the label, drawn as at the least zoom a layout is
+        // fitted at, to lie in the middle of its edge (`routing::off_nodes`:
+        // its width and 6 px each side).
+        assert_eq!(
+            crate::editor::routing::label_scale(super::READS_AT),
+            super::LABEL_SCALE_AT_LEAST_ZOOM
+        );
+        let drawn = (17.0 * 6.6 + 16.0) * super::LABEL_SCALE_AT_LEAST_ZOOM;
         assert!(needed >= drawn + 12.0);
     }
 }
