@@ -30,8 +30,11 @@ pub fn Dialog(
 }
 
 /// Moves the focus into a dialog, onto `first`, so the keyboard goes on
-/// from there: a frame after it is drawn (its elements are made before
-/// they are in the page, and a detached element takes no focus).
+/// from there: at once when it is in the page already, so keys typed
+/// right after the press that opened it (Find, then "Step 120") land in
+/// it, not on the button pressed; else a frame after it is drawn (its
+/// elements are made before they are in the page, and a detached element
+/// takes no focus).
 ///
 /// Unless the focus is already in the same form or dialog: a person quick
 /// to click the field they want (or a test filling it) keeps it. Taken
@@ -41,18 +44,30 @@ where
     E: leptos::html::ElementType + 'static,
     E::Output: wasm_bindgen::JsCast + Clone + 'static,
 {
+    use wasm_bindgen::JsCast;
+    // Whether the focus went to `first` (or stays where it is, beside it).
+    let focus = move || {
+        let Some(element) = first.try_get_untracked().flatten() else {
+            return false;
+        };
+        let element: &web_sys::HtmlElement = element.unchecked_ref();
+        if !element.is_connected() {
+            return false;
+        }
+        if !focused_beside(element) {
+            let _ = element.focus();
+        }
+        true
+    };
     Effect::new(move |_| {
         first.track();
+        if focus() {
+            return;
+        }
         // The dialog may be gone by the next frame (closed at once): its
         // reference with it.
         request_animation_frame(move || {
-            if let Some(element) = first.try_get_untracked().flatten() {
-                use wasm_bindgen::JsCast;
-                let element: &web_sys::HtmlElement = element.unchecked_ref();
-                if element.is_connected() && !focused_beside(element) {
-                    let _ = element.focus();
-                }
-            }
+            focus();
         });
     });
 }
