@@ -350,5 +350,11 @@ test("a framed graph stays whole when the chat takes the panel's room, a node se
   const detail = page.getByTestId("execution-detail");
   await expect(detail.getByTestId("execution-route")).toHaveText("general — its otherwise: the reply named none of its routes");
   await expect(detail.getByTestId("execution-reply")).toHaveText("(offline model) no route matches");
+  // The state names each answer's author as the canvas does, beside its id
+  // (drawn by the style sheet: the value's text is the value).
+  await page.getByRole("tab", { name: "State" }).click();
+  const author = page.locator('.state-table tr[data-channel="messages"] .named[data-label="Billing"]').first();
+  await expect(author).toHaveText(/"name": "billing"/);
+  expect(await author.evaluate((line) => getComputedStyle(line, "::after").content)).toContain("Billing");
   expect(errors).toEqual([]);
 });

@@ -33,28 +33,51 @@ pub fn marked_lines(value: &Value, other: &Value, limit: usize) -> Vec<Line> {
 }
 
 /// `value` as JSON, its lines that differ from `against` highlighted; the
-/// text is the value's own (a reader or a test reads the value).
+/// text is the value's own (a reader or a test reads the value). With
+/// `label_of`, a message's `"name"` that is a node's id shows that node's
+/// label beside it, as the canvas names it ("llm_3" · Billing), drawn by
+/// the style sheet: the text stays the value's.
 #[component]
 pub fn MarkedJson(
     value: Value,
     against: Value,
     #[prop(default = 2000)] limit: usize,
+    #[prop(optional)] label_of: Option<Callback<String, Option<String>>>,
 ) -> impl IntoView {
     // A block per line, so a marked line is marked across the cell.
     view! {
         <pre tabindex="0" class="json marked">
             {marked_lines(&value, &against, limit).into_iter().map(|line| {
-                view! { <span class:differs=line.differs>{line.text}</span> }
+                let label = label_of
+                    .and_then(|label_of| named_in(&line.text).and_then(|id| label_of.run(id.to_string())));
+                view! { <span class:differs=line.differs class:named=label.is_some() data-label=label>{line.text}</span> }
             }).collect_view()}
         </pre>
     }
+}
+
+/// The name a line of JSON gives as `"name": "…"` (a message's author).
+fn named_in(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix("\"name\": \"")?;
+    let name = rest
+        .strip_suffix("\",")
+        .or_else(|| rest.strip_suffix('"'))?;
+    (!name.contains('"')).then_some(name)
 }
 
 #[cfg(test)]
 mod tests {
     use serde_json::json;
 
-    use super::marked_lines;
+    use super::{marked_lines, named_in};
+
+    #[test]
+    fn a_messages_author_is_read_from_its_line() {
+        assert_eq!(named_in(r#"    "name": "llm_3","#), Some("llm_3"));
+        assert_eq!(named_in(r#"  "name": "triage""#), Some("triage"));
+        assert_eq!(named_in(r#"  "content": "name""#), None);
+        assert_eq!(named_in(r#"  "name": "a\"b","#), None);
+    }
 
     fn differing(value: serde_json::Value, other: serde_json::Value) -> Vec<String> {
         marked_lines(&value, &other, 10_000)

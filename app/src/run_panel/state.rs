@@ -52,6 +52,7 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
     });
     let used = Memo::new(move |_| watch.log.with(|log| log.usage_by_step()));
     let forking = RwSignal::new(false);
+    let label_of = Callback::new(move |id: String| editor.label_of(&id));
     view! {
         <div class="state-inspector" data-testid="state-inspector">
             <nav class="state-steps" aria-label="Steps">
@@ -102,16 +103,15 @@ pub fn StateTab(editor: Editor, watch: Watch, can_run: bool) -> impl IntoView {
                                         <tr class:changed=was_changed data-channel=channel.clone()>
                                             <th scope="row">{channel.clone()}</th>
                                             <td>
-                                                {if was_changed {
-                                                    // What this step changed, marked in the value.
-                                                    view! { <MarkedJson value=value.clone() against=previous.clone() /> }.into_any()
-                                                } else {
-                                                    view! { <pre tabindex="0" class="json">{show_json(value, 2000)}</pre> }.into_any()
-                                                }}
+                                                // What this step changed, marked in the value;
+                                                // messages' authors named as the canvas names them.
+                                                <MarkedJson value=value.clone()
+                                                    against=if was_changed { previous.clone() } else { value.clone() }
+                                                    label_of=label_of />
                                                 {was_changed.then(|| view! {
                                                     <details class="was">
                                                         <summary>"changed in this step; before"</summary>
-                                                        <MarkedJson value=previous against=value.clone() />
+                                                        <MarkedJson value=previous against=value.clone() label_of=label_of />
                                                     </details>
                                                 })}
                                             </td>
