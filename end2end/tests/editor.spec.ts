@@ -30,6 +30,20 @@ async function connect(page: Page, from: string, to: string) {
 
 const saved = (page: Page) => expect(page.getByTestId("save-status")).toHaveText("Saved");
 
+test("a kind dropped at the canvas's edge, beside the palette, lands whole in sight", async ({ page, errors }) => {
+  await newGraph(page);
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  // Dropped 6 px inside the left edge, near the foot: centred on the
+  // pointer, most of it would be under the palette and the edge.
+  await place(page, "set", canvas.x + 6, canvas.y + canvas.height - 6);
+  const node = page.locator(".canvas-node").first();
+  await expect(node).toHaveCount(1);
+  const box = (await node.boundingBox())!;
+  expect(box.x).toBeGreaterThanOrEqual(canvas.x);
+  expect(box.y + box.height).toBeLessThanOrEqual(canvas.y + canvas.height);
+  expect(errors).toEqual([]);
+});
+
 test("build a graph with the mouse, undo and redo, and find it saved after a reload", async ({ page, errors }) => {
   const id = await newGraph(page);
   const canvas = (await page.locator(".editor-canvas").boundingBox())!;

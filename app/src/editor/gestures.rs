@@ -16,6 +16,10 @@ use super::place::place_into;
 use super::splice;
 use super::state::{Editor, Viewport};
 
+/// How far inside the canvas's edges a node dropped from the palette
+/// stays, on screen.
+const DROP_MARGIN: f64 = 8.0;
+
 /// A gesture in progress.
 #[derive(Clone)]
 pub enum Drag {
@@ -405,10 +409,25 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
                 gestures.ghost.set(None);
                 gestures.landing.set(None);
                 if let Some((x, y, true)) = local {
-                    let pointer = editor.viewport.get_untracked().to_world(x, y);
+                    let view = editor.viewport.get_untracked();
+                    let pointer = view.to_world(x, y);
+                    // Centred on the pointer, but whole in sight: dropped at
+                    // the canvas's edge (beside the palette), half of it was
+                    // under the edge.
+                    let (width, height) = gestures.size();
+                    let (first, last) = (
+                        view.to_world(DROP_MARGIN, DROP_MARGIN),
+                        view.to_world(width - DROP_MARGIN, height - DROP_MARGIN),
+                    );
                     let at = Position {
-                        x: (pointer.x - NODE_WIDTH / 2.0).round(),
-                        y: (pointer.y - NODE_HEIGHT / 2.0).round(),
+                        x: (pointer.x - NODE_WIDTH / 2.0)
+                            .min(last.x - NODE_WIDTH)
+                            .max(first.x)
+                            .round(),
+                        y: (pointer.y - NODE_HEIGHT / 2.0)
+                            .min(last.y - NODE_HEIGHT)
+                            .max(first.y)
+                            .round(),
                     };
                     place_into(editor, &kind, at, landing_edge(editor, &kind, pointer));
                 }
