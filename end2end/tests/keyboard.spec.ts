@@ -363,6 +363,13 @@ test("the help is read, scrolled and closed from the keyboard; the run tabs go b
   await page.keyboard.press("Escape");
   await expect(help).toHaveCount(0);
   await expect(start).toBeFocused();
+  // From the palette's kinds too (not from its search box: "?" is typed).
+  const kind = page.locator('.palette-item[data-kind="llm"]');
+  await kind.focus();
+  await page.keyboard.press("?");
+  await expect(help).toBeFocused();
+  await page.keyboard.press("Escape");
+  await expect(help).toHaveCount(0);
 
   // The run panel's tabs are one Tab stop; the arrows go along them, each
   // showing its panel, named by its tab.

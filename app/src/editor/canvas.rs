@@ -326,7 +326,7 @@ pub fn Canvas(
                     <h2>"This graph is empty"</h2>
                     <p>
                         {if editor.can_edit {
-                            "Drag a node from the palette on the left to start, or from the keyboard: F6 to the node kinds, type one, Enter."
+                            "Drag a node from the palette on the left to start, or type a kind in its search box and press Enter (F6 reaches the box from anywhere)."
                         } else {
                             "It has no nodes yet."
                         }}

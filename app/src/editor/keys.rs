@@ -68,7 +68,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "Ctrl + S",
         "save now, a field being typed in too (the editor saves by itself a moment after each change)",
     ),
-    ("?", "show or hide this help"),
+    ("?", "show or hide this help (anywhere but a text field)"),
     ("Escape", "clear the selection, close this help or a menu"),
 ];
 
@@ -445,10 +445,12 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             }
             return;
         }
-        // Undo, redo and Escape work from anywhere on the page but a field;
+        // Undo, redo, Escape and the help (?) work from anywhere on the
+        // page but a field (the palette's kinds, the toolbar, a run tab);
         // every other shortcut only while the canvas has the focus.
-        let anywhere =
-            key == "Escape" || (command && matches!(key.as_str(), "z" | "Z" | "y" | "Y"));
+        let anywhere = key == "Escape"
+            || (!command && key == "?")
+            || (command && matches!(key.as_str(), "z" | "Z" | "y" | "Y"));
         if !anywhere && !on_canvas(&event) {
             return;
         }

@@ -90,17 +90,30 @@ pub fn layout(document: &GraphDocument) -> HashMap<NodeId, Position> {
         })
         .chain(inside.iter().map(|block| block.node.clone()))
         .collect();
+    // Each link keeps its edge's route (or condition): the layer after a
+    // router leaves room for its labels into a group's block too.
+    let labels: HashMap<(&NodeId, &NodeId), &str> = document
+        .edges
+        .iter()
+        .filter_map(|edge| {
+            let text = edge.route.as_deref().or(edge.condition.as_deref())?;
+            Some(((&edge.from, &edge.to), text))
+        })
+        .collect();
     outer.edges = links(document)
         .into_iter()
-        .map(|(from, to)| (stand_in(from), stand_in(to)))
-        .filter(|(from, to)| from != to)
+        .map(|(from, to)| {
+            let label = labels.get(&(from, to)).map(|text| text.to_string());
+            (stand_in(from), stand_in(to), label)
+        })
+        .filter(|(from, to, _)| from != to)
         .enumerate()
-        .map(|(at, (from, to))| EdgeSpec {
+        .map(|(at, (from, to, route))| EdgeSpec {
             id: EdgeId::from(format!("link-{at}")),
             from,
             to,
             condition: None,
-            route: None,
+            route,
         })
         .collect();
     let sizes: Sizes = inside
@@ -532,14 +545,38 @@ fn layered(
         .map(|nodes| (width_of(nodes) + gap_after(nodes), height_of(nodes)))
         .collect();
     let columns = columns_for(&shapes);
-    let bands = layers.len().div_ceil(columns).max(1);
+    // Where each band ends: at the narrowest waist near `columns` layers,
+    // the boundary fewest links cross, so a router and its branches stay
+    // in one band (its branches would cross the break together).
+    let keys: Vec<usize> = layers.keys().copied().collect();
+    let place_of: HashMap<usize, usize> = keys.iter().enumerate().map(|(i, k)| (*k, i)).collect();
+    let mut crossing = vec![0i64; keys.len() + 1];
+    for from in 0..ids.len() {
+        for to in forward(from) {
+            let (a, b) = (place_of[&layer[from]], place_of[&layer[to]]);
+            if a < b {
+                crossing[a] += 1;
+                crossing[b] -= 1;
+            }
+        }
+    }
+    for i in 1..crossing.len() {
+        crossing[i] += crossing[i - 1];
+    }
+    let band_of_place = band_breaks(&crossing[..keys.len()], columns);
+    let band_of: HashMap<usize, usize> = keys
+        .iter()
+        .zip(&band_of_place)
+        .map(|(key, band)| (*key, *band))
+        .collect();
+    let bands = band_of_place.last().map_or(1, |last| last + 1);
     let mut band_top = vec![0.0f64; bands + 1];
     let mut tallest = vec![0.0f64; bands];
     let mut lefts: HashMap<usize, f64> = HashMap::new();
     for band in 0..bands {
         let in_band: Vec<(&usize, &Vec<usize>)> = layers
             .iter()
-            .filter(|(layer, _)| *layer / columns == band)
+            .filter(|(layer, _)| band_of.get(layer) == Some(&band))
             .collect();
         tallest[band] = in_band
             .iter()
@@ -554,7 +591,7 @@ fn layered(
     }
     let mut positions = HashMap::with_capacity(ids.len());
     for (layer, nodes) in &layers {
-        let band = layer / columns;
+        let band = band_of.get(layer).copied().unwrap_or(0);
         // Each layer centred on the tallest of its band.
         let mut y = band_top[band] + (tallest[band] - height_of(nodes)) / 2.0;
         let x = lefts.get(layer).copied().unwrap_or(0.0);
@@ -613,6 +650,37 @@ fn label_room(text: &str) -> f64 {
 
 /// How big a label is drawn at [`READS_AT`] (`routing::label_scale`).
 const LABEL_SCALE_AT_LEAST_ZOOM: f64 = 1.75;
+
+/// The band of each of `crossing.len()` layers, given how many links
+/// cross the boundary after each: bands of `columns` layers, each ending
+/// where fewest links cross among its last third's boundaries (the later
+/// on a tie), so a break falls before a router rather than among its
+/// branches.
+fn band_breaks(crossing: &[i64], columns: usize) -> Vec<usize> {
+    let layers = crossing.len();
+    let columns = columns.max(1);
+    let slack = columns / 3;
+    let mut bands = Vec::with_capacity(layers);
+    let (mut start, mut band) = (0, 0);
+    while start < layers {
+        let end = if layers - start <= columns {
+            layers
+        } else {
+            // The band's last layer, at `last`: the boundary after it.
+            let earliest = start + columns.saturating_sub(slack).max(1) - 1;
+            let latest = start + columns - 1;
+            let last = (earliest..=latest)
+                .rev()
+                .min_by_key(|at| crossing[*at])
+                .unwrap_or(latest);
+            last + 1
+        };
+        bands.extend(std::iter::repeat_n(band, end - start));
+        start = end;
+        band += 1;
+    }
+    bands
+}
 
 /// Layers a band holds, given each layer's width (with the gap after it)
 /// and height: one row while the whole reads (at [`READS_AT`] or more
@@ -855,8 +923,62 @@ mod tests {
         assert_eq!(at("b").x, at("t").x);
         assert_eq!(at("t").x, at("o").x);
         assert!(at("b").y < at("t").y && at("t").y < at("o").y);
-        // Between the router and the end.
+        // Between the router and the end, with room for the routes'
+        // labels on their lines into the group.
         assert!(at("triage").x < at("b").x && at("b").x < at("end").x);
+        assert!(at("b").x - at("triage").x - NODE_WIDTH >= super::label_room("technical"));
+    }
+
+    #[test]
+    fn a_band_ends_where_fewest_links_cross_so_a_routers_branches_stay_with_it() {
+        // Twelve layers a band; a router at the 12th sends three branches.
+        let mut crossing = vec![1i64; 30];
+        crossing[11] = 3;
+        let bands = super::band_breaks(&crossing, 12);
+        assert_eq!(bands.iter().filter(|band| **band == 0).count(), 11);
+        assert_eq!(bands.len(), 30);
+        // Nothing narrower in its last third: a band of twelve.
+        let bands = super::band_breaks(&[1i64; 30], 12);
+        assert_eq!(bands.iter().filter(|band| **band == 0).count(), 12);
+
+        // Twenty routers, each sending three branches that rejoin: no
+        // router's branches are wrapped into the band under it.
+        let mut nodes = vec![json!({"id": "start", "kind": "start"})];
+        let mut edges = Vec::new();
+        let mut last = "start".to_string();
+        for i in 0..20 {
+            let router = format!("r{i}");
+            nodes.push(
+                json!({"id": router, "kind": "router", "config": {"routes": [
+                {"route": "alpha"}, {"route": "beta"}, {"route": "gamma"}]}}),
+            );
+            edges.push(json!({"id": format!("in{i}"), "from": last, "to": router}));
+            let join = format!("j{i}");
+            nodes.push(json!({"id": join, "kind": "set"}));
+            for route in ["alpha", "beta", "gamma"] {
+                let branch = format!("{router}_{route}");
+                nodes.push(json!({"id": branch, "kind": "llm"}));
+                edges.push(json!({"id": format!("{branch}_in"), "from": router, "to": branch, "route": route}));
+                edges.push(json!({"id": format!("{branch}_out"), "from": branch, "to": join}));
+            }
+            last = join;
+        }
+        let document = GraphDocument::from_value(json!({
+            "format_version": 2, "name": "routers", "nodes": nodes, "edges": edges
+        }))
+        .unwrap();
+        let positions = layout(&document);
+        let at = |id: &str| positions[&NodeId::from(id)];
+        let bands: std::collections::BTreeSet<i64> =
+            positions.values().map(|p| (p.y / 400.0) as i64).collect();
+        assert!(bands.len() > 1, "wrapped");
+        for i in 0..20 {
+            let router = at(&format!("r{i}"));
+            for route in ["alpha", "beta", "gamma"] {
+                let branch = at(&format!("r{i}_{route}"));
+                assert!(branch.x > router.x, "r{i}'s {route} wrapped away from it");
+            }
+        }
     }
 
     #[test]
