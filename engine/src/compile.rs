@@ -853,6 +853,38 @@ fn check_edges(
             .at_node(id)
             .with_fix(fix);
     }
+    // A router's route without a description gives its model only a
+    // name to choose by ("- billing:" in its prompt).
+    for (i, node) in document.nodes.iter().enumerate() {
+        if node.kind != crate::kinds::BuiltinKind::Router.name() {
+            continue;
+        }
+        let Some(routes) = node.config.get("routes").and_then(|r| r.as_array()) else {
+            continue;
+        };
+        let first = routes.iter().position(|route| {
+            let named = route
+                .get("route")
+                .and_then(|r| r.as_str())
+                .is_some_and(|name| !name.is_empty());
+            let described = route
+                .get("description")
+                .and_then(|d| d.as_str())
+                .is_some_and(|d| !d.trim().is_empty());
+            named && !described
+        });
+        if let Some(j) = first {
+            report
+                .push(
+                    Severity::Warning,
+                    format!("nodes[{i}].config.routes[{j}].description"),
+                    ProblemKind::RoutesUndescribed {
+                        node: node.id.clone(),
+                    },
+                )
+                .at_node(&node.id);
+        }
+    }
     edges
 }
 

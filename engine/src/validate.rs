@@ -156,6 +156,13 @@ pub enum ProblemKind {
         "the edge from `{node}` to `{to}` carries no route: it is taken whatever `{node}` picks (give it a route, or delete it)"
     )]
     TakenWhateverPicked { node: NodeId, to: NodeId },
+    /// Routes of a router have no description: its model chooses by the
+    /// routes' names and descriptions alone, and a name says little. One
+    /// warning a router, at its first such route's description.
+    #[error(
+        "`{node}` has routes without a description: its model picks a route by name and description, so say what each is for"
+    )]
+    RoutesUndescribed { node: NodeId },
     /// A node setting (retry, timeout) is out of range.
     #[error("{message}")]
     BadSetting { message: String },

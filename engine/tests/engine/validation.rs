@@ -813,3 +813,31 @@ fn a_conversation_channel_made_by_a_fix_is_asked_for_at_the_start() {
     assert_eq!(graph.nodes[0].config, json!({"inputs": ["messages"]}));
     assert!(graph.state.channels.contains_key("history"));
 }
+
+#[test]
+fn a_routers_route_without_a_description_is_warned_at_its_field() {
+    let mut graph = support_bot(Some("other"));
+    assert!(
+        heddle_engine::validate(&graph, &registry())
+            .problems
+            .is_empty()
+    );
+    graph.nodes[1].config["routes"][1]["description"] = json!("  ");
+    let report = heddle_engine::validate(&graph, &registry());
+    assert!(!report.has_errors(), "{report}");
+    let problem = find(&report, "nodes[1].config.routes[1].description");
+    assert_eq!(problem.severity, Severity::Warning);
+    assert_eq!(
+        problem.kind,
+        ProblemKind::RoutesUndescribed {
+            node: "triage".into()
+        }
+    );
+    assert_eq!(problem.node.as_ref().map(|n| n.as_str()), Some("triage"));
+    assert_eq!(report.problems.len(), 1, "{report}");
+    // One warning a router, at its first route without one.
+    graph.nodes[1].config["routes"][0]["description"] = json!("");
+    let report = heddle_engine::validate(&graph, &registry());
+    assert_eq!(report.problems.len(), 1, "{report}");
+    find(&report, "nodes[1].config.routes[0].description");
+}
