@@ -170,6 +170,26 @@ test("the ReAct example answers in the chat, animating node by node in the order
   await page.getByTestId("chat-new").click();
   await expect(messages).toContainText("No messages yet");
   await expect(page.getByTestId("chat-thread").locator("option:checked")).toHaveText("New conversation");
+
+  // New pressed while the conversation's messages are on their way (a
+  // slow answer): they never land in the new one.
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.route("**/api/get_thread", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId("chat-thread").locator("option:checked")).toContainText("What is 6 * 7? · 1 run");
+  await page.getByTestId("chat-new").click();
+  const answered = page.waitForResponse("**/api/get_thread");
+  release();
+  await answered;
+  await page.waitForLoadState("networkidle");
+  await expect(messages).toContainText("No messages yet");
+  await expect(messages).not.toContainText("calculator says 42");
+  await page.unroute("**/api/get_thread");
 });
 
 test("a human gate shows its tool call; approving it finishes the run", async ({ page, errors }) => {

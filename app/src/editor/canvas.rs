@@ -118,11 +118,15 @@ pub fn Canvas(
     // Edges' labels are drawn bigger as the graph is zoomed out, so a
     // route still reads (`routing::label_scale`); the stylesheet sizes them.
     let label_scale = loops.label_scale;
+    // Nodes' names too, where all of a node is drawn (`Detail::Full`),
+    // so a graph fitted at 60% reads its names at 10 px, not 8.
+    let title_scale = Memo::new(move |_| title_scale(zoom.get()));
     let world_scale = move || {
         format!(
-            "transform: scale({}); --label-scale: {}",
+            "transform: scale({}); --label-scale: {}; --title-scale: {}",
             zoom.get(),
-            label_scale.get()
+            label_scale.get(),
+            title_scale.get()
         )
     };
     let detail = Memo::new(move |_| Detail::at(zoom.get()));
@@ -407,6 +411,20 @@ enum Detail {
     Tiny,
 }
 
+/// How many times its size a node's name is drawn at `zoom`, where the
+/// whole node is drawn (from 50%): enough to read at 10 px on screen (13 px
+/// at 100%), in quarter steps (the names are laid out again only when a
+/// step is crossed), and at most 1.5 (a longer name is cut sooner).
+fn title_scale(zoom: f64) -> f64 {
+    const LEAST_PX: f64 = 10.0;
+    const PX: f64 = 13.0;
+    if !(zoom.is_finite() && zoom > 0.0) {
+        return 1.0;
+    }
+    let wanted = LEAST_PX / (PX * zoom);
+    ((wanted * 4.0).ceil() / 4.0).clamp(1.0, 1.5)
+}
+
 impl Detail {
     fn at(zoom: f64) -> Detail {
         if zoom < 0.3 {
@@ -515,5 +533,21 @@ mod tests {
         assert_eq!(Detail::at(0.5), Detail::Full);
         assert_eq!(Detail::at(0.4), Detail::Far);
         assert_eq!(Detail::at(0.15), Detail::Tiny);
+    }
+
+    #[test]
+    fn a_nodes_name_reads_at_ten_pixels_wherever_the_whole_node_is_drawn() {
+        for step in 50..=300 {
+            let zoom = f64::from(step) / 100.0;
+            let scale = super::title_scale(zoom);
+            assert!(
+                13.0 * scale * zoom >= 9.99 || scale == 1.5,
+                "{zoom}: {scale}"
+            );
+            assert!((1.0..=1.5).contains(&scale));
+        }
+        assert_eq!(super::title_scale(1.0), 1.0);
+        assert_eq!(super::title_scale(0.62), 1.25);
+        assert_eq!(super::title_scale(f64::NAN), 1.0);
     }
 }

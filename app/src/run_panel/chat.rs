@@ -112,7 +112,7 @@ pub fn ChatTab(
                         return;
                     }
                 }
-                let loaded = match thread {
+                let loaded = match thread.clone() {
                     Some(thread) => crate::live::api::thread(&thread)
                         .await
                         .map(|answer| {
@@ -124,6 +124,11 @@ pub fn ChatTab(
                         .unwrap_or_default(),
                     None => Vec::new(),
                 };
+                // Another conversation picked meanwhile (New pressed while
+                // this one loaded): these messages are not its.
+                if picked.try_get_untracked().as_ref() != Some(&thread) {
+                    return;
+                }
                 let arrived = loaded
                     .iter()
                     .rev()
