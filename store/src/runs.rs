@@ -1005,6 +1005,11 @@ pub async fn claim_lapsed(
                      SELECT runs.id, runs.lease_owner IS NOT NULL AS held FROM runs
                      JOIN waiting ON waiting.id = runs.id
                      LEFT JOIN held ON held.user_id IS NOT DISTINCT FROM waiting.user_id
+                     -- Checked again on the row locked: one another claim
+                     -- took (and committed) after this statement's snapshot
+                     -- is seen here as it is now, and skipped.
+                     WHERE runs.status IN ", status!(active), "
+                       AND (runs.lease_expires_at IS NULL OR runs.lease_expires_at < $3)
                      ORDER BY COALESCE(held.n, 0) + waiting.nth, waiting.created_at, waiting.rowid
                      LIMIT $4
                      FOR UPDATE OF runs SKIP LOCKED)

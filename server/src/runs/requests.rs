@@ -134,7 +134,14 @@ pub(super) enum RunRequest {
         start_at: Option<String>,
     },
     /// Answer the thread's pause.
-    Resume { value: Value },
+    Resume {
+        value: Value,
+        /// The checkpoint of the pause it answers (absent in requests
+        /// stored before this was): a server that finds the run paused at
+        /// another knows the answer was given, and the run paused again.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pause: Option<String>,
+    },
 }
 
 impl RunRequest {
@@ -151,5 +158,18 @@ impl RunRequest {
                 interrupt_before: Vec::new(),
                 interrupt_after: Vec::new(),
             })
+    }
+
+    /// Whether this is a resume still to answer the pause `paused` (the
+    /// run's last checkpoint): one stored before pauses were named is
+    /// taken to, as it was.
+    pub(super) fn answers(&self, paused: &heddle_engine::run::Checkpoint) -> bool {
+        match self {
+            RunRequest::Resume { pause: None, .. } => true,
+            RunRequest::Resume {
+                pause: Some(pause), ..
+            } => pause.as_str() == paused.id.as_str(),
+            RunRequest::Start { .. } | RunRequest::Fork { .. } => false,
+        }
     }
 }

@@ -29,6 +29,7 @@ mod openapi;
 mod pages;
 mod publishing;
 mod quarantine;
+mod recovery;
 mod replicas;
 mod retention;
 mod sessions;

@@ -511,6 +511,7 @@ impl Runs {
             crate::runs::requests::typed_answer(&paused, document.as_ref(), &limits, value)?;
         let stored = RunRequest::Resume {
             value: value.clone(),
+            pause: Some(paused.id.as_str().to_string()),
         }
         .to_json();
         records::requeue(&self.inner.db, &run_id, &stored, self.new_lease().as_ref()).await?;

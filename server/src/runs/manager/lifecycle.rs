@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use heddle_engine::Registry;
-use heddle_engine::run::{Durable, DurableError, Run, RunError, RunOptions, RunOutput, RunStatus};
+use heddle_engine::run::{
+    Checkpoint, Durable, DurableError, Run, RunError, RunOptions, RunOutput, RunStatus,
+};
 use heddle_store::db::Db;
 use heddle_store::runs as records;
 use heddle_wire::error::AppError;
@@ -327,11 +329,31 @@ impl Runs {
             origin: active.origin,
         });
         if let Some(notice) = notice {
-            self.inner
-                .wakeups
-                .announce_notice(&self.inner.db, &self.inner.replica, &notice);
-            let _ = self.inner.notices.send(notice);
+            self.announce(notice);
         }
+    }
+
+    /// Tells this server's watchers, and the other servers', that a run's
+    /// status changed.
+    pub(super) fn announce(&self, notice: RunNotice) {
+        self.inner
+            .wakeups
+            .announce_notice(&self.inner.db, &self.inner.replica, &notice);
+        let _ = self.inner.notices.send(notice);
+    }
+}
+
+/// Where a run stood at its last checkpoint, saved as it ended or paused:
+/// the status, output and error [`outcome`] gives for the same run.
+pub(super) fn stored_outcome(last: &Checkpoint) -> (RunStatus, Option<Value>, Option<String>) {
+    match last.status {
+        RunStatus::Interrupted => (
+            RunStatus::Interrupted,
+            Some(serde_json::json!({"state": last.state, "interrupts": last.interrupts})),
+            None,
+        ),
+        RunStatus::Finished => (RunStatus::Finished, None, None),
+        status => (status, None, last.error.clone()),
     }
 }
 

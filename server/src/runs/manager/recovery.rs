@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use heddle_engine::run::{Durable, DurableError, RunRecord, RunStatus};
+use heddle_engine::run::{Checkpoint, Durable, DurableError, RunRecord, RunStatus};
 use heddle_engine::{NodeId, RunId, ThreadId};
 use heddle_store::access::require;
 use heddle_store::accounts;
@@ -20,10 +20,11 @@ use heddle_store::db::Db;
 use heddle_store::runs as records;
 use heddle_wire::access::Role;
 use heddle_wire::error::AppError;
+use heddle_wire::protocol::RunNotice;
 use heddle_wire::runs::RunInfo;
 
 use super::admission::Admission;
-use super::lifecycle::Launch;
+use super::lifecycle::{Launch, stored_outcome};
 use super::{Runs, internal};
 use crate::runs::embed::Versions;
 use crate::runs::requests::RunRequest;
@@ -67,10 +68,22 @@ impl Runs {
             let batch = claimed.len();
             for claim in claimed {
                 let run_id = claim.run_id.clone();
-                let record = unfinished
-                    .iter()
-                    .find(|record| record.run_id == run_id)
-                    .cloned();
+                let record = match unfinished.iter().find(|record| record.run_id == run_id) {
+                    Some(record) => Some(record.clone()),
+                    // Never begun, or ended (or paused) by a server that
+                    // died before recording it.
+                    None => match self.inner.store.run(&run_id).await {
+                        Ok(record) => record,
+                        Err(error) => {
+                            self.fail_recovery(
+                                &run_id,
+                                internal("cannot read a run's record")(error),
+                            )
+                            .await;
+                            continue;
+                        }
+                    },
+                };
                 match self.quarantined(&claim, record.as_ref()).await {
                     Ok(false) => {}
                     Ok(true) => continue,
@@ -106,7 +119,10 @@ impl Runs {
         claim: &records::Claimed,
         record: Option<&RunRecord>,
     ) -> Result<bool, AppError> {
-        if !claim.from_dead_server || self.active().contains_key(&claim.run_id) {
+        // A run whose end is stored took no server down. (A paused one may
+        // have: a resume that kills its server leaves the pause newest.)
+        let over = record.is_some_and(|record| record.status.is_final());
+        if !claim.from_dead_server || over || self.active().contains_key(&claim.run_id) {
             return Ok(false);
         }
         let thread = match record {
@@ -172,25 +188,64 @@ impl Runs {
         if !info.status.is_active() {
             return Ok(false);
         }
-        let begun = match &record {
-            Some(_) => self
-                .inner
-                .store
-                .last_of_run(run_id)
-                .await
-                .map_err(internal("cannot read a run's last checkpoint"))?
-                .is_some(),
-            None => false,
+        let Some(record) = record else {
+            self.recover_queued(info, Again::No).await?;
+            return Ok(true);
         };
-        match (record, begun) {
-            (Some(record), true) => self.recover_running(&info, record).await?,
+        let last = self
+            .inner
+            .store
+            .last_of_run(run_id)
+            .await
+            .map_err(internal("cannot read a run's last checkpoint"))?;
+        match last {
+            // The engine stored its end, and its server died before
+            // recording it: starting it again would fail a run that ended,
+            // finding its record in the engine's store.
+            Some(last) if record.status.is_final() => self.record_stored_end(&info, &last).await?,
+            // Paused: a resume answering this very pause waits to be done;
+            // otherwise the run paused (again) as its server died.
+            Some(last) if record.status == RunStatus::Interrupted => {
+                let request = records::request_of(self.db(), run_id).await?;
+                match RunRequest::from_stored(request.as_deref()).answers(&last) {
+                    true => self.recover_queued(info, Again::No).await?,
+                    false => self.record_stored_end(&info, &last).await?,
+                }
+            }
+            Some(_) => self.recover_running(&info, record).await?,
             // Recorded, but its server stopped before the run's first
             // checkpoint: there is nothing to go on from, so it begins
             // again as it was asked to.
-            (Some(_), false) => self.recover_queued(info, Again::Yes).await?,
-            (None, _) => self.recover_queued(info, Again::No).await?,
+            None => self.recover_queued(info, Again::Yes).await?,
         }
         Ok(true)
+    }
+
+    /// Records the end (or pause) the engine stored for run `info` as its
+    /// server's record of it, with what it used, and announces it.
+    async fn record_stored_end(&self, info: &RunInfo, last: &Checkpoint) -> Result<(), AppError> {
+        let (status, output, error) = stored_outcome(last);
+        tracing::info!(run = %info.id, status = status.as_str(), "recorded the end a stopped server left unrecorded");
+        let recorded = records::mark_ended(
+            self.db(),
+            &info.id,
+            &self.lease().owner,
+            status,
+            output.as_ref(),
+            error.as_deref(),
+            Some(&last.usage),
+        )
+        .await?;
+        if recorded {
+            self.announce(RunNotice {
+                graph_id: info.graph_id.clone(),
+                run_id: info.id.clone(),
+                thread_id: info.thread_id.clone(),
+                status,
+                origin: info.origin,
+            });
+        }
+        Ok(())
     }
 
     /// Renews this server's leases every third of their duration and takes
@@ -391,7 +446,7 @@ impl Runs {
                     },
                 )
             }
-            RunRequest::Resume { value } => self.launch(
+            RunRequest::Resume { value, .. } => self.launch(
                 Launch {
                     run_id: &run.id,
                     graph_id: &run.graph_id,
