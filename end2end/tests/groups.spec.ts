@@ -13,6 +13,15 @@ const row = (id: string, kind: string, x: number, label?: string) => ({
   position: { x, y: 120 },
 });
 
+// A set node named `label` whose top-left corner is at (x, y).
+const at = (id: string, label: string, x: number, y: number) => ({
+  id,
+  kind: "set",
+  label,
+  config: { values: { note: { value: id } } },
+  position: { x, y },
+});
+
 const graph = {
   format_version: 2,
   name: "Grouped",
@@ -346,13 +355,6 @@ test("a group made of nodes picked here and there frames them alone: nodes its f
   errors,
 }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  const at = (id: string, label: string, x: number, y: number) => ({
-    id,
-    kind: "set",
-    label,
-    config: { values: { note: { value: id } } },
-    position: { x, y },
-  });
   // Technical, Check and Ask on a diagonal; Billing and Set between them.
   const document = {
     format_version: 2,
@@ -406,5 +408,79 @@ test("a group made of nodes picked here and there frames them alone: nodes its f
   expect(undone.groups ?? []).toEqual([]);
   expect(undone.nodes.find((n: any) => n.id === "billing").position).toEqual({ x: 0, y: 110 });
   expect(undone.nodes.find((n: any) => n.id === "set").position).toEqual({ x: 260, y: 110 });
+  expect(errors).toEqual([]);
+});
+
+test("a node dropped into a frame joins its group, and a group dragged onto a node moves it out of the frame: each one undo step", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const document = {
+    format_version: 2,
+    name: "Dropped in",
+    state: { channels: { note: { type: "string" } } },
+    nodes: [at("fetch", "Fetch", 0, 0), at("write", "Write", 520, 0), at("check", "Check", 260, 320), at("draft", "Draft", 900, 320)],
+    edges: [],
+    groups: [{ id: "group-1", label: "Research", nodes: ["fetch", "write"] }],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  const { id } = await created.json();
+  const stored = async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
+  const place = (document: any, id: string) => document.nodes.find((n: any) => n.id === id).position;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+  const box = async (id: string) => (await node(id).boundingBox())!;
+  const frame = page.getByTestId("group-frame");
+  await expect(frame).toContainText("2 nodes");
+  const drag = async (from: { x: number; y: number }, to: { x: number; y: number }) => {
+    await page.mouse.move(from.x, from.y);
+    await page.mouse.down();
+    await page.mouse.move(to.x, to.y, { steps: 8 });
+    await page.mouse.up();
+  };
+  const middle = (b: { x: number; y: number; width: number; height: number }) => ({ x: b.x + b.width / 2, y: b.y + b.height / 2 });
+
+  // Check dragged into the gap between Fetch and Write: it joins.
+  const [fetch, write] = [await box("fetch"), await box("write")];
+  await drag(middle(await box("check")), { x: (fetch.x + fetch.width + write.x) / 2, y: fetch.y + fetch.height / 2 });
+  await expect(frame).toContainText("3 nodes");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  expect((await stored()).groups[0].nodes).toEqual(["fetch", "write", "check"]);
+
+  // The group dragged by its bar onto Draft: Draft steps out of the frame.
+  const draftWas = place(await stored(), "draft");
+  const bar = (await frame.locator(".canvas-group-bar").boundingBox())!;
+  const framed = (await frame.boundingBox())!;
+  const draft = middle(await box("draft"));
+  const grab = { x: bar.x + 40, y: bar.y + bar.height / 2 };
+  await drag(grab, { x: grab.x + (draft.x - middle(framed).x), y: grab.y + (draft.y - middle(framed).y) });
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  const after = await stored();
+  expect(place(after, "draft")).not.toEqual(draftWas);
+  const f = (await frame.boundingBox())!;
+  const d = await box("draft");
+  const covered = d.x < f.x + f.width && f.x < d.x + d.width && d.y < f.y + f.height && f.y < d.y + d.height;
+  expect(covered, "Draft is under the frame").toBe(false);
+  expect(after.groups[0].nodes).toEqual(["fetch", "write", "check"]);
+  await page.screenshot({ path: "../target/e2e/screens/group-dragged-onto-1440.png" });
+
+  // One undo: the group back where it was and Draft too; another: Check
+  // out of the group and back in its place.
+  const moved = place(after, "fetch");
+  await page.keyboard.press("Control+z");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  let undone = await stored();
+  expect(place(undone, "draft")).toEqual(draftWas);
+  expect(place(undone, "fetch")).toEqual({ x: 0, y: 0 });
+  expect(place(undone, "fetch")).not.toEqual(moved);
+  await page.keyboard.press("Control+z");
+  await expect(frame).toContainText("2 nodes");
+  await expect(page.getByTestId("save-status")).toHaveText("Saved");
+  undone = await stored();
+  expect(undone.groups[0].nodes).toEqual(["fetch", "write"]);
+  expect(place(undone, "check")).toEqual({ x: 260, y: 320 });
   expect(errors).toEqual([]);
 });

@@ -363,7 +363,7 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
                     .filter(|(position, was)| position.get_untracked() != *was)
                     .map(|(position, _)| *position)
                     .collect();
-                super::group_drop::leave_when_dropped_out(editor, &moved);
+                super::group_drop::settle(editor, &moved);
             }
             Drag::MoveNote { before, .. } => editor.commit_from(Arc::unwrap_or_clone(before)),
             Drag::Connect { from } => {

@@ -1,10 +1,15 @@
-//! A node dragged out of its group's frame leaves the group. A frame is
-//! drawn around its nodes, so without this a member dragged away would
-//! stretch the frame after it, over nodes that are not in the group. A
-//! member dropped where its box no longer meets the box of the group's
-//! other members (grown by a frame's padding) is out; dragging the whole
-//! group (by its bar, or with all its nodes selected) moves the frame.
-//! It is part of the move: one undo step puts the node back in its place
+//! Where a drag of nodes leaves groups. A frame is drawn around its
+//! group's nodes, so what lies inside a frame reads as being in the group:
+//! - a member dropped where its box no longer meets the box of the group's
+//!   other members (grown by a frame's padding) leaves the group (without
+//!   this the frame stretched after it, over nodes not in the group);
+//! - a node of no group dropped inside a frame (its middle within it)
+//!   joins that group, and the frame grows around it;
+//! - a whole group dragged (by its bar, or with all its nodes selected)
+//!   over other nodes: each it would cover steps out of the frame to the
+//!   nearest side with room, as when a group is made (`group_room.rs`).
+//!
+//! It is part of the move: one undo step puts every node back in its place
 //! and in its group.
 
 use std::collections::{BTreeSet, HashMap};
@@ -13,6 +18,7 @@ use heddle_engine::format::Position;
 use heddle_engine::{GraphDocument, NodeId};
 use leptos::prelude::*;
 
+use super::group_room::{Bounds, frame_box, step_out_of};
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::state::Editor;
 
@@ -52,10 +58,82 @@ pub fn dropped_out(document: &GraphDocument, moved: &BTreeSet<NodeId>) -> Vec<No
     out
 }
 
-/// After a drag of the nodes whose positions are `moved`: takes those it
-/// dropped out of their group out of it, in the same undo step as the
-/// move (call it right after the move is committed).
-pub fn leave_when_dropped_out(editor: Editor, moved: &[RwSignal<Position>]) {
+/// The nodes of `moved` in no group that the move dropped inside an
+/// expanded group's frame (their box's middle within it), each with the
+/// group it joins (the first whose frame holds it).
+pub fn dropped_in(document: &GraphDocument, moved: &BTreeSet<NodeId>) -> Vec<(NodeId, String)> {
+    let grouped: BTreeSet<&NodeId> = document
+        .groups
+        .iter()
+        .flat_map(|group| &group.nodes)
+        .collect();
+    let at: HashMap<&NodeId, Position> = document
+        .nodes
+        .iter()
+        .filter_map(|node| Some((&node.id, node.position?)))
+        .collect();
+    let frames: Vec<(&str, Bounds)> = document
+        .groups
+        .iter()
+        .filter(|group| !group.collapsed)
+        .filter_map(|group| {
+            let places = group
+                .nodes
+                .iter()
+                .filter_map(|id| at.get(id))
+                .map(|p| (p.x, p.y));
+            Some((group.id.as_str(), frame_box(places)?))
+        })
+        .collect();
+    let mut joined = Vec::new();
+    for id in moved.iter().filter(|id| !grouped.contains(id)) {
+        let Some(p) = at.get(id) else { continue };
+        let (x, y) = (p.x + NODE_WIDTH / 2.0, p.y + NODE_HEIGHT / 2.0);
+        let holding = frames.iter().find(|(_, (left, top, right, bottom))| {
+            *left <= x && x <= *right && *top <= y && y <= *bottom
+        });
+        if let Some((group, _)) = holding {
+            joined.push((id.clone(), (*group).to_string()));
+        }
+    }
+    joined
+}
+
+/// Where the nodes not in `moved` that the frames of groups moved whole
+/// (expanded, every node in `moved`) would cover step out to.
+pub fn covered_by_moved_groups(
+    document: &GraphDocument,
+    moved: &BTreeSet<NodeId>,
+) -> Vec<(NodeId, Position)> {
+    let whole: Vec<Vec<NodeId>> = document
+        .groups
+        .iter()
+        .filter(|group| !group.collapsed && group.nodes.iter().all(|id| moved.contains(id)))
+        .map(|group| group.nodes.clone())
+        .collect();
+    if whole.is_empty() {
+        return Vec::new();
+    }
+    let mut after = document.clone();
+    for members in &whole {
+        // The nodes dragged with the group stay where they were put.
+        let staying: Vec<NodeId> = moved.iter().cloned().collect();
+        step_out_of(&mut after, members, &staying);
+    }
+    after
+        .nodes
+        .iter()
+        .zip(&document.nodes)
+        .filter(|(now, was)| now.position != was.position)
+        .filter_map(|(now, _)| Some((now.id.clone(), now.position?)))
+        .collect()
+}
+
+/// After a drag of the nodes whose positions are `moved` (call it right
+/// after the move is committed, so it is in the move's undo step): those
+/// dropped out of their group leave it, those dropped into a frame join
+/// its group, and nodes a group dragged whole would cover step out.
+pub fn settle(editor: Editor, moved: &[RwSignal<Position>]) {
     // Most graphs have no group: nothing to look at, whatever was moved.
     let has_groups = editor
         .skeleton
@@ -70,14 +148,29 @@ pub fn leave_when_dropped_out(editor: Editor, moved: &[RwSignal<Position>]) {
             .map(|node| node.id.get_value())
             .collect()
     });
-    let out = dropped_out(&editor.document(), &ids);
-    if out.is_empty() {
-        return;
+    let mut document = editor.document();
+    let out = dropped_out(&document, &ids);
+    super::groups::take_out(&mut document, &out);
+    let joined = dropped_in(&document, &ids);
+    for (node, group) in &joined {
+        if let Some(group) = document.groups.iter_mut().find(|g| &g.id == group) {
+            group.nodes.push(node.clone());
+        }
     }
-    editor
-        .skeleton
-        .update(|document| super::groups::take_out(document, &out));
-    editor.content.update(|content| *content += 1);
+    if !out.is_empty() || !joined.is_empty() {
+        let groups = document.groups.clone();
+        editor.skeleton.update(|skeleton| skeleton.groups = groups);
+        editor.content.update(|content| *content += 1);
+    }
+    let stepping = covered_by_moved_groups(&document, &ids);
+    for (node, place) in &stepping {
+        if let Some(view) = editor.view_of(node) {
+            view.position.set(*place);
+        }
+    }
+    if !stepping.is_empty() {
+        editor.revision.update(|revision| *revision += 1);
+    }
 }
 
 #[cfg(test)]
@@ -139,5 +232,73 @@ mod tests {
             true,
         );
         assert!(dropped_out(&folded, &moved(&["c"])).is_empty());
+    }
+
+    #[test]
+    fn a_loose_node_dropped_inside_a_frame_joins_its_group_and_one_dropped_beside_does_not() {
+        let members = ["a", "b"];
+        // x's middle inside the frame around a and b (under them, within
+        // the padding); y beside it, well out; c in no frame.
+        let inside = document(
+            &[
+                ("a", 0.0, 0.0),
+                ("b", 240.0, 0.0),
+                ("x", 100.0, 30.0),
+                ("y", 900.0, 0.0),
+            ],
+            &members,
+            false,
+        );
+        assert_eq!(
+            dropped_in(&inside, &moved(&["x", "y"])),
+            [(NodeId::from("x"), "group-1".to_string())]
+        );
+        // Only what moved joins: x lying there unmoved stays out.
+        assert!(dropped_in(&inside, &moved(&["y"])).is_empty());
+        // A member stays a member (no second group); a collapsed group's
+        // frame is not drawn, so it takes nobody.
+        assert!(dropped_in(&inside, &moved(&["a"])).is_empty());
+        let folded = document(
+            &[("a", 0.0, 0.0), ("b", 240.0, 0.0), ("x", 100.0, 30.0)],
+            &members,
+            true,
+        );
+        assert!(dropped_in(&folded, &moved(&["x"])).is_empty());
+    }
+
+    #[test]
+    fn nodes_a_group_dragged_whole_would_cover_step_out_and_what_was_dragged_stays() {
+        let members = ["a", "b"];
+        // The group dragged (with loose `w` beside it) onto `x`; `far` is
+        // away from it.
+        let landed = document(
+            &[
+                ("a", 0.0, 0.0),
+                ("b", 240.0, 0.0),
+                ("x", 120.0, 10.0),
+                ("w", 520.0, 0.0),
+                ("far", 0.0, 900.0),
+            ],
+            &members,
+            false,
+        );
+        let stepping = covered_by_moved_groups(&landed, &moved(&["a", "b", "w"]));
+        assert_eq!(stepping.len(), 1, "{stepping:?}");
+        assert_eq!(stepping[0].0, NodeId::from("x"));
+        let frame = frame_box([(0.0, 0.0), (240.0, 0.0)]).expect("a frame");
+        let (p, (left, top, right, bottom)) = (stepping[0].1, frame);
+        let clear =
+            p.x + NODE_WIDTH <= left || p.x >= right || p.y + NODE_HEIGHT <= top || p.y >= bottom;
+        assert!(clear, "{p:?} is out of {frame:?}");
+        // Part of the group dragged: its frame follows its nodes, nobody
+        // steps out (the members dropped out leave instead).
+        assert!(covered_by_moved_groups(&landed, &moved(&["a"])).is_empty());
+        // Collapsed: one card, no frame.
+        let folded = document(
+            &[("a", 0.0, 0.0), ("b", 240.0, 0.0), ("x", 120.0, 10.0)],
+            &members,
+            true,
+        );
+        assert!(covered_by_moved_groups(&folded, &moved(&["a", "b"])).is_empty());
     }
 }

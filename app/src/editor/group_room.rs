@@ -20,9 +20,12 @@ pub const FRAME_BAR: f64 = 32.0;
 /// How far a node that steps out keeps from the frame.
 const CLEAR: f64 = 24.0;
 
-/// The frame around nodes whose top-left corners are `places`: left, top,
-/// right, bottom (its bar included); `None` without a place.
-pub fn frame_box(places: impl IntoIterator<Item = (f64, f64)>) -> Option<(f64, f64, f64, f64)> {
+/// A box on the canvas: left, top, right, bottom.
+pub type Bounds = (f64, f64, f64, f64);
+
+/// The frame around nodes whose top-left corners are `places` (its bar
+/// included); `None` without a place.
+pub fn frame_box(places: impl IntoIterator<Item = (f64, f64)>) -> Option<Bounds> {
     let mut bounds: Option<(f64, f64, f64, f64)> = None;
     for (x, y) in places {
         if !(x.is_finite() && y.is_finite()) {
@@ -57,6 +60,14 @@ fn node_box((x, y): (f64, f64)) -> (f64, f64, f64, f64) {
 /// it meets no other node, else to the nearest side. Nodes without a
 /// place (laid out as the graph opens) are left alone.
 pub fn step_out(document: &mut GraphDocument, members: &[NodeId]) {
+    step_out_of(document, members, members);
+}
+
+/// Moves each node not among `staying` that the frame around `members`
+/// would cover out of it, as [`step_out`] does (a group dragged whole
+/// keeps what was dragged with it where it was put).
+pub fn step_out_of(document: &mut GraphDocument, members: &[NodeId], staying: &[NodeId]) {
+    let staying: HashSet<&NodeId> = staying.iter().chain(members).collect();
     let members: HashSet<&NodeId> = members.iter().collect();
     let Some(frame) = frame_box(
         document
@@ -71,7 +82,7 @@ pub fn step_out(document: &mut GraphDocument, members: &[NodeId]) {
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, node)| !members.contains(&node.id))
+        .filter(|(_, node)| !staying.contains(&node.id))
         .filter(|(_, node)| {
             node.position
                 .is_some_and(|p| overlaps(node_box((p.x, p.y)), frame))
