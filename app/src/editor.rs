@@ -65,6 +65,7 @@ pub mod pressed;
 pub mod problem_announcer;
 pub mod problems;
 pub mod quick_add;
+pub mod regions;
 pub mod rejoin;
 pub mod rename;
 pub mod resize;

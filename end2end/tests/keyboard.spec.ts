@@ -185,9 +185,25 @@ test("a graph that comes to hold a conversation as it is built shows its chat, a
   await page.keyboard.press("F6");
   await expect(page.getByRole("tab", { name: "Chat" })).toHaveAttribute("aria-selected", "true");
   await expect(page.getByTestId("chat-input")).toBeFocused();
+  // F6 passing on, nothing typed, folds it again: open, it takes half
+  // the canvas at 1024 px. Shift+F6 opens it again; with something typed
+  // it stays open.
+  const panel = page.locator(".run-panel");
+  await expect(panel).toHaveClass(/\bopen\b/);
+  await page.keyboard.press("F6");
+  await expect(page.getByLabel("Search node kinds")).toBeFocused();
+  await expect(panel).not.toHaveClass(/\bopen\b/);
+  await page.keyboard.press("Shift+F6");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
+  await expect(panel).toHaveClass(/\bopen\b/);
+  await page.keyboard.type("Hello");
+  await page.keyboard.press("F6");
+  await expect(page.getByLabel("Search node kinds")).toBeFocused();
+  await expect(panel).toHaveClass(/\bopen\b/);
+  await page.keyboard.press("Shift+F6");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
   // Escape in the box goes back to the canvas, on the node selected there,
   // what was typed kept.
-  await page.keyboard.type("Hello");
   await page.keyboard.press("Escape");
   await expect(page.locator(".canvas-node.kind-end")).toBeFocused();
   await expect(page.getByTestId("chat-input")).toHaveValue("Hello");
