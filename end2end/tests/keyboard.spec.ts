@@ -768,6 +768,35 @@ test("a node is found by name in a big graph and gone to, even inside a collapse
   expect(errors).toEqual([]);
 });
 
+test("a node found by name in a graph drawn whole lands inside the canvas: the browser never scrolls it", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // Under 200 nodes every node is on the page, the far one too: focused
+  // before the view had moved to it, the browser scrolled the canvas to
+  // it, and the view's move then put it off the canvas.
+  const { nodes, edges } = chainOfSteps(150, 160);
+  const created = await page.request.post("/api/v1/graphs", { data: { document: { format_version: 2, name: "Drawn whole", nodes, edges } } });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const far = page.locator('.canvas-node[data-node="n140"]');
+  await expect(far).toHaveCount(1);
+  await page.getByTestId("find").click();
+  await page.keyboard.type("Step 140");
+  await page.keyboard.press("Enter");
+  await expect(far).toBeFocused();
+  const canvas = page.locator(".editor-canvas");
+  const [box, within] = [(await far.boundingBox())!, (await canvas.boundingBox())!];
+  expect(box.x).toBeGreaterThanOrEqual(within.x);
+  expect(box.y).toBeGreaterThanOrEqual(within.y);
+  expect(box.x + box.width).toBeLessThanOrEqual(within.x + within.width);
+  expect(box.y + box.height).toBeLessThanOrEqual(within.y + within.height);
+  expect(await canvas.evaluate((c) => [c.scrollLeft, c.scrollTop])).toEqual([0, 0]);
+  expect(errors).toEqual([]);
+});
+
 test("the New graph menu goes by the arrow keys, and Escape gives its button the focus back", async ({
   page,
   errors,
@@ -847,6 +876,18 @@ test("Escape in a node's form goes back to the node, and again clears the select
   await expect(start.locator(".canvas-node-label")).toHaveText("Begin");
   await page.keyboard.press("Escape");
   await expect(page.locator(".canvas-node.selected")).toHaveCount(0);
+  // From a button of the form (an Insert chip), the same: back to the
+  // node (it cleared the selection, and the focus went to the page).
+  await page.getByLabel("Search node kinds").focus();
+  await page.keyboard.type("llm");
+  await page.keyboard.press("Enter");
+  const llm = page.locator(".canvas-node.kind-llm");
+  await expect(llm).toHaveClass(/selected/);
+  const chip = page.locator(".inspector .template-chips .chip").first();
+  await chip.focus();
+  await page.keyboard.press("Escape");
+  await expect(llm).toBeFocused();
+  await expect(llm).toHaveClass(/selected/);
   expect(errors).toEqual([]);
 });
 

@@ -330,7 +330,7 @@ pub fn Canvas(
                     <h2>"This graph is empty"</h2>
                     <p>
                         {if editor.can_edit {
-                            "Drag a node from the palette on the left to start, or type a kind in its search box and press Enter (F6 reaches the box from anywhere)."
+                            "Drag a node from the palette on the left to start, or type a kind (start, llm, end…) in its search box and press Enter: each one added is joined to the last."
                         } else {
                             "It has no nodes yet."
                         }}

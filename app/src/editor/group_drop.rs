@@ -1,16 +1,16 @@
 //! Where a drag of nodes leaves groups. A frame is drawn around its
-//! group's nodes, so what lies inside a frame reads as being in the group:
+//! group's nodes, so what is dropped inside a frame reads as in the group:
 //! - a member dropped where its box no longer meets the box of the group's
 //!   other members (grown by a frame's padding) leaves the group (without
 //!   this the frame stretched after it, over nodes not in the group);
 //! - a node of no group dropped inside a frame (its middle within it)
-//!   joins that group, and the frame grows around it;
-//! - a whole group dragged (by its bar, or with all its nodes selected)
-//!   over other nodes: each it would cover steps out of the frame to the
-//!   nearest side with room, as when a group is made (`group_room.rs`).
+//!   joins that group, and the frame grows around it.
 //!
-//! It is part of the move: one undo step puts every node back in its place
-//! and in its group.
+//! A group dragged whole over other nodes moves only its own: they stay
+//! where they were, out of it (as in n8n or ComfyUI; pushing them aside
+//! moved nodes nobody touched, and dragging the group back left them
+//! pushed). It is part of the move: one undo step puts every node back in
+//! its place and in its group.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -18,7 +18,7 @@ use heddle_engine::format::Position;
 use heddle_engine::{GraphDocument, NodeId};
 use leptos::prelude::*;
 
-use super::group_room::{Bounds, frame_box, step_out_of};
+use super::group_room::{Bounds, frame_box};
 use super::model::{NODE_HEIGHT, NODE_WIDTH};
 use super::state::Editor;
 
@@ -99,40 +99,10 @@ pub fn dropped_in(document: &GraphDocument, moved: &BTreeSet<NodeId>) -> Vec<(No
     joined
 }
 
-/// Where the nodes not in `moved` that the frames of groups moved whole
-/// (expanded, every node in `moved`) would cover step out to.
-pub fn covered_by_moved_groups(
-    document: &GraphDocument,
-    moved: &BTreeSet<NodeId>,
-) -> Vec<(NodeId, Position)> {
-    let whole: Vec<Vec<NodeId>> = document
-        .groups
-        .iter()
-        .filter(|group| !group.collapsed && group.nodes.iter().all(|id| moved.contains(id)))
-        .map(|group| group.nodes.clone())
-        .collect();
-    if whole.is_empty() {
-        return Vec::new();
-    }
-    let mut after = document.clone();
-    for members in &whole {
-        // The nodes dragged with the group stay where they were put.
-        let staying: Vec<NodeId> = moved.iter().cloned().collect();
-        step_out_of(&mut after, members, &staying);
-    }
-    after
-        .nodes
-        .iter()
-        .zip(&document.nodes)
-        .filter(|(now, was)| now.position != was.position)
-        .filter_map(|(now, _)| Some((now.id.clone(), now.position?)))
-        .collect()
-}
-
 /// After a drag of the nodes whose positions are `moved` (call it right
 /// after the move is committed, so it is in the move's undo step): those
-/// dropped out of their group leave it, those dropped into a frame join
-/// its group, and nodes a group dragged whole would cover step out.
+/// dropped out of their group leave it, and those dropped into a frame
+/// join its group.
 pub fn settle(editor: Editor, moved: &[RwSignal<Position>]) {
     // Most graphs have no group: nothing to look at, whatever was moved.
     let has_groups = editor
@@ -161,15 +131,6 @@ pub fn settle(editor: Editor, moved: &[RwSignal<Position>]) {
         let groups = document.groups.clone();
         editor.skeleton.update(|skeleton| skeleton.groups = groups);
         editor.content.update(|content| *content += 1);
-    }
-    let stepping = covered_by_moved_groups(&document, &ids);
-    for (node, place) in &stepping {
-        if let Some(view) = editor.view_of(node) {
-            view.position.set(*place);
-        }
-    }
-    if !stepping.is_empty() {
-        editor.revision.update(|revision| *revision += 1);
     }
 }
 
@@ -264,41 +225,5 @@ mod tests {
             true,
         );
         assert!(dropped_in(&folded, &moved(&["x"])).is_empty());
-    }
-
-    #[test]
-    fn nodes_a_group_dragged_whole_would_cover_step_out_and_what_was_dragged_stays() {
-        let members = ["a", "b"];
-        // The group dragged (with loose `w` beside it) onto `x`; `far` is
-        // away from it.
-        let landed = document(
-            &[
-                ("a", 0.0, 0.0),
-                ("b", 240.0, 0.0),
-                ("x", 120.0, 10.0),
-                ("w", 520.0, 0.0),
-                ("far", 0.0, 900.0),
-            ],
-            &members,
-            false,
-        );
-        let stepping = covered_by_moved_groups(&landed, &moved(&["a", "b", "w"]));
-        assert_eq!(stepping.len(), 1, "{stepping:?}");
-        assert_eq!(stepping[0].0, NodeId::from("x"));
-        let frame = frame_box([(0.0, 0.0), (240.0, 0.0)]).expect("a frame");
-        let (p, (left, top, right, bottom)) = (stepping[0].1, frame);
-        let clear =
-            p.x + NODE_WIDTH <= left || p.x >= right || p.y + NODE_HEIGHT <= top || p.y >= bottom;
-        assert!(clear, "{p:?} is out of {frame:?}");
-        // Part of the group dragged: its frame follows its nodes, nobody
-        // steps out (the members dropped out leave instead).
-        assert!(covered_by_moved_groups(&landed, &moved(&["a"])).is_empty());
-        // Collapsed: one card, no frame.
-        let folded = document(
-            &[("a", 0.0, 0.0), ("b", 240.0, 0.0), ("x", 120.0, 10.0)],
-            &members,
-            true,
-        );
-        assert!(covered_by_moved_groups(&folded, &moved(&["a", "b"])).is_empty());
     }
 }

@@ -60,14 +60,6 @@ fn node_box((x, y): (f64, f64)) -> (f64, f64, f64, f64) {
 /// it meets no other node, else to the nearest side. Nodes without a
 /// place (laid out as the graph opens) are left alone.
 pub fn step_out(document: &mut GraphDocument, members: &[NodeId]) {
-    step_out_of(document, members, members);
-}
-
-/// Moves each node not among `staying` that the frame around `members`
-/// would cover out of it, as [`step_out`] does (a group dragged whole
-/// keeps what was dragged with it where it was put).
-pub fn step_out_of(document: &mut GraphDocument, members: &[NodeId], staying: &[NodeId]) {
-    let staying: HashSet<&NodeId> = staying.iter().chain(members).collect();
     let members: HashSet<&NodeId> = members.iter().collect();
     let Some(frame) = frame_box(
         document
@@ -82,7 +74,7 @@ pub fn step_out_of(document: &mut GraphDocument, members: &[NodeId], staying: &[
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, node)| !staying.contains(&node.id))
+        .filter(|(_, node)| !members.contains(&node.id))
         .filter(|(_, node)| {
             node.position
                 .is_some_and(|p| overlaps(node_box((p.x, p.y)), frame))

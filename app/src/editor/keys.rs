@@ -438,8 +438,18 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
             (false, "Escape") => {
                 help.set(false);
                 gestures.menu.set(None);
-                editor.selected.set(BTreeSet::new());
-                editor.selected_edge.set(None);
+                // From the inspector's buttons (an Insert chip, a toggle),
+                // as from its fields: back to the node. Clearing the
+                // selection there took the form, and the focus with it,
+                // to the page's body.
+                let from_inspector = in_inspector(&event);
+                if !(from_inspector && back_to_the_node(editor)) {
+                    editor.selected.set(BTreeSet::new());
+                    editor.selected_edge.set(None);
+                    if from_inspector {
+                        crate::components::focus_first(".editor-canvas");
+                    }
+                }
                 true
             }
             _ => false,
