@@ -345,7 +345,20 @@ test("a framed graph stays whole when the chat takes the panel's room, a node se
   await input.press("Enter");
   await expect(routes).toHaveCount(2, { timeout: 20_000 });
   await expect(routes.last()).toHaveText(/^Triage sent it to .+ \(general\), its otherwise: no route fit$/);
+  // The way the run went is drawn on the canvas; the routes not taken stay
+  // grey and dashed.
+  const edge = (id: string) => page.locator(`.editor-edge[data-edge="${id}"]`);
+  for (const id of ["in", "to-general", "g-end"]) await expect(edge(id)).toHaveClass(/\bwalked\b/);
+  for (const id of ["to-billing", "to-technical", "b-end"]) await expect(edge(id)).not.toHaveClass(/\bwalked\b/);
+  const line = (id: string) => edge(id).locator(".editor-edge-line").evaluate((l) => getComputedStyle(l).strokeDasharray);
+  expect(await line("to-general")).toBe("none");
+  expect(await line("to-billing")).not.toBe("none");
   await page.getByRole("tab", { name: "Trace" }).click();
+  // Beside the router's bar, where it sent the run, and how.
+  await expect(page.locator('.timeline-lane[data-lane="triage"] .timeline-route').last()).toHaveText(
+    "→ general (its otherwise)",
+  );
+  await page.screenshot({ path: "../target/e2e/screens/trace-route-1440.png" });
   await page.locator('.timeline-lane[data-lane="triage"] .timeline-bar').last().click();
   const detail = page.getByTestId("execution-detail");
   await expect(detail.getByTestId("execution-route")).toHaveText("general — its otherwise: the reply named none of its routes");

@@ -187,6 +187,9 @@ pub struct RunView {
     /// The edges taken by the latest step, `(from, to)`: parallel branches
     /// light up together.
     pub edges_taken: Vec<(String, String)>,
+    /// Every edge the run has taken up to its latest step, once each: the
+    /// way it went, drawn once its step has passed (and after the run).
+    pub edges_walked: Vec<(String, String)>,
     /// The step the run is at.
     pub step: u32,
     /// That step's tasks (which instance each fanned-out task is).
@@ -332,7 +335,11 @@ impl RunView {
                 self.settle_node(node.as_str(), state);
             }
             EventPayload::EdgeTaken { from, to, .. } => {
-                self.edges_taken.push((from.to_string(), to.to_string()));
+                let edge = (from.to_string(), to.to_string());
+                if !self.edges_walked.contains(&edge) {
+                    self.edges_walked.push(edge.clone());
+                }
+                self.edges_taken.push(edge);
             }
             EventPayload::Custom {
                 node,
@@ -602,6 +609,10 @@ mod tests {
             view.edges_taken,
             vec![("a".into(), "b".into()), ("a".into(), "c".into())],
             "parallel branches light up together"
+        );
+        assert_eq!(
+            view.edges_walked, view.edges_taken,
+            "the way it went so far"
         );
         assert_eq!(view.events, 7);
     }

@@ -291,6 +291,19 @@ fn bar(
         "{name} · step {} · attempt {} · {took}",
         execution.step, execution.attempt
     );
+    // A router's bar says where it sent the run, and whether by its
+    // `otherwise` (its reply named none of its routes).
+    let routed = execution
+        .route_taken
+        .as_ref()
+        .and_then(|taken| Some((taken.route.clone()?, taken.otherwise)))
+        .map(|(route, otherwise)| match otherwise {
+            true => format!("→ {route} (its otherwise)"),
+            false => format!("→ {route}"),
+        });
+    if let Some(routed) = &routed {
+        title.push_str(&format!(" · {routed}"));
+    }
     if let Some(error) = &execution.error {
         title.push_str(&format!("\n{error}"));
     }
@@ -301,7 +314,20 @@ fn bar(
         None => (execution.node.clone(), execution.step),
     };
     let later = cursor.is_some_and(|at| step > at);
+    // Beside the bar (drawn after it), left of it when the bar ends past
+    // the track's last third.
+    let route = routed.map(|routed| {
+        let (side, at) = match left + width > 66.0 {
+            true => ("right", 100.0 - left),
+            false => ("left", left + width),
+        };
+        view! {
+            <span class="timeline-route" class:later=later aria-hidden="true"
+                style=format!("{side}: calc({at:.3}% + 6px)")>{routed}</span>
+        }
+    });
     view! {
+        {route}
         <button
             type="button"
             class=format!("timeline-bar outcome-{}", execution.outcome.as_str())

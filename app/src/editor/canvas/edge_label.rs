@@ -38,12 +38,13 @@ pub(super) fn EdgeLabel(
             )
         })
     };
-    let (selected, taken) = edge_looks(selection, &edge, live);
+    let (selected, taken, walked) = edge_looks(selection, &edge, live);
     view! {
         <div
             class="editor-edge-label"
             class:selected=selected
             class:taken=taken
+            class:walked=walked
             style=style
             title=full
         >

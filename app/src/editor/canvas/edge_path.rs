@@ -46,7 +46,7 @@ pub(super) fn EdgePath(
             })
         })
     };
-    let (selected, taken) = edge_looks(selection, &edge, live);
+    let (selected, taken, walked) = edge_looks(selection, &edge, live);
     let landing = {
         let id = id.clone();
         move || {
@@ -66,6 +66,7 @@ pub(super) fn EdgePath(
             (" conditional", conditional),
             (" selected", selected()),
             (" taken", taken()),
+            (" walked", walked()),
             (" landing", landing()),
             (" has-problems", own_problems.with(|text| !text.is_empty())),
         ] {
@@ -114,13 +115,15 @@ pub(crate) fn edge_name(
     name
 }
 
-/// Whether an edge is selected, and whether the watched run took it:
-/// shared by its line and its label (both pressed through the canvas).
+/// Whether an edge is selected, whether the watched run's latest step
+/// took it, and whether the run took it at all (the way it went): shared
+/// by its line and its label (both pressed through the canvas).
 pub(super) fn edge_looks(
     selection: Selection,
     edge: &heddle_engine::format::EdgeSpec,
     live: RwSignal<RunView>,
 ) -> (
+    impl Fn() -> bool + Clone + Send + Sync + use<>,
     impl Fn() -> bool + Clone + Send + Sync + use<>,
     impl Fn() -> bool + Clone + Send + Sync + use<>,
 ) {
@@ -136,5 +139,15 @@ pub(super) fn edge_looks(
         let (from, to) = (edge.from.to_string(), edge.to.to_string());
         move || live.with(|view| view.edges_taken.iter().any(|(a, b)| *a == from && *b == to))
     };
-    (selected, taken)
+    let walked = {
+        let (from, to) = (edge.from.to_string(), edge.to.to_string());
+        move || {
+            live.with(|view| {
+                view.edges_walked
+                    .iter()
+                    .any(|(a, b)| *a == from && *b == to)
+            })
+        }
+    };
+    (selected, taken, walked)
 }
