@@ -336,6 +336,12 @@ test("a framed graph stays whole when the chat takes the panel's room, a node se
   await expect.poll(whole).toBe(0);
   await expect(page.locator('.canvas-node[data-node="billing"]')).toHaveClass(/selected/);
   await page.screenshot({ path: "../target/e2e/screens/chat-framed-whole-1440.png" });
+  // New stands beside the conversation's picker, centred on it.
+  const middle = async (testId: string) => {
+    const box = (await page.getByTestId(testId).boundingBox())!;
+    return box.y + box.height / 2;
+  };
+  expect(Math.abs((await middle("chat-new")) - (await middle("chat-thread")))).toBeLessThanOrEqual(1);
 
   // A message no route fits: the chat says the route was the router's
   // otherwise, not the model's choice; its trace bar shows the reply.

@@ -1411,3 +1411,31 @@ test("an edge that skips a node in its line goes around it, never behind it", as
   expect(d).not.toContain("L");
   expect(errors).toEqual([]);
 });
+
+test("fitted under 30%, a router and a condition are boxes of their full colour among paler ones", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // One long row: 40 nodes, a router and a condition among llm and set.
+  const kinds = ["llm", "set"];
+  const nodes = Array.from({ length: 40 }, (_, i) => ({
+    id: `n${i}`,
+    kind: i === 12 ? "router" : i === 25 ? "condition" : kinds[i % 2],
+    position: { x: i * 220, y: 0 },
+  }));
+  const created = await page.request.post("/api/v1/graphs", { data: { document: { format_version: 2, name: "Far", nodes, edges: [] } } });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.getByRole("button", { name: "Fit", exact: true }).click();
+  await expect(page.locator('.editor-zoom[data-detail="tiny"]')).toHaveCount(1);
+  const fill = (id: string) =>
+    page.locator(`.canvas-node[data-node="${id}"]`).evaluate((node) => getComputedStyle(node).backgroundColor);
+  const [router, llm, condition, set] = await Promise.all(["n12", "n0", "n25", "n1"].map(fill));
+  expect(router).not.toBe(llm);
+  expect(condition).not.toBe(set);
+  // Its kind's own colour, at full strength.
+  const kindColor = await page
+    .locator('.canvas-node[data-node="n12"]')
+    .evaluate((node) => getComputedStyle(node).getPropertyValue("--kind-color").trim());
+  expect(kindColor).not.toBe("");
+  expect(errors).toEqual([]);
+});

@@ -640,14 +640,30 @@ impl Editor {
             .nodes
             .with_untracked(|nodes| extent(nodes, |p| p.get_untracked()));
         // The notes too: a note written over a node is part of what Fit
-        // shows, not cut off under the toolbar.
+        // shows, not cut off under the toolbar. And groups' frames: a
+        // frame's bar stands above its nodes, and was fitted under the
+        // toolbar.
         let (width, height) = super::model::NOTE_SIZE;
+        let union = |bounds: Option<(f64, f64, f64, f64)>, (x, y, x2, y2): (f64, f64, f64, f64)| {
+            let (x1, y1, right, bottom) = bounds.unwrap_or((x, y, x2, y2));
+            Some((x1.min(x), y1.min(y), right.max(x2), bottom.max(y2)))
+        };
         self.skeleton.with_untracked(|document| {
-            document.notes.iter().fold(nodes, |bounds, note| {
+            let noted = document.notes.iter().fold(nodes, |bounds, note| {
                 let (x, y) = (note.position.x, note.position.y);
-                let (x1, y1, x2, y2) = bounds.unwrap_or((x, y, x + width, y + height));
-                Some((x1.min(x), y1.min(y), x2.max(x + width), y2.max(y + height)))
-            })
+                union(bounds, (x, y, x + width, y + height))
+            });
+            document
+                .groups
+                .iter()
+                .filter(|group| !group.collapsed)
+                .filter_map(|group| {
+                    super::group_room::frame_box(group.nodes.iter().filter_map(|id| {
+                        let at = self.view_of(id)?.position.get_untracked();
+                        Some((at.x, at.y))
+                    }))
+                })
+                .fold(noted, union)
         })
     }
 
@@ -1039,6 +1055,36 @@ mod tests {
             editor.reframe(548.0, 360.0);
             assert!(!editor.showing_start.get_untracked());
             assert!(editor.viewport.get_untracked().zoom < Viewport::READABLE);
+        });
+    }
+
+    #[test]
+    fn fit_shows_a_groups_frame_whole_its_bar_above_its_nodes_too() {
+        let owner = Owner::new();
+        owner.with(|| {
+            let document = GraphDocument::from_json(
+                &serde_json::json!({
+                    "format_version": 2, "name": "g",
+                    "nodes": [
+                        {"id": "a", "kind": "set", "position": {"x": 0.0, "y": 0.0}},
+                        {"id": "b", "kind": "set", "position": {"x": 240.0, "y": 0.0}}
+                    ],
+                    "groups": [{"id": "group-1", "label": "Both", "nodes": ["a", "b"]}]
+                })
+                .to_string(),
+            )
+            .unwrap();
+            let editor = Editor::new(document, true);
+            let frame =
+                super::super::group_room::frame_box([(0.0, 0.0), (240.0, 0.0)]).expect("a frame");
+            assert_eq!(editor.bounds(), Some(frame), "the frame, its bar included");
+            editor.fit(900.0, 600.0);
+            let view = editor.viewport.get_untracked();
+            // The bar's top is below the floating toolbar.
+            assert!(
+                frame.1 * view.zoom + view.y >= FIT_MARGIN - 1e-9,
+                "{view:?}"
+            );
         });
     }
 
