@@ -484,3 +484,36 @@ test("a node dropped into a frame joins its group; a group dragged over a node l
   expect(place(undone, "draft")).toEqual(draftWas);
   expect(errors).toEqual([]);
 });
+
+test("a group made of nodes at the canvas's top shows its bar whole, the view moved down at its zoom", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // Fitted whole, the top row sits just under the toolbar: a frame's bar
+  // (above its nodes) would lie under it.
+  const document = {
+    format_version: 2,
+    name: "Top row",
+    state: { channels: { note: { type: "string" } } },
+    nodes: [at("billing", "Billing", 0, 0), at("technical", "Technical", 240, 0), at("other", "Other", 120, 420)],
+    edges: [],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.getByRole("button", { name: "Fit", exact: true }).click();
+  const zoom = await page.getByTestId("zoom").textContent();
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+  await node("billing").click();
+  await node("technical").click({ modifiers: ["Shift"] });
+  await page.keyboard.press("Control+g");
+  const bar = page.getByTestId("group-frame").locator(".canvas-group-bar");
+  await expect(bar).toBeVisible();
+  const toolbar = (await page.locator(".editor-toolbar").boundingBox())!;
+  const top = (await bar.boundingBox())!.y;
+  expect(top).toBeGreaterThanOrEqual(toolbar.y + toolbar.height);
+  await expect(page.getByTestId("zoom")).toHaveText(zoom!);
+  expect(errors).toEqual([]);
+});

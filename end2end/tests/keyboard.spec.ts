@@ -414,7 +414,8 @@ test("shortcuts belong to the canvas: a letter typed or text copied in a panel s
   await hydrated(page);
   const notes = page.locator(".sticky-note");
   const before = await notes.count();
-  // N with a toolbar button focused: nothing happens.
+  // N with a toolbar button focused: nothing happens (the view's own
+  // keys, / and F, work there; not what edits the graph).
   await page.getByRole("button", { name: "Fit", exact: true }).focus();
   await page.keyboard.press("n");
   await page.keyboard.press("l");
@@ -759,7 +760,10 @@ test("a node is found by name in a big graph and gone to, even inside a collapse
   await page.getByRole("button", { name: "Fit", exact: true }).click();
   const zoom = async () => parseInt((await page.getByTestId("zoom").textContent()) ?? "", 10);
   await expect.poll(zoom).toBeLessThan(35);
-  await page.getByTestId("find").click();
+  // "/" right after pressing Fit (the focus on its button): the box opens.
+  await expect(page.getByRole("button", { name: "Fit", exact: true })).toBeFocused();
+  await page.keyboard.press("/");
+  await expect(input).toBeFocused();
   await page.keyboard.type("Step 120");
   await page.keyboard.press("Enter");
   await expect(node("n120")).toBeFocused();

@@ -123,6 +123,33 @@ impl CompiledGraph {
     }
 }
 
+/// Makes every fix that creates the same missing channel create it with
+/// one type: a conversation (`messages`) when any node needs one there,
+/// which the others' needs are met by too (a start node asking for
+/// `messages` takes a conversation). A start node's fix offered a string
+/// channel while the llm nodes' offered a conversation; the first pressed
+/// made a channel none of the others could use, and left them no fix.
+fn agree_on_new_channels(report: &mut Report) {
+    let conversations: HashSet<String> = report
+        .problems
+        .iter()
+        .filter_map(|problem| match &problem.fix {
+            Some(Fix::AddChannel {
+                channel,
+                ty: ChannelType::Messages,
+            }) => Some(channel.clone()),
+            _ => None,
+        })
+        .collect();
+    for problem in &mut report.problems {
+        if let Some(Fix::AddChannel { channel, ty }) = &mut problem.fix
+            && conversations.contains(channel.as_str())
+        {
+            *ty = ChannelType::Messages;
+        }
+    }
+}
+
 /// Checks a document and reports every problem, errors and warnings.
 pub fn validate(document: &GraphDocument, registry: &Registry) -> Report {
     match compile(document, registry) {
@@ -172,6 +199,7 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
         ));
         check_settings(i, spec, &mut report);
     }
+    agree_on_new_channels(&mut report);
 
     let edges = check_edges(document, &ids, &built, &mut report);
     let entry = find_entry(document, &ids, &mut report);

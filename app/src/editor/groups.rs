@@ -83,9 +83,38 @@ pub fn members(editor: Editor, id: &str) -> BTreeSet<NodeId> {
 /// Frames the selected nodes in a new group (one undoable change).
 pub fn frame_selection(editor: Editor) {
     let selected = editor.selected.get_untracked();
+    let mut made = None;
     editor.change(|document| {
-        frame(document, &selected);
+        made = frame(document, &selected);
     });
+    if let Some(id) = made {
+        show_frame(editor, &id);
+    }
+}
+
+/// Moves the view, at its zoom, as little as shows group `id`'s frame
+/// whole: its bar, above its nodes, lay under the floating toolbar when
+/// they were near the canvas's top.
+fn show_frame(editor: Editor, id: &str) {
+    let places: Vec<(f64, f64)> = members(editor, id)
+        .iter()
+        .filter_map(|node| editor.view_of(node))
+        .map(|view| {
+            let at = view.position.get_untracked();
+            (at.x, at.y)
+        })
+        .collect();
+    let Some(frame) = super::group_room::frame_box(places) else {
+        return;
+    };
+    let Some(canvas) = document().query_selector(".editor-canvas").ok().flatten() else {
+        return;
+    };
+    let rect = canvas.get_bounding_client_rect();
+    let view = editor.viewport.get_untracked();
+    if let Some(moved) = view.showing_box(frame, rect.width(), rect.height()) {
+        editor.viewport.set(moved);
+    }
 }
 
 /// Removes every group that frames a selected node.

@@ -126,6 +126,15 @@ fn on_canvas(event: &web_sys::Event) -> bool {
         })
 }
 
+/// Whether the key was pressed on a button of the canvas's toolbar.
+fn on_toolbar(event: &web_sys::Event) -> bool {
+    use wasm_bindgen::JsCast;
+    event
+        .target()
+        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
+        .is_some_and(|element| element.closest(".editor-toolbar").ok().flatten().is_some())
+}
+
 /// Whether a modal dialog (Share, Publish, ...) is open: its keys are its
 /// own, and no shortcut reaches the editor behind it.
 fn modal_open() -> bool {
@@ -372,7 +381,11 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         let anywhere = key == "Escape"
             || (!command && key == "?")
             || (command && matches!(key.as_str(), "z" | "Z" | "y" | "Y"));
-        if !anywhere && !on_canvas(&event) {
+        // The view's own keys (find, fit) work from the canvas's toolbar
+        // too: `/` right after pressing Fit finds a node. What edits the
+        // graph (Delete, N, L) stays the canvas's.
+        let viewing = !command && matches!(key.as_str(), "/" | "f" | "F") && on_toolbar(&event);
+        if !anywhere && !viewing && !on_canvas(&event) {
             return;
         }
         let handled = match (command, key.as_str()) {

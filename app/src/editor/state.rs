@@ -156,6 +156,43 @@ impl Viewport {
         })
     }
 
+    /// The view moved, at its zoom, as little as shows the world box
+    /// `(x1, y1, x2, y2)` clear of the floating toolbar and the canvas's
+    /// edges (its top first, where a group's bar is, when it is taller
+    /// than the canvas); `None` when it shows already.
+    pub fn showing_box(
+        self,
+        (x1, y1, x2, y2): (f64, f64, f64, f64),
+        width: f64,
+        height: f64,
+    ) -> Option<Viewport> {
+        if ![x1, y1, x2, y2].iter().all(|v| v.is_finite()) {
+            return None;
+        }
+        let (margin, toolbar) = (16.0, 72.0);
+        let (left, top) = (x1 * self.zoom + self.x, y1 * self.zoom + self.y);
+        let (right, bottom) = (x2 * self.zoom + self.x, y2 * self.zoom + self.y);
+        let shift = |low: f64, high: f64, from: f64, to: f64| {
+            if low < from {
+                from - low
+            } else if high > to {
+                (to - high).max(from - low)
+            } else {
+                0.0
+            }
+        };
+        let dx = shift(left, right, margin, width - margin);
+        let dy = shift(top, bottom, toolbar, height - margin);
+        if !(dx.is_finite() && dy.is_finite()) || (dx == 0.0 && dy == 0.0) {
+            return None;
+        }
+        Some(Viewport {
+            x: self.x + dx,
+            y: self.y + dy,
+            zoom: self.zoom,
+        })
+    }
+
     /// The least zoom at which a whole graph still reads comfortably: a
     /// chain built from the keyboard is kept whole in view down to it.
     pub const COMFORTABLE: f64 = 0.6;
@@ -893,6 +930,43 @@ mod tests {
         let read = fitted.revealing(seen, 1000.0, 800.0).expect("zoomed in");
         assert_eq!(read.zoom, Viewport::START_ZOOM);
         assert_eq!(read.revealing(seen, 1000.0, 800.0), None);
+    }
+
+    #[test]
+    fn a_box_under_the_toolbar_is_brought_down_at_the_same_zoom_and_one_in_view_stays() {
+        let view = Viewport {
+            x: 0.0,
+            y: 20.0,
+            zoom: 0.5,
+        };
+        // A frame whose bar is at 20 px on screen, under the toolbar.
+        let frame = (100.0, 0.0, 500.0, 200.0);
+        let moved = view.showing_box(frame, 900.0, 600.0).expect("moved");
+        assert_eq!(moved.zoom, 0.5);
+        assert_eq!(moved.x, 0.0);
+        assert!(
+            (frame.1 * moved.zoom + moved.y - 72.0).abs() < 1e-9,
+            "{moved:?}"
+        );
+        assert_eq!(moved.showing_box(frame, 900.0, 600.0), None, "now it shows");
+        // Taller than the canvas: its top is what shows.
+        let tall = (100.0, 0.0, 500.0, 5_000.0);
+        let moved = view.showing_box(tall, 900.0, 600.0).expect("moved");
+        assert!(
+            (tall.1 * moved.zoom + moved.y - 72.0).abs() < 1e-9,
+            "{moved:?}"
+        );
+        // Off the right edge: moved left, no further than its left side.
+        let right = (1_700.0, 200.0, 1_900.0, 260.0);
+        let moved = view.showing_box(right, 900.0, 600.0).expect("moved");
+        assert!(
+            (right.2 * moved.zoom + moved.x - 884.0).abs() < 1e-9,
+            "{moved:?}"
+        );
+        assert_eq!(
+            view.showing_box((f64::NAN, 0.0, 1.0, 1.0), 900.0, 600.0),
+            None
+        );
     }
 
     #[test]

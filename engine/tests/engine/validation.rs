@@ -815,6 +815,43 @@ fn a_conversation_channel_made_by_a_fix_is_asked_for_at_the_start() {
 }
 
 #[test]
+fn every_fix_for_one_missing_channel_makes_it_a_conversation_when_a_node_needs_one() {
+    // The start asks for `messages` (which alone would be made a string),
+    // two llm nodes read it as their conversation.
+    let mut graph = document(json!({
+        "state": {"channels": {}},
+        "nodes": [
+            {"id": "start", "kind": "start", "config": {"inputs": ["messages"]}},
+            {"id": "a", "kind": "llm", "config": {"model": "offline"}},
+            {"id": "b", "kind": "llm", "config": {"model": "offline"}},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "a"},
+            {"id": "e2", "from": "a", "to": "b"},
+            {"id": "e3", "from": "b", "to": "end"}
+        ]
+    }));
+    let report = heddle_engine::validate(&graph, &registry());
+    let fixes: Vec<_> = report
+        .problems
+        .iter()
+        .filter_map(|problem| problem.fix.clone())
+        .collect();
+    assert!(fixes.len() >= 3, "{report}");
+    let conversation = heddle_engine::validate::Fix::AddChannel {
+        channel: "messages".into(),
+        ty: heddle_engine::format::ChannelType::Messages,
+    };
+    assert!(fixes.iter().all(|fix| *fix == conversation), "{fixes:?}");
+    // The first pressed (the start's) fixes them all.
+    let first = report.problems[0].fix.clone().expect("a fix");
+    first.apply(&mut graph);
+    let after = heddle_engine::validate(&graph, &registry());
+    assert!(after.problems.is_empty(), "{after}");
+}
+
+#[test]
 fn a_routers_route_without_a_description_is_warned_at_its_field() {
     let mut graph = support_bot(Some("other"));
     assert!(
