@@ -168,6 +168,38 @@ test("a teammate's save is a conflict with a choice, never overwritten", async (
   await expect(page.locator(".graph-title")).toHaveText(/\(my copy\)$/);
 });
 
+test("an edit made while a slow save is out goes in the next save, never a conflict with oneself", async ({ page }) => {
+  const id = await newGraph(page);
+  // The first save takes 2.5 s to come back: longer than the 800 ms after
+  // which the next edit's save is due.
+  let held = true;
+  await page.route("**/api/save_graph", async (route) => {
+    if (held) {
+      held = false;
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+    }
+    await route.continue();
+  });
+  // The held save is the one without the second node.
+  const slowBack = page.waitForResponse(
+    (response) => response.url().includes("/api/save_graph") && !(response.request().postData() ?? "").includes('"ask"'),
+  );
+  const canvas = (await page.locator(".editor-canvas").boundingBox())!;
+  await place(page, "set", canvas.x + 200, canvas.y + 250);
+  await expect(page.getByTestId("save-status")).toHaveText("Saving…");
+  await place(page, "ask", canvas.x + 500, canvas.y + 250);
+  // The slow one back (a second save sent meanwhile, on the same base
+  // version, made it a conflict), and what it answered acted on.
+  expect((await slowBack).status()).toBe(200);
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  // Both saved, one after the other; no conflict was ever shown.
+  await saved(page);
+  await expect(page.getByTestId("conflict")).toHaveCount(0);
+  const stored = await (await page.request.get(`/api/v1/graphs/${id}`)).json();
+  expect(stored.document.nodes.map((n: any) => n.id).sort()).toEqual(["ask", "set"]);
+  await page.unroute("**/api/save_graph");
+});
+
 test("an unsaved edit survives a reload (kept in the browser)", async ({ page }) => {
   const id = await newGraph(page);
   // The server is unreachable for saves: the edit stays a draft.

@@ -177,6 +177,10 @@ test("a graph that comes to hold a conversation as it is built shows its chat, a
   }
   await expect(page.locator(".canvas-node")).toHaveCount(3);
   await expect(page.getByRole("tab", { name: "Chat" })).toHaveCount(1);
+  // The zoom says where it is at 1024 px too, the tools on one row.
+  await expect(page.getByTestId("zoom")).toBeVisible();
+  const tools = (await page.locator(".editor-toolbar").boundingBox())!;
+  expect(tools.height).toBeLessThan(48);
   // From the canvas, F6 twice (the inspector, then the run panel, folded
   // until now: opened on its chat): the chat's box, where the
   // conversation is typed.

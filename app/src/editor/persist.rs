@@ -67,6 +67,11 @@ pub struct Persistence {
     draft: StoredValue<DraftWrite>,
     /// The editor's revision that `version` holds.
     saved_revision: StoredValue<u64>,
+    /// A save is on its way to the server. Not the status, which a change
+    /// made meanwhile sets to "Unsaved": a second save started then went
+    /// out on the same base version as the first, and came back a
+    /// conflict with oneself (the edit it held not saved).
+    in_flight: StoredValue<bool>,
     editor: Editor,
 }
 
@@ -108,6 +113,7 @@ impl Persistence {
             pending: StoredValue::new(0),
             draft: StoredValue::new(DraftWrite::Written),
             saved_revision: StoredValue::new(editor.revision.get_untracked()),
+            in_flight: StoredValue::new(false),
             editor,
         }
     }
@@ -133,6 +139,10 @@ impl Persistence {
                         continue;
                     }
                     SaveState::Saved | SaveState::Unsaved | SaveState::Failed(_) => {}
+                }
+                if self.in_flight.try_get_value().unwrap_or(false) {
+                    pause_ms(25).await;
+                    continue;
                 }
                 if self.editor.revision.get_untracked() == self.saved_revision.get_value() {
                     return Ok(self.version.get_untracked());
@@ -353,10 +363,11 @@ impl Persistence {
     #[cfg(feature = "hydrate")]
     async fn save(self) {
         use crate::error::AppError;
-        if matches!(
-            self.status.get_untracked(),
-            SaveState::Conflict { .. } | SaveState::Saving
-        ) {
+        // One save at a time: the one in flight, when it comes back, sends
+        // what changed meanwhile.
+        if matches!(self.status.get_untracked(), SaveState::Conflict { .. })
+            || self.in_flight.try_get_value().unwrap_or(true)
+        {
             return;
         }
         let revision = self.editor.revision.get_untracked();
@@ -368,8 +379,13 @@ impl Persistence {
                 .set(SaveState::Failed("the graph could not be written".into()));
             return;
         };
+        self.in_flight.set_value(true);
         let saved =
             crate::graphs::save_graph(id.clone(), self.version.get_untracked(), document).await;
+        // The editor may be gone (the page left) while the save was out.
+        if self.in_flight.try_set_value(false).is_some() {
+            return;
+        }
         match saved {
             Ok(saved) => {
                 self.version.set(saved.version);
