@@ -139,15 +139,11 @@ pub(super) fn edge_looks(
         let (from, to) = (edge.from.to_string(), edge.to.to_string());
         move || live.with(|view| view.edges_taken.iter().any(|(a, b)| *a == from && *b == to))
     };
+    // One look-up an edge, however long the way (a big graph's run walks
+    // thousands of edges, and every edge asks at every update).
     let walked = {
-        let (from, to) = (edge.from.to_string(), edge.to.to_string());
-        move || {
-            live.with(|view| {
-                view.edges_walked
-                    .iter()
-                    .any(|(a, b)| *a == from && *b == to)
-            })
-        }
+        let edge = (edge.from.to_string(), edge.to.to_string());
+        move || live.with(|view| view.edges_walked.contains(&edge))
     };
     (selected, taken, walked)
 }
