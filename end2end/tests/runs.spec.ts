@@ -62,12 +62,20 @@ const resultValue = (page: Page, channel: string) =>
 /** Records every node state the canvas shows, in order. */
 async function recordStates(page: Page) {
   await page.evaluate(() => {
-    const seen: [string, string][] = [];
+    // Each change with the frame it was drawn in: the events a frame
+    // takes in (a burst, under load) are drawn together, in no order.
+    const seen: [string, string, number][] = [];
     (window as any).__states = seen;
+    let frame = 0;
+    const tick = () => {
+      frame += 1;
+      requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
     const observer = new MutationObserver((mutations) => {
       for (const mutation of mutations) {
         const node = mutation.target as HTMLElement;
-        seen.push([node.dataset.node ?? "", node.dataset.state ?? ""]);
+        seen.push([node.dataset.node ?? "", node.dataset.state ?? "", frame]);
       }
     });
     document.querySelectorAll(".canvas-node").forEach((node) =>
@@ -113,9 +121,16 @@ test("the ReAct example answers in the chat, animating node by node in the order
   const events: any[] = await (await page.request.get(`/api/v1/runs/${run.id}/events`)).json();
   const started = events.filter((e) => e.type === "node_started").map((e) => e.node);
   const firstSeen = (list: string[]) => list.filter((n, i) => list.indexOf(n) === i);
-  const states: [string, string][] = await page.evaluate(() => (window as any).__states);
-  const shown = states.filter(([, s]) => s === "running" || s === "succeeded").map(([n]) => n);
-  expect(firstSeen(shown)).toEqual(firstSeen(started));
+  const states: [string, string, number][] = await page.evaluate(() => (window as any).__states);
+  const shown = states.filter(([, s]) => s === "running" || s === "succeeded");
+  // Every node the trace records was shown, none earlier than a node the
+  // trace has before it (nodes first drawn in one frame are drawn together).
+  const order = firstSeen(started);
+  const firstFrame = (node: string) => shown.find(([n]) => n === node)?.[2];
+  expect(firstSeen(shown.map(([n]) => n)).sort()).toEqual([...order].sort());
+  for (let i = 1; i < order.length; i++) {
+    expect(firstFrame(order[i])!, `${order[i]} after ${order[i - 1]}`).toBeGreaterThanOrEqual(firstFrame(order[i - 1])!);
+  }
   // The model streams its answer over several frames: it is seen running,
   // then succeeded.
   const agent = states.filter(([n]) => n === "agent").map(([, s]) => s);
