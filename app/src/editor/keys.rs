@@ -128,11 +128,7 @@ fn on_canvas(event: &web_sys::Event) -> bool {
 
 /// Whether the key was pressed on a button of the canvas's toolbar.
 fn on_toolbar(event: &web_sys::Event) -> bool {
-    use wasm_bindgen::JsCast;
-    event
-        .target()
-        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|element| element.closest(".editor-toolbar").ok().flatten().is_some())
+    within(event, ".editor-toolbar")
 }
 
 /// Whether a modal dialog (Share, Publish, ...) is open: its keys are its
@@ -172,11 +168,7 @@ fn back_to_the_node(editor: Editor) -> bool {
 }
 
 fn in_dialog(event: &web_sys::Event) -> bool {
-    use wasm_bindgen::JsCast;
-    event
-        .target()
-        .and_then(|target| target.dyn_into::<web_sys::Element>().ok())
-        .is_some_and(|element| element.closest("[role=dialog]").ok().flatten().is_some())
+    within(event, "[role=dialog]")
 }
 
 /// Deletes the selected nodes (with their edges) or the selected edge. A

@@ -134,12 +134,13 @@ impl Persistence {
                              reload theirs or keep yours as a copy, then run again"
                         ));
                     }
-                    SaveState::Saving => {
-                        pause_ms(25).await;
-                        continue;
-                    }
-                    SaveState::Saved | SaveState::Unsaved | SaveState::Failed(_) => {}
+                    SaveState::Saving
+                    | SaveState::Saved
+                    | SaveState::Unsaved
+                    | SaveState::Failed(_) => {}
                 }
+                // A save out (its status may say "Unsaved" since: a change
+                // came meanwhile) is waited for.
                 if self.in_flight.try_get_value().unwrap_or(false) {
                     pause_ms(25).await;
                     continue;
