@@ -15,7 +15,8 @@
 //!   from one; [`compare`]: this run next to another; [`marked`]: JSON
 //!   with the lines that differ from another value highlighted;
 //!   [`usage`]: tokens and cost, the run's and the graph's;
-//!   [`to_dataset`]: a finished run kept as an evaluation example.
+//!   [`to_dataset`]: a finished run kept as an evaluation example;
+//!   [`turns`]: which turn of its conversation a run is, and the others.
 
 pub mod announcer;
 pub mod attention;
@@ -23,15 +24,16 @@ pub mod chat;
 pub mod compare;
 pub mod events;
 pub mod execution_detail;
+pub mod follow_turn;
 pub mod fork;
 pub mod interrupt;
 pub mod marked;
 pub mod scrubber;
 pub mod start;
 pub mod state;
-pub mod stick_to_end;
 pub mod to_dataset;
 pub mod trace;
+pub mod turns;
 pub mod usage;
 
 use heddle_engine::NodeId;

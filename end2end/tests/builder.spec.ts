@@ -1168,3 +1168,41 @@ test("templates complete channel names as typed, and a channel renamed is rename
   expect(document.nodes[0].config.inputs).toEqual(["question"]);
   expect(errors).toEqual([]);
 });
+
+test("a problem many nodes share is one line with one fix, at 1440", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  // Five model nodes read a conversation no channel holds: five problems,
+  // one fix for all of them.
+  const steps = ["Plan", "Draft", "Check", "Polish", "Sum up"];
+  const nodes: any[] = [{ id: "start", kind: "start" }];
+  steps.forEach((label, i) => nodes.push({ id: `s${i}`, kind: "llm", label }));
+  nodes.push({ id: "end", kind: "end" });
+  const edges = nodes.slice(1).map((node, i) => ({ id: `e${i}`, from: nodes[i].id, to: node.id }));
+  const created = await page.request.post("/api/v1/graphs", {
+    data: { document: { format_version: 2, name: "Shared problem", nodes, edges } },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const problems = page.locator(".problems");
+  const shared = /messages is not a channel/;
+  const line = problems.locator(".problem-list > li", { hasText: shared });
+  await expect(line).toHaveCount(1);
+  await expect(line).toContainText("Plan (s0), Draft (s1), Check (s2) and 2 more nodes");
+  await expect(line.locator(".fix-button")).toHaveCount(1);
+  await expect(problems.locator(".fix-button")).toHaveCount(
+    await problems.locator(".problem-list > li").count(),
+  );
+  await line.scrollIntoViewIfNeeded();
+  await page.screenshot({ path: "../target/e2e/screens/shared-problem-1440.png" });
+  // Its place selects every node it names.
+  await line.locator(".problem").click();
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(5);
+  await page.keyboard.press("Escape");
+  await page.locator(".editor-canvas").click({ position: { x: 5, y: 300 } });
+  // One press fixes it at every node.
+  await expect(line).toHaveCount(1);
+  await line.locator(".fix-button").click();
+  await expect(problems.locator(".problem-list > li", { hasText: shared })).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

@@ -666,7 +666,7 @@ test("edges are reached from their nodes, named, followed and deleted with the k
   expect(errors).toEqual([]);
 });
 
-test("the chat's message box stays in view however long the conversation, at 1024x700", async ({
+test("the chat's message box and newest turn stay in view however long the conversation, at 1024x700", async ({
   page,
   errors,
 }) => {
@@ -692,19 +692,42 @@ test("the chat's message box stays in view however long the conversation, at 102
   await hydrated(page);
   const input = page.getByTestId("chat-input");
   const answers = page.getByTestId("chat-messages").locator(".role-assistant");
+  const questions = page.getByTestId("chat-messages").locator(".role-user");
   for (const [n, question] of ["one", "two", "three", "four"].entries()) {
     await input.fill(`Question ${question}`);
     await input.press("Enter");
     await expect(answers).toHaveCount(n + 1, { timeout: 15_000 });
     await expect(page.getByTestId("run-status")).toHaveText("Run finished", { timeout: 15_000 });
-    // The box and the newest answer are both on screen.
+    // The box and the newest answer are both on screen, and the question
+    // it answers whole above it: the turn is read from its start.
     await expect(input).toBeInViewport();
     await expect(answers.last()).toBeInViewport();
+    await expect(questions.last()).toHaveText(new RegExp(`Question ${question}`));
+    await expect(questions.last()).toBeInViewport({ ratio: 1 });
   }
   // The conversation has room: more than a line of it shows at 1024x700.
   const list = (await page.getByTestId("chat-messages").boundingBox())!;
   expect(list.height).toBeGreaterThan(120); // a whole answer of five lines
   await page.screenshot({ path: "../target/e2e/screens/chat-pinned-1024.png" });
+
+  // Each turn has its trace: the Trace names the turn it shows and goes
+  // to the others in place.
+  const status = page.getByTestId("run-status");
+  const newest = await status.getAttribute("data-run");
+  await page.getByRole("tab", { name: "Trace" }).click();
+  const picker = page.getByTestId("turn-picker");
+  await expect(picker).toContainText("Turn 4 of 4");
+  await expect(picker).toContainText("“Question four”");
+  await expect(page.getByTestId("turn-later")).toBeDisabled();
+  await page.getByTestId("turn-earlier").click();
+  await expect(picker).toContainText("Turn 3 of 4");
+  await expect(picker).toContainText("“Question three”");
+  await expect(status).not.toHaveAttribute("data-run", newest!);
+  await expect(page.getByTestId("timeline")).toContainText("Reply");
+  await page.screenshot({ path: "../target/e2e/screens/trace-turns-1024.png" });
+  await page.getByTestId("turn-later").click();
+  await expect(picker).toContainText("Turn 4 of 4");
+  await expect(status).toHaveAttribute("data-run", newest!);
   expect(errors).toEqual([]);
 });
 

@@ -106,8 +106,8 @@ pub fn ProblemList(editor: Editor, problems: Memo<Vec<Problem>>) -> impl IntoVie
                 // release, and the click lands.
                 view! {
                     <ul class="problem-list">
-                        <For each=move || problems.get() key=problem_key let:problem>
-                            {problem_item(editor, problems, refocus, problem)}
+                        <For each=move || problems.with(|all| lines_of(all)) key=Listed::key let:listed>
+                            {problem_item(editor, problems, refocus, listed)}
                         </For>
                     </ul>
                     {move || (errors() > 0).then(|| view! { <p class="field-hint">"Saving works with problems; running needs none."</p> })}
@@ -125,20 +125,75 @@ pub(crate) fn problem_key(problem: &Problem) -> String {
     format!("{problem:?}")
 }
 
-/// One problem of the list: where and what (a click selects its node,
-/// edge or setting), and its fix when validation knows one.
+/// A line of the list: a problem, with the other nodes that have the same
+/// one with the same fix. A channel 99 nodes read and none declares is one
+/// line with one fix, not 99 buttons that all do the same.
+#[derive(Clone, Debug, PartialEq)]
+struct Listed {
+    problem: Problem,
+    /// The other nodes with it, in the list's order.
+    more: Vec<NodeId>,
+}
+
+impl Listed {
+    fn key(&self) -> String {
+        format!("{}{:?}", problem_key(&self.problem), self.more)
+    }
+}
+
+/// `problems` as the list shows them: those of the same kind with the same
+/// fix at several nodes as one line, where the first of them was.
+fn lines_of(problems: &[Problem]) -> Vec<Listed> {
+    let mut lines: Vec<Listed> = Vec::new();
+    for problem in problems {
+        if problem.fix.is_some()
+            && problem.edge.is_none()
+            && let Some(node) = &problem.node
+            && let Some(line) = lines.iter_mut().find(|line| {
+                line.problem
+                    .node
+                    .as_ref()
+                    .is_some_and(|first| first != node)
+                    && line.problem.edge.is_none()
+                    && line.problem.kind == problem.kind
+                    && line.problem.fix == problem.fix
+                    && line.problem.severity == problem.severity
+            })
+        {
+            if !line.more.contains(node) {
+                line.more.push(node.clone());
+            }
+            continue;
+        }
+        lines.push(Listed {
+            problem: problem.clone(),
+            more: Vec::new(),
+        });
+    }
+    lines
+}
+
+/// How many of a line's other nodes are named before "and N more".
+const NAMED_MORE: usize = 2;
+
+/// One line of the list: where and what (a click selects its node or
+/// nodes, edge or setting), and its fix when validation knows one.
 fn problem_item(
     editor: Editor,
     problems: Memo<Vec<Problem>>,
     refocus: StoredValue<Option<usize>>,
-    problem: Problem,
+    listed: Listed,
 ) -> impl IntoView {
+    let Listed { problem, more } = listed;
     let node = problem.node.clone();
     let edge = problem.edge.clone();
     let path = problem.path.clone();
+    let others = more.clone();
     let select = move |_| {
         if let Some(node) = node.clone() {
-            editor.selected.set(BTreeSet::from([node]));
+            let mut selected = BTreeSet::from([node]);
+            selected.extend(others.iter().cloned());
+            editor.selected.set(selected);
             editor.selected_edge.set(None);
         } else if let Some(edge) = edge.clone() {
             editor.selected.set(BTreeSet::new());
@@ -165,7 +220,7 @@ fn problem_item(
                     // Its place in the list now: the focus goes to the
                     // fix at that place once the list is drawn again.
                     let at = problems.with_untracked(|all| {
-                        all.iter().position(|other| problem_key(other) == key)
+                        lines_of(all).iter().position(|line| problem_key(&line.problem) == key)
                     });
                     refocus.set_value(at);
                     let fix = fix.clone();
@@ -174,11 +229,31 @@ fn problem_item(
         }
     });
     // People read nodes by their labels; the id stays beside it.
+    let named = |node: &NodeId| match editor.label_of(node.as_str()) {
+        Some(label) => format!("{label} ({node})"),
+        None => node.to_string(),
+    };
     let place = match (&problem.node, &problem.edge) {
-        (Some(node), _) => match editor.label_of(node.as_str()) {
-            Some(label) => format!("{label} ({node})"),
-            None => node.to_string(),
-        },
+        (Some(node), _) if more.is_empty() => named(node),
+        (Some(node), _) => {
+            let shown: Vec<String> = std::iter::once(node)
+                .chain(more.iter().take(NAMED_MORE))
+                .map(named)
+                .collect();
+            match more.len().saturating_sub(NAMED_MORE) {
+                0 => {
+                    let (last, first) = shown
+                        .split_last()
+                        .map_or((String::new(), &[][..]), |(l, f)| (l.clone(), f));
+                    format!("{} and {last}", first.join(", "))
+                }
+                rest => format!(
+                    "{} and {rest} more {}",
+                    shown.join(", "),
+                    if rest == 1 { "node" } else { "nodes" }
+                ),
+            }
+        }
         (None, Some(edge)) => edge_place(editor, edge).unwrap_or_else(|| problem.path.clone()),
         (None, None) => problem.path.clone(),
     };
@@ -358,6 +433,49 @@ fn graph_setting(path: &str) -> GraphSetting {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_same_problem_with_the_same_fix_at_many_nodes_is_one_line() {
+        use heddle_engine::{GraphDocument, Registry};
+        // Three model nodes read a conversation no channel holds; a router
+        // routes to nowhere (a problem of its own, with no shared fix).
+        let document: GraphDocument = serde_json::from_value(serde_json::json!({
+            "format_version": 2,
+            "name": "Many",
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "a", "kind": "llm", "label": "A"},
+                {"id": "b", "kind": "llm", "label": "B"},
+                {"id": "c", "kind": "llm", "label": "C"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": [
+                {"id": "e1", "from": "start", "to": "a"},
+                {"id": "e2", "from": "a", "to": "b"},
+                {"id": "e3", "from": "b", "to": "c"},
+                {"id": "e4", "from": "c", "to": "end"}
+            ]
+        }))
+        .expect("a document");
+        let problems = heddle_engine::validate(&document, &Registry::default()).problems;
+        let same = |problem: &heddle_engine::validate::Problem| {
+            problem.fix.is_some() && problem.message.contains("`messages`")
+        };
+        assert!(
+            problems.iter().filter(|problem| same(problem)).count() >= 3,
+            "{problems:#?}"
+        );
+        let lines = super::lines_of(&problems);
+        let shared: Vec<_> = lines.iter().filter(|line| same(&line.problem)).collect();
+        assert_eq!(shared.len(), 1, "{lines:#?}");
+        let mut nodes: Vec<String> = shared[0].more.iter().map(ToString::to_string).collect();
+        nodes.extend(shared[0].problem.node.as_ref().map(ToString::to_string));
+        nodes.sort();
+        assert_eq!(nodes, ["a", "b", "c"]);
+        // Every problem is on a line: none lost by the grouping.
+        let counted: usize = lines.iter().map(|line| 1 + line.more.len()).sum();
+        assert_eq!(counted, problems.len());
+    }
+
     #[test]
     fn a_graph_level_problem_names_the_setting_that_fixes_it() {
         use super::{GraphSetting, graph_setting};

@@ -249,23 +249,20 @@ pub fn ChatTab(
         }
         watch.view.with(|view| turn_folds(editor, view))
     });
-    // The newest message stays in view: a new one, a streamed word, the
-    // message just sent.
+    // The newest turn stays in view: its question at the top, the reply
+    // growing under it; sending follows again.
     let list = NodeRef::<leptos::html::Ol>::new();
-    super::stick_to_end::stick_to_end(list);
+    let follow = super::follow_turn::follow_turn(list);
+    let sending = StoredValue::new(false);
     Effect::new(move |_| {
         messages.track();
-        sent.track();
+        let just_sent = sent.with(Option::is_some);
         let _ = streaming();
-        if let Some(list) = list.get_untracked() {
-            request_animation_frame(move || {
-                if let Some(last) = list.last_element_child() {
-                    let options = web_sys::ScrollIntoViewOptions::new();
-                    options.set_block(web_sys::ScrollLogicalPosition::Nearest);
-                    last.scroll_into_view_with_scroll_into_view_options(&options);
-                }
-            });
-        }
+        // Following again once per message sent, not at each word of its
+        // reply (the person may have scrolled up meanwhile).
+        let sent_now = just_sent && !sending.get_value();
+        sending.set_value(just_sent);
+        follow(sent_now);
     });
     // Why the watched run failed, said where the reply would have been.
     let failure = move || {
@@ -468,7 +465,7 @@ fn turn_start(messages: &[ChatMessage]) -> usize {
 }
 
 /// A message the person wrote (not one a node wrote as the user).
-fn is_question(message: &ChatMessage) -> bool {
+pub(super) fn is_question(message: &ChatMessage) -> bool {
     message.role == Role::User && message.name.is_none()
 }
 

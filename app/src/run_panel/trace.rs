@@ -144,6 +144,7 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
     });
     view! {
         <div class="trace-view">
+        <super::turns::TurnPicker editor watch />
         <div class="trace-columns" class:has-detail=move || chosen.with(Option::is_some)>
         <div
             class="timeline"

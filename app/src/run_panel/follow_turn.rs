@@ -1,0 +1,106 @@
+//! The newest turn of a conversation stays in view as it is written: the
+//! person's question at the top of the list and the reply growing under
+//! it, as the list follows its end — until the reply is longer than the
+//! list, when the question stays where it is and the reply is read down
+//! from its start (as in ChatGPT or Claude), rather than its first lines
+//! and the question scrolling away word by word. A list scrolled up to
+//! read something older is left where it is; one scrolled down into the
+//! reply is too. Sending a message follows again.
+
+use leptos::prelude::*;
+
+/// The room left above the question, in pixels.
+#[cfg(feature = "hydrate")]
+const ABOVE_QUESTION: i32 = 8;
+
+/// Follows the newest turn of `list` across its size changes. Returns
+/// what to call when its content changed (`sent`: the person just sent a
+/// message, which follows again however the list was scrolled).
+pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
+    // Whether the list is at (or below) its newest turn's anchor.
+    let following = StoredValue::new(true);
+    #[cfg(feature = "hydrate")]
+    list.on_load(move |element| {
+        use wasm_bindgen::JsCast;
+        use wasm_bindgen::closure::Closure;
+
+        let element: web_sys::Element = element.into();
+        let scrolled = {
+            let element = element.clone();
+            Closure::<dyn FnMut()>::new(move || {
+                let at = element.scroll_top() >= anchor(&element) - 4;
+                let _ = following.try_set_value(at);
+            })
+        };
+        let _ =
+            element.add_event_listener_with_callback("scroll", scrolled.as_ref().unchecked_ref());
+        let resized = {
+            let element = element.clone();
+            Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
+                if following.try_get_value().unwrap_or(false) {
+                    settle(&element);
+                }
+            })
+        };
+        let Ok(observer) = web_sys::ResizeObserver::new(resized.as_ref().unchecked_ref()) else {
+            return;
+        };
+        observer.observe(&element);
+        // The closures live as long as the list; both go with it.
+        let held = StoredValue::new_local(Some((observer, resized, scrolled, element)));
+        on_cleanup(move || {
+            if let Some(Some((observer, _, scrolled, element))) =
+                held.try_update_value(Option::take)
+            {
+                observer.disconnect();
+                let _ = element.remove_event_listener_with_callback(
+                    "scroll",
+                    scrolled.as_ref().unchecked_ref(),
+                );
+            }
+        });
+    });
+    #[cfg(not(feature = "hydrate"))]
+    let _ = list;
+    move |sent: bool| {
+        if sent {
+            let _ = following.try_set_value(true);
+        }
+        #[cfg(feature = "hydrate")]
+        if let Some(Some(list)) = list.try_get_untracked() {
+            request_animation_frame(move || {
+                if following.try_get_value().unwrap_or(false) {
+                    settle(&list);
+                }
+            });
+        }
+    }
+}
+
+/// Where the list follows to: its end, or higher when that would take
+/// the newest question out of sight above.
+#[cfg(feature = "hydrate")]
+fn anchor(list: &web_sys::Element) -> i32 {
+    let end = (list.scroll_height() - list.client_height()).max(0);
+    let mut item = list.last_element_child();
+    while let Some(child) = item {
+        if child.class_list().contains("role-user") {
+            let above =
+                child.get_bounding_client_rect().top() - list.get_bounding_client_rect().top();
+            let top = list.scroll_top() + above as i32 - ABOVE_QUESTION;
+            return end.min(top.max(0));
+        }
+        item = child.previous_element_sibling();
+    }
+    end
+}
+
+/// Scrolls a following list down to its anchor (never up: a list read
+/// further into the reply stays there).
+#[cfg(feature = "hydrate")]
+fn settle(list: &web_sys::Element) {
+    let to = anchor(list);
+    if list.scroll_top() < to {
+        list.set_scroll_top(to);
+    }
+}
