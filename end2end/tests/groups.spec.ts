@@ -517,3 +517,47 @@ test("a group made of nodes at the canvas's top shows its bar whole, the view mo
   await expect(page.getByTestId("zoom")).toHaveText(zoom!);
   expect(errors).toEqual([]);
 });
+
+test("a node of a selected group is selected alone by one click; pressed and dragged, the group moves", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const document = {
+    format_version: 2,
+    name: "Click inside",
+    state: { channels: { note: { type: "string" } } },
+    nodes: [at("fetch", "Fetch", 0, 0), at("write", "Write", 300, 0)],
+    edges: [],
+    groups: [{ id: "group-1", label: "Research", nodes: ["fetch", "write"] }],
+  };
+  const created = await page.request.post("/api/v1/graphs", { data: { document } });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  const node = (id: string) => page.locator(`.canvas-node[data-node="${id}"]`);
+  const frame = page.getByTestId("group-frame");
+  const inspectorTitle = page.locator(".inspector .inspector-title").first();
+  // The group picked by its bar: its form.
+  const bar = (await frame.locator(".canvas-group-bar").boundingBox())!;
+  await page.mouse.click(bar.x + 40, bar.y + bar.height / 2);
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(2);
+  await expect(inspectorTitle).toHaveText("Group");
+  // Pressed on one of its nodes and dragged: both move, both stay picked.
+  const was = (await node("write").boundingBox())!;
+  const fetch = (await node("fetch").boundingBox())!;
+  await page.mouse.move(fetch.x + 60, fetch.y + 20);
+  await page.mouse.down();
+  await page.mouse.move(fetch.x + 60, fetch.y + 120, { steps: 6 });
+  await page.mouse.up();
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(2);
+  expect((await node("write").boundingBox())!.y).toBeGreaterThan(was.y + 50);
+  // Clicked (no move): that node alone, its form, its name typed into it.
+  const moved = (await node("fetch").boundingBox())!;
+  await page.mouse.click(moved.x + 60, moved.y + 20);
+  await expect(page.locator(".canvas-node.selected")).toHaveCount(1);
+  await expect(node("fetch")).toHaveClass(/\bselected\b/);
+  await expect(page.locator(".inspector")).not.toContainText("Frames 2 nodes");
+  await expect(frame).toContainText("Research");
+  expect(errors).toEqual([]);
+});

@@ -977,3 +977,34 @@ test("a run refused for the graph's problems names them by their nodes' labels",
   errors.splice(0, errors.length, ...errors.filter((error) => !refused.includes(error)));
   expect(errors).toEqual([]);
 });
+
+test("a condition's bar in the Trace says where it sent the run, as a router's does", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Refunds",
+    state: { channels: { amount: { type: "number" } } },
+    nodes: [
+      { id: "start", kind: "start", config: { inputs: ["amount"] }, position: { x: 0, y: 100 } },
+      {
+        id: "big",
+        kind: "condition",
+        label: "Refund over 100?",
+        config: { routes: [{ route: "large", when: "amount > 100" }], otherwise: "small" },
+        position: { x: 280, y: 100 },
+      },
+      { id: "end", kind: "end", position: { x: 560, y: 100 } },
+    ],
+    edges: [
+      { id: "a", from: "start", to: "big" },
+      { id: "b", from: "big", to: "end", route: "large" },
+      { id: "c", from: "big", to: "end", route: "small" },
+    ],
+  });
+  const run = await finishedRun(page, graph, { amount: 40 });
+  await page.goto(`/graphs/${graph}?run=${run}`);
+  await hydrated(page);
+  await page.getByRole("tab", { name: "Trace" }).click();
+  await expect(page.locator('.timeline-lane[data-lane="big"] .timeline-route')).toHaveText("→ small");
+  expect(errors).toEqual([]);
+});

@@ -32,6 +32,10 @@ pub enum Drag {
     Move {
         from: Position,
         origins: Vec<(RwSignal<Position>, Position)>,
+        /// A node pressed inside a selection of several (a group's): the
+        /// press keeps them all, to be dragged together; released where
+        /// it was pressed, it was a click, and selects that node alone.
+        alone: Option<NodeId>,
     },
     Connect {
         from: NodeId,
@@ -356,13 +360,20 @@ pub(super) fn install_pointer_listeners(editor: Editor, gestures: Gestures) {
         let world = local.map(|(x, y, _)| editor.viewport.get_untracked().to_world(x, y));
         match drag {
             Drag::None | Drag::Pan { .. } => {}
-            Drag::Move { origins, .. } => {
+            Drag::Move { origins, alone, .. } => {
                 editor.commit_move(&origins);
                 let moved: Vec<RwSignal<Position>> = origins
                     .iter()
                     .filter(|(position, was)| position.get_untracked() != *was)
                     .map(|(position, _)| *position)
                     .collect();
+                if moved.is_empty()
+                    && let Some(node) = alone
+                {
+                    editor
+                        .selected
+                        .set(std::collections::BTreeSet::from([node]));
+                }
                 super::group_drop::settle(editor, &moved);
             }
             Drag::MoveNote { before, .. } => editor.commit_from(Arc::unwrap_or_clone(before)),

@@ -100,6 +100,13 @@ pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::Po
     let shift = event.shift_key() || event.ctrl_key() || event.meta_key();
     gestures.toggled.set_value(shift.then(|| id.clone()));
     editor.selected_edge.set(None);
+    // Pressed among others selected: they stay selected for a drag; a
+    // click (no move) then selects it alone, so a node of a selected group
+    // is reached in one click, not only after clicking beside it.
+    let among_others = !shift
+        && editor
+            .selected
+            .with_untracked(|selected| selected.len() > 1 && selected.contains(&id));
     editor.selected.update(|selected| {
         if shift {
             if !selected.remove(&id) {
@@ -110,10 +117,16 @@ pub fn press_node(editor: Editor, gestures: Gestures, id: NodeId, event: &ev::Po
             selected.insert(id.clone());
         }
     });
-    if !editor.can_edit || shift {
+    if shift {
         return;
     }
-    start_move(editor, gestures, event);
+    if !editor.can_edit {
+        if among_others {
+            editor.selected.set(BTreeSet::from([id]));
+        }
+        return;
+    }
+    start_move(editor, gestures, event, among_others.then_some(id));
 }
 
 /// A group's bar or card pressed: selects its nodes (Shift adds them to
@@ -136,12 +149,13 @@ pub fn press_group(editor: Editor, gestures: Gestures, id: &str, event: &ev::Poi
         selected.extend(members.iter().cloned());
     });
     if editor.can_edit && !shift {
-        start_move(editor, gestures, event);
+        start_move(editor, gestures, event, None);
     }
 }
 
-/// Starts moving the selected nodes from where the pointer is.
-fn start_move(editor: Editor, gestures: Gestures, event: &ev::PointerEvent) {
+/// Starts moving the selected nodes from where the pointer is (`alone`:
+/// the node to select alone should the pointer be released unmoved).
+fn start_move(editor: Editor, gestures: Gestures, event: &ev::PointerEvent, alone: Option<NodeId>) {
     let Some((x, y, _)) = gestures.local(event.client_x() as f64, event.client_y() as f64) else {
         return;
     };
@@ -154,7 +168,11 @@ fn start_move(editor: Editor, gestures: Gestures, event: &ev::PointerEvent) {
             .map(|node| (node.position, node.position.get_untracked()))
             .collect()
     });
-    gestures.drag.set_value(Drag::Move { from, origins });
+    gestures.drag.set_value(Drag::Move {
+        from,
+        origins,
+        alone,
+    });
 }
 
 /// A node's output port pressed: starts drawing an edge from it.

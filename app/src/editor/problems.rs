@@ -191,6 +191,13 @@ fn problem_item(
     let others = more.clone();
     let select = move |_| {
         if let Some(node) = node.clone() {
+            // Shown, not only selected: it may be far off the view, or in
+            // a collapsed group. The focus stays in the list.
+            super::groups::reveal(editor, &node);
+            if let Some(canvas) = document().query_selector(".editor-canvas").ok().flatten() {
+                let rect = canvas.get_bounding_client_rect();
+                editor.reveal(&node, rect.width(), rect.height());
+            }
             let mut selected = BTreeSet::from([node]);
             selected.extend(others.iter().cloned());
             editor.selected.set(selected);

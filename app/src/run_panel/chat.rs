@@ -241,6 +241,11 @@ pub fn ChatTab(
             return Folds::default();
         }
         let shown = picked.get();
+        // A new conversation has said nothing yet: no run's folds are its
+        // (a run opened by its address has no thread known to the page).
+        if shown.is_none() {
+            return Folds::default();
+        }
         if watch.thread.get() != shown {
             return restored.with(|restored| match (restored, &shown) {
                 (Some((thread, folds)), Some(shown)) if thread == shown => folds.clone(),

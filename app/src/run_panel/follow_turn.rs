@@ -17,8 +17,13 @@ const ABOVE_QUESTION: i32 = 8;
 /// what to call when its content changed (`sent`: the person just sent a
 /// message, which follows again however the list was scrolled).
 pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
-    // Whether the list is at (or below) its newest turn's anchor.
+    // Whether the list follows its newest turn: until the person scrolls
+    // up from it.
     let following = StoredValue::new(true);
+    // Where the list was last scrolled to, by us or anyone: a scroll to
+    // where we put it is ours, not the person's.
+    let ours = StoredValue::new(0_i32);
+    let seen = StoredValue::new(0_i32);
     #[cfg(feature = "hydrate")]
     list.on_load(move |element| {
         use wasm_bindgen::JsCast;
@@ -28,8 +33,20 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         let scrolled = {
             let element = element.clone();
             Closure::<dyn FnMut()>::new(move || {
-                let at = element.scroll_top() >= anchor(&element) - 4;
-                let _ = following.try_set_value(at);
+                let now = element.scroll_top();
+                let was = seen.try_get_value().unwrap_or(now);
+                let _ = seen.try_set_value(now);
+                if (now - ours.try_get_value().unwrap_or(now)).abs() <= 2 {
+                    return;
+                }
+                // The person scrolled: up from the turn stops following;
+                // down to it (or into the reply) follows again.
+                let at_turn = now >= anchor(&element) - 4;
+                if now < was - 2 && !at_turn {
+                    let _ = following.try_set_value(false);
+                } else if at_turn {
+                    let _ = following.try_set_value(true);
+                }
             })
         };
         let _ =
@@ -38,7 +55,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
             let element = element.clone();
             Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
                 if following.try_get_value().unwrap_or(false) {
-                    settle(&element);
+                    settle(&element, ours);
                 }
             })
         };
@@ -61,7 +78,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         });
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = list;
+    let _ = (list, ours, seen);
     move |sent: bool| {
         if sent {
             let _ = following.try_set_value(true);
@@ -70,7 +87,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         if let Some(Some(list)) = list.try_get_untracked() {
             request_animation_frame(move || {
                 if following.try_get_value().unwrap_or(false) {
-                    settle(&list);
+                    settle(&list, ours);
                 }
             });
         }
@@ -78,29 +95,46 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
 }
 
 /// Where the list follows to: its end, or higher when that would take
-/// the newest question out of sight above.
+/// the newest question out of sight above; but never so high that the
+/// newest message (the reply) shows less than [`LAST_SHOWN`] (or half a
+/// short list): a list the chat made small while the graph is worked on
+/// keeps its newest lines in sight.
 #[cfg(feature = "hydrate")]
 fn anchor(list: &web_sys::Element) -> i32 {
-    let end = (list.scroll_height() - list.client_height()).max(0);
-    let mut item = list.last_element_child();
+    let height = list.client_height();
+    let end = (list.scroll_height() - height).max(0);
+    let list_top = list.get_bounding_client_rect().top();
+    let top_of = |item: &web_sys::Element| {
+        list.scroll_top() + (item.get_bounding_client_rect().top() - list_top) as i32
+    };
+    let Some(last) = list.last_element_child() else {
+        return end;
+    };
+    let mut item = Some(last.clone());
     while let Some(child) = item {
         if child.class_list().contains("role-user") {
-            let above =
-                child.get_bounding_client_rect().top() - list.get_bounding_client_rect().top();
-            let top = list.scroll_top() + above as i32 - ABOVE_QUESTION;
-            return end.min(top.max(0));
+            let question = top_of(&child) - ABOVE_QUESTION;
+            let shown = LAST_SHOWN.min(height / 2);
+            let newest = top_of(&last) - (height - shown);
+            return end.min(question.max(newest).max(0));
         }
         item = child.previous_element_sibling();
     }
     end
 }
 
+/// How much of the newest message the list shows at least, in pixels:
+/// some three lines.
+#[cfg(feature = "hydrate")]
+const LAST_SHOWN: i32 = 64;
+
 /// Scrolls a following list down to its anchor (never up: a list read
 /// further into the reply stays there).
 #[cfg(feature = "hydrate")]
-fn settle(list: &web_sys::Element) {
+fn settle(list: &web_sys::Element, ours: StoredValue<i32>) {
     let to = anchor(list);
     if list.scroll_top() < to {
+        let _ = ours.try_set_value(to);
         list.set_scroll_top(to);
     }
 }

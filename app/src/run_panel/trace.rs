@@ -292,12 +292,14 @@ fn bar(
         "{name} · step {} · attempt {} · {took}",
         execution.step, execution.attempt
     );
-    // A router's bar says where it sent the run, and whether by its
-    // `otherwise` (its reply named none of its routes).
+    // A bar says where its node sent the run (a router, a condition, a
+    // human's decision), and a router whether by its `otherwise` (its
+    // reply named none of its routes).
     let routed = execution
         .route_taken
         .as_ref()
         .and_then(|taken| Some((taken.route.clone()?, taken.otherwise)))
+        .or_else(|| Some((execution.route.clone()?, false)))
         .map(|(route, otherwise)| match otherwise {
             true => format!("→ {route} (its otherwise)"),
             false => format!("→ {route}"),
