@@ -63,11 +63,15 @@ pub enum RunError {
     /// one: a node chose no way on (a fan-out over no items, a condition
     /// nothing met). Nothing answered, so the run did not succeed. (In a
     /// graph without an `end` node, a branch ends wherever it stops.)
-    #[error(
-        "the run ended without an answer: no branch reached end (step {step} ran {}, which passed nothing on)",
-        names(last)
-    )]
-    NoAnswer { step: u32, last: Vec<NodeId> },
+    /// `waiting`: the joins some of whose inputs arrived, each with those
+    /// that never did (branches a router or condition did not take): the
+    /// run stopped there, not at the last step's nodes.
+    #[error("{}", no_answer(*step, last, waiting))]
+    NoAnswer {
+        step: u32,
+        last: Vec<NodeId>,
+        waiting: Vec<(NodeId, Vec<NodeId>)>,
+    },
     /// The run was cancelled.
     #[error("the run was cancelled at step {step}")]
     Cancelled { step: u32 },
@@ -78,6 +82,23 @@ pub enum RunError {
     /// The checkpoint store failed; the run stopped at its last checkpoint.
     #[error("{0}")]
     Store(#[from] StoreError),
+}
+
+/// Why a run ended without an answer, for people: a join left waiting
+/// when there is one, else the last step's nodes.
+fn no_answer(step: u32, last: &[NodeId], waiting: &[(NodeId, Vec<NodeId>)]) -> String {
+    match waiting.first() {
+        Some((join, missing)) => format!(
+            "the run ended without an answer: `{join}` waited for {}, which never reached it \
+             (a join runs once every node that leads into it has; step {step} ran {})",
+            names(missing),
+            names(last)
+        ),
+        None => format!(
+            "the run ended without an answer: no branch reached end (step {step} ran {}, which passed nothing on)",
+            names(last)
+        ),
+    }
 }
 
 fn names(nodes: &[NodeId]) -> String {

@@ -783,6 +783,7 @@ impl Executor<'_> {
                 return Err(RunError::NoAnswer {
                     step,
                     last: last_step,
+                    waiting: self.joins_waiting(&progress.arrivals),
                 });
             }
         }
@@ -791,6 +792,31 @@ impl Executor<'_> {
             steps: progress.step,
             interrupts: Vec::new(),
         })
+    }
+
+    /// The joins some of whose inputs arrived, each with the inputs that
+    /// did not, in the graph's order.
+    fn joins_waiting(
+        &self,
+        arrivals: &HashMap<NodeIdx, Vec<NodeIdx>>,
+    ) -> Vec<(NodeId, Vec<NodeId>)> {
+        let mut waiting: Vec<(NodeIdx, Vec<NodeId>)> = arrivals
+            .iter()
+            .filter_map(|(join, arrived)| {
+                let sources = self.graph.nodes[join.get()].join_sources.as_ref()?;
+                let missing: Vec<NodeId> = sources
+                    .iter()
+                    .filter(|source| !arrived.contains(source))
+                    .map(|source| self.graph.nodes[source.get()].id.clone())
+                    .collect();
+                (!missing.is_empty()).then_some((*join, missing))
+            })
+            .collect();
+        waiting.sort_by_key(|(join, _)| join.get());
+        waiting
+            .into_iter()
+            .map(|(join, missing)| (self.graph.nodes[join.get()].id.clone(), missing))
+            .collect()
     }
 
     /// Ends the run paused; `execute` saves where to resume from.

@@ -1,5 +1,6 @@
 //! Edges: static, conditional, routes chosen by nodes, goto, the end.
 
+use heddle_engine::NodeId;
 use heddle_engine::run::{EdgeReason, EventPayload, RunError};
 use serde_json::json;
 
@@ -182,6 +183,49 @@ async fn an_update_to_a_missing_channel_fails_the_step_not_the_process() {
     let error = result.unwrap_err();
     assert!(matches!(error, RunError::BadUpdate { .. }));
     assert!(error.to_string().contains("`nope` is not a channel"));
+}
+
+/// A join after a condition waits for both of its branches, and the
+/// condition takes one: the run ends without an answer, and says so at
+/// the join, naming the branch that never came, not at the branch that
+/// did (which passed its work on, to the join).
+#[tokio::test]
+async fn a_join_left_waiting_by_a_route_not_taken_is_named_as_where_the_run_stopped() {
+    let graph = compile(json!({
+        "state": {"channels": {"n": {"type": "integer"}, "size": {"type": "string"}}},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "route", "kind": "condition", "config": {
+                "routes": [{"route": "big", "when": "n > 100"}], "otherwise": "small"
+            }},
+            {"id": "big", "kind": "set", "config": {"values": {"size": {"value": "big"}}}},
+            {"id": "small", "kind": "set", "config": {"values": {"size": {"value": "small"}}}},
+            {"id": "merge", "kind": "join"},
+            {"id": "end", "kind": "end"}
+        ],
+        "edges": [
+            {"id": "e0", "from": "start", "to": "route"},
+            {"id": "e1", "from": "route", "to": "big", "route": "big"},
+            {"id": "e2", "from": "route", "to": "small", "route": "small"},
+            {"id": "e3", "from": "big", "to": "merge"},
+            {"id": "e4", "from": "small", "to": "merge"},
+            {"id": "e5", "from": "merge", "to": "end"}
+        ]
+    }));
+    let (result, _) = run(&graph, json!({"n": 5})).await;
+    let error = result.unwrap_err();
+    match &error {
+        RunError::NoAnswer { waiting, .. } => assert_eq!(
+            waiting,
+            &vec![(NodeId::from("merge"), vec![NodeId::from("big")])]
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        error.to_string(),
+        "the run ended without an answer: `merge` waited for `big`, which never reached it \
+         (a join runs once every node that leads into it has; step 2 ran `small`)"
+    );
 }
 
 /// A graph with an `end` whose every branch stops before it (a fan-out
