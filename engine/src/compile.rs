@@ -17,6 +17,8 @@ use crate::schema::ValueSchema;
 use crate::state::{StateLayout, fits, is_of_type};
 use crate::validate::{EdgeEnd, Fix, ProblemKind, Report, Severity};
 
+mod exclusive_join;
+
 /// A node's position in a compiled graph.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeIdx(pub(crate) u32);
@@ -206,6 +208,7 @@ pub fn compile(document: &GraphDocument, registry: &Registry) -> Result<Compiled
     if let Some(entry) = entry {
         check_reachability(document, entry, &edges, &built, &mut report);
     }
+    exclusive_join::check(document, &built, &mut report);
 
     let runtimes: Option<Vec<Built>> = built.into_iter().collect();
     let (Some(entry), Some(runtimes), false) = (entry, runtimes, report.has_errors()) else {

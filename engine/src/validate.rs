@@ -163,6 +163,17 @@ pub enum ProblemKind {
         "`{node}` has routes without a description: its model picks a route by name and description, so say what each is for"
     )]
     RoutesUndescribed { node: NodeId },
+    /// A join fed by different routes of one router or condition, which
+    /// takes one of them a pass: it would wait for ever.
+    #[error(
+        "`{join}` waits for the routes {} of `{chooser}`, which takes only one of them: it would wait for ever. Lead them into the next node without a join",
+        quoted_list(routes)
+    )]
+    JoinOfOneRoute {
+        join: NodeId,
+        chooser: NodeId,
+        routes: Vec<String>,
+    },
     /// A node setting (retry, timeout) is out of range.
     #[error("{message}")]
     BadSetting { message: String },
@@ -173,6 +184,15 @@ pub enum ProblemKind {
     /// A node is framed by two groups; it belongs to the first.
     #[error("node `{node}` is in group `{first}` already")]
     GroupedTwice { node: NodeId, first: String },
+}
+
+/// `a` and `b`, or `a`, `b` and `c`, each in backticks.
+fn quoted_list(items: &[String]) -> String {
+    let quoted: Vec<String> = items.iter().map(|item| format!("`{item}`")).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
 }
 
 fn known_routes(routes: &[String]) -> String {

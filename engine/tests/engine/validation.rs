@@ -878,3 +878,83 @@ fn a_routers_route_without_a_description_is_warned_at_its_field() {
     assert_eq!(report.problems.len(), 1, "{report}");
     find(&report, "nodes[1].config.routes[0].description");
 }
+
+/// A join fed by two routes of one condition would wait for ever: warned
+/// at the join, naming the condition and its routes. Parallel branches
+/// into a join, and a branch that another way leads into too, are not.
+#[test]
+fn a_join_of_routes_only_one_of_which_is_taken_is_warned() {
+    let graph = |extra_edge: Option<Value>| {
+        let mut edges = vec![
+            json!({"id": "e0", "from": "start", "to": "route"}),
+            json!({"id": "e1", "from": "route", "to": "big", "route": "big"}),
+            json!({"id": "e2", "from": "route", "to": "small", "route": "small"}),
+            json!({"id": "e3", "from": "big", "to": "log"}),
+            json!({"id": "e4", "from": "log", "to": "merge"}),
+            json!({"id": "e5", "from": "small", "to": "merge"}),
+            json!({"id": "e6", "from": "merge", "to": "end"}),
+        ];
+        edges.extend(extra_edge);
+        json!({
+            "state": {"channels": {"n": {"type": "integer"}, "size": {"type": "string"}}},
+            "nodes": [
+                {"id": "start", "kind": "start"},
+                {"id": "route", "kind": "condition", "config": {
+                    "routes": [{"route": "big", "when": "n > 100"}], "otherwise": "small"
+                }},
+                {"id": "big", "kind": "set", "config": {"values": {"size": {"value": "big"}}}},
+                {"id": "log", "kind": "set", "config": {"values": {"size": {"value": "logged"}}}},
+                {"id": "small", "kind": "set", "config": {"values": {"size": {"value": "small"}}}},
+                {"id": "merge", "kind": "join"},
+                {"id": "end", "kind": "end"}
+            ],
+            "edges": edges
+        })
+    };
+    let warned = report(graph(None));
+    assert!(!warned.has_errors(), "{warned}");
+    let problem = find(&warned, "nodes[5]");
+    assert_eq!(problem.severity, Severity::Warning);
+    assert_eq!(
+        problem.kind,
+        ProblemKind::JoinOfOneRoute {
+            join: "merge".into(),
+            chooser: "route".into(),
+            routes: vec!["big".into(), "small".into()],
+        }
+    );
+    assert_eq!(problem.node.as_ref().map(|n| n.as_str()), Some("merge"));
+    assert_eq!(
+        problem.message,
+        "`merge` waits for the routes `big` and `small` of `route`, which takes only one of them: \
+         it would wait for ever. Lead them into the next node without a join"
+    );
+    // `log` reached from `start` too: its branch may come either way.
+    let either = report(graph(Some(
+        json!({"id": "e7", "from": "start", "to": "log"}),
+    )));
+    assert!(
+        !either
+            .problems
+            .iter()
+            .any(|p| matches!(p.kind, ProblemKind::JoinOfOneRoute { .. })),
+        "{either}"
+    );
+    // Parallel branches (no route between them) are what a join is for.
+    let parallel = report(json!({
+        "state": {"channels": channels()},
+        "nodes": [
+            {"id": "start", "kind": "start"},
+            {"id": "a", "kind": "set", "config": {"values": {"log": {"value": "a"}}}},
+            {"id": "b", "kind": "set", "config": {"values": {"log": {"value": "b"}}}},
+            {"id": "merge", "kind": "join"}
+        ],
+        "edges": [
+            {"id": "e1", "from": "start", "to": "a"},
+            {"id": "e2", "from": "start", "to": "b"},
+            {"id": "e3", "from": "a", "to": "merge"},
+            {"id": "e4", "from": "b", "to": "merge"}
+        ]
+    }));
+    assert!(parallel.problems.is_empty(), "{parallel}");
+}
