@@ -234,6 +234,7 @@ pub fn RunPanel(
     let PanelState {
         open, tab, talking, ..
     } = panel;
+    provide_context(turns::PanelTab(tab));
     let chat = Memo::new(move |_| {
         input_fields(editor)
             .iter()

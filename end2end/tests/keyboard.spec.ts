@@ -728,6 +728,12 @@ test("the chat's message box and newest turn stay in view however long the conve
   await page.getByTestId("turn-later").click();
   await expect(picker).toContainText("Turn 4 of 4");
   await expect(status).toHaveAttribute("data-run", newest!);
+  // From the chat: a question's Trace opens its own turn's.
+  await page.getByRole("tab", { name: "Chat" }).click();
+  await questions.filter({ hasText: "Question two" }).getByTestId("chat-turn-trace").click();
+  await expect(page.getByRole("tab", { name: "Trace" })).toHaveAttribute("aria-selected", "true");
+  await expect(picker).toContainText("Turn 2 of 4");
+  await expect(status).not.toHaveAttribute("data-run", newest!);
   expect(errors).toEqual([]);
 });
 

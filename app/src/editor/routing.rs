@@ -170,6 +170,9 @@ fn loops(positions: &[(f64, f64)], size: NodeSize, edges: &[EdgeEnds<'_>]) -> Ve
 
 /// How many lanes a loop tries, at most, to keep off the others.
 const MAX_LANES: f64 = 24.0;
+/// How many nodes may stand in a loop's way between two rows for it to
+/// look for a way between them; more, and it runs under both.
+const MAX_BETWEEN: usize = 48;
 /// How many loops are kept apart in lanes, at most.
 const MAX_LANED: usize = 400;
 
@@ -282,22 +285,42 @@ impl Loop {
             .fold(bottom, f64::max);
         let under_both = lowest + CLEARANCE;
         // A target in a row of its own below the source's: the run goes
-        // between the rows, under the nodes above the target's row, as a
-        // line of text wraps to the next, rather than under the target.
-        let ceiling = b.1 - CLEARANCE;
+        // between the rows, as a line of text wraps to the next, rather
+        // than under the target: in the widest stretch no node in its way
+        // takes between the source's bottom and the target's top (a
+        // router's branches stand a little above and below it, so a row
+        // is not one line).
         let between = (b.1 >= a.1 + size.height + ROWS_APART)
             .then(|| {
-                positions
+                let mut spans: Vec<(f64, f64)> = positions
                     .iter()
                     .filter(|(x, y)| {
                         *x < right && x + size.width > left && *y < b.1 && y + size.height > a.1
                     })
-                    .map(|(_, y)| y + size.height)
-                    .fold(a.1 + size.height, f64::max)
-                    + CLEARANCE
+                    .map(|(_, y)| (*y, y + size.height))
+                    .collect();
+                // A tangle of nodes between the rows: under both, as
+                // cheap to find as the rest (a hostile graph has
+                // thousands of loops).
+                if spans.len() > MAX_BETWEEN {
+                    return None;
+                }
+                spans.sort_by(|p, q| p.0.total_cmp(&q.0));
+                spans.push((b.1, b.1));
+                let mut reach = a.1 + size.height;
+                let mut widest: Option<(f64, f64)> = None;
+                for (top, bottom) in spans {
+                    if top > reach && widest.is_none_or(|(start, stop)| top - reach > stop - start)
+                    {
+                        widest = Some((reach, top));
+                    }
+                    reach = reach.max(bottom);
+                }
+                widest
             })
-            .filter(|floor| *floor <= ceiling)
-            .map(|floor| (floor, ceiling));
+            .flatten()
+            .map(|(from, to)| (from + CLEARANCE, to - CLEARANCE))
+            .filter(|(floor, ceiling)| floor <= ceiling);
         let floor = between.map_or(under_both, |(floor, _)| floor);
         Loop {
             from,
@@ -493,6 +516,30 @@ mod tests {
             .filter(|route| route.label.1 > 392.0 + 56.0)
             .count();
         assert!(under > 0 && under < 20, "{under}");
+    }
+
+    #[test]
+    fn an_edge_back_to_a_router_in_the_next_band_runs_between_the_bands_whatever_stands_above_it() {
+        // Band one: start, memory, answer. Band two, a router whose first
+        // branch stands 45 px above it (its top above the router's), the
+        // end right under `answer`. Answer's loop back to the router runs
+        // between the bands: under both, it crossed the end on its way.
+        let at = [
+            (0.0, 0.0),
+            (260.0, 0.0),
+            (520.0, 0.0),
+            (0.0, 250.0),
+            (300.0, 205.0),
+            (300.0, 295.0),
+            (600.0, 250.0),
+        ];
+        let route = &routes(&at, SIZE, &[ends(2, 3)])[0];
+        assert!(route.back, "{}", route.path);
+        let run = route.label.1;
+        assert!(
+            (56.0 + CLEARANCE..=205.0 - CLEARANCE).contains(&run),
+            "{run}"
+        );
     }
 
     #[test]

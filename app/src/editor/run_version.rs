@@ -31,6 +31,11 @@ pub fn RunVersion(
 ) -> impl IntoView {
     let elsewhere = RwSignal::new(None::<Elsewhere>);
     let dismissed = RwSignal::new(false);
+    // The version the page opened with, and whether the run it opened on
+    // is yet to be compared: that run came to be watched as the page
+    // loaded, and on a slow answer the person may have edited by then.
+    let opened_with = persistence.version.get_untracked();
+    let first = StoredValue::new(true);
     Effect::new(move |shown: Option<Option<RunId>>| {
         let run_id = live.with(|view| view.run_id.clone());
         if shown.as_ref() == Some(&run_id) {
@@ -47,11 +52,16 @@ pub fn RunVersion(
             // the person's hands: the draft they were editing was hidden.
             let on_screen = persistence.version.get_untracked();
             let draft_is_saved = persistence.status.get_untracked() == SaveState::Saved;
+            // The run the page opened on is compared with the version the
+            // page opened with too: it ran what was on screen then.
+            let page_opened_on_it = first.try_update_value(std::mem::take).unwrap_or(false);
             leptos::task::spawn_local(async move {
                 let Ok(run) = crate::live::api::run(&asked).await else {
                     return;
                 };
-                if run.graph_version == on_screen && draft_is_saved {
+                if (run.graph_version == on_screen && draft_is_saved)
+                    || (page_opened_on_it && run.graph_version == opened_with)
+                {
                     return;
                 }
                 let still = || live.with_untracked(|view| view.run_id.as_ref() == Some(&asked));

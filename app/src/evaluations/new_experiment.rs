@@ -21,7 +21,7 @@ pub fn NewExperimentDialog(
     started: Callback<()>,
     /// The graph's experiments that recorded their replies (id, name),
     /// newest first: a new one may replay them.
-    recorded: Vec<(String, String)>,
+    recorded: Signal<Vec<(String, String)>>,
 ) -> impl IntoView {
     let datasets = RwSignal::new(None::<Result<Vec<Dataset>, String>>);
     {
@@ -128,9 +128,11 @@ pub fn NewExperimentDialog(
                         on:change=move |event| replies.set(event_target_value(&event))>
                         <option value="">"Ask the models and tools"</option>
                         <option value="record">"Ask them, and record their replies"</option>
-                        {recorded.into_iter().map(|(id, name)| view! {
-                            <option value=format!("replay:{id}")>{format!("Replay those of “{name}”")}</option>
-                        }).collect_view()}
+                        // Keyed: an option picked stays picked as the list
+                        // is read again while an experiment runs.
+                        <For each=move || recorded.get() key=|(id, _)| id.clone() let:entry>
+                            <option value=format!("replay:{}", entry.0)>{format!("Replay those of “{}”", entry.1)}</option>
+                        </For>
                     </select>
                     <span class="field-hint">
                         "A replay gives every call its recorded reply (only calls whose request changed are made, and recorded): deterministic, offline and free."

@@ -229,16 +229,22 @@ pub fn EvaluationsPanel(
             {move || open.get().then(|| view! { <GateControl graph_id=gate_id.get_value() can_edit /> })}
         </details>
         {move || creating.get().then(|| {
-            let recorded: Vec<(String, String)> = experiments
-                .get_untracked()
-                .and_then(Result::ok)
-                .unwrap_or_default()
-                .into_iter()
-                .filter(|experiment| {
-                    experiment.record_replies && experiment.status != ExperimentStatus::Running
-                })
-                .map(|experiment| (experiment.id, experiment.name))
-                .collect();
+            // Read as the list comes: the dialog may open before it has
+            // (a press right after the page opened), and its replays
+            // would be missing for good.
+            let recorded = Memo::new(move |_| -> Vec<(String, String)> {
+                experiments
+                    .get()
+                    .and_then(Result::ok)
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|experiment| {
+                        experiment.record_replies && experiment.status != ExperimentStatus::Running
+                    })
+                    .map(|experiment| (experiment.id, experiment.name))
+                    .collect()
+            });
+            let recorded = Signal::from(recorded);
             view! {
                 <NewExperimentDialog graph_id=new_id.clone() editor version open=creating
                     started=Callback::new(move |()| refresh.update(|n| *n += 1)) recorded />

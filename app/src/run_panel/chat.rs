@@ -9,13 +9,14 @@ use std::collections::HashMap;
 use heddle_engine::format::ChannelType;
 use heddle_engine::ids::ThreadId;
 use heddle_engine::model::{ChatMessage, Role};
-use heddle_engine::run::RunStatus;
+use heddle_engine::run::{RunStatus, run_of_input_message};
 use leptos::prelude::*;
 use serde_json::{Map, Value, json};
 
 mod earlier;
 
 use super::interrupt::InterruptForms;
+use super::turns::is_question;
 use super::{input_fields, short_id};
 use crate::components::Markdown;
 use crate::components::when;
@@ -469,10 +470,6 @@ fn turn_start(messages: &[ChatMessage]) -> usize {
         .map_or(0, |at| at + 1)
 }
 
-/// A message the person wrote (not one a node wrote as the user).
-pub(super) fn is_question(message: &ChatMessage) -> bool {
-    message.role == Role::User && message.name.is_none()
-}
 
 /// How many of `messages` the person wrote.
 fn questions(messages: &[ChatMessage]) -> usize {
@@ -709,9 +706,15 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
         Role::Assistant => view! { <Markdown text=message.content.clone() /> }.into_any(),
         _ => view! { <p>{message.content.clone()}</p> }.into_any(),
     };
+    // A question says which run it started: its reply's trace is a press
+    // away.
+    let trace = is_question(&message)
+        .then(|| message.id.as_deref().and_then(run_of_input_message))
+        .flatten()
+        .map(|run| view! { <super::turns::TurnTraceButton run /> });
     view! {
         <li class=format!("chat-message role-{role}")>
-            <span class="chat-role">{said_by}</span>
+            <span class="chat-role">{said_by}{trace}</span>
             {(!message.content.is_empty() || message.role == Role::Tool).then_some(body)}
             {calls.into_iter().map(|call| {
                 let arguments = serde_json::from_str::<Value>(&call.arguments)

@@ -9,6 +9,10 @@
 
 use leptos::prelude::*;
 
+/// An event listener on the list, kept as long as the list.
+#[cfg(feature = "hydrate")]
+type Listener = wasm_bindgen::closure::Closure<dyn FnMut(web_sys::Event)>;
+
 /// The room left above the question, in pixels.
 #[cfg(feature = "hydrate")]
 const ABOVE_QUESTION: i32 = 8;
@@ -18,11 +22,13 @@ const ABOVE_QUESTION: i32 = 8;
 /// message, which follows again however the list was scrolled).
 pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
     // Whether the list follows its newest turn: until the person scrolls
-    // up from it.
+    // up from it. Only the person's own scrolling (the wheel, the keys,
+    // a finger or the scroll bar) stops it: the browser moves the list
+    // too, as its content shrinks and grows while a reply is swapped for
+    // the stored one, and that is no sign the person went elsewhere.
     let following = StoredValue::new(true);
-    // Where the list was last scrolled to, by us or anyone: a scroll to
-    // where we put it is ours, not the person's.
-    let ours = StoredValue::new(0_i32);
+    // A finger or the pointer is down on the list (its scroll bar).
+    let holding = StoredValue::new(false);
     let seen = StoredValue::new(0_i32);
     #[cfg(feature = "hydrate")]
     list.on_load(move |element| {
@@ -30,32 +36,73 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         use wasm_bindgen::closure::Closure;
 
         let element: web_sys::Element = element.into();
+        let stop = move || {
+            let _ = following.try_set_value(false);
+        };
         let scrolled = {
             let element = element.clone();
-            Closure::<dyn FnMut()>::new(move || {
+            Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
                 let now = element.scroll_top();
                 let was = seen.try_get_value().unwrap_or(now);
                 let _ = seen.try_set_value(now);
-                if (now - ours.try_get_value().unwrap_or(now)).abs() <= 2 {
-                    return;
-                }
-                // The person scrolled: up from the turn stops following;
-                // down to it (or into the reply) follows again.
-                let at_turn = now >= anchor(&element) - 4;
-                if now < was - 2 && !at_turn {
-                    let _ = following.try_set_value(false);
-                } else if at_turn {
+                // Down to the turn (or into the reply): followed again.
+                if now >= anchor(&element) - 4 {
                     let _ = following.try_set_value(true);
+                } else if now < was - 2 && holding.try_get_value().unwrap_or(false) {
+                    stop();
                 }
             })
         };
-        let _ =
-            element.add_event_listener_with_callback("scroll", scrolled.as_ref().unchecked_ref());
+        let wheeled = Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+            if event
+                .dyn_ref::<web_sys::WheelEvent>()
+                .is_some_and(|wheel| wheel.delta_y() < 0.0)
+            {
+                stop();
+            }
+        });
+        let keyed = Closure::<dyn FnMut(web_sys::Event)>::new(move |event: web_sys::Event| {
+            if event
+                .dyn_ref::<web_sys::KeyboardEvent>()
+                .is_some_and(|key| matches!(key.key().as_str(), "ArrowUp" | "PageUp" | "Home"))
+            {
+                stop();
+            }
+        });
+        let held = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+            let _ = holding.try_set_value(true);
+        });
+        let let_go = Closure::<dyn FnMut(web_sys::Event)>::new(move |_: web_sys::Event| {
+            let _ = holding.try_set_value(false);
+        });
+        let listeners: Vec<(&'static str, Listener)> = vec![
+            ("scroll", scrolled),
+            ("wheel", wheeled),
+            ("keydown", keyed),
+            ("pointerdown", held),
+            (
+                "touchstart",
+                Closure::new(move |_: web_sys::Event| {
+                    let _ = holding.try_set_value(true);
+                }),
+            ),
+            ("pointerup", let_go),
+            (
+                "touchend",
+                Closure::new(move |_: web_sys::Event| {
+                    let _ = holding.try_set_value(false);
+                }),
+            ),
+        ];
+        for (name, listener) in &listeners {
+            let _ =
+                element.add_event_listener_with_callback(name, listener.as_ref().unchecked_ref());
+        }
         let resized = {
             let element = element.clone();
             Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
                 if following.try_get_value().unwrap_or(false) {
-                    settle(&element, ours);
+                    settle(&element);
                 }
             })
         };
@@ -63,22 +110,24 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
             return;
         };
         observer.observe(&element);
-        // The closures live as long as the list; both go with it.
-        let held = StoredValue::new_local(Some((observer, resized, scrolled, element)));
+        // The closures live as long as the list; all go with it.
+        let kept = StoredValue::new_local(Some((observer, resized, listeners, element)));
         on_cleanup(move || {
-            if let Some(Some((observer, _, scrolled, element))) =
-                held.try_update_value(Option::take)
+            if let Some(Some((observer, _, listeners, element))) =
+                kept.try_update_value(Option::take)
             {
                 observer.disconnect();
-                let _ = element.remove_event_listener_with_callback(
-                    "scroll",
-                    scrolled.as_ref().unchecked_ref(),
-                );
+                for (name, listener) in &listeners {
+                    let _ = element.remove_event_listener_with_callback(
+                        name,
+                        listener.as_ref().unchecked_ref(),
+                    );
+                }
             }
         });
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = (list, ours, seen);
+    let _ = (list, holding, seen);
     move |sent: bool| {
         if sent {
             let _ = following.try_set_value(true);
@@ -87,7 +136,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         if let Some(Some(list)) = list.try_get_untracked() {
             request_animation_frame(move || {
                 if following.try_get_value().unwrap_or(false) {
-                    settle(&list, ours);
+                    settle(&list);
                 }
             });
         }
@@ -131,10 +180,9 @@ const LAST_SHOWN: i32 = 64;
 /// Scrolls a following list down to its anchor (never up: a list read
 /// further into the reply stays there).
 #[cfg(feature = "hydrate")]
-fn settle(list: &web_sys::Element, ours: StoredValue<i32>) {
+fn settle(list: &web_sys::Element) {
     let to = anchor(list);
     if list.scroll_top() < to {
-        let _ = ours.try_set_value(to);
         list.set_scroll_top(to);
     }
 }

@@ -151,6 +151,7 @@ pub fn Timeline(editor: Editor, watch: Watch) -> impl IntoView {
             // Lanes inside child graphs have longer names: room for them.
             class:has-nested=move || lanes.with(|lanes| lanes.iter().any(|lane| !lane.within.is_empty()))
             class:has-items=move || lanes.with(|lanes| lanes.iter().any(|lane| lane.item.is_some()))
+            style=move || format!("--lane-name: {:.0}px", lanes.with(|lanes| name_room(editor, lanes)))
             data-testid="timeline"
         >
             {move || lanes.with(Vec::is_empty).then(|| view! {
@@ -193,9 +194,33 @@ fn Lane(
             })
         }
     };
-    // The lane is named as the canvas names the node: its label, with its
-    // id beside it when the two differ; inside a child graph, by where.
-    let (name, title) = match lane.within.first() {
+    let (name, title) = lane_name(editor, &lane);
+    let nested = !lane.within.is_empty();
+    view! {
+        <div class="timeline-lane" class:nested=nested data-lane=lane.key()>
+            <span class="timeline-label" title=title>
+                {name}
+                {lane.item.clone().map(|item| view! { <span class="timeline-item">{item}</span> })}
+            </span>
+            <div class="timeline-track">
+                {move || {
+                    let (start, length) = span.get();
+                    let cursor = watch.cursor.get();
+                    mine()
+                        .into_iter()
+                        .map(|execution| bar(editor, watch, execution, start, length, cursor, chosen))
+                        .collect_view()
+                }}
+            </div>
+        </div>
+    }
+}
+
+/// A lane's name and its tooltip: named as the canvas names the node, its
+/// label (with its id in the tooltip when the two differ); inside a child
+/// graph, by where.
+fn lane_name(editor: Editor, lane: &LaneOf) -> (String, String) {
+    match lane.within.first() {
         None => {
             let node = &lane.node;
             let label = editor.label_of(node);
@@ -228,26 +253,25 @@ fn Lane(
                 format!("Inside {outer_name}: {inside}{suffix}"),
             )
         }
-    };
-    let nested = !lane.within.is_empty();
-    view! {
-        <div class="timeline-lane" class:nested=nested data-lane=lane.key()>
-            <span class="timeline-label" title=title>
-                {name}
-                {lane.item.clone().map(|item| view! { <span class="timeline-item">{item}</span> })}
-            </span>
-            <div class="timeline-track">
-                {move || {
-                    let (start, length) = span.get();
-                    let cursor = watch.cursor.get();
-                    mine()
-                        .into_iter()
-                        .map(|execution| bar(editor, watch, execution, start, length, cursor, chosen))
-                        .collect_view()
-                }}
-            </div>
-        </div>
     }
+}
+
+/// How wide the lanes' names are drawn, in pixels: room for the longest
+/// (a mono 12 px face, an item after it), between 140 and 260 px; past
+/// that, it is cut, whole in its tooltip.
+fn name_room(editor: Editor, lanes: &[LaneOf]) -> f64 {
+    let longest = lanes
+        .iter()
+        .map(|lane| {
+            let item = lane
+                .item
+                .as_ref()
+                .map_or(0, |item| item.chars().count() + 1);
+            lane_name(editor, lane).0.chars().count() + item
+        })
+        .max()
+        .unwrap_or(0);
+    (longest as f64 * 7.3 + 14.0).clamp(140.0, 260.0)
 }
 
 fn bar(

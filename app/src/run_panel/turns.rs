@@ -1,17 +1,46 @@
 //! A conversation's turns, one run each. The Trace of a chat graph shows
 //! one run: one turn. This says which turn of its conversation that is,
 //! with its question, and goes to the turn before or after in place, so a
-//! person reads how each reply was made, not only the newest one's.
+//! person reads how each reply was made, not only the newest one's; and
+//! each question in the chat goes to its own turn's trace.
 
 use heddle_engine::format::ChannelType;
 use heddle_engine::ids::RunId;
-use heddle_engine::model::ChatMessage;
+use heddle_engine::model::{ChatMessage, Role};
 use heddle_engine::run::{RunStatus, run_of_input_message};
 use leptos::prelude::*;
 
-use super::input_fields;
+use super::{Tab, input_fields};
 use crate::editor::state::Editor;
 use crate::live::Watch;
+
+/// The run panel's tab, for a question's Trace button to switch to.
+#[derive(Clone, Copy)]
+pub struct PanelTab(pub RwSignal<Tab>);
+
+/// Shows the run `run` (a turn of the conversation shown) in place, and
+/// its Trace when `trace`.
+fn show(run: RunId, trace: Option<PanelTab>) {
+    leptos::task::spawn_local(async move {
+        if let Ok(info) = crate::live::api::run(&run).await {
+            super::start::follow(&info);
+            if let Some(PanelTab(tab)) = trace {
+                let _ = tab.try_set(Tab::Trace);
+            }
+        }
+    });
+}
+
+/// A question's way to how its reply was made: its run's Trace.
+#[component]
+pub fn TurnTraceButton(run: RunId) -> impl IntoView {
+    let tab = use_context::<PanelTab>();
+    view! {
+        <button type="button" class="chat-turn-trace" data-testid="chat-turn-trace"
+            title="How the reply to this was made: its run's trace"
+            on:click=move |_| show(run.clone(), tab)>"Trace"</button>
+    }
+}
 
 /// How much of a question the picker quotes.
 const QUOTED: usize = 60;
@@ -23,12 +52,18 @@ pub struct Turn {
     pub question: String,
 }
 
+/// A message the person wrote (not one a node wrote as the user): what
+/// starts a turn.
+pub fn is_question(message: &ChatMessage) -> bool {
+    message.role == Role::User && message.name.is_none()
+}
+
 /// The turns of a conversation, in order: each question the person wrote
 /// (not one a node wrote as the user) that names the run it started.
 pub fn turns_of(messages: &[ChatMessage]) -> Vec<Turn> {
     messages
         .iter()
-        .filter(|message| super::chat::is_question(message))
+        .filter(|message| is_question(message))
         .filter_map(|message| {
             Some(Turn {
                 run: run_of_input_message(message.id.as_deref()?)?,
@@ -91,13 +126,7 @@ pub fn TurnPicker(editor: Editor, watch: Watch) -> impl IntoView {
             (turns.len() > 1).then(|| (at, turns.clone()))
         })
     });
-    let go = move |run: RunId| {
-        leptos::task::spawn_local(async move {
-            if let Ok(info) = crate::live::api::run(&run).await {
-                super::start::follow(&info);
-            }
-        });
-    };
+    let go = move |run: RunId| show(run, None);
     move || {
         let (at, turns) = placed.get()?;
         let earlier = at.checked_sub(1).map(|i| turns[i].run.clone());
@@ -127,8 +156,6 @@ pub fn TurnPicker(editor: Editor, watch: Watch) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use heddle_engine::model::Role;
-
     use super::*;
 
     fn asked(run: &str, text: &str) -> ChatMessage {
