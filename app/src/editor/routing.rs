@@ -190,20 +190,36 @@ pub fn forward_edge(
     label: Option<&str>,
     positions: &[(f64, f64)],
 ) -> Route {
-    forward_fanned(a, b, size, label, positions, (0, 1), 1.0)
+    let label = label.map(|text| EdgeLabel {
+        text,
+        scale: 1.0,
+        among_siblings: false,
+    });
+    forward_fanned(a, b, size, label, positions, (0, 1))
+}
+
+/// An edge's label, as routing places it.
+#[derive(Clone, Copy, Debug)]
+pub struct EdgeLabel<'a> {
+    pub text: &'a str,
+    /// How many times its size at 100% it is drawn ([`label_scale`]).
+    pub scale: f64,
+    /// Its source has labelled edges to other nodes too (a router's
+    /// routes): it lies on the line where it arrives, where its siblings'
+    /// lie as far apart as their targets, rather than at the middle,
+    /// where they would lie half as far apart, and meet when zoomed out.
+    pub among_siblings: bool,
 }
 
 /// A forward edge that is the `k`th of `n` between the same two nodes
-/// (`fan`): the edges bow apart, the middle one (if any) straight. Its
-/// label is drawn `label_scale` times its size at 100% ([`label_scale`]).
+/// (`fan`): the edges bow apart, the middle one (if any) straight.
 pub fn forward_fanned(
     a: (f64, f64),
     b: (f64, f64),
     size: NodeSize,
-    label: Option<&str>,
+    label: Option<EdgeLabel<'_>>,
     positions: &[(f64, f64)],
     (k, n): (usize, usize),
-    label_scale: f64,
 ) -> Route {
     // A cubic whose two control points move by `bow` passes its middle
     // three quarters of it away.
@@ -227,15 +243,8 @@ pub fn forward_fanned(
         back: false,
     };
     match label {
-        Some(text) => Route {
-            label: off_nodes(
-                route.label,
-                (text, label_scale),
-                (a, b),
-                size,
-                positions,
-                n > 1,
-            ),
+        Some(label) => Route {
+            label: off_nodes(route.label, label, (a, b), size, positions, n > 1),
             ..route
         },
         None => route,
@@ -362,15 +371,18 @@ impl Loop {
 /// far apart as their targets. Else
 /// above the target, else below it; else the middle after all. Edges
 /// between the same two nodes (`fanned`) are kept apart by their bows, so
-/// their labels stay at their middles when they can.
+/// their labels stay at their middles when they can; a label among
+/// siblings (`EdgeLabel::among_siblings`) goes on the line where it
+/// arrives first.
 fn off_nodes(
     middle: (f64, f64),
-    (text, scale): (&str, f64),
+    label: EdgeLabel<'_>,
     (a, b): ((f64, f64), (f64, f64)),
     size: NodeSize,
     positions: &[(f64, f64)],
     fanned: bool,
 ) -> (f64, f64) {
+    let EdgeLabel { text, scale, .. } = label;
     let half_width = (text.chars().count() as f64 * 3.3 + 8.0) * scale;
     let half_height = 10.0 * scale;
     let on_a_node = |(x, y): (f64, f64)| {
@@ -389,7 +401,7 @@ fn off_nodes(
     let arrival = (b.0 - ARROW_CLEARANCE - half_width, b.1 + size.height / 2.0);
     let above = (middle.0, b.1 - half_height - 4.0);
     let below = (middle.0, b.1 + size.height + half_height + 4.0);
-    let order = if fits || fanned {
+    let order = if fanned || (fits && !label.among_siblings) {
         [middle, arrival, above, below]
     } else {
         [arrival, middle, above, below]
@@ -452,15 +464,15 @@ mod tests {
     #[test]
     fn edges_between_the_same_two_nodes_bow_apart_with_their_labels() {
         let (a, b) = ((0.0, 0.0), (300.0, 0.0));
-        let alone = forward_fanned(a, b, SIZE, None, &[], (0, 1), 1.0);
+        let alone = forward_fanned(a, b, SIZE, None, &[], (0, 1));
         assert_eq!(alone, forward_edge(a, b, SIZE, None, &[]));
-        let [first, second] = [0, 1].map(|k| forward_fanned(a, b, SIZE, None, &[], (k, 2), 1.0));
+        let [first, second] = [0, 1].map(|k| forward_fanned(a, b, SIZE, None, &[], (k, 2)));
         // Their middles are FAN apart, on either side of the straight one.
         assert!((second.label.1 - first.label.1 - FAN).abs() < 1e-9);
         assert!((first.label.1 + second.label.1 - 2.0 * alone.label.1).abs() < 1e-9);
         assert_ne!(first.path, second.path);
         // Three: the middle one is the straight one.
-        let middle = forward_fanned(a, b, SIZE, None, &[], (1, 3), 1.0);
+        let middle = forward_fanned(a, b, SIZE, None, &[], (1, 3));
         assert_eq!(middle.path, alone.path);
     }
 
@@ -652,12 +664,61 @@ mod tests {
         // Twice its size (at 45%), the label between close nodes is
         // placed for the size it is drawn at.
         let (a, b) = ((0.0, 0.0), (300.0, 0.0));
-        let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 2.0);
+        let route = forward_fanned(a, b, SIZE, Some(alone("technical", 2.0)), &[a, b], (0, 1));
         let half = (9.0 * 3.3 + 8.0) * 2.0;
         assert_off_nodes(&route, half, 2.0, &[a, b]);
         // At its own size it fits between them, at the middle.
-        let route = forward_fanned(a, b, SIZE, Some("technical"), &[a, b], (0, 1), 1.0);
+        let route = forward_fanned(a, b, SIZE, Some(alone("technical", 1.0)), &[a, b], (0, 1));
         assert_eq!(route.label, (240.0, 28.0));
+    }
+
+    /// A label of an edge whose source has no other labelled edge.
+    fn alone(text: &str, scale: f64) -> EdgeLabel<'_> {
+        EdgeLabel {
+            text,
+            scale,
+            among_siblings: false,
+        }
+    }
+
+    #[test]
+    fn a_routers_labels_lie_where_their_edges_arrive_apart_however_far_out() {
+        // A router and its three routes' targets, 80 px apart as a layout
+        // stacks them, their labels drawn at 2.5 times their size (at
+        // 36%): at their middles they would lie 40 px apart, 50 tall.
+        let router = (0.0, 80.0);
+        let targets = [(500.0, 0.0), (500.0, 80.0), (500.0, 160.0)];
+        let mut at = vec![router];
+        at.extend(targets);
+        let scale = 2.5;
+        let placed: Vec<(f64, f64)> = targets
+            .iter()
+            .zip(["billing", "technical", "general"])
+            .map(|(&target, text)| {
+                let label = EdgeLabel {
+                    text,
+                    scale,
+                    among_siblings: true,
+                };
+                forward_fanned(router, target, SIZE, Some(label), &at, (0, 1)).label
+            })
+            .collect();
+        for pair in placed.windows(2) {
+            assert!(
+                (pair[1].1 - pair[0].1).abs() >= 20.0 * scale,
+                "{placed:?} overlap"
+            );
+        }
+        // Alone (not a router's), a label that fits stays at the middle.
+        let middle = forward_fanned(
+            router,
+            targets[0],
+            SIZE,
+            Some(alone("billing", 1.0)),
+            &at,
+            (0, 1),
+        );
+        assert_eq!(middle.label, (340.0, 68.0));
     }
 
     /// Asserts that `route`'s label, `half` wide each side and drawn
@@ -680,7 +741,14 @@ mod tests {
         // Drawn twice its size (zoomed out), "tech_support" does not fit
         // in the 120 px between the router and its target.
         let (a, b) = ((0.0, 0.0), (300.0, 100.0));
-        let route = forward_fanned(a, b, SIZE, Some("tech_support"), &[a, b], (0, 1), 2.0);
+        let route = forward_fanned(
+            a,
+            b,
+            SIZE,
+            Some(alone("tech_support", 2.0)),
+            &[a, b],
+            (0, 1),
+        );
         let half = (12.0 * 3.3 + 8.0) * 2.0;
         // On the line into the target's port, not above or beside it...
         assert_eq!(route.label.1, 100.0 + SIZE.height / 2.0);

@@ -470,7 +470,6 @@ fn turn_start(messages: &[ChatMessage]) -> usize {
         .map_or(0, |at| at + 1)
 }
 
-
 /// How many of `messages` the person wrote.
 fn questions(messages: &[ChatMessage]) -> usize {
     messages

@@ -27,6 +27,9 @@ pub(super) struct LoopRoutes {
     /// collapsed group's card is the end of every edge into it): its place
     /// among them and how many there are (`routing::forward_fanned`).
     fans: Memo<HashMap<EdgeId, (usize, usize)>>,
+    /// The labelled edges whose source (as drawn) has labelled edges to
+    /// other nodes too: a router's routes (`routing::EdgeLabel`).
+    siblings: Memo<HashSet<EdgeId>>,
     /// How many times their size at 100% edges' labels are drawn now
     /// (`routing::label_scale`): changes only when the zoom crosses a step.
     pub(super) label_scale: Memo<f64>,
@@ -65,10 +68,18 @@ impl LoopRoutes {
                     .with(|edges| fans(edges, |id| folds.drawn_at(id)))
             })
         });
+        let siblings = Memo::new(move |_| {
+            folds.with(|folds| {
+                editor
+                    .edges
+                    .with(|edges| labelled_siblings(edges, |id| folds.drawn_at(id)))
+            })
+        });
         let label_scale = Memo::new(move |_| routing::label_scale(editor.viewport.get().zoom));
         LoopRoutes {
             all,
             fans,
+            siblings,
             label_scale,
             each,
             owner,
@@ -216,7 +227,7 @@ pub(super) fn edge_route(
         .or(edge.condition.as_deref())
         .map(edge_label);
     let looped = loops.of(&id);
-    let (fans, label_scale) = (loops.fans, loops.label_scale);
+    let (fans, siblings, label_scale) = (loops.fans, loops.siblings, loops.label_scale);
     Memo::new(move |_| {
         if let Some(route) = looped.get() {
             return Some(route);
@@ -236,19 +247,15 @@ pub(super) fn edge_route(
             }),
             None => Vec::new(),
         };
-        // Only a labelled edge's place depends on how big labels are.
-        let scale = match &label {
-            Some(_) => label_scale.get(),
-            None => 1.0,
-        };
+        // Only a labelled edge's place depends on how big labels are, and
+        // on its siblings.
+        let label = label.as_deref().map(|text| routing::EdgeLabel {
+            text,
+            scale: label_scale.get(),
+            among_siblings: siblings.with(|siblings| siblings.contains(&id)),
+        });
         Some(routing::forward_fanned(
-            a,
-            b,
-            NODE_SIZE,
-            label.as_deref(),
-            &others,
-            fan,
-            scale,
+            a, b, NODE_SIZE, label, &others, fan,
         ))
     })
 }
@@ -285,6 +292,32 @@ fn fans<'a>(
                 .enumerate()
                 .map(move |(k, id)| (id.clone(), (k, n)))
         })
+        .collect()
+}
+
+/// The labelled edges (a route or a condition) whose source, as drawn,
+/// has labelled edges to more than one node as drawn.
+fn labelled_siblings<'a>(
+    edges: &'a [heddle_engine::format::EdgeSpec],
+    drawn_at: impl Fn(&'a NodeId) -> &'a NodeId,
+) -> HashSet<EdgeId> {
+    let mut by_source: HashMap<&NodeId, (Vec<&EdgeId>, HashSet<&NodeId>)> = HashMap::new();
+    for edge in edges {
+        if edge.route.is_none() && edge.condition.is_none() {
+            continue;
+        }
+        let (from, to) = (drawn_at(&edge.from), drawn_at(&edge.to));
+        if from == to {
+            continue;
+        }
+        let (ids, targets) = by_source.entry(from).or_default();
+        ids.push(&edge.id);
+        targets.insert(to);
+    }
+    by_source
+        .into_values()
+        .filter(|(_, targets)| targets.len() > 1)
+        .flat_map(|(ids, _)| ids.into_iter().cloned())
         .collect()
 }
 
@@ -336,5 +369,34 @@ mod tests {
         // Between two nodes of their own, edges still fan.
         let own = [plain("p", "a"), plain("q", "a")];
         assert_eq!(fans(&own, |id| id).len(), 2);
+    }
+
+    #[test]
+    fn a_routers_labelled_edges_to_several_nodes_are_siblings() {
+        let edges = [
+            edge("billing", "router", "a"),
+            edge("tech", "router", "b"),
+            edge("alone", "check", "c"),
+            EdgeSpec {
+                route: None,
+                ..edge("plain", "router", "c")
+            },
+        ];
+        let mut siblings: Vec<String> = labelled_siblings(&edges, |id| id)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        siblings.sort();
+        assert_eq!(siblings, ["billing", "tech"]);
+        // Both targets folded into one card: one target, no siblings.
+        let group = NodeId::from("a");
+        let folded = labelled_siblings(&edges, |id| {
+            if ["a", "b"].contains(&id.as_str()) {
+                &group
+            } else {
+                id
+            }
+        });
+        assert!(folded.is_empty(), "{folded:?}");
     }
 }
