@@ -1048,3 +1048,33 @@ test("a condition's bar in the Trace says where it sent the run, as a router's d
   await expect(page.locator('.timeline-lane[data-lane="big"] .timeline-route')).toHaveText("→ small");
   expect(errors).toEqual([]);
 });
+
+test("a graph longer than its step limit fails saying so, its nodes named by their labels", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const nodes: any[] = [{ id: "start", kind: "start", position: { x: 0, y: 0 } }];
+  const edges: any[] = [];
+  for (let i = 0; i < 6; i++) {
+    nodes.push({ id: `s${i}`, kind: "set", label: `Step ${i}`, config: { values: { out: { value: `${i}` } } }, position: { x: 240 * (i + 1), y: 0 } });
+    edges.push({ id: `e${i}`, from: i === 0 ? "start" : `s${i - 1}`, to: `s${i}` });
+  }
+  const graph = await importGraph(page, {
+    format_version: 2,
+    name: "Too long",
+    state: { channels: { out: { type: "string" } } },
+    limits: { max_steps: 3 },
+    nodes,
+    edges,
+  });
+  await page.goto(`/graphs/${graph}`);
+  await hydrated(page);
+  await page.getByTestId("run").click();
+  await expect(page.getByTestId("run-status")).toHaveText("Run failed", { timeout: 15_000 });
+  // The panel opened on its Run tab, with the result.
+  await expect(page.getByRole("tab", { name: "Run" })).toHaveAttribute("aria-selected", "true");
+  const failed = page.getByTestId("run-result");
+  await expect(failed).toContainText(
+    "the run passed its limit of 3 steps; it does not loop, but had “Step 2” still to run: a graph this long needs a higher limit",
+  );
+  await expect(failed).not.toContainText("`");
+  expect(errors).toEqual([]);
+});

@@ -343,7 +343,7 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                     </label>
                     <label class="field">
                         <span class="field-label">"Tokens"</span>
-                        <input name="max_tokens" type="number" min="1" placeholder="no limit" readonly=read_only
+                        <input name="max_tokens" type="number" min="1" placeholder="none" readonly=read_only
                             prop:value=move || skeleton.with(|d| d.limits.max_tokens.map(|n| n.to_string()).unwrap_or_default())
                             on:change=move |event| {
                                 let budget = event_target_value(&event).trim().parse::<u64>().ok().filter(|n| *n > 0);
@@ -352,7 +352,7 @@ fn GraphForm(editor: Editor) -> impl IntoView {
                     </label>
                     <label class="field">
                         <span class="field-label">"Cost (US$)"</span>
-                        <input name="max_cost" type="number" min="0" step="0.01" placeholder="no limit" readonly=read_only
+                        <input name="max_cost" type="number" min="0" step="0.01" placeholder="none" readonly=read_only
                             prop:value=move || skeleton.with(|d| d.limits.max_cost.map(|n| n.to_string()).unwrap_or_default())
                             on:change=move |event| {
                                 let budget = event_target_value(&event).trim().parse::<f64>().ok().filter(|n| n.is_finite() && *n > 0.0);

@@ -25,7 +25,12 @@ pub fn ProblemAnnouncer(editor: Editor, problems: Memo<Vec<Problem>>) -> impl In
         if let Some(before) = before
             && changed(&before, &now)
         {
-            said.set(sentence(editor, &now, &before));
+            let warnings = problems.with_untracked(|all| {
+                all.iter()
+                    .filter(|problem| problem.severity == Severity::Warning)
+                    .count()
+            });
+            said.set(sentence(editor, &now, &before, warnings));
         }
         now
     });
@@ -52,10 +57,16 @@ fn known(among: &[Problem], problem: &Problem) -> bool {
 }
 
 /// What changed, in a sentence: none left, or how many, and the one that
-/// came (a problem gone says only how many are left).
-fn sentence(editor: Editor, errors: &[Problem], before: &[Problem]) -> String {
+/// came (a problem gone says only how many are left). With none left that
+/// stops it, the warnings still listed are counted: "No problems left"
+/// was heard while two warnings showed.
+fn sentence(editor: Editor, errors: &[Problem], before: &[Problem], warnings: usize) -> String {
     if errors.is_empty() {
-        return "No problems left: the graph can run.".into();
+        return match warnings {
+            0 => "No problems left: the graph can run.".into(),
+            1 => "Nothing stops the graph from running now; 1 warning is left.".into(),
+            n => format!("Nothing stops the graph from running now; {n} warnings are left."),
+        };
     }
     let count = match errors.len() {
         1 => "1 problem stops the graph from running".to_string(),

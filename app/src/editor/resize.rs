@@ -5,7 +5,8 @@
 //! Fit; as it opened, readable, otherwise); otherwise what is in the
 //! middle stays in the middle, so the graph never slides off to one side
 //! or under the minimap. While something is selected nothing moves but to
-//! keep the selected node in view: the canvas narrowing for the inspector
+//! keep the selected node in view (when it was: one the person moved away
+//! from is not gone back to): the canvas narrowing for the inspector
 //! must not pull the graph away from under the pointer. Only its height
 //! changing (the run panel) frames a framed view again, selection or not.
 //! A graph opened
@@ -68,7 +69,12 @@ pub fn keep_centred(editor: Editor, gestures: Gestures, graph_id: String) {
                 editor.reframe(width, height);
                 return;
             }
-            if let Some(id) = &selected {
+            // The selected node kept in view only when it was in view: one
+            // the person has moved away from (the minimap, a pan) is not
+            // gone back to because the run panel opened.
+            if let Some(id) = &selected
+                && editor.shows(id, was_width, was_height)
+            {
                 editor.reveal(id, width, height);
                 return;
             }

@@ -762,6 +762,14 @@ impl Editor {
         }
     }
 
+    /// Whether node `id` shows whole and readable in a `width` × `height`
+    /// canvas at the view as it is.
+    pub fn shows(&self, id: &NodeId, width: f64, height: f64) -> bool {
+        let view = self.viewport.get_untracked();
+        self.position_of(id)
+            .is_some_and(|at| view.revealing(at, width, height).is_none())
+    }
+
     /// Where node `id` is (read without tracking).
     fn position_of(&self, id: &NodeId) -> Option<Position> {
         self.nodes.with_untracked(|nodes| {

@@ -187,7 +187,7 @@ pub fn RunTab(
             })}
             <div class="run-outcome">
                 <InterruptForms watch editor can_run />
-                <RunResult watch />
+                <RunResult editor watch />
             </div>
         </div>
     }
@@ -275,7 +275,7 @@ enum Ending {
 /// rendered), the other channels it set in a short list, the whole state
 /// behind a toggle; or why it failed.
 #[component]
-fn RunResult(watch: Watch) -> impl IntoView {
+fn RunResult(editor: Editor, watch: Watch) -> impl IntoView {
     let ending = Memo::new(move |_| {
         watch.log.with(|log| {
             log.events
@@ -325,10 +325,12 @@ fn RunResult(watch: Watch) -> impl IntoView {
                 }
                 .into_any()
             }
+            // Why, as a sentence with the nodes named as the canvas names
+            // them (the engine's message names them by id, in backticks).
             Ending::Failed(error) => view! {
                 <section class="run-result run-result-failed" data-testid="run-result">
                     <h3>"Failed"</h3>
-                    <pre tabindex="0" class="json">{error}</pre>
+                    <p class="run-error"><crate::components::CodeSpans text=editor.named(&error) /></p>
                 </section>
             }
             .into_any(),

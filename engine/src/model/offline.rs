@@ -225,9 +225,19 @@ fn choose(choices: &[super::Choice], user: &str) -> String {
     best.name.clone()
 }
 
+/// Words every sentence has, which say nothing of where it belongs: "the
+/// newsletter and events" shared "and" with "prices and plans" and went
+/// to billing.
+const STOP_WORDS: &[&str] = &[
+    "and", "the", "for", "you", "your", "are", "was", "were", "with", "that", "this", "have",
+    "has", "had", "what", "how", "can", "not", "but", "from", "our", "any", "all", "its", "about",
+    "into", "there", "their", "they", "then", "than", "who", "why", "when", "where", "which",
+    "will", "would", "could", "should", "does", "did", "just", "also", "get", "got",
+];
+
 fn significant_words(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() > 2)
+        .filter(|w| w.len() > 2 && !STOP_WORDS.contains(&w.to_lowercase().as_str()))
         .map(|w| {
             let w = w.to_lowercase();
             // A crude stem, so "refunds" meets "refund".
@@ -428,6 +438,11 @@ mod tests {
         assert_eq!(choose(&choices, "the app crashes with an error"), "tech");
         assert_eq!(
             choose(&choices, "hello"),
+            "(offline model) no route matches"
+        );
+        // Words every sentence has match nothing: "and" is in both.
+        assert_eq!(
+            choose(&choices, "Tell me about the newsletter and events"),
             "(offline model) no route matches"
         );
     }

@@ -41,12 +41,19 @@ pub enum RunError {
         step: u32,
         message: String,
     },
-    /// The run took more super-steps than the graph's limit: it loops.
+    /// The run took more super-steps than the graph's limit: it loops
+    /// through `loop_nodes` (those that ran again and again in its last
+    /// steps), or, none looping, it is longer than its limit, with
+    /// `waiting` still to run.
     #[error(
-        "the run passed its limit of {limit} steps; it loops through {}",
-        names(loop_nodes)
+        "the run passed its limit of {limit} steps; {}",
+        why_steps_ran_out(loop_nodes, waiting)
     )]
-    StepLimit { limit: u32, loop_nodes: Vec<NodeId> },
+    StepLimit {
+        limit: u32,
+        loop_nodes: Vec<NodeId>,
+        waiting: Vec<NodeId>,
+    },
     /// The run reached one of its runner's ceilings (see
     /// [`crate::ceilings`]): the server's rule, not the graph's.
     #[error("stopped at step {step} by the server's ceiling `{ceiling}`: {detail}")]
@@ -98,6 +105,30 @@ fn no_answer(step: u32, last: &[NodeId], waiting: &[(NodeId, Vec<NodeId>)]) -> S
             "the run ended without an answer: no branch reached end (step {step} ran {}, which passed nothing on)",
             names(last)
         ),
+    }
+}
+
+/// How many nodes a message names before "and N more".
+const NAMED: usize = 6;
+
+/// Why a run ran out of steps, for people: the loop it went round, else
+/// what it had still to run (a graph longer than its limit).
+pub(crate) fn why_steps_ran_out(loop_nodes: &[NodeId], waiting: &[NodeId]) -> String {
+    if loop_nodes.is_empty() {
+        format!(
+            "it does not loop, but had {} still to run: a graph this long needs a higher limit (its Steps)",
+            some_names(waiting)
+        )
+    } else {
+        format!("it loops through {}", some_names(loop_nodes))
+    }
+}
+
+/// The first [`NAMED`] of `nodes`, and how many more.
+fn some_names(nodes: &[NodeId]) -> String {
+    match nodes.len().checked_sub(NAMED) {
+        Some(more) if more > 0 => format!("{} and {more} more", names(&nodes[..NAMED])),
+        _ => names(nodes),
     }
 }
 

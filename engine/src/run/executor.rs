@@ -1382,38 +1382,52 @@ impl Executor<'_> {
         }
     }
 
+    /// Why a run stopped at its step limit: the nodes that ran again and
+    /// again in its last steps (it loops), or, when none did (a graph
+    /// longer than its limit), the nodes it had still to run.
     fn step_limit(&self, recent: &VecDeque<Vec<NodeIdx>>, pending: &[Task]) -> RunError {
-        let mut nodes: Vec<NodeIdx> = recent
-            .iter()
-            .flatten()
-            .copied()
-            .chain(pending.iter().map(|task| task.node))
-            .collect();
-        nodes.sort_unstable();
-        nodes.dedup();
-        let loop_nodes: Vec<NodeId> = nodes
+        let mut seen: HashMap<NodeIdx, usize> = HashMap::new();
+        let pending: Vec<NodeIdx> = pending.iter().map(|task| task.node).collect();
+        for step in recent.iter().chain(std::iter::once(&pending)) {
+            let mut once = step.clone();
+            once.sort_unstable();
+            once.dedup();
+            for node in once {
+                *seen.entry(node).or_default() += 1;
+            }
+        }
+        let mut looping: Vec<NodeIdx> = seen
             .into_iter()
-            .map(|idx| self.graph.nodes[idx.get()].id.clone())
+            .filter(|(_, times)| *times > 1)
+            .map(|(node, _)| node)
             .collect();
+        looping.sort_unstable();
+        let mut waiting = pending;
+        waiting.sort_unstable();
+        waiting.dedup();
+        let ids = |nodes: Vec<NodeIdx>| -> Vec<NodeId> {
+            nodes
+                .into_iter()
+                .map(|idx| self.graph.nodes[idx.get()].id.clone())
+                .collect()
+        };
+        let (loop_nodes, waiting) = (ids(looping), ids(waiting));
         if self.graph.steps_ceiling {
             return RunError::Ceiling {
                 ceiling: crate::ceilings::names::STEPS,
                 step: self.graph.max_steps,
                 detail: format!(
-                    "a run may take at most {} steps here (the graph asks for {}); it loops through {}",
+                    "a run may take at most {} steps here (the graph asks for {}); {}",
                     self.graph.max_steps,
                     self.graph.document().limits.max_steps,
-                    loop_nodes
-                        .iter()
-                        .map(|node| format!("`{node}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    super::error::why_steps_ran_out(&loop_nodes, &waiting)
                 ),
             };
         }
         RunError::StepLimit {
             limit: self.graph.max_steps,
             loop_nodes,
+            waiting,
         }
     }
 }

@@ -45,7 +45,9 @@ async fn a_runaway_loop_stops_at_max_steps_naming_its_nodes() {
     }));
     let (result, events) = run(&graph, json!({})).await;
     match result.unwrap_err() {
-        RunError::StepLimit { limit, loop_nodes } => {
+        RunError::StepLimit {
+            limit, loop_nodes, ..
+        } => {
             assert_eq!(limit, 25);
             let names: Vec<&str> = loop_nodes.iter().map(|n| n.as_str()).collect();
             assert_eq!(names, ["ping", "pong"]);
@@ -63,4 +65,46 @@ async fn a_runaway_loop_stops_at_max_steps_naming_its_nodes() {
         }
         other => panic!("unexpected {other:?}"),
     }
+}
+
+/// A chain longer than its limit does not loop: the run says it needs a
+/// higher limit and what it had still to run, not that it loops through
+/// every node it ran (a person read "it loops" of a graph with no cycle).
+#[tokio::test]
+async fn a_chain_longer_than_its_limit_is_not_said_to_loop() {
+    let mut nodes = vec![json!({"id": "start", "kind": "start"})];
+    let mut edges = Vec::new();
+    let mut last = "start".to_string();
+    for i in 0..12 {
+        let id = format!("step{i}");
+        nodes.push(json!({"id": id, "kind": "set", "config": {"values": {"count": {"value": 1}}}}));
+        edges.push(json!({"id": format!("e{i}"), "from": last, "to": id}));
+        last = id;
+    }
+    let graph = compile(json!({
+        "state": {"channels": channels()},
+        "nodes": nodes,
+        "edges": edges,
+        "limits": {"max_steps": 5}
+    }));
+    let (result, _) = run(&graph, json!({})).await;
+    let error = result.unwrap_err();
+    match &error {
+        RunError::StepLimit {
+            limit,
+            loop_nodes,
+            waiting,
+        } => {
+            assert_eq!(*limit, 5);
+            assert!(loop_nodes.is_empty(), "{loop_nodes:?}");
+            let waiting: Vec<&str> = waiting.iter().map(|n| n.as_str()).collect();
+            assert_eq!(waiting, ["step4"]);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(
+        error.to_string(),
+        "the run passed its limit of 5 steps; it does not loop, but had `step4` still to run: \
+         a graph this long needs a higher limit (its Steps)"
+    );
 }
