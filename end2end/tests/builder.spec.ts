@@ -1206,3 +1206,45 @@ test("a problem many nodes share is one line with one fix, at 1440", async ({ pa
   await expect(problems.locator(".problem-list > li", { hasText: shared })).toHaveCount(0);
   expect(errors).toEqual([]);
 });
+
+test("+ Add takes the press that lands on it, though leaving the field draws a warning above it", async ({
+  page,
+  errors,
+}) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const created = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 2,
+      name: "Add under a warning",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 40, y: 120 } },
+        {
+          id: "triage",
+          kind: "router",
+          config: { routes: [{ route: "billing", description: "invoices and refunds" }] },
+          position: { x: 300, y: 120 },
+        },
+      ],
+      edges: [{ id: "e1", from: "start", to: "triage" }],
+    },
+  });
+  expect(created.status()).toBe(201);
+  await page.goto(`/graphs/${(await created.json()).id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="triage"]').click();
+  const routes = page.getByRole("group", { name: /^Routes/ });
+  const add = routes.getByRole("button", { name: "+ Add" });
+  await add.click();
+  const rows = routes.locator(".form-row");
+  await expect(rows).toHaveCount(2);
+  // A route with no description: leaving its field warns of it, above
+  // the button. The press lands where the button was before that.
+  await page.keyboard.type("lookup");
+  const where = (await add.boundingBox())!;
+  await page.mouse.click(where.x + where.width / 2, where.y + where.height / 2);
+  await expect(rows).toHaveCount(3);
+  await expect(rows.nth(2).getByRole("textbox", { name: /^Route/ })).toBeFocused();
+  await expect(rows.nth(1).getByRole("textbox", { name: /^Route/ })).toHaveValue("lookup");
+  expect(errors).toEqual([]);
+});

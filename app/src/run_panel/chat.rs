@@ -277,6 +277,7 @@ pub fn ChatTab(
             .with(|view| (view.status == Some(RunStatus::Failed)).then(|| view.error.clone()))
             .flatten()
     };
+    let asked_during = StoredValue::new(None::<heddle_engine::RunId>);
     let shown = use_context::<crate::editor::persist::Persistence>();
     let send = {
         let graph_id = graph_id.clone();
@@ -307,6 +308,9 @@ pub fn ChatTab(
                     kept_changed.update(|n| *n += 1);
                 }
             }
+            // The run watched as it was asked: until the new one is, its
+            // folds are the turn before's (kept above), not this one's.
+            asked_during.set_value(watch.log.with_untracked(|log| log.run_id.clone()));
             // Show the message at once; the thread's copy replaces it.
             sent.set(Some(text.trim().to_string()));
             asked.set_value(true);
@@ -391,10 +395,21 @@ pub fn ChatTab(
                 // the answer made of it: their fold sits there, not after.
                 {move || {
                     kept_changed.track();
+                    // The question just sent, until the thread has it: the
+                    // newest turn's, so its folds go after it (the run may
+                    // end before the thread is read again).
+                    let pending = sent.get();
                     let mut before = messages.get();
-                    let after = before.split_off(turn_start(&before));
+                    let after = match pending {
+                        Some(_) => Vec::new(),
+                        None => before.split_off(turn_start(&before)),
+                    };
                     let thread = picked.get();
-                    let current = questions(&before);
+                    let current = questions(&before) + usize::from(pending.is_some());
+                    // Asked, and the new run not yet watched: the folds the
+                    // page has are the turn before's, drawn with it.
+                    let stale = pending.is_some()
+                        && watch.log.with(|log| log.run_id.clone()) == asked_during.get_value();
                     // An earlier turn's folds go after its question, as the
                     // newest turn's do.
                     let mut asked = 0;
@@ -418,15 +433,15 @@ pub fn ChatTab(
                         .collect_view();
                     (
                         before,
-                        fanned.with(|folds| folds.routes.clone()).into_iter().map(route_view).collect_view(),
-                        fanned.with(|folds| folds.fans.clone()).into_iter().map(instances_view).collect_view(),
+                        pending.map(|text| message_view(editor, ChatMessage::new(Role::User, text))),
+                        (!stale).then(|| fanned.with(|folds| folds.routes.clone()).into_iter().map(route_view).collect_view()),
+                        (!stale).then(|| fanned.with(|folds| folds.fans.clone()).into_iter().map(instances_view).collect_view()),
                         after.into_iter().map(|message| message_view(editor, message)).collect_view(),
                         // A run not followed here (the conversation picked
                         // again) says why it failed as a followed one does.
-                        failure().is_none().then(|| fanned.with(|folds| folds.failure.clone())).flatten().map(failure_view),
+                        (failure().is_none() && !stale).then(|| fanned.with(|folds| folds.failure.clone())).flatten().map(failure_view),
                     )
                 }}
-                {move || sent.get().map(|text| message_view(editor, ChatMessage::new(Role::User, text)))}
                 {move || streaming().into_iter().map(|(who, text)| view! {
                     <li class="chat-message role-assistant streaming" data-testid="chat-streaming">
                         <span class="chat-role">{who.unwrap_or_else(|| "assistant".to_string())}</span>

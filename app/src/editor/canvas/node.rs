@@ -150,6 +150,23 @@ pub(super) fn CanvasNode(
             })
         })
     };
+    // Only warnings (the run is not stopped by them): drawn amber, as the
+    // list draws them, not red.
+    let only_warnings = {
+        let id = id.clone();
+        Memo::new(move |_| {
+            problems.with(|all| {
+                let mine = || {
+                    all.iter()
+                        .filter(|problem| problem.node.as_ref() == Some(&id))
+                };
+                mine().next().is_some()
+                    && mine().all(|problem| {
+                        problem.severity == heddle_engine::validate::Severity::Warning
+                    })
+            })
+        })
+    };
     let transform = move || {
         let p = node.position.get();
         format!("translate({}px, {}px)", p.x, p.y)
@@ -172,7 +189,11 @@ pub(super) fn CanvasNode(
             class.push_str(" selected");
         }
         if own_problems.with(|problems| !problems.is_empty()) {
-            class.push_str(" has-problems");
+            class.push_str(if only_warnings.get() {
+                " has-warnings"
+            } else {
+                " has-problems"
+            });
         }
         class
     };
@@ -233,7 +254,10 @@ pub(super) fn CanvasNode(
                 let problems = own_problems.with(|problems| {
                     (!problems.is_empty()).then(|| {
                         let title = problems.join("\n");
-                        view! { <span class="canvas-node-problems" title=title>{problems.len()}</span> }
+                        view! {
+                            <span class="canvas-node-problems" class:warnings-only=only_warnings.get()
+                                title=title>{problems.len()}</span>
+                        }
                     })
                 });
                 (breakpoint, badges(), inside(), streamed(), problems)

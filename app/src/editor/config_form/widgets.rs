@@ -817,9 +817,32 @@ fn rows_with_add(
     };
     view! {
         <div class="form-rows" node_ref=list on:keydown=on_enter>{rows}</div>
-        {(!cx.read_only).then(|| view! { <button type="button" class="button button-small" on:click=move |_| add()>"+ Add"</button> })}
+        // The press keeps the focus where it is: leaving a field applies
+        // it, and what that draws (a warning above, say) moved the button
+        // from under the pointer before the release, so the click was
+        // lost. The field is applied as the click lands instead.
+        {(!cx.read_only).then(|| view! {
+            <button type="button" class="button button-small"
+                on:mousedown=|event| event.prevent_default()
+                on:click=move |_| {
+                    blur_focused();
+                    add();
+                }>"+ Add"</button>
+        })}
     }
     .into_any()
+}
+
+/// Takes the focus from the field that has it, which applies what was
+/// typed there.
+fn blur_focused() {
+    use wasm_bindgen::JsCast;
+    if let Some(field) = document()
+        .active_element()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = field.blur();
+    }
 }
 
 /// How many rows `list` shows now.

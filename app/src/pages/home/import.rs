@@ -19,6 +19,8 @@ struct Report {
     name: String,
     nodes: usize,
     edges: usize,
+    /// How many problems, and the lines they are listed in.
+    count: usize,
     problems: Vec<String>,
     missing: Vec<String>,
 }
@@ -29,14 +31,47 @@ impl From<ImportPreview> for Report {
             name: preview.name,
             nodes: preview.nodes,
             edges: preview.edges,
-            problems: preview
-                .problems
-                .iter()
-                .map(|problem| format!("{}: {}", problem.path, problem.message))
-                .collect(),
+            count: preview.problems.len(),
+            problems: grouped(&preview.problems),
             missing: preview.missing_credentials,
         }
     }
+}
+
+/// How many places of a problem said at many are named.
+const NAMED_PLACES: usize = 3;
+
+/// The problems as lines: one said at several places (a channel 66 nodes
+/// read and none declares) is one line naming a few of them, as the
+/// editor's list has it, not 66 lines.
+fn grouped(problems: &[heddle_engine::validate::Problem]) -> Vec<String> {
+    let mut lines: Vec<(&str, Vec<String>)> = Vec::new();
+    for problem in problems {
+        let place = problem
+            .node
+            .as_ref()
+            .map_or_else(|| problem.path.clone(), ToString::to_string);
+        match lines
+            .iter_mut()
+            .find(|(message, _)| *message == problem.message)
+        {
+            Some((_, places)) => places.push(place),
+            None => lines.push((&problem.message, vec![place])),
+        }
+    }
+    lines
+        .into_iter()
+        .map(|(message, places)| match places.as_slice() {
+            [one] => format!("{one}: {message}"),
+            _ => {
+                let named = places[..places.len().min(NAMED_PLACES)].join(", ");
+                match places.len().saturating_sub(NAMED_PLACES) {
+                    0 => format!("{named}: {message}"),
+                    more => format!("{named} and {more} more: {message}"),
+                }
+            }
+        })
+        .collect()
 }
 
 /// The pasted or loaded text as JSON, or what is wrong with it.
@@ -179,7 +214,10 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
                             view! { <p class="empty-note">"No problems."</p> }.into_any()
                         } else {
                             view! {
-                                <p>{format!("{} problem(s); it can be imported and fixed in the editor:", report.problems.len())}</p>
+                                <p>{match report.count {
+                                    1 => "1 problem; it can be imported and fixed in the editor:".to_string(),
+                                    n => format!("{n} problems; it can be imported and fixed in the editor:"),
+                                }}</p>
                                 <ul class="notice-list">{report.problems.iter().map(|p| view! { <li>{p.clone()}</li> }).collect_view()}</ul>
                             }.into_any()
                         }}
@@ -230,6 +268,20 @@ mod tests {
             ("g", 3, 2)
         );
         assert_eq!(report.problems, ["nodes[1].config: bad"]);
+        // The same words at many nodes: one line, a few of them named.
+        let at = |node: &str| -> Problem {
+            serde_json::from_value(json!({
+                "severity": "error", "path": "nodes[1].config.messages", "node": node,
+                "message": "`messages` is not a channel of this graph's state",
+                "kind": {"code": "bad_config", "message": "x"}
+            }))
+            .unwrap()
+        };
+        let many: Vec<Problem> = ["a", "b", "c", "d", "e"].into_iter().map(at).collect();
+        assert_eq!(
+            super::grouped(&many),
+            ["a, b, c and 2 more: `messages` is not a channel of this graph's state"]
+        );
         assert_eq!(report.missing, ["openai"]);
         assert!(parse("{oops").unwrap_err().starts_with("this is not JSON"));
     }
