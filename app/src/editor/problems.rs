@@ -144,26 +144,31 @@ impl Listed {
 /// `problems` as the list shows them: those of the same kind with the same
 /// fix at several nodes as one line, where the first of them was.
 fn lines_of(problems: &[Problem]) -> Vec<Listed> {
+    use std::collections::{HashMap, HashSet};
+    // Each shared problem's line by what it is (its kind, fix and
+    // severity), and the nodes already on a line: linear however many
+    // problems a hostile graph has (the list is drawn on the server too).
+    let mut line_of: HashMap<String, usize> = HashMap::new();
+    let mut on_line: HashSet<(usize, &NodeId)> = HashSet::new();
     let mut lines: Vec<Listed> = Vec::new();
     for problem in problems {
-        if problem.fix.is_some()
-            && problem.edge.is_none()
-            && let Some(node) = &problem.node
-            && let Some(line) = lines.iter_mut().find(|line| {
-                line.problem
-                    .node
-                    .as_ref()
-                    .is_some_and(|first| first != node)
-                    && line.problem.edge.is_none()
-                    && line.problem.kind == problem.kind
-                    && line.problem.fix == problem.fix
-                    && line.problem.severity == problem.severity
-            })
+        let shared = match (&problem.fix, &problem.node, &problem.edge) {
+            (Some(fix), Some(node), None) => Some((
+                format!("{:?}|{:?}|{fix:?}", problem.severity, problem.kind),
+                node,
+            )),
+            _ => None,
+        };
+        if let Some((key, node)) = &shared
+            && let Some(&at) = line_of.get(key)
+            && on_line.insert((at, node))
         {
-            if !line.more.contains(node) {
-                line.more.push(node.clone());
-            }
+            lines[at].more.push((*node).clone());
             continue;
+        }
+        if let Some((key, node)) = shared {
+            line_of.entry(key).or_insert(lines.len());
+            on_line.insert((lines.len(), node));
         }
         lines.push(Listed {
             problem: problem.clone(),

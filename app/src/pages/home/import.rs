@@ -45,18 +45,21 @@ const NAMED_PLACES: usize = 3;
 /// read and none declares) is one line naming a few of them, as the
 /// editor's list has it, not 66 lines.
 fn grouped(problems: &[heddle_engine::validate::Problem]) -> Vec<String> {
+    // Each message's line, looked up: linear in the problems however
+    // many a hostile file has.
+    let mut line_of: std::collections::HashMap<&str, usize> = Default::default();
     let mut lines: Vec<(&str, Vec<String>)> = Vec::new();
     for problem in problems {
         let place = problem
             .node
             .as_ref()
             .map_or_else(|| problem.path.clone(), ToString::to_string);
-        match lines
-            .iter_mut()
-            .find(|(message, _)| *message == problem.message)
-        {
-            Some((_, places)) => places.push(place),
-            None => lines.push((&problem.message, vec![place])),
+        match line_of.get(problem.message.as_str()) {
+            Some(&at) => lines[at].1.push(place),
+            None => {
+                line_of.insert(&problem.message, lines.len());
+                lines.push((&problem.message, vec![place]));
+            }
         }
     }
     lines
