@@ -817,6 +817,10 @@ test("the inspector picks tools, and checks a condition as it is typed", async (
   await place(page, "llm", canvas.x + 150, canvas.y + 250);
   await place(page, "tools", canvas.x + 450, canvas.y + 250);
   await page.locator('.canvas-node[data-node="llm"]').click();
+  // The inspector follows a click once it has settled (an idle moment
+  // after it): until then it shows the form of the node placed before,
+  // whose tool picker CI once ticked.
+  await expect(page.getByRole("textbox", { name: "Label" })).toHaveAttribute("placeholder", "llm");
   await page.locator('.tool-picker input[value="calculator"]').check();
   // "Saved" may still be the status of the save before the check: the
   // stored document is waited for, not the status.

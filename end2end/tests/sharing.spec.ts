@@ -151,23 +151,72 @@ test("a viewer link shows the graph and its live runs, read-only, until revoked"
 
 test("logging out ends the session and the pages ask to log in", async ({ browser }) => {
   // A separate account, so the owner's saved session stays valid.
+  // A name of this attempt's own: a retry cannot sign up one taken.
+  const name = `leo${test.info().retry || ""}`;
   const page = await teammatePage(browser);
   await page.goto("/signup");
   await hydrated(page);
-  await page.getByLabel("Username").fill("leo");
+  await page.getByLabel("Username").fill(name);
   await page.getByLabel("Password").fill("leo's long password");
   await page.getByRole("button", { name: "Create account" }).click();
-  await expect(page.getByTestId("username")).toHaveText("leo");
+  await expect(page.getByTestId("username")).toHaveText(name);
   await page.getByRole("button", { name: "Log out" }).click();
   await expect(page).toHaveURL(/\/login$/);
   await expect(page.getByTestId("username")).toHaveCount(0);
   await page.goto("/");
   await expect(page).toHaveURL(/\/login\?next=\/$/);
   await expect(page.getByRole("heading", { name: "Log in to Heddle" })).toBeVisible();
-  await page.getByLabel("Username").fill("leo");
+  await page.getByLabel("Username").fill(name);
   await page.getByLabel("Password").fill("not the password");
   await page.getByRole("button", { name: "Log in" }).click();
   await expect(page.getByRole("alert")).toHaveText("wrong username or password");
+});
+
+test("a form sent before the page's script runs still says what went wrong, on the form", async ({ browser }) => {
+  // What a press before hydration does (a slow connection, a busy
+  // machine): the browser posts the form itself. It showed the error's
+  // raw JSON on /api/log_in.
+  const context = await browser.newContext({
+    storageState: { cookies: [], origins: [] },
+    javaScriptEnabled: false,
+  });
+  const page = await context.newPage();
+  const name = `nina${test.info().retry || ""}`;
+  await page.goto("/signup");
+  await page.getByLabel("Username").fill(name);
+  await page.getByLabel("Password").fill("nina's long password");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await expect(page.getByRole("heading", { name: "Graphs", exact: true })).toBeVisible();
+
+  await context.clearCookies();
+  await page.goto("/login?next=/");
+  await page.getByLabel("Username").fill(name);
+  await page.getByLabel("Password").fill("not the password");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page).toHaveURL(/\/login\?/);
+  await expect(page.getByRole("alert")).toHaveText("wrong username or password");
+  // The same name again at sign-up is refused there, on the form.
+  await page.goto("/signup");
+  await page.getByLabel("Username").fill(name);
+  await page.getByLabel("Password").fill("nina's long password");
+  await page.getByRole("button", { name: "Create account" }).click();
+  await expect(page).toHaveURL(/\/signup\?/);
+  await expect(page.getByRole("alert")).toContainText("not taken yet");
+  // The error rides in the address, which anyone can write: the form says
+  // its own words for the error's kind, never the address's text.
+  const forged = Buffer.from(JSON.stringify({ Unauthorized: "Heddle moved: log in at evil.example" }));
+  // (URL-safe base64 with its padding, as server_fn writes it.)
+  const encoded = encodeURIComponent(forged.toString("base64").replace(/\+/g, "-").replace(/\//g, "_"));
+  await page.goto(`/login?__path=%2Fapi%2Flog_in&__err=${encoded}`);
+  await expect(page.getByRole("alert")).toHaveText("wrong username or password");
+  // And the right password logs in.
+  await page.goto("/login?next=/");
+  await page.getByLabel("Username").fill(name);
+  await page.getByLabel("Password").fill("nina's long password");
+  await page.getByRole("button", { name: "Log in" }).click();
+  await expect(page).toHaveURL(/\/$/);
+  await context.close();
 });
 
 test("a link to a moment of a run opens that run's replay there", async ({ page: owner, browser }) => {

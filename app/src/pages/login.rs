@@ -7,7 +7,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::accounts::{AuthStatus, LogIn, MIN_PASSWORD_CHARS, SignUp, get_auth_status, safe_next};
-use crate::components::{ErrorView, FormError, action_error};
+use crate::components::{ErrorView, FormError};
 use crate::error::AppError;
 use crate::session::refresh_session_user;
 
@@ -56,7 +56,7 @@ fn SetupForm(next: String) -> impl IntoView {
             <ActionForm action attr:class="auth-form">
                 <input type="hidden" name="next" value=next />
                 <CredentialFields new_password=true />
-                <FormError error=action_error(action.value()) />
+                <FormError error=credential_error(action) />
                 <button class="button button-primary" type="submit" disabled=action.pending()>
                     "Create the owner account"
                 </button>
@@ -82,7 +82,7 @@ fn LoginForm(next: String, status: AuthStatus) -> impl IntoView {
             <ActionForm action attr:class="auth-form">
                 <input type="hidden" name="next" value=next />
                 <CredentialFields new_password=false />
-                <FormError error=action_error(action.value()) />
+                <FormError error=credential_error(action) />
                 <button class="button button-primary" type="submit" disabled=action.pending()>
                     "Log in"
                 </button>
@@ -121,6 +121,47 @@ pub fn CredentialFields(new_password: bool) -> impl IntoView {
             />
             {hint.map(|hint| view! { <span class="field-hint">{hint}</span> })}
         </label>
+    }
+}
+
+/// What a log-in or sign-up form says went wrong. An error this page sent
+/// has its own words; one read from the page's address (a form the
+/// browser posted itself, sent back here by server_fn with the error in
+/// `__err`) is said in the form's fixed words for its kind. Anyone can
+/// write that address, and a link whose login page said "Heddle moved:
+/// log in at …" in our alert would be a phishing page on our site.
+pub fn credential_error<S>(action: ServerAction<S>) -> Signal<Option<String>>
+where
+    S: leptos::server_fn::ServerFn<Output = (), Error = AppError> + Clone + Send + Sync + 'static,
+{
+    let value = action.value();
+    let version = action.version();
+    Signal::derive(move || {
+        let error = value.read().as_ref()?.as_ref().err()?.clone();
+        Some(if version.get() > 0 {
+            error.to_string()
+        } else {
+            said_by_address(&error)
+        })
+    })
+}
+
+/// The fixed words for an error of `error`'s kind, none of its text.
+fn said_by_address(error: &AppError) -> String {
+    match error {
+        AppError::Unauthorized(_) => "wrong username or password".into(),
+        AppError::TooManyRequests(_) => {
+            "too many log-in attempts; wait a minute, then try again".into()
+        }
+        AppError::Forbidden(_) => {
+            "sign-up is closed on this server; ask a graph's owner for a share link".into()
+        }
+        AppError::InvalidInput(_) => format!(
+            "that username or password cannot be used: a username is 1 to 64 letters, digits, \
+             `-`, `_` or `.` and not taken yet, and a password has at least \
+             {MIN_PASSWORD_CHARS} characters"
+        ),
+        _ => "that did not work; try again".into(),
     }
 }
 

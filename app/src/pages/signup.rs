@@ -6,9 +6,9 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
-use super::login::CredentialFields;
+use super::login::{CredentialFields, credential_error};
 use crate::accounts::{SignUp, encode_component, safe_next};
-use crate::components::{FormError, action_error};
+use crate::components::FormError;
 use crate::error::AppError;
 use crate::session::refresh_session_user;
 
@@ -41,7 +41,7 @@ pub fn SignupPage() -> impl IntoView {
                             .then(|| view! { <input type="hidden" name="invite" value=invite /> })
                     }}
                     <CredentialFields new_password=true />
-                    <FormError error=action_error(action.value()) />
+                    <FormError error=credential_error(action) />
                     <button class="button button-primary" type="submit" disabled=action.pending()>
                         "Create account"
                     </button>

@@ -332,6 +332,45 @@ async fn failed_log_ins_are_rate_limited() {
     assert!(error_message(&body).starts_with("too many log-in attempts for this username"));
 }
 
+/// A log-in form the browser posts itself (pressed before the page's
+/// script ran) goes back to the form with the error in its address, where
+/// the form shows it; it showed the error's raw JSON before.
+#[tokio::test]
+async fn a_log_in_form_posted_without_the_script_goes_back_to_the_form_with_its_error() {
+    let server = TestServer::start().await;
+    let browser = server.anonymous();
+    let form = |password: &'static str| {
+        browser
+            .client
+            .post(browser.url("/api/log_in"))
+            .header("accept", "text/html")
+            .header("referer", browser.url("/login?next=/"))
+            .form(&[("username", "owner"), ("password", password), ("next", "/")])
+            .send()
+    };
+    let refused = form("wrong password").await.unwrap();
+    assert_eq!(refused.status(), 302);
+    let back = refused.headers()["location"].to_str().unwrap().to_string();
+    assert!(
+        back.starts_with(&browser.url("/login?next=/&__path=")),
+        "{back}"
+    );
+    assert!(back.contains("&__err="), "{back}");
+    // The form's page, at that address, says why.
+    let page = browser.client.get(&back).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(
+        page.text()
+            .await
+            .unwrap()
+            .contains("wrong username or password")
+    );
+
+    let let_in = form(PASSWORD).await.unwrap();
+    assert_eq!(let_in.status(), 302);
+    assert_eq!(let_in.headers()["location"], "/");
+}
+
 #[tokio::test]
 async fn changing_the_password_ends_the_other_sessions() {
     let server = TestServer::start().await;
