@@ -73,9 +73,7 @@ impl FormCx {
     fn write(&self, path: &Path, value: Option<Value>) {
         let id = self.node.get_value();
         let path = path.clone();
-        let mut named = Vec::new();
         self.editor.change(|document| {
-            let unnamed = super::route_rename::unnamed(document);
             let Some(node) = document.nodes.iter_mut().find(|node| node.id == id) else {
                 return;
             };
@@ -101,9 +99,7 @@ impl FormCx {
                     follow_route_rename(document, &id, &was, &now);
                 }
             }
-            named = super::route_rename::named_since(document, &unnamed);
         });
-        super::undo_notice::named(self.editor, named);
     }
 
     /// The graph's channels, of type `only` when given (tracked).

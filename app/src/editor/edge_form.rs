@@ -50,20 +50,14 @@ pub fn EdgeForm(
         move |event: leptos::ev::Event| {
             let text = event_target_value(&event).trim().to_string();
             let value = (!text.is_empty()).then_some(text);
-            let mut named = Vec::new();
             editor.change(|document| match field {
                 "condition" => {
                     if let Some(edge) = document.edges.iter_mut().find(|e| e.id == id) {
                         edge.condition = value;
                     }
                 }
-                _ => {
-                    let unnamed = super::route_rename::unnamed(document);
-                    super::route_rename::route_edge(document, &id, value);
-                    named = super::route_rename::named_since(document, &unnamed);
-                }
+                _ => super::route_rename::route_edge(document, &id, value),
             });
-            super::undo_notice::named(editor, named);
         }
     };
     let name = |node: &NodeId| {

@@ -98,7 +98,9 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
         Branch::None | Branch::Full => None,
     };
     let id = new_edge_id(document);
-    let routed = route.is_some();
+    // A node wired keeps its name, whatever route reaches it: only one
+    // made for a route is named after it (`place`). Two tryouts found a
+    // node they had placed renamed "Lookup" as they wired it.
     document.edges.push(EdgeSpec {
         id: id.clone(),
         from: from.clone(),
@@ -106,20 +108,15 @@ pub fn connect(document: &mut GraphDocument, from: &NodeId, to: &NodeId) -> Resu
         condition: None,
         route,
     });
-    // A node that is part of the graph already (it leads somewhere) keeps
-    // its name: only one just put there, reached now on its first route,
-    // is named after it.
-    let leads_on = document.edges.iter().any(|edge| &edge.from == to);
-    if routed && !leads_on {
-        name_after_its_route(document, to);
-    }
     Ok(id)
 }
 
-/// A node just added or joined on a route ("billing", "tech_support") is labelled
-/// after it ("Billing", "Tech support"): a router's branches then read by
-/// what they are for, not as `llm_2`, `llm_3`. A node with a label, an
-/// end, or one reached other than by one route, is left alone.
+/// A node made for a route ("billing", "tech_support": added from a router
+/// on its free route) is labelled after it ("Billing", "Tech support"): a
+/// router's branches then read by what they are for, not as `llm_2`,
+/// `llm_3`. A node with a label, an end, or one reached other than by one
+/// route, is left alone. Nodes already there keep their names when wired
+/// or routed: renaming what a person placed surprised them.
 pub fn name_after_its_route(document: &mut GraphDocument, id: &NodeId) {
     let mut routes = document
         .edges
@@ -737,7 +734,7 @@ mod tests {
     }
 
     #[test]
-    fn a_node_joined_on_a_route_is_named_after_it() {
+    fn a_node_wired_on_a_route_keeps_its_name() {
         let mut document: GraphDocument = serde_json::from_value(json!({
             "format_version": 3,
             "name": "g",
@@ -753,23 +750,6 @@ mod tests {
         let (router, llm) = (document.nodes[0].id.clone(), document.nodes[1].id.clone());
         connect(&mut document, &router, &llm).expect("connects");
         assert_eq!(document.edges[0].route.as_deref(), Some("refunds"));
-        assert_eq!(document.nodes[1].label, "Refunds");
-        // An end, or a node that leads on already, keeps its name.
-        let mut ended = document.clone();
-        ended.edges.clear();
-        ended.nodes[1].label.clear();
-        ended.nodes[1].kind = "end".into();
-        connect(&mut ended, &router, &llm).expect("connects");
-        assert_eq!(ended.nodes[1].label, "");
-        let mut wired = document.clone();
-        wired.edges.clear();
-        wired.nodes[1].label.clear();
-        wired
-            .nodes
-            .push(new_node(&wired, "end", Position { x: 0.0, y: 0.0 }));
-        let end = wired.nodes[2].id.clone();
-        connect(&mut wired, &llm, &end).expect("connects");
-        connect(&mut wired, &router, &llm).expect("connects");
-        assert_eq!(wired.nodes[1].label, "");
+        assert_eq!(document.nodes[1].label, "");
     }
 }

@@ -17,7 +17,7 @@ use heddle_engine::format::GraphDocument;
 use heddle_engine::kinds::BuiltinKind;
 use serde_json::Value;
 
-use super::model::{name_after_its_route, route_label};
+use super::model::route_label;
 
 /// Routes the node's config declares: every `<list>[i].route` at its top
 /// level (a router's or condition's routes, an agent's handoffs).
@@ -66,8 +66,8 @@ pub fn follow_route_rename(
             moved += 1;
         }
     }
-    // A node named after the route (by `name_after_its_route`, or as it
-    // would have) takes the new name: a typo corrected in the route is
+    // A node named after the route (made for it: `name_after_its_route`)
+    // takes the new name: a typo corrected in the route is
     // corrected on the node too. A name typed otherwise stays.
     let (old_label, new_label) = (route_label(from), route_label(to));
     for spec in &mut document.nodes {
@@ -78,35 +78,13 @@ pub fn follow_route_rename(
     moved
 }
 
-/// The nodes without a label, before an edit that may name some after
-/// their routes ([`named_since`]).
-pub fn unnamed(document: &GraphDocument) -> Vec<NodeId> {
-    document
-        .nodes
-        .iter()
-        .filter(|node| node.label.is_empty())
-        .map(|node| node.id.clone())
-        .collect()
-}
-
-/// Of the nodes that were `unnamed`, those the edit named, with their
-/// labels: the canvas says so, with a way to keep their ids.
-pub fn named_since(document: &GraphDocument, unnamed: &[NodeId]) -> Vec<(NodeId, String)> {
-    document
-        .nodes
-        .iter()
-        .filter(|node| !node.label.is_empty() && unnamed.contains(&node.id))
-        .map(|node| (node.id.clone(), node.label.clone()))
-        .collect()
-}
-
 /// After route `route` was typed, new, in node `node`'s form: when the
 /// node is a router or a condition (every edge from it is routed) and no
 /// edge carries the route yet, one of its edges that carries none (nor a
 /// condition) takes it, paired as validation's one-click fix pairs them
-/// (an edge to a node named like the route first, else the first drawn),
-/// and the node it leads to is named after it when it has no name. Part
-/// of the same undo step. Returns whether an edge took it.
+/// (an edge to a node named like the route first, else the first drawn).
+/// The node it leads to keeps its name. Part of the same undo step.
+/// Returns whether an edge took it.
 pub fn route_an_open_edge(document: &mut GraphDocument, node: &NodeId, route: &str) -> bool {
     let Some(spec) = document.nodes.iter().find(|spec| &spec.id == node) else {
         return false;
@@ -148,17 +126,14 @@ pub fn route_an_open_edge(document: &mut GraphDocument, node: &NodeId, route: &s
     else {
         return false;
     };
-    let edge = &mut document.edges[open[paired]];
-    edge.route = Some(route.to_string());
-    let to = edge.to.clone();
-    name_after_its_route(document, &to);
+    document.edges[open[paired]].route = Some(route.to_string());
     true
 }
 
 /// Gives edge `edge` route `route` (none: always taken). When its source
 /// is a router that has no such route, the route is added to the
-/// router's routes, and a node without a label reached on it alone is
-/// named after it, all in the caller's one change.
+/// router's routes, in the caller's one change. The node the edge leads
+/// to keeps its name.
 pub fn route_edge(
     document: &mut GraphDocument,
     edge: &heddle_engine::EdgeId,
@@ -168,7 +143,7 @@ pub fn route_edge(
         return;
     };
     found.route = route.clone();
-    let (from, to) = (found.from.clone(), found.to.clone());
+    let from = found.from.clone();
     let Some(route) = route else {
         return;
     };
@@ -197,7 +172,6 @@ pub fn route_edge(
     if let Some(routes) = routes.as_array_mut() {
         routes.push(serde_json::json!({ "route": route }));
     }
-    name_after_its_route(document, &to);
 }
 
 #[cfg(test)]
@@ -256,18 +230,6 @@ mod tests {
     }
 
     #[test]
-    fn the_nodes_an_edit_named_are_told_apart_from_those_named_before() {
-        let mut document = graph(&["billing"], "other");
-        document.nodes[3].label = "Kept".into();
-        let unnamed = super::unnamed(&document);
-        document.nodes[2].label = "Billing".into();
-        assert_eq!(
-            super::named_since(&document, &unnamed),
-            [("a".into(), "Billing".to_string())]
-        );
-    }
-
-    #[test]
     fn what_is_not_a_rename_moves_nothing() {
         for (routes_now, from, to) in [
             // The old name is still a route (a second was added).
@@ -322,8 +284,8 @@ mod tests {
         declare(&mut document, "billing");
         assert!(route_an_open_edge(&mut document, &triage, "billing"));
         assert_eq!(routes(&document), [Some("billing"), None, None]);
-        // The node it leads to is named after it.
-        assert_eq!(document.nodes[1].label, "Billing");
+        // The node it leads to keeps its name: it was not made for it.
+        assert_eq!(document.nodes[1].label, "");
         // A route named like a node goes to the edge into it, not the next
         // in order; that node keeps its own name.
         declare(&mut document, "tech");
@@ -395,8 +357,8 @@ mod tests {
             document.nodes[0].config["routes"],
             json!([{"route": "tech_support"}])
         );
-        // The node it leads to is named after it.
-        assert_eq!(document.nodes[1].label, "Tech support");
+        // The node it leads to keeps its name.
+        assert_eq!(document.nodes[1].label, "");
         // A route it has already is not added twice; none clears the edge.
         route_edge(&mut document, &"e1".into(), Some("tech_support".into()));
         assert_eq!(

@@ -865,10 +865,6 @@ pub enum Done {
     Deleted,
     Undone,
     Redone,
-    /// Nodes without a label named after the route they are reached on
-    /// (`model::name_after_its_route`): the button takes the names back,
-    /// keeping the route.
-    Named(Vec<NodeId>),
 }
 
 /// How the view was last framed: it is framed the same way again when the

@@ -10,8 +10,6 @@
 
 use leptos::prelude::*;
 
-use heddle_engine::NodeId;
-
 use super::state::{Done, Editor, UndoOffer};
 
 /// How long the notice stays without the pointer or the focus on it.
@@ -22,27 +20,6 @@ const SHOWN_FOR: std::time::Duration = std::time::Duration::from_secs(10);
 /// plain "Deleted" when the edit said nothing).
 pub fn offer(editor: Editor, words: Option<String>) {
     tell(editor, Done::Deleted, words);
-}
-
-/// Tells of the nodes `named` after their routes by the edit just made
-/// (each id with its new label), with a way to keep their names as they
-/// were: a condition reached on `technical` is "Technical" from then on,
-/// which a person did not type.
-pub fn named(editor: Editor, named: Vec<(NodeId, String)>) {
-    if named.is_empty() {
-        return;
-    }
-    let words = named
-        .iter()
-        .map(|(id, label)| format!("{id} is named “{label}”"))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let ids = named.into_iter().map(|(id, _)| id).collect();
-    tell(
-        editor,
-        Done::Named(ids),
-        Some(format!("{words}, after its route.")),
-    );
 }
 
 /// Undoes the last edit and tells what it undid, with Redo.
@@ -78,7 +55,6 @@ fn tell(editor: Editor, done: Done, words: Option<String>) {
         Done::Deleted => "Deleted",
         Done::Undone => "Undone",
         Done::Redone => "Redone",
-        Done::Named(_) => "Named",
     };
     editor.undo_offer.set(Some(UndoOffer {
         words: words.unwrap_or_else(|| plain.to_string()),
@@ -136,23 +112,12 @@ pub fn UndoNotice(editor: Editor) -> impl IntoView {
                 Done::Deleted => ("Undo".to_string(), "Undo the deletion".to_string()),
                 Done::Undone => ("Redo".to_string(), "Redo what was undone".to_string()),
                 Done::Redone => ("Undo".to_string(), "Undo what was redone".to_string()),
-                Done::Named(ids) => {
-                    let ids = ids.iter().map(NodeId::as_str).collect::<Vec<_>>().join(", ");
-                    (format!("Keep {ids}"), format!("Keep the name {ids}, and the route"))
-                }
             };
             let back = move |_| {
                 editor.undo_offer.set(None);
                 match &done {
                     Done::Undone => redo(editor),
                     Done::Deleted | Done::Redone => undo(editor),
-                    Done::Named(ids) => editor.change(|document| {
-                        for node in &mut document.nodes {
-                            if ids.contains(&node.id) {
-                                node.label.clear();
-                            }
-                        }
-                    }),
                 }
                 crate::components::focus_first(".editor-canvas");
             };
