@@ -709,6 +709,39 @@ test("the chat's message box and newest turn stay in view however long the conve
   const list = (await page.getByTestId("chat-messages").boundingBox())!;
   expect(list.height).toBeGreaterThan(120); // a whole answer of five lines
   await page.screenshot({ path: "../target/e2e/screens/chat-pinned-1024.png" });
+  // Worked on the graph, the chat yields to the canvas: its list is
+  // short, and it starts under the question rather than at a sliver of
+  // its bubble, the reply in sight.
+  await page.locator('.canvas-node[data-node="reply"]').click();
+  const messages = page.getByTestId("chat-messages");
+  await expect.poll(async () => (await messages.boundingBox())!.height).toBeLessThan(list.height - 60);
+  await expect
+    .poll(async () => {
+      const shown = (await messages.boundingBox())!;
+      const question = (await questions.last().boundingBox())!;
+      const bottom = question.y + question.height;
+      if (bottom <= shown.y + 1) return "above";
+      return question.y >= shown.y - 1 && bottom <= shown.y + shown.height + 1 ? "whole" : "cut";
+    })
+    .not.toBe("cut");
+  await expect(answers.last()).toBeInViewport();
+  // Back in the chat, it takes its room back, and the question shows
+  // whole again (it stayed cut under the list's top).
+  await input.click();
+  await expect.poll(async () => (await messages.boundingBox())!.height).toBeGreaterThan(list.height - 10);
+  await expect(questions.last()).toBeInViewport({ ratio: 1 });
+  await expect
+    .poll(async () => {
+      const shown = (await messages.boundingBox())!;
+      const question = (await questions.last().boundingBox())!;
+      return question.y >= shown.y - 1;
+    })
+    .toBe(true);
+  // Yielding again, one click on a tab opens it: the panel grew at the
+  // press and moved the tab from under the pointer, and the click opened
+  // nothing.
+  await page.locator('.canvas-node[data-node="reply"]').click();
+  await expect.poll(async () => (await messages.boundingBox())!.height).toBeLessThan(list.height - 60);
 
   // Each turn has its trace: the Trace names the turn it shows and goes
   // to the others in place.

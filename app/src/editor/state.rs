@@ -77,7 +77,8 @@ impl Viewport {
             return Viewport::default();
         };
         let zoom_in = |height: f64| {
-            let tall = height - FIT_MARGIN - FIT_TOP;
+            let (top, bottom) = fit_room(height);
+            let tall = height - bottom - top;
             ((width - 2.0 * FIT_MARGIN) / (x2 - x1))
                 .min(tall / (y2 - y1))
                 .clamp(Viewport::MIN_ZOOM, 1.25)
@@ -101,10 +102,11 @@ impl Viewport {
         let Some((x1, y1, x2, y2)) = extent else {
             return Viewport::default();
         };
-        let tall = height - FIT_MARGIN - FIT_TOP;
+        let (top, bottom) = fit_room(height);
+        let tall = height - bottom - top;
         Viewport {
             x: (width - (x2 - x1) * zoom) / 2.0 - x1 * zoom,
-            y: FIT_TOP + (tall - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
+            y: top + (tall - (y2 - y1) * zoom) / 2.0 - y1 * zoom,
             zoom,
         }
     }
@@ -297,6 +299,24 @@ const FIT_MARGIN: f64 = 48.0;
 /// foot (`start_framing.rs`), over the fit's margin.
 const FRAMING_NOTE: f64 = 48.0;
 const FIT_TOP: f64 = 72.0;
+/// On a short canvas: the room under the toolbar (its foot is 50 px
+/// down), and at the canvas's foot.
+const SHORT_FIT_TOP: f64 = 60.0;
+const SHORT_FIT_MARGIN: f64 = 16.0;
+/// A canvas this tall or less is short; twice as tall, roomy.
+const SHORT_CANVAS: f64 = 240.0;
+
+/// The room a fit keeps above and below a graph in a canvas `height`
+/// tall: [`FIT_TOP`] and [`FIT_MARGIN`], less of both on a short canvas
+/// (a laptop's, with the run panel open), where those 120 px of 240 left a
+/// five-node router at 41%, its labels some 8 px; from 480 px up, all of it.
+fn fit_room(height: f64) -> (f64, f64) {
+    let roomy = ((height - SHORT_CANVAS) / SHORT_CANVAS).clamp(0.0, 1.0);
+    (
+        SHORT_FIT_TOP + roomy * (FIT_TOP - SHORT_FIT_TOP),
+        SHORT_FIT_MARGIN + roomy * (FIT_MARGIN - SHORT_FIT_MARGIN),
+    )
+}
 
 /// Everything the editor's parts share.
 #[derive(Clone, Copy)]
@@ -1217,6 +1237,29 @@ mod tests {
             1.25
         );
         assert_eq!(Viewport::fitting(None, 900.0, 660.0), Viewport::default());
+    }
+
+    #[test]
+    fn a_short_canvas_keeps_less_room_around_the_graph() {
+        // The Support router (three bands, 296 high at 100%) in a 972 ×
+        // 240 canvas: 1024×700 with the chat open. The room above and
+        // below took 120 px of the 240, and it was fitted at 41%.
+        let router = Some((0.0, 0.0, 1060.0, 296.0));
+        let short = Viewport::fitting(router, 972.0, 240.0);
+        assert!(
+            (short.zoom - (240.0 - 60.0 - 16.0) / 296.0).abs() < 1e-9,
+            "{short:?}"
+        );
+        assert!(short.zoom > 0.55);
+        // Its top clear of the toolbar, its foot inside the canvas.
+        assert!((short.y - 60.0).abs() < 1e-6, "{short:?}");
+        assert!(296.0 * short.zoom + short.y <= 240.0 - 16.0 + 1e-9);
+        // From 480 px up, the room is what it always was.
+        let roomy = Viewport::fitting(Some((0.0, 0.0, 1060.0, 600.0)), 972.0, 480.0);
+        assert!(
+            (roomy.zoom - (480.0 - 72.0 - 48.0) / 600.0).abs() < 1e-9,
+            "{roomy:?}"
+        );
     }
 
     #[test]

@@ -17,6 +17,11 @@ type Listener = wasm_bindgen::closure::Closure<dyn FnMut(web_sys::Event)>;
 #[cfg(feature = "hydrate")]
 const ABOVE_QUESTION: i32 = 8;
 
+/// The room left above an item the list starts at under the question:
+/// less than the gap between two, so none of the question shows.
+#[cfg(feature = "hydrate")]
+const BETWEEN_ITEMS: i32 = 2;
+
 /// Follows the newest turn of `list` across its size changes. Returns
 /// what to call when its content changed (`sent`: the person just sent a
 /// message, which follows again however the list was scrolled).
@@ -30,6 +35,9 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
     // A finger or the pointer is down on the list (its scroll bar).
     let holding = StoredValue::new(false);
     let seen = StoredValue::new(0_i32);
+    // Where the list was last settled: still there, the person has not
+    // scrolled since.
+    let settled = StoredValue::new(None::<i32>);
     #[cfg(feature = "hydrate")]
     list.on_load(move |element| {
         use wasm_bindgen::JsCast;
@@ -102,7 +110,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
             let element = element.clone();
             Closure::<dyn FnMut(js_sys::Array)>::new(move |_entries: js_sys::Array| {
                 if following.try_get_value().unwrap_or(false) {
-                    settle(&element);
+                    settle(&element, settled);
                 }
             })
         };
@@ -127,7 +135,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         });
     });
     #[cfg(not(feature = "hydrate"))]
-    let _ = (list, holding, seen);
+    let _ = (list, holding, seen, settled);
     move |sent: bool| {
         if sent {
             let _ = following.try_set_value(true);
@@ -136,7 +144,7 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
         if let Some(Some(list)) = list.try_get_untracked() {
             request_animation_frame(move || {
                 if following.try_get_value().unwrap_or(false) {
-                    settle(&list);
+                    settle(&list, settled);
                 }
             });
         }
@@ -147,7 +155,10 @@ pub fn follow_turn(list: NodeRef<leptos::html::Ol>) -> impl Fn(bool) + Copy {
 /// the newest question out of sight above; but never so high that the
 /// newest message (the reply) shows less than [`LAST_SHOWN`] (or half a
 /// short list): a list the chat made small while the graph is worked on
-/// keeps its newest lines in sight.
+/// keeps its newest lines in sight. Then the list starts at the first
+/// item under the question that fits (the route it took, else the
+/// reply), never at a sliver of the question's bubble: a cut bubble read
+/// as a broken page at 1024×700 with a node's form open.
 #[cfg(feature = "hydrate")]
 fn anchor(list: &web_sys::Element) -> i32 {
     let height = list.client_height();
@@ -165,7 +176,18 @@ fn anchor(list: &web_sys::Element) -> i32 {
             let question = top_of(&child) - ABOVE_QUESTION;
             let shown = LAST_SHOWN.min(height / 2);
             let newest = top_of(&last) - (height - shown);
-            return end.min(question.max(newest).max(0));
+            if question >= newest {
+                return end.min(question.max(0));
+            }
+            let mut under = child.next_element_sibling();
+            while let Some(item) = under {
+                let top = top_of(&item);
+                if top >= newest {
+                    return end.min((top - BETWEEN_ITEMS).max(0));
+                }
+                under = item.next_element_sibling();
+            }
+            return end.min(newest.max(0));
         }
         item = child.previous_element_sibling();
     }
@@ -177,12 +199,23 @@ fn anchor(list: &web_sys::Element) -> i32 {
 #[cfg(feature = "hydrate")]
 const LAST_SHOWN: i32 = 64;
 
-/// Scrolls a following list down to its anchor (never up: a list read
-/// further into the reply stays there).
+/// Scrolls a following list to its anchor: down, or up when the list
+/// grew while it stood where it was last settled (the chat no longer
+/// yielding to the canvas: the question cut at the top came back whole).
+/// A list read further into the reply stays there.
 #[cfg(feature = "hydrate")]
-fn settle(list: &web_sys::Element) {
+fn settle(list: &web_sys::Element, settled: StoredValue<Option<i32>>) {
     let to = anchor(list);
-    if list.scroll_top() < to {
+    let now = list.scroll_top();
+    let end = (list.scroll_height() - list.client_height()).max(0);
+    // Where it was settled, or pulled up from there to the end by the
+    // browser as the list grew past it.
+    let untouched = settled
+        .try_get_value()
+        .flatten()
+        .is_some_and(|at| at == now || (at > now && now >= end - 1));
+    if now < to || (untouched && now > to) {
         list.set_scroll_top(to);
     }
+    let _ = settled.try_set_value(Some(list.scroll_top()));
 }
