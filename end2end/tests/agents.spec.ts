@@ -369,6 +369,15 @@ test("a framed graph stays whole when the chat takes the panel's room, a node se
   const detail = page.getByTestId("execution-detail");
   await expect(detail.getByTestId("execution-route")).toHaveText("general — its otherwise: the reply named none of its routes");
   await expect(detail.getByTestId("execution-reply")).toHaveText("(offline model) no route matches");
+  // An earlier turn watched (the Trace's Earlier), the chat still draws
+  // each turn's own route under its question: the newest drew the
+  // watched turn's ("Billing" under "hello there").
+  await page.getByTestId("turn-earlier").click();
+  await expect(page.getByTestId("turn-picker")).toContainText("Turn 1 of 2");
+  await page.getByRole("tab", { name: "Chat" }).click();
+  await expect(routes).toHaveCount(2);
+  await expect(routes.first()).toHaveText("Triage sent it to Billing (billing)");
+  await expect(routes.last()).toHaveText(/^Triage sent it to .+ \(general\), its otherwise: no route fit$/);
   // The state names each answer's author as the canvas does, beside its id
   // (drawn by the style sheet: the value's text is the value).
   await page.getByRole("tab", { name: "State" }).click();

@@ -236,7 +236,14 @@ pub fn ChatTab(
     let kept = StoredValue::new(HashMap::<(ThreadId, usize), Folds>::new());
     let kept_changed = RwSignal::new(0u64);
     // Those not followed on this page are read back from their runs.
-    earlier::read_back(editor, picked, messages, kept, kept_changed);
+    earlier::read_back(
+        editor,
+        picked,
+        messages,
+        move || watch.log.with(|log| log.run_id.clone()),
+        kept,
+        kept_changed,
+    );
     let fanned = Memo::new(move |_| -> Folds {
         if busy() || watch.cursor.get().is_some() {
             return Folds::default();
@@ -254,6 +261,32 @@ pub fn ChatTab(
             });
         }
         watch.view.with(|view| turn_folds(editor, view))
+    });
+    // The turn of the run watched, when its question names it: the Trace's
+    // Earlier watches an earlier turn's run, whose routes are that turn's,
+    // not the newest's (they were drawn under the newest question).
+    let watched_turn = move || {
+        let run = watch.log.with(|log| log.run_id.clone())?;
+        messages.with(|all| turn_of_run(all, &run))
+    };
+    // Whether the run watched is the newest turn's (or one being asked).
+    let newest_watched = move || {
+        sent.with(Option::is_some)
+            || watched_turn().is_none_or(|turn| turn == messages.with(|all| questions(all)))
+    };
+    // The watched run's folds are kept under its turn, so the newest turn
+    // still says where it was routed while an earlier one is watched.
+    Effect::new(move |_| {
+        let folds = fanned.get();
+        if folds == Folds::default() {
+            return;
+        }
+        let (Some(thread), Some(turn)) = (picked.get_untracked(), watched_turn()) else {
+            return;
+        };
+        kept.update_value(|kept| {
+            kept.insert((thread, turn), folds);
+        });
     });
     // The newest turn stays in view: its question at the top, the reply
     // growing under it; sending follows again.
@@ -410,6 +443,11 @@ pub fn ChatTab(
                     // page has are the turn before's, drawn with it.
                     let stale = pending.is_some()
                         && watch.log.with(|log| log.run_id.clone()) == asked_during.get_value();
+                    // The run watched is an earlier turn's (the Trace's
+                    // Earlier): its folds go with its own question, and the
+                    // newest turn's are those kept of it, if any.
+                    let watched = if pending.is_some() { None } else { watched_turn() };
+                    let newest_watched = watched.is_none_or(|turn| turn == current);
                     // An earlier turn's folds go after its question, as the
                     // newest turn's do.
                     let mut asked = 0;
@@ -422,24 +460,41 @@ pub fn ChatTab(
                                 return (drawn, None);
                             }
                             asked += 1;
-                            let earlier = thread
-                                .as_ref()
-                                .filter(|_| asked < current)
-                                .and_then(|thread| {
-                                    kept.with_value(|kept| kept.get(&(thread.clone(), asked)).cloned())
-                                });
+                            let earlier = if watched == Some(asked) && asked < current {
+                                Some(fanned.get())
+                            } else {
+                                thread
+                                    .as_ref()
+                                    .filter(|_| asked < current)
+                                    .and_then(|thread| {
+                                        kept.with_value(|kept| kept.get(&(thread.clone(), asked)).cloned())
+                                    })
+                            };
                             (drawn, earlier.map(folds_view))
                         })
                         .collect_view();
+                    let newest = (!stale && newest_watched).then(|| fanned.get());
+                    let kept_newest = (!newest_watched)
+                        .then(|| {
+                            thread.as_ref().and_then(|thread| {
+                                kept.with_value(|kept| kept.get(&(thread.clone(), current)).cloned())
+                            })
+                        })
+                        .flatten();
                     (
                         before,
                         pending.map(|text| message_view(editor, ChatMessage::new(Role::User, text))),
-                        (!stale).then(|| fanned.with(|folds| folds.routes.clone()).into_iter().map(route_view).collect_view()),
-                        (!stale).then(|| fanned.with(|folds| folds.fans.clone()).into_iter().map(instances_view).collect_view()),
+                        newest.as_ref().map(|folds| folds.routes.clone().into_iter().map(route_view).collect_view()),
+                        newest.as_ref().map(|folds| folds.fans.clone().into_iter().map(instances_view).collect_view()),
+                        kept_newest.as_ref().map(|folds| (
+                            folds.routes.clone().into_iter().map(route_view).collect_view(),
+                            folds.fans.clone().into_iter().map(instances_view).collect_view(),
+                        )),
                         after.into_iter().map(|message| message_view(editor, message)).collect_view(),
                         // A run not followed here (the conversation picked
                         // again) says why it failed as a followed one does.
-                        (failure().is_none() && !stale).then(|| fanned.with(|folds| folds.failure.clone())).flatten().map(failure_view),
+                        (failure().is_none()).then(|| newest.and_then(|folds| folds.failure)).flatten().map(failure_view),
+                        kept_newest.and_then(|folds| folds.failure).map(failure_view),
                     )
                 }}
                 {move || streaming().into_iter().map(|(who, text)| view! {
@@ -448,7 +503,7 @@ pub fn ChatTab(
                         <p>{text}</p>
                     </li>
                 }).collect_view()}
-                {move || failure().map(|why| view! {
+                {move || failure().filter(|_| newest_watched()).map(|why| view! {
                     <li class="chat-message chat-failure" role="alert" data-testid="chat-failure">
                         <span class="chat-role">"the run failed"</span>
                         // Read as one sentence: "the run failed: …".
@@ -483,6 +538,23 @@ fn turn_start(messages: &[ChatMessage]) -> usize {
         .iter()
         .rposition(is_question)
         .map_or(0, |at| at + 1)
+}
+
+/// The number of the turn (how many questions came up to it) whose
+/// question started run `run`.
+fn turn_of_run(messages: &[ChatMessage], run: &heddle_engine::RunId) -> Option<usize> {
+    messages
+        .iter()
+        .filter(|message| is_question(message))
+        .position(|message| {
+            message
+                .id
+                .as_deref()
+                .and_then(run_of_input_message)
+                .as_ref()
+                == Some(run)
+        })
+        .map(|at| at + 1)
 }
 
 /// How many of `messages` the person wrote.
@@ -747,7 +819,26 @@ fn message_view(editor: Editor, message: ChatMessage) -> impl IntoView {
 
 #[cfg(test)]
 mod tests {
-    use super::opening_words;
+    use heddle_engine::model::{ChatMessage, Role};
+
+    use super::{opening_words, turn_of_run};
+
+    #[test]
+    fn a_run_is_the_turn_whose_question_started_it() {
+        let said = |role: Role, id: &str| ChatMessage {
+            id: Some(id.to_string()),
+            ..ChatMessage::new(role, "…")
+        };
+        let messages = [
+            said(Role::User, "input-run-a-0-0"),
+            said(Role::Assistant, "msg-run-a-1-0-0"),
+            said(Role::User, "input-run-b-0-0"),
+            said(Role::Assistant, "msg-run-b-1-0-0"),
+        ];
+        assert_eq!(turn_of_run(&messages, &"run-a".into()), Some(1));
+        assert_eq!(turn_of_run(&messages, &"run-b".into()), Some(2));
+        assert_eq!(turn_of_run(&messages, &"run-c".into()), None);
+    }
 
     #[test]
     fn a_folded_message_shows_its_first_line_cut_on_a_character() {

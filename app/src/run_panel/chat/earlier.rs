@@ -1,6 +1,7 @@
 //! The folds of a conversation's earlier turns (where each question was
 //! routed, its instances' work) when the page did not follow them: opened
-//! again, or another conversation picked. Each question says which run it
+//! again, or another conversation picked; and of its newest while an
+//! earlier turn's run is watched. Each question says which run it
 //! started (`run_of_input_message`); that run's log is read for it, for
 //! the newest [`EARLIER_TURNS`] turns only, so a long thread costs a few
 //! reads, not one for every turn it ever had.
@@ -24,6 +25,7 @@ pub(super) fn read_back(
     editor: Editor,
     picked: RwSignal<Option<ThreadId>>,
     messages: RwSignal<Vec<ChatMessage>>,
+    watched: impl Fn() -> Option<heddle_engine::RunId> + 'static,
     kept: StoredValue<HashMap<(ThreadId, usize), Folds>>,
     kept_changed: RwSignal<u64>,
 ) {
@@ -33,7 +35,8 @@ pub(super) fn read_back(
         let Some(thread) = picked.get() else {
             return;
         };
-        let wanted = messages.with(|all| earlier_runs(all));
+        let watched = watched();
+        let wanted = messages.with(|all| earlier_runs(all, watched.as_ref()));
         let wanted: Vec<_> = wanted
             .into_iter()
             .rev()
@@ -68,20 +71,24 @@ pub(super) fn read_back(
     });
 }
 
-/// The earlier turns of `messages` (all but the newest), each by its
-/// number (how many questions came up to it) with the run its question
-/// started.
-fn earlier_runs(messages: &[ChatMessage]) -> Vec<(usize, heddle_engine::RunId)> {
+/// The earlier turns of `messages`, each by its number (how many
+/// questions came up to it) with the run its question started; and the
+/// newest, when the run `watched` is not its (an earlier turn's, watched
+/// from the Trace: the newest turn's folds are then not the page's).
+fn earlier_runs(
+    messages: &[ChatMessage],
+    watched: Option<&heddle_engine::RunId>,
+) -> Vec<(usize, heddle_engine::RunId)> {
     let before = &messages[..turn_start(messages)];
     let current = questions(before);
     let mut asked = 0;
     let mut runs = Vec::new();
     for message in before.iter().filter(|message| is_question(message)) {
         asked += 1;
-        if asked == current {
-            break;
-        }
-        if let Some(run) = message.id.as_deref().and_then(run_of_input_message) {
+        let Some(run) = message.id.as_deref().and_then(run_of_input_message) else {
+            continue;
+        };
+        if asked < current || watched.is_some_and(|watched| *watched != run) {
             runs.push((asked, run));
         }
     }
@@ -102,7 +109,7 @@ mod tests {
     }
 
     #[test]
-    fn each_earlier_question_names_the_run_it_started_and_the_newest_is_left_to_the_page() {
+    fn each_earlier_question_names_the_run_it_started_and_the_newest_is_read_while_not_watched() {
         let messages = [
             said(Role::User, Some("input-run-a-0-0")),
             said(Role::Assistant, Some("msg-run-a-1-0-0")),
@@ -114,11 +121,22 @@ mod tests {
             said(Role::User, Some("input-run-d-0-0")),
             said(Role::Assistant, None),
         ];
+        let newest = "run-d".into();
         assert_eq!(
-            earlier_runs(&messages),
+            earlier_runs(&messages, Some(&newest)),
             vec![(1, "run-a".into()), (3, "run-c".into())]
         );
-        assert!(earlier_runs(&messages[..2]).is_empty());
-        assert!(earlier_runs(&[]).is_empty());
+        assert!(earlier_runs(&messages[..2], None).is_empty());
+        assert!(earlier_runs(&[], None).is_empty());
+        // An earlier turn watched (from the Trace): the newest is read too.
+        let earlier = "run-a".into();
+        assert_eq!(
+            earlier_runs(&messages, Some(&earlier)),
+            vec![
+                (1, "run-a".into()),
+                (3, "run-c".into()),
+                (4, "run-d".into())
+            ]
+        );
     }
 }
