@@ -61,7 +61,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("L", "lay the graph out left to right"),
     (
         "F6, Shift + F6",
-        "go to the next (previous) panel: node kinds, canvas, inspector, run",
+        "go to the next (previous) panel: node kinds, canvas, inspector (when shown), run",
     ),
     ("Ctrl + Enter", "run the graph (as Run in the bar does)"),
     (

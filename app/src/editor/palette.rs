@@ -50,6 +50,18 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
     };
     let search = NodeRef::<leptos::html::Input>::new();
     let tip = RwSignal::new(None::<Tip>);
+    // The kinds are one Tab stop (the one last focused, else the first
+    // shown), the arrows going from kind to kind: 16 stops of their own
+    // stood between the search and the canvas.
+    let focused = RwSignal::new(None::<&'static str>);
+    let roving = Memo::new(move |_| {
+        let shown = kinds();
+        focused
+            .get()
+            .filter(|kind| shown.iter().any(|shown| shown.name() == *kind))
+            .or_else(|| shown.first().map(|kind| kind.name()))
+    });
+    let rove = Rove { focused, roving };
     view! {
         <aside class="palette" aria-label="Node kinds"
             // A mouse over a kind says what it does (palette_tip.rs); a
@@ -91,13 +103,21 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                 aria-label="Search node kinds"
                 prop:value=move || query.get()
                 on:input=move |event| query.set(event_target_value(&event))
-                on:keydown=place_first
+                on:keydown=move |event: ev::KeyboardEvent| {
+                    // Down from the search: to the kinds, the best match first.
+                    if event.key() == "ArrowDown" {
+                        event.prevent_default();
+                        focus_kind(Step::First);
+                        return;
+                    }
+                    place_first(event);
+                }
             />
             {move || {
                 let found = kinds();
                 if query.with(|query| !query.trim().is_empty()) {
                     // A search: one list, best match first.
-                    return view! { <div class="palette-list">{items(editor, gestures, found)}</div> }.into_any();
+                    return view! { <div class="palette-list">{items(editor, gestures, rove, found)}</div> }.into_any();
                 }
                 KindGroup::ALL
                     .iter()
@@ -107,7 +127,7 @@ pub fn Palette(editor: Editor, gestures: Gestures) -> impl IntoView {
                         view! {
                             <section class="palette-section" aria-label=group.as_str()>
                                 <h3 class="palette-heading">{group.as_str()}</h3>
-                                <div class="palette-list">{items(editor, gestures, members)}</div>
+                                <div class="palette-list">{items(editor, gestures, rove, members)}</div>
                             </section>
                         }
                     })
@@ -166,10 +186,54 @@ fn covered_by_palette(gestures: Gestures) -> f64 {
     }
 }
 
+/// The kinds' one Tab stop: the kind last focused, else the first shown.
+#[derive(Clone, Copy)]
+struct Rove {
+    focused: RwSignal<Option<&'static str>>,
+    roving: Memo<Option<&'static str>>,
+}
+
+/// Where an arrow key takes the focus among the kinds shown.
+#[derive(Clone, Copy)]
+enum Step {
+    First,
+    Last,
+    Next,
+    Previous,
+}
+
+/// Moves the focus among the palette's kinds, in the order drawn (the
+/// groups one after the other); from the last, Down stays there.
+fn focus_kind(step: Step) {
+    use wasm_bindgen::JsCast;
+    let Ok(items) = document().query_selector_all(".editor > .palette .palette-item") else {
+        return;
+    };
+    let items: Vec<web_sys::HtmlElement> = (0..items.length())
+        .filter_map(|i| items.item(i)?.dyn_into::<web_sys::HtmlElement>().ok())
+        .collect();
+    let active = document().active_element();
+    let at = items.iter().position(|item| {
+        active
+            .as_ref()
+            .is_some_and(|active| active == item.as_ref() as &web_sys::Element)
+    });
+    let next = match (step, at) {
+        (Step::First, _) | (Step::Next | Step::Previous, None) => 0,
+        (Step::Last, _) => items.len().saturating_sub(1),
+        (Step::Next, Some(at)) => (at + 1).min(items.len().saturating_sub(1)),
+        (Step::Previous, Some(at)) => at.saturating_sub(1),
+    };
+    if let Some(item) = items.get(next) {
+        let _ = item.focus();
+    }
+}
+
 /// A palette row per kind: drag it onto the canvas, or focus it and press
 /// Enter (or Space) to add it. A row is a button named by its text (the
 /// kind and what it does), not a list item: a list may hold only items.
-fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl IntoView {
+/// The rows are one Tab stop; the arrows, Home and End go among them.
+fn items(editor: Editor, gestures: Gestures, rove: Rove, kinds: Vec<BuiltinKind>) -> impl IntoView {
     kinds
         .into_iter()
         .map(|kind| {
@@ -177,9 +241,24 @@ fn items(editor: Editor, gestures: Gestures, kinds: Vec<BuiltinKind>) -> impl In
                 <div
                     class=format!("palette-item kind-{}", kind.name())
                     data-kind=kind.name()
-                    tabindex=editor.can_edit.then_some("0")
+                    tabindex=move || editor.can_edit.then(|| {
+                        if rove.roving.get() == Some(kind.name()) { "0" } else { "-1" }
+                    })
                     role=editor.can_edit.then_some("button")
+                    on:focus=move |_| rove.focused.set(Some(kind.name()))
                     on:keydown=move |event: ev::KeyboardEvent| {
+                        let step = match event.key().as_str() {
+                            "ArrowDown" | "ArrowRight" => Some(Step::Next),
+                            "ArrowUp" | "ArrowLeft" => Some(Step::Previous),
+                            "Home" => Some(Step::First),
+                            "End" => Some(Step::Last),
+                            _ => None,
+                        };
+                        if let Some(step) = step {
+                            event.prevent_default();
+                            focus_kind(step);
+                            return;
+                        }
                         if editor.can_edit && matches!(event.key().as_str(), "Enter" | " ") {
                             event.prevent_default();
                             place_undragged(editor, gestures, kind.name());
