@@ -190,6 +190,8 @@ pub fn GraphEditor(
 
     // The side panels fold away for room (the canvas frames itself again).
     let panels = Panels::remembered();
+    // Editing a node (Enter on it, a double click) shows a folded inspector.
+    provide_context(panels);
     let palette_shown = move || editor.can_edit && panels.palette.get();
     view! {
         <div class="editor" class:read-only=!editor.can_edit

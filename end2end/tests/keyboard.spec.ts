@@ -1029,3 +1029,37 @@ test("the node kinds are one Tab stop, the arrows going from kind to kind", asyn
   await expectAccessible(page, "the palette");
   expect(errors).toEqual([]);
 });
+
+test("editing a node (a double click, Enter) shows the inspector folded away", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const id = await bare(page);
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  const inspector = page.locator(".inspector");
+  const label = page.getByRole("textbox", { name: "Label" });
+  // Folded for room; a click on a node only selects it.
+  await page.getByTestId("toggle-inspector").click();
+  await expect(inspector).toBeHidden();
+  const start = page.locator('.canvas-node[data-node="start"]');
+  await start.click();
+  await expect(inspector).toBeHidden();
+  // A double click edits it: the inspector opens on it, its label in focus,
+  // and what is typed goes there, not to the canvas's shortcuts (N made a
+  // note).
+  await start.dblclick();
+  await expect(inspector).toBeVisible();
+  await expect(label).toBeFocused();
+  await page.keyboard.type("Nina");
+  await expect(label).toHaveValue("Nina");
+  await expect(page.locator(".sticky-note")).toHaveCount(0);
+  await page.keyboard.press("Escape");
+  // Folded again, Enter on a node does the same.
+  await page.getByTestId("toggle-inspector").click();
+  await expect(inspector).toBeHidden();
+  await page.locator('.canvas-node[data-node="end"]').focus();
+  await page.keyboard.press("Enter");
+  await expect(inspector).toBeVisible();
+  await expect(label).toBeFocused();
+  await expect(label).toHaveAttribute("placeholder", "end");
+  expect(errors).toEqual([]);
+});

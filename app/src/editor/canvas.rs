@@ -217,6 +217,8 @@ pub fn Canvas(
             node_menu(gestures, node, &event);
         }
     };
+    // Editing a node shows a folded inspector (`node_keys::edit`).
+    let panels = use_context::<crate::editor::panels::Panels>();
     let on_dblclick = move |event: ev::MouseEvent| {
         use wasm_bindgen::JsCast;
         let on_node = event
@@ -229,6 +231,11 @@ pub fn Canvas(
                     .flatten()
             })
             .is_some();
+        // A double click on a node edits it, as Enter does.
+        if let Pressed::Node(node) = Pressed::of(&event) {
+            crate::editor::node_keys::edit(editor, panels, node);
+            return;
+        }
         if on_node || !editor.can_edit {
             return;
         }
@@ -257,7 +264,7 @@ pub fn Canvas(
             }
             on:keydown=move |event| {
                 gestures.toggled.set_value(None);
-                crate::editor::node_keys::pressed(editor, gestures, &event);
+                crate::editor::node_keys::pressed(editor, gestures, panels, &event);
                 crate::editor::edge_keys::pressed(editor, &event);
             }
             // Its keys are its own (arrows, letters): a screen reader passes

@@ -17,6 +17,7 @@ use super::gestures::Gestures;
 use super::groups::Folds;
 use super::keyboard_nav::{Direction, NUDGE, next_node};
 use super::node_menu::NodeMenuAt;
+use super::panels::Panels;
 use super::state::Editor;
 
 /// The node the event's target is (not a part inside one), with its
@@ -95,7 +96,12 @@ pub fn go(editor: Editor, from: &NodeId, direction: Direction) {
 }
 
 /// A key on a focused node.
-pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
+pub fn pressed(
+    editor: Editor,
+    gestures: Gestures,
+    panels: Option<Panels>,
+    event: &ev::KeyboardEvent,
+) {
     let Some((id, element)) = node_of(event) else {
         return;
     };
@@ -130,14 +136,7 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
     if event.key() == "Enter" && !event.alt_key() && !event.shift_key() {
         event.prevent_default();
         event.stop_propagation();
-        if editor
-            .selected
-            .with_untracked(|selected| selected.len() != 1 || !selected.contains(&id))
-        {
-            editor.selected.set(BTreeSet::from([id.clone()]));
-            editor.selected_edge.set(None);
-        }
-        edit_in_inspector(id, FRAMES_FOR_THE_FORM);
+        edit(editor, panels, id);
         return;
     }
     if matches!(event.key().as_str(), "e" | "E") {
@@ -165,12 +164,30 @@ pub fn pressed(editor: Editor, gestures: Gestures, event: &ev::KeyboardEvent) {
     }
 }
 
+/// Edits node `id` (Enter on it, a double click): it alone selected, the
+/// inspector shown (folded away, it opens: a tryout double-clicked a node
+/// with it folded, saw nothing, and typed into the canvas's shortcuts),
+/// the focus in its Label field.
+pub fn edit(editor: Editor, panels: Option<Panels>, id: NodeId) {
+    if editor
+        .selected
+        .with_untracked(|selected| selected.len() != 1 || !selected.contains(&id))
+    {
+        editor.selected.set(BTreeSet::from([id.clone()]));
+        editor.selected_edge.set(None);
+    }
+    if let Some(panels) = panels {
+        panels.show_inspector();
+    }
+    edit_in_inspector(id, FRAMES_FOR_THE_FORM);
+}
+
 /// Frames the inspector's form has to be drawn in before Enter gives up
 /// on going to it (it is drawn in an idle moment after the selection).
 const FRAMES_FOR_THE_FORM: u32 = 30;
 
 /// Puts the focus in node `id`'s Label field in the inspector once its
-/// form is drawn.
+/// form is drawn and shown.
 fn edit_in_inspector(id: NodeId, frames_left: u32) {
     #[cfg(feature = "hydrate")]
     {
@@ -183,14 +200,14 @@ fn edit_in_inspector(id: NodeId, frames_left: u32) {
             .ok()
             .flatten()
             .and_then(|field| field.dyn_into::<web_sys::HtmlElement>().ok());
-        match field {
-            Some(field) => {
-                let _ = field.focus();
-            }
-            None if frames_left > 0 => {
-                request_animation_frame(move || edit_in_inspector(id, frames_left - 1));
-            }
-            None => {}
+        // Drawn in an inspector still hidden (folded, being shown), it
+        // takes no focus yet: tried again a frame on.
+        let taken = field.is_some_and(|field| {
+            let _ = field.focus();
+            document().active_element().as_ref() == Some(field.as_ref())
+        });
+        if !taken && frames_left > 0 {
+            request_animation_frame(move || edit_in_inspector(id, frames_left - 1));
         }
     }
     #[cfg(not(feature = "hydrate"))]

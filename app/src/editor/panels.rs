@@ -74,6 +74,14 @@ impl Panels {
             && editor.selected_edge.with(Option::is_none)
     }
 
+    /// Shows the inspector folded away: as it is left to itself again (on
+    /// a narrow window, while there is something to edit).
+    pub fn show_inspector(self) {
+        if self.inspector.get_untracked() == Some(false) {
+            self.inspector.set(None);
+        }
+    }
+
     /// Whether the inspector is on screen.
     fn inspector_shown(self, editor: Editor) -> bool {
         self.inspector
