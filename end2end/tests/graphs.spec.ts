@@ -214,3 +214,26 @@ test.describe("away from UTC", () => {
     expect(errors).toEqual([]);
   });
 });
+
+test("an import's report says a problem of many nodes once, their ids as code", async ({ page, errors }) => {
+  // A chain of 12 whose 5th edge is missing: 7 nodes no path reaches.
+  const nodes = [
+    { id: "start", kind: "start", config: { inputs: ["count"] } },
+    ...Array.from({ length: 12 }, (_, i) => ({ id: `step_${i + 1}`, kind: "set", config: { values: { count: { expr: "count + 1" } } } })),
+    { id: "end", kind: "end" },
+  ];
+  const ids = nodes.map((node) => node.id);
+  const edges = ids.slice(1).map((to, i) => ({ id: `e${i}`, from: ids[i], to })).filter((_, i) => i !== 5);
+  const graph = { format_version: 3, name: "Cut chain", state: { channels: { count: { type: "number", reducer: "replace" } } }, nodes, edges };
+  await page.goto("/");
+  await hydrated(page);
+  await page.getByRole("button", { name: "Import" }).click();
+  await page.locator('textarea[name="import-json"]').fill(JSON.stringify(graph));
+  const report = page.getByTestId("import-report");
+  const unreached = report.locator("li", { hasText: "can never run" });
+  // One line, not one for each of the 8 nodes after the cut.
+  await expect(unreached).toHaveCount(1);
+  await expect(unreached).toHaveText(/^step_6, step_7, step_8 and \d+ more: can never run: no path leads to it from the entry$/);
+  await expect(unreached.locator("code").first()).toHaveText("step_6");
+  expect(errors).toEqual([]);
+});

@@ -8,6 +8,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::components::CodeSpans;
 use crate::graphs::{ImportPreview, check_import, import_graph};
 
 /// How long typed (or pasted) JSON rests before it is checked.
@@ -42,23 +43,21 @@ impl From<ImportPreview> for Report {
 const NAMED_PLACES: usize = 3;
 
 /// The problems as lines: one said at several places (a channel 66 nodes
-/// read and none declares) is one line naming a few of them, as the
-/// editor's list has it, not 66 lines.
+/// read and none declares; 20 nodes after a missing edge that no path
+/// reaches) is one line naming a few of them, as the editor's list has
+/// it, not 66 lines.
 fn grouped(problems: &[heddle_engine::validate::Problem]) -> Vec<String> {
     // Each message's line, looked up: linear in the problems however
     // many a hostile file has.
     let mut line_of: std::collections::HashMap<&str, usize> = Default::default();
     let mut lines: Vec<(&str, Vec<String>)> = Vec::new();
     for problem in problems {
-        let place = problem
-            .node
-            .as_ref()
-            .map_or_else(|| problem.path.clone(), ToString::to_string);
-        match line_of.get(problem.message.as_str()) {
+        let (place, said) = said_of_any_node(problem);
+        match line_of.get(said) {
             Some(&at) => lines[at].1.push(place),
             None => {
-                line_of.insert(&problem.message, lines.len());
-                lines.push((&problem.message, vec![place]));
+                line_of.insert(said, lines.len());
+                lines.push((said, vec![place]));
             }
         }
     }
@@ -75,6 +74,23 @@ fn grouped(problems: &[heddle_engine::validate::Problem]) -> Vec<String> {
             }
         })
         .collect()
+}
+
+/// Where a problem is, and what it says of any node there: "node `x`
+/// can never run: …" is said of node `x` as "can never run: …", the same
+/// words for every node no path reaches.
+fn said_of_any_node(problem: &heddle_engine::validate::Problem) -> (String, &str) {
+    let Some(node) = &problem.node else {
+        return (problem.path.clone(), &problem.message);
+    };
+    let place = format!("`{node}`");
+    let said = problem
+        .message
+        .strip_prefix("node ")
+        .and_then(|rest| rest.strip_prefix(place.as_str()))
+        .and_then(|rest| rest.strip_prefix(' '))
+        .unwrap_or(&problem.message);
+    (place, said)
 }
 
 /// The pasted or loaded text as JSON, or what is wrong with it.
@@ -221,7 +237,7 @@ fn ImportDialog(open: RwSignal<bool>) -> impl IntoView {
                                     1 => "1 problem; it can be imported and fixed in the editor:".to_string(),
                                     n => format!("{n} problems; it can be imported and fixed in the editor:"),
                                 }}</p>
-                                <ul class="notice-list">{report.problems.iter().map(|p| view! { <li>{p.clone()}</li> }).collect_view()}</ul>
+                                <ul class="notice-list">{report.problems.iter().map(|p| view! { <li><CodeSpans text=p.clone() /></li> }).collect_view()}</ul>
                             }.into_any()
                         }}
                         {(!report.missing.is_empty()).then(|| view! {
@@ -283,7 +299,28 @@ mod tests {
         let many: Vec<Problem> = ["a", "b", "c", "d", "e"].into_iter().map(at).collect();
         assert_eq!(
             super::grouped(&many),
-            ["a, b, c and 2 more: `messages` is not a channel of this graph's state"]
+            ["`a`, `b`, `c` and 2 more: `messages` is not a channel of this graph's state"]
+        );
+        // Words naming their node: one line for all the nodes they name.
+        let unreached = |node: &str| -> Problem {
+            serde_json::from_value(json!({
+                "severity": "warning", "path": "nodes[4]", "node": node,
+                "message": format!("node `{node}` can never run: no path leads to it from the entry"),
+                "kind": {"code": "unreachable", "node": node}
+            }))
+            .unwrap()
+        };
+        let cut: Vec<Problem> = ["s21", "s22", "s23", "s24"]
+            .into_iter()
+            .map(unreached)
+            .collect();
+        assert_eq!(
+            super::grouped(&cut),
+            ["`s21`, `s22`, `s23` and 1 more: can never run: no path leads to it from the entry"]
+        );
+        assert_eq!(
+            super::grouped(&cut[..1]),
+            ["`s21`: can never run: no path leads to it from the entry"]
         );
         assert_eq!(report.missing, ["openai"]);
         assert!(parse("{oops").unwrap_err().starts_with("this is not JSON"));
