@@ -610,6 +610,11 @@ test("double-click to add a node where you are; the minimap moves the view", asy
   const mapBox = (await minimap.boundingBox())!;
   const nodeBox = (await node.boundingBox())!;
   expect(mapBox.x + mapBox.width).toBeLessThan(nodeBox.x);
+  // Not selected, the node stays uncovered: any node under the map sends
+  // it aside while the other corner is free (a branch was hidden under it).
+  await page.mouse.click(frame.x + frame.width / 2, frame.y + 100);
+  await expect(node).not.toHaveClass(/selected/);
+  await expect(minimap).toHaveClass(/minimap-aside/);
   expect(errors).toEqual([]);
 });
 
