@@ -146,13 +146,19 @@ pub fn GraphEditor(
     let catalog = Resource::new(|| (), |_| get_catalog());
     let problems = problems(editor, catalog);
     Effect::new(move |_| {
-        let errors = problems.with(|problems| {
-            problems
+        let (errors, all) = problems.with(|problems| {
+            let errors = problems
                 .iter()
                 .filter(|problem| problem.severity == heddle_engine::validate::Severity::Error)
-                .count()
+                .count();
+            (errors, problems.len())
         });
-        editor.errors.set(errors);
+        if editor.errors.get_untracked() != errors {
+            editor.errors.set(errors);
+        }
+        if editor.warnings.get_untracked() != all - errors {
+            editor.warnings.set(all - errors);
+        }
     });
     keys::install(editor, gestures, help);
     resize::keep_centred(editor, gestures, graph_id.clone());

@@ -1063,3 +1063,43 @@ test("editing a node (a double click, Enter) shows the inspector folded away", a
   await expect(label).toHaveAttribute("placeholder", "end");
   expect(errors).toEqual([]);
 });
+
+test("a hidden inspector's problems are counted on its button, and warnings are said up top", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1024, height: 700 });
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Warned",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
+        { id: "reply", kind: "llm", position: { x: 260, y: 0 } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+        { id: "stray", kind: "llm", label: "Stray", position: { x: 260, y: 160 } },
+      ],
+      edges: [
+        { id: "a", from: "start", to: "reply" },
+        { id: "b", from: "reply", to: "end" },
+        { id: "c", from: "stray", to: "end" },
+      ],
+    },
+  });
+  expect(response.status()).toBe(201);
+  await page.goto(`/graphs/${(await response.json()).id}`);
+  await hydrated(page);
+  // It can run, nothing is selected: at 1024 the inspector is away, and
+  // its button says how many warnings it holds.
+  await expect(page.locator(".inspector")).toBeHidden();
+  const toggle = page.getByTestId("toggle-inspector");
+  const count = page.getByTestId("hidden-problems");
+  await expect(count).toHaveText("1");
+  await expect(toggle).toHaveAccessibleName("Graph settings and inspector (1 warning)");
+  await toggle.click();
+  await expect(count).toHaveCount(0);
+  const note = page.getByTestId("graph-problems-note");
+  await expect(note).toHaveText(/It runs; 1 warning is worth a read\./);
+  await note.getByRole("button", { name: "Show them" }).click();
+  await expect(page.locator(".problem", { hasText: "can never run" })).toBeVisible();
+  await expectAccessible(page, "the editor with a warning");
+  expect(errors).toEqual([]);
+});

@@ -301,15 +301,17 @@ fn GraphForm(editor: Editor) -> impl IntoView {
             // The problems list is far below the graph's settings: what
             // stops a run is said up here, one press from its fixes.
             {move || {
-                let errors = editor.errors.get();
-                (errors > 0).then(|| {
-                    let text = if errors == 1 {
-                        "1 problem stops this graph from running.".to_string()
-                    } else {
-                        format!("{errors} problems stop this graph from running.")
+                let (errors, warnings) = (editor.errors.get(), editor.warnings.get());
+                (errors + warnings > 0).then(|| {
+                    let text = match (errors, warnings) {
+                        (1, _) => "1 problem stops this graph from running.".to_string(),
+                        (0, 1) => "It runs; 1 warning is worth a read.".to_string(),
+                        (0, warnings) => format!("It runs; {warnings} warnings are worth a read."),
+                        (errors, _) => format!("{errors} problems stop this graph from running."),
                     };
                     view! {
-                        <p class="graph-problems-note" data-testid="graph-problems-note">
+                        <p class="graph-problems-note" class:warnings-only={errors == 0}
+                            data-testid="graph-problems-note">
                             <span>{text}</span>
                             <button type="button" class="button button-small"
                                 on:click=move |_| super::problems::focus_first_fix()>"Show them"</button>

@@ -149,9 +149,23 @@ pub fn PaletteToggle(panels: Panels) -> impl IntoView {
 pub fn InspectorToggle(panels: Panels, editor: Editor) -> impl IntoView {
     let shown = move || panels.inspector_shown(editor);
     let offers_settings = move || !shown() && Panels::nothing_selected(editor);
+    // The inspector hidden, its problems are counted on its button: a
+    // tryout's 20 warnings were in no sight at 1024 (the inspector of a
+    // graph that can run goes while nothing is selected).
+    let hidden_problems = move || {
+        let (errors, warnings) = (editor.errors.get(), editor.warnings.get());
+        (!shown() && errors + warnings > 0).then_some((errors, warnings))
+    };
+    let name = move || match hidden_problems() {
+        Some((errors, warnings)) => format!(
+            "Graph settings and inspector ({})",
+            super::problems::counted(errors, warnings)
+        ),
+        None => "Graph settings and inspector".to_string(),
+    };
     view! {
         <button class="tool" type="button" data-testid="toggle-inspector"
-            aria-label="Graph settings and inspector"
+            aria-label=name
             title=move || if shown() { "Hide the inspector" } else { "Show the inspector" }
             aria-pressed=move || shown().to_string()
             on:click=move |_| {
@@ -160,6 +174,10 @@ pub fn InspectorToggle(panels: Panels, editor: Editor) -> impl IntoView {
             }>
             "◨"
             {move || offers_settings().then(|| view! { <span class="tool-text">" Graph settings"</span> })}
+            {move || hidden_problems().map(|(errors, warnings)| view! {
+                <span class="tool-count" class:tool-count-errors={errors > 0} data-testid="hidden-problems"
+                    aria-hidden="true">{errors + warnings}</span>
+            })}
         </button>
     }
 }

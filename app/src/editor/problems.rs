@@ -178,6 +178,23 @@ fn lines_of(problems: &[Problem]) -> Vec<Listed> {
     lines
 }
 
+/// "2 problems, 1 warning": how many problems and warnings, said.
+pub fn counted(errors: usize, warnings: usize) -> String {
+    let said = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    match (errors, warnings) {
+        (0, warnings) => said(warnings, "warning", "warnings"),
+        (errors, 0) => said(errors, "problem", "problems"),
+        (errors, warnings) => format!(
+            "{}, {}",
+            said(errors, "problem", "problems"),
+            said(warnings, "warning", "warnings")
+        ),
+    }
+}
+
 /// How many of a line's other nodes are named before "and N more".
 const NAMED_MORE: usize = 2;
 

@@ -348,6 +348,8 @@ pub struct Editor {
     /// How many of the live validation's problems are errors (a graph with
     /// any cannot run): Run says so rather than asking the server.
     pub errors: RwSignal<usize>,
+    /// How many are warnings: the graph runs, but they are worth a read.
+    pub warnings: RwSignal<usize>,
     /// The last edit, said in a sentence for screen readers (see
     /// [`super::edit_words`]), numbered so the same words said twice are
     /// heard twice.
@@ -396,6 +398,7 @@ impl Editor {
             framed: StoredValue::new(None),
             showing_start: RwSignal::new(false),
             errors: RwSignal::new(0),
+            warnings: RwSignal::new(0),
             said: RwSignal::new((0, String::new())),
             undo_offer: RwSignal::new(None),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
