@@ -1092,8 +1092,8 @@ test("a hidden inspector's problems are counted on its button, and warnings are 
   await expect(page.locator(".inspector")).toBeHidden();
   const toggle = page.getByTestId("toggle-inspector");
   const count = page.getByTestId("hidden-problems");
-  await expect(count).toHaveText("1");
-  await expect(toggle).toHaveAccessibleName("Graph settings and inspector (1 warning)");
+  await expect(count).toHaveAttribute("data-count", "1");
+  await expect(toggle).toHaveAccessibleName("Graph settings 1: 1 warning, and the inspector");
   await toggle.click();
   await expect(count).toHaveCount(0);
   const note = page.getByTestId("graph-problems-note");

@@ -156,9 +156,12 @@ pub fn InspectorToggle(panels: Panels, editor: Editor) -> impl IntoView {
         let (errors, warnings) = (editor.errors.get(), editor.warnings.get());
         (!shown() && errors + warnings > 0).then_some((errors, warnings))
     };
+    // Its name holds what it shows, in order ("Graph settings 1"), as a
+    // voice control user says it.
     let name = move || match hidden_problems() {
         Some((errors, warnings)) => format!(
-            "Graph settings and inspector ({})",
+            "Graph settings {}: {}, and the inspector",
+            errors + warnings,
             super::problems::counted(errors, warnings)
         ),
         None => "Graph settings and inspector".to_string(),
@@ -175,8 +178,10 @@ pub fn InspectorToggle(panels: Panels, editor: Editor) -> impl IntoView {
             "◨"
             {move || offers_settings().then(|| view! { <span class="tool-text">" Graph settings"</span> })}
             {move || hidden_problems().map(|(errors, warnings)| view! {
+                // Drawn by the style sheet from `data-count`: the button's
+                // name says it, and its text is what it names.
                 <span class="tool-count" class:tool-count-errors={errors > 0} data-testid="hidden-problems"
-                    aria-hidden="true">{errors + warnings}</span>
+                    data-count=errors + warnings aria-hidden="true"></span>
             })}
         </button>
     }
