@@ -378,6 +378,9 @@ test("a framed graph stays whole when the chat takes the panel's room, a node se
   await expect(routes).toHaveCount(2);
   await expect(routes.first()).toHaveText("Triage sent it to Billing (billing)");
   await expect(routes.last()).toHaveText(/^Triage sent it to .+ \(general\), its otherwise: no route fit$/);
+  // And the newest reply is in sight whole: the routes read back after the
+  // messages pushed it down, under the list's foot.
+  await expect(page.getByTestId("chat-messages").locator(".role-assistant").last()).toBeInViewport({ ratio: 0.99 });
   // The state names each answer's author as the canvas does, beside its id
   // (drawn by the style sheet: the value's text is the value).
   await page.getByRole("tab", { name: "State" }).click();

@@ -1103,3 +1103,39 @@ test("a hidden inspector's problems are counted on its button, and warnings are 
   await expectAccessible(page, "the editor with a warning");
   expect(errors).toEqual([]);
 });
+
+test("Ctrl+Enter in a node's form runs the graph with what the field holds", async ({ page, errors }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name: "Prompted",
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
+        { id: "reply", kind: "llm", position: { x: 260, y: 0 } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+      ],
+      edges: [
+        { id: "a", from: "start", to: "reply" },
+        { id: "b", from: "reply", to: "end" },
+      ],
+    },
+  });
+  expect(response.status()).toBe(201);
+  const id = (await response.json()).id;
+  await page.goto(`/graphs/${id}`);
+  await hydrated(page);
+  await page.locator('.canvas-node[data-node="reply"]').focus();
+  await page.keyboard.press("Enter");
+  const system = page.getByRole("textbox", { name: "System" });
+  await system.focus();
+  await page.keyboard.type("Answer in one line.");
+  // Run from the field: a chat graph opens its chat, the focus in its box.
+  await page.keyboard.press("Control+Enter");
+  await expect(page.getByTestId("chat-input")).toBeFocused();
+  await expect
+    .poll(async () => (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document.nodes[1].config?.system)
+    .toBe("Answer in one line.");
+  expect(errors).toEqual([]);
+});

@@ -16,23 +16,37 @@ use super::state::Editor;
 const SHOWN: usize = 8;
 
 /// The nodes matching `query` (label or id, case aside), those whose label
-/// or id starts with it first, then in the graph's order; `SHOWN` at most.
-/// Each: id, label, kind.
+/// or id starts with it first, then those holding it, then those holding
+/// each of its words ("account 20" finds "Account step 20", which a
+/// tryout looked for), each in the graph's order; `SHOWN` at most. Each:
+/// id, label, kind.
 pub fn matches(nodes: &[(NodeId, String, String)], query: &str) -> Vec<(NodeId, String, String)> {
     let query = query.trim().to_lowercase();
     if query.is_empty() {
         return Vec::new();
     }
-    let mut found: Vec<(bool, &(NodeId, String, String))> = nodes
+    let words: Vec<&str> = query.split_whitespace().collect();
+    let mut found: Vec<(u8, &(NodeId, String, String))> = nodes
         .iter()
         .filter_map(|node| {
             let (label, id) = (node.1.to_lowercase(), node.0.as_str().to_lowercase());
-            let starts = label.starts_with(&query) || id.starts_with(&query);
-            (starts || label.contains(&query) || id.contains(&query)).then_some((starts, node))
+            if label.starts_with(&query) || id.starts_with(&query) {
+                Some((0, node))
+            } else if label.contains(&query) || id.contains(&query) {
+                Some((1, node))
+            } else if words.len() > 1
+                && words
+                    .iter()
+                    .all(|word| label.contains(word) || id.contains(word))
+            {
+                Some((2, node))
+            } else {
+                None
+            }
         })
         .collect();
     // Stable: the graph's order within each kind of match.
-    found.sort_by_key(|(starts, _)| !*starts);
+    found.sort_by_key(|(tier, _)| *tier);
     found
         .into_iter()
         .take(SHOWN)
@@ -190,6 +204,10 @@ mod tests {
         };
         assert_eq!(ids("sum"), ["b", "sum_3", "a"]);
         assert_eq!(ids("  FETCH "), ["c"]);
+        // Each word somewhere, in any order, after the whole text.
+        assert_eq!(ids("write summary"), ["a"]);
+        assert_eq!(ids("summary the"), ["a"]);
+        assert!(ids("write fetch").is_empty());
         assert!(ids("").is_empty());
         assert!(ids("nothing").is_empty());
         let many: Vec<_> = (0..50).map(|i| node(&format!("n{i}"), "Step")).collect();

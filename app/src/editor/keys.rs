@@ -63,7 +63,10 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
         "F6, Shift + F6",
         "go to the next (previous) panel: node kinds, canvas, inspector (when shown), run",
     ),
-    ("Ctrl + Enter", "run the graph (as Run in the bar does)"),
+    (
+        "Ctrl + Enter",
+        "run the graph (as Run in the bar does), from a node's form too",
+    ),
     (
         "Ctrl + S",
         "save now, a field being typed in too (the editor saves by itself a moment after each change)",
@@ -312,6 +315,20 @@ fn press_run() -> bool {
         .is_some()
 }
 
+/// Applies the field the focus is in, as leaving it does (fields apply
+/// their text as they are left), the focus staying there.
+fn apply_the_field_being_typed() {
+    use wasm_bindgen::JsCast;
+    let Some(field) = document()
+        .active_element()
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
+    else {
+        return;
+    };
+    let _ = field.blur();
+    let _ = field.focus();
+}
+
 pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
     let keys = window_event_listener(ev::keydown, move |event: ev::KeyboardEvent| {
         if modal_open() {
@@ -329,6 +346,21 @@ pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {
         // not the graph's content.
         let command = event.ctrl_key() || event.meta_key();
         if command && event.key() == "Enter" && in_search(&event) && !in_dialog(&event) {
+            if press_run() {
+                event.prevent_default();
+            }
+            return;
+        }
+        // Ctrl+Enter in a node's form (its system prompt just written)
+        // runs what it holds: the field applied first, as when it is left,
+        // then Run. It did nothing there, as a tryout found.
+        if command
+            && event.key() == "Enter"
+            && typing(&event)
+            && in_inspector(&event)
+            && !in_dialog(&event)
+        {
+            apply_the_field_being_typed();
             if press_run() {
                 event.prevent_default();
             }

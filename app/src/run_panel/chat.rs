@@ -295,6 +295,11 @@ pub fn ChatTab(
     let sending = StoredValue::new(false);
     Effect::new(move |_| {
         messages.track();
+        // The folds drawn among the messages too: read back from their
+        // runs after the messages (the chat opened again from the Trace),
+        // they pushed the newest reply down, out of sight.
+        kept_changed.track();
+        fanned.track();
         let just_sent = sent.with(Option::is_some);
         let _ = streaming();
         // Following again once per message sent, not at each word of its

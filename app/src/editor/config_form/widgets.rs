@@ -1328,7 +1328,10 @@ fn problem_line(
     let message = cx.editor.named(&problem.message);
     view! {
         <span class="field-error" class:field-warning=warning class:while-empty=empty
-            role=(!warning).then_some("alert")><CodeSpans text=message />{fix}</span>
+            // The words one flex item: their text and code pieces were
+            // each one, and wrapped apart ("has no `otherwise`" / ": a
+            // reply that…").
+            role=(!warning).then_some("alert")><span><CodeSpans text=message /></span>{fix}</span>
     }
 }
 
