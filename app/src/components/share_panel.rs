@@ -78,8 +78,8 @@ fn SharePanel(graph_id: String) -> impl IntoView {
                     "Create link"
                 </button>
             </ActionForm>
-            <FormError error=action_error(create.value()) />
-            <FormError error=action_error(revoke.value()) />
+            <FormError error=action_error(create.value(), create.version()) />
+            <FormError error=action_error(revoke.value(), revoke.version()) />
             <Transition fallback=|| view! { <p class="loading">"Loading links…"</p> }>
                 <ErrorBoundary fallback=|errors| view! { <ErrorView errors /> }>
                     {move || Suspend::new(async move {
@@ -111,7 +111,7 @@ fn SharePanel(graph_id: String) -> impl IntoView {
                 </label>
                 <button class="button" type="submit" disabled=member.pending()>"Set"</button>
             </ActionForm>
-            <FormError error=action_error(member.value()) />
+            <FormError error=action_error(member.value(), member.version()) />
         </section>
     }
 }

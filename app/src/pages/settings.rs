@@ -77,8 +77,8 @@ fn Secrets() -> impl IntoView {
                 </label>
                 <button class="button button-primary" type="submit" disabled=save.pending()>"Save secret"</button>
             </ActionForm>
-            <FormError error=action_error(save.value()) />
-            <FormError error=action_error(delete.value()) />
+            <FormError error=action_error(save.value(), save.version()) />
+            <FormError error=action_error(delete.value(), delete.version()) />
         </section>
     }
 }
@@ -129,7 +129,7 @@ fn Password() -> impl IntoView {
                     <span class="field-label">"New password"</span>
                     <input name="new" type="password" autocomplete="new-password" required minlength=MIN_PASSWORD_CHARS />
                 </label>
-                <FormError error=action_error(action.value()) />
+                <FormError error=action_error(action.value(), action.version()) />
                 {move || done().then(|| view! { <p class="notice" role="status">"Password changed."</p> })}
                 <button class="button" type="submit" disabled=action.pending()>"Change password"</button>
             </ActionForm>

@@ -58,7 +58,7 @@ pub fn Schedules(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl
             row
             can_edit
             new_form
-            errors=vec![action_error(update.value()), action_error(delete.value())]
+            errors=vec![action_error(update.value(), update.version()), action_error(delete.value(), delete.version())]
         />
     }
 }
@@ -214,7 +214,7 @@ fn NewSchedule(graph_id: String, create: ServerAction<CreateSchedule>) -> impl I
             </label>
             <button class="button" type="submit" disabled=move || create.pending().get()>"Add schedule"</button>
             {move || problem.get().map(|why| view! { <p class="inline-error" role="alert">{why}</p> })}
-            <FormError error=action_error(create.value()) />
+            <FormError error=action_error(create.value(), create.version()) />
         </form>
     }
 }

@@ -105,9 +105,9 @@ pub fn Webhooks(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl 
             new_form
             notice
             errors=vec![
-                action_error(update.value()),
-                action_error(regenerate.value()),
-                action_error(delete.value()),
+                action_error(update.value(), update.version()),
+                action_error(regenerate.value(), regenerate.version()),
+                action_error(delete.value(), delete.version()),
             ]
         />
     }
@@ -259,7 +259,7 @@ fn NewHook(graph_id: String, create: ServerAction<CreateWebhook>) -> impl IntoVi
             </div>
             <button class="button" type="submit" disabled=move || create.pending().get()>"Add webhook"</button>
             {move || problem.get().map(|why| view! { <p class="inline-error" role="alert">{why}</p> })}
-            <FormError error=action_error(create.value()) />
+            <FormError error=action_error(create.value(), create.version()) />
         </form>
     }
 }

@@ -37,7 +37,7 @@ pub fn Widgets(graph_id: String, can_edit: bool, open: RwSignal<bool>) -> impl I
             row
             can_edit
             new_form
-            errors=vec![action_error(update.value()), action_error(delete.value())]
+            errors=vec![action_error(update.value(), update.version()), action_error(delete.value(), delete.version())]
         />
     }
 }
@@ -163,7 +163,7 @@ fn NewWidget(graph_id: String, create: ServerAction<CreateWidget>) -> impl IntoV
                     prop:value=move || greeting.get() on:input=move |event| greeting.set(event_target_value(&event)) />
             </label>
             <button class="button" type="submit" disabled=move || create.pending().get()>"Add chat widget"</button>
-            <FormError error=action_error(create.value()) />
+            <FormError error=action_error(create.value(), create.version()) />
         </form>
     }
 }

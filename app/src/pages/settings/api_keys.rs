@@ -140,8 +140,8 @@ pub fn ApiKeys() -> impl IntoView {
                     "Create key"
                 </button>
             </form>
-            <FormError error=action_error(create.value()) />
-            <FormError error=action_error(revoke.value()) />
+            <FormError error=action_error(create.value(), create.version()) />
+            <FormError error=action_error(revoke.value(), revoke.version()) />
         </section>
     }
 }
