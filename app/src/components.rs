@@ -19,7 +19,7 @@ pub use code_spans::CodeSpans;
 pub use copy_button::{CopyButton, page_origin};
 pub use dialog::{Dialog, focus_first, focus_once_shown, focus_when_drawn};
 pub use error_view::ErrorView;
-pub use form_error::{FormError, action_error};
+pub use form_error::{FormError, action_error, action_error_in};
 pub use graph_preview::GraphPreview;
 pub use header::Header;
 pub use local_time::{LocalTime, provide_local_clock, timestamp, when};

@@ -23,6 +23,27 @@ async function bare(page: Page): Promise<string> {
   return (await response.json()).id;
 }
 
+/** A chat graph, start → Reply (an llm) → end, with `more` nodes and
+ *  edges; its id. */
+async function chatGraph(page: Page, name: string, more: { nodes: any[]; edges: any[] } = { nodes: [], edges: [] }) {
+  const response = await page.request.post("/api/v1/graphs/import", {
+    data: {
+      format_version: 3,
+      name,
+      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
+      nodes: [
+        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
+        { id: "reply", kind: "llm", label: "Reply", position: { x: 260, y: 0 } },
+        { id: "end", kind: "end", position: { x: 520, y: 0 } },
+        ...more.nodes,
+      ],
+      edges: [{ id: "a", from: "start", to: "reply" }, { id: "b", from: "reply", to: "end" }, ...more.edges],
+    },
+  });
+  expect(response.status()).toBe(201);
+  return (await response.json()).id as string;
+}
+
 async function stored(page: Page, id: string): Promise<any> {
   return (await (await page.request.get(`/api/v1/graphs/${id}`)).json()).document;
 }
@@ -672,24 +693,7 @@ test("the chat's message box and newest turn stay in view however long the conve
   errors,
 }) => {
   await page.setViewportSize({ width: 1024, height: 700 });
-  const response = await page.request.post("/api/v1/graphs/import", {
-    data: {
-      format_version: 2,
-      name: "Talk",
-      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
-      nodes: [
-        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
-        { id: "reply", kind: "llm", label: "Reply", position: { x: 260, y: 0 } },
-        { id: "end", kind: "end", position: { x: 520, y: 0 } },
-      ],
-      edges: [
-        { id: "a", from: "start", to: "reply" },
-        { id: "b", from: "reply", to: "end" },
-      ],
-    },
-  });
-  expect(response.status()).toBe(201);
-  await page.goto(`/graphs/${(await response.json()).id}`);
+  await page.goto(`/graphs/${await chatGraph(page, "Talk")}`);
   await hydrated(page);
   const input = page.getByTestId("chat-input");
   const answers = page.getByTestId("chat-messages").locator(".role-assistant");
@@ -1066,26 +1070,11 @@ test("editing a node (a double click, Enter) shows the inspector folded away", a
 
 test("a hidden inspector's problems are counted on its button, and warnings are said up top", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1024, height: 700 });
-  const response = await page.request.post("/api/v1/graphs/import", {
-    data: {
-      format_version: 3,
-      name: "Warned",
-      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
-      nodes: [
-        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
-        { id: "reply", kind: "llm", position: { x: 260, y: 0 } },
-        { id: "end", kind: "end", position: { x: 520, y: 0 } },
-        { id: "stray", kind: "llm", label: "Stray", position: { x: 260, y: 160 } },
-      ],
-      edges: [
-        { id: "a", from: "start", to: "reply" },
-        { id: "b", from: "reply", to: "end" },
-        { id: "c", from: "stray", to: "end" },
-      ],
-    },
+  const id = await chatGraph(page, "Warned", {
+    nodes: [{ id: "stray", kind: "llm", label: "Stray", position: { x: 260, y: 160 } }],
+    edges: [{ id: "c", from: "stray", to: "end" }],
   });
-  expect(response.status()).toBe(201);
-  await page.goto(`/graphs/${(await response.json()).id}`);
+  await page.goto(`/graphs/${id}`);
   await hydrated(page);
   // It can run, nothing is selected: at 1024 the inspector is away, and
   // its button says how many warnings it holds.
@@ -1106,24 +1095,7 @@ test("a hidden inspector's problems are counted on its button, and warnings are 
 
 test("Ctrl+Enter in a node's form runs the graph with what the field holds", async ({ page, errors }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  const response = await page.request.post("/api/v1/graphs/import", {
-    data: {
-      format_version: 3,
-      name: "Prompted",
-      state: { channels: { messages: { type: "messages", reducer: "add_messages", scope: "thread" } } },
-      nodes: [
-        { id: "start", kind: "start", config: { inputs: ["messages"] }, position: { x: 0, y: 0 } },
-        { id: "reply", kind: "llm", position: { x: 260, y: 0 } },
-        { id: "end", kind: "end", position: { x: 520, y: 0 } },
-      ],
-      edges: [
-        { id: "a", from: "start", to: "reply" },
-        { id: "b", from: "reply", to: "end" },
-      ],
-    },
-  });
-  expect(response.status()).toBe(201);
-  const id = (await response.json()).id;
+  const id = await chatGraph(page, "Prompted");
   await page.goto(`/graphs/${id}`);
   await hydrated(page);
   await page.locator('.canvas-node[data-node="reply"]').focus();

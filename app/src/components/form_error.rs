@@ -23,13 +23,23 @@ pub fn action_error<T: Send + Sync + 'static>(
     value: MappedSignal<Option<Result<T, AppError>>>,
     version: RwSignal<usize>,
 ) -> Signal<Option<String>> {
+    action_error_in(value, version, said_by_address)
+}
+
+/// [`action_error`] with a form's own fixed words for an error read from
+/// the address (the log-in's "wrong username or password").
+pub fn action_error_in<T: Send + Sync + 'static>(
+    value: MappedSignal<Option<Result<T, AppError>>>,
+    version: RwSignal<usize>,
+    from_address: fn(&AppError) -> String,
+) -> Signal<Option<String>> {
     Signal::derive(move || {
         let said = value.read();
         let error = said.as_ref()?.as_ref().err()?;
         Some(if version.get() > 0 {
             error.to_string()
         } else {
-            said_by_address(error)
+            from_address(error)
         })
     })
 }

@@ -319,14 +319,13 @@ fn press_run() -> bool {
 /// their text as they are left), the focus staying there.
 fn apply_the_field_being_typed() {
     use wasm_bindgen::JsCast;
-    let Some(field) = document()
+    let field = document()
         .active_element()
-        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok())
-    else {
-        return;
-    };
-    let _ = field.blur();
-    let _ = field.focus();
+        .and_then(|element| element.dyn_into::<web_sys::HtmlElement>().ok());
+    super::gestures::commit_focused_field();
+    if let Some(field) = field {
+        let _ = field.focus();
+    }
 }
 
 pub fn install(editor: Editor, gestures: Gestures, help: RwSignal<bool>) {

@@ -7,7 +7,7 @@ use leptos_meta::Title;
 use leptos_router::hooks::use_query_map;
 
 use crate::accounts::{AuthStatus, LogIn, MIN_PASSWORD_CHARS, SignUp, get_auth_status, safe_next};
-use crate::components::{ErrorView, FormError};
+use crate::components::{ErrorView, FormError, action_error_in};
 use crate::error::AppError;
 use crate::session::refresh_session_user;
 
@@ -124,26 +124,16 @@ pub fn CredentialFields(new_password: bool) -> impl IntoView {
     }
 }
 
-/// What a log-in or sign-up form says went wrong. An error this page sent
-/// has its own words; one read from the page's address (a form the
-/// browser posted itself, sent back here by server_fn with the error in
-/// `__err`) is said in the form's fixed words for its kind. Anyone can
-/// write that address, and a link whose login page said "Heddle moved:
-/// log in at …" in our alert would be a phishing page on our site.
+/// What a log-in or sign-up form says went wrong: an error read from the
+/// page's address (a form the browser posted itself) in the form's own
+/// fixed words for its kind (`action_error_in`). Anyone can write that
+/// address, and a link whose login page said "Heddle moved: log in at …"
+/// in our alert would be a phishing page on our site.
 pub fn credential_error<S>(action: ServerAction<S>) -> Signal<Option<String>>
 where
     S: leptos::server_fn::ServerFn<Output = (), Error = AppError> + Clone + Send + Sync + 'static,
 {
-    let value = action.value();
-    let version = action.version();
-    Signal::derive(move || {
-        let error = value.read().as_ref()?.as_ref().err()?.clone();
-        Some(if version.get() > 0 {
-            error.to_string()
-        } else {
-            said_by_address(&error)
-        })
-    })
+    action_error_in(action.value(), action.version(), said_by_address)
 }
 
 /// The fixed words for an error of `error`'s kind, none of its text.

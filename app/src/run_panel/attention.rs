@@ -16,16 +16,18 @@ pub fn on_canvas(section: NodeRef<leptos::html::Section>) -> RwSignal<bool> {
     #[cfg(feature = "hydrate")]
     {
         use wasm_bindgen::JsCast;
+        let within_panel = move |node: &web_sys::Node| {
+            section
+                .get_untracked()
+                .is_some_and(|panel| panel.contains(Some(node)))
+        };
         let attend = move |target: Option<web_sys::EventTarget>| {
             let Some(element) =
                 target.and_then(|target| target.dyn_into::<web_sys::Element>().ok())
             else {
                 return;
             };
-            let in_panel = section
-                .get_untracked()
-                .is_some_and(|panel| panel.contains(Some(&element)));
-            let working = if in_panel {
+            let working = if within_panel(&element) {
                 false
             } else if element.closest(".editor-viewport").ok().flatten().is_some() {
                 true
@@ -45,11 +47,7 @@ pub fn on_canvas(section: NodeRef<leptos::html::Section>) -> RwSignal<bool> {
         let in_panel = move |target: Option<web_sys::EventTarget>| {
             target
                 .and_then(|target| target.dyn_into::<web_sys::Node>().ok())
-                .is_some_and(|node| {
-                    section
-                        .get_untracked()
-                        .is_some_and(|panel| panel.contains(Some(&node)))
-                })
+                .is_some_and(|node| within_panel(&node))
         };
         let pressed = window_event_listener(leptos::ev::pointerdown, move |event| {
             if in_panel(event.target()) {

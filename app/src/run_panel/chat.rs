@@ -452,7 +452,7 @@ pub fn ChatTab(
                     // Earlier): its folds go with its own question, and the
                     // newest turn's are those kept of it, if any.
                     let watched = if pending.is_some() { None } else { watched_turn() };
-                    let newest_watched = watched.is_none_or(|turn| turn == current);
+                    let newest_watched = newest_watched();
                     // An earlier turn's folds go after its question, as the
                     // newest turn's do.
                     let mut asked = 0;
